@@ -1,0 +1,68 @@
+/**
+ * A running certkeeper server: the libSQL store, core, the Elysia app on Bun, background work.
+ *
+ * @example
+ * const server = await startServer(configFromEnv(process.env));
+ * console.log(server.url);
+ * await server.stop();
+ */
+import type { Config } from "../../core/config.ts";
+import { createCore, type Core, type CoreOptions } from "../../core/core.ts";
+import { createLogger, type Logger } from "../../core/log.ts";
+import type { Store } from "../../core/store/ports.ts";
+import { openLibsqlStore } from "../libsql/mod.ts";
+import { bunPasswords } from "../bun/passwords.ts";
+import { createHttpApp } from "./mod.ts";
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  core: Core;
+  /** Stops accepting, finishes in-flight requests and checks, closes the store. */
+  stop(): Promise<void>;
+}
+
+export interface ServerOptions extends Partial<Omit<CoreOptions, "config" | "store">> {
+  /** A store to use instead of opening config.databaseUrl. */
+  store?: Store;
+  logger?: Logger;
+}
+
+export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const store = options.store ?? (await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken }));
+  const core = createCore({ passwords: bunPasswords, ...options, config, store, logger });
+  const app = createHttpApp(core);
+  app.listen({ hostname: config.host, port: config.port, idleTimeout: 30 });
+  const server = app.server!;
+  core.start();
+  const url = `http://${server.hostname}:${server.port}`;
+  logger.info("certkeeper is listening", { url, database: redactDatabaseUrl(config.databaseUrl) });
+  if ((await store.organizations.list()).length === 0) {
+    logger.info(
+      "The database is empty. Create the first organization and owner: " +
+        "bun run certkeeper org create --name \"My org\", then " +
+        "bun run certkeeper user create --org <org id> --email you@example.com --role owner --password -",
+    );
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    port: server.port!,
+    core,
+    stop() {
+      stopping ??= (async () => {
+        await server.stop(false);
+        await core.stop();
+        await store.close();
+        logger.info("certkeeper stopped");
+      })();
+      return stopping;
+    },
+  };
+}
+
+/** The database URL without credentials, for logs. */
+export function redactDatabaseUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, "//***@").replace(/([?&](authToken|token)=)[^&]*/gi, "$1***");
+}

@@ -1,0 +1,117 @@
+/**
+ * The libSQL store: the SQL store over `@libsql/client`. An embedded file by default (WAL, a busy
+ * timeout on every pooled connection), `:memory:`, or a libSQL server (sqld) shared by many processes.
+ *
+ * @example
+ * const store = await openLibsqlStore({ url: "file:./data/certkeeper.db" });
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
+import { createSqlStore } from "../sql/mod.ts";
+import { ConstraintError, type Executor, type ResultSet, type SqlValue } from "../sql/executor.ts";
+import type { Store } from "../../core/store/ports.ts";
+import { walChangeToken } from "./wal_token.ts";
+
+export interface LibsqlOptions {
+  /** `file:path`, `:memory:`, `http(s)://…` or `libsql://…`. */
+  url: string;
+  authToken?: string;
+  /** How long a local write waits for another process's write lock. */
+  busyTimeoutMs?: number;
+}
+
+export function isRemoteUrl(url: string): boolean {
+  return /^(https?|libsql|wss?):\/\//i.test(url);
+}
+
+/** Opens (creating the file and its folder when needed) and migrates the database. */
+export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
+  const remote = isRemoteUrl(options.url);
+  const filePath = localPath(options.url);
+  if (filePath) mkdirSync(dirname(filePath), { recursive: true });
+  // `timeout` is the busy timeout of every connection the client's pool opens; a PRAGMA would reach
+  // only the one connection it ran on, and transactions get connections of their own.
+  const client = createClient({ url: options.url, authToken: options.authToken, timeout: options.busyTimeoutMs ?? 10_000 });
+  if (filePath) await client.execute("PRAGMA journal_mode = WAL");
+  const executor = new LibsqlExecutor(client, { singleConnection: !remote && !filePath });
+  const wal = filePath ? walChangeToken(filePath) : undefined;
+  return createSqlStore(executor, {
+    shared: remote,
+    // Remote: nothing can tell us cheaply what other processes wrote, so nothing is cached.
+    changeToken: remote ? undefined : () => `${executor.writes}:${wal?.() ?? ""}`,
+  });
+}
+
+/** The file path of a `file:` URL, or null for memory and remote databases. */
+function localPath(url: string): string | null {
+  if (!url.startsWith("file:")) return null;
+  const path = decodeURIComponent(url.slice("file:".length).replace(/^\/\/(localhost)?(?=\/)/, "").split("?")[0]!);
+  return path === ":memory:" || path === "" ? null : path;
+}
+
+class LibsqlExecutor implements Executor {
+  /** Counts this process's writes: part of the change token. */
+  writes = 0;
+  #client: Client;
+  #singleConnection: boolean;
+  #lock: Promise<void> = Promise.resolve();
+
+  constructor(client: Client, options: { singleConnection: boolean }) {
+    this.#client = client;
+    this.#singleConnection = options.singleConnection;
+  }
+
+  async execute(sql: string, args: SqlValue[] = []): Promise<ResultSet> {
+    // An in-memory database has one connection, which a transaction holds until it ends.
+    if (this.#singleConnection) await this.#lock;
+    if (!/^\s*SELECT/i.test(sql)) this.writes++;
+    return run(this.#client, { sql, args });
+  }
+
+  async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    // One write transaction at a time per process: SQLite has one writer anyway, and queueing here
+    // beats polling the busy timeout between our own pooled connections.
+    const previous = this.#lock;
+    let release!: () => void;
+    this.#lock = new Promise((resolve) => (release = resolve));
+    await previous;
+    this.writes++;
+    let tx: Transaction | undefined;
+    try {
+      tx = await this.#client.transaction("write");
+      const result = await fn(transactionExecutor(tx));
+      await tx.commit();
+      return result;
+    } finally {
+      tx?.close();
+      this.writes++;
+      release();
+    }
+  }
+
+  async close(): Promise<void> {
+    this.#client.close();
+  }
+}
+
+function transactionExecutor(tx: Transaction): Executor {
+  return {
+    execute: (sql, args = []) => run(tx, { sql, args }),
+    transaction: () => Promise.reject(new Error("nested transactions are not supported")),
+    close: async () => {},
+  };
+}
+
+async function run(target: Client | Transaction, statement: InStatement): Promise<ResultSet> {
+  try {
+    const result = await target.execute(statement);
+    return { rows: result.rows as unknown as ResultSet["rows"], rowsAffected: result.rowsAffected };
+  } catch (error) {
+    const text = `${(error as { code?: string }).code ?? ""} ${(error as Error).message}`;
+    if (/UNIQUE constraint failed|PRIMARY KEY constraint|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)/i.test(text)) {
+      throw new ConstraintError((error as Error).message);
+    }
+    throw error;
+  }
+}

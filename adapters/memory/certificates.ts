@@ -1,0 +1,112 @@
+/** Certificates in memory, with the SQL store's ordering, leasing and compare-and-swap semantics. */
+import type { CertificateStore } from "../../core/store/ports.ts";
+import type { CertificateRecord } from "../../core/model.ts";
+import { certificateStatus } from "../../core/certificates/status.ts";
+import { copy, inScope, withoutLease, type MemoryState } from "./state.ts";
+
+export function memoryCertificates(state: MemoryState): CertificateStore {
+  const inScopeList = (scope: Parameters<CertificateStore["count"]>[0]) =>
+    [...state.certificates.values()].filter((c) => inScope(c, scope));
+  const byExpiry = (a: CertificateRecord, b: CertificateRecord) =>
+    a.details.notAfter - b.details.notAfter || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+  return {
+    async insert(record, { limit, events }) {
+      const existing = inScopeList(record);
+      if (existing.some((c) => c.domain === record.domain && c.port === record.port)) return "duplicate";
+      if (existing.length >= limit) return "limit_reached";
+      state.write();
+      state.certificates.set(record.id, { ...copy(record), leaseOwner: null });
+      state.addEvents(events);
+      return "created";
+    },
+
+    async get(scope, id) {
+      const record = state.certificates.get(id);
+      return record && inScope(record, scope) ? withoutLease(record) : null;
+    },
+
+    async findByDomain(scope, domain, port) {
+      const record = inScopeList(scope).find((c) => c.domain === domain && c.port === port);
+      return record ? withoutLease(record) : null;
+    },
+
+    async count(scope) {
+      return inScopeList(scope).length;
+    },
+
+    async list(scope, query) {
+      const after = query.after;
+      return inScopeList(scope)
+        .filter((c) => !after || c.details.notAfter > after.notAfter || (c.details.notAfter === after.notAfter && c.id > after.id))
+        .filter((c) => !query.domainContains || c.domain.includes(query.domainContains))
+        .filter((c) => !query.statuses || query.statuses.includes(certificateStatus(c, query.now).status))
+        .sort(byExpiry)
+        .slice(0, query.limit)
+        .map(withoutLease);
+    },
+
+    async listAll({ limit, afterId }) {
+      return [...state.certificates.values()]
+        .filter((c) => c.id > (afterId ?? ""))
+        .sort((a, b) => (a.id < b.id ? -1 : 1))
+        .slice(0, limit)
+        .map(withoutLease);
+    },
+
+    async updateSettings(scope, id, patch) {
+      const record = state.certificates.get(id);
+      if (!record || !inScope(record, scope)) return null;
+      state.write();
+      if (patch.name !== undefined) record.name = patch.name;
+      if (patch.alertThresholds !== undefined) {
+        record.alertThresholds = [...patch.alertThresholds];
+        record.nextCheckAt = Math.min(record.nextCheckAt, patch.updatedAt);
+      }
+      record.updatedAt = patch.updatedAt;
+      record.version++;
+      return withoutLease(record);
+    },
+
+    async remove(scope, id, at) {
+      const record = state.certificates.get(id);
+      if (!record || !inScope(record, scope)) return false;
+      state.write();
+      state.certificates.delete(id);
+      const eventIds = new Set([...state.events.values()].filter((e) => e.certificateId === id).map((e) => e.id));
+      state.cancelDeliveries((d) => eventIds.has(d.eventId), "Cancelled: the certificate was deleted", at);
+      return true;
+    },
+
+    async claimDue({ owner, now, leaseUntil, limit }) {
+      const due = [...state.certificates.values()]
+        .filter((c) => c.nextCheckAt <= now)
+        .sort((a, b) => a.nextCheckAt - b.nextCheckAt)
+        .slice(0, limit);
+      if (due.length > 0) state.write();
+      return due.map((record) => {
+        const claimed = withoutLease(record);
+        record.nextCheckAt = leaseUntil;
+        record.leaseOwner = owner;
+        return claimed;
+      });
+    },
+
+    async nextDueAt() {
+      let next: number | null = null;
+      for (const c of state.certificates.values()) if (next === null || c.nextCheckAt < next) next = c.nextCheckAt;
+      return next;
+    },
+
+    async saveCheck(record, events) {
+      const stored = state.certificates.get(record.id);
+      if (!stored || stored.version !== record.version) return false;
+      state.write();
+      // Only what a check decides; name and thresholds belong to the caller (and bump the version).
+      const { name, alertThresholds, ...checked } = copy(record);
+      Object.assign(stored, checked, { version: record.version + 1, leaseOwner: null });
+      state.addEvents(events);
+      return true;
+    },
+  };
+}

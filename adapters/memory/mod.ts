@@ -1,0 +1,27 @@
+/**
+ * The in-memory store: the same behaviour as the SQL store (one conformance suite checks both), for
+ * embedding and fast tests. Records are copied in and out, so callers never share state with it.
+ *
+ * @example
+ * const store = createMemoryStore();
+ */
+import type { Store } from "../../core/store/ports.ts";
+import { MemoryState } from "./state.ts";
+import { memoryAccounts } from "./accounts.ts";
+import { memoryCertificates } from "./certificates.ts";
+import { memoryChannels, memoryEvents } from "./notifications.ts";
+
+export function createMemoryStore(): Store {
+  const state = new MemoryState();
+  const accounts = memoryAccounts(state);
+  return {
+    ...accounts,
+    certificates: memoryCertificates(state),
+    channels: memoryChannels(state),
+    events: memoryEvents(state),
+    shared: false,
+    changeToken: () => String(state.writes),
+    async ping() {},
+    async close() {},
+  };
+}

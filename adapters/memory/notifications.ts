@@ -1,0 +1,116 @@
+/** Channels, events and deliveries in memory. */
+import type { ChannelStore, DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/ports.ts";
+import type { DeliveryRecord, EventRecord } from "../../core/model.ts";
+import { copy, inScope, withoutLease, type MemoryState } from "./state.ts";
+
+export function memoryChannels(state: MemoryState): ChannelStore {
+  return {
+    async insert(record, { limit }) {
+      if ([...state.channels.values()].filter((c) => inScope(c, record)).length >= limit) return false;
+      state.write();
+      state.channels.set(record.id, copy(record));
+      return true;
+    },
+    async get(scope, id) {
+      const channel = state.channels.get(id);
+      return channel && inScope(channel, scope) ? copy(channel) : null;
+    },
+    async list(scope, { limit, before }) {
+      return copy(
+        [...state.channels.values()]
+          .filter((c) => inScope(c, scope))
+          .filter((c) => !before || c.createdAt < before.createdAt || (c.createdAt === before.createdAt && c.id < before.id))
+          .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+          .slice(0, limit),
+      );
+    },
+    async update(scope, id, patch) {
+      const channel = state.channels.get(id);
+      if (!channel || !inScope(channel, scope)) return null;
+      state.write();
+      const { updatedAt, ...fields } = copy(patch);
+      for (const [key, value] of Object.entries(fields)) if (value !== undefined) Object.assign(channel, { [key]: value });
+      channel.updatedAt = updatedAt;
+      return copy(channel);
+    },
+    async remove(scope, id, at) {
+      const channel = state.channels.get(id);
+      if (!channel || !inScope(channel, scope)) return false;
+      state.write();
+      state.channels.delete(id);
+      state.cancelDeliveries((d) => d.channelId === id, "Cancelled: the channel was deleted", at);
+      return true;
+    },
+    async disable(id, at) {
+      const channel = state.channels.get(id);
+      if (!channel) return;
+      state.write();
+      channel.enabled = false;
+      channel.updatedAt = at;
+    },
+  };
+}
+
+export function memoryEvents(state: MemoryState): EventStore {
+  const deliveriesOf = (eventId: string): DeliveryRecord[] =>
+    [...state.deliveries.values()]
+      .filter((d) => d.eventId === eventId)
+      .sort((a, b) => (a.channelId < b.channelId ? -1 : 1))
+      .map(withoutLease);
+  const withDeliveries = (event: EventRecord & { seq: number }): EventWithDeliveries => ({
+    ...copy(event),
+    deliveries: deliveriesOf(event.id),
+  });
+
+  return {
+    async insert(event, deliveries) {
+      state.write();
+      state.events.set(event.id, { ...copy(event), seq: ++state.seq });
+      for (const d of deliveries) state.deliveries.set(`${d.eventId} ${d.channelId}`, { ...copy(d), leaseOwner: null });
+    },
+    async list(scope, { limit, beforeSeq }) {
+      return [...state.events.values()]
+        .filter((e) => inScope(e, scope) && (beforeSeq === undefined || e.seq < beforeSeq))
+        .sort((a, b) => b.seq - a.seq)
+        .slice(0, limit)
+        .map(withDeliveries);
+    },
+    async get(scope, id) {
+      const event = state.events.get(id);
+      return event && inScope(event, scope) ? withDeliveries(event) : null;
+    },
+    async claimDueDeliveries({ owner, now, leaseUntil, limit }) {
+      const due = [...state.deliveries.values()].filter((d) => d.status === "pending" && d.nextAttemptAt <= now);
+      const jobs: DeliveryJob[] = [];
+      for (const delivery of due.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)) {
+        const channel = state.channels.get(delivery.channelId);
+        if (!channel?.enabled) {
+          state.write();
+          Object.assign(delivery, { status: "failed", lastError: "Cancelled: the channel was disabled or deleted", updatedAt: now });
+          continue;
+        }
+        if (jobs.length === limit) continue;
+        const event = state.events.get(delivery.eventId)!;
+        state.write();
+        jobs.push({ delivery: withoutLease(delivery), event: copy(event), channel: copy(channel) });
+        delivery.nextAttemptAt = leaseUntil;
+        delivery.leaseOwner = owner;
+      }
+      return jobs;
+    },
+    async nextDeliveryAt() {
+      let next: number | null = null;
+      for (const d of state.deliveries.values()) {
+        if (d.status === "pending" && (next === null || d.nextAttemptAt < next)) next = d.nextAttemptAt;
+      }
+      return next;
+    },
+    async completeDelivery(owner, update) {
+      const delivery = state.deliveries.get(`${update.eventId} ${update.channelId}`);
+      if (!delivery || delivery.leaseOwner !== owner || delivery.status !== "pending") return false;
+      state.write();
+      Object.assign(delivery, copy(update), { leaseOwner: null });
+      return true;
+    },
+  };
+}

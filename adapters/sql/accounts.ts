@@ -1,0 +1,152 @@
+/** Organizations, users, API keys and rate-limit windows in SQL. */
+import { DuplicateError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/ports.ts";
+import { ConstraintError, type Executor } from "./executor.ts";
+import { apiKeyFrom, organizationFrom, userFrom } from "./rows.ts";
+
+const ORG_COLUMNS = ["id", "name", "plan", "certificate_limit", "channel_limit", "rate_limit", "created_at"];
+const USER_COLUMNS = ["id", "organization_id", "email", "role", "password_hash", "created_at"];
+const KEY_COLUMNS = ["id", "user_id", "organization_id", "name", "mode", "hash", "last4", "created_at", "last_used_at", "revoked_at"];
+
+/** `t.a AS t_a, t.b AS t_b`: joined tables' columns under distinct names. */
+function aliased(table: string, columns: string[]): string {
+  return columns.map((column) => `${table}.${column} AS ${table}_${column}`).join(", ");
+}
+
+async function insertUnique(db: Executor, sql: string, args: Parameters<Executor["execute"]>[1], what: string) {
+  try {
+    await db.execute(sql, args);
+  } catch (error) {
+    if (error instanceof ConstraintError) throw new DuplicateError(what);
+    throw error;
+  }
+}
+
+export function sqlOrganizations(db: Executor): OrganizationStore {
+  return {
+    async create(org) {
+      await db.execute(
+        `INSERT INTO organizations (${ORG_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        [org.id, org.name, org.plan, org.limits.certificates, org.limits.channels, org.limits.requestsPerMinute, org.createdAt],
+      );
+    },
+    async get(id) {
+      const { rows } = await db.execute(`SELECT ${ORG_COLUMNS.join(", ")} FROM organizations WHERE id = ?`, [id]);
+      return rows[0] ? organizationFrom(rows[0]) : null;
+    },
+    async list() {
+      const { rows } = await db.execute(`SELECT ${ORG_COLUMNS.join(", ")} FROM organizations ORDER BY created_at, id`);
+      return rows.map((row) => organizationFrom(row));
+    },
+  };
+}
+
+export function sqlUsers(db: Executor): UserStore {
+  const select = `SELECT ${USER_COLUMNS.join(", ")} FROM users`;
+  return {
+    async create(user) {
+      await insertUnique(
+        db,
+        `INSERT INTO users (${USER_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ?, ?)`,
+        [user.id, user.organizationId, user.email, user.role, user.passwordHash, user.createdAt],
+        `A user with email ${user.email}`,
+      );
+    },
+    async get(id) {
+      const { rows } = await db.execute(`${select} WHERE id = ?`, [id]);
+      return rows[0] ? userFrom(rows[0]) : null;
+    },
+    async findByEmail(email) {
+      const { rows } = await db.execute(`${select} WHERE email = ?`, [email.toLowerCase()]);
+      return rows[0] ? userFrom(rows[0]) : null;
+    },
+    async list(organizationId) {
+      const { rows } = await db.execute(`${select} WHERE organization_id = ? ORDER BY created_at, id`, [organizationId]);
+      return rows.map((row) => userFrom(row));
+    },
+    async update(id, patch) {
+      const { rows } = await db.execute(
+        `UPDATE users SET role = COALESCE(?, role), password_hash = COALESCE(?, password_hash) WHERE id = ?
+         RETURNING ${USER_COLUMNS.join(", ")}`,
+        [patch.role ?? null, patch.passwordHash ?? null, id],
+      );
+      return rows[0] ? userFrom(rows[0]) : null;
+    },
+    async remove(id, at) {
+      return db.transaction(async (tx) => {
+        await tx.execute("UPDATE api_keys SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [at, id]);
+        const { rowsAffected } = await tx.execute("DELETE FROM users WHERE id = ?", [id]);
+        return rowsAffected > 0;
+      });
+    },
+  };
+}
+
+export function sqlApiKeys(db: Executor): ApiKeyStore {
+  const select = `SELECT ${KEY_COLUMNS.join(", ")} FROM api_keys`;
+  return {
+    async create(key) {
+      await insertUnique(
+        db,
+        `INSERT INTO api_keys (${KEY_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [key.id, key.userId, key.organizationId, key.name, key.mode, key.hash, key.last4, key.createdAt, key.lastUsedAt, key.revokedAt],
+        "An API key with this hash",
+      );
+    },
+    async get(id) {
+      const { rows } = await db.execute(`${select} WHERE id = ?`, [id]);
+      return rows[0] ? apiKeyFrom(rows[0]) : null;
+    },
+    async revoke(id, at) {
+      const { rows } = await db.execute(
+        `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, ?) WHERE id = ? RETURNING ${KEY_COLUMNS.join(", ")}`,
+        [at, id],
+      );
+      return rows[0] ? apiKeyFrom(rows[0]) : null;
+    },
+    async list(organizationId) {
+      const { rows } = await db.execute(`${select} WHERE organization_id = ? ORDER BY created_at DESC, id DESC`, [organizationId]);
+      return rows.map((row) => apiKeyFrom(row));
+    },
+    async findByHash(hash) {
+      const { rows } = await db.execute(
+        `SELECT ${aliased("k", KEY_COLUMNS)}, ${aliased("u", USER_COLUMNS)}, ${aliased("o", ORG_COLUMNS)}
+         FROM api_keys k JOIN organizations o ON o.id = k.organization_id LEFT JOIN users u ON u.id = k.user_id
+         WHERE k.hash = ?`,
+        [hash],
+      );
+      const row = rows[0];
+      if (!row) return null;
+      return {
+        key: apiKeyFrom(row, "k_"),
+        user: row.u_id === null || row.u_id === undefined ? null : userFrom(row, "u_"),
+        organization: organizationFrom(row, "o_"),
+      };
+    },
+    async touch(uses) {
+      if (uses.length === 0) return;
+      await db.transaction(async (tx) => {
+        for (const use of uses) {
+          await tx.execute("UPDATE api_keys SET last_used_at = MAX(COALESCE(last_used_at, 0), ?) WHERE id = ?", [use.at, use.id]);
+        }
+      });
+    },
+  };
+}
+
+export function sqlRateLimits(db: Executor): RateLimitStore {
+  return {
+    async hit(keyId, now, windowMs) {
+      // One statement, so concurrent processes count into the same window atomically. SET expressions
+      // all see the row as it was, so both CASEs agree on whether the window ran out.
+      const { rows } = await db.execute(
+        `INSERT INTO rate_limits (key_id, window_start, count) VALUES (?, ?, 1)
+         ON CONFLICT (key_id) DO UPDATE SET
+           count = CASE WHEN window_start + ? <= excluded.window_start THEN 1 ELSE count + 1 END,
+           window_start = CASE WHEN window_start + ? <= excluded.window_start THEN excluded.window_start ELSE window_start END
+         RETURNING count, window_start`,
+        [keyId, now, windowMs, windowMs],
+      );
+      return { count: Number(rows[0]!.count), windowStart: Number(rows[0]!.window_start) };
+    },
+  };
+}

@@ -1,0 +1,189 @@
+/** Certificates in SQL: keyset listing, leases for the scheduler, and check results written atomically. */
+import type { CertificateStore } from "../../core/store/ports.ts";
+import type { CertificateRecord, EventRecord } from "../../core/model.ts";
+import { expiringHorizon } from "../../core/certificates/status.ts";
+import { DAY } from "../../core/time.ts";
+import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, placeholders } from "./rows.ts";
+import { insertEvents } from "./events.ts";
+
+const SELECT = `SELECT ${CERTIFICATE_COLUMNS} FROM certificates`;
+
+/** CONTRACT §5's status rules as SQL over the stored columns; `?` is now, bound STATUS_ARGS times. */
+const STATUS_SQL = `CASE
+  WHEN ? > not_after THEN 'expired'
+  WHEN failure IS NOT NULL THEN 'unreachable'
+  WHEN ? < not_before OR problem IS NOT NULL THEN 'invalid'
+  WHEN not_after - ? < (expiring_horizon + 1) * ${DAY} THEN 'expiring'
+  ELSE 'valid' END`;
+const STATUS_ARGS = 3;
+
+export function sqlCertificates(db: Executor): CertificateStore {
+  return {
+    async insert(record, { limit, events }) {
+      const values = certificateValues(record, expiringHorizon(record.alertThresholds));
+      try {
+        return await db.transaction(async (tx) => {
+          // The count guard and the insert are one statement inside a write transaction: concurrent
+          // adds cannot both slip under the limit. The UNIQUE constraint decides duplicates.
+          const { rowsAffected } = await tx.execute(
+            `INSERT INTO certificates (${CERTIFICATE_COLUMNS}) SELECT ${placeholders(values.length)}
+             WHERE (SELECT COUNT(*) FROM certificates WHERE organization_id = ? AND mode = ?) < ?`,
+            [...values, record.organizationId, record.mode, limit],
+          );
+          if (rowsAffected === 0) {
+            const { rows } = await tx.execute(
+              "SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ?",
+              [record.organizationId, record.mode, record.domain, record.port],
+            );
+            return rows.length > 0 ? "duplicate" : "limit_reached";
+          }
+          await insertEvents(tx, events);
+          return "created";
+        });
+      } catch (error) {
+        if (error instanceof ConstraintError) return "duplicate";
+        throw error;
+      }
+    },
+
+    async get(scope, id) {
+      const { rows } = await db.execute(`${SELECT} WHERE id = ? AND organization_id = ? AND mode = ?`, [id, scope.organizationId, scope.mode]);
+      return rows[0] ? certificateFrom(rows[0]) : null;
+    },
+
+    async findByDomain(scope, domain, port) {
+      const { rows } = await db.execute(
+        `${SELECT} WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ?`,
+        [scope.organizationId, scope.mode, domain, port],
+      );
+      return rows[0] ? certificateFrom(rows[0]) : null;
+    },
+
+    async count(scope) {
+      const { rows } = await db.execute("SELECT COUNT(*) AS n FROM certificates WHERE organization_id = ? AND mode = ?", [
+        scope.organizationId,
+        scope.mode,
+      ]);
+      return Number(rows[0]!.n);
+    },
+
+    async list(scope, query) {
+      const where = ["organization_id = ?", "mode = ?"];
+      const args: SqlValue[] = [scope.organizationId, scope.mode];
+      if (query.after) {
+        where.push("(not_after > ? OR (not_after = ? AND id > ?))");
+        args.push(query.after.notAfter, query.after.notAfter, query.after.id);
+      }
+      if (query.domainContains) {
+        where.push("instr(domain, ?) > 0");
+        args.push(query.domainContains);
+      }
+      if (query.statuses) {
+        where.push(`${STATUS_SQL} IN (${placeholders(query.statuses.length)})`);
+        args.push(...Array<number>(STATUS_ARGS).fill(query.now), ...query.statuses);
+      }
+      const { rows } = await db.execute(`${SELECT} WHERE ${where.join(" AND ")} ORDER BY not_after, id LIMIT ?`, [...args, query.limit]);
+      return rows.map(certificateFrom);
+    },
+
+    async listAll({ limit, afterId }) {
+      const { rows } = await db.execute(`${SELECT} WHERE id > ? ORDER BY id LIMIT ?`, [afterId ?? "", limit]);
+      return rows.map(certificateFrom);
+    },
+
+    async updateSettings(scope, id, patch) {
+      const thresholds = patch.alertThresholds;
+      const { rows } = await db.execute(
+        `UPDATE certificates SET
+           name = COALESCE(?, name),
+           alert_thresholds = COALESCE(?, alert_thresholds),
+           expiring_horizon = COALESCE(?, expiring_horizon),
+           next_check_at = CASE WHEN ? THEN MIN(next_check_at, ?) ELSE next_check_at END,
+           updated_at = ?,
+           version = version + 1
+         WHERE id = ? AND organization_id = ? AND mode = ?
+         RETURNING ${CERTIFICATE_COLUMNS}`,
+        [
+          patch.name ?? null,
+          thresholds ? JSON.stringify(thresholds) : null,
+          thresholds ? expiringHorizon(thresholds) : null,
+          thresholds ? 1 : 0,
+          patch.updatedAt,
+          patch.updatedAt,
+          id,
+          scope.organizationId,
+          scope.mode,
+        ],
+      );
+      return rows[0] ? certificateFrom(rows[0]) : null;
+    },
+
+    async remove(scope, id, at) {
+      return db.transaction(async (tx) => {
+        const { rowsAffected } = await tx.execute("DELETE FROM certificates WHERE id = ? AND organization_id = ? AND mode = ?", [
+          id,
+          scope.organizationId,
+          scope.mode,
+        ]);
+        if (rowsAffected === 0) return false;
+        await tx.execute(
+          `UPDATE deliveries SET status = 'failed', last_error = 'Cancelled: the certificate was deleted', updated_at = ?
+           WHERE status = 'pending' AND event_id IN (SELECT id FROM events WHERE certificate_id = ?)`,
+          [at, id],
+        );
+        return true;
+      });
+    },
+
+    async claimDue({ owner, now, leaseUntil, limit }) {
+      // One statement: two processes running it at once lease disjoint sets. RETURNING gives the rows
+      // as updated, so restore nextCheckAt for the caller from the value it replaced.
+      const { rows } = await db.execute(
+        `UPDATE certificates SET next_check_at = ?, lease_owner = ?
+         WHERE id IN (SELECT id FROM certificates WHERE next_check_at <= ? ORDER BY next_check_at LIMIT ?)
+         RETURNING ${CERTIFICATE_COLUMNS}`,
+        [leaseUntil, owner, now, limit],
+      );
+      return rows.map((row) => ({ ...certificateFrom(row), nextCheckAt: now }));
+    },
+
+    async nextDueAt() {
+      const { rows } = await db.execute("SELECT MIN(next_check_at) AS at FROM certificates");
+      return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);
+    },
+
+    async saveCheck(record, events) {
+      return db.transaction(async (tx) => {
+        const r: CertificateRecord = record;
+        const { rowsAffected } = await tx.execute(
+          `UPDATE certificates SET
+             fingerprint = ?, not_before = ?, not_after = ?, details = ?, problem = ?, last_checked_at = ?,
+             failure = ?, failure_count = ?, alerted_threshold = ?, expiry_alerted = ?, health = ?,
+             next_check_at = ?, updated_at = ?, lease_owner = NULL, version = version + 1
+           WHERE id = ? AND version = ?`,
+          [
+            r.fingerprint,
+            r.details.notBefore,
+            r.details.notAfter,
+            JSON.stringify(r.details),
+            r.problem,
+            r.lastCheckedAt,
+            r.failure,
+            r.failureCount,
+            r.alertedThreshold,
+            r.expiryAlerted ? 1 : 0,
+            r.health,
+            r.nextCheckAt,
+            r.updatedAt,
+            r.id,
+            r.version,
+          ],
+        );
+        if (rowsAffected === 0) return false;
+        await insertEvents(tx, events as EventRecord[]);
+        return true;
+      });
+    },
+  };
+}

@@ -1,0 +1,95 @@
+/** Notification channels in SQL. */
+import type { ChannelStore } from "../../core/store/ports.ts";
+import type { Executor } from "./executor.ts";
+import { channelFrom, placeholders } from "./rows.ts";
+import { CHANNEL_COLUMNS } from "./events.ts";
+
+const SELECT = `SELECT ${CHANNEL_COLUMNS} FROM channels`;
+
+export function sqlChannels(db: Executor): ChannelStore {
+  return {
+    async insert(record, { limit }) {
+      const values = [
+        record.id,
+        record.organizationId,
+        record.mode,
+        record.type,
+        record.name,
+        record.enabled ? 1 : 0,
+        JSON.stringify(record.config),
+        record.signingSecret,
+        record.createdAt,
+        record.updatedAt,
+      ];
+      const { rowsAffected } = await db.execute(
+        `INSERT INTO channels (${CHANNEL_COLUMNS}) SELECT ${placeholders(values.length)}
+         WHERE (SELECT COUNT(*) FROM channels WHERE organization_id = ? AND mode = ?) < ?`,
+        [...values, record.organizationId, record.mode, limit],
+      );
+      return rowsAffected > 0;
+    },
+
+    async get(scope, id) {
+      const { rows } = await db.execute(`${SELECT} WHERE id = ? AND organization_id = ? AND mode = ?`, [id, scope.organizationId, scope.mode]);
+      return rows[0] ? channelFrom(rows[0]) : null;
+    },
+
+    async list(scope, query) {
+      const before = query.before;
+      const { rows } = await db.execute(
+        `${SELECT} WHERE organization_id = ? AND mode = ?
+           AND (? IS NULL OR created_at < ? OR (created_at = ? AND id < ?))
+         ORDER BY created_at DESC, id DESC LIMIT ?`,
+        [
+          scope.organizationId,
+          scope.mode,
+          before ? 1 : null,
+          before?.createdAt ?? 0,
+          before?.createdAt ?? 0,
+          before?.id ?? "",
+          query.limit,
+        ],
+      );
+      return rows.map((row) => channelFrom(row));
+    },
+
+    async update(scope, id, patch) {
+      const { rows } = await db.execute(
+        `UPDATE channels SET name = COALESCE(?, name), enabled = COALESCE(?, enabled), config = COALESCE(?, config), updated_at = ?
+         WHERE id = ? AND organization_id = ? AND mode = ?
+         RETURNING ${CHANNEL_COLUMNS}`,
+        [
+          patch.name ?? null,
+          patch.enabled === undefined ? null : patch.enabled ? 1 : 0,
+          patch.config === undefined ? null : JSON.stringify(patch.config),
+          patch.updatedAt,
+          id,
+          scope.organizationId,
+          scope.mode,
+        ],
+      );
+      return rows[0] ? channelFrom(rows[0]) : null;
+    },
+
+    async remove(scope, id, at) {
+      return db.transaction(async (tx) => {
+        const { rowsAffected } = await tx.execute("DELETE FROM channels WHERE id = ? AND organization_id = ? AND mode = ?", [
+          id,
+          scope.organizationId,
+          scope.mode,
+        ]);
+        if (rowsAffected === 0) return false;
+        await tx.execute(
+          `UPDATE deliveries SET status = 'failed', last_error = 'Cancelled: the channel was deleted', updated_at = ?
+           WHERE channel_id = ? AND status = 'pending'`,
+          [at, id],
+        );
+        return true;
+      });
+    },
+
+    async disable(id, at) {
+      await db.execute("UPDATE channels SET enabled = 0, updated_at = ? WHERE id = ?", [at, id]);
+    },
+  };
+}

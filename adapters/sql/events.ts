@@ -1,0 +1,127 @@
+/** Events and their deliveries (the outbox) in SQL. */
+import type { DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/ports.ts";
+import type { DeliveryRecord, EventRecord } from "../../core/model.ts";
+import type { Executor } from "./executor.ts";
+import { channelFrom, deliveryFrom, eventFrom, placeholders } from "./rows.ts";
+
+const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
+const DELIVERY_COLUMNS = "event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at";
+const CHANNEL_COLUMNS = "id, organization_id, mode, type, name, enabled, config, signing_secret, created_at, updated_at";
+
+/**
+ * Inserts events, each with a pending delivery to every channel of its scope enabled right now; call
+ * inside the transaction that writes what caused them.
+ */
+export async function insertEvents(tx: Executor, events: EventRecord[]): Promise<void> {
+  for (const event of events) {
+    await tx.execute(
+      "INSERT INTO events (id, organization_id, mode, type, certificate_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+      [event.id, event.organizationId, event.mode, event.type, event.certificateId, JSON.stringify(event.data), event.createdAt],
+    );
+    await tx.execute(
+      `INSERT INTO deliveries (event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at)
+       SELECT ?, id, 'pending', 0, ?, NULL, ? FROM channels WHERE organization_id = ? AND mode = ? AND enabled = 1`,
+      [event.id, event.createdAt, event.createdAt, event.organizationId, event.mode],
+    );
+  }
+}
+
+async function withDeliveries(db: Executor, events: Array<EventRecord & { seq: number }>): Promise<EventWithDeliveries[]> {
+  if (events.length === 0) return [];
+  const { rows } = await db.execute(
+    `SELECT ${DELIVERY_COLUMNS} FROM deliveries WHERE event_id IN (${placeholders(events.length)}) ORDER BY channel_id`,
+    events.map((event) => event.id),
+  );
+  const byEvent = new Map<string, DeliveryRecord[]>();
+  for (const row of rows) {
+    const delivery = deliveryFrom(row);
+    byEvent.set(delivery.eventId, [...(byEvent.get(delivery.eventId) ?? []), delivery]);
+  }
+  return events.map((event) => ({ ...event, deliveries: byEvent.get(event.id) ?? [] }));
+}
+
+export function sqlEvents(db: Executor): EventStore {
+  return {
+    async insert(event, deliveries) {
+      await db.transaction(async (tx) => {
+        await tx.execute(
+          "INSERT INTO events (id, organization_id, mode, type, certificate_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+          [event.id, event.organizationId, event.mode, event.type, event.certificateId, JSON.stringify(event.data), event.createdAt],
+        );
+        for (const d of deliveries) {
+          await tx.execute(
+            `INSERT INTO deliveries (${DELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+            [d.eventId, d.channelId, d.status, d.attempts, d.nextAttemptAt, d.lastError, d.updatedAt],
+          );
+        }
+      });
+    },
+
+    async list(scope, query) {
+      const { rows } = await db.execute(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE organization_id = ? AND mode = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+        [scope.organizationId, scope.mode, query.beforeSeq ?? Number.MAX_SAFE_INTEGER, query.limit],
+      );
+      return withDeliveries(db, rows.map((row) => eventFrom(row)));
+    },
+
+    async get(scope, id) {
+      const { rows } = await db.execute(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = ? AND organization_id = ? AND mode = ?`, [
+        id,
+        scope.organizationId,
+        scope.mode,
+      ]);
+      return (await withDeliveries(db, rows.map((row) => eventFrom(row))))[0] ?? null;
+    },
+
+    async claimDueDeliveries({ owner, now, leaseUntil, limit }) {
+      await db.execute(
+        `UPDATE deliveries SET status = 'failed', last_error = 'Cancelled: the channel was disabled or deleted', updated_at = ?
+         WHERE status = 'pending' AND next_attempt_at <= ?
+           AND channel_id NOT IN (SELECT id FROM channels WHERE enabled = 1)`,
+        [now, now],
+      );
+      const { rows } = await db.execute(
+        `UPDATE deliveries SET next_attempt_at = ?, lease_owner = ?
+         WHERE rowid IN (SELECT rowid FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+                         ORDER BY next_attempt_at LIMIT ?)
+         RETURNING ${DELIVERY_COLUMNS}`,
+        [leaseUntil, owner, now, limit],
+      );
+      if (rows.length === 0) return [];
+      const deliveries = rows.map((row) => ({ ...deliveryFrom(row), nextAttemptAt: now }));
+      const eventIds = [...new Set(deliveries.map((d) => d.eventId))];
+      const channelIds = [...new Set(deliveries.map((d) => d.channelId))];
+      const [events, channels] = await Promise.all([
+        db.execute(`SELECT ${EVENT_COLUMNS} FROM events WHERE id IN (${placeholders(eventIds.length)})`, eventIds),
+        db.execute(`SELECT ${CHANNEL_COLUMNS} FROM channels WHERE id IN (${placeholders(channelIds.length)})`, channelIds),
+      ]);
+      const eventById = new Map(events.rows.map((row) => [String(row.id), eventFrom(row)]));
+      const channelById = new Map(channels.rows.map((row) => [String(row.id), channelFrom(row)]));
+      const jobs: DeliveryJob[] = [];
+      for (const delivery of deliveries) {
+        const event = eventById.get(delivery.eventId);
+        const channel = channelById.get(delivery.channelId);
+        // A channel deleted between the two statements: its delivery was cancelled by the delete.
+        if (event && channel) jobs.push({ delivery, event, channel });
+      }
+      return jobs;
+    },
+
+    async nextDeliveryAt() {
+      const { rows } = await db.execute("SELECT MIN(next_attempt_at) AS at FROM deliveries WHERE status = 'pending'");
+      return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);
+    },
+
+    async completeDelivery(owner, u) {
+      const { rowsAffected } = await db.execute(
+        `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?, lease_owner = NULL
+         WHERE event_id = ? AND channel_id = ? AND lease_owner = ? AND status = 'pending'`,
+        [u.status, u.attempts, u.nextAttemptAt, u.lastError, u.updatedAt, u.eventId, u.channelId, owner],
+      );
+      return rowsAffected > 0;
+    },
+  };
+}
+
+export { CHANNEL_COLUMNS };

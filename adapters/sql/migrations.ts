@@ -1,0 +1,128 @@
+/** The schema, as numbered migrations applied once each, in a write transaction, on start. */
+import type { Executor } from "./executor.ts";
+
+const MIGRATIONS: string[][] = [
+  [
+    `CREATE TABLE organizations (
+      id TEXT PRIMARY KEY,
+      name TEXT NOT NULL,
+      plan TEXT NOT NULL,
+      certificate_limit INTEGER NOT NULL,
+      channel_limit INTEGER NOT NULL,
+      rate_limit INTEGER NOT NULL,
+      created_at INTEGER NOT NULL
+    )`,
+    `CREATE TABLE users (
+      id TEXT PRIMARY KEY,
+      organization_id TEXT NOT NULL REFERENCES organizations (id),
+      email TEXT NOT NULL UNIQUE,
+      role TEXT NOT NULL,
+      password_hash TEXT,
+      created_at INTEGER NOT NULL
+    )`,
+    `CREATE INDEX users_organization ON users (organization_id, created_at)`,
+    `CREATE TABLE api_keys (
+      id TEXT PRIMARY KEY,
+      user_id TEXT NOT NULL,
+      organization_id TEXT NOT NULL,
+      name TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      hash TEXT NOT NULL UNIQUE,
+      last4 TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      last_used_at INTEGER,
+      revoked_at INTEGER
+    )`,
+    `CREATE INDEX api_keys_organization ON api_keys (organization_id, created_at)`,
+    `CREATE INDEX api_keys_user ON api_keys (user_id)`,
+    `CREATE TABLE certificates (
+      id TEXT PRIMARY KEY,
+      organization_id TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      domain TEXT NOT NULL,
+      port INTEGER NOT NULL,
+      name TEXT NOT NULL,
+      alert_thresholds TEXT NOT NULL,
+      expiring_horizon INTEGER NOT NULL,
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      fingerprint TEXT NOT NULL,
+      not_before INTEGER NOT NULL,
+      not_after INTEGER NOT NULL,
+      details TEXT NOT NULL,
+      problem TEXT,
+      last_checked_at INTEGER NOT NULL,
+      failure TEXT,
+      failure_count INTEGER NOT NULL,
+      alerted_threshold INTEGER,
+      expiry_alerted INTEGER NOT NULL,
+      health TEXT NOT NULL,
+      next_check_at INTEGER NOT NULL,
+      lease_owner TEXT,
+      version INTEGER NOT NULL,
+      UNIQUE (organization_id, mode, domain, port)
+    )`,
+    `CREATE INDEX certificates_expiry ON certificates (organization_id, mode, not_after, id)`,
+    `CREATE INDEX certificates_due ON certificates (next_check_at)`,
+    `CREATE TABLE channels (
+      id TEXT PRIMARY KEY,
+      organization_id TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      type TEXT NOT NULL,
+      name TEXT NOT NULL,
+      enabled INTEGER NOT NULL,
+      config TEXT NOT NULL,
+      signing_secret TEXT,
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL
+    )`,
+    `CREATE INDEX channels_scope ON channels (organization_id, mode, created_at, id)`,
+    `CREATE TABLE events (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      id TEXT NOT NULL UNIQUE,
+      organization_id TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      type TEXT NOT NULL,
+      certificate_id TEXT,
+      data TEXT NOT NULL,
+      created_at INTEGER NOT NULL
+    )`,
+    `CREATE INDEX events_scope ON events (organization_id, mode, seq)`,
+    `CREATE INDEX events_certificate ON events (certificate_id)`,
+    `CREATE TABLE deliveries (
+      event_id TEXT NOT NULL,
+      channel_id TEXT NOT NULL,
+      status TEXT NOT NULL,
+      attempts INTEGER NOT NULL,
+      next_attempt_at INTEGER NOT NULL,
+      lease_owner TEXT,
+      last_error TEXT,
+      updated_at INTEGER NOT NULL,
+      PRIMARY KEY (event_id, channel_id)
+    )`,
+    `CREATE INDEX deliveries_due ON deliveries (status, next_attempt_at)`,
+    `CREATE INDEX deliveries_channel ON deliveries (channel_id, status)`,
+    `CREATE TABLE rate_limits (
+      key_id TEXT PRIMARY KEY,
+      window_start INTEGER NOT NULL,
+      count INTEGER NOT NULL
+    )`,
+  ],
+];
+
+/** Applies the migrations this database lacks; safe when several processes start at once. */
+export async function migrate(executor: Executor): Promise<void> {
+  await executor.execute(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
+  );
+  await executor.transaction(async (tx) => {
+    const { rows } = await tx.execute("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations");
+    const current = Number(rows[0]!.version);
+    for (let version = current + 1; version <= MIGRATIONS.length; version++) {
+      for (const statement of MIGRATIONS[version - 1]!) await tx.execute(statement);
+      await tx.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [version, Date.now()]);
+    }
+  });
+}
+
+export const SCHEMA_VERSION = MIGRATIONS.length;

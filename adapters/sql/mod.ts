@@ -1,0 +1,41 @@
+/**
+ * The SQL store: every query certkeeper runs, over any {@link Executor}. The libSQL adapter supplies
+ * the executor; this module knows nothing of drivers.
+ */
+import type { Store } from "../../core/store/ports.ts";
+import type { Executor } from "./executor.ts";
+import { migrate } from "./migrations.ts";
+import { sqlApiKeys, sqlOrganizations, sqlRateLimits, sqlUsers } from "./accounts.ts";
+import { sqlCertificates } from "./certificates.ts";
+import { sqlChannels } from "./channels.ts";
+import { sqlEvents } from "./events.ts";
+
+export interface SqlStoreOptions {
+  /** True when other processes share the database (a libSQL server). */
+  shared: boolean;
+  /** A cheap token that changes with every commit by anyone; see Store.changeToken. */
+  changeToken?: () => string;
+}
+
+/** Migrates the database, then returns the store over it. */
+export async function createSqlStore(db: Executor, options: SqlStoreOptions): Promise<Store> {
+  await migrate(db);
+  return {
+    organizations: sqlOrganizations(db),
+    users: sqlUsers(db),
+    apiKeys: sqlApiKeys(db),
+    certificates: sqlCertificates(db),
+    channels: sqlChannels(db),
+    events: sqlEvents(db),
+    rateLimits: sqlRateLimits(db),
+    shared: options.shared,
+    changeToken: options.changeToken,
+    async ping() {
+      await db.execute("SELECT 1");
+    },
+    close: () => db.close(),
+  };
+}
+
+export type { Executor, ResultSet, Row, SqlValue } from "./executor.ts";
+export { ConstraintError } from "./executor.ts";

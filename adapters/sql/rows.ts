@@ -1,0 +1,161 @@
+/** Rows to records and back. Times are INTEGER milliseconds; structured fields are JSON text. */
+import type {
+  ApiKeyRecord,
+  CertificateRecord,
+  ChannelRecord,
+  DeliveryRecord,
+  EventRecord,
+  OrganizationRecord,
+  UserRecord,
+} from "../../core/model.ts";
+import type { Row, SqlValue } from "./executor.ts";
+
+const num = (value: unknown) => Number(value);
+const numOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
+const str = (value: unknown) => String(value);
+const strOrNull = (value: unknown) => (value === null || value === undefined ? null : String(value));
+
+export function organizationFrom(row: Row, prefix = ""): OrganizationRecord {
+  return {
+    id: str(row[`${prefix}id`]),
+    name: str(row[`${prefix}name`]),
+    plan: str(row[`${prefix}plan`]) as OrganizationRecord["plan"],
+    limits: {
+      certificates: num(row[`${prefix}certificate_limit`]),
+      channels: num(row[`${prefix}channel_limit`]),
+      requestsPerMinute: num(row[`${prefix}rate_limit`]),
+    },
+    createdAt: num(row[`${prefix}created_at`]),
+  };
+}
+
+export function userFrom(row: Row, prefix = ""): UserRecord {
+  return {
+    id: str(row[`${prefix}id`]),
+    organizationId: str(row[`${prefix}organization_id`]),
+    email: str(row[`${prefix}email`]),
+    role: str(row[`${prefix}role`]) as UserRecord["role"],
+    passwordHash: strOrNull(row[`${prefix}password_hash`]),
+    createdAt: num(row[`${prefix}created_at`]),
+  };
+}
+
+export function apiKeyFrom(row: Row, prefix = ""): ApiKeyRecord {
+  return {
+    id: str(row[`${prefix}id`]),
+    userId: str(row[`${prefix}user_id`]),
+    organizationId: str(row[`${prefix}organization_id`]),
+    name: str(row[`${prefix}name`]),
+    mode: str(row[`${prefix}mode`]) as ApiKeyRecord["mode"],
+    hash: str(row[`${prefix}hash`]),
+    last4: str(row[`${prefix}last4`]),
+    createdAt: num(row[`${prefix}created_at`]),
+    lastUsedAt: numOrNull(row[`${prefix}last_used_at`]),
+    revokedAt: numOrNull(row[`${prefix}revoked_at`]),
+  };
+}
+
+export const CERTIFICATE_COLUMNS =
+  "id, organization_id, mode, domain, port, name, alert_thresholds, expiring_horizon, created_at, updated_at, " +
+  "fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, " +
+  "alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version";
+
+export function certificateFrom(row: Row): CertificateRecord {
+  return {
+    id: str(row.id),
+    organizationId: str(row.organization_id),
+    mode: str(row.mode) as CertificateRecord["mode"],
+    domain: str(row.domain),
+    port: num(row.port),
+    name: str(row.name),
+    alertThresholds: JSON.parse(str(row.alert_thresholds)),
+    createdAt: num(row.created_at),
+    updatedAt: num(row.updated_at),
+    fingerprint: str(row.fingerprint),
+    details: JSON.parse(str(row.details)),
+    problem: strOrNull(row.problem) as CertificateRecord["problem"],
+    lastCheckedAt: num(row.last_checked_at),
+    failure: strOrNull(row.failure) as CertificateRecord["failure"],
+    failureCount: num(row.failure_count),
+    alertedThreshold: numOrNull(row.alerted_threshold),
+    expiryAlerted: num(row.expiry_alerted) === 1,
+    health: str(row.health) as CertificateRecord["health"],
+    nextCheckAt: num(row.next_check_at),
+    version: num(row.version),
+  };
+}
+
+/** Values for CERTIFICATE_COLUMNS, in order (lease_owner is null: a new or saved record holds no lease). */
+export function certificateValues(r: CertificateRecord, expiringHorizon: number): SqlValue[] {
+  return [
+    r.id,
+    r.organizationId,
+    r.mode,
+    r.domain,
+    r.port,
+    r.name,
+    JSON.stringify(r.alertThresholds),
+    expiringHorizon,
+    r.createdAt,
+    r.updatedAt,
+    r.fingerprint,
+    r.details.notBefore,
+    r.details.notAfter,
+    JSON.stringify(r.details),
+    r.problem,
+    r.lastCheckedAt,
+    r.failure,
+    r.failureCount,
+    r.alertedThreshold,
+    r.expiryAlerted ? 1 : 0,
+    r.health,
+    r.nextCheckAt,
+    null,
+    r.version,
+  ];
+}
+
+export function channelFrom(row: Row, prefix = ""): ChannelRecord {
+  return {
+    id: str(row[`${prefix}id`]),
+    organizationId: str(row[`${prefix}organization_id`]),
+    mode: str(row[`${prefix}mode`]) as ChannelRecord["mode"],
+    type: str(row[`${prefix}type`]) as ChannelRecord["type"],
+    name: str(row[`${prefix}name`]),
+    enabled: num(row[`${prefix}enabled`]) === 1,
+    config: JSON.parse(str(row[`${prefix}config`])),
+    signingSecret: strOrNull(row[`${prefix}signing_secret`]),
+    createdAt: num(row[`${prefix}created_at`]),
+    updatedAt: num(row[`${prefix}updated_at`]),
+  };
+}
+
+export function eventFrom(row: Row, prefix = ""): EventRecord & { seq: number } {
+  return {
+    seq: num(row[`${prefix}seq`]),
+    id: str(row[`${prefix}id`]),
+    organizationId: str(row[`${prefix}organization_id`]),
+    mode: str(row[`${prefix}mode`]) as EventRecord["mode"],
+    type: str(row[`${prefix}type`]) as EventRecord["type"],
+    certificateId: strOrNull(row[`${prefix}certificate_id`]),
+    data: JSON.parse(str(row[`${prefix}data`])),
+    createdAt: num(row[`${prefix}created_at`]),
+  };
+}
+
+export function deliveryFrom(row: Row, prefix = ""): DeliveryRecord {
+  return {
+    eventId: str(row[`${prefix}event_id`]),
+    channelId: str(row[`${prefix}channel_id`]),
+    status: str(row[`${prefix}status`]) as DeliveryRecord["status"],
+    attempts: num(row[`${prefix}attempts`]),
+    nextAttemptAt: num(row[`${prefix}next_attempt_at`]),
+    lastError: strOrNull(row[`${prefix}last_error`]),
+    updatedAt: num(row[`${prefix}updated_at`]),
+  };
+}
+
+/** `?, ?, ?` for n values. */
+export function placeholders(n: number): string {
+  return Array.from({ length: n }, () => "?").join(", ");
+}

@@ -1,0 +1,155 @@
+/**
+ * Organizations, users and API keys: what the CLI and the settings area manage. Secrets leave this
+ * module once (a new key) and are never stored: only hashes.
+ */
+import { CertkeeperError, quote } from "./errors.ts";
+import { newId } from "./ids.ts";
+import { generateApiKey, keyPrefix } from "./auth/api_key.ts";
+import { DuplicateError, type Store } from "./store/ports.ts";
+import { PLAN_LIMITS, type ApiKeyRecord, type Limits, type Mode, type OrganizationRecord, type Plan, type Role, type UserRecord } from "./model.ts";
+import type { Clock } from "./time.ts";
+import { iso } from "./time.ts";
+
+/** Hashes passwords with a memory-hard function; supplied by the runtime adapter. */
+export interface PasswordHasher {
+  hash(password: string): Promise<string>;
+  verify(password: string, hash: string): Promise<boolean>;
+}
+
+export const ROLES: Role[] = ["owner", "admin", "member"];
+export const PLANS: Plan[] = ["free", "pro", "enterprise"];
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const MIN_PASSWORD_LENGTH = 10;
+
+/** A key as listings show it: never the secret. */
+export interface ApiKeyView {
+  id: string;
+  name: string;
+  mode: Mode;
+  prefix: string;
+  last4: string;
+  userId: string;
+  createdAt: string;
+  lastUsedAt: string | null;
+  revokedAt: string | null;
+}
+
+export function presentKey(key: ApiKeyRecord): ApiKeyView {
+  return {
+    id: key.id,
+    name: key.name,
+    mode: key.mode,
+    prefix: keyPrefix(key.mode),
+    last4: key.last4,
+    userId: key.userId,
+    createdAt: iso(key.createdAt),
+    lastUsedAt: key.lastUsedAt === null ? null : iso(key.lastUsedAt),
+    revokedAt: key.revokedAt === null ? null : iso(key.revokedAt),
+  };
+}
+
+export class Admin {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+    private readonly passwords?: PasswordHasher,
+  ) {}
+
+  async createOrganization(input: { name: string; plan?: string; limits?: Partial<Limits> }): Promise<OrganizationRecord> {
+    const name = requireName(input.name, "name");
+    const plan = (input.plan ?? "free") as Plan;
+    if (!PLANS.includes(plan)) invalid(`Plan ${quote(input.plan)} does not exist: use ${PLANS.join(", ")}.`);
+    const limits = { ...PLAN_LIMITS[plan] };
+    for (const [field, value] of Object.entries(input.limits ?? {}) as Array<[keyof Limits, number | undefined]>) {
+      if (value === undefined) continue;
+      if (!Number.isInteger(value) || value < 0) invalid(`Limit ${field} must be a whole number of at least 0; got ${quote(value)}.`);
+      limits[field] = value;
+    }
+    const org: OrganizationRecord = { id: newId("org"), name, plan, limits, createdAt: this.clock.now() };
+    await this.store.organizations.create(org);
+    return org;
+  }
+
+  async createUser(input: { organizationId: string; email: string; role: string; password?: string }): Promise<UserRecord> {
+    if (!(await this.store.organizations.get(input.organizationId))) {
+      invalid(`No organization with id ${quote(input.organizationId)}.`);
+    }
+    const email = (input.email ?? "").trim().toLowerCase();
+    if (!EMAIL.test(email) || email.length > 254) invalid(`${quote(input.email)} is not an email address.`);
+    const role = input.role as Role;
+    if (!ROLES.includes(role)) invalid(`Role ${quote(input.role)} does not exist: use ${ROLES.join(", ")}.`);
+    const user: UserRecord = {
+      id: newId("usr"),
+      organizationId: input.organizationId,
+      email,
+      role,
+      passwordHash: input.password === undefined ? null : await this.#hashPassword(input.password),
+      createdAt: this.clock.now(),
+    };
+    try {
+      await this.store.users.create(user);
+    } catch (error) {
+      if (error instanceof DuplicateError) invalid(`A user with email ${quote(email)} already exists.`);
+      throw error;
+    }
+    return user;
+  }
+
+  async setPassword(userId: string, password: string): Promise<void> {
+    if (!(await this.store.users.update(userId, { passwordHash: await this.#hashPassword(password) }))) {
+      invalid(`No user with id ${quote(userId)}.`);
+    }
+  }
+
+  /** Creates a key acting as `userId`; the returned `key` is the only time the secret exists. */
+  async createApiKey(input: { userId: string; name: string; mode: Mode }): Promise<{ record: ApiKeyRecord; key: string }> {
+    const user = await this.store.users.get(input.userId);
+    if (!user) invalid(`No user with id ${quote(input.userId)}.`);
+    const name = requireName(input.name, "name");
+    const generated = generateApiKey(input.mode);
+    const record: ApiKeyRecord = {
+      id: newId("key"),
+      userId: user!.id,
+      organizationId: user!.organizationId,
+      name,
+      mode: input.mode,
+      hash: generated.hash,
+      last4: generated.last4,
+      createdAt: this.clock.now(),
+      lastUsedAt: null,
+      revokedAt: null,
+    };
+    await this.store.apiKeys.create(record);
+    return { record, key: generated.key };
+  }
+
+  async revokeApiKey(id: string): Promise<ApiKeyRecord> {
+    const key = await this.store.apiKeys.revoke(id, this.clock.now());
+    if (!key) invalid(`No API key with id ${quote(id)}.`);
+    return key!;
+  }
+
+  async listApiKeys(organizationId: string): Promise<ApiKeyRecord[]> {
+    if (!(await this.store.organizations.get(organizationId))) invalid(`No organization with id ${quote(organizationId)}.`);
+    return this.store.apiKeys.list(organizationId);
+  }
+
+  async #hashPassword(password: string): Promise<string> {
+    if (typeof password !== "string" || password.length < MIN_PASSWORD_LENGTH || password.length > 1024) {
+      invalid(`A password must have ${MIN_PASSWORD_LENGTH} to 1024 characters.`);
+    }
+    if (!this.passwords) throw new Error("no password hasher configured");
+    return this.passwords.hash(password);
+  }
+}
+
+function requireName(value: unknown, field: string): string {
+  if (typeof value !== "string" || value.trim().length < 1 || value.length > 100) {
+    invalid(`Field ${quote(field)} must be a string of 1 to 100 characters.`);
+  }
+  return (value as string).trim();
+}
+
+function invalid(message: string): never {
+  throw new CertkeeperError("invalid_request", message);
+}

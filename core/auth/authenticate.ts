@@ -1,0 +1,95 @@
+/**
+ * From an Authorization header to the principal a request acts as (CONTRACT §3). Grants are cached
+ * only while the store's change token stands still, so a key revoked by any process, the CLI
+ * included, stops working on the very next request.
+ */
+import { CertkeeperError } from "../errors.ts";
+import type { KeyGrant, Limits, Mode, Role, Scope } from "../model.ts";
+import type { Store } from "../store/ports.ts";
+import { hashApiKey, parseApiKey } from "./api_key.ts";
+
+export interface Principal {
+  keyId: string;
+  userId: string;
+  role: Role;
+  scope: Scope;
+  limits: Limits;
+}
+
+const MAX_CACHED_GRANTS = 10_000;
+
+export class Authenticator {
+  #store: Store;
+  #grants = new Map<string, KeyGrant | null>();
+  #token: string | undefined;
+  #usage = new Map<string, number>();
+
+  constructor(store: Store) {
+    this.#store = store;
+  }
+
+  async authenticate(authorization: string | null | undefined, now: number): Promise<Principal> {
+    const key = bearerKey(authorization);
+    const mode = parseApiKey(key);
+    if (!mode) throw invalidKey();
+    const grant = await this.#grant(hashApiKey(key));
+    if (!grant || grant.key.mode !== mode) throw invalidKey();
+    if (grant.key.revokedAt !== null || !grant.user) {
+      throw new CertkeeperError("expired_api_key", "This API key has been revoked: create a new key in the settings area.");
+    }
+    this.#usage.set(grant.key.id, now);
+    return {
+      keyId: grant.key.id,
+      userId: grant.user.id,
+      role: grant.user.role,
+      scope: { organizationId: grant.organization.id, mode: grant.key.mode as Mode },
+      limits: grant.organization.limits,
+    };
+  }
+
+  /** Writes the last-use times gathered since the previous flush (CONTRACT §2: may lag up to 60 s). */
+  async flushUsage(): Promise<void> {
+    if (this.#usage.size === 0) return;
+    const uses = [...this.#usage].map(([id, at]) => ({ id, at }));
+    this.#usage.clear();
+    await this.#store.apiKeys.touch(uses);
+  }
+
+  /** Forgets cached grants; for writes this process makes through paths that bypass the store's token. */
+  invalidate(): void {
+    this.#grants.clear();
+  }
+
+  async #grant(hash: string): Promise<KeyGrant | null> {
+    const token = this.#store.changeToken?.();
+    if (token === undefined) return this.#store.apiKeys.findByHash(hash);
+    if (token !== this.#token || this.#grants.size > MAX_CACHED_GRANTS) {
+      this.#grants.clear();
+      this.#token = token;
+    }
+    const cached = this.#grants.get(hash);
+    if (cached !== undefined) return cached;
+    const grant = await this.#store.apiKeys.findByHash(hash);
+    // Cache only if nothing was written while we read; otherwise the answer may already be stale.
+    if (this.#store.changeToken?.() === token) this.#grants.set(hash, grant);
+    return grant;
+  }
+}
+
+/** The key of `Authorization: Bearer <key>` (scheme case-insensitive), or throws `missing_api_key`. */
+export function bearerKey(authorization: string | null | undefined): string {
+  // Another scheme, or Bearer with nothing after it, carries no key; anything after Bearer is a
+  // key to judge (and refuse as invalid when malformed).
+  const match = /^\s*bearer(?:\s+(.*?))?\s*$/i.exec(authorization ?? "");
+  if (!match?.[1]) {
+    throw new CertkeeperError(
+      "missing_api_key",
+      "No API key provided: include the header \"Authorization: Bearer <API_KEY>\".",
+    );
+  }
+  return match[1]!;
+}
+
+function invalidKey(): CertkeeperError {
+  return new CertkeeperError("invalid_api_key", "The API key is invalid: check that it was copied whole.");
+}

@@ -1,0 +1,120 @@
+/** certkeeper's configuration: CONTRACT §1's environment variables, parsed and checked once. */
+import { HOUR, MINUTE, SECOND, parseDuration } from "./time.ts";
+import { parseResolveRules, type ResolveRule } from "./net/resolve_rules.ts";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+
+export interface Config {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  databaseAuthToken: string | undefined;
+  checkIntervalMs: number;
+  tlsTimeoutMs: number;
+  checkConcurrency: number;
+  logLevel: LogLevel;
+  resolve: ResolveRule[];
+  extraCaFile: string | undefined;
+  allowPrivateTargets: boolean;
+  smtpUrl: string | undefined;
+  mailFrom: string;
+  deliveryRetryMs: number[];
+  metricsToken: string | undefined;
+}
+
+export const DEFAULT_DELIVERY_RETRY = "5s,30s,2m,10m,30m,1h,2h,6h,12h";
+
+export const DEFAULT_CONFIG: Config = {
+  host: "127.0.0.1",
+  port: 3000,
+  databaseUrl: "file:./data/certkeeper.db",
+  databaseAuthToken: undefined,
+  checkIntervalMs: 6 * HOUR,
+  tlsTimeoutMs: 10 * SECOND,
+  checkConcurrency: 16,
+  logLevel: "info",
+  resolve: [],
+  extraCaFile: undefined,
+  allowPrivateTargets: false,
+  smtpUrl: undefined,
+  mailFrom: "certkeeper@localhost",
+  deliveryRetryMs: DEFAULT_DELIVERY_RETRY.split(",").map(parseDuration),
+  metricsToken: undefined,
+};
+
+export class ConfigError extends Error {
+  constructor(variable: string, message: string) {
+    super(`${variable}: ${message}`);
+    this.name = "ConfigError";
+  }
+}
+
+/** Reads CONTRACT §1's variables from `env`; unset or empty ones keep their defaults. */
+export function configFromEnv(env: Record<string, string | undefined>): Config {
+  const get = (name: string) => {
+    const value = env[name]?.trim();
+    return value === undefined || value === "" ? undefined : value;
+  };
+  const parse = <T>(name: string, fallback: T, read: (value: string) => T): T => {
+    const value = get(name);
+    if (value === undefined) return fallback;
+    try {
+      return read(value);
+    } catch (error) {
+      throw new ConfigError(name, (error as Error).message);
+    }
+  };
+  const d = DEFAULT_CONFIG;
+  return {
+    host: get("CERTKEEPER_HOST") ?? d.host,
+    port: parse("CERTKEEPER_PORT", d.port, (v) => integer(v, 0, 65535)),
+    databaseUrl: get("CERTKEEPER_DATABASE_URL") ?? d.databaseUrl,
+    databaseAuthToken: get("CERTKEEPER_DATABASE_AUTH_TOKEN"),
+    checkIntervalMs: parse("CERTKEEPER_CHECK_INTERVAL", d.checkIntervalMs, positiveDuration),
+    tlsTimeoutMs: parse("CERTKEEPER_TLS_TIMEOUT", d.tlsTimeoutMs, positiveDuration),
+    checkConcurrency: parse("CERTKEEPER_CHECK_CONCURRENCY", d.checkConcurrency, (v) => integer(v, 1, 1024)),
+    logLevel: parse("CERTKEEPER_LOG_LEVEL", d.logLevel, logLevel),
+    resolve: parse("CERTKEEPER_RESOLVE", d.resolve, parseResolveRules),
+    extraCaFile: get("CERTKEEPER_EXTRA_CA_FILE"),
+    allowPrivateTargets: parse("CERTKEEPER_ALLOW_PRIVATE_TARGETS", d.allowPrivateTargets, boolean),
+    smtpUrl: parse("CERTKEEPER_SMTP_URL", d.smtpUrl, smtpUrl),
+    mailFrom: get("CERTKEEPER_MAIL_FROM") ?? d.mailFrom,
+    deliveryRetryMs: parse("CERTKEEPER_DELIVERY_RETRY", d.deliveryRetryMs, (v) => v.split(",").map(positiveDuration)),
+    metricsToken: get("CERTKEEPER_METRICS_TOKEN"),
+  };
+}
+
+function integer(text: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new Error(`"${text}" is not a whole number from ${min} to ${max}`);
+  }
+  return value;
+}
+
+function positiveDuration(text: string): number {
+  const ms = parseDuration(text);
+  if (ms <= 0) throw new Error(`"${text}" must be longer than zero`);
+  return ms;
+}
+
+function boolean(text: string): boolean {
+  const value = text.toLowerCase();
+  if (["1", "true", "yes", "on"].includes(value)) return true;
+  if (["0", "false", "no", "off"].includes(value)) return false;
+  throw new Error(`"${text}" is not a boolean: use true or false`);
+}
+
+function logLevel(text: string): LogLevel {
+  if (text === "debug" || text === "info" || text === "warn" || text === "error") return text;
+  throw new Error(`"${text}" is not a log level: use debug, info, warn or error`);
+}
+
+function smtpUrl(text: string): string {
+  const url = new URL(text);
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") throw new Error("use smtp://user:pass@host:port or smtps://…");
+  return text;
+}
+
+/** How long a claimed certificate or delivery stays leased to one process. */
+export const LEASE_MS = 2 * MINUTE;

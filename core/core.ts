@@ -1,0 +1,103 @@
+/**
+ * Builds certkeeper's core once: services, the request pipeline, the background workers. Adapters
+ * supply the outside world (a store, a clock, transports) and mount what this returns.
+ */
+import { LEASE_MS, type Config } from "./config.ts";
+import { systemClock, SECOND, type Clock } from "./time.ts";
+import { createLogger, type Logger } from "./log.ts";
+import { randomBase62 } from "./ids.ts";
+import type { Store } from "./store/ports.ts";
+import { Authenticator } from "./auth/authenticate.ts";
+import { MemoryRateLimiter, StoreRateLimiter } from "./auth/rate_limit.ts";
+import { Admin, type PasswordHasher } from "./admin.ts";
+import { TrustStore } from "./tls/trust_store.ts";
+import { Monitor, type CheckObserver } from "./monitor/monitor.ts";
+import { Scheduler } from "./monitor/scheduler.ts";
+import { TlsCertificateSource, type CertificateSource } from "./monitor/certificate_source.ts";
+import { createApi, type Api } from "./api.ts";
+import { OPERATIONS, type Operation } from "./operations/mod.ts";
+import type { Services } from "./services.ts";
+
+export interface CoreOptions {
+  config: Config;
+  store: Store;
+  clock?: Clock;
+  logger?: Logger;
+  /** Trusted roots; default: the system roots plus config.extraCaFile. */
+  trust?: TrustStore;
+  /** Where check outcomes come from; default: real TLS. */
+  source?: CertificateSource;
+  passwords?: PasswordHasher;
+  onCheck?: CheckObserver;
+}
+
+export interface Core {
+  services: Services;
+  api: Api;
+  operations: readonly Operation[];
+  trust: TrustStore;
+  /** Starts the background work: scheduled checks and the flushing of key usage. */
+  start(): void;
+  /** Stops background work, waiting for what is in flight. Does not close the store. */
+  stop(): Promise<void>;
+}
+
+const USAGE_FLUSH_MS = 30 * SECOND;
+
+export function createCore(options: CoreOptions): Core {
+  const { config, store } = options;
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const trust = options.trust ?? TrustStore.system(config.extraCaFile);
+  const source =
+    options.source ??
+    new TlsCertificateSource({
+      trust,
+      retrieve: { timeoutMs: config.tlsTimeoutMs, rules: config.resolve, allowPrivateTargets: config.allowPrivateTargets },
+    });
+  const monitor = new Monitor({ store, clock, source, logger, intervalMs: config.checkIntervalMs, onCheck: options.onCheck });
+  const scheduler = new Scheduler({
+    store,
+    clock,
+    monitor,
+    logger,
+    owner: `proc_${randomBase62(12)}`,
+    concurrency: config.checkConcurrency,
+    leaseMs: Math.max(LEASE_MS, config.tlsTimeoutMs * 3),
+    pollMs: Math.min(SECOND, config.checkIntervalMs),
+  });
+  const authenticator = new Authenticator(store);
+  const services: Services = {
+    config,
+    store,
+    clock,
+    logger,
+    authenticator,
+    rateLimiter: store.shared ? new StoreRateLimiter(store.rateLimits) : new MemoryRateLimiter(),
+    monitor,
+    scheduler,
+    admin: new Admin(store, clock, options.passwords),
+  };
+
+  let usageTimer: ReturnType<typeof setInterval> | undefined;
+  const flushUsage = () =>
+    authenticator.flushUsage().catch((error) => logger.warn("could not record API key use", { error }));
+
+  return {
+    services,
+    api: createApi(services),
+    operations: OPERATIONS,
+    trust,
+    start() {
+      scheduler.start();
+      usageTimer ??= setInterval(flushUsage, USAGE_FLUSH_MS);
+      (usageTimer as { unref?: () => void }).unref?.();
+    },
+    async stop() {
+      clearInterval(usageTimer);
+      usageTimer = undefined;
+      await scheduler.stop();
+      await flushUsage();
+    },
+  };
+}

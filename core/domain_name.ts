@@ -1,0 +1,59 @@
+/**
+ * CONTRACT §5's domain rules: lower-cased, one trailing dot removed, internationalized names in their
+ * ASCII (punycode) form; two or more labels of 1–63 `a-z 0-9 -` not starting or ending with `-`, at
+ * most 253 characters, the last label not all digits.
+ */
+import { isIP } from "node:net";
+import { domainToASCII } from "node:url";
+import { CertkeeperError, quote } from "./errors.ts";
+
+const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
+
+/** The normalized domain, or throws `invalid_domain` saying what to do instead. */
+export function normalizeDomain(input: unknown): string {
+  if (input === undefined || input === null) {
+    throw invalid("Field \"domain\" is required: give the host name to monitor, such as \"example.com\".");
+  }
+  if (typeof input !== "string") {
+    throw invalid(`Field "domain" must be a string such as "example.com"; got ${quote(input)}.`);
+  }
+  const why = reasonInvalid(input);
+  if (why) throw invalid(`Domain ${quote(input)} is not a valid domain: ${why}.`);
+  return toAscii(input)!;
+}
+
+function invalid(message: string): CertkeeperError {
+  return new CertkeeperError("invalid_domain", message);
+}
+
+function reasonInvalid(input: string): string | null {
+  if (input === "") return "it is empty; give a host name such as \"example.com\"";
+  if (/\s/.test(input)) return "it contains spaces";
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(input) || input.includes("/")) {
+    return "give the host name alone, without a scheme or path (\"example.com\", not \"https://example.com/\")";
+  }
+  if (isIP(input.replace(/^\[|\]$/g, "")) !== 0) return "IP addresses cannot be monitored by name; give a host name";
+  if (input.includes(":")) return "give the port in the port field, not in the domain";
+  if (input.includes("*")) return "wildcards cannot be monitored; give one concrete host name";
+  if (input.includes("@")) return "give the host name alone, without user information";
+  const ascii = toAscii(input);
+  if (!ascii) return "it is not a valid host name";
+  if (ascii.length > 253) return "it is longer than 253 characters";
+  const labels = ascii.split(".");
+  if (labels.length < 2) return "give a fully qualified name with at least two labels, such as \"example.com\"";
+  const bad = labels.find((label) => !LABEL.test(label));
+  if (bad !== undefined) {
+    return bad === ""
+      ? "it has an empty label (two dots in a row, or a leading dot)"
+      : `label ${quote(bad)} must be 1 to 63 letters, digits or hyphens, not starting or ending with a hyphen`;
+  }
+  if (/^\d+$/.test(labels.at(-1)!)) return "the last label cannot be all digits";
+  return null;
+}
+
+function toAscii(input: string): string | null {
+  const name = input.toLowerCase().replace(/\.$/, "");
+  if (/^[a-z0-9.-]*$/.test(name)) return name;
+  const ascii = domainToASCII(name);
+  return ascii === "" ? null : ascii.replace(/\.$/, "");
+}

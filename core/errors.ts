@@ -1,0 +1,83 @@
+/**
+ * The closed set of error codes, their HTTP statuses, and the one error class that carries them.
+ *
+ * Expected failures (a bad field, a revoked key, a domain without a certificate) are thrown as
+ * {@link CertkeeperError}; anything else is a bug and is rendered as `internal_error`.
+ */
+
+/** Every HTTP status an error code maps to, in one exhaustive table. */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_domain: 400,
+  invalid_channel_type: 400,
+  invalid_config: 400,
+  invalid_webhook_url: 400,
+  missing_api_key: 401,
+  invalid_api_key: 401,
+  expired_api_key: 401,
+  certificate_limit_reached: 402,
+  channel_limit_reached: 402,
+  permission_denied: 403,
+  certificate_not_found: 404,
+  channel_not_found: 404,
+  not_found: 404,
+  method_not_allowed: 405,
+  duplicate_domain: 409,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  certificate_unreachable: 422,
+  rate_limit_exceeded: 429,
+  internal_error: 500,
+} as const;
+
+/**
+ * An error code as callers see it. `certificate_unreachable` is internal only: it is rendered as
+ * `certificate_not_found` with status 422 (CONTRACT §4: the add operation's "no certificate retrievable").
+ */
+export type ErrorCode = Exclude<keyof typeof ERROR_STATUS, "certificate_unreachable"> | "certificate_unreachable";
+
+/** The code as it appears on the wire. */
+export type PublicErrorCode = Exclude<ErrorCode, "certificate_unreachable">;
+
+export class CertkeeperError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  /** Extra response headers (Retry-After, Allow). */
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, message: string, options: { headers?: Record<string, string>; cause?: unknown } = {}) {
+    super(message, { cause: options.cause });
+    this.name = "CertkeeperError";
+    this.code = code;
+    this.status = ERROR_STATUS[code];
+    this.headers = options.headers ?? {};
+  }
+
+  /** The code as it is rendered on the wire. */
+  get publicCode(): PublicErrorCode {
+    return this.code === "certificate_unreachable" ? "certificate_not_found" : this.code;
+  }
+}
+
+/** The failure envelope: `{ error: { code, message } }` and nothing else. */
+export interface ErrorBody {
+  error: { code: PublicErrorCode; message: string };
+}
+
+export function errorBody(error: CertkeeperError): ErrorBody {
+  return { error: { code: error.publicCode, message: error.message } };
+}
+
+export const INTERNAL_ERROR_MESSAGE = "Something went wrong on our side; the request id identifies it in the logs.";
+
+/** Turns anything thrown into a CertkeeperError; unknown errors become `internal_error`. */
+export function asCertkeeperError(error: unknown): CertkeeperError {
+  if (error instanceof CertkeeperError) return error;
+  return new CertkeeperError("internal_error", INTERNAL_ERROR_MESSAGE, { cause: error });
+}
+
+/** Quotes a caller-supplied value for an error message, shortened so messages stay readable. */
+export function quote(value: unknown): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+}

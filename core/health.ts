@@ -1,0 +1,24 @@
+/** /healthz and /readyz: the process is up; the database answers. */
+import type { Store } from "./store/ports.ts";
+
+const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+const READY_TIMEOUT_MS = 2000;
+
+export function healthz(): Response {
+  return new Response(JSON.stringify({ status: "ok" }), { headers: JSON_HEADERS });
+}
+
+export async function readyz(store: Store): Promise<Response> {
+  try {
+    await Promise.race([
+      store.ping(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), READY_TIMEOUT_MS).unref?.()),
+    ]);
+    return new Response(JSON.stringify({ status: "ready" }), { headers: JSON_HEADERS });
+  } catch {
+    return new Response(JSON.stringify({ status: "unavailable", reason: "The database does not answer." }), {
+      status: 503,
+      headers: JSON_HEADERS,
+    });
+  }
+}

@@ -1,0 +1,47 @@
+/** Reading a JSON request body safely: declared type, bounded size, clear errors. */
+import { CertkeeperError } from "./errors.ts";
+
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** The parsed JSON body of `request`, or throws 415, 413 or 400 as CONTRACT §4 says. */
+export async function readJsonBody(request: Request): Promise<unknown> {
+  const type = request.headers.get("content-type") ?? "";
+  if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type.trim())) {
+    throw new CertkeeperError(
+      "unsupported_media_type",
+      `The request body must be JSON: send it with "Content-Type: application/json"${type ? ` (got "${type.slice(0, 60)}")` : ""}.`,
+    );
+  }
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) throw tooLarge();
+  const text = await readBounded(request);
+  if (text.trim() === "") throw new CertkeeperError("invalid_request", "The request body is empty: send a JSON object.");
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CertkeeperError("invalid_request", `The request body is not valid JSON: ${(error as Error).message}.`);
+  }
+}
+
+/** Reads at most MAX_BODY_BYTES, whatever Content-Length claimed (or did not claim, when chunked). */
+async function readBounded(request: Request): Promise<string> {
+  if (!request.body) return "";
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+}
+
+function tooLarge(): CertkeeperError {
+  return new CertkeeperError("payload_too_large", `The request body is larger than ${MAX_BODY_BYTES / 1024} KiB.`);
+}

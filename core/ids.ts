@@ -1,0 +1,30 @@
+/** Identifiers and random tokens: a prefix and base62 characters of cryptographic randomness. */
+
+export const BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/** `length` base62 characters, each drawn without modulo bias. */
+export function randomBase62(length: number): string {
+  let out = "";
+  while (out.length < length) {
+    for (const byte of crypto.getRandomValues(new Uint8Array(length * 2))) {
+      // 248 = 62 * 4: bytes at or above it would favour the first characters.
+      if (byte < 248) out += BASE62[byte % 62];
+      if (out.length === length) break;
+    }
+  }
+  return out;
+}
+
+export type IdPrefix = "cert" | "ch" | "evt" | "req" | "org" | "usr" | "key" | "dlv";
+
+/** A new identifier such as `cert_4f9Qx…`: the prefix, an underscore, 20 random base62 characters. */
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${randomBase62(20)}`;
+}
+
+const ID_PATTERN = /^[a-z]+_[0-9A-Za-z]{16,64}$/;
+
+/** True when `value` looks like an identifier with this prefix (cheap pre-check before a lookup). */
+export function isId(prefix: IdPrefix, value: string): boolean {
+  return value.startsWith(`${prefix}_`) && ID_PATTERN.test(value);
+}

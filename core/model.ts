@@ -1,0 +1,147 @@
+/** The records certkeeper keeps, as core sees them (stores map them to rows). Times are ms since the epoch. */
+import type { CertificateDetails } from "./tls/certificate_parse.ts";
+import type { ChainProblem } from "./tls/chain_verify.ts";
+import type { NetFailureReason } from "./net/resolver.ts";
+
+export type Mode = "live" | "test";
+export type Role = "owner" | "admin" | "member";
+export type Plan = "free" | "pro" | "enterprise";
+
+/** What one API key sees: its organization's data of its own mode. */
+export interface Scope {
+  organizationId: string;
+  mode: Mode;
+}
+
+export interface Limits {
+  certificates: number;
+  channels: number;
+  requestsPerMinute: number;
+}
+
+export const PLAN_LIMITS: Record<Plan, Limits> = {
+  free: { certificates: 25, channels: 5, requestsPerMinute: 60 },
+  pro: { certificates: 500, channels: 50, requestsPerMinute: 600 },
+  enterprise: { certificates: 100_000, channels: 1000, requestsPerMinute: 6000 },
+};
+
+export interface OrganizationRecord {
+  id: string;
+  name: string;
+  plan: Plan;
+  limits: Limits;
+  createdAt: number;
+}
+
+export interface UserRecord {
+  id: string;
+  organizationId: string;
+  email: string;
+  role: Role;
+  /** A memory-hard hash (argon2id), or null for a user who cannot sign in. */
+  passwordHash: string | null;
+  createdAt: number;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  userId: string;
+  organizationId: string;
+  name: string;
+  mode: Mode;
+  /** SHA-256 of the key; the key itself is never stored. */
+  hash: string;
+  last4: string;
+  createdAt: number;
+  lastUsedAt: number | null;
+  revokedAt: number | null;
+}
+
+/** A key with the user and organization it acts for, as authentication needs them. */
+export interface KeyGrant {
+  key: ApiKeyRecord;
+  /** Null once the user was removed (their keys were revoked with them). */
+  user: UserRecord | null;
+  organization: OrganizationRecord;
+}
+
+/** What the service last announced about a certificate's health, so each change is announced once. */
+export type Health = "ok" | "invalid" | "unreachable";
+
+export interface CertificateRecord extends Scope {
+  id: string;
+  domain: string;
+  port: number;
+  name: string;
+  /** Distinct, sorted descending. */
+  alertThresholds: number[];
+  createdAt: number;
+  updatedAt: number;
+
+  /** The last certificate retrieved (details stay when a later check fails). */
+  fingerprint: string;
+  details: CertificateDetails;
+  /** A trust or hostname problem of the last retrieved chain. */
+  problem: ChainProblem | null;
+  lastCheckedAt: number;
+
+  /** Set once a failing certificate is declared unreachable. */
+  failure: NetFailureReason | null;
+  /** Consecutive failed checks, counting those retried before declaring it unreachable. */
+  failureCount: number;
+
+  /** Lowest alert threshold already announced for this serial; null: none yet. */
+  alertedThreshold: number | null;
+  /** True once `certificate.expired` was announced for this serial. */
+  expiryAlerted: boolean;
+  health: Health;
+
+  nextCheckAt: number;
+  /** Bumped by every write of a check result: two writers cannot both announce one change. */
+  version: number;
+}
+
+export type ChannelType = "email" | "discord" | "slack" | "webhook";
+
+export interface ChannelRecord extends Scope {
+  id: string;
+  type: ChannelType;
+  name: string;
+  enabled: boolean;
+  /** As given (secrets included); masked only when shown. */
+  config: Record<string, unknown>;
+  /** `whsec_…`, for webhook channels. */
+  signingSecret: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export type EventType =
+  | "certificate.expiring"
+  | "certificate.expired"
+  | "certificate.renewed"
+  | "certificate.invalid"
+  | "certificate.unreachable"
+  | "certificate.recovered"
+  | "test";
+
+export interface EventRecord extends Scope {
+  id: string;
+  type: EventType;
+  certificateId: string | null;
+  /** `{ certificate, threshold? }` as sent to channels, frozen when the event happened. */
+  data: Record<string, unknown>;
+  createdAt: number;
+}
+
+export type DeliveryStatus = "pending" | "delivered" | "failed";
+
+export interface DeliveryRecord {
+  eventId: string;
+  channelId: string;
+  status: DeliveryStatus;
+  attempts: number;
+  nextAttemptAt: number;
+  lastError: string | null;
+  updatedAt: number;
+}

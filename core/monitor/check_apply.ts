@@ -1,0 +1,131 @@
+/**
+ * What one check means: the certificate's new state and the events it raises (CONTRACT §7). Pure:
+ * the same previous state, outcome and time always give the same result, which is what lets a
+ * writer that lost a race simply apply its outcome again to the fresher state.
+ */
+import type { CertificateDetails } from "../tls/certificate_parse.ts";
+import type { ChainProblem } from "../tls/chain_verify.ts";
+import type { NetFailureReason } from "../net/resolver.ts";
+import type { CertificateRecord, EventRecord, EventType, Health } from "../model.ts";
+import { newId } from "../ids.ts";
+import { iso } from "../time.ts";
+import { certificateStatus } from "../certificates/status.ts";
+import { presentCertificate } from "../certificates/present.ts";
+import { nextAlertAt, thresholdToAnnounce } from "./threshold_crossings.ts";
+
+/** What a retrieval found. */
+export type CheckOutcome =
+  | { ok: true; fingerprint: string; details: CertificateDetails; problem: ChainProblem | null }
+  | { ok: false; reason: NetFailureReason; message: string };
+
+export interface CheckPolicy {
+  intervalMs: number;
+  /** Consecutive failures before a certificate is declared unreachable (1: at once). */
+  failuresBeforeUnreachable: number;
+  /** Waits before re-trying after the 1st, 2nd, … failure that is not yet declared. */
+  retryDelaysMs: number[];
+}
+
+export interface AppliedCheck {
+  record: CertificateRecord;
+  events: EventRecord[];
+}
+
+interface Draft {
+  type: EventType;
+  extra?: Record<string, unknown>;
+}
+
+/**
+ * Applies `outcome` to `previous`. For a certificate being added, pass its initial record as
+ * `previous` with `isNew`: no renewal is detected, and health starts as "ok", so a certificate added
+ * invalid, expired or inside a threshold is announced like any other.
+ */
+export function applyCheck(
+  previous: CertificateRecord,
+  outcome: CheckOutcome,
+  now: number,
+  policy: CheckPolicy,
+  options: { isNew?: boolean } = {},
+): AppliedCheck {
+  const drafts: Draft[] = [];
+  const next: CertificateRecord = { ...previous, lastCheckedAt: now };
+
+  if (!outcome.ok) {
+    next.failureCount = previous.failureCount + 1;
+    if (next.failureCount < policy.failuresBeforeUnreachable) {
+      // Not declared yet: one lost packet raises no alert. Try again shortly; announce nothing.
+      const delay = policy.retryDelaysMs[next.failureCount - 1] ?? policy.retryDelaysMs.at(-1) ?? policy.intervalMs;
+      next.nextCheckAt = now + Math.min(delay, policy.intervalMs);
+      return { record: next, events: [] };
+    }
+    next.failure = outcome.reason;
+    next.health = "unreachable";
+    if (previous.health !== "unreachable") drafts.push({ type: "certificate.unreachable", extra: { error: outcome.message } });
+  } else {
+    const renewed =
+      !options.isNew &&
+      (outcome.details.serialNumber !== previous.details.serialNumber ||
+        outcome.details.notAfter > previous.details.notAfter);
+    next.fingerprint = outcome.fingerprint;
+    next.details = outcome.details;
+    next.problem = outcome.problem;
+    next.failure = null;
+    next.failureCount = 0;
+    if (renewed) {
+      drafts.push({
+        type: "certificate.renewed",
+        extra: { previous: { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) } },
+      });
+      next.alertedThreshold = null;
+      next.expiryAlerted = false;
+    }
+    const health: Health = outcome.problem || now < outcome.details.notBefore ? "invalid" : "ok";
+    next.health = health;
+    if (health === "invalid" && previous.health !== "invalid") drafts.push({ type: "certificate.invalid" });
+    if (health === "ok" && previous.health !== "ok") {
+      const { status } = certificateStatus(next, now);
+      if (status === "valid" || status === "expiring") drafts.push({ type: "certificate.recovered" });
+    }
+  }
+
+  // Time-based alerts, on the details we hold (the last retrieved ones when unreachable).
+  const { notAfter } = next.details;
+  if (now > notAfter) {
+    if (!next.expiryAlerted) {
+      drafts.push({ type: "certificate.expired" });
+      next.expiryAlerted = true;
+      // Past expiry no threshold is worth announcing any more for this serial.
+      next.alertedThreshold = Math.min(...next.alertThresholds, next.alertedThreshold ?? Infinity);
+      if (next.alertedThreshold === Infinity) next.alertedThreshold = null;
+    }
+  } else {
+    const threshold = thresholdToAnnounce(next.alertThresholds, notAfter, next.alertedThreshold, now);
+    if (threshold !== null) {
+      drafts.push({ type: "certificate.expiring", extra: { threshold } });
+      next.alertedThreshold = threshold;
+    }
+  }
+
+  const due = nextAlertAt(next.alertThresholds, notAfter, next.alertedThreshold, next.expiryAlerted, now);
+  next.nextCheckAt = Math.min(now + policy.intervalMs, due ?? Infinity);
+  if (drafts.length > 0 || changed(previous, next)) next.updatedAt = now;
+  return { record: next, events: drafts.map((draft) => toEvent(next, draft, now)) };
+}
+
+/** Whether a check changed anything a caller can see besides lastCheckedAt. */
+function changed(a: CertificateRecord, b: CertificateRecord): boolean {
+  return a.fingerprint !== b.fingerprint || a.problem !== b.problem || a.failure !== b.failure;
+}
+
+function toEvent(record: CertificateRecord, draft: Draft, now: number): EventRecord {
+  return {
+    id: newId("evt"),
+    organizationId: record.organizationId,
+    mode: record.mode,
+    type: draft.type,
+    certificateId: record.id,
+    data: { certificate: presentCertificate(record, now), ...draft.extra },
+    createdAt: now,
+  };
+}

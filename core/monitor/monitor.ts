@@ -1,0 +1,72 @@
+/**
+ * Runs checks and saves their results. A result is saved only over the state it was computed from
+ * (compare-and-swap on the record's version); a writer that loses the race re-applies its outcome to
+ * the fresher state, so a manual check and a scheduled one never announce the same change twice.
+ */
+import type { Clock } from "../time.ts";
+import { MINUTE, SECOND } from "../time.ts";
+import type { CertificateRecord } from "../model.ts";
+import type { Store } from "../store/ports.ts";
+import type { Logger } from "../log.ts";
+import { applyCheck, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "./check_apply.ts";
+import type { CertificateSource } from "./certificate_source.ts";
+
+/** How many times a lost race is retried before giving up (each retry re-reads the record). */
+const MAX_SAVE_ATTEMPTS = 5;
+
+export interface CheckObserver {
+  (result: { ok: boolean; seconds: number }): void;
+}
+
+export interface MonitorOptions {
+  store: Store;
+  clock: Clock;
+  source: CertificateSource;
+  logger: Logger;
+  intervalMs: number;
+  onCheck?: CheckObserver;
+}
+
+export class Monitor {
+  constructor(private readonly options: MonitorOptions) {}
+
+  /** Scheduled checks retry a failure twice, shortly, before declaring a certificate unreachable. */
+  policy(manual: boolean): CheckPolicy {
+    return {
+      intervalMs: this.options.intervalMs,
+      failuresBeforeUnreachable: manual ? 1 : 3,
+      retryDelaysMs: [15 * SECOND, 1 * MINUTE],
+    };
+  }
+
+  /** Retrieves a certificate, timing it for the metrics. */
+  async inspect(domain: string, port: number, known?: CertificateRecord): Promise<CheckOutcome> {
+    const started = performance.now();
+    const outcome = await this.options.source.inspect(domain, port, known);
+    this.options.onCheck?.({ ok: outcome.ok, seconds: (performance.now() - started) / 1000 });
+    return outcome;
+  }
+
+  /**
+   * Checks `record` now and saves the result with the events it raised. Null when the certificate
+   * was deleted meanwhile.
+   */
+  async check(record: CertificateRecord, options: { manual: boolean }): Promise<AppliedCheck | null> {
+    const outcome = await this.inspect(record.domain, record.port, record);
+    return this.save(record, outcome, options.manual);
+  }
+
+  async save(record: CertificateRecord, outcome: CheckOutcome, manual: boolean): Promise<AppliedCheck | null> {
+    const { store, clock, logger } = this.options;
+    let current: CertificateRecord | null = record;
+    for (let attempt = 1; current && attempt <= MAX_SAVE_ATTEMPTS; attempt++) {
+      const applied = applyCheck(current, outcome, clock.now(), this.policy(manual));
+      if (await store.certificates.saveCheck(applied.record, applied.events)) {
+        return { record: { ...applied.record, version: applied.record.version + 1 }, events: applied.events };
+      }
+      current = await store.certificates.get(record, record.id);
+    }
+    if (current) logger.warn("check result not saved: the certificate kept changing", { certificateId: record.id });
+    return null;
+  }
+}

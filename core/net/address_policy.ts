@@ -1,0 +1,63 @@
+/**
+ * Which addresses certkeeper may connect to on a caller's behalf. Unless private targets are allowed,
+ * only globally routable unicast addresses pass: loopback, private, link-local, CGNAT, multicast,
+ * unspecified, broadcast, documentation and other reserved ranges are refused, in IPv4, IPv6 and every
+ * IPv6 form that embeds an IPv4 address (mapped, NAT64, 6to4, Teredo, IPv4-compatible).
+ */
+import ipaddr from "ipaddr.js";
+
+/** The reason `address` is refused, or null when it is a public unicast address. */
+export function refusedAddressReason(address: string): string | null {
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(address);
+  } catch {
+    return "not an IP address";
+  }
+  if (parsed.kind() === "ipv6") {
+    const v6 = parsed as ipaddr.IPv6;
+    const embedded = embeddedIpv4(v6);
+    if (embedded) {
+      const reason = refusedAddressReason(embedded.toString());
+      return reason ? `${reason} (embedded in ${address})` : null;
+    }
+    const range = v6.range();
+    return range === "unicast" ? null : describe(range);
+  }
+  const range = (parsed as ipaddr.IPv4).range();
+  return range === "unicast" ? null : describe(range);
+}
+
+function embeddedIpv4(v6: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const range = v6.range();
+  const p = v6.parts;
+  const fromWords = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+  switch (range) {
+    case "ipv4Mapped":
+      return v6.toIPv4Address();
+    case "rfc6052": // NAT64 64:ff9b::/96
+    case "rfc6145": // ::ffff:0:a.b.c.d
+      return fromWords(p[6]!, p[7]!);
+    case "6to4": // 2002:AABB:CCDD::/48
+      return fromWords(p[1]!, p[2]!);
+    case "teredo": // 2001:0::/32: the server address sits in words 2-3, the client's is obfuscated in 6-7
+      return fromWords(p[6]! ^ 0xffff, p[7]! ^ 0xffff);
+  }
+  // IPv4-compatible ::a.b.c.d (deprecated, but some stacks still route it)
+  if (p.slice(0, 6).every((word) => word === 0) && (p[6]! !== 0 || p[7]! > 1)) return fromWords(p[6]!, p[7]!);
+  return null;
+}
+
+function describe(range: string): string {
+  const names: Record<string, string> = {
+    loopback: "a loopback address",
+    private: "a private address",
+    uniqueLocal: "a private address",
+    linkLocal: "a link-local address",
+    carrierGradeNat: "a carrier-grade NAT address",
+    multicast: "a multicast address",
+    unspecified: "an unspecified address",
+    broadcast: "a broadcast address",
+  };
+  return names[range] ?? `a reserved address (${range})`;
+}

@@ -1,0 +1,53 @@
+/**
+ * CERTKEEPER_RESOLVE: static name overrides, `host=address[,host=address…]`. `*.example.test` matches
+ * every subdomain of example.test (not example.test itself); the address `none` makes the name fail
+ * as NXDOMAIN would. The most specific rule wins: an exact name, then the longest wildcard suffix.
+ */
+import { isIP } from "node:net";
+
+export interface ResolveRule {
+  /** Lower-case host name, or `*.suffix` for every subdomain. */
+  pattern: string;
+  /** An IP address, or null for "does not resolve". */
+  address: string | null;
+}
+
+export function parseResolveRules(text: string): ResolveRule[] {
+  return text
+    .split(",")
+    .map((part) => part.trim())
+    .filter((part) => part !== "")
+    .map((part) => {
+      const eq = part.indexOf("=");
+      const pattern = part.slice(0, eq).trim().toLowerCase().replace(/\.$/, "");
+      const address = part.slice(eq + 1).trim();
+      if (eq <= 0 || pattern === "" || pattern === "*." || (pattern.includes("*") && !/^\*\.[^*]+$/.test(pattern))) {
+        throw new Error(`"${part}" is not a rule: write host=address or *.domain=address`);
+      }
+      if (address !== "none" && isIP(address) === 0) {
+        throw new Error(`"${address}" in "${part}" is not an IP address or "none"`);
+      }
+      return { pattern, address: address === "none" ? null : address };
+    });
+}
+
+/**
+ * The rule that decides `host`, or undefined when no rule names it.
+ * Returns `{ address: null }` for a name that must not resolve.
+ */
+export function matchResolveRule(rules: ResolveRule[], host: string): ResolveRule | undefined {
+  const name = host.toLowerCase().replace(/\.$/, "");
+  let best: ResolveRule | undefined;
+  let bestLength = -1;
+  for (const rule of rules) {
+    if (rule.pattern === name) return rule;
+    if (rule.pattern.startsWith("*.")) {
+      const suffix = rule.pattern.slice(1);
+      if (name.endsWith(suffix) && name.length > suffix.length && suffix.length > bestLength) {
+        best = rule;
+        bestLength = suffix.length;
+      }
+    }
+  }
+  return best;
+}

@@ -1,0 +1,70 @@
+/**
+ * What an operation is: its route, its schemas (which validate requests and generate the OpenAPI
+ * document), the errors it can answer, and a handler composed of core services.
+ */
+import { Type, type TObject, type TSchema } from "@sinclair/typebox";
+import type { ErrorCode } from "../errors.ts";
+import type { Principal } from "../auth/authenticate.ts";
+import type { Services } from "../services.ts";
+
+export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
+
+export interface OperationContext {
+  principal: Principal;
+  services: Services;
+  requestId: string;
+}
+
+export interface OperationInput {
+  params: Record<string, string>;
+  query: Record<string, string>;
+  body: unknown;
+}
+
+export interface OperationResult {
+  data: unknown;
+  /** For lists: the cursor of the next page, or null on the last. */
+  nextCursor?: string | null;
+}
+
+export interface Operation {
+  /** camelCase, unique: the OpenAPI operationId and the embed API's name. */
+  id: string;
+  method: HttpMethod;
+  /** Elysia-style path, `/v1/certificates/:id`. */
+  path: string;
+  tag: string;
+  summary: string;
+  description?: string;
+  /** Member keys may only read. */
+  access: "read" | "write";
+  params?: TObject;
+  query: TObject;
+  /** Request body schema; operations without one take no body. */
+  body?: TSchema;
+  /** Body validation when the order of checks matters; default: validate against `body`. */
+  parseBody?: (raw: unknown) => unknown;
+  status: 200 | 201;
+  response: TSchema;
+  /** Errors beyond the ones every authenticated operation can answer. */
+  errors: ErrorCode[];
+  /** A request and response example body for the documentation. */
+  example?: { request?: unknown };
+  handle(ctx: OperationContext, input: OperationInput): Promise<OperationResult>;
+}
+
+/** Errors every authenticated operation can answer. */
+export const COMMON_ERRORS: ErrorCode[] = [
+  "missing_api_key",
+  "invalid_api_key",
+  "expired_api_key",
+  "rate_limit_exceeded",
+  "invalid_request",
+  "internal_error",
+];
+
+export const NoQuery = Type.Object({}, { additionalProperties: false });
+
+export function defineOperation(operation: Operation): Operation {
+  return operation;
+}

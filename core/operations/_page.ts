@@ -1,0 +1,50 @@
+/** Cursor pagination: limits, and opaque cursors that encode a keyset position. */
+import { CertkeeperError, quote } from "../errors.ts";
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export function pageLimit(text: string | undefined): number {
+  if (text === undefined) return DEFAULT_PAGE_SIZE;
+  const limit = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
+  if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) {
+    throw new CertkeeperError("invalid_request", `Query parameter "limit" must be a whole number from 1 to ${MAX_PAGE_SIZE}; got ${quote(text)}.`);
+  }
+  return limit;
+}
+
+/** An opaque cursor for a keyset position (base64url of a JSON array). */
+export function encodeCursor(position: Array<string | number>): string {
+  return Buffer.from(JSON.stringify(position)).toString("base64url");
+}
+
+/**
+ * The keyset position in `cursor`, checked against `shape` (one typeof per element), or throws
+ * `invalid_request`.
+ */
+export function decodeCursor(cursor: string, shape: Array<"string" | "number">): Array<string | number> {
+  let position: unknown;
+  try {
+    position = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+  } catch {
+    position = undefined;
+  }
+  const valid =
+    Array.isArray(position) &&
+    position.length === shape.length &&
+    position.every((value, i) => typeof value === shape[i] && (typeof value !== "number" || Number.isSafeInteger(value)));
+  if (!valid || cursor.length > 200) {
+    throw new CertkeeperError(
+      "invalid_request",
+      `Query parameter "cursor" is not a valid cursor: pass meta.nextCursor of the previous page unchanged.`,
+    );
+  }
+  return position as Array<string | number>;
+}
+
+/** Splits a `limit + 1` result into the page and the next cursor. */
+export function paginate<T>(items: T[], limit: number, positionOf: (item: T) => Array<string | number>) {
+  const page = items.slice(0, limit);
+  const nextCursor = items.length > limit ? encodeCursor(positionOf(page.at(-1)!)) : null;
+  return { page, nextCursor };
+}

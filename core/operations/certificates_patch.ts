@@ -1,0 +1,44 @@
+/** PATCH /v1/certificates/{id}: change the name or the alert thresholds. */
+import { Certificate, PatchCertificateBody } from "../schemas/certificate.ts";
+import { Envelope, IdParams } from "../schemas/common.ts";
+import { presentCertificate } from "../certificates/present.ts";
+import { validate } from "../validate.ts";
+import { isId } from "../ids.ts";
+import { defineOperation, NoQuery } from "./_operation.ts";
+import { certificateNotFound } from "./_certificates.ts";
+import { sortThresholds } from "./certificates_add.ts";
+
+export const patchCertificate = defineOperation({
+  id: "patchCertificate",
+  method: "PATCH",
+  path: "/v1/certificates/:id",
+  tag: "Certificates",
+  summary: "Change a certificate's name or alert thresholds",
+  description:
+    "Thresholds the certificate has already passed are not announced again; a threshold added below the " +
+    "days left is announced at the next check.",
+  access: "write",
+  params: IdParams,
+  query: NoQuery,
+  body: PatchCertificateBody,
+  status: 200,
+  response: Envelope(Certificate),
+  errors: ["permission_denied", "payload_too_large", "unsupported_media_type", "certificate_not_found"],
+  example: { request: { name: "Shop", alertThresholds: [21, 7, 1] } },
+  async handle({ principal, services }, { params, body }) {
+    const patch = validate(PatchCertificateBody, body);
+    const now = services.clock.now();
+    const id = params.id!;
+    const record = isId("cert", id)
+      ? await services.store.certificates.updateSettings(principal.scope, id, {
+          name: patch.name,
+          alertThresholds: patch.alertThresholds && sortThresholds(patch.alertThresholds),
+          updatedAt: now,
+        })
+      : null;
+    if (!record) throw certificateNotFound(id);
+    // A threshold added below the days left must fire at its crossing, not at the next interval.
+    if (patch.alertThresholds) services.scheduler.poke();
+    return { data: presentCertificate(record, now) };
+  },
+});

@@ -1,0 +1,143 @@
+/** Certificate schemas: request bodies and the resource, written once for validation, types and OpenAPI. */
+import { Type, type Static } from "@sinclair/typebox";
+import { Id, PageQuery, Timestamp } from "./common.ts";
+import { CERTIFICATE_STATUSES } from "../certificates/status.ts";
+
+export const CertificateName = Type.String({ minLength: 1, maxLength: 100, description: "Friendly name; default: the domain" });
+
+export const AlertThresholds = Type.Array(Type.Integer({ minimum: 0, maximum: 730 }), {
+  maxItems: 10,
+  uniqueItems: true,
+  description: "Days before expiry at which to alert; default [30, 14, 7, 3, 1]; returned sorted descending",
+  examples: [[30, 14, 7, 3, 1]],
+});
+
+export const AddCertificateBody = Type.Object(
+  {
+    domain: Type.String({
+      description: "Host name to monitor; lower-cased, trailing dot removed, internationalized names as punycode",
+      examples: ["example.com"],
+    }),
+    name: Type.Optional(CertificateName),
+    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: "Default 443", examples: [443] })),
+    alertThresholds: Type.Optional(AlertThresholds),
+  },
+  { additionalProperties: false },
+);
+export type AddCertificateBody = Static<typeof AddCertificateBody>;
+
+export const PatchCertificateBody = Type.Object(
+  { name: Type.Optional(CertificateName), alertThresholds: Type.Optional(AlertThresholds) },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type PatchCertificateBody = Static<typeof PatchCertificateBody>;
+
+export const CertificateStatus = Type.Union(
+  CERTIFICATE_STATUSES.map((status) => Type.Literal(status)),
+  { description: "First that applies: expired, unreachable, invalid, expiring, valid" },
+);
+
+export const StatusReason = Type.Union(
+  [
+    ...[
+      "expired",
+      "not_yet_valid",
+      "self_signed",
+      "untrusted_issuer",
+      "hostname_mismatch",
+      "expiring_soon",
+      "dns_error",
+      "connection_refused",
+      "timeout",
+      "tls_error",
+    ].map((reason) => Type.Literal(reason)),
+    Type.Null(),
+  ],
+  { description: "Why the status is not valid; null when valid" },
+);
+
+export const ChainEntry = Type.Object({
+  subject: Type.String(),
+  issuer: Type.String(),
+  validFrom: Timestamp,
+  validTo: Timestamp,
+});
+
+const certificateFields = {
+  id: Id("cert", "cert_3kT9vQm2Xy7LpA0bN5cZ"),
+  domain: Type.String({ examples: ["example.com"] }),
+  name: Type.String(),
+  status: CertificateStatus,
+  daysUntilExpiry: Type.Integer({ description: "floor((expiresAt − now) / 24 h); negative once expired" }),
+  expiresAt: Timestamp,
+  issuedAt: Timestamp,
+  issuer: Type.String({ examples: ["Let's Encrypt"] }),
+  subject: Type.String({ examples: ["example.com"] }),
+  subjectAlternativeNames: Type.Array(Type.String(), { examples: [["example.com", "www.example.com"]] }),
+  serialNumber: Type.String({ examples: ["04:A3:1F:9C"] }),
+  signatureAlgorithm: Type.String({ examples: ["sha256WithRSAEncryption"] }),
+  port: Type.Integer(),
+  alertThresholds: Type.Array(Type.Integer()),
+  lastCheckedAt: Timestamp,
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+  chain: Type.Array(ChainEntry, { description: "The certificates the server sent, leaf first" }),
+  statusReason: StatusReason,
+};
+
+const f = certificateFields;
+
+export const Certificate = Type.Object(certificateFields, { additionalProperties: false });
+export type CertificateView = Static<typeof Certificate>;
+
+export const CreatedCertificate = Type.Object(
+  {
+    id: f.id,
+    domain: f.domain,
+    name: f.name,
+    status: f.status,
+    daysUntilExpiry: f.daysUntilExpiry,
+    expiresAt: f.expiresAt,
+    issuedAt: f.issuedAt,
+    issuer: f.issuer,
+    subject: f.subject,
+    port: f.port,
+    alertThresholds: f.alertThresholds,
+    createdAt: f.createdAt,
+    updatedAt: f.updatedAt,
+  },
+  { additionalProperties: false },
+);
+export type CreatedCertificateView = Static<typeof CreatedCertificate>;
+
+export const CheckedCertificate = Type.Object(
+  {
+    domain: f.domain,
+    status: f.status,
+    daysUntilExpiry: f.daysUntilExpiry,
+    expiresAt: f.expiresAt,
+    issuedAt: f.issuedAt,
+    issuer: f.issuer,
+    subject: f.subject,
+    subjectAlternativeNames: f.subjectAlternativeNames,
+    serialNumber: f.serialNumber,
+    signatureAlgorithm: f.signatureAlgorithm,
+    port: f.port,
+    lastCheckedAt: f.lastCheckedAt,
+    chain: f.chain,
+    statusReason: f.statusReason,
+  },
+  { additionalProperties: false },
+);
+export type CheckedCertificateView = Static<typeof CheckedCertificate>;
+
+export const ListCertificatesQuery = Type.Object(
+  {
+    ...PageQuery,
+    status: Type.Optional(
+      Type.String({ description: "One status or a comma-separated list", examples: ["expiring,expired"] }),
+    ),
+    domain: Type.Optional(Type.String({ description: "Case-insensitive substring of the domain" })),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,29 @@
+/** Everything operations compose: built once per process by createCore(). */
+import type { Config } from "./config.ts";
+import type { Store } from "./store/ports.ts";
+import type { Clock } from "./time.ts";
+import type { Logger } from "./log.ts";
+import type { Authenticator } from "./auth/authenticate.ts";
+import type { RateLimiter } from "./auth/rate_limit.ts";
+import type { Monitor } from "./monitor/monitor.ts";
+import type { Scheduler } from "./monitor/scheduler.ts";
+import type { Admin } from "./admin.ts";
+
+/** Something with work queued in the background that can be told to look now. */
+export interface Pokeable {
+  poke(): void;
+}
+
+export interface Services {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  monitor: Monitor;
+  scheduler: Scheduler;
+  /** The delivery worker, once notifications are wired in. */
+  deliveries?: Pokeable;
+  admin: Admin;
+}

@@ -1,0 +1,202 @@
+/**
+ * The storage interfaces core works against. Two implementations keep them: the SQL store
+ * (adapters/sql, over libSQL) and the in-memory store (adapters/memory); one conformance suite
+ * (test/store_conformance.ts) holds both to the same behaviour.
+ */
+import type {
+  ApiKeyRecord,
+  CertificateRecord,
+  ChannelRecord,
+  DeliveryRecord,
+  EventRecord,
+  KeyGrant,
+  OrganizationRecord,
+  Scope,
+  UserRecord,
+} from "../model.ts";
+import type { CertificateStatus } from "../certificates/status.ts";
+
+/** Thrown by `create`/`insert` methods when a unique value (an email, a key hash) is taken. */
+export class DuplicateError extends Error {
+  constructor(what: string) {
+    super(`${what} already exists`);
+    this.name = "DuplicateError";
+  }
+}
+
+export interface OrganizationStore {
+  create(org: OrganizationRecord): Promise<void>;
+  get(id: string): Promise<OrganizationRecord | null>;
+  list(): Promise<OrganizationRecord[]>;
+}
+
+export interface UserStore {
+  /** Throws {@link DuplicateError} when the email is taken. */
+  create(user: UserRecord): Promise<void>;
+  get(id: string): Promise<UserRecord | null>;
+  findByEmail(email: string): Promise<UserRecord | null>;
+  list(organizationId: string): Promise<UserRecord[]>;
+  update(id: string, patch: Partial<Pick<UserRecord, "role" | "passwordHash">>): Promise<UserRecord | null>;
+  /** Removes the user and revokes every key they made, at `at`. */
+  remove(id: string, at: number): Promise<boolean>;
+}
+
+export interface ApiKeyStore {
+  create(key: ApiKeyRecord): Promise<void>;
+  get(id: string): Promise<ApiKeyRecord | null>;
+  /** Sets revokedAt (once); returns the key as it now is, or null when there is no such key. */
+  revoke(id: string, at: number): Promise<ApiKeyRecord | null>;
+  /** Newest first. */
+  list(organizationId: string): Promise<ApiKeyRecord[]>;
+  /** The key with this hash and whom it acts for. */
+  findByHash(hash: string): Promise<KeyGrant | null>;
+  /** Records last use; batched by the caller, so it may lag. */
+  touch(uses: Array<{ id: string; at: number }>): Promise<void>;
+}
+
+export interface CertificateListQuery {
+  limit: number;
+  /** Keyset position: items strictly after (notAfter, id). */
+  after?: { notAfter: number; id: string };
+  statuses?: CertificateStatus[];
+  /** Lower-case substring of the domain. */
+  domainContains?: string;
+  /** The time statuses are computed at. */
+  now: number;
+}
+
+export type InsertCertificateResult = "created" | "duplicate" | "limit_reached";
+
+export interface CertificateStore {
+  /**
+   * Inserts the certificate and the events its first check raised, atomically, unless its domain and
+   * port are already monitored in its scope or the scope already holds `limit` certificates.
+   */
+  insert(record: CertificateRecord, options: { limit: number; events: EventRecord[] }): Promise<InsertCertificateResult>;
+  get(scope: Scope, id: string): Promise<CertificateRecord | null>;
+  findByDomain(scope: Scope, domain: string, port: number): Promise<CertificateRecord | null>;
+  count(scope: Scope): Promise<number>;
+  /** Ordered by notAfter, then id; up to `query.limit` items. */
+  list(scope: Scope, query: CertificateListQuery): Promise<CertificateRecord[]>;
+  /** Every certificate of every organization, in pages: for metrics. */
+  listAll(query: { limit: number; afterId?: string }): Promise<CertificateRecord[]>;
+  /**
+   * Changes the caller-owned settings and bumps the version (a check computed with the old thresholds
+   * then re-applies). New thresholds make the certificate due now, so they are judged at once.
+   * Returns the updated record, or null when missing.
+   */
+  updateSettings(
+    scope: Scope,
+    id: string,
+    patch: { name?: string; alertThresholds?: number[]; updatedAt: number },
+  ): Promise<CertificateRecord | null>;
+  /** Deletes it and cancels its pending deliveries. */
+  remove(scope: Scope, id: string, at: number): Promise<boolean>;
+
+  /**
+   * Leases up to `limit` certificates whose nextCheckAt has come, to `owner`: their nextCheckAt moves
+   * to `leaseUntil`, so no other process claims them before then, and a process that dies mid-check
+   * leaves them due again when the lease runs out. Returned as they were before the lease.
+   */
+  claimDue(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<CertificateRecord[]>;
+  /** The earliest nextCheckAt of all certificates (leases included), or null when there are none. */
+  nextDueAt(): Promise<number | null>;
+  /**
+   * Writes a check result and the events it raised, with a pending delivery of each event to every
+   * enabled channel of the certificate's scope, in one transaction. Only when the stored version still
+   * equals `record.version`; the stored version then becomes version + 1. Returns false (writing
+   * nothing) when someone else wrote first (a check or a settings change), or the certificate is gone.
+   */
+  saveCheck(record: CertificateRecord, events: EventRecord[]): Promise<boolean>;
+}
+
+export interface ChannelListQuery {
+  limit: number;
+  /** Keyset position, newest first: items strictly before (createdAt, id). */
+  before?: { createdAt: number; id: string };
+}
+
+export interface ChannelStore {
+  /** Inserts unless the scope already holds `limit` channels; false when it does. */
+  insert(record: ChannelRecord, options: { limit: number }): Promise<boolean>;
+  get(scope: Scope, id: string): Promise<ChannelRecord | null>;
+  /** Newest first. */
+  list(scope: Scope, query: ChannelListQuery): Promise<ChannelRecord[]>;
+  update(
+    scope: Scope,
+    id: string,
+    patch: Partial<Pick<ChannelRecord, "name" | "enabled" | "config">> & { updatedAt: number },
+  ): Promise<ChannelRecord | null>;
+  /** Deletes it and cancels its pending deliveries. */
+  remove(scope: Scope, id: string, at: number): Promise<boolean>;
+  /** Turns a channel off from outside any scope (its endpoint answered 410 Gone). */
+  disable(id: string, at: number): Promise<void>;
+}
+
+export interface EventWithDeliveries extends EventRecord {
+  /** Insertion order, assigned by the store: the events list's order and cursor. */
+  seq: number;
+  deliveries: DeliveryRecord[];
+}
+
+export interface EventListQuery {
+  limit: number;
+  /** Keyset position, newest first: events inserted before the one with this seq. */
+  beforeSeq?: number;
+}
+
+/** A delivery leased for sending, with what it needs. */
+export interface DeliveryJob {
+  delivery: DeliveryRecord;
+  event: EventRecord;
+  channel: ChannelRecord;
+}
+
+export interface EventStore {
+  /** Inserts an event with exactly these deliveries (a channel test). */
+  insert(event: EventRecord, deliveries: DeliveryRecord[]): Promise<void>;
+  /** Newest first, with their deliveries. */
+  list(scope: Scope, query: EventListQuery): Promise<EventWithDeliveries[]>;
+  get(scope: Scope, id: string): Promise<EventWithDeliveries | null>;
+
+  /**
+   * Leases up to `limit` pending deliveries whose nextAttemptAt has come (moving it to `leaseUntil`,
+   * as claimDue does). Deliveries to a channel that is disabled or gone are settled as failed instead.
+   */
+  claimDueDeliveries(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<DeliveryJob[]>;
+  /** The earliest nextAttemptAt of pending deliveries, or null. */
+  nextDeliveryAt(): Promise<number | null>;
+  /** Records an attempt's outcome, only while `owner` still holds the lease; false otherwise. */
+  completeDelivery(
+    owner: string,
+    update: Pick<DeliveryRecord, "eventId" | "channelId" | "status" | "attempts" | "nextAttemptAt" | "lastError" | "updatedAt">,
+  ): Promise<boolean>;
+}
+
+export interface RateLimitStore {
+  /** Counts one request of `keyId` in its current fixed window, opening a new window when the last ran out. */
+  hit(keyId: string, now: number, windowMs: number): Promise<{ count: number; windowStart: number }>;
+}
+
+export interface Store {
+  organizations: OrganizationStore;
+  users: UserStore;
+  apiKeys: ApiKeyStore;
+  certificates: CertificateStore;
+  channels: ChannelStore;
+  events: EventStore;
+  rateLimits: RateLimitStore;
+  /**
+   * True when other processes may write to this store (a libSQL server): rate limits are then counted
+   * in the store rather than in memory.
+   */
+  readonly shared: boolean;
+  /**
+   * A token that changes whenever anyone (this process or another) commits a write, cheap enough to
+   * read on every request; undefined when the store cannot tell, and nothing may be cached.
+   */
+  changeToken?(): string;
+  /** Resolves when the store answers. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

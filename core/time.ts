@@ -1,0 +1,48 @@
+/** Time as a dependency: everything in core that needs "now" or a delay takes a {@link Clock}. */
+
+export const SECOND = 1000;
+export const MINUTE = 60 * SECOND;
+export const HOUR = 60 * MINUTE;
+export const DAY = 24 * HOUR;
+
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number;
+  /** Resolves after `ms` milliseconds of this clock's time, or early when `signal` aborts. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise((resolve) => {
+      if (signal?.aborted) return resolve();
+      const timer = setTimeout(done, Math.max(0, ms));
+      signal?.addEventListener("abort", done, { once: true });
+      function done() {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      }
+    }),
+};
+
+/** `YYYY-MM-DDTHH:mm:ss.sssZ`, the only timestamp format certkeeper emits. */
+export function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
+
+const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
+const UNIT: Record<string, number> = { ms: 1, s: SECOND, m: MINUTE, h: HOUR, d: DAY };
+
+/** Parses `500ms`, `30s`, `5m`, `6h`, `1d` into milliseconds; throws on anything else. */
+export function parseDuration(text: string): number {
+  const match = DURATION.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a duration: write it like 500ms, 30s, 5m or 6h`);
+  return Math.round(Number(match[1]) * UNIT[match[2]!]!);
+}
+
+/** Whole days from `now` until `until`, rounded down: negative once `until` has passed. */
+export function daysUntil(until: number, now: number): number {
+  return Math.floor((until - now) / DAY);
+}

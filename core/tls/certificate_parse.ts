@@ -1,0 +1,102 @@
+/** Turns DER certificates into the fields of SPEC.md 2.2, formatted as CONTRACT §5 says. */
+import { Certificate, x509 } from "./x509.ts";
+
+export interface ChainEntry {
+  subject: string;
+  issuer: string;
+  validFrom: string;
+  validTo: string;
+}
+
+/** What a retrieval tells about a certificate, independent of time and of who monitors it. */
+export interface CertificateDetails {
+  serialNumber: string;
+  /** notBefore and notAfter of the leaf, in ms since the epoch. */
+  notBefore: number;
+  notAfter: number;
+  issuer: string;
+  subject: string;
+  subjectAlternativeNames: string[];
+  signatureAlgorithm: string;
+  chain: ChainEntry[];
+}
+
+/** OpenSSL's long names for the signature algorithms found on the web. */
+const SIGNATURE_NAMES: Record<string, string> = {
+  "1.2.840.113549.1.1.2": "md2WithRSAEncryption",
+  "1.2.840.113549.1.1.4": "md5WithRSAEncryption",
+  "1.2.840.113549.1.1.5": "sha1WithRSAEncryption",
+  "1.2.840.113549.1.1.10": "RSASSA-PSS",
+  "1.2.840.113549.1.1.11": "sha256WithRSAEncryption",
+  "1.2.840.113549.1.1.12": "sha384WithRSAEncryption",
+  "1.2.840.113549.1.1.13": "sha512WithRSAEncryption",
+  "1.2.840.113549.1.1.14": "sha224WithRSAEncryption",
+  "1.2.840.10045.4.1": "ecdsa-with-SHA1",
+  "1.2.840.10045.4.3.1": "ecdsa-with-SHA224",
+  "1.2.840.10045.4.3.2": "ecdsa-with-SHA256",
+  "1.2.840.10045.4.3.3": "ecdsa-with-SHA384",
+  "1.2.840.10045.4.3.4": "ecdsa-with-SHA512",
+  "1.3.101.112": "ED25519",
+  "1.3.101.113": "ED448",
+  "1.2.840.10040.4.3": "dsa_with_SHA1",
+  "2.16.840.1.101.3.4.3.2": "dsa_with_SHA256",
+  "1.2.156.10197.1.501": "SM2-with-SM3",
+};
+
+export function parseCertificates(ders: Uint8Array[]): Certificate[] {
+  return ders.map((der) => new Certificate(new Uint8Array(der)));
+}
+
+/** Every field of the leaf and the chain, from certificates parsed by {@link parseCertificates}. */
+export function describeChain(certs: Certificate[]): CertificateDetails {
+  const leaf = certs[0];
+  if (!leaf) throw new Error("describeChain() needs at least one certificate");
+  return {
+    serialNumber: formatSerial(leaf.serialNumber),
+    notBefore: leaf.notBefore.getTime(),
+    notAfter: leaf.notAfter.getTime(),
+    issuer: firstField(leaf.issuerName, ["O", "CN"]) ?? leaf.issuer,
+    subject: firstField(leaf.subjectName, ["CN"]) ?? dnsNames(leaf)[0] ?? leaf.subject,
+    subjectAlternativeNames: alternativeNames(leaf),
+    signatureAlgorithm: SIGNATURE_NAMES[leaf.signatureOid] ?? leaf.signatureOid,
+    chain: certs.map((cert) => ({
+      subject: firstField(cert.subjectName, ["CN", "O"]) ?? cert.subject,
+      issuer: firstField(cert.issuerName, ["CN", "O"]) ?? cert.issuer,
+      validFrom: cert.notBefore.toISOString(),
+      validTo: cert.notAfter.toISOString(),
+    })),
+  };
+}
+
+/** Upper-case hex byte pairs joined by `:`, without the sign byte DER adds before a high bit. */
+export function formatSerial(hex: string): string {
+  let digits = hex.toUpperCase().replace(/[^0-9A-F]/g, "");
+  if (digits.length % 2 === 1) digits = `0${digits}`;
+  if (digits.length > 2 && digits.startsWith("00") && parseInt(digits[2]!, 16) >= 8) digits = digits.slice(2);
+  return digits.match(/../g)!.join(":");
+}
+
+function firstField(name: x509.Name, fields: string[]): string | undefined {
+  for (const field of fields) {
+    const value = name.getField(field)[0];
+    if (value) return value;
+  }
+  return undefined;
+}
+
+function sanItems(cert: Certificate): readonly x509.GeneralName[] {
+  return cert.getExtension(x509.SubjectAlternativeNameExtension)?.names.items ?? [];
+}
+
+/** DNS names and IP addresses of the SAN extension, in certificate order. */
+export function alternativeNames(cert: Certificate): string[] {
+  return sanItems(cert)
+    .filter((item) => item.type === "dns" || item.type === "ip")
+    .map((item) => item.value);
+}
+
+export function dnsNames(cert: Certificate): string[] {
+  return sanItems(cert)
+    .filter((item) => item.type === "dns")
+    .map((item) => item.value);
+}

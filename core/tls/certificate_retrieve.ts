@@ -1,0 +1,74 @@
+/** Reads the certificate chain a TLS server sends, exactly as sent, under one hard deadline. */
+import { createHash } from "node:crypto";
+import type { PeerCertificate, TLSSocket } from "node:tls";
+import { connectGuarded } from "../net/connect.ts";
+import { NetFailure, type ResolverOptions } from "../net/resolver.ts";
+
+/** The DER certificates a server sent, leaf first, and a fingerprint of the whole chain. */
+export interface RetrievedChain {
+  ders: Uint8Array[];
+  /** SHA-256 over the chain: unchanged chain, unchanged fingerprint, so parsing can be skipped. */
+  fingerprint: string;
+}
+
+export interface RetrieveOptions extends ResolverOptions {
+  timeoutMs: number;
+}
+
+/** No server presents a chain that ends in this anchor; see INERT_TRUST_ANCHOR's use below. */
+const INERT_TRUST_ANCHOR = `-----BEGIN CERTIFICATE-----
+MIIByjCCAXGgAwIBAgIUDKB+K3qNL1c0nB283SGNOPcUp8kwCgYIKoZIzj0EAwIw
+OjE4MDYGA1UEAwwvY2VydGtlZXBlciBpbmVydCB0cnVzdCBhbmNob3IgKG1hdGNo
+ZXMgbm90aGluZykwIBcNMjYxMTIwMjM0NzMxWhgPMjEyNjEwMjcyMzQ3MzFaMDox
+ODA2BgNVBAMML2NlcnRrZWVwZXIgaW5lcnQgdHJ1c3QgYW5jaG9yIChtYXRjaGVz
+IG5vdGhpbmcpMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEY3JIG8XRJ1LEellb
+TJxx4InsZuO1DF05ea0Dl0fTniiA3f2S8t/WmeYIKq3wmnmgrQyTm0KMNLtMFsXZ
+95oe1aNTMFEwHQYDVR0OBBYEFM+WK69IR6biuHPOt1KQ0GIxpCy+MB8GA1UdIwQY
+MBaAFM+WK69IR6biuHPOt1KQ0GIxpCy+MA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZI
+zj0EAwIDRwAwRAIgYWE8Gokz5gPXOYaxr4bLOv33lg5u7gte8KnGdppwE1cCIFfh
+JNlfcqn9BHN2jtH/8r4hXdaJOshk03En59x7T3aD
+-----END CERTIFICATE-----`;
+
+/** A server sends a handful of certificates; anything past this is malformed or hostile. */
+const MAX_CHAIN_LENGTH = 10;
+
+/**
+ * Connects to `domain:port` with the domain as SNI and returns the chain it sent. Trust is judged
+ * separately (chain_verify.ts), so the handshake accepts any certificate: expired, self-signed and
+ * wrong-host certificates are read like any other. The handshake's trust store holds only an inert
+ * anchor, because the TLS library completes the peer chain from its store: with the system roots
+ * there, `getPeerCertificate(true)` would report a root the server never sent.
+ */
+export async function retrieveChain(domain: string, port: number, options: RetrieveOptions): Promise<RetrievedChain> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  const socket = (await connectGuarded({
+    ...options,
+    host: domain,
+    port,
+    signal,
+    tls: { rejectUnauthorized: false, ca: [INERT_TRUST_ANCHOR] },
+  })) as TLSSocket;
+  try {
+    return chainOf(socket.getPeerCertificate(true), domain, port);
+  } finally {
+    socket.destroy();
+  }
+}
+
+function chainOf(peer: PeerCertificate | undefined, domain: string, port: number): RetrievedChain {
+  const ders: Uint8Array[] = [];
+  const seen = new Set<string>();
+  const hash = createHash("sha256");
+  // The issuer links are circular at a self-signed certificate; stop on a repeat and at a depth limit.
+  let current: PeerCertificate | undefined = peer;
+  while (current?.raw && ders.length < MAX_CHAIN_LENGTH) {
+    const key = current.fingerprint256 ?? current.raw.toString("base64");
+    if (seen.has(key)) break;
+    seen.add(key);
+    ders.push(new Uint8Array(current.raw));
+    hash.update(current.raw);
+    current = (current as { issuerCertificate?: PeerCertificate }).issuerCertificate;
+  }
+  if (ders.length === 0) throw new NetFailure("tls_error", `${domain}:${port} completed a handshake without a certificate`);
+  return { ders, fingerprint: hash.digest("hex") };
+}

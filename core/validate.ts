@@ -1,0 +1,101 @@
+/**
+ * Validation with the TypeBox schemas the OpenAPI document is generated from, turning the first error
+ * into a message that names the field and says what it must be.
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value";
+import { CertkeeperError, quote, type ErrorCode } from "./errors.ts";
+
+/** Returns `value` typed by `schema`, or throws `code` (default `invalid_request`) naming the field. */
+export function validate<T extends TSchema>(schema: T, value: unknown, code: ErrorCode = "invalid_request"): Static<T> {
+  if (Value.Check(schema, value)) return value;
+  const error = firstError(schema, value);
+  throw new CertkeeperError(code, error ? describeError(error) : "The request body is not valid.");
+}
+
+/** Throws `invalid_request` for the first property of `value` that `schema` does not declare. */
+export function rejectUnknownFields(schema: TSchema, value: Record<string, unknown>): void {
+  const allowed = Object.keys(schema.properties ?? {});
+  for (const key of Object.keys(value)) {
+    if (!allowed.includes(key)) {
+      throw new CertkeeperError("invalid_request", `Unknown field ${quote(key)}: the allowed fields are ${allowed.join(", ")}.`);
+    }
+  }
+}
+
+function firstError(schema: TSchema, value: unknown): ValueError | undefined {
+  // Report an unknown field before anything else: a misspelt field name explains the other errors.
+  let first: ValueError | undefined;
+  for (const error of Value.Errors(schema, value)) {
+    if (error.type === ValueErrorType.ObjectAdditionalProperties) return error;
+    first ??= error;
+  }
+  return first;
+}
+
+/** `/alertThresholds/1` → `alertThresholds[1]`. */
+export function fieldName(path: string): string {
+  return path
+    .split("/")
+    .slice(1)
+    .map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i === 0 ? part : `.${part}`))
+    .join("");
+}
+
+function describeError(error: ValueError): string {
+  const field = fieldName(error.path);
+  switch (error.type) {
+    case ValueErrorType.ObjectAdditionalProperties:
+      return `Unknown field ${quote(field)}: remove it (the allowed fields are ${allowedFields(error)}).`;
+    case ValueErrorType.ObjectRequiredProperty:
+      return `Field ${quote(field)} is required.`;
+    case ValueErrorType.Object:
+      return field === "" ? "The request body must be a JSON object." : `Field ${quote(field)} must be an object.`;
+    default:
+      return `Field ${quote(field)} must be ${expectation(error.schema)}; got ${quote(error.value)}.`;
+  }
+}
+
+function allowedFields(error: ValueError): string {
+  // The error's schema is the object schema that rejected the property.
+  return Object.keys(error.schema.properties ?? {}).join(", ");
+}
+
+/** A short English description of what a schema accepts. */
+export function expectation(schema: TSchema): string {
+  if (schema.const !== undefined) return quote(schema.const);
+  if (Array.isArray(schema.anyOf)) return schema.anyOf.map(expectation).join(" or ");
+  switch (schema.type) {
+    case "integer":
+    case "number": {
+      const kind = schema.type === "integer" ? "a whole number" : "a number";
+      if (schema.minimum !== undefined && schema.maximum !== undefined) return `${kind} from ${schema.minimum} to ${schema.maximum}`;
+      if (schema.minimum !== undefined) return `${kind} of at least ${schema.minimum}`;
+      return kind;
+    }
+    case "string": {
+      if (schema.format === "email") return "an email address";
+      if (schema.minLength !== undefined && schema.maxLength !== undefined) {
+        return `a string of ${schema.minLength} to ${schema.maxLength} characters`;
+      }
+      return "a string";
+    }
+    case "boolean":
+      return "true or false";
+    case "array": {
+      const parts = [`an array of ${schema.items ? plural(expectation(schema.items)) : "values"}`];
+      if (schema.maxItems !== undefined) parts.push(`at most ${schema.maxItems} of them`);
+      if (schema.uniqueItems) parts.push("without repeats");
+      return parts.join(", ");
+    }
+    case "object":
+      return "an object";
+    case "null":
+      return "null";
+  }
+  return "a valid value";
+}
+
+function plural(description: string): string {
+  return description.replace(/^an? (whole number|number|string|email address|object)/, "$1s");
+}
