@@ -1,0 +1,62 @@
+import { describe, expect, test } from "bun:test";
+import { refusedAddressReason } from "../core/net/address_policy.ts";
+import { matchResolveRule, parseResolveRules } from "../core/net/resolve_rules.ts";
+import { NetFailure, resolveVetted } from "../core/net/resolver.ts";
+
+describe("refusedAddressReason()", () => {
+  test.each([
+    "127.0.0.1", "127.255.0.9", "10.1.2.3", "172.16.0.1", "172.31.255.255", "192.168.0.1", "169.254.169.254",
+    "100.64.0.1", "100.127.255.255", "224.0.0.1", "239.1.1.1", "0.0.0.0", "255.255.255.255", "192.0.2.1",
+    "::1", "::", "fe80::1", "fc00::1", "fd12:3456::1", "ff02::1", "2001:db8::1",
+    "::ffff:127.0.0.1", "::ffff:10.0.0.1", "::ffff:169.254.169.254", "64:ff9b::a9fe:a9fe", "2002:7f00:1::1", "::127.0.0.1",
+  ])("refuses %s", (address) => {
+    expect(refusedAddressReason(address)).not.toBeNull();
+  });
+
+  test.each(["93.184.216.34", "8.8.8.8", "1.1.1.1", "100.128.0.1", "172.32.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8", "64:ff9b::808:808"])(
+    "allows the public address %s",
+    (address) => {
+      expect(refusedAddressReason(address)).toBeNull();
+    },
+  );
+
+  test("names the kind of address refused", () => {
+    expect(refusedAddressReason("127.0.0.1")).toBe("a loopback address");
+    expect(refusedAddressReason("100.64.0.1")).toBe("a carrier-grade NAT address");
+    expect(refusedAddressReason("::ffff:10.0.0.1")).toBe("a private address (embedded in ::ffff:10.0.0.1)");
+  });
+});
+
+describe("CERTKEEPER_RESOLVE rules", () => {
+  const rules = parseResolveRules("a.test=10.0.0.1, *.test=127.0.0.1,*.deep.test=127.0.0.2,gone.test=none");
+
+  test("an exact name wins over wildcards; the longest wildcard suffix wins", () => {
+    expect(matchResolveRule(rules, "a.test")?.address).toBe("10.0.0.1");
+    expect(matchResolveRule(rules, "b.test")?.address).toBe("127.0.0.1");
+    expect(matchResolveRule(rules, "x.deep.test")?.address).toBe("127.0.0.2");
+    expect(matchResolveRule(rules, "A.TEST.")?.address).toBe("10.0.0.1");
+  });
+
+  test("a wildcard matches subdomains, not the name itself", () => {
+    expect(matchResolveRule(parseResolveRules("*.example.test=127.0.0.1"), "example.test")).toBeUndefined();
+  });
+
+  test("none makes the name fail to resolve, as NXDOMAIN would", async () => {
+    const failure = await resolveVetted("gone.test", { rules, allowPrivateTargets: true }).catch((error) => error);
+    expect(failure).toBeInstanceOf(NetFailure);
+    expect(failure.reason).toBe("dns_error");
+  });
+
+  test("a resolved private address is refused unless private targets are allowed", async () => {
+    const refused = await resolveVetted("b.test", { rules, allowPrivateTargets: false }).catch((error) => error);
+    expect([refused.reason, refused.message]).toEqual([
+      "connection_refused",
+      "b.test resolves to 127.0.0.1, a loopback address, which certkeeper does not connect to",
+    ]);
+    expect(await resolveVetted("b.test", { rules, allowPrivateTargets: true })).toEqual([{ address: "127.0.0.1", family: 4 }]);
+  });
+
+  test.each(["noequals", "=1.2.3.4", "a.test=not-an-ip", "a.*.test=1.2.3.4", "*.=1.2.3.4"])("refuses the malformed rule %p", (text) => {
+    expect(() => parseResolveRules(text)).toThrow();
+  });
+});

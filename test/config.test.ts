@@ -1,0 +1,75 @@
+import { describe, expect, test } from "bun:test";
+import { configFromEnv, DEFAULT_CONFIG } from "../core/config.ts";
+
+describe("configFromEnv()", () => {
+  test("with nothing set, the defaults of CONTRACT §1", () => {
+    expect(configFromEnv({})).toEqual(DEFAULT_CONFIG);
+    expect(DEFAULT_CONFIG).toMatchObject({
+      host: "127.0.0.1",
+      port: 3000,
+      databaseUrl: "file:./data/certkeeper.db",
+      checkIntervalMs: 6 * 3600_000,
+      tlsTimeoutMs: 10_000,
+      checkConcurrency: 16,
+      logLevel: "info",
+      allowPrivateTargets: false,
+      mailFrom: "certkeeper@localhost",
+      deliveryRetryMs: [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000],
+    });
+  });
+
+  test("reads every variable", () => {
+    const config = configFromEnv({
+      CERTKEEPER_HOST: "0.0.0.0",
+      CERTKEEPER_PORT: "8080",
+      CERTKEEPER_DATABASE_URL: "http://127.0.0.1:8081",
+      CERTKEEPER_DATABASE_AUTH_TOKEN: "tok",
+      CERTKEEPER_CHECK_INTERVAL: "500ms",
+      CERTKEEPER_TLS_TIMEOUT: "30s",
+      CERTKEEPER_CHECK_CONCURRENCY: "4",
+      CERTKEEPER_LOG_LEVEL: "debug",
+      CERTKEEPER_RESOLVE: "a.test=127.0.0.1,*.b.test=none",
+      CERTKEEPER_EXTRA_CA_FILE: "/tmp/ca.pem",
+      CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
+      CERTKEEPER_SMTP_URL: "smtp://u:p@127.0.0.1:2525",
+      CERTKEEPER_MAIL_FROM: "alerts@example.com",
+      CERTKEEPER_DELIVERY_RETRY: "1s,5m",
+      CERTKEEPER_METRICS_TOKEN: "m",
+    });
+    expect(config).toEqual({
+      host: "0.0.0.0",
+      port: 8080,
+      databaseUrl: "http://127.0.0.1:8081",
+      databaseAuthToken: "tok",
+      checkIntervalMs: 500,
+      tlsTimeoutMs: 30_000,
+      checkConcurrency: 4,
+      logLevel: "debug",
+      resolve: [
+        { pattern: "a.test", address: "127.0.0.1" },
+        { pattern: "*.b.test", address: null },
+      ],
+      extraCaFile: "/tmp/ca.pem",
+      allowPrivateTargets: true,
+      smtpUrl: "smtp://u:p@127.0.0.1:2525",
+      mailFrom: "alerts@example.com",
+      deliveryRetryMs: [1000, 300_000],
+      metricsToken: "m",
+    });
+  });
+
+  test.each([
+    ["CERTKEEPER_PORT", "http"],
+    ["CERTKEEPER_PORT", "70000"],
+    ["CERTKEEPER_CHECK_INTERVAL", "6 hours"],
+    ["CERTKEEPER_CHECK_INTERVAL", "0s"],
+    ["CERTKEEPER_CHECK_CONCURRENCY", "0"],
+    ["CERTKEEPER_LOG_LEVEL", "verbose"],
+    ["CERTKEEPER_ALLOW_PRIVATE_TARGETS", "maybe"],
+    ["CERTKEEPER_RESOLVE", "a.test"],
+    ["CERTKEEPER_SMTP_URL", "http://mail"],
+    ["CERTKEEPER_DELIVERY_RETRY", "5s,,1m"],
+  ])("refuses %s=%p naming the variable", (name, value) => {
+    expect(() => configFromEnv({ [name]: value })).toThrow(name);
+  });
+});
