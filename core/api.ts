@@ -58,7 +58,7 @@ export function createApi(services: Services): Api {
     const query = validate(operation.query, input.query ?? {}) as Record<string, string>;
     let body: unknown;
     if (operation.body) {
-      body = operation.parseBody ? operation.parseBody(input.body) : validate(operation.body, input.body);
+      body = operation.parseBody ? operation.parseBody(input.body, services) : validate(operation.body, input.body);
     }
     return operation.handle({ principal, services, requestId: "" }, { params, query, body });
   }
@@ -89,7 +89,7 @@ export function createApi(services: Services): Api {
         if (operation.body) input.body = await readJsonBody(request);
         const query = validateQuery(operation, input.query);
         let body: unknown;
-        if (operation.body) body = operation.parseBody ? operation.parseBody(input.body) : validate(operation.body, input.body);
+        if (operation.body) body = operation.parseBody ? operation.parseBody(input.body, services) : validate(operation.body, input.body);
         const result = await operation.handle({ principal, services, requestId }, { params, query, body });
         const meta = result.nextCursor === undefined ? { requestId } : { requestId, nextCursor: result.nextCursor };
         response = respond(operation.status, { data: result.data, meta }, requestId, headers);

@@ -12,7 +12,9 @@ import { MemoryRateLimiter, StoreRateLimiter } from "./auth/rate_limit.ts";
 import { Admin, type PasswordHasher } from "./admin.ts";
 import { TrustStore } from "./tls/trust_store.ts";
 import { Monitor, type CheckObserver } from "./monitor/monitor.ts";
-import { Scheduler } from "./monitor/scheduler.ts";
+import { createScheduler } from "./monitor/scheduler.ts";
+import { Deliverer } from "./notify/deliverer.ts";
+import type { Transports } from "./notify/ports.ts";
 import { TlsCertificateSource, type CertificateSource } from "./monitor/certificate_source.ts";
 import { createApi, type Api } from "./api.ts";
 import { OPERATIONS, type Operation } from "./operations/mod.ts";
@@ -28,7 +30,13 @@ export interface CoreOptions {
   /** Where check outcomes come from; default: real TLS. */
   source?: CertificateSource;
   passwords?: PasswordHasher;
+  /** How notifications leave the process; without them, deliveries wait in the outbox. */
+  transports?: Transports;
   onCheck?: CheckObserver;
+  /** Cut-off of one delivery attempt; default 10 s. */
+  deliveryTimeoutMs?: number;
+  /** Jitter source for delivery retries (tests make it deterministic). */
+  random?: () => number;
 }
 
 export interface Core {
@@ -43,6 +51,7 @@ export interface Core {
 }
 
 const USAGE_FLUSH_MS = 30 * SECOND;
+const DELIVERY_CONCURRENCY = 8;
 
 export function createCore(options: CoreOptions): Core {
   const { config, store } = options;
@@ -55,16 +64,41 @@ export function createCore(options: CoreOptions): Core {
       trust,
       retrieve: { timeoutMs: config.tlsTimeoutMs, rules: config.resolve, allowPrivateTargets: config.allowPrivateTargets },
     });
-  const monitor = new Monitor({ store, clock, source, logger, intervalMs: config.checkIntervalMs, onCheck: options.onCheck });
-  const scheduler = new Scheduler({
+  const owner = `proc_${randomBase62(12)}`;
+  const pollMs = Math.min(SECOND, config.checkIntervalMs);
+  const deliverer = options.transports
+    ? new Deliverer({
+        store,
+        clock,
+        logger,
+        transports: options.transports,
+        retryMs: config.deliveryRetryMs,
+        mailFrom: config.mailFrom,
+        owner,
+        concurrency: DELIVERY_CONCURRENCY,
+        timeoutMs: options.deliveryTimeoutMs ?? 10 * SECOND,
+        pollMs,
+        random: options.random,
+      })
+    : undefined;
+  const monitor = new Monitor({
+    store,
+    clock,
+    source,
+    logger,
+    intervalMs: config.checkIntervalMs,
+    onCheck: options.onCheck,
+    onEvents: () => deliverer?.poke(),
+  });
+  const scheduler = createScheduler({
     store,
     clock,
     monitor,
     logger,
-    owner: `proc_${randomBase62(12)}`,
+    owner,
     concurrency: config.checkConcurrency,
     leaseMs: Math.max(LEASE_MS, config.tlsTimeoutMs * 3),
-    pollMs: Math.min(SECOND, config.checkIntervalMs),
+    pollMs,
   });
   const authenticator = new Authenticator(store);
   const services: Services = {
@@ -76,6 +110,7 @@ export function createCore(options: CoreOptions): Core {
     rateLimiter: store.shared ? new StoreRateLimiter(store.rateLimits) : new MemoryRateLimiter(),
     monitor,
     scheduler,
+    deliveries: deliverer,
     admin: new Admin(store, clock, options.passwords),
   };
 
@@ -90,6 +125,7 @@ export function createCore(options: CoreOptions): Core {
     trust,
     start() {
       scheduler.start();
+      deliverer?.loop.start();
       usageTimer ??= setInterval(flushUsage, USAGE_FLUSH_MS);
       (usageTimer as { unref?: () => void }).unref?.();
     },
@@ -97,6 +133,7 @@ export function createCore(options: CoreOptions): Core {
       clearInterval(usageTimer);
       usageTimer = undefined;
       await scheduler.stop();
+      await deliverer?.loop.stop();
       await flushUsage();
     },
   };

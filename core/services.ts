@@ -7,12 +7,8 @@ import type { Authenticator } from "./auth/authenticate.ts";
 import type { RateLimiter } from "./auth/rate_limit.ts";
 import type { Monitor } from "./monitor/monitor.ts";
 import type { Scheduler } from "./monitor/scheduler.ts";
+import type { Deliverer } from "./notify/deliverer.ts";
 import type { Admin } from "./admin.ts";
-
-/** Something with work queued in the background that can be told to look now. */
-export interface Pokeable {
-  poke(): void;
-}
 
 export interface Services {
   config: Config;
@@ -23,7 +19,7 @@ export interface Services {
   rateLimiter: RateLimiter;
   monitor: Monitor;
   scheduler: Scheduler;
-  /** The delivery worker, once notifications are wired in. */
-  deliveries?: Pokeable;
+  /** The delivery worker; absent when the process has no transports (deliveries wait in the outbox). */
+  deliveries?: Deliverer;
   admin: Admin;
 }

@@ -138,7 +138,7 @@ describe("404, 405, 409, 413, 415", () => {
 
   test("a body that is not application/json: 415 unsupported_media_type", async () => {
     const body = JSON.stringify({ domain });
-    for (const headers of [{ "content-type": "text/plain" }, { "content-type": "application/x-www-form-urlencoded" }, {}]) {
+    for (const headers of [{ "content-type": "text/plain" }, { "content-type": "application/x-www-form-urlencoded" }, {}] as Record<string, string>[]) {
       expectError(await h.request("POST", "/v1/certificates", { rawBody: body, headers }), 415, "unsupported_media_type");
     }
     expect((await h.request("POST", "/v1/certificates", { rawBody: "{}", headers: { "content-type": "Application/JSON; charset=utf-8" } })).status).toBe(400);

@@ -10,7 +10,9 @@ import type { Config } from "../../core/config.ts";
 import { createCore, type Core, type CoreOptions } from "../../core/core.ts";
 import { createLogger, type Logger } from "../../core/log.ts";
 import type { Store } from "../../core/store/ports.ts";
+import { TrustStore } from "../../core/tls/trust_store.ts";
 import { openLibsqlStore } from "../libsql/mod.ts";
+import { createTransports } from "../notify/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
 import { createHttpApp } from "./mod.ts";
 
@@ -31,7 +33,9 @@ export interface ServerOptions extends Partial<Omit<CoreOptions, "config" | "sto
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const store = options.store ?? (await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken }));
-  const core = createCore({ passwords: bunPasswords, ...options, config, store, logger });
+  const trust = options.trust ?? TrustStore.system(config.extraCaFile);
+  const transports = createTransports(config, trust);
+  const core = createCore({ passwords: bunPasswords, transports, ...options, trust, config, store, logger });
   const app = createHttpApp(core);
   app.listen({ hostname: config.host, port: config.port, idleTimeout: 30 });
   const server = app.server!;
@@ -54,6 +58,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       stopping ??= (async () => {
         await server.stop(false);
         await core.stop();
+        await transports.close();
         await store.close();
         logger.info("certkeeper stopped");
       })();

@@ -2,7 +2,13 @@
 import type { CertificateStore } from "../../core/store/ports.ts";
 import type { CertificateRecord } from "../../core/model.ts";
 import { certificateStatus } from "../../core/certificates/status.ts";
-import { copy, inScope, withoutLease, type MemoryState } from "./state.ts";
+import { copyCertificate, inScope, type MemoryState } from "./state.ts";
+
+type Stored = CertificateRecord & { leaseOwner: string | null };
+
+function withoutLease({ leaseOwner: _, ...record }: Stored): CertificateRecord {
+  return copyCertificate(record);
+}
 
 export function memoryCertificates(state: MemoryState): CertificateStore {
   const inScopeList = (scope: Parameters<CertificateStore["count"]>[0]) =>
@@ -16,7 +22,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (existing.some((c) => c.domain === record.domain && c.port === record.port)) return "duplicate";
       if (existing.length >= limit) return "limit_reached";
       state.write();
-      state.certificates.set(record.id, { ...copy(record), leaseOwner: null });
+      state.certificates.set(record.id, { ...copyCertificate(record), leaseOwner: null });
       state.addEvents(events);
       return "created";
     },
@@ -103,7 +109,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (!stored || stored.version !== record.version) return false;
       state.write();
       // Only what a check decides; name and thresholds belong to the caller (and bump the version).
-      const { name, alertThresholds, ...checked } = copy(record);
+      const { name, alertThresholds, ...checked } = copyCertificate(record);
       Object.assign(stored, checked, { version: record.version + 1, leaseOwner: null });
       state.addEvents(events);
       return true;

@@ -53,8 +53,8 @@ export function memoryChannels(state: MemoryState): ChannelStore {
 
 export function memoryEvents(state: MemoryState): EventStore {
   const deliveriesOf = (eventId: string): DeliveryRecord[] =>
-    [...state.deliveries.values()]
-      .filter((d) => d.eventId === eventId)
+    (state.deliveriesByEvent.get(eventId) ?? [])
+      .map((key) => state.deliveries.get(key)!)
       .sort((a, b) => (a.channelId < b.channelId ? -1 : 1))
       .map(withoutLease);
   const withDeliveries = (event: EventRecord & { seq: number }): EventWithDeliveries => ({
@@ -66,7 +66,10 @@ export function memoryEvents(state: MemoryState): EventStore {
     async insert(event, deliveries) {
       state.write();
       state.events.set(event.id, { ...copy(event), seq: ++state.seq });
-      for (const d of deliveries) state.deliveries.set(`${d.eventId} ${d.channelId}`, { ...copy(d), leaseOwner: null });
+      for (const d of deliveries) {
+        state.deliveries.set(`${d.eventId} ${d.channelId}`, { ...copy(d), leaseOwner: null });
+        state.indexDelivery(d.eventId, d.channelId, d.status);
+      }
     },
     async list(scope, { limit, beforeSeq }) {
       return [...state.events.values()]
@@ -80,13 +83,14 @@ export function memoryEvents(state: MemoryState): EventStore {
       return event && inScope(event, scope) ? withDeliveries(event) : null;
     },
     async claimDueDeliveries({ owner, now, leaseUntil, limit }) {
-      const due = [...state.deliveries.values()].filter((d) => d.status === "pending" && d.nextAttemptAt <= now);
+      const due = [...state.pending].map((key) => state.deliveries.get(key)!).filter((d) => d.nextAttemptAt <= now);
       const jobs: DeliveryJob[] = [];
       for (const delivery of due.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)) {
         const channel = state.channels.get(delivery.channelId);
         if (!channel?.enabled) {
           state.write();
           Object.assign(delivery, { status: "failed", lastError: "Cancelled: the channel was disabled or deleted", updatedAt: now });
+          state.pending.delete(`${delivery.eventId} ${delivery.channelId}`);
           continue;
         }
         if (jobs.length === limit) continue;
@@ -100,8 +104,9 @@ export function memoryEvents(state: MemoryState): EventStore {
     },
     async nextDeliveryAt() {
       let next: number | null = null;
-      for (const d of state.deliveries.values()) {
-        if (d.status === "pending" && (next === null || d.nextAttemptAt < next)) next = d.nextAttemptAt;
+      for (const key of state.pending) {
+        const d = state.deliveries.get(key)!;
+        if (next === null || d.nextAttemptAt < next) next = d.nextAttemptAt;
       }
       return next;
     },
@@ -110,6 +115,7 @@ export function memoryEvents(state: MemoryState): EventStore {
       if (!delivery || delivery.leaseOwner !== owner || delivery.status !== "pending") return false;
       state.write();
       Object.assign(delivery, copy(update), { leaseOwner: null });
+      if (delivery.status !== "pending") state.pending.delete(`${update.eventId} ${update.channelId}`);
       return true;
     },
   };

@@ -19,6 +19,10 @@ export class MemoryState {
   events = new Map<string, EventRecord & { seq: number }>();
   /** Keyed by `${eventId} ${channelId}`. */
   deliveries = new Map<string, DeliveryRecord & { leaseOwner: string | null }>();
+  /** Keys of pending deliveries: the outbox is read often and is a small part of all deliveries. */
+  pending = new Set<string>();
+  /** Delivery keys by event id, for listing events with their deliveries. */
+  deliveriesByEvent = new Map<string, string[]>();
   rateLimits = new Map<string, { windowStart: number; count: number }>();
   seq = 0;
   writes = 0;
@@ -34,6 +38,7 @@ export class MemoryState {
       this.events.set(event.id, { ...copy(event), seq: ++this.seq });
       for (const channel of this.channels.values()) {
         if (inScope(channel, event) && channel.enabled) {
+          this.indexDelivery(event.id, channel.id, "pending");
           this.deliveries.set(`${event.id} ${channel.id}`, {
             eventId: event.id,
             channelId: channel.id,
@@ -49,10 +54,19 @@ export class MemoryState {
     }
   }
 
+  /** Records a new delivery's key in the indexes. */
+  indexDelivery(eventId: string, channelId: string, status: DeliveryRecord["status"]): void {
+    const key = `${eventId} ${channelId}`;
+    if (status === "pending") this.pending.add(key);
+    this.deliveriesByEvent.set(eventId, [...(this.deliveriesByEvent.get(eventId) ?? []), key]);
+  }
+
   cancelDeliveries(match: (d: DeliveryRecord) => boolean, reason: string, at: number): void {
-    for (const delivery of this.deliveries.values()) {
-      if (delivery.status === "pending" && match(delivery)) {
+    for (const key of this.pending) {
+      const delivery = this.deliveries.get(key)!;
+      if (match(delivery)) {
         Object.assign(delivery, { status: "failed", lastError: reason, updatedAt: at, leaseOwner: null });
+        this.pending.delete(key);
       }
     }
   }
@@ -65,6 +79,22 @@ export function inScope(record: Scope, scope: Scope): boolean {
 /** A deep copy, so no caller can change stored state by holding on to a record. */
 export function copy<T>(value: T): T {
   return structuredClone(value);
+}
+
+/**
+ * A certificate record's copy. Its details (the parsed certificate, the largest part) are frozen and
+ * shared rather than cloned: they are replaced whole, never changed, and a check copies them often.
+ */
+export function copyCertificate<T extends CertificateRecord>(record: T): T {
+  return { ...record, alertThresholds: [...record.alertThresholds], details: deepFreeze(record.details) };
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
 }
 
 /** Drops store-private fields. */

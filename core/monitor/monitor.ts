@@ -25,6 +25,8 @@ export interface MonitorOptions {
   logger: Logger;
   intervalMs: number;
   onCheck?: CheckObserver;
+  /** Called after a saved check raised events (their deliveries are due now). */
+  onEvents?: () => void;
 }
 
 export class Monitor {
@@ -62,6 +64,7 @@ export class Monitor {
     for (let attempt = 1; current && attempt <= MAX_SAVE_ATTEMPTS; attempt++) {
       const applied = applyCheck(current, outcome, clock.now(), this.policy(manual));
       if (await store.certificates.saveCheck(applied.record, applied.events)) {
+        if (applied.events.length > 0) this.options.onEvents?.();
         return { record: { ...applied.record, version: applied.record.version + 1 }, events: applied.events };
       }
       current = await store.certificates.get(record, record.id);

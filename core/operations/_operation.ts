@@ -43,7 +43,7 @@ export interface Operation {
   /** Request body schema; operations without one take no body. */
   body?: TSchema;
   /** Body validation when the order of checks matters; default: validate against `body`. */
-  parseBody?: (raw: unknown) => unknown;
+  parseBody?: (raw: unknown, services: Services) => unknown;
   status: 200 | 201;
   response: TSchema;
   /** Errors beyond the ones every authenticated operation can answer. */

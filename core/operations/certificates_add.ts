@@ -87,7 +87,7 @@ export const addCertificate = defineOperation({
     if (result === "duplicate") throw duplicate(input);
     if (result === "limit_reached") throw limitReached(limit);
     scheduler.poke();
-    services.deliveries?.poke();
+    if (events.length > 0) services.deliveries?.poke();
     return { data: presentCreated(record, now) };
   },
 });

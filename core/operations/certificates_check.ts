@@ -24,7 +24,6 @@ export const checkCertificate = defineOperation({
     const record = await findCertificate(services, principal.scope, params.id!);
     const checked = await services.monitor.check(record, { manual: true });
     if (!checked) throw certificateNotFound(record.id);
-    if (checked.events.length > 0) services.deliveries?.poke();
     return { data: presentCertificate(checked.record, services.clock.now()) };
   },
 });

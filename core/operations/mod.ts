@@ -6,6 +6,11 @@ import { getCertificate } from "./certificates_get.ts";
 import { patchCertificate } from "./certificates_patch.ts";
 import { deleteCertificate } from "./certificates_delete.ts";
 import { checkCertificate } from "./certificates_check.ts";
+import { addChannel } from "./channels_add.ts";
+import { getChannel, listChannels } from "./channels_read.ts";
+import { deleteChannel, patchChannel } from "./channels_write.ts";
+import { testChannel } from "./channels_test_event.ts";
+import { listEvents } from "./events_list.ts";
 
 export const OPERATIONS: readonly Operation[] = [
   addCertificate,
@@ -14,6 +19,13 @@ export const OPERATIONS: readonly Operation[] = [
   patchCertificate,
   deleteCertificate,
   checkCertificate,
+  addChannel,
+  listChannels,
+  getChannel,
+  patchChannel,
+  deleteChannel,
+  testChannel,
+  listEvents,
 ];
 
 export type { Operation, OperationContext, OperationInput, OperationResult } from "./_operation.ts";

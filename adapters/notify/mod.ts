@@ -1,0 +1,43 @@
+/** adapters/notify: the transports that carry rendered notifications out of the process. */
+import type { Config } from "../../core/config.ts";
+import type { Transports } from "../../core/notify/ports.ts";
+import type { TrustStore } from "../../core/tls/trust_store.ts";
+import { createHttpTransport } from "./http.ts";
+import { createOutboxTransport, DEFAULT_OUTBOX_DIR } from "./outbox.ts";
+import { createSmtpTransport } from "./smtp.ts";
+
+export { createHttpTransport, parseRetryAfter, type HttpTransportOptions } from "./http.ts";
+export { createSmtpTransport, type SmtpTransportOptions } from "./smtp.ts";
+export { createOutboxTransport, DEFAULT_OUTBOX_DIR } from "./outbox.ts";
+
+export interface ClosableTransports extends Transports {
+  /** Closes kept-alive HTTP connections and the SMTP transport. */
+  close(): Promise<void>;
+}
+
+/**
+ * The transports configured by `config`: HTTP through core's guarded connect (CERTKEEPER_RESOLVE,
+ * CERTKEEPER_ALLOW_PRIVATE_TARGETS, `trust` for HTTPS), email to CERTKEEPER_SMTP_URL or, when it is
+ * unset, as `.eml` files in `options.outboxDir` (default `./data/outbox`).
+ *
+ * @example
+ * const transports = createTransports(config, TrustStore.system(config.extraCaFile));
+ * await transports.http.post(request, { timeoutMs: 10_000 });
+ */
+export function createTransports(config: Config, trust: TrustStore, options: { outboxDir?: string } = {}): ClosableTransports {
+  const http = createHttpTransport({
+    trust,
+    resolve: config.resolve,
+    allowPrivateTargets: config.allowPrivateTargets,
+    connectTimeoutMs: config.tlsTimeoutMs,
+  });
+  const smtp = config.smtpUrl ? createSmtpTransport({ url: config.smtpUrl, trust, resolve: config.resolve }) : null;
+  const email = smtp ?? createOutboxTransport({ dir: options.outboxDir ?? DEFAULT_OUTBOX_DIR });
+  return {
+    http,
+    email,
+    async close() {
+      await Promise.all([http.close(), smtp?.close()]);
+    },
+  };
+}

@@ -1,0 +1,95 @@
+/** The email transport to an SMTP server (CERTKEEPER_SMTP_URL), over nodemailer. */
+import { isIP } from "node:net";
+import nodemailer, { type SendMailOptions } from "nodemailer";
+import { matchResolveRule, type ResolveRule } from "../../core/net/resolve_rules.ts";
+import type { EmailMessage, EmailTransport } from "../../core/notify/ports.ts";
+import type { TrustStore } from "../../core/tls/trust_store.ts";
+
+export interface SmtpTransportOptions {
+  /** `smtp://user:pass@host:port` (STARTTLS when offered) or `smtps://…` (TLS from the start). */
+  url: string;
+  /** Roots for the server's certificate: the system's plus CERTKEEPER_EXTRA_CA_FILE. */
+  trust: TrustStore;
+  /** CERTKEEPER_RESOLVE, which names the SMTP server too. */
+  resolve?: ResolveRule[];
+}
+
+export interface ClosableEmailTransport extends EmailTransport {
+  close(): Promise<void>;
+}
+
+/**
+ * Sends each message over one SMTP session. The server is the operator's own choice, so the
+ * private-address guard does not apply to it (a relay on localhost is the common case).
+ *
+ * @example
+ * const email = createSmtpTransport({ url: "smtps://alerts:secret@mail.example.com", trust: TrustStore.system() });
+ * await email.send(message);
+ */
+export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmailTransport {
+  const url = new URL(options.url);
+  if (url.protocol !== "smtp:" && url.protocol !== "smtps:") throw new Error("The SMTP URL must start with smtp:// or smtps://");
+  const secure = url.protocol === "smtps:";
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const user = decodeURIComponent(url.username);
+  const password = decodeURIComponent(url.password);
+  const secrets = [password, url.password].filter((secret) => secret.length > 0);
+  const rule = matchResolveRule(options.resolve ?? [], host);
+  if (rule && rule.address === null) throw new Error(`The SMTP host ${host} does not resolve (CERTKEEPER_RESOLVE)`);
+
+  const transport = nodemailer.createTransport({
+    host: rule?.address ?? host,
+    port: Number(url.port) || (secure ? 465 : 587),
+    secure,
+    auth: user ? { user, pass: password } : undefined,
+    connectionTimeout: 10_000,
+    greetingTimeout: 10_000,
+    socketTimeout: 30_000,
+    disableFileAccess: true,
+    disableUrlAccess: true,
+    tls: {
+      ca: [...options.trust.pems],
+      rejectUnauthorized: true,
+      // With a resolve rule we connect to an address but must still verify (and SNI) the name.
+      servername: isIP(host) ? undefined : host,
+    },
+  });
+
+  return {
+    async send(message: EmailMessage): Promise<void> {
+      try {
+        await transport.sendMail(mailOptions(message));
+      } catch (error) {
+        throw new Error(`Email to ${message.to} was not sent: ${redact(errorText(error), secrets)}`);
+      }
+    },
+    async close() {
+      transport.close();
+    },
+  };
+}
+
+/** nodemailer's fields for one of our messages; shared with the outbox. */
+export function mailOptions(message: EmailMessage): SendMailOptions {
+  return {
+    from: message.from,
+    to: message.to,
+    subject: message.subject,
+    text: message.text,
+    html: message.html,
+    messageId: message.messageId,
+    // RFC 3834: machine-sent, so vacation responders stay quiet.
+    headers: { "Auto-Submitted": "auto-generated" },
+  };
+}
+
+function errorText(error: unknown): string {
+  const e = error as { code?: string; message?: string };
+  return e.message ? (e.code && !e.message.includes(e.code) ? `${e.message} (${e.code})` : e.message) : String(error);
+}
+
+function redact(text: string, secrets: string[]): string {
+  let safe = text;
+  for (const secret of secrets) safe = safe.split(secret).join("********");
+  return safe;
+}

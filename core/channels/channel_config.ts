@@ -1,0 +1,188 @@
+/**
+ * Channel types and their configs (CONTRACT §6): validation in the contract's order and codes, and
+ * the masking of credentials whenever a channel is shown after creation.
+ */
+import { CertkeeperError, quote } from "../errors.ts";
+import type { ChannelType } from "../model.ts";
+import { isIP } from "node:net";
+import { refusedAddressReason } from "../net/address_policy.ts";
+import { NetFailure, resolveVetted, type ResolverOptions } from "../net/resolver.ts";
+
+export const CHANNEL_TYPES: ChannelType[] = ["email", "discord", "slack", "webhook"];
+/** SPEC.md's spelling of the chat-service type, accepted on input and stored as discord. */
+export const SPEC_CHAT_TYPE = "the service";
+
+export const MASK = "********";
+const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const FORBIDDEN_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection"]);
+const MAX_HEADERS = 20;
+const MAX_URL_LENGTH = 2048;
+
+const CONFIG_FIELDS: Record<ChannelType, string[]> = {
+  email: ["email"],
+  discord: ["webhookUrl"],
+  slack: ["webhookUrl"],
+  webhook: ["url", "headers"],
+};
+
+/** The stored type for an input type, or throws invalid_channel_type. Type names are case-sensitive. */
+export function parseChannelType(type: unknown): ChannelType {
+  if (type === SPEC_CHAT_TYPE) return "discord";
+  if (typeof type === "string" && (CHANNEL_TYPES as string[]).includes(type)) return type as ChannelType;
+  throw new CertkeeperError(
+    "invalid_channel_type",
+    `${type === undefined ? "Field \"type\" is required" : `Channel type ${quote(type)} does not exist`}: use one of ${CHANNEL_TYPES.join(", ")}.`,
+  );
+}
+
+export interface ConfigCheckOptions {
+  allowPrivateTargets: boolean;
+  /** The stored config when patching: masked values sent back keep what is stored. */
+  previous?: Record<string, unknown>;
+}
+
+/** Validates `config` for `type`: returns the config to store, or throws invalid_config / invalid_webhook_url. */
+export function parseChannelConfig(type: ChannelType, config: unknown, options: ConfigCheckOptions): Record<string, unknown> {
+  if (typeof config !== "object" || config === null || Array.isArray(config)) {
+    throw invalidConfig(`Field "config" must be an object: ${exampleConfig(type)}.`);
+  }
+  const fields = config as Record<string, unknown>;
+  for (const key of Object.keys(fields)) {
+    if (!CONFIG_FIELDS[type].includes(key)) {
+      throw invalidConfig(`Unknown field "config.${key}" for a ${type} channel: the allowed fields are ${CONFIG_FIELDS[type].join(", ")}.`);
+    }
+  }
+  switch (type) {
+    case "email": {
+      const email = fields.email;
+      if (typeof email !== "string" || !EMAIL.test(email.trim()) || email.length > 254) {
+        throw invalidConfig(`An email channel needs "config.email", an email address${email === undefined ? "" : `; got ${quote(email)}`}.`);
+      }
+      return { email: email.trim() };
+    }
+    case "discord":
+    case "slack": {
+      const previous = options.previous?.webhookUrl;
+      if (typeof previous === "string" && fields.webhookUrl === maskChatUrl(previous)) return { webhookUrl: previous };
+      return { webhookUrl: checkUrl(fields.webhookUrl, "config.webhookUrl", ["https:"], options) };
+    }
+    case "webhook": {
+      const url = checkUrl(fields.url, "config.url", ["http:", "https:"], options);
+      const headers = checkHeaders(fields.headers, options.previous?.headers as Record<string, string> | undefined);
+      return headers ? { url, headers } : { url };
+    }
+  }
+}
+
+function checkUrl(value: unknown, field: string, schemes: string[], options: ConfigCheckOptions): string {
+  if (value === undefined || value === null) throw invalidConfig(`Field ${quote(field)} is required.`);
+  const invalidUrl = (why: string) =>
+    new CertkeeperError("invalid_webhook_url", `Field ${quote(field)} ${why}.`);
+  if (typeof value !== "string") throw invalidUrl(`must be a URL string; got ${quote(value)}`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw invalidUrl(`is not a valid URL; got ${quote(value)}`);
+  }
+  if (!schemes.includes(url.protocol)) {
+    throw invalidUrl(`must be an ${schemes.map((s) => s.slice(0, -1)).join(" or ")} URL; got ${quote(url.protocol.slice(0, -1))}`);
+  }
+  if (url.username || url.password) throw invalidUrl("must not carry a user name or password: use config.headers for credentials");
+  if (value.length > MAX_URL_LENGTH) throw invalidUrl(`must be at most ${MAX_URL_LENGTH} characters`);
+  if (!options.allowPrivateTargets) {
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    const reason = isIP(host) ? refusedAddressReason(host) : /(^|\.)localhost$/i.test(host) ? "a loopback address" : null;
+    if (reason) throw invalidUrl(`points at ${reason}, which certkeeper does not deliver to`);
+  }
+  return value;
+}
+
+function checkHeaders(value: unknown, previous: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw invalidConfig('Field "config.headers" must be an object of header names to string values.');
+  }
+  const entries = Object.entries(value as Record<string, unknown>);
+  if (entries.length > MAX_HEADERS) throw invalidConfig(`Field "config.headers" may hold at most ${MAX_HEADERS} headers.`);
+  const headers: Record<string, string> = {};
+  const seen = new Set<string>();
+  for (const [name, raw] of entries) {
+    const lower = name.toLowerCase();
+    if (!HEADER_NAME.test(name) || name.length > 100) throw invalidConfig(`Header name ${quote(name)} is not a valid HTTP header name.`);
+    if (FORBIDDEN_HEADERS.has(lower) || lower.startsWith("webhook-")) {
+      throw invalidConfig(`Header ${quote(name)} is set by certkeeper itself and cannot be configured.`);
+    }
+    if (seen.has(lower)) throw invalidConfig(`Header ${quote(name)} is given twice (names are compared case-insensitively).`);
+    seen.add(lower);
+    let headerValue = raw;
+    if (raw === MASK && previous) {
+      headerValue = Object.entries(previous).find(([prior]) => prior.toLowerCase() === lower)?.[1];
+    }
+    if (typeof headerValue !== "string" || /[\r\n\0]/.test(headerValue) || headerValue.length > 4096) {
+      throw invalidConfig(`Header ${quote(name)} must have a string value without line breaks.`);
+    }
+    headers[name] = headerValue;
+  }
+  return headers;
+}
+
+/**
+ * Refuses a URL whose host resolves (CERTKEEPER_RESOLVE, then DNS) to a refused address. A name that
+ * does not resolve now is accepted: DNS may be down; delivery re-checks at connect time anyway.
+ */
+export async function checkTargetResolves(type: ChannelType, config: Record<string, unknown>, options: ResolverOptions): Promise<void> {
+  if (options.allowPrivateTargets || type === "email") return;
+  const field = type === "webhook" ? "url" : "webhookUrl";
+  const host = new URL(String(config[field])).hostname.replace(/^\[|\]$/g, "");
+  try {
+    await resolveVetted(host, options);
+  } catch (error) {
+    if (error instanceof NetFailure && error.reason === "connection_refused") {
+      throw new CertkeeperError("invalid_webhook_url", `Field "config.${field}" points at a refused address: ${error.message}.`);
+    }
+  }
+}
+
+/** A chat webhook URL with its secret parts (last path segment, query) replaced by the mask. */
+export function maskChatUrl(value: string): string {
+  try {
+    const url = new URL(value);
+    const segments = url.pathname.split("/");
+    if (segments.length > 1 && segments.at(-1) !== "") segments[segments.length - 1] = MASK;
+    return `${url.origin}${segments.join("/")}${url.search ? `?${MASK}` : ""}`;
+  } catch {
+    return MASK;
+  }
+}
+
+/** The config as shown after creation: header values and chat webhook secrets masked. */
+export function maskConfig(type: ChannelType, config: Record<string, unknown>): Record<string, unknown> {
+  switch (type) {
+    case "discord":
+    case "slack":
+      return { webhookUrl: maskChatUrl(String(config.webhookUrl)) };
+    case "webhook": {
+      const headers = config.headers as Record<string, string> | undefined;
+      return headers
+        ? { url: config.url, headers: Object.fromEntries(Object.keys(headers).map((name) => [name, MASK])) }
+        : { url: config.url };
+    }
+    default:
+      return { ...config };
+  }
+}
+
+function invalidConfig(message: string): CertkeeperError {
+  return new CertkeeperError("invalid_config", message);
+}
+
+function exampleConfig(type: ChannelType): string {
+  return {
+    email: '{"email": "ops@example.com"}',
+    discord: '{"webhookUrl": "https://discord.com/api/webhooks/…"}',
+    slack: '{"webhookUrl": "https://hooks.slack.com/services/…"}',
+    webhook: '{"url": "https://example.com/hooks/certkeeper", "headers": {"Authorization": "Bearer …"}}',
+  }[type];
+}

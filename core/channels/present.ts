@@ -1,0 +1,17 @@
+/** A channel as callers see it. */
+import { iso } from "../time.ts";
+import type { ChannelRecord } from "../model.ts";
+import type { ChannelView } from "../schemas/channel.ts";
+import { maskConfig } from "./channel_config.ts";
+
+export function presentChannel(channel: ChannelRecord): ChannelView {
+  return {
+    id: channel.id,
+    type: channel.type,
+    name: channel.name,
+    enabled: channel.enabled,
+    config: maskConfig(channel.type, channel.config),
+    createdAt: iso(channel.createdAt),
+    updatedAt: iso(channel.updatedAt),
+  };
+}

@@ -1,0 +1,188 @@
+/**
+ * What an event says, in plain words, before any format: one headline (the email subject), one
+ * summary, and labelled facts. Each renderer (webhook aside) escapes these for its own markup.
+ */
+import type { EventRecord, EventType } from "../model.ts";
+import type { CertificateView } from "../schemas/certificate.ts";
+
+export interface Fact {
+  name: string;
+  value: string;
+}
+
+export interface Described {
+  /** "Certificate expiring": what kind of news this is. */
+  label: string;
+  /** "example.com: certificate expires in 7 days"; the email subject. */
+  headline: string;
+  /** One or two sentences of plain text. */
+  summary: string;
+  facts: Fact[];
+  /** The event's time, `YYYY-MM-DDTHH:mm:ss.sssZ`. */
+  createdAt: string;
+}
+
+export const EVENT_LABELS: Record<EventType, string> = {
+  "certificate.expiring": "Certificate expiring",
+  "certificate.expired": "Certificate expired",
+  "certificate.renewed": "Certificate renewed",
+  "certificate.invalid": "Certificate invalid",
+  "certificate.unreachable": "Certificate unreachable",
+  "certificate.recovered": "Certificate valid again",
+  test: "Test notification",
+};
+
+const INVALID_REASONS: Record<string, string> = {
+  self_signed: "it is self-signed",
+  untrusted_issuer: "it was not issued by a trusted certificate authority",
+  hostname_mismatch: "it is not valid for this host name",
+  not_yet_valid: "it is not valid yet",
+  expired: "it has expired",
+};
+
+const NET_REASONS: Record<string, string> = {
+  dns_error: "the name does not resolve",
+  connection_refused: "the connection was refused",
+  timeout: "the server did not answer in time",
+  tls_error: "the TLS handshake failed",
+};
+
+/** The certificate snapshot an event carries, or null (a test event may have none). */
+export function certificateOf(event: EventRecord): CertificateView | null {
+  const certificate = event.data.certificate;
+  if (typeof certificate !== "object" || certificate === null) return null;
+  const c = certificate as Partial<CertificateView>;
+  return typeof c.domain === "string" && typeof c.port === "number" ? (certificate as CertificateView) : null;
+}
+
+/** "example.com", or "example.com:8443" off the default port. */
+export function targetOf(certificate: Pick<CertificateView, "domain" | "port">): string {
+  return certificate.port === 443 ? certificate.domain : `${certificate.domain}:${certificate.port}`;
+}
+
+export function describeEvent(event: EventRecord): Described {
+  const createdAt = new Date(event.createdAt).toISOString();
+  const label = EVENT_LABELS[event.type];
+  const c = certificateOf(event);
+  if (event.type === "test" || !c) {
+    return {
+      label,
+      headline: event.type === "test" ? "certkeeper test notification" : `certkeeper: ${event.type}`,
+      summary:
+        event.type === "test"
+          ? "This is a test notification from certkeeper. This channel is set up correctly."
+          : `certkeeper reported ${event.type}.`,
+      facts: [...(c ? certificateFacts(c) : []), ...channelFacts(event.data.channel)],
+      createdAt,
+    };
+  }
+  const t = targetOf(c);
+  const expires = formatDate(c.expiresAt);
+  const facts = certificateFacts(c);
+  const data = event.data;
+  switch (event.type) {
+    case "certificate.expiring": {
+      const phrase = expiresIn(c.daysUntilExpiry);
+      if (typeof data.threshold === "number") facts.push({ name: "Alert threshold", value: days(data.threshold) });
+      return {
+        label,
+        headline: `${t}: certificate ${phrase}`,
+        summary: `The TLS certificate for ${t} ${phrase}, on ${expires}. Renew it before then.`,
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.expired":
+      return {
+        label,
+        headline: `${t}: certificate expired`,
+        summary: `The TLS certificate for ${t} expired on ${expires}. Clients now refuse it until it is renewed.`,
+        facts,
+        createdAt,
+      };
+    case "certificate.renewed": {
+      const previous = data.previous as { serialNumber?: unknown; expiresAt?: unknown } | undefined;
+      if (typeof previous?.serialNumber === "string") facts.push({ name: "Previous serial number", value: previous.serialNumber });
+      if (typeof previous?.expiresAt === "string") facts.push({ name: "Previous expiry", value: formatDate(previous.expiresAt) });
+      return {
+        label,
+        headline: `${t}: certificate renewed`,
+        summary: `The TLS certificate for ${t} was renewed. The new certificate expires on ${expires}.`,
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.invalid": {
+      const reason = c.statusReason && INVALID_REASONS[c.statusReason] ? c.statusReason : null;
+      return {
+        label,
+        headline: `${t}: certificate is invalid${reason ? ` (${reason})` : ""}`,
+        summary: `The TLS certificate for ${t} is not valid: ${reason ? INVALID_REASONS[reason] : "it failed validation"}.`,
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.unreachable": {
+      const reason = c.statusReason && NET_REASONS[c.statusReason] ? c.statusReason : null;
+      if (typeof data.error === "string" && data.error !== "") facts.push({ name: "Error", value: data.error });
+      return {
+        label,
+        headline: `${t}: certificate check failed${reason ? ` (${reason})` : ""}`,
+        summary:
+          `The TLS certificate for ${t} could not be retrieved: ${reason ? NET_REASONS[reason] : "the check failed"}. ` +
+          "The last certificate seen is shown below.",
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.recovered":
+      return {
+        label,
+        headline: `${t}: certificate is valid again`,
+        summary: `The TLS certificate for ${t} is valid again. It expires on ${expires}.`,
+        facts,
+        createdAt,
+      };
+  }
+}
+
+/** A test event names the channel it was sent to (`data.channel`, as the deliverer records it). */
+function channelFacts(channel: unknown): Fact[] {
+  const name = (channel as { name?: unknown } | null | undefined)?.name;
+  return typeof name === "string" && name !== "" ? [{ name: "Channel", value: name }] : [];
+}
+
+function certificateFacts(c: CertificateView): Fact[] {
+  const facts: Fact[] = [{ name: "Domain", value: targetOf(c) }];
+  if (c.name !== c.domain) facts.push({ name: "Name", value: c.name });
+  facts.push(
+    { name: "Status", value: c.statusReason && c.statusReason !== c.status ? `${c.status} (${c.statusReason})` : c.status },
+    { name: "Expires", value: `${formatDate(c.expiresAt)} (${relative(c.daysUntilExpiry)})` },
+    { name: "Issuer", value: c.issuer },
+    { name: "Serial number", value: c.serialNumber },
+  );
+  return facts;
+}
+
+/** "expires in 7 days", "expires in 1 day", "expires in less than a day". */
+function expiresIn(daysUntilExpiry: number): string {
+  return daysUntilExpiry <= 0 ? "expires in less than a day" : `expires in ${days(daysUntilExpiry)}`;
+}
+
+/** daysUntilExpiry is floor((expiresAt − now) / 1 day): -1 means it expired less than a day ago. */
+function relative(daysUntilExpiry: number): string {
+  if (daysUntilExpiry > 0) return `in ${days(daysUntilExpiry)}`;
+  if (daysUntilExpiry === 0) return "in less than a day";
+  const ago = -daysUntilExpiry - 1;
+  return ago === 0 ? "less than a day ago" : `${days(ago)} ago`;
+}
+
+function days(n: number): string {
+  return n === 1 ? "1 day" : `${n} days`;
+}
+
+/** "2025-05-12 10:00 UTC" from an ISO timestamp; anything unreadable is shown as given. */
+export function formatDate(isoTimestamp: string): string {
+  const match = /^(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2})/.exec(isoTimestamp);
+  return match ? `${match[1]} ${match[2]} UTC` : isoTimestamp;
+}

@@ -1,0 +1,94 @@
+/**
+ * Chat payloads: Discord's webhook message (`content` + `embeds`) and Slack's incoming-webhook
+ * message (`text` + `blocks`, which Mattermost and Rocket.Chat accept too).
+ */
+import type { EventRecord, EventType } from "../model.ts";
+import type { Described } from "./_describe.ts";
+
+/** Embed colours: amber for warnings, red for failures, green for good news, blue for tests. */
+export const DISCORD_COLORS: Record<EventType, number> = {
+  "certificate.expiring": 0xf0a30a,
+  "certificate.expired": 0xd64541,
+  "certificate.renewed": 0x2ead5b,
+  "certificate.invalid": 0xd64541,
+  "certificate.unreachable": 0xe67e22,
+  "certificate.recovered": 0x2ead5b,
+  test: 0x3b82f6,
+};
+
+// Discord's documented limits.
+const CONTENT_MAX = 2000;
+const TITLE_MAX = 256;
+const DESCRIPTION_MAX = 4096;
+const FIELD_NAME_MAX = 256;
+const FIELD_VALUE_MAX = 1024;
+const FIELDS_MAX = 25;
+
+export function discordPayload(event: EventRecord, described: Described): Record<string, unknown> {
+  const d = described;
+  return {
+    content: truncate(escapeDiscord(d.headline), CONTENT_MAX),
+    embeds: [
+      {
+        title: truncate(escapeDiscord(d.label), TITLE_MAX),
+        description: truncate(escapeDiscord(d.summary), DESCRIPTION_MAX),
+        color: DISCORD_COLORS[event.type],
+        fields: d.facts.slice(0, FIELDS_MAX).map((fact) => ({
+          name: truncate(escapeDiscord(fact.name), FIELD_NAME_MAX),
+          value: truncate(escapeDiscord(fact.value), FIELD_VALUE_MAX),
+          inline: fact.value.length <= 40,
+        })),
+        footer: { text: `certkeeper · ${event.id}` },
+        timestamp: d.createdAt,
+      },
+    ],
+    // Text from a certificate (its issuer, say) is the certificate owner's to choose: never ping anyone.
+    allowed_mentions: { parse: [] },
+  };
+}
+
+// Slack's documented limits.
+const SECTION_TEXT_MAX = 3000;
+const SECTION_FIELDS_MAX = 10;
+const FIELD_TEXT_MAX = 2000;
+
+export function slackPayload(event: EventRecord, described: Described): Record<string, unknown> {
+  const d = described;
+  const blocks: Record<string, unknown>[] = [
+    {
+      type: "section",
+      text: { type: "mrkdwn", text: truncate(`*${escapeSlack(d.label)}*\n${escapeSlack(d.summary)}`, SECTION_TEXT_MAX) },
+    },
+  ];
+  if (d.facts.length > 0) {
+    blocks.push({
+      type: "section",
+      fields: d.facts.slice(0, SECTION_FIELDS_MAX).map((fact) => ({
+        type: "mrkdwn",
+        text: truncate(`*${escapeSlack(fact.name)}*\n${escapeSlack(fact.value)}`, FIELD_TEXT_MAX),
+      })),
+    });
+  }
+  blocks.push({
+    type: "context",
+    elements: [{ type: "mrkdwn", text: `certkeeper · ${event.id} · ${d.createdAt}` }],
+  });
+  return { text: truncate(escapeSlack(d.headline), SECTION_TEXT_MAX), blocks };
+}
+
+/**
+ * Escapes Discord markdown: emphasis, code, spoilers and masked links anywhere, `<` (mentions,
+ * channel links, timestamps), and headings, quotes and lists at the start of a line.
+ */
+export function escapeDiscord(text: string): string {
+  return text.replace(/[\\*_~`|[\]<]/g, "\\$&").replace(/^([#>-])/gm, "\\$1");
+}
+
+/** Slack's mrkdwn needs only these three escaped (https://api.slack.com/reference/surfaces/formatting). */
+export function escapeSlack(text: string): string {
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}

@@ -1,0 +1,177 @@
+/**
+ * Delivers the outbox. Events and their pending deliveries are written in the same transaction as the
+ * check that raised them; this worker leases due deliveries, makes one attempt each, and records the
+ * outcome only while it still holds the lease. A delivery is never lost (it stays pending in the
+ * database across restarts) and is marked delivered the moment a receiver accepts it.
+ */
+import type { Clock } from "../time.ts";
+import { SECOND } from "../time.ts";
+import type { Logger } from "../log.ts";
+import type { Store, DeliveryJob } from "../store/ports.ts";
+import type { ChannelRecord, DeliveryRecord, EventRecord } from "../model.ts";
+import { newId } from "../ids.ts";
+import { NetFailure } from "../net/resolver.ts";
+import { WorkLoop } from "../work_loop.ts";
+import type { Transports } from "./ports.ts";
+import { renderNotification } from "./payloads.ts";
+
+export interface DelivererOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  transports: Transports;
+  /** Waits between attempts (CERTKEEPER_DELIVERY_RETRY); after the last, a delivery is failed. */
+  retryMs: number[];
+  mailFrom: string;
+  owner: string;
+  concurrency: number;
+  /** Cut-off of one attempt. */
+  timeoutMs: number;
+  pollMs: number;
+  onAttempt?: (result: { type: ChannelRecord["type"]; delivered: boolean }) => void;
+  /** Jitter source; tests make it deterministic. */
+  random?: () => number;
+}
+
+/** The outcome of one attempt. */
+export interface AttemptResult {
+  delivered: boolean;
+  responseStatus: number | null;
+  error: string | null;
+  /** The receiver asked to wait this long (429 Retry-After). */
+  retryAfterMs: number | null;
+  /** The endpoint is gone for good (410): the channel is disabled. */
+  gone: boolean;
+}
+
+export class Deliverer {
+  readonly loop: WorkLoop<DeliveryJob>;
+
+  constructor(private readonly options: DelivererOptions) {
+    const { store, owner } = options;
+    const leaseMs = Math.max(2 * 60 * SECOND, options.timeoutMs * 3);
+    this.loop = new WorkLoop<DeliveryJob>(
+      {
+        claim: (limit, now) => store.events.claimDueDeliveries({ owner, now, leaseUntil: now + leaseMs, limit }),
+        nextDueAt: () => store.events.nextDeliveryAt(),
+        run: (job) => this.#deliver(job),
+        describe: (job) => ({ eventId: job.event.id, channelId: job.channel.id }),
+      },
+      { name: "deliverer", clock: options.clock, logger: options.logger, concurrency: options.concurrency, pollMs: options.pollMs },
+    );
+  }
+
+  poke(): void {
+    this.loop.poke();
+  }
+
+  /**
+   * Sends a `test` event to `channel` at once, one attempt, no retry; the event is recorded with its
+   * single delivery so it is listed like any other.
+   */
+  async sendTest(channel: ChannelRecord): Promise<{ event: EventRecord; result: AttemptResult }> {
+    const now = this.options.clock.now();
+    const event: EventRecord = {
+      id: newId("evt"),
+      organizationId: channel.organizationId,
+      mode: channel.mode,
+      type: "test",
+      certificateId: null,
+      data: {
+        message: "This is a test notification from certkeeper: this channel works.",
+        channel: { id: channel.id, name: channel.name, type: channel.type },
+      },
+      createdAt: now,
+    };
+    const result = await this.attempt(event, channel);
+    const delivery: DeliveryRecord = {
+      eventId: event.id,
+      channelId: channel.id,
+      status: result.delivered ? "delivered" : "failed",
+      attempts: 1,
+      nextAttemptAt: now,
+      lastError: result.error,
+      updatedAt: this.options.clock.now(),
+    };
+    await this.options.store.events.insert(event, [delivery]);
+    if (result.gone) await this.options.store.channels.disable(channel.id, this.options.clock.now());
+    return { event, result };
+  }
+
+  /** One attempt to hand `event` to `channel`; never throws. */
+  async attempt(event: EventRecord, channel: ChannelRecord): Promise<AttemptResult> {
+    const { transports, clock, mailFrom, timeoutMs, logger } = this.options;
+    const result = (partial: Partial<AttemptResult>): AttemptResult => {
+      const full = { delivered: false, responseStatus: null, error: null, retryAfterMs: null, gone: false, ...partial };
+      this.options.onAttempt?.({ type: channel.type, delivered: full.delivered });
+      return full;
+    };
+    try {
+      const rendered = renderNotification(event, channel, { now: clock.now(), mailFrom });
+      if (rendered.kind === "email") {
+        await transports.email.send(rendered.message);
+        return result({ delivered: true });
+      }
+      const response = await transports.http.post(rendered.request, { timeoutMs });
+      const status = response.status;
+      if (status >= 200 && status < 300) return result({ delivered: true, responseStatus: status });
+      return result({
+        responseStatus: status,
+        error: `The endpoint answered HTTP ${status}${describeStatus(status)}`,
+        retryAfterMs: status === 429 || status === 503 ? response.retryAfterMs : null,
+        gone: status === 410,
+      });
+    } catch (error) {
+      if (error instanceof NetFailure) return result({ error: error.message });
+      logger.warn("notification attempt failed", { eventId: event.id, channelId: channel.id, error });
+      return result({ error: `Delivery failed: ${(error as Error).message}` });
+    }
+  }
+
+  async #deliver({ delivery, event, channel }: DeliveryJob): Promise<void> {
+    const { store, clock, owner, retryMs, logger } = this.options;
+    const outcome = await this.attempt(event, channel);
+    const attempts = delivery.attempts + 1;
+    const now = clock.now();
+    let status: DeliveryRecord["status"] = "delivered";
+    let nextAttemptAt = now;
+    let lastError = outcome.error;
+    if (!outcome.delivered) {
+      const wait = retryMs[attempts - 1];
+      if (outcome.gone) {
+        status = "failed";
+        lastError = `${outcome.error}: the endpoint is gone, so the channel was disabled`;
+        await store.channels.disable(channel.id, now);
+      } else if (wait === undefined) {
+        status = "failed";
+        lastError = `${outcome.error} (gave up after ${attempts} attempts)`;
+      } else {
+        status = "pending";
+        nextAttemptAt = now + Math.max(this.#jitter(wait), Math.min(outcome.retryAfterMs ?? 0, retryMs.at(-1)!));
+      }
+    }
+    const recorded = await store.events.completeDelivery(owner, {
+      eventId: event.id,
+      channelId: channel.id,
+      status,
+      attempts,
+      nextAttemptAt,
+      lastError: status === "delivered" ? null : lastError,
+      updatedAt: now,
+    });
+    if (!recorded) logger.warn("delivery outcome not recorded: the lease was lost", { eventId: event.id, channelId: channel.id });
+  }
+
+  /** ±10 %: deliveries failing together do not retry together. */
+  #jitter(ms: number): number {
+    const random = this.options.random ?? Math.random;
+    return Math.round(ms * (0.9 + 0.2 * random()));
+  }
+}
+
+function describeStatus(status: number): string {
+  if (status >= 300 && status < 400) return " (a redirect: certkeeper does not follow redirects)";
+  if (status === 429) return " (rate limited)";
+  if (status === 410) return " (gone)";
+  return "";
+}

@@ -1,0 +1,86 @@
+/** POST /v1/channels: validate in CONTRACT §6's order, store, answer (a webhook's signing secret, once). */
+import { CertkeeperError } from "../errors.ts";
+import { newId } from "../ids.ts";
+import { rejectUnknownFields, validate } from "../validate.ts";
+import { AddChannelBody, Channel, ChannelName } from "../schemas/channel.ts";
+import { Envelope } from "../schemas/common.ts";
+import { checkTargetResolves, parseChannelConfig, parseChannelType } from "../channels/channel_config.ts";
+import { presentChannel } from "../channels/present.ts";
+import { newSigningSecret } from "../notify/webhook_signature.ts";
+import type { ChannelRecord, ChannelType } from "../model.ts";
+import type { Services } from "../services.ts";
+import { defineOperation, NoQuery } from "./_operation.ts";
+
+interface AddChannelInput {
+  type: ChannelType;
+  name: string;
+  config: Record<string, unknown>;
+}
+
+/** Unknown fields, then the type (before any config error), then the name, then the config. */
+function parseAddChannel(raw: unknown, services: Services): AddChannelInput {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new CertkeeperError("invalid_request", "The request body must be a JSON object with type, name and config.");
+  }
+  const body = raw as Record<string, unknown>;
+  rejectUnknownFields(AddChannelBody, body);
+  const type = parseChannelType(body.type);
+  const name = validate(ChannelName, body.name === undefined ? undefined : body.name, "invalid_request");
+  const config = parseChannelConfig(type, body.config, { allowPrivateTargets: services.config.allowPrivateTargets });
+  return { type, name, config };
+}
+
+export const addChannel = defineOperation({
+  id: "addChannel",
+  method: "POST",
+  path: "/v1/channels",
+  tag: "Channels",
+  summary: "Add a notification channel",
+  description:
+    "Types: email, discord (SPEC.md's chat service; the spelling \"the service\" is accepted), slack, webhook. " +
+    "A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.",
+  access: "write",
+  query: NoQuery,
+  body: AddChannelBody,
+  parseBody: parseAddChannel,
+  status: 201,
+  response: Envelope(Channel),
+  errors: [
+    "permission_denied",
+    "payload_too_large",
+    "unsupported_media_type",
+    "invalid_channel_type",
+    "invalid_config",
+    "invalid_webhook_url",
+    "channel_limit_reached",
+  ],
+  example: {
+    request: { type: "webhook", name: "Incident bot", config: { url: "https://example.com/hooks/certkeeper", headers: { Authorization: "Bearer s3cr3t" } } },
+  },
+  async handle({ principal, services }, { body }) {
+    const input = body as AddChannelInput;
+    const { store, clock, config } = services;
+    await checkTargetResolves(input.type, input.config, { rules: config.resolve, allowPrivateTargets: config.allowPrivateTargets });
+    const now = clock.now();
+    const record: ChannelRecord = {
+      ...principal.scope,
+      id: newId("ch"),
+      type: input.type,
+      name: input.name,
+      enabled: true,
+      config: input.config,
+      signingSecret: input.type === "webhook" ? newSigningSecret() : null,
+      createdAt: now,
+      updatedAt: now,
+    };
+    if (!(await store.channels.insert(record, { limit: principal.limits.channels }))) {
+      throw new CertkeeperError(
+        "channel_limit_reached",
+        `Your plan allows ${principal.limits.channels} channels and all are in use: delete one or upgrade the plan.`,
+      );
+    }
+    const view = presentChannel(record);
+    if (record.signingSecret) view.config = { ...view.config, signingSecret: record.signingSecret };
+    return { data: view };
+  },
+});

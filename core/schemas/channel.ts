@@ -1,0 +1,112 @@
+/** Channel and event schemas: request bodies and resources, for validation, types and OpenAPI. */
+import { Type, type Static } from "@sinclair/typebox";
+import { Id, PageQuery, Timestamp } from "./common.ts";
+
+export const ChannelName = Type.String({ minLength: 1, maxLength: 100, examples: ["Ops on call"] });
+
+export const EmailConfig = Type.Object({ email: Type.String({ format: "email", examples: ["ops@example.com"] }) }, { title: "Email config" });
+export const ChatConfig = Type.Object(
+  { webhookUrl: Type.String({ description: "https URL of a Discord or Slack incoming webhook", examples: ["https://discord.com/api/webhooks/123/abc"] }) },
+  { title: "Discord or Slack config" },
+);
+export const WebhookConfig = Type.Object(
+  {
+    url: Type.String({ description: "http or https URL", examples: ["https://example.com/hooks/certkeeper"] }),
+    headers: Type.Optional(
+      Type.Record(Type.String(), Type.String(), {
+        description: "Sent with every delivery; not Host, Content-Length, Transfer-Encoding, Connection or webhook-*",
+        examples: [{ Authorization: "Bearer s3cr3t" }],
+      }),
+    ),
+  },
+  { title: "Webhook config" },
+);
+
+export const ChannelTypeInput = Type.String({
+  description: "email, discord (SPEC.md's chat service; \"the service\" is accepted as its spelling), slack or webhook",
+  examples: ["webhook"],
+});
+
+export const AddChannelBody = Type.Object(
+  { type: ChannelTypeInput, name: ChannelName, config: Type.Union([EmailConfig, ChatConfig, WebhookConfig]) },
+  { additionalProperties: false },
+);
+
+export const PatchChannelBody = Type.Object(
+  {
+    name: Type.Optional(ChannelName),
+    enabled: Type.Optional(Type.Boolean()),
+    config: Type.Optional(
+      Type.Union([EmailConfig, ChatConfig, WebhookConfig], {
+        description: "Replaces the config, validated for the channel's type; a masked value (********) sent back keeps the stored one",
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type PatchChannelBody = Static<typeof PatchChannelBody>;
+
+export const Channel = Type.Object(
+  {
+    id: Id("ch", "ch_9aK2mQ7xLp3VtB8nR1cZ"),
+    type: Type.Union([Type.Literal("email"), Type.Literal("discord"), Type.Literal("slack"), Type.Literal("webhook")]),
+    name: Type.String(),
+    enabled: Type.Boolean(),
+    config: Type.Record(Type.String(), Type.Unknown(), {
+      description:
+        "As given, with header values and a chat webhook URL's last path segment and query masked as ********; " +
+        "a webhook channel's create response also carries signingSecret (whsec_…), shown that once",
+    }),
+    createdAt: Timestamp,
+    updatedAt: Timestamp,
+  },
+  { additionalProperties: false },
+);
+export type ChannelView = Static<typeof Channel>;
+
+export const ChannelTestResult = Type.Object(
+  {
+    eventId: Id("evt", "evt_5tH8qW2kLm9XcV0bN3aZ"),
+    channelId: Id("ch", "ch_9aK2mQ7xLp3VtB8nR1cZ"),
+    status: Type.Union([Type.Literal("delivered"), Type.Literal("failed")]),
+    responseStatus: Type.Union([Type.Integer(), Type.Null()], { description: "HTTP status of the endpoint; null for email or no response" }),
+    error: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+export const ListQuery = Type.Object({ ...PageQuery }, { additionalProperties: false });
+
+export const Delivery = Type.Object(
+  {
+    channelId: Type.String(),
+    status: Type.Union([Type.Literal("pending"), Type.Literal("delivered"), Type.Literal("failed")]),
+    attempts: Type.Integer({ minimum: 0 }),
+    lastError: Type.Union([Type.String(), Type.Null()]),
+  },
+  { additionalProperties: false },
+);
+
+export const Event = Type.Object(
+  {
+    id: Id("evt", "evt_5tH8qW2kLm9XcV0bN3aZ"),
+    type: Type.Union(
+      [
+        "certificate.expiring",
+        "certificate.expired",
+        "certificate.renewed",
+        "certificate.invalid",
+        "certificate.unreachable",
+        "certificate.recovered",
+        "test",
+      ].map((type) => Type.Literal(type)),
+    ),
+    createdAt: Timestamp,
+    certificateId: Type.Union([Type.String(), Type.Null()]),
+    data: Type.Record(Type.String(), Type.Unknown(), {
+      description: "{ certificate: the certificate as GET showed it then, threshold? } (test events: { message, channel })",
+    }),
+    deliveries: Type.Array(Delivery),
+  },
+  { additionalProperties: false },
+);

@@ -1,0 +1,109 @@
+/**
+ * One loop for leased background work (certificate checks, notification deliveries): claim due items
+ * from the store with a lease (so processes sharing a database never take the same item), keep at
+ * most `concurrency` in flight (a slow item occupies one slot, never the loop), sleep until the next
+ * item is due. Only the claimed batch is ever in memory.
+ */
+import type { Clock } from "./time.ts";
+import type { Logger } from "./log.ts";
+
+export interface WorkSource<T> {
+  /** Leases up to `limit` items due at `now`. */
+  claim(limit: number, now: number): Promise<T[]>;
+  /** When the next item becomes due, or null when there is none. */
+  nextDueAt(): Promise<number | null>;
+  run(item: T): Promise<void>;
+  /** Fields identifying an item in logs. */
+  describe(item: T): Record<string, unknown>;
+}
+
+export interface WorkLoopOptions {
+  name: string;
+  clock: Clock;
+  logger: Logger;
+  concurrency: number;
+  /** Longest sleep between looks at the store, so work added by other processes is picked up. */
+  pollMs: number;
+}
+
+export class WorkLoop<T> {
+  #running = false;
+  #loop: Promise<void> | undefined;
+  #inFlight = new Set<Promise<void>>();
+  #wake = new AbortController();
+
+  constructor(
+    private readonly source: WorkSource<T>,
+    private readonly options: WorkLoopOptions,
+  ) {}
+
+  start(): void {
+    if (this.#running) return;
+    this.#running = true;
+    this.#loop = this.#run();
+  }
+
+  /** Stops claiming new work and waits for the work in flight to finish. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#wake.abort();
+    await this.#loop;
+    await Promise.all(this.#inFlight);
+  }
+
+  /** Wakes the loop early: work was just added in this process. */
+  poke(): void {
+    this.#wake.abort();
+  }
+
+  /**
+   * Runs everything due now and waits for it, repeating until nothing is due: for simulations that
+   * move a clock by hand instead of starting the loop. Returns the number of items run.
+   */
+  async runDue(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const claimed = await this.#claim(this.options.concurrency);
+      if (claimed === 0 && this.#inFlight.size === 0) return total;
+      total += claimed;
+      await Promise.all(this.#inFlight);
+    }
+  }
+
+  async #run(): Promise<void> {
+    const { clock, logger, pollMs, concurrency, name } = this.options;
+    while (this.#running) {
+      // A fresh signal per round: an item finishing or a poke() from now on cuts this round's sleep short.
+      const wake = (this.#wake = new AbortController());
+      let wait = pollMs;
+      try {
+        const free = concurrency - this.#inFlight.size;
+        const claimed = free > 0 ? await this.#claim(free) : 0;
+        if (claimed > 0 && claimed === free) continue; // a full batch: more may be due right now
+        if (this.#inFlight.size < concurrency) {
+          const next = await this.source.nextDueAt();
+          if (next !== null) wait = Math.min(pollMs, Math.max(next - clock.now(), 10));
+        }
+      } catch (error) {
+        logger.error(`${name}: could not claim work`, { error });
+      }
+      if (!this.#running) break;
+      await clock.sleep(wait, wake.signal);
+    }
+  }
+
+  async #claim(limit: number): Promise<number> {
+    const items = await this.source.claim(limit, this.options.clock.now());
+    for (const item of items) {
+      const task = this.source
+        .run(item)
+        .catch((error) => this.options.logger.error(`${this.options.name}: work failed`, { ...this.source.describe(item), error }))
+        .finally(() => {
+          this.#inFlight.delete(task);
+          this.#wake.abort(); // a slot is free
+        });
+      this.#inFlight.add(task);
+    }
+    return items.length;
+  }
+}

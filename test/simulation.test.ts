@@ -1,0 +1,215 @@
+/**
+ * A year of monitoring, simulated: 1,000 certificates whose operators renew on time, late, or let them
+ * lapse, whose servers go down for hours or days, and some of which drop single connections at random
+ * (flapping). The clock is injected and moved an hour at a time; the network is a deterministic model
+ * (test/support/simulated_internet.ts); the store, monitor, scheduler and deliverer are the real ones,
+ * delivering to a channel whose receiver refuses 10 % of attempts.
+ *
+ * The oracle judges every alert against the servers' ground truth: every threshold crossed while its
+ * certificate was served and known must be announced (at or below that threshold) within a few hours
+ * of the crossing, every expiry likewise, and nothing may be announced twice, or delivered twice.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { DEFAULT_CONFIG, type Config } from "../core/config.ts";
+import { createCore } from "../core/core.ts";
+import { silentLogger } from "../core/log.ts";
+import { DAY, HOUR } from "../core/time.ts";
+import { TrustStore } from "../core/tls/trust_store.ts";
+import type { EventRecord } from "../core/model.ts";
+import type { HttpTransport, Transports } from "../core/notify/ports.ts";
+import { createMemoryStore } from "../adapters/memory/mod.ts";
+import { addCertificate } from "../core/operations/certificates_add.ts";
+import { addChannel } from "../core/operations/channels_add.ts";
+import { FakeClock } from "./support/fake_clock.ts";
+import { SimulatedInternet, seededRandom, type CheckRecord, type RenewalPolicy } from "./support/simulated_internet.ts";
+
+const CERTIFICATES = Number(process.env.SIM_CERTIFICATES ?? 1000);
+const START = Date.UTC(2026, 0, 1);
+const END = START + 365 * DAY;
+const STEP = HOUR;
+/** Alerts may lag a crossing by a step, plus the retries of a failing check (one step each). */
+const TOLERANCE = 4 * STEP;
+
+const THRESHOLD_SETS = [[30, 14, 7, 3, 1], [30, 14, 7, 3, 1], [30, 14, 7, 3, 1], [21, 7, 1], [60, 30, 10, 5, 2, 0], [7], []];
+
+interface Delivered {
+  eventId: string;
+  type: string;
+}
+
+afterAll(() => {});
+
+test("a year of 1,000 certificates: zero missed thresholds, zero duplicates", async () => {
+  const random = seededRandom(20261120);
+  const clock = new FakeClock(START);
+  const internet = new SimulatedInternet(clock, seededRandom(7));
+  const delivered: Delivered[] = [];
+  let attempts = 0;
+  const receiverRandom = seededRandom(99);
+  const http: HttpTransport = {
+    async post(request) {
+      attempts++;
+      if (receiverRandom() < 0.1) return { status: 503, retryAfterMs: null };
+      const body = JSON.parse(request.body);
+      delivered.push({ eventId: body.id, type: body.type });
+      return { status: 200, retryAfterMs: null };
+    },
+  };
+  const transports: Transports = { http, email: { send: async () => {} } };
+  const config: Config = { ...DEFAULT_CONFIG, checkIntervalMs: 6 * HOUR, checkConcurrency: 256, deliveryRetryMs: [5 * 60_000, 30 * 60_000, 2 * HOUR, 6 * HOUR], logLevel: "error" };
+  const store = createMemoryStore();
+  const core = createCore({ config, store, clock, source: internet, transports, trust: new TrustStore([]), logger: silentLogger });
+  const admin = core.services.admin;
+  const org = await admin.createOrganization({ name: "Sim", plan: "enterprise" });
+  const user = await admin.createUser({ organizationId: org.id, email: "sim@acme.test", role: "owner" });
+  const principal = { keyId: "key_simulation00000000", userId: user.id, role: "owner" as const, scope: { organizationId: org.id, mode: "live" as const }, limits: org.limits };
+  await core.api.invoke(addChannel, principal, { body: { type: "webhook", name: "sim", config: { url: "https://receiver.example/hook" } } });
+
+  // The servers, then the certificates added through the same operation the API uses.
+  const policies: RenewalPolicy[] = ["on-time", "on-time", "on-time", "late", "late", "lapses", "yearly"];
+  const certificateOf = new Map<string, string>();
+  for (let i = 0; i < CERTIFICATES; i++) {
+    const domain = `site-${i}.sim.example`;
+    const server = internet.addServer(domain, {
+      start: START,
+      end: END,
+      policy: policies[Math.floor(random() * policies.length)]!,
+      outages: random() < 0.25 ? 1 + Math.floor(random() * 3) : 0,
+      flakiness: random() < 0.1 ? 0.3 : 0,
+      alertThresholds: THRESHOLD_SETS[Math.floor(random() * THRESHOLD_SETS.length)]!,
+    });
+    // Adding needs one successful retrieval: add each certificate at a moment its server answers.
+    server.outages = server.outages.filter(([from]) => from > START + HOUR);
+    const saved = server.flakiness;
+    server.flakiness = 0;
+    const { data } = await core.api.invoke(addCertificate, principal, { body: { domain, alertThresholds: server.alertThresholds } });
+    server.flakiness = saved;
+    certificateOf.set((data as { id: string }).id, domain);
+  }
+
+  const started = performance.now();
+  for (let at = START; at <= END; at += STEP) {
+    clock.set(at);
+    await core.services.scheduler.runDue();
+    await core.services.deliveries!.loop.runDue();
+  }
+  // Let the last retries of the last deliveries run out.
+  for (let extra = 0; extra < 48; extra++) {
+    clock.advance(HOUR);
+    await core.services.deliveries!.loop.runDue();
+  }
+  const elapsed = performance.now() - started;
+
+  const events: EventRecord[] = [];
+  let page = await store.events.list(principal.scope, { limit: 1000 });
+  while (page.length > 0) {
+    events.push(...page);
+    page = await store.events.list(principal.scope, { limit: 1000, beforeSeq: page.at(-1)!.seq });
+  }
+
+  const { missed, duplicates, late } = judge(events, internet, certificateOf);
+  const deliveredTwice = delivered.length - new Set(delivered.map((d) => d.eventId)).size;
+  const deliveredIds = new Set(delivered.map((d) => d.eventId));
+  const undelivered = events.filter((e) => !deliveredIds.has(e.id));
+  const byType = Object.fromEntries(
+    [...new Set(events.map((e) => e.type))].sort().map((type) => [type, events.filter((e) => e.type === type).length]),
+  );
+  console.log(
+    JSON.stringify(
+      {
+        certificates: CERTIFICATES,
+        simulatedDays: 365,
+        checks: internet.checks,
+        failedChecks: internet.failures,
+        events: events.length,
+        eventsByType: byType,
+        deliveryAttempts: attempts,
+        delivered: delivered.length,
+        missedThresholds: missed.length,
+        duplicateAlerts: duplicates.length,
+        lateAlerts: late.length,
+        deliveredTwice,
+        undelivered: undelivered.length,
+        wallSeconds: Math.round(elapsed / 100) / 10,
+      },
+      null,
+      2,
+    ),
+  );
+  if (missed.length > 0 && process.env.SIM_DEBUG) {
+    const serial = missed[0]!.split(" ")[0]!;
+    const domain = serial.split("#")[0]!;
+    const server = internet.servers.get(domain)!;
+    console.log(JSON.stringify({ missed: missed[0], thresholds: server.alertThresholds, outages: server.outages.map(([a, b]) => [new Date(a).toISOString(), new Date(b).toISOString()]), flakiness: server.flakiness, certificates: server.certificates.map((c) => ({ serial: c.serial, from: new Date(c.from).toISOString(), notAfter: new Date(c.notAfter).toISOString() })) }, null, 1));
+    for (const e of events.filter((e) => (e.data.certificate as any)?.domain === domain).reverse()) {
+      console.log(new Date(e.createdAt).toISOString(), e.type, (e.data.certificate as any).serialNumber, e.data.threshold ?? "", (e.data.certificate as any).status);
+    }
+  }
+  expect(missed.slice(0, 5)).toEqual([]);
+  expect(duplicates.slice(0, 5)).toEqual([]);
+  expect(late.slice(0, 5)).toEqual([]);
+  expect([deliveredTwice, undelivered.length]).toEqual([0, 0]);
+  // The year did happen: every kind of event, thousands of checks.
+  expect(Object.keys(byType)).toEqual(["certificate.expired", "certificate.expiring", "certificate.recovered", "certificate.renewed", "certificate.unreachable"]);
+  expect(internet.checks).toBeGreaterThan(CERTIFICATES * 365 * 3);
+}, 300_000);
+
+/**
+ * Compares the announced alerts with what the servers served and what certkeeper's checks could see.
+ * For each threshold crossing (and each expiry) of a certificate while it was served:
+ * - what decides is the first conclusive observation at or after the moment: a successful check (the
+ *   certificate it saw) or the third failure in a row (certkeeper then declares the server unreachable
+ *   and judges the last certificate it saw). Single failures are retried first by design, so one lost
+ *   packet raises no alert; if a retry then finds the certificate renewed, no alert is owed for the old one;
+ * - missed: owed, and nothing at or below the threshold announced for that serial within TOLERANCE;
+ * - late: announced, but after TOLERANCE;
+ * - duplicates: one (serial, threshold) or one expiry announced twice.
+ */
+function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
+  const missed: string[] = [];
+  const late: string[] = [];
+  const duplicates: string[] = [];
+  // serial → announcements (threshold, -1 for expiry, and when)
+  const announced = new Map<string, Array<{ threshold: number; at: number }>>();
+  for (const event of events) {
+    if (event.type !== "certificate.expiring" && event.type !== "certificate.expired") continue;
+    const serial = (event.data.certificate as { serialNumber: string }).serialNumber;
+    const threshold = event.type === "certificate.expired" ? -1 : (event.data.threshold as number);
+    const list = announced.get(serial) ?? [];
+    if (list.some((a) => a.threshold === threshold)) duplicates.push(`${serial} ${threshold === -1 ? "expired" : threshold}`);
+    list.push({ threshold, at: event.createdAt });
+    announced.set(serial, list);
+  }
+  const announcedAtOrBelow = (serial: string, threshold: number, from: number, to: number) =>
+    (announced.get(serial) ?? []).some((a) => a.threshold <= threshold && a.at >= from && a.at <= to);
+  for (const domain of certificateOf.values()) {
+    const server = internet.servers.get(domain)!;
+    const log = internet.log.get(domain) ?? [];
+    for (const cert of server.certificates) {
+      const moments: Array<[string, number, number]> = server.alertThresholds.map((t) => [String(t), t, cert.notAfter - (t + 1) * DAY + 1]);
+      moments.push(["expired", -1, cert.notAfter + 1]);
+      for (const [label, threshold, at] of moments) {
+        if (at < START + HOUR || at > END - TOLERANCE) continue;
+        if (!owed(log, cert.serial, at)) continue;
+        if (announcedAtOrBelow(cert.serial, threshold, at, at + TOLERANCE)) continue;
+        if (announcedAtOrBelow(cert.serial, threshold, at, Infinity)) late.push(`${cert.serial} ${label}`);
+        else missed.push(`${cert.serial} ${label} at ${new Date(at).toISOString()}`);
+      }
+    }
+  }
+  return { missed, duplicates, late };
+}
+
+/** Is an alert about `serial` owed for a moment `at`, given what the checks saw? */
+function owed(log: CheckRecord[], serial: string, at: number): boolean {
+  const earlier = log.filter((check) => check.at < at);
+  const lastSeen = earlier.filter((check) => check.serial !== null).at(-1)?.serial;
+  // Failures in a row just before the moment count towards declaring the server unreachable.
+  let failures = earlier.length - 1 - earlier.findLastIndex((check) => check.serial !== null);
+  for (const check of log) {
+    if (check.at < at) continue;
+    if (check.serial !== null) return check.serial === serial;
+    if (++failures >= 3) return lastSeen === serial; // unreachable: judged on the certificate it last saw
+  }
+  return false;
+}
