@@ -17,6 +17,7 @@ import { createMemoryStore } from "../../adapters/memory/mod.ts";
 import { openLibsqlStore } from "../../adapters/libsql/mod.ts";
 import { createHttpApp } from "../../adapters/elysia/mod.ts";
 import { createIntermediateCa, createRootCa, type Issued } from "./pki.ts";
+import { openApiCheckerFor, type OpenApiChecker } from "./openapi_check.ts";
 
 export const TEST_DOMAIN = "certkeeper.test";
 
@@ -104,6 +105,13 @@ export async function createHarness(options: HarnessOptions = {}) {
     test: await makeKey("owner", "test"),
   };
 
+  // Every response a test sees is checked against the OpenAPI document the app serves.
+  let openApi: OpenApiChecker | undefined;
+  async function openApiChecker(): Promise<OpenApiChecker> {
+    openApi ??= openApiCheckerFor(await (await app.handle(new Request("http://localhost/v1/openapi.json"))).text());
+    return openApi;
+  }
+
   async function request(
     method: string,
     path: string,
@@ -123,6 +131,7 @@ export async function createHarness(options: HarnessOptions = {}) {
     try {
       parsed = JSON.parse(text);
     } catch {}
+    (await openApiChecker()).assert({ method, path, status: response.status, headers: response.headers, body: parsed });
     return { status: response.status, headers: response.headers, body: parsed };
   }
 

@@ -1,0 +1,86 @@
+/**
+ * The routes beside the operations, for the OpenAPI document: health, readiness, the document itself and
+ * the interactive reference. None takes an API key.
+ */
+import { Type } from "@sinclair/typebox";
+import { errorResponse, headerRefs } from "./openapi_errors.ts";
+import type { JsonSchema, SchemaConverter } from "./openapi_schemas.ts";
+
+export const SERVICE_TAG = {
+  name: "Service",
+  description: "Health, readiness and this documentation; no API key needed.",
+};
+
+const Health = Type.Object({ status: Type.Literal("ok") }, { additionalProperties: false });
+const Ready = Type.Object({ status: Type.Literal("ready") }, { additionalProperties: false });
+const Unavailable = Type.Object(
+  { status: Type.Literal("unavailable"), reason: Type.String({ examples: ["The database does not answer."] }) },
+  { additionalProperties: false },
+);
+
+/** Shared responses: what any path answers that is no route, and a route asked with another method. */
+export function serviceComponents(): Record<string, JsonSchema> {
+  return {
+    RouteNotFound: errorResponse(404, ["not_found"]),
+    MethodNotAllowed: errorResponse(405, ["method_not_allowed"]),
+  };
+}
+
+export function servicePaths(converter: SchemaConverter): Record<string, Record<string, JsonSchema>> {
+  const json = (schema: JsonSchema) => ({ "application/json": { schema } });
+  const requestId = headerRefs("X-Request-Id");
+  const get = (operation: JsonSchema) => ({ get: { tags: [SERVICE_TAG.name], security: [], ...operation } });
+  return {
+    "/healthz": get({
+      operationId: "getHealth",
+      summary: "Liveness",
+      description: "200 while the process is up.",
+      responses: { "200": { description: "The process is up", content: json(converter.inline(Health)) } },
+    }),
+    "/readyz": get({
+      operationId: "getReadiness",
+      summary: "Readiness",
+      description: "200 when the database answers (within 2 s), else 503.",
+      responses: {
+        "200": { description: "The database answers", content: json(converter.inline(Ready)) },
+        "503": { description: "The database does not answer", content: json(converter.inline(Unavailable)) },
+      },
+    }),
+    "/v1/openapi.json": get({
+      operationId: "getOpenApiDocument",
+      summary: "This OpenAPI document",
+      responses: {
+        "200": {
+          description: "The OpenAPI 3.1 document of every route",
+          headers: requestId,
+          content: json({
+            type: "object",
+            required: ["openapi", "info", "paths"],
+            properties: { openapi: { type: "string", pattern: "^3\\.1\\.\\d+$" }, info: { type: "object" }, paths: { type: "object" } },
+          }),
+        },
+      },
+    }),
+    "/docs": get({
+      operationId: "getApiReference",
+      summary: "Interactive API reference",
+      description: "An HTML page that renders this document; everything it loads comes from this server.",
+      responses: {
+        "200": { description: "The reference page", headers: requestId, content: { "text/html": { schema: { type: "string" } } } },
+      },
+    }),
+    "/docs/{asset}": get({
+      operationId: "getApiReferenceAsset",
+      summary: "A script or style sheet of the API reference",
+      parameters: [{ name: "asset", in: "path", required: true, schema: { type: "string" }, example: "docs.js" }],
+      responses: {
+        "200": {
+          description: "The file",
+          headers: requestId,
+          content: { "text/javascript": { schema: { type: "string" } }, "text/css": { schema: { type: "string" } } },
+        },
+        "404": { $ref: "#/components/responses/RouteNotFound" },
+      },
+    }),
+  };
+}
