@@ -51,10 +51,12 @@ async function main(argv: string[]): Promise<number> {
   }
   const flags = parsed.values as Flags;
   const [command, sub, ...rest] = parsed.positionals;
-  if (flags.help || !command) {
+  if (flags.help) {
     console.log(USAGE);
-    return command || flags.help ? 0 : 2;
+    return 0;
   }
+  // No command is a usage error: the usage goes to stderr, stdout stays empty.
+  if (!command) return fail(USAGE, 2);
   let config: Config;
   try {
     config = configFromEnv(process.env);
@@ -92,7 +94,13 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(config: Config): Promise<number> {
-  const server = await startServer(config);
+  let server;
+  try {
+    server = await startServer(config);
+  } catch (error) {
+    // A busy port or an unreachable database: say so in one line, not with a stack trace.
+    return fail(`certkeeper could not start: ${(error as Error).message}`, 1);
+  }
   await new Promise<void>((resolve) => {
     const shutdown = () => {
       process.off("SIGTERM", shutdown);

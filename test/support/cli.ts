@@ -1,0 +1,162 @@
+/**
+ * The CLI as a real process: `bun adapters/cli/main.ts <command> [flags]` with a chosen environment,
+ * its stdout, stderr and exit code; and `serve` as a long-running process on a free port.
+ */
+import net from "node:net";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+
+export const CLI_MAIN = resolve(import.meta.dir, "../../adapters/cli/main.ts");
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  /** CERTKEEPER_* variables (and any other) for the process; nothing else of the parent's leaks in. */
+  env?: Record<string, string>;
+  /** Written to the process's stdin, which is then closed. */
+  stdin?: string;
+  /** Working directory; the repository root when omitted. */
+  cwd?: string;
+  /** Kills the process after this long (default 20 s). */
+  timeoutMs?: number;
+}
+
+/** The parent's environment without any CERTKEEPER_* variable: hermetic, but PATH and HOME stay. */
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !name.startsWith("CERTKEEPER_")) env[name] = value;
+  }
+  env.NO_COLOR = "1";
+  return env;
+}
+
+/** Runs one CLI command, `bun adapters/cli/main.ts …args`, to completion. */
+export function runCli(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return runProcess([process.execPath, CLI_MAIN, ...args], options);
+}
+
+/** Runs the CLI as users are told to: `bun run certkeeper …args` from the repository root. */
+export function runCliScript(args: string[], options: Omit<CliOptions, "cwd"> = {}): Promise<CliResult> {
+  return runProcess([process.execPath, "run", "certkeeper", ...args], options);
+}
+
+async function runProcess(argv: string[], options: CliOptions): Promise<CliResult> {
+  const child = Bun.spawn(argv, {
+    cwd: options.cwd ?? resolve(import.meta.dir, "../.."),
+    env: { ...baseEnv(), ...options.env },
+    stdin: options.stdin === undefined ? "ignore" : new TextEncoder().encode(options.stdin),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 20_000);
+  try {
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(child.stdout).text(),
+      new Response(child.stderr).text(),
+      child.exited,
+    ]);
+    return { code, stdout, stderr };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Runs a command with `--json`, expects exit 0, nothing on stderr, and parses the whole stdout. */
+export async function runCliJson(args: string[], options: CliOptions = {}): Promise<any> {
+  const result = await runCli([...args, "--json"], options);
+  if (result.code !== 0 || result.stderr !== "") {
+    throw new Error(`certkeeper ${args.join(" ")} exited ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
+  }
+  return JSON.parse(result.stdout);
+}
+
+/** A temporary folder with a database URL inside it; `cleanup()` removes it. */
+export function tempWorkspace(prefix = "certkeeper-cli-") {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  const databasePath = join(dir, "db.sqlite");
+  return {
+    dir,
+    databasePath,
+    env: { CERTKEEPER_DATABASE_URL: `file:${databasePath}` } as Record<string, string>,
+    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** A TCP port on 127.0.0.1 free at the time of asking. */
+export function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+export interface ServeProcess {
+  url: string;
+  /** What the process has written so far. */
+  output(): { stdout: string; stderr: string };
+  /** Sends `signal` and waits for the exit code (SIGKILL and -1 after `timeoutMs`). */
+  stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number>;
+}
+
+/** Starts `certkeeper serve` on a free port of 127.0.0.1 and waits until /healthz answers 200. */
+export async function startServe(options: { env: Record<string, string>; cwd?: string; readyTimeoutMs?: number }): Promise<ServeProcess> {
+  const port = await freePort();
+  const child = Bun.spawn([process.execPath, CLI_MAIN, "serve"], {
+    cwd: options.cwd ?? resolve(import.meta.dir, "../.."),
+    env: { ...baseEnv(), CERTKEEPER_HOST: "127.0.0.1", CERTKEEPER_PORT: String(port), CERTKEEPER_LOG_LEVEL: "warn", ...options.env },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  let stdout = "";
+  let stderr = "";
+  const collect = async (stream: ReadableStream<Uint8Array>, append: (text: string) => void) => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) append(decoder.decode(chunk, { stream: true }));
+  };
+  const drained = Promise.all([collect(child.stdout, (t) => (stdout += t)), collect(child.stderr, (t) => (stderr += t))]);
+  const url = `http://127.0.0.1:${port}`;
+  const process_: ServeProcess = {
+    url,
+    output: () => ({ stdout, stderr }),
+    async stop(signal = "SIGTERM", timeoutMs = 5000) {
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode ?? -1;
+      child.kill(signal);
+      const timedOut = Symbol("timeout");
+      let timer: Timer | undefined;
+      const code = await Promise.race([
+        child.exited,
+        new Promise<typeof timedOut>((r) => (timer = setTimeout(() => r(timedOut), timeoutMs))),
+      ]);
+      clearTimeout(timer);
+      if (code === timedOut) {
+        child.kill("SIGKILL");
+        await child.exited;
+        return -1;
+      }
+      await drained;
+      return code;
+    },
+  };
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 15_000);
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) break;
+    try {
+      const response = await fetch(`${url}/healthz`);
+      if (response.status === 200) return process_;
+    } catch {}
+    await Bun.sleep(50);
+  }
+  await process_.stop("SIGKILL");
+  throw new Error(`certkeeper serve did not become healthy on ${url}\nstdout: ${stdout}\nstderr: ${stderr}`);
+}
