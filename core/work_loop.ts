@@ -78,11 +78,14 @@ export class WorkLoop<T> {
       let wait = pollMs;
       try {
         const free = concurrency - this.#inFlight.size;
-        const claimed = free > 0 ? await this.#claim(free) : 0;
-        if (claimed > 0 && claimed === free) continue; // a full batch: more may be due right now
-        if (this.#inFlight.size < concurrency) {
-          const next = await this.source.nextDueAt();
-          if (next !== null) wait = Math.min(pollMs, Math.max(next - clock.now(), 10));
+        // Ask when work is due first (a read), so an idle loop never takes a write lock to find nothing.
+        const next = free > 0 ? await this.source.nextDueAt() : null;
+        if (next !== null && next <= clock.now()) {
+          const claimed = await this.#claim(free);
+          if (claimed === free) continue; // a full batch: more may be due right now
+          if (claimed > 0) wait = 10; // the rest may be leased by others: look again soon
+        } else if (next !== null) {
+          wait = Math.min(pollMs, Math.max(next - clock.now(), 10));
         }
       } catch (error) {
         logger.error(`${name}: could not claim work`, { error });

@@ -65,8 +65,10 @@ class LibsqlExecutor implements Executor {
   async execute(sql: string, args: SqlValue[] = []): Promise<ResultSet> {
     // An in-memory database has one connection, which a transaction holds until it ends.
     if (this.#singleConnection) await this.#lock;
-    if (!/^\s*SELECT/i.test(sql)) this.writes++;
-    return run(this.#client, { sql, args });
+    const result = await run(this.#client, { sql, args });
+    // Only a change counts: an UPDATE that matched nothing must not flush every cache.
+    if (changedRows(sql, result)) this.writes++;
+    return result;
   }
 
   async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
@@ -76,16 +78,25 @@ class LibsqlExecutor implements Executor {
     let release!: () => void;
     this.#lock = new Promise((resolve) => (release = resolve));
     await previous;
-    this.writes++;
     let tx: Transaction | undefined;
+    let changed = false;
     try {
       tx = await this.#client.transaction("write");
-      const result = await fn(transactionExecutor(tx));
+      const open = tx;
+      const result = await fn({
+        execute: async (sql, args = []) => {
+          const resultSet = await run(open, { sql, args });
+          changed ||= changedRows(sql, resultSet);
+          return resultSet;
+        },
+        transaction: () => Promise.reject(new Error("nested transactions are not supported")),
+        close: async () => {},
+      });
       await tx.commit();
       return result;
     } finally {
       tx?.close();
-      this.writes++;
+      if (changed) this.writes++;
       release();
     }
   }
@@ -95,12 +106,9 @@ class LibsqlExecutor implements Executor {
   }
 }
 
-function transactionExecutor(tx: Transaction): Executor {
-  return {
-    execute: (sql, args = []) => run(tx, { sql, args }),
-    transaction: () => Promise.reject(new Error("nested transactions are not supported")),
-    close: async () => {},
-  };
+/** Whether a statement changed rows; `… RETURNING` reports rowsAffected 0 through the client, but rows. */
+function changedRows(sql: string, result: ResultSet): boolean {
+  return result.rowsAffected > 0 || (result.rows.length > 0 && !/^\s*SELECT/i.test(sql));
 }
 
 async function run(target: Client | Transaction, statement: InStatement): Promise<ResultSet> {

@@ -94,6 +94,8 @@ export function memoryAccounts(state: MemoryState): {
 
   const rateLimits: RateLimitStore = {
     async hit(keyId, now, windowMs) {
+      // A count is a write like any other: the change token must move with it.
+      state.write();
       let window = state.rateLimits.get(keyId);
       if (!window || window.windowStart + windowMs <= now) {
         window = { windowStart: now, count: 0 };

@@ -1,6 +1,8 @@
 /**
  * The in-memory store: the same behaviour as the SQL store (one conformance suite checks both), for
- * embedding and fast tests. Records are copied in and out, so callers never share state with it.
+ * embedding and fast tests. Records are copied in and out, so callers never share state with it; the
+ * one exception is a certificate's parsed details, which are frozen and shared (replaced whole, never
+ * changed, and copied on every check).
  *
  * @example
  * const store = createMemoryStore();

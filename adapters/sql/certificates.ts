@@ -137,15 +137,19 @@ export function sqlCertificates(db: Executor): CertificateStore {
     },
 
     async claimDue({ owner, now, leaseUntil, limit }) {
-      // One statement: two processes running it at once lease disjoint sets. RETURNING gives the rows
-      // as updated, so restore nextCheckAt for the caller from the value it replaced.
-      const { rows } = await db.execute(
-        `UPDATE certificates SET next_check_at = ?, lease_owner = ?
-         WHERE id IN (SELECT id FROM certificates WHERE next_check_at <= ? ORDER BY next_check_at LIMIT ?)
-         RETURNING ${CERTIFICATE_COLUMNS}`,
-        [leaseUntil, owner, now, limit],
-      );
-      return rows.map((row) => ({ ...certificateFrom(row), nextCheckAt: now }));
+      // Read, then lease, in one write transaction: two processes running it at once lease disjoint
+      // sets, and the caller gets the rows as they were (RETURNING would give the leased nextCheckAt).
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.execute(`${SELECT} WHERE next_check_at <= ? ORDER BY next_check_at LIMIT ?`, [now, limit]);
+        const due = rows.map(certificateFrom);
+        if (due.length === 0) return [];
+        await tx.execute(`UPDATE certificates SET next_check_at = ?, lease_owner = ? WHERE id IN (${placeholders(due.length)})`, [
+          leaseUntil,
+          owner,
+          ...due.map((record) => record.id),
+        ]);
+        return due;
+      });
     },
 
     async nextDueAt() {

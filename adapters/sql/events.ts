@@ -1,7 +1,7 @@
 /** Events and their deliveries (the outbox) in SQL. */
 import type { DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/ports.ts";
 import type { DeliveryRecord, EventRecord } from "../../core/model.ts";
-import type { Executor } from "./executor.ts";
+import type { Executor, SqlValue } from "./executor.ts";
 import { channelFrom, deliveryFrom, eventFrom, placeholders } from "./rows.ts";
 
 const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
@@ -81,15 +81,24 @@ export function sqlEvents(db: Executor): EventStore {
            AND channel_id NOT IN (SELECT id FROM channels WHERE enabled = 1)`,
         [now, now],
       );
-      const { rows } = await db.execute(
-        `UPDATE deliveries SET next_attempt_at = ?, lease_owner = ?
-         WHERE rowid IN (SELECT rowid FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
-                         ORDER BY next_attempt_at LIMIT ?)
-         RETURNING ${DELIVERY_COLUMNS}`,
-        [leaseUntil, owner, now, limit],
-      );
-      if (rows.length === 0) return [];
-      const deliveries = rows.map((row) => ({ ...deliveryFrom(row), nextAttemptAt: now }));
+      // Read, then lease, in one write transaction, as claimDue does: claimers at once lease disjoint
+      // sets, and the deliveries come back as they were before the lease.
+      const deliveries = await db.transaction(async (tx) => {
+        const { rows } = await tx.execute(
+          `SELECT rowid, ${DELIVERY_COLUMNS} FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
+           ORDER BY next_attempt_at LIMIT ?`,
+          [now, limit],
+        );
+        if (rows.length > 0) {
+          await tx.execute(`UPDATE deliveries SET next_attempt_at = ?, lease_owner = ? WHERE rowid IN (${placeholders(rows.length)})`, [
+            leaseUntil,
+            owner,
+            ...rows.map((row) => row.rowid as SqlValue),
+          ]);
+        }
+        return rows.map((row) => deliveryFrom(row));
+      });
+      if (deliveries.length === 0) return [];
       const eventIds = [...new Set(deliveries.map((d) => d.eventId))];
       const channelIds = [...new Set(deliveries.map((d) => d.channelId))];
       const [events, channels] = await Promise.all([

@@ -14,7 +14,7 @@ export interface Executor {
   execute(sql: string, args?: SqlValue[]): Promise<ResultSet>;
   /**
    * Runs `fn` in a write transaction (taken at BEGIN, so concurrent writers queue rather than fail)
-   * and commits; rolls back if it throws or returns the `ROLLBACK` symbol's result.
+   * and commits; rolls back if it throws.
    */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -1,7 +1,7 @@
 /**
  * The storage interfaces core works against. Two implementations keep them: the SQL store
  * (adapters/sql, over libSQL) and the in-memory store (adapters/memory); one conformance suite
- * (test/store_conformance.ts) holds both to the same behaviour.
+ * (test/support/store_conformance.ts) holds both to the same behaviour.
  */
 import type {
   ApiKeyRecord,
@@ -160,8 +160,9 @@ export interface EventStore {
   get(scope: Scope, id: string): Promise<EventWithDeliveries | null>;
 
   /**
-   * Leases up to `limit` pending deliveries whose nextAttemptAt has come (moving it to `leaseUntil`,
-   * as claimDue does). Deliveries to a channel that is disabled or gone are settled as failed instead.
+   * Leases up to `limit` pending deliveries whose nextAttemptAt has come, earliest first (moving it to
+   * `leaseUntil`, as claimDue does; they are returned as they were before the lease). Deliveries to a
+   * channel that is disabled or gone are settled as failed instead.
    */
   claimDueDeliveries(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<DeliveryJob[]>;
   /** The earliest nextAttemptAt of pending deliveries, or null. */
