@@ -36,7 +36,7 @@ export interface HttpReceiver {
   close(): Promise<void>;
 }
 
-export async function startHttpReceiver(options: { tls?: { cert: string; key: string }; host?: string } = {}): Promise<HttpReceiver> {
+export async function startHttpReceiver(options: { tls?: { cert: string; key: string }; host?: string; port?: number } = {}): Promise<HttpReceiver> {
   const requests: ReceivedRequest[] = [];
   const waiters: Array<{ count: number; resolve: () => void }> = [];
   const receiver = {} as HttpReceiver;
@@ -73,7 +73,7 @@ export async function startHttpReceiver(options: { tls?: { cert: string; key: st
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, "127.0.0.1", () => resolve()));
   const port = (server.address() as AddressInfo).port;
   receiver.port = port;
   receiver.url = `${options.tls ? "https" : "http"}://${options.host ?? "127.0.0.1"}:${port}`;
