@@ -7,6 +7,7 @@ import { systemClock, SECOND, type Clock } from "./time.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { randomBase62 } from "./ids.ts";
 import type { Store } from "./store/ports.ts";
+import { withReadCache } from "./store/read_cache.ts";
 import { Authenticator } from "./auth/authenticate.ts";
 import { MemoryRateLimiter, StoreRateLimiter } from "./auth/rate_limit.ts";
 import { Admin, type PasswordHasher } from "./admin.ts";
@@ -54,7 +55,8 @@ const USAGE_FLUSH_MS = 30 * SECOND;
 const DELIVERY_CONCURRENCY = 8;
 
 export function createCore(options: CoreOptions): Core {
-  const { config, store } = options;
+  const { config } = options;
+  const store = withReadCache(options.store);
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
   const trust = options.trust ?? TrustStore.system(config.extraCaFile);

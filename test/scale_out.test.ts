@@ -4,7 +4,7 @@
  * and see revocations at once; and a process killed outright loses no notification and, restarted,
  * sends none twice.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -19,6 +19,9 @@ import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { startSqld, type SqldServer } from "./support/sqld.ts";
 import { startServe, type ServeProcess } from "./support/cli.ts";
 import { startHttpReceiver, type HttpReceiver } from "./support/receivers.ts";
+
+// Server processes, a libSQL server and seconds of real scheduling: more than Bun's 5 s default.
+setDefaultTimeout(30_000);
 
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-scale-"));
 const cleanups: Array<() => Promise<unknown>> = [];

@@ -1,10 +1,11 @@
 /**
- * From an Authorization header to the principal a request acts as (CONTRACT §3). Grants are cached
- * only while the store's change token stands still, so a key revoked by any process, the CLI
- * included, stops working on the very next request.
+ * From an Authorization header to the principal a request acts as (CONTRACT §3). Malformed keys are
+ * refused by their checksum without a read; grants are read through the store's read cache
+ * (store/read_cache.ts), so a key revoked by any process, the CLI included, stops working on the very
+ * next request.
  */
 import { CertkeeperError } from "../errors.ts";
-import type { KeyGrant, Limits, Mode, Role, Scope } from "../model.ts";
+import type { Limits, Mode, Role, Scope } from "../model.ts";
 import type { Store } from "../store/ports.ts";
 import { hashApiKey, parseApiKey } from "./api_key.ts";
 
@@ -16,12 +17,8 @@ export interface Principal {
   limits: Limits;
 }
 
-const MAX_CACHED_GRANTS = 10_000;
-
 export class Authenticator {
   #store: Store;
-  #grants = new Map<string, KeyGrant | null>();
-  #token: string | undefined;
   #usage = new Map<string, number>();
 
   constructor(store: Store) {
@@ -32,7 +29,7 @@ export class Authenticator {
     const key = bearerKey(authorization);
     const mode = parseApiKey(key);
     if (!mode) throw invalidKey();
-    const grant = await this.#grant(hashApiKey(key));
+    const grant = await this.#store.apiKeys.findByHash(hashApiKey(key));
     if (!grant || grant.key.mode !== mode) throw invalidKey();
     if (grant.key.revokedAt !== null || !grant.user) {
       throw new CertkeeperError("expired_api_key", "This API key has been revoked: create a new key in the settings area.");
@@ -53,26 +50,6 @@ export class Authenticator {
     const uses = [...this.#usage].map(([id, at]) => ({ id, at }));
     this.#usage.clear();
     await this.#store.apiKeys.touch(uses);
-  }
-
-  /** Forgets cached grants; for writes this process makes through paths that bypass the store's token. */
-  invalidate(): void {
-    this.#grants.clear();
-  }
-
-  async #grant(hash: string): Promise<KeyGrant | null> {
-    const token = this.#store.changeToken?.();
-    if (token === undefined) return this.#store.apiKeys.findByHash(hash);
-    if (token !== this.#token || this.#grants.size > MAX_CACHED_GRANTS) {
-      this.#grants.clear();
-      this.#token = token;
-    }
-    const cached = this.#grants.get(hash);
-    if (cached !== undefined) return cached;
-    const grant = await this.#store.apiKeys.findByHash(hash);
-    // Cache only if nothing was written while we read; otherwise the answer may already be stale.
-    if (this.#store.changeToken?.() === token) this.#grants.set(hash, grant);
-    return grant;
   }
 }
 

@@ -1,0 +1,44 @@
+/** Realistic certificate records for benchmarks, without a TLS server: a three-certificate chain. */
+import type { CertificateRecord, Scope } from "../../core/model.ts";
+import { DAY } from "../../core/time.ts";
+
+export function sampleCertificate(scope: Scope, n: number, now = Date.now()): CertificateRecord {
+  const domain = `site-${n}.bench.example`;
+  const notBefore = now - 30 * DAY;
+  const notAfter = now + (20 + (n % 300)) * DAY;
+  const iso = (ms: number) => new Date(ms).toISOString();
+  return {
+    ...scope,
+    id: `cert_bench${String(n).padStart(16, "0")}`,
+    domain,
+    port: 443,
+    name: domain,
+    alertThresholds: [30, 14, 7, 3, 1],
+    createdAt: now,
+    updatedAt: now,
+    fingerprint: `fp${n}`,
+    details: {
+      serialNumber: "04:A3:1F:9C:55:12:8E:77:01:AB:CD:EF:10:32:54:76",
+      notBefore,
+      notAfter,
+      issuer: "Let's Encrypt",
+      subject: domain,
+      subjectAlternativeNames: [domain, `www.${domain}`],
+      signatureAlgorithm: "ecdsa-with-SHA384",
+      chain: [
+        { subject: domain, issuer: "E6", validFrom: iso(notBefore), validTo: iso(notAfter) },
+        { subject: "E6", issuer: "ISRG Root X2", validFrom: "2024-03-13T00:00:00.000Z", validTo: "2027-03-12T23:59:59.000Z" },
+        { subject: "ISRG Root X2", issuer: "ISRG Root X1", validFrom: "2020-09-04T00:00:00.000Z", validTo: "2025-09-15T16:00:00.000Z" },
+      ],
+    },
+    problem: null,
+    lastCheckedAt: now,
+    failure: null,
+    failureCount: 0,
+    alertedThreshold: null,
+    expiryAlerted: false,
+    health: "ok",
+    nextCheckAt: now + 365 * DAY,
+    version: 0,
+  };
+}

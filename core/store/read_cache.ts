@@ -1,0 +1,72 @@
+/**
+ * A read cache in front of a store, for the API's hottest reads: the key grant of every request and
+ * the certificate of a GET. An entry is served only while the store's change token stands still, and
+ * the whole cache is dropped the moment it moves: any write, by this process or another (the CLI,
+ * another server on the same file), empties it before the next read. So a revoked key is refused on
+ * the very next request, and a renewed certificate is shown at once.
+ *
+ * Stores that cannot produce a change token (a shared libSQL server) are returned as they are.
+ */
+import type { CertificateRecord, KeyGrant, Scope } from "../model.ts";
+import type { Store } from "./ports.ts";
+
+export interface ReadCacheOptions {
+  /** Entries kept at most, per kind; a full cache is emptied, not scanned (the token usually empties it first). */
+  maxEntries?: number;
+}
+
+export function withReadCache(store: Store, options: ReadCacheOptions = {}): Store {
+  const changeToken = store.changeToken?.bind(store);
+  if (!changeToken) return store;
+  const max = options.maxEntries ?? 5000;
+  let token: string | undefined;
+  const grants = new Map<string, KeyGrant | null>();
+  const certificates = new Map<string, CertificateRecord | null>();
+
+  /** The current token; the caches are emptied first when it moved. */
+  function current(): string {
+    const now = changeToken!();
+    if (now !== token) {
+      grants.clear();
+      certificates.clear();
+      token = now;
+    }
+    return now;
+  }
+
+  /** Reads through the cache; keeps an answer only if nothing was written while it was read. */
+  async function cached<T>(cache: Map<string, T>, key: string, read: () => Promise<T>): Promise<T> {
+    const before = current();
+    const hit = cache.get(key);
+    if (hit !== undefined) return hit;
+    const value = await read();
+    if (changeToken!() === before) {
+      if (cache.size >= max) cache.clear();
+      cache.set(key, freeze(value));
+    }
+    return value;
+  }
+
+  return {
+    ...store,
+    apiKeys: {
+      ...store.apiKeys,
+      findByHash: (hash) => cached(grants, hash, () => store.apiKeys.findByHash(hash)),
+    },
+    certificates: {
+      ...store.certificates,
+      // The scope is part of the key: another organization never gets a record it may not see.
+      get: (scope: Scope, id: string) =>
+        cached(certificates, `${scope.organizationId} ${scope.mode} ${id}`, () => store.certificates.get(scope, id)),
+    },
+  };
+}
+
+/** Cached values are shared by every reader: frozen, so a mutation would fail loudly instead of spreading. */
+function freeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) freeze(inner);
+  }
+  return value;
+}
