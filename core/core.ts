@@ -20,6 +20,8 @@ import { TlsCertificateSource, type CertificateSource } from "./monitor/certific
 import { createApi, type Api } from "./api.ts";
 import { OPERATIONS, type Operation } from "./operations/mod.ts";
 import type { Services } from "./services.ts";
+import { createAccounts, type Accounts } from "./accounts/mod.ts";
+import { ServiceMetrics } from "./metrics_scrape.ts";
 
 export interface CoreOptions {
   config: Config;
@@ -43,6 +45,8 @@ export interface CoreOptions {
 export interface Core {
   services: Services;
   api: Api;
+  /** The settings area's sessions, sign-in, keys, members and dashboard (adapters/web renders them). */
+  accounts: Accounts;
   operations: readonly Operation[];
   trust: TrustStore;
   /** Starts the background work: scheduled checks and the flushing of key usage. */
@@ -68,6 +72,7 @@ export function createCore(options: CoreOptions): Core {
     });
   const owner = `proc_${randomBase62(12)}`;
   const pollMs = Math.min(SECOND, config.checkIntervalMs);
+  const metrics = new ServiceMetrics();
   const deliverer = options.transports
     ? new Deliverer({
         store,
@@ -81,6 +86,7 @@ export function createCore(options: CoreOptions): Core {
         timeoutMs: options.deliveryTimeoutMs ?? 10 * SECOND,
         pollMs,
         random: options.random,
+        onAttempt: (result) => metrics.observeDelivery(result),
       })
     : undefined;
   const monitor = new Monitor({
@@ -89,7 +95,10 @@ export function createCore(options: CoreOptions): Core {
     source,
     logger,
     intervalMs: config.checkIntervalMs,
-    onCheck: options.onCheck,
+    onCheck: (result) => {
+      metrics.observeCheck(result);
+      options.onCheck?.(result);
+    },
     onEvents: () => deliverer?.poke(),
   });
   const scheduler = createScheduler({
@@ -114,15 +123,18 @@ export function createCore(options: CoreOptions): Core {
     scheduler,
     deliveries: deliverer,
     admin: new Admin(store, clock, options.passwords),
+    metrics,
   };
 
   let usageTimer: ReturnType<typeof setInterval> | undefined;
   const flushUsage = () =>
     authenticator.flushUsage().catch((error) => logger.warn("could not record API key use", { error }));
 
+  const api = createApi(services);
   return {
     services,
-    api: createApi(services),
+    api,
+    accounts: createAccounts({ services, api, passwords: options.passwords }),
     operations: OPERATIONS,
     trust,
     start() {

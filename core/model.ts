@@ -145,3 +145,23 @@ export interface DeliveryRecord {
   lastError: string | null;
   updatedAt: number;
 }
+
+/**
+ * A signed-in browser session of the settings area. Its id is the SHA-256 of the token in the
+ * session cookie: the token itself is never stored.
+ */
+export interface SessionRecord {
+  id: string;
+  userId: string;
+  organizationId: string;
+  createdAt: number;
+  lastSeenAt: number;
+  /** When it ends unless used again before (idle timeout, capped by the absolute lifetime). */
+  expiresAt: number;
+}
+
+/** Failed sign-ins counted against one key (an email or a client address), for the slowdown. */
+export interface SignInFailures {
+  failures: number;
+  lastFailureAt: number;
+}

@@ -13,7 +13,7 @@ import * as commonSchemas from "./schemas/common.ts";
 import type { Operation } from "./operations/_operation.ts";
 import { SchemaConverter, type JsonSchema } from "./openapi_schemas.ts";
 import { byStatus, errorResponse, errorsOf, headerRefs, HEADERS, RATE_LIMIT_HEADERS } from "./openapi_errors.ts";
-import { serviceComponents, servicePaths, SERVICE_TAG } from "./openapi_service.ts";
+import { METRICS_SECURITY_SCHEME, metricsPaths, serviceComponents, servicePaths, SERVICE_TAG } from "./openapi_service.ts";
 
 /**
  * Modules whose exported schemas get their export name in `components/schemas` wherever they recur.
@@ -32,6 +32,8 @@ export interface OpenApiOptions {
   servers?: Array<{ url: string; description?: string }>;
   /** More schemas to name in `components/schemas`, by name. */
   schemas?: Record<string, TSchema>;
+  /** Documents GET /metrics: the server has CERTKEEPER_METRICS_TOKEN (without it the path is no route). */
+  metrics?: boolean;
 }
 
 /** An OpenAPI document, loosely typed: plain JSON. */
@@ -104,6 +106,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
     if (!tags.includes(operation.tag)) tags.push(operation.tag);
   }
   Object.assign(paths, servicePaths(converter));
+  if (options.metrics) Object.assign(paths, metricsPaths());
   converter.convert(commonSchemas.ErrorEnvelope); // the whole envelope, for readers, beside the narrowed ones
   return {
     openapi: "3.1.0",
@@ -122,6 +125,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
           bearerFormat: "ck_live_… or ck_test_…",
           description: "An API key: `ck_live_` or `ck_test_` and at least 32 base62 characters. Create one with `certkeeper key create`.",
         },
+        ...(options.metrics ? METRICS_SECURITY_SCHEME : {}),
       },
     },
   };

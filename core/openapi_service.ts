@@ -3,7 +3,7 @@
  * the interactive reference. None takes an API key.
  */
 import { Type } from "@sinclair/typebox";
-import { errorResponse, headerRefs } from "./openapi_errors.ts";
+import { errorEnvelope, errorResponse, headerRefs } from "./openapi_errors.ts";
 import type { JsonSchema, SchemaConverter } from "./openapi_schemas.ts";
 
 export const SERVICE_TAG = {
@@ -82,5 +82,59 @@ export function servicePaths(converter: SchemaConverter): Record<string, Record<
         "404": { $ref: "#/components/responses/RouteNotFound" },
       },
     }),
+  };
+}
+
+/** The security scheme of GET /metrics: the operator's token, not an API key. */
+export const METRICS_SECURITY_SCHEME = {
+  metricsToken: {
+    type: "http",
+    scheme: "bearer",
+    description: "The value of CERTKEEPER_METRICS_TOKEN, set by whoever runs the server; API keys are not accepted.",
+  },
+};
+
+/** GET /metrics, documented only where the server has CERTKEEPER_METRICS_TOKEN (elsewhere the path is no route). */
+export function metricsPaths(): Record<string, Record<string, JsonSchema>> {
+  const example = (code: string, message: string) => ({ summary: code, value: { error: { code, message } } });
+  return {
+    "/metrics": {
+      get: {
+        tags: [SERVICE_TAG.name],
+        operationId: "getMetrics",
+        summary: "Prometheus metrics",
+        description:
+          "The Prometheus text exposition format (0.0.4): per certificate of every organization " +
+          "`certkeeper_certificate_expiry_timestamp_seconds` and `certkeeper_certificate_days_until_expiry` " +
+          "(labels organization, mode, domain, port, status), `certkeeper_certificates{status}`, " +
+          "`certkeeper_deliveries_pending`, and this process's `certkeeper_checks_total{result}`, " +
+          "`certkeeper_check_duration_seconds` and `certkeeper_deliveries_total{type,result}` (attempts). " +
+          "Only with `Authorization: Bearer <CERTKEEPER_METRICS_TOKEN>`; without that variable the path is 404.",
+        security: [{ metricsToken: [] }],
+        responses: {
+          "200": {
+            description: "The metrics",
+            headers: headerRefs("X-Request-Id"),
+            content: { "text/plain": { schema: { type: "string" } } },
+          },
+          "401": {
+            description: "The metrics token is missing or wrong: `missing_api_key`, `invalid_api_key`.",
+            headers: headerRefs("X-Request-Id"),
+            content: {
+              "application/json": {
+                schema: errorEnvelope(["missing_api_key", "invalid_api_key"]),
+                examples: {
+                  missing_api_key: example(
+                    "missing_api_key",
+                    'No metrics token provided: send the header "Authorization: Bearer <token>" with the value of CERTKEEPER_METRICS_TOKEN.',
+                  ),
+                  invalid_api_key: example("invalid_api_key", "The metrics token is wrong: send the value of CERTKEEPER_METRICS_TOKEN."),
+                },
+              },
+            },
+          },
+        },
+      },
+    },
   };
 }

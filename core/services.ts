@@ -9,6 +9,7 @@ import type { Monitor } from "./monitor/monitor.ts";
 import type { Scheduler } from "./monitor/scheduler.ts";
 import type { Deliverer } from "./notify/deliverer.ts";
 import type { Admin } from "./admin.ts";
+import type { ServiceMetrics } from "./metrics_scrape.ts";
 
 export interface Services {
   config: Config;
@@ -22,4 +23,6 @@ export interface Services {
   /** The delivery worker; absent when the process has no transports (deliveries wait in the outbox). */
   deliveries?: Deliverer;
   admin: Admin;
+  /** This process's counters for GET /metrics. */
+  metrics: ServiceMetrics;
 }

@@ -24,7 +24,8 @@ export interface Documentation {
 }
 
 export function createDocumentation(core: Core): Documentation {
-  const document = JSON.stringify(buildOpenApiDocument(core.operations, { version: packageJson.version }));
+  const metrics = core.services.config.metricsToken !== undefined;
+  const document = JSON.stringify(buildOpenApiDocument(core.operations, { version: packageJson.version, metrics }));
   const swaggerUiVersion = readPackageVersion("swagger-ui-dist");
   const page = docsPage(`${packageJson.version}-${swaggerUiVersion}`);
   const files = new Map<string, Uint8Array | string>();

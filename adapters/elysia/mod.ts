@@ -2,15 +2,26 @@
  * The HTTP face of certkeeper: Elysia routes registered from core's operation list. Every request is
  * answered by core's pipeline; this file only maps routes to it.
  *
+ * The package export `certkeeper/elysia`: createHttpApp mounts a core on an Elysia app; startServer
+ * runs the whole server (libSQL store, transports, background work) as `certkeeper serve` does.
+ *
  * @example
  * const app = createHttpApp(core);
  * const response = await app.handle(new Request("http://localhost/healthz"));
+ *
+ * @example
+ * const server = await startServer(configFromEnv(process.env));
+ * await server.stop();
  */
 import { Elysia } from "elysia";
 import type { Core } from "../../core/core.ts";
 import { healthz, readyz } from "../../core/health.ts";
 import { newId } from "../../core/ids.ts";
+import { metricsResponse } from "../../core/metrics_endpoint.ts";
 import { createDocumentation } from "./docs.ts";
+import { clientAddress, createWebRoutes } from "../web/mod.ts";
+
+export { redactDatabaseUrl, startServer, type RunningServer, type ServerOptions } from "./server.ts";
 
 export function createHttpApp(core: Core): Elysia {
   const app = new Elysia();
@@ -29,6 +40,22 @@ export function createHttpApp(core: Core): Elysia {
   app.get("/docs", async () => stamped(await docs.page()));
   app.get("/docs/:asset", async ({ request, params }) => stamped(await docs.asset(request, params.asset)));
   for (const path of ["/healthz", "/readyz", "/v1/openapi.json", "/docs", "/docs/:asset"]) methodsByPath.set(path, ["GET"]);
+  // The settings area and dashboard (adapters/web): web-standard handlers, the peer's address for the sign-in slowdown.
+  for (const route of createWebRoutes(core)) {
+    app.route(
+      route.method,
+      route.path,
+      ({ request, params, server }) =>
+        route.handle({ request, params: params as Record<string, string>, clientAddress: clientAddress(request, server?.requestIP(request)?.address) }),
+      { parse: "none" } as never,
+    );
+    methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
+  }
+  // Without CERTKEEPER_METRICS_TOKEN there is no /metrics route at all: 404 exactly as any unknown path.
+  if (core.services.config.metricsToken !== undefined) {
+    app.get("/metrics", ({ request }) => metricsResponse(core.services, request));
+    methodsByPath.set("/metrics", ["GET"]);
+  }
   for (const [path, methods] of methodsByPath) {
     app.all(path, ({ request }) => core.api.methodNotAllowed(request, methods));
   }

@@ -46,7 +46,9 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     logger.info(
       "The database is empty. Create the first organization and owner: " +
         "bun run certkeeper org create --name \"My org\", then " +
-        "bun run certkeeper user create --org <org id> --email you@example.com --role owner --password -",
+        "bun run certkeeper user create --org <org id> --email you@example.com --role owner --password - " +
+        `(type the password, at least 10 characters, then press Enter and Ctrl-D); then sign in at ${url}/sign-in`,
+      { signIn: `${url}/sign-in` },
     );
   }
   let stopping: Promise<void> | undefined;
@@ -56,8 +58,14 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     core,
     stop() {
       stopping ??= (async () => {
-        await server.stop(false);
-        await core.stop();
+        // Stop accepting and stop claiming background work at the same moment, then wait for both:
+        // Bun's server.stop(false) closes the listener and idle keep-alive connections at once and
+        // resolves when every in-flight request is answered; core.stop() waits for the checks and
+        // deliveries in flight. (One after the other, the scheduler kept starting checks while
+        // requests drained, and each made the exit wait one more TLS timeout.)
+        await Promise.all([server.stop(false), core.stop()]);
+        // Keys used by requests that were still being answered while core stopped.
+        await core.services.authenticator.flushUsage().catch((error) => logger.warn("could not record API key use", { error }));
         await transports.close();
         await store.close();
         logger.info("certkeeper stopped");

@@ -1,6 +1,7 @@
 /** Organizations, users, API keys and rate-limit windows in memory. */
-import { DuplicateError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/ports.ts";
+import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/ports.ts";
 import { copy, type MemoryState } from "./state.ts";
+import type { UserRecord } from "../../core/model.ts";
 
 export function memoryAccounts(state: MemoryState): {
   organizations: OrganizationStore;
@@ -25,6 +26,10 @@ export function memoryAccounts(state: MemoryState): {
     },
   };
 
+  const isLastOwner = (user: UserRecord) =>
+    user.role === "owner" &&
+    [...state.users.values()].filter((u) => u.organizationId === user.organizationId && u.role === "owner").length <= 1;
+
   const users: UserStore = {
     async create(user) {
       const email = user.email.toLowerCase();
@@ -41,16 +46,19 @@ export function memoryAccounts(state: MemoryState): {
     async list(organizationId) {
       return copy([...state.users.values()].filter((u) => u.organizationId === organizationId).sort(byOldest));
     },
-    async update(id, patch) {
+    async update(id, patch, options = {}) {
       const user = state.users.get(id);
       if (!user) return null;
+      if (options.keepOwner && patch.role !== undefined && patch.role !== "owner" && isLastOwner(user)) throw new LastOwnerError();
       state.write();
       if (patch.role !== undefined) user.role = patch.role;
       if (patch.passwordHash !== undefined && patch.passwordHash !== null) user.passwordHash = patch.passwordHash;
       return copy(user);
     },
-    async remove(id, at) {
-      if (!state.users.has(id)) return false;
+    async remove(id, at, options = {}) {
+      const user = state.users.get(id);
+      if (!user) return false;
+      if (options.keepOwner && isLastOwner(user)) throw new LastOwnerError();
       state.write();
       for (const key of state.apiKeys.values()) if (key.userId === id && key.revokedAt === null) key.revokedAt = at;
       state.users.delete(id);

@@ -12,6 +12,7 @@ import { MemoryState } from "./state.ts";
 import { memoryAccounts } from "./accounts.ts";
 import { memoryCertificates } from "./certificates.ts";
 import { memoryChannels, memoryEvents } from "./notifications.ts";
+import { memorySessions, memorySignInAttempts } from "./sessions.ts";
 
 export function createMemoryStore(): Store {
   const state = new MemoryState();
@@ -21,6 +22,8 @@ export function createMemoryStore(): Store {
     certificates: memoryCertificates(state),
     channels: memoryChannels(state),
     events: memoryEvents(state),
+    sessions: memorySessions(state),
+    signInAttempts: memorySignInAttempts(state),
     shared: false,
     changeToken: () => String(state.writes),
     async ping() {},

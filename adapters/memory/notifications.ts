@@ -110,6 +110,9 @@ export function memoryEvents(state: MemoryState): EventStore {
       }
       return next;
     },
+    async countPending() {
+      return [...state.pending].filter((key) => state.deliveries.get(key)?.status === "pending").length;
+    },
     async completeDelivery(owner, update) {
       const delivery = state.deliveries.get(`${update.eventId} ${update.channelId}`);
       if (!delivery || delivery.leaseOwner !== owner || delivery.status !== "pending") return false;

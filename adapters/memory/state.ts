@@ -7,6 +7,8 @@ import type {
   EventRecord,
   OrganizationRecord,
   Scope,
+  SessionRecord,
+  SignInFailures,
   UserRecord,
 } from "../../core/model.ts";
 
@@ -24,6 +26,8 @@ export class MemoryState {
   /** Delivery keys by event id, for listing events with their deliveries. */
   deliveriesByEvent = new Map<string, string[]>();
   rateLimits = new Map<string, { windowStart: number; count: number }>();
+  sessions = new Map<string, SessionRecord>();
+  signInAttempts = new Map<string, SignInFailures>();
   seq = 0;
   writes = 0;
 

@@ -1,5 +1,5 @@
 /** Organizations, users, API keys and rate-limit windows in SQL. */
-import { DuplicateError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/ports.ts";
+import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/ports.ts";
 import { ConstraintError, type Executor } from "./executor.ts";
 import { apiKeyFrom, organizationFrom, userFrom } from "./rows.ts";
 
@@ -63,16 +63,30 @@ export function sqlUsers(db: Executor): UserStore {
       const { rows } = await db.execute(`${select} WHERE organization_id = ? ORDER BY created_at, id`, [organizationId]);
       return rows.map((row) => userFrom(row));
     },
-    async update(id, patch) {
+    async update(id, patch, options = {}) {
+      const role = patch.role ?? null;
+      // With keepOwner, the owner count is read in the same statement that writes: no race with another demotion.
       const { rows } = await db.execute(
-        `UPDATE users SET role = COALESCE(?, role), password_hash = COALESCE(?, password_hash) WHERE id = ?
+        `UPDATE users SET role = COALESCE(?, role), password_hash = COALESCE(?, password_hash)
+         WHERE id = ? AND NOT (? AND role = 'owner' AND COALESCE(?, role) <> 'owner'
+           AND (SELECT COUNT(*) FROM users AS o WHERE o.organization_id = users.organization_id AND o.role = 'owner') <= 1)
          RETURNING ${USER_COLUMNS.join(", ")}`,
-        [patch.role ?? null, patch.passwordHash ?? null, id],
+        [role, patch.passwordHash ?? null, id, options.keepOwner ? 1 : 0, role],
       );
-      return rows[0] ? userFrom(rows[0]) : null;
+      if (rows[0]) return userFrom(rows[0]);
+      if (options.keepOwner && (await db.execute("SELECT 1 FROM users WHERE id = ?", [id])).rows.length > 0) throw new LastOwnerError();
+      return null;
     },
-    async remove(id, at) {
+    async remove(id, at, options = {}) {
       return db.transaction(async (tx) => {
+        if (options.keepOwner) {
+          const { rows } = await tx.execute(
+            `SELECT u.role, (SELECT COUNT(*) FROM users AS o WHERE o.organization_id = u.organization_id AND o.role = 'owner') AS owners
+             FROM users AS u WHERE u.id = ?`,
+            [id],
+          );
+          if (rows[0] && rows[0].role === "owner" && Number(rows[0].owners) <= 1) throw new LastOwnerError();
+        }
         await tx.execute("UPDATE api_keys SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [at, id]);
         const { rowsAffected } = await tx.execute("DELETE FROM users WHERE id = ?", [id]);
         return rowsAffected > 0;

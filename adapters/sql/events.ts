@@ -122,6 +122,11 @@ export function sqlEvents(db: Executor): EventStore {
       return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);
     },
 
+    async countPending() {
+      const { rows } = await db.execute("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'");
+      return Number(rows[0]?.n ?? 0);
+    },
+
     async completeDelivery(owner, u) {
       const { rowsAffected } = await db.execute(
         `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?, lease_owner = NULL

@@ -108,6 +108,24 @@ const MIGRATIONS: string[][] = [
       count INTEGER NOT NULL
     )`,
   ],
+  // 2: the settings area's browser sessions (only a hash of each token) and the sign-in slowdown.
+  [
+    `CREATE TABLE sessions (
+      id TEXT PRIMARY KEY,
+      user_id TEXT NOT NULL,
+      organization_id TEXT NOT NULL,
+      created_at INTEGER NOT NULL,
+      last_seen_at INTEGER NOT NULL,
+      expires_at INTEGER NOT NULL
+    )`,
+    `CREATE INDEX sessions_user ON sessions (user_id)`,
+    `CREATE INDEX sessions_expiry ON sessions (expires_at)`,
+    `CREATE TABLE sign_in_attempts (
+      key TEXT PRIMARY KEY,
+      failures INTEGER NOT NULL,
+      last_failure_at INTEGER NOT NULL
+    )`,
+  ],
 ];
 
 /** Applies the migrations this database lacks; safe when several processes start at once. */

@@ -9,6 +9,7 @@ import { sqlApiKeys, sqlOrganizations, sqlRateLimits, sqlUsers } from "./account
 import { sqlCertificates } from "./certificates.ts";
 import { sqlChannels } from "./channels.ts";
 import { sqlEvents } from "./events.ts";
+import { sqlSessions, sqlSignInAttempts } from "./sessions.ts";
 
 export interface SqlStoreOptions {
   /** True when other processes share the database (a libSQL server). */
@@ -28,6 +29,8 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     channels: sqlChannels(db),
     events: sqlEvents(db),
     rateLimits: sqlRateLimits(db),
+    sessions: sqlSessions(db),
+    signInAttempts: sqlSignInAttempts(db),
     shared: options.shared,
     changeToken: options.changeToken,
     async ping() {

@@ -12,6 +12,8 @@ import type {
   KeyGrant,
   OrganizationRecord,
   Scope,
+  SessionRecord,
+  SignInFailures,
   UserRecord,
 } from "../model.ts";
 import type { CertificateStatus } from "../certificates/status.ts";
@@ -22,6 +24,23 @@ export class DuplicateError extends Error {
     super(`${what} already exists`);
     this.name = "DuplicateError";
   }
+}
+
+/**
+ * Thrown by users.update() and users.remove() called with `keepOwner` when the change would leave the
+ * user's organization without an owner; nothing is changed. The check and the write are one atomic step.
+ */
+export class LastOwnerError extends Error {
+  constructor() {
+    super("the organization's last owner cannot be removed or demoted");
+    this.name = "LastOwnerError";
+  }
+}
+
+/** Guards of users.update() and users.remove(). */
+export interface KeepOwnerOption {
+  /** Refuse, throwing {@link LastOwnerError}, when the user is the organization's only owner and would stop being one. */
+  keepOwner?: boolean;
 }
 
 export interface OrganizationStore {
@@ -36,9 +55,9 @@ export interface UserStore {
   get(id: string): Promise<UserRecord | null>;
   findByEmail(email: string): Promise<UserRecord | null>;
   list(organizationId: string): Promise<UserRecord[]>;
-  update(id: string, patch: Partial<Pick<UserRecord, "role" | "passwordHash">>): Promise<UserRecord | null>;
+  update(id: string, patch: Partial<Pick<UserRecord, "role" | "passwordHash">>, options?: KeepOwnerOption): Promise<UserRecord | null>;
   /** Removes the user and revokes every key they made, at `at`. */
-  remove(id: string, at: number): Promise<boolean>;
+  remove(id: string, at: number, options?: KeepOwnerOption): Promise<boolean>;
 }
 
 export interface ApiKeyStore {
@@ -106,8 +125,10 @@ export interface CertificateStore {
    * enabled channel of the certificate's scope, in one transaction. Only when the stored version still
    * equals `record.version`; the stored version then becomes version + 1. Returns false (writing
    * nothing) when someone else wrote first (a check or a settings change), or the certificate is gone.
+   * `detailsChanged: false` (default true) promises that fingerprint and details are as stored, so a
+   * store may leave them (and their indexes) untouched: the common re-check of an unchanged certificate.
    */
-  saveCheck(record: CertificateRecord, events: EventRecord[]): Promise<boolean>;
+  saveCheck(record: CertificateRecord, events: EventRecord[], options?: { detailsChanged?: boolean }): Promise<boolean>;
 }
 
 export interface ChannelListQuery {
@@ -167,6 +188,8 @@ export interface EventStore {
   claimDueDeliveries(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<DeliveryJob[]>;
   /** The earliest nextAttemptAt of pending deliveries, or null. */
   nextDeliveryAt(): Promise<number | null>;
+  /** How many deliveries are pending (leased ones included), over every organization: for metrics. */
+  countPending(): Promise<number>;
   /** Records an attempt's outcome, only while `owner` still holds the lease; false otherwise. */
   completeDelivery(
     owner: string,
@@ -179,6 +202,34 @@ export interface RateLimitStore {
   hit(keyId: string, now: number, windowMs: number): Promise<{ count: number; windowStart: number }>;
 }
 
+/** Browser sessions of the settings area, shared by every process of one database. */
+export interface SessionStore {
+  create(session: SessionRecord): Promise<void>;
+  /** The session with this id (a hash of its token), expired or not; null when there is none. */
+  get(id: string): Promise<SessionRecord | null>;
+  /** Records use: moves lastSeenAt and expiresAt. False when the session is gone. */
+  touch(id: string, use: { lastSeenAt: number; expiresAt: number }): Promise<boolean>;
+  remove(id: string): Promise<boolean>;
+  /** Removes every session of the user; returns how many there were. */
+  removeByUser(userId: string): Promise<number>;
+  /** Removes the sessions whose expiresAt is at or before `now`; returns how many. */
+  removeExpired(now: number): Promise<number>;
+}
+
+/** Failed sign-ins per key (an email or a client address): the sign-in slowdown, across processes. */
+export interface SignInAttemptStore {
+  /**
+   * Counts one failure of `key` at `now`, atomically: the count starts again at 1 when the previous
+   * failure is `windowMs` or more before `now`. Returns the count after this failure.
+   */
+  fail(key: string, at: { now: number; windowMs: number }): Promise<SignInFailures>;
+  get(key: string): Promise<SignInFailures | null>;
+  /** Forgets the key's failures (a successful sign-in). */
+  clear(key: string): Promise<void>;
+  /** Forgets every key whose last failure is before `before`; returns how many. */
+  prune(before: number): Promise<number>;
+}
+
 export interface Store {
   organizations: OrganizationStore;
   users: UserStore;
@@ -187,6 +238,8 @@ export interface Store {
   channels: ChannelStore;
   events: EventStore;
   rateLimits: RateLimitStore;
+  sessions: SessionStore;
+  signInAttempts: SignInAttemptStore;
   /**
    * True when other processes may write to this store (a libSQL server): rate limits are then counted
    * in the store rather than in memory.

@@ -46,8 +46,9 @@ export class OpenApiChecker {
     this.#ajv.addSchema({ $id: COMPONENTS_ID, $defs: rewriteRefs(document.components.schemas) });
   }
 
-  /** The ways `response` departs from the document; empty when it conforms. */
+  /** The ways `response` departs from the document; empty when it conforms, or when it is no API path (a web page). */
   problems(response: ResponseToCheck): string[] {
+    if (!isApiPath(response.path)) return [];
     const method = response.method.toUpperCase() === "HEAD" ? "get" : response.method.toLowerCase();
     const route = this.#route(response.path);
     if (!route) {
@@ -175,6 +176,15 @@ export class OpenApiChecker {
   #deref(node: Json): Json {
     return typeof node.$ref === "string" ? this.#resolve(node.$ref) : node;
   }
+}
+
+/**
+ * Paths the document speaks for: the versioned API (any /vN, so an unknown version is still checked
+ * as a missing route), health, metrics and the API reference. Everything else is the web face
+ * (adapters/web: the settings area and dashboard), which is HTML and not part of the API.
+ */
+export function isApiPath(path: string): boolean {
+  return /^\/(v\d+(\/|$|\?)|(healthz|readyz|metrics)(\/|$|\?)|docs(\/|$|\?))/.test(path);
 }
 
 const checkers = new Map<string, OpenApiChecker>();

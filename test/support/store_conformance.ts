@@ -30,6 +30,7 @@ import {
 } from "../../core/model.ts";
 import { newId, randomBase62 } from "../../core/ids.ts";
 import { DAY, HOUR, MINUTE } from "../../core/time.ts";
+import { describeSettingsConformance, sessionRecord } from "./store_conformance_sessions.ts";
 
 export interface OpenedStore {
   store: Store;
@@ -251,6 +252,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Opene
     describeEvents(() => store);
     describeDeliveries(() => store);
     describeRateLimits(() => store);
+    describeSettingsConformance(() => store);
     describeChangeToken(() => store, options.changeToken ?? true);
   });
 }
@@ -927,6 +929,34 @@ function describeCertificateLeases(get: () => Store) {
       expect(await store.events.get(live, winner.event.id)).not.toBeNull();
       expect(await store.events.get(live, loser.event.id)).toBeNull();
     });
+
+    // detailsChanged: false is the re-check of an unchanged certificate, which a store may write
+    // differently (the SQL store group-commits them): the same semantics must hold.
+    test("saveCheck(…, { detailsChanged: false }) of many certificates at once saves each, keeping the details", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const records = await Promise.all(Array.from({ length: 12 }, () => addCertificate(store, certificateRecord(live))));
+      const checked = records.map((r, i) => ({ ...r, lastCheckedAt: NOW + i, nextCheckAt: NOW + HOUR + i, failureCount: i % 2 }));
+      const results = await Promise.all(checked.map((r) => store.certificates.saveCheck(r, [], { detailsChanged: false })));
+      expect(results).toEqual(checked.map(() => true));
+      for (const [i, r] of checked.entries()) {
+        expect(await store.certificates.get(live, r.id)).toEqual({ ...records[i]!, lastCheckedAt: NOW + i, nextCheckAt: NOW + HOUR + i, failureCount: i % 2, version: 1 });
+      }
+    });
+
+    test("saveCheck(…, { detailsChanged: false }) twice at once from one version, and at a stale version: one wins", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const record = await addCertificate(store, certificateRecord(live));
+      const [a, b] = [1, 2].map((n) => ({ ...record, lastCheckedAt: NOW + n }));
+      const results = await Promise.all([a, b].map((r) => store.certificates.saveCheck(r!, [], { detailsChanged: false })));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results[0] ? a! : b!;
+      expect(await store.certificates.get(live, record.id)).toEqual({ ...winner, version: 1 });
+      expect(await store.certificates.saveCheck({ ...record, lastCheckedAt: NOW + 9 }, [], { detailsChanged: false })).toBe(false);
+      await store.certificates.remove(live, record.id, NOW);
+      expect(await store.certificates.saveCheck({ ...winner, version: 1 }, [], { detailsChanged: false })).toBe(false);
+    });
   });
 }
 
@@ -1172,6 +1202,23 @@ function describeDeliveries(get: () => Store) {
       expect((await deliveriesOf(store, live, event.id)).filter((d) => d.channelId !== c.id)).toEqual(before.filter((d) => d.channelId !== c.id));
     });
 
+    test("countPending() counts pending deliveries of every scope, leased ones included, and no settled one", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live, test: testScope } = await newOrganization(store);
+      const before = await store.events.countPending();
+      const [a, b] = [await addChannel(store, channelRecord(live)), await addChannel(store, channelRecord(testScope))];
+      const event = eventRecord(live);
+      await store.events.insert(event, [
+        deliveryRecord(event.id, a.id, { nextAttemptAt: NOW - 1 }),
+        deliveryRecord(event.id, b.id, { status: "delivered" }),
+      ]);
+      await eventWithDeliveries(store, testScope, [b.id], { nextAttemptAt: NOW + DAY });
+      expect(await store.events.countPending()).toBe(before + 2);
+      expect(await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 })).toHaveLength(1);
+      expect(await store.events.countPending()).toBe(before + 2);
+    });
+
     test("completeDelivery() records the outcome only for the lease's owner", async () => {
       const store = get();
       await parkLeftovers(store);
@@ -1263,6 +1310,7 @@ function describeChangeToken(get: () => Store, offered: boolean) {
       const record = certificateRecord(scope, { nextCheckAt: NOW - 1 });
       const channel = channelRecord(scope);
       const event = eventRecord(scope);
+      const session = sessionRecord(user);
       const writes: Array<[string, () => Promise<unknown>]> = [
         ["organizations.create", () => store.organizations.create(org)],
         ["users.create", () => store.users.create(user)],
@@ -1284,6 +1332,11 @@ function describeChangeToken(get: () => Store, offered: boolean) {
         ["channels.remove", () => store.channels.remove(scope, channel.id, NOW)],
         ["certificates.remove", () => store.certificates.remove(scope, record.id, NOW)],
         ["rateLimits.hit", () => store.rateLimits.hit(key.id, NOW, MINUTE)],
+        ["sessions.create", () => store.sessions.create(session)],
+        ["sessions.touch", () => store.sessions.touch(session.id, { lastSeenAt: NOW + 1, expiresAt: NOW + HOUR })],
+        ["sessions.remove", () => store.sessions.remove(session.id)],
+        ["signInAttempts.fail", () => store.signInAttempts.fail(`email:${key.id}`, { now: NOW, windowMs: MINUTE })],
+        ["signInAttempts.clear", () => store.signInAttempts.clear(`email:${key.id}`)],
       ];
       for (const [name, write] of writes) {
         const before = token();

@@ -1,0 +1,106 @@
+/**
+ * What every web handler goes through: the signed-in user of the session cookie (or a redirect to
+ * sign in), and for every change the CSRF checks (a same-origin Origin/Referer, then the session's
+ * form token) before the form is read into the handler. Errors of core become error pages.
+ */
+import type { Core } from "../../core/core.ts";
+import type { SignedIn } from "../../core/accounts/mod.ts";
+import { CertkeeperError } from "../../core/errors.ts";
+import { html } from "./html.ts";
+import { FormError, SESSION_COOKIE, cookie, fromThisSite, readForm, redirect } from "./http.ts";
+import { htmlResponse, page } from "./layout.ts";
+
+export interface WebRequest {
+  request: Request;
+  params: Record<string, string>;
+  /** The client's address, when the server knows it (see http.ts clientAddress). */
+  clientAddress?: string;
+}
+
+export type WebHandler = (input: WebRequest) => Promise<Response>;
+
+export interface WebRoute {
+  method: "GET" | "POST";
+  /** Router-style path, `/settings/api-keys/:id/revoke`. */
+  path: string;
+  handle: WebHandler;
+}
+
+export type Form = Record<string, string>;
+
+/** A page for signed-in users; others are sent to sign in and brought back. */
+export function signedIn(core: Core, handle: (input: WebRequest, me: SignedIn) => Promise<Response>): WebHandler {
+  return async (input) => {
+    const me = await core.accounts.sessions.resume(cookie(input.request, SESSION_COOKIE));
+    if (!me) return toSignIn(input.request);
+    return rendered(me, () => handle(input, me));
+  };
+}
+
+/** A change (a form post) by a signed-in user, refused unless it comes from this site with the session's form token. */
+export function change(core: Core, handle: (input: WebRequest, me: SignedIn, form: Form) => Promise<Response>): WebHandler {
+  return async (input) => {
+    if (!fromThisSite(input.request)) return refused();
+    const me = await core.accounts.sessions.resume(cookie(input.request, SESSION_COOKIE));
+    if (!me) return toSignIn(input.request);
+    let form: Form;
+    try {
+      form = await readForm(input.request);
+    } catch (error) {
+      if (error instanceof FormError) return errorPage(me, { status: 400, title: "The form could not be read", message: error.message });
+      throw error;
+    }
+    if (!core.accounts.sessions.formTokenMatches(me, form._csrf)) return refused();
+    return rendered(me, () => handle(input, me, form));
+  };
+}
+
+/** The answer to a cross-site or token-less form post: nothing was done. */
+export function refused(): Response {
+  return errorPage(undefined, {
+    status: 403,
+    title: "Request refused",
+    message:
+      "This form was not sent from a page of this site, or its security token is missing or expired, so nothing was changed. " +
+      "Go back, reload the page and try again.",
+  });
+}
+
+export function errorPage(me: SignedIn | undefined, error: { status: number; title: string; message: string }): Response {
+  const { status, title, message } = error;
+  const body = page({ title, me, narrow: !me }, html`<h1>${title}</h1><p>${message}</p><p><a href="/">Back to the dashboard</a></p>`);
+  return htmlResponse(body, { status });
+}
+
+/** Runs a handler, answering core's expected failures (permission, not found, validation) with an error page. */
+async function rendered(me: SignedIn, handle: () => Promise<Response>): Promise<Response> {
+  try {
+    return await handle();
+  } catch (error) {
+    if (!(error instanceof CertkeeperError) || error.code === "internal_error") throw error;
+    const title = error.code === "permission_denied" ? "Not allowed" : error.status === 404 ? "Not found" : "That did not work";
+    return errorPage(me, { status: error.status, title, message: error.message });
+  }
+}
+
+function toSignIn(request: Request): Response {
+  const url = new URL(request.url);
+  const next = request.method === "GET" ? url.pathname + url.search : "/";
+  return redirect(next === "/" ? "/sign-in" : `/sign-in?next=${encodeURIComponent(next)}`);
+}
+
+/** The confirmation a redirect after a change shows, by a fixed name: no text of the URL reaches the page. */
+const NOTICES: Record<string, string> = {
+  "signed-out": "You are signed out.",
+  "key-revoked": "The API key was revoked: every request with it is refused from now on.",
+  "member-added": "The user was added. Tell them their initial password through a channel you trust.",
+  "role-changed": "The role was changed; it applies at once, to their API keys too.",
+  "member-removed": "The user was removed; their API keys are revoked and their sessions ended.",
+  "certificate-added": "The certificate was added and is now monitored.",
+  "certificate-removed": "The certificate is no longer monitored.",
+};
+
+export function noticeOf(request: Request): string | null {
+  const name = new URL(request.url).searchParams.get("notice");
+  return name !== null && Object.hasOwn(NOTICES, name) ? NOTICES[name]! : null;
+}

@@ -1,0 +1,49 @@
+/**
+ * The web face of certkeeper: the settings area (sign-in, API Keys, Members) and the dashboard, as
+ * server-rendered pages. Framework-free: a list of routes with web-standard handlers, which the HTTP
+ * adapter (adapters/elysia) registers one line each. The product logic lives in core/accounts.
+ *
+ * @example
+ * for (const route of createWebRoutes(core)) {
+ *   app.route(route.method, route.path, ({ request, params }) => route.handle({ request, params }));
+ * }
+ */
+import type { Core } from "../../core/core.ts";
+import { ASSET_VERSION, SCRIPT, STYLESHEET } from "./assets.ts";
+import { errorPage, type WebHandler, type WebRoute } from "./guard.ts";
+import { apiKeyRoutes } from "./routes/api_keys.ts";
+import { dashboardRoutes } from "./routes/dashboard.ts";
+import { memberRoutes } from "./routes/members.ts";
+import { sessionRoutes } from "./routes/session.ts";
+
+export { clientAddress } from "./http.ts";
+export type { WebRequest, WebHandler, WebRoute } from "./guard.ts";
+
+export function createWebRoutes(core: Core): WebRoute[] {
+  const routes = [...sessionRoutes(core), ...dashboardRoutes(core), ...apiKeyRoutes(core), ...memberRoutes(core), ...assetRoutes()];
+  return routes.map((route) => ({ ...route, handle: lastResort(core, route.handle) }));
+}
+
+function assetRoutes(): WebRoute[] {
+  const asset = (body: string, type: string) => async () =>
+    new Response(body, {
+      headers: { "content-type": type, "cache-control": "public, max-age=86400", "x-content-type-options": "nosniff", etag: `"${ASSET_VERSION}"` },
+    });
+  return [
+    { method: "GET", path: "/assets/certkeeper.css", handle: asset(STYLESHEET, "text/css; charset=utf-8") },
+    { method: "GET", path: "/assets/certkeeper.js", handle: asset(SCRIPT, "text/javascript; charset=utf-8") },
+  ];
+}
+
+/** An unexpected failure is logged and answered with a page, never a stack trace. */
+function lastResort(core: Core, handle: WebHandler): WebHandler {
+  return async (input) => {
+    try {
+      return await handle(input);
+    } catch (error) {
+      const url = new URL(input.request.url);
+      core.services.logger.error("web page failed", { method: input.request.method, path: url.pathname, error });
+      return errorPage(undefined, { status: 500, title: "Something went wrong", message: "Something went wrong on our side; try again in a moment." });
+    }
+  };
+}

@@ -1,0 +1,70 @@
+/** The dashboard: GET /, POST /dashboard/certificates, GET/POST /dashboard/certificates/:id/remove. */
+import type { Core } from "../../../core/core.ts";
+import { mayWrite } from "../../../core/accounts/mod.ts";
+import { CertkeeperError } from "../../../core/errors.ts";
+import type { Mode } from "../../../core/model.ts";
+import { getCertificate } from "../../../core/operations/certificates_get.ts";
+import type { CertificateView } from "../../../core/schemas/certificate.ts";
+import { change, errorPage, noticeOf, signedIn, type WebRoute } from "../guard.ts";
+import { redirect } from "../http.ts";
+import { htmlResponse } from "../layout.ts";
+import { dashboardPage, removeCertificatePage } from "../views/dashboard.ts";
+
+function modeOf(value: string | null | undefined): Mode {
+  return value === "test" ? "test" : "live";
+}
+
+export function dashboardRoutes(core: Core): WebRoute[] {
+  const { workspace } = core.accounts;
+  const notAllowed = (me: Parameters<typeof errorPage>[0]) =>
+    errorPage(me, { status: 403, title: "Not allowed", message: "Members may only look: ask an owner or admin to add or remove certificates." });
+
+  return [
+    {
+      method: "GET",
+      path: "/",
+      handle: signedIn(core, async ({ request }, me) => {
+        const mode = modeOf(new URL(request.url).searchParams.get("mode"));
+        return htmlResponse(dashboardPage({ me, mode, overview: await workspace.as(me, mode).overview(), notice: noticeOf(request) }));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/dashboard/certificates",
+      handle: change(core, async (_input, me, form) => {
+        const mode = modeOf(form.mode);
+        if (!mayWrite(me.user.role)) return notAllowed(me);
+        try {
+          await workspace.as(me, mode).addCertificate({ domain: form.domain, port: form.port, name: form.name });
+        } catch (error) {
+          // The API's own refusal (bad domain, duplicate, unreachable, plan limit), shown on the page with the input kept.
+          if (!(error instanceof CertkeeperError) || error.code === "internal_error" || error.code === "permission_denied") throw error;
+          const overview = await workspace.as(me, mode).overview();
+          const page = dashboardPage({ me, mode, overview, error: error.message, form: { domain: form.domain, port: form.port, name: form.name } });
+          return htmlResponse(page, { status: error.status });
+        }
+        return redirect(`/?mode=${mode}&notice=certificate-added`);
+      }),
+    },
+    {
+      method: "GET",
+      path: "/dashboard/certificates/:id/remove",
+      handle: signedIn(core, async ({ request, params }, me) => {
+        const mode = modeOf(new URL(request.url).searchParams.get("mode"));
+        if (!mayWrite(me.user.role)) return notAllowed(me);
+        const { data } = await workspace.as(me, mode).invoke(getCertificate, { params: { id: params.id! } });
+        return htmlResponse(removeCertificatePage(me, mode, data as CertificateView));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/dashboard/certificates/:id/remove",
+      handle: change(core, async ({ params }, me, form) => {
+        const mode = modeOf(form.mode);
+        if (!mayWrite(me.user.role)) return notAllowed(me);
+        await workspace.as(me, mode).removeCertificate(params.id!);
+        return redirect(`/?mode=${mode}&notice=certificate-removed`);
+      }),
+    },
+  ];
+}

@@ -1,0 +1,70 @@
+/** The Members tab: GET/POST /settings/members, POST …/:id/role, GET/POST …/:id/remove. */
+import type { Core } from "../../../core/core.ts";
+import type { SignedIn } from "../../../core/accounts/mod.ts";
+import { CertkeeperError } from "../../../core/errors.ts";
+import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
+import { redirect } from "../http.ts";
+import { htmlResponse } from "../layout.ts";
+import { membersPage, removeMemberPage } from "../views/members.ts";
+
+export function memberRoutes(core: Core): WebRoute[] {
+  const { members } = core.accounts;
+
+  /** The tab again with a refusal the user can act on (a bad field, the last owner), keeping their input. */
+  async function withError(me: SignedIn, error: unknown, form?: { email?: string; role?: string }): Promise<Response> {
+    if (!(error instanceof CertkeeperError) || error.code !== "invalid_request") throw error;
+    return htmlResponse(membersPage({ me, members: await members.list(me.user), error: error.message, form }), { status: 400 });
+  }
+
+  return [
+    {
+      method: "GET",
+      path: "/settings/members",
+      handle: signedIn(core, async ({ request }, me) =>
+        htmlResponse(membersPage({ me, members: await members.list(me.user), notice: noticeOf(request) })),
+      ),
+    },
+    {
+      method: "POST",
+      path: "/settings/members",
+      handle: change(core, async (_input, me, form) => {
+        try {
+          await members.add(me.user, { email: form.email ?? "", role: form.role ?? "", password: form.password ?? "" });
+        } catch (error) {
+          return withError(me, error, { email: form.email, role: form.role });
+        }
+        return redirect("/settings/members?notice=member-added");
+      }),
+    },
+    {
+      method: "POST",
+      path: "/settings/members/:id/role",
+      handle: change(core, async ({ params }, me, form) => {
+        try {
+          await members.changeRole(me.user, { userId: params.id!, role: form.role ?? "" });
+        } catch (error) {
+          return withError(me, error);
+        }
+        return redirect("/settings/members?notice=role-changed");
+      }),
+    },
+    {
+      method: "GET",
+      path: "/settings/members/:id/remove",
+      handle: signedIn(core, async ({ params }, me) => htmlResponse(removeMemberPage(me, await members.get(me.user, params.id!)))),
+    },
+    {
+      method: "POST",
+      path: "/settings/members/:id/remove",
+      handle: change(core, async ({ params }, me) => {
+        try {
+          await members.remove(me.user, params.id!);
+        } catch (error) {
+          return withError(me, error);
+        }
+        // Removing oneself ends one's own session too.
+        return params.id === me.user.id ? redirect("/sign-in?notice=signed-out") : redirect("/settings/members?notice=member-removed");
+      }),
+    },
+  ];
+}

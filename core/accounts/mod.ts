@@ -1,0 +1,53 @@
+/**
+ * The settings area's product logic, free of any framework: sessions, sign-in and its slowdown, the
+ * API Keys and Members tabs, and the dashboard's workspace. Built once by createCore(); the web
+ * adapter (adapters/web) only renders it.
+ *
+ * @example
+ * const result = await core.accounts.signIn.attempt({ email, password, clientAddress });
+ * if (result.ok) setCookie(result.token);
+ */
+import type { Api } from "../api.ts";
+import type { PasswordHasher } from "../admin.ts";
+import type { Services } from "../services.ts";
+import { ApiKeys } from "./api_keys.ts";
+import { Members } from "./members.ts";
+import { Sessions, type SessionPolicy } from "./sessions.ts";
+import { SignIn } from "./sign_in.ts";
+import type { ThrottlePolicies } from "./sign_in_throttle.ts";
+import { Workspace } from "./workspace.ts";
+
+export interface Accounts {
+  sessions: Sessions;
+  signIn: SignIn;
+  apiKeys: ApiKeys;
+  members: Members;
+  workspace: Workspace;
+}
+
+export interface AccountsOptions {
+  services: Services;
+  api: Api;
+  passwords?: PasswordHasher;
+  sessionPolicy?: SessionPolicy;
+  throttle?: ThrottlePolicies;
+}
+
+export function createAccounts(options: AccountsOptions): Accounts {
+  const { store, clock, admin } = options.services;
+  const sessions = new Sessions(store, clock, options.sessionPolicy);
+  return {
+    sessions,
+    signIn: new SignIn({ store, clock, sessions, passwords: options.passwords, policy: options.throttle }),
+    apiKeys: new ApiKeys(store, admin),
+    members: new Members(store, clock, admin, sessions),
+    workspace: new Workspace(options.api),
+  };
+}
+
+export { mayChangeMember, mayManageKeys, mayManageMembers, mayWrite, assignableRoles } from "./roles.ts";
+export type { SignedIn } from "./sessions.ts";
+export type { KeyListItem } from "./api_keys.ts";
+export type { MemberView } from "./members.ts";
+export type { Actor, ActingWorkspace, Overview, CertificateForm } from "./workspace.ts";
+export type { SignInResult } from "./sign_in.ts";

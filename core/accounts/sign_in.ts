@@ -1,0 +1,88 @@
+/**
+ * Sign-in with email and password (argon2id through the injected {@link PasswordHasher}), behind the
+ * slowdown of sign_in_throttle.ts. A wrong email and a wrong password are answered alike, in about
+ * the same time.
+ */
+import type { PasswordHasher } from "../admin.ts";
+import type { UserRecord } from "../model.ts";
+import type { Store } from "../store/ports.ts";
+import type { Clock } from "../time.ts";
+import { randomBase62 } from "../ids.ts";
+import { addressThrottleKey, emailThrottleKey, SIGN_IN_THROTTLE, waitFor, type ThrottlePolicies } from "./sign_in_throttle.ts";
+import type { Sessions } from "./sessions.ts";
+
+export interface SignInInput {
+  email: string;
+  password: string;
+  /** The client's address, when known: failures are also counted per address. */
+  clientAddress?: string;
+}
+
+export type SignInResult =
+  | { ok: true; token: string; user: UserRecord }
+  | { ok: false; reason: "invalid" }
+  | { ok: false; reason: "throttled"; retryAfterSeconds: number };
+
+export class SignIn {
+  readonly #store: Store;
+  readonly #clock: Clock;
+  readonly #passwords: PasswordHasher | undefined;
+  readonly #sessions: Sessions;
+  readonly #policy: ThrottlePolicies;
+  #decoy: Promise<string> | undefined;
+
+  constructor(options: { store: Store; clock: Clock; sessions: Sessions; passwords?: PasswordHasher; policy?: ThrottlePolicies }) {
+    this.#store = options.store;
+    this.#clock = options.clock;
+    this.#passwords = options.passwords;
+    this.#sessions = options.sessions;
+    this.#policy = options.policy ?? SIGN_IN_THROTTLE;
+  }
+
+  /** Whether sign-in can work here at all (a password hasher was supplied). */
+  get available(): boolean {
+    return this.#passwords !== undefined;
+  }
+
+  async attempt(input: SignInInput): Promise<SignInResult> {
+    const passwords = this.#passwords;
+    if (!passwords) throw new Error("no password hasher configured");
+    const email = String(input.email ?? "").trim().toLowerCase();
+    const password = String(input.password ?? "");
+    const keys: Array<[string, keyof ThrottlePolicies]> = [[emailThrottleKey(email), "email"]];
+    if (input.clientAddress) keys.push([addressThrottleKey(input.clientAddress), "address"]);
+
+    const now = this.#clock.now();
+    const waits = await Promise.all(keys.map(async ([key, kind]) => waitFor(await this.#store.signInAttempts.get(key), this.#policy[kind], now)));
+    const wait = Math.max(...waits);
+    if (wait > 0) return { ok: false, reason: "throttled", retryAfterSeconds: Math.ceil(wait / 1000) };
+
+    const user = email === "" || email.length > 254 ? null : await this.#store.users.findByEmail(email);
+    // Without a user, verify against a decoy hash anyway: the answer takes as long either way.
+    const hash = user?.passwordHash ?? (await this.#decoyHash(passwords));
+    const verified = password.length > 0 && password.length <= 1024 && (await passwords.verify(password, hash));
+    if (!verified || !user?.passwordHash) {
+      const at = this.#clock.now();
+      await Promise.all(keys.map(([key, kind]) => this.#store.signInAttempts.fail(key, { now: at, windowMs: this.#policy[kind].windowMs })));
+      return { ok: false, reason: "invalid" };
+    }
+
+    // Only the email's count is forgotten: one good account must not reset an address's count.
+    await this.#store.signInAttempts.clear(keys[0]![0]);
+    const { token } = await this.#sessions.start(user);
+    await this.#housekeeping();
+    return { ok: true, token, user };
+  }
+
+  #decoyHash(passwords: PasswordHasher): Promise<string> {
+    this.#decoy ??= passwords.hash(randomBase62(24));
+    return this.#decoy;
+  }
+
+  /** Sign-ins are rare: a good moment to forget expired sessions and old counts. */
+  async #housekeeping(): Promise<void> {
+    const now = this.#clock.now();
+    await this.#store.sessions.removeExpired(now);
+    await this.#store.signInAttempts.prune(now - Math.max(this.#policy.email.windowMs, this.#policy.address.windowMs));
+  }
+}

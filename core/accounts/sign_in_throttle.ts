@@ -1,0 +1,48 @@
+/**
+ * The sign-in slowdown. Failed sign-ins are counted per email address and per client address, in the
+ * store (so every process counts together). After a few free failures each further failure makes
+ * the next attempt wait, twice as long each time, up to 15 minutes; while waiting, attempts are
+ * refused without looking at the password. Counts are forgotten an hour after the last failure, and
+ * the email's count when that email signs in.
+ */
+import { createHash } from "node:crypto";
+import type { SignInFailures } from "../model.ts";
+import { HOUR, MINUTE, SECOND } from "../time.ts";
+
+export interface ThrottlePolicy {
+  /** Failures allowed before any wait. */
+  freeFailures: number;
+  /** The wait after the first failure beyond the free ones; each further failure doubles it. */
+  firstDelayMs: number;
+  maxDelayMs: number;
+  /** A count is forgotten this long after its last failure. */
+  windowMs: number;
+}
+
+export interface ThrottlePolicies {
+  email: ThrottlePolicy;
+  /** Looser: many people may share one address (an office behind one NAT). */
+  address: ThrottlePolicy;
+}
+
+export const SIGN_IN_THROTTLE: ThrottlePolicies = {
+  email: { freeFailures: 5, firstDelayMs: 2 * SECOND, maxDelayMs: 15 * MINUTE, windowMs: HOUR },
+  address: { freeFailures: 20, firstDelayMs: 2 * SECOND, maxDelayMs: 15 * MINUTE, windowMs: HOUR },
+};
+
+/** How long from `now` until the next attempt is allowed (0: at once). */
+export function waitFor(failures: SignInFailures | null, policy: ThrottlePolicy, now: number): number {
+  if (!failures || now - failures.lastFailureAt >= policy.windowMs) return 0;
+  if (failures.failures < policy.freeFailures) return 0;
+  const delay = Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** (failures.failures - policy.freeFailures));
+  return Math.max(0, failures.lastFailureAt + delay - now);
+}
+
+/** The store key of an email's count: hashed, so what strangers type is not kept as it was typed. */
+export function emailThrottleKey(email: string): string {
+  return `email:${createHash("sha256").update(email.trim().toLowerCase()).digest("hex")}`;
+}
+
+export function addressThrottleKey(address: string): string {
+  return `address:${address.toLowerCase()}`;
+}

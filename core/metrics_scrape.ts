@@ -1,0 +1,148 @@
+/**
+ * What GET /metrics shows: this process's counters (checks, delivery attempts) and, computed at scrape
+ * time from the store, one gauge per certificate of every organization. Certificates are read in pages
+ * and rendered page by page, so a scrape of 100,000 certificates never holds them all at once.
+ *
+ * @example
+ * const metrics = new ServiceMetrics();
+ * metrics.observeCheck({ ok: true, seconds: 0.12 });
+ * for await (const chunk of scrapeMetrics({ store, metrics, now: Date.now() })) stream.write(chunk);
+ */
+import packageJson from "../package.json" with { type: "json" };
+import { CERTIFICATE_STATUSES, certificateStatus, type CertificateStatus } from "./certificates/status.ts";
+import type { ChannelType, Mode } from "./model.ts";
+import type { Store } from "./store/ports.ts";
+import { Counter, decadeBuckets, familyHeader, Histogram, sampleLine } from "./metrics.ts";
+
+const CHANNEL_TYPES: readonly ChannelType[] = ["email", "discord", "slack", "webhook"];
+/** Certificates read from the store per page. */
+const PAGE_SIZE = 500;
+
+/** The instruments this process updates as it works; one per process, like its counters. */
+export class ServiceMetrics {
+  readonly startedAt = Date.now();
+
+  readonly checks = new Counter(
+    "certkeeper_checks_total",
+    "Certificate retrievals made by this process (scheduled checks, manual checks and adds): " +
+      "result is ok when a certificate was retrieved, else failed (DNS failure, refused, timeout, no TLS, refused address).",
+    ["result"],
+    [{ result: "ok" }, { result: "failed" }],
+  );
+
+  readonly checkDuration = new Histogram(
+    "certkeeper_check_duration_seconds",
+    "Time one certificate retrieval took in this process (resolve, connect, TLS handshake, chain checks), successful or not.",
+    decadeBuckets(0.001, 10),
+  );
+
+  readonly deliveries = new Counter(
+    "certkeeper_deliveries_total",
+    "Notification delivery attempts made by this process, by channel type and outcome; it counts attempts, not " +
+      "notifications: a notification that fails twice and then gets through counts failed 2 and delivered 1. " +
+      "Channel test sends are counted too.",
+    ["type", "result"],
+    CHANNEL_TYPES.flatMap((type) => [{ type, result: "delivered" }, { type, result: "failed" }]),
+  );
+
+  observeCheck(result: { ok: boolean; seconds: number }): void {
+    this.checks.inc({ result: result.ok ? "ok" : "failed" });
+    this.checkDuration.observe(result.seconds);
+  }
+
+  observeDelivery(result: { type: ChannelType; delivered: boolean }): void {
+    this.deliveries.inc({ type: result.type, result: result.delivered ? "delivered" : "failed" });
+  }
+}
+
+export interface ScrapeOptions {
+  store: Store;
+  metrics: ServiceMetrics;
+  /** The time statuses and days until expiry are computed at (ms since the epoch). */
+  now: number;
+  /** Certificates per store page; default 500. */
+  pageSize?: number;
+}
+
+/**
+ * The whole exposition, in chunks: the process's own metrics first, then the store's. Each metric
+ * family is written as one group, as the format requires, so the certificates are paged through twice.
+ */
+export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<string> {
+  const { store, metrics, now } = options;
+  const pageSize = options.pageSize ?? PAGE_SIZE;
+  yield processMetrics(metrics);
+  yield metrics.checks.render() + metrics.checkDuration.render() + metrics.deliveries.render();
+
+  yield familyHeader(
+    "certkeeper_deliveries_pending",
+    "gauge",
+    "Notification deliveries waiting for their first attempt or a retry, in the whole database.",
+  ) + sampleLine("certkeeper_deliveries_pending", {}, await store.events.countPending());
+
+  const byStatus = new Map<CertificateStatus, number>(CERTIFICATE_STATUSES.map((status) => [status, 0]));
+  yield familyHeader(
+    "certkeeper_certificate_expiry_timestamp_seconds",
+    "gauge",
+    "When each monitored certificate expires (notAfter of the certificate last retrieved), in Unix seconds.",
+  );
+  for await (const page of certificatePages(store, pageSize)) {
+    let text = "";
+    for (const record of page) {
+      const { status } = certificateStatus(record, now);
+      byStatus.set(status, byStatus.get(status)! + 1);
+      text += sampleLine("certkeeper_certificate_expiry_timestamp_seconds", seriesLabels(record, status), record.details.notAfter / 1000);
+    }
+    yield text;
+  }
+
+  yield familyHeader(
+    "certkeeper_certificate_days_until_expiry",
+    "gauge",
+    "Whole days until each monitored certificate expires, as the API's daysUntilExpiry: floor((notAfter - now) / 24 h) " +
+      "at scrape time, negative once expired.",
+  );
+  for await (const page of certificatePages(store, pageSize)) {
+    let text = "";
+    for (const record of page) {
+      const { status, daysUntilExpiry } = certificateStatus(record, now);
+      text += sampleLine("certkeeper_certificate_days_until_expiry", seriesLabels(record, status), daysUntilExpiry);
+    }
+    yield text;
+  }
+
+  let counts = familyHeader("certkeeper_certificates", "gauge", "Monitored certificates by status, over every organization and mode.");
+  for (const [status, count] of byStatus) counts += sampleLine("certkeeper_certificates", { status }, count);
+  yield counts;
+}
+
+function processMetrics(metrics: ServiceMetrics): string {
+  const versions = process.versions as Record<string, string | undefined>;
+  const runtime = versions.bun ? `bun ${versions.bun}` : `node ${versions.node}`;
+  return (
+    familyHeader("certkeeper_build_info", "gauge", "Always 1; the labels tell the certkeeper version and the runtime.") +
+    sampleLine("certkeeper_build_info", { version: packageJson.version, runtime }, 1) +
+    familyHeader("process_start_time_seconds", "gauge", "Start time of the process since the Unix epoch, in seconds.") +
+    sampleLine("process_start_time_seconds", {}, Math.floor(metrics.startedAt / 1000)) +
+    familyHeader("process_resident_memory_bytes", "gauge", "Resident memory size of the process, in bytes.") +
+    sampleLine("process_resident_memory_bytes", {}, process.memoryUsage.rss())
+  );
+}
+
+/** The labels of a per-certificate series: who owns it, where it is, its status now. Never a secret. */
+function seriesLabels(
+  record: { organizationId: string; mode: Mode; domain: string; port: number },
+  status: CertificateStatus,
+) {
+  return { organization: record.organizationId, mode: record.mode, domain: record.domain, port: record.port, status };
+}
+
+async function* certificatePages(store: Store, limit: number) {
+  let afterId: string | undefined;
+  for (;;) {
+    const page = await store.certificates.listAll({ limit, afterId });
+    if (page.length > 0) yield page;
+    if (page.length < limit) return;
+    afterId = page.at(-1)!.id;
+  }
+}

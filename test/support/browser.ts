@@ -1,0 +1,52 @@
+/**
+ * A real browser for tests: Debian's Chromium (or CERTKEEPER_TEST_CHROMIUM) driven by playwright-core,
+ * headless, in a fresh profile that is removed afterwards. Where no Chromium is found, {@link findChromium}
+ * says why, so the tests can be reported as skipped with the reason.
+ */
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { chromium, type BrowserContext } from "playwright-core";
+
+const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium", "/usr/bin/google-chrome"];
+
+/** Where screenshots go (git-ignored). */
+export const ARTIFACTS = resolve(import.meta.dir, "../../test-artifacts/web");
+
+export type ChromiumLookup = { found: true; path: string } | { found: false; reason: string };
+
+export function findChromium(env: Record<string, string | undefined> = process.env): ChromiumLookup {
+  const chosen = env.CERTKEEPER_TEST_CHROMIUM;
+  if (chosen) return existsSync(chosen) ? { found: true, path: chosen } : { found: false, reason: `CERTKEEPER_TEST_CHROMIUM=${chosen} does not exist` };
+  const path = CANDIDATES.find((candidate) => existsSync(candidate));
+  if (path) return { found: true, path };
+  return {
+    found: false,
+    reason: `no Chromium at ${CANDIDATES.join(", ")} (install it: apt-get install -y chromium, or set CERTKEEPER_TEST_CHROMIUM)`,
+  };
+}
+
+export interface TestBrowser {
+  context: BrowserContext;
+  close(): Promise<void>;
+}
+
+/** A headless Chromium with a fresh profile; one context (one cookie jar), as one person's browser. */
+export async function launchBrowser(executablePath: string): Promise<TestBrowser> {
+  const profile = mkdtempSync(join(tmpdir(), "certkeeper-chromium-"));
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+    viewport: { width: 1200, height: 900 },
+  });
+  context.setDefaultTimeout(10_000);
+  return {
+    context,
+    async close() {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
