@@ -65,6 +65,10 @@ export const COMMON_ERRORS: ErrorCode[] = [
 
 export const NoQuery = Type.Object({}, { additionalProperties: false });
 
-export function defineOperation(operation: Operation): Operation {
+/**
+ * Declares an operation, keeping its literal id, tag and schema types: the embed adapter derives its
+ * typed functions (arguments and results as `Static<…>` of the schemas) from them.
+ */
+export function defineOperation<const O extends Operation>(operation: O): O {
   return operation;
 }

@@ -12,7 +12,7 @@ import { deleteChannel, patchChannel } from "./channels_write.ts";
 import { testChannel } from "./channels_test_event.ts";
 import { listEvents } from "./events_list.ts";
 
-export const OPERATIONS: readonly Operation[] = [
+const operations = [
   addCertificate,
   listCertificates,
   getCertificate,
@@ -26,6 +26,11 @@ export const OPERATIONS: readonly Operation[] = [
   deleteChannel,
   testChannel,
   listEvents,
-];
+] as const satisfies readonly Operation[];
+
+export const OPERATIONS: readonly Operation[] = operations;
+
+/** Every operation with its own literal id, tag and schema types (see defineOperation): what typed faces derive from. */
+export type TypedOperation = (typeof operations)[number];
 
 export type { Operation, OperationContext, OperationInput, OperationResult } from "./_operation.ts";

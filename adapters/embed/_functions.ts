@@ -1,0 +1,105 @@
+/**
+ * The embed API's functions, derived from core's operation list: each operation becomes
+ * `namespace.method(id?, input?, query?)`, typed by its own schemas (`Static<…>`).
+ */
+import type { Static, TSchema } from "@sinclair/typebox";
+import type { Operation, OperationInput, OperationResult, TypedOperation } from "../../core/operations/mod.ts";
+
+/**
+ * The name of each operation in the embed API. Naming is the one thing not derived: `satisfies` makes
+ * tsc fail here when an operation is added without a name.
+ */
+export const EMBED_NAMES = {
+  addCertificate: "certificates.add",
+  listCertificates: "certificates.list",
+  getCertificate: "certificates.get",
+  patchCertificate: "certificates.update",
+  deleteCertificate: "certificates.delete",
+  checkCertificate: "certificates.check",
+  addChannel: "channels.add",
+  listChannels: "channels.list",
+  getChannel: "channels.get",
+  patchChannel: "channels.update",
+  deleteChannel: "channels.delete",
+  testChannel: "channels.test",
+  listEvents: "events.list",
+} as const satisfies Record<TypedOperation["id"], `${string}.${string}`>;
+
+type Names = typeof EMBED_NAMES;
+type OperationId = keyof Names;
+type NamespaceOf<Name> = Name extends `${infer Namespace}.${string}` ? Namespace : never;
+type MethodOf<Name> = Name extends `${string}.${infer Method}` ? Method : never;
+type OperationOf<Id> = Extract<TypedOperation, { id: Id }>;
+
+/** One page of a list, newest or soonest first as the operation orders it. */
+export interface Page<T> {
+  data: T[];
+  /** Pass as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
+}
+
+/** A list's query as the embed API takes it: the HTTP query's fields, `limit` also as a number. */
+export type EmbedQuery<Q> = { [K in keyof Q]: K extends "limit" ? Q[K] | number : Q[K] };
+
+type QueryOf<O> = O extends { query: infer Q extends TSchema } ? EmbedQuery<Static<Q>> : Record<string, never>;
+type Data<O> = O extends { response: infer R extends TSchema } ? Static<R> : never;
+
+/** Path parameter first, then the body, then an optional query: the shape of the operation. */
+export type ArgumentsOf<O> = [
+  ...(O extends { params: TSchema } ? [id: string] : []),
+  ...(O extends { body: infer B extends TSchema } ? [input: Static<B>] : []),
+  ...(keyof QueryOf<O> extends never ? [] : [query?: QueryOf<O>]),
+];
+
+/** A list answers a {@link Page}; anything else answers the envelope's `data`. */
+export type ResultOf<O> =
+  Data<O> extends { data: Array<infer Item>; meta: { nextCursor: string | null } }
+    ? Page<Item>
+    : Data<O> extends { data: infer D }
+      ? D
+      : never;
+
+/** The function an operation becomes. */
+export type OperationFunction<O> = (...args: ArgumentsOf<O>) => Promise<ResultOf<O>>;
+
+/** `{ certificates: { add, list, … }, channels: { … }, events: { list } }`. */
+export type EmbedFunctions = {
+  [Namespace in NamespaceOf<Names[OperationId]>]: {
+    [Id in OperationId as NamespaceOf<Names[Id]> extends Namespace ? MethodOf<Names[Id]> : never]: OperationFunction<OperationOf<Id>>;
+  };
+};
+
+type Invoke = (operation: Operation, input: Partial<OperationInput>) => Promise<OperationResult>;
+
+/** Builds {@link EmbedFunctions} over `invoke`, reading each operation's arguments as its shape says. */
+export function embedFunctions(operations: readonly Operation[], invoke: Invoke): EmbedFunctions {
+  const namespaces: Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>> = {};
+  for (const operation of operations) {
+    const name: string | undefined = EMBED_NAMES[operation.id as OperationId];
+    if (!name) throw new Error(`Operation ${operation.id} has no name in the embed API (EMBED_NAMES).`);
+    const [namespace, method] = name.split(".") as [string, string];
+    const pathNames = Object.keys(operation.params?.properties ?? {});
+    const takesQuery = Object.keys(operation.query.properties ?? {}).length > 0;
+    (namespaces[namespace] ??= {})[method] = async (...args) => {
+      const input: Partial<OperationInput> = { params: {} };
+      let next = 0;
+      for (const param of pathNames) input.params![param] = args[next++] as string;
+      if (operation.body) input.body = args[next++];
+      if (takesQuery) input.query = queryStrings(args[next]);
+      const result = await invoke(operation, input);
+      return result.nextCursor === undefined ? result.data : { data: result.data, nextCursor: result.nextCursor };
+    };
+  }
+  return namespaces as unknown as EmbedFunctions;
+}
+
+/** Numbers become the strings the HTTP query would carry; anything else is left for validation to judge. */
+function queryStrings(query: unknown): Record<string, string> {
+  if (query === undefined || query === null) return {};
+  if (typeof query !== "object" || Array.isArray(query)) return query as Record<string, string>;
+  const strings: Record<string, string> = {};
+  for (const [name, value] of Object.entries(query)) {
+    if (value !== undefined) strings[name] = (typeof value === "number" ? String(value) : value) as string;
+  }
+  return strings;
+}

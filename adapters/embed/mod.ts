@@ -1,0 +1,186 @@
+/**
+ * certkeeper inside another TypeScript app: the API's operations as typed functions, without HTTP.
+ * Same validation, same errors ({@link CertkeeperApiError}: the HTTP API's `code` and `status`), same
+ * scheduler and notifications, started and stopped by the host.
+ *
+ * | embed call | HTTP |
+ * |---|---|
+ * | `certificates.add(input)` | `POST /v1/certificates` |
+ * | `certificates.list(query?)` → `{ data, nextCursor }` | `GET /v1/certificates` |
+ * | `certificates.get(id)`, `.update(id, patch)`, `.delete(id)`, `.check(id)` | `GET`, `PATCH`, `DELETE /v1/certificates/{id}`, `POST …/check` |
+ * | `channels.add(input)`, `.list(query?)`, `.get(id)`, `.update(id, patch)`, `.delete(id)`, `.test(id)` | `/v1/channels…` |
+ * | `events.list(query?)` | `GET /v1/events` |
+ *
+ * The calls act as an owner of one organization (see {@link CertkeeperOptions.organization}) in one
+ * mode (`live` by default): what they create is what that organization's keys of that mode see over
+ * HTTP, when a server shares the database.
+ *
+ * @example
+ * import { createCertkeeper, CertkeeperApiError } from "certkeeper/embed";
+ *
+ * const ck = await createCertkeeper({ database: "file:./data/certkeeper.db" });
+ * await ck.start(); // scheduled checks and notification deliveries
+ * const certificate = await ck.certificates.add({ domain: "example.com" });
+ * const { data: expiring } = await ck.certificates.list({ status: "expiring" });
+ * await ck.close();
+ */
+import type { Static } from "@sinclair/typebox";
+import { ConfigError, DEFAULT_CONFIG, type Config } from "../../core/config.ts";
+import { createCore } from "../../core/core.ts";
+import { createLogger, type Logger } from "../../core/log.ts";
+import { TrustStore } from "../../core/tls/trust_store.ts";
+import type { Mode, OrganizationRecord, Plan } from "../../core/model.ts";
+import type { Principal } from "../../core/auth/authenticate.ts";
+import type { Store } from "../../core/store/ports.ts";
+import { validate } from "../../core/validate.ts";
+import { OPERATIONS } from "../../core/operations/mod.ts";
+import type * as certificateSchemas from "../../core/schemas/certificate.ts";
+import type * as channelSchemas from "../../core/schemas/channel.ts";
+import { openLibsqlStore } from "../libsql/mod.ts";
+import { createMemoryStore } from "../memory/mod.ts";
+import { createTransports } from "../notify/mod.ts";
+import { embedFunctions, type EmbedFunctions } from "./_functions.ts";
+import { resolveOrganization, type OrganizationOption } from "./_organization.ts";
+import { toApiError } from "./api_error.ts";
+
+export { CertkeeperApiError } from "./api_error.ts";
+export { DEFAULT_EMBED_PLAN, DEFAULT_ORGANIZATION_NAME, type OrganizationOption } from "./_organization.ts";
+export type { EmbedFunctions, EmbedQuery, OperationFunction, Page } from "./_functions.ts";
+
+/** A certificate as `get`, `list`, `update` and `check` answer it. */
+export type Certificate = Static<typeof certificateSchemas.Certificate>;
+/** A certificate as `add` answers it (SPEC.md 2.2's 13 fields). */
+export type CreatedCertificate = Static<typeof certificateSchemas.CreatedCertificate>;
+export type AddCertificateInput = Static<typeof certificateSchemas.AddCertificateBody>;
+export type UpdateCertificateInput = Static<typeof certificateSchemas.PatchCertificateBody>;
+export type Channel = Static<typeof channelSchemas.Channel>;
+export type AddChannelInput = Static<typeof channelSchemas.AddChannelBody>;
+export type UpdateChannelInput = Static<typeof channelSchemas.PatchChannelBody>;
+export type ChannelTestResult = Static<typeof channelSchemas.ChannelTestResult>;
+/** An event with its deliveries, as `events.list` answers it. */
+export type CertkeeperEvent = Static<typeof channelSchemas.Event>;
+
+export interface CertkeeperOptions {
+  /**
+   * Where the data lives: a libSQL URL (`file:path`, `http(s)://…`, `libsql://…`), `":memory:"` (the
+   * in-memory store: gone with the process) or a {@link Store} you open and close yourself. Default:
+   * `config.databaseUrl`, whose default `file:./data/certkeeper.db` is the server's.
+   */
+  database?: string | Store;
+  /**
+   * Overrides of the defaults in core/config.ts (CONTRACT §1's variables, parsed). To read the
+   * environment as the server does: `config: configFromEnv(process.env)` from `certkeeper`.
+   * `host`, `port` and `metricsToken` have no use here.
+   */
+  config?: Partial<Config>;
+  /**
+   * The organization the calls act for. Default: the database's only organization, or a new one named
+   * `certkeeper` (plan `enterprise`) when the database has none; with several, choose one. A name that
+   * no organization has creates one (plan default `enterprise`: embedding is self-hosting).
+   */
+  organization?: OrganizationOption;
+  /** Live or test data, as `ck_live_` and `ck_test_` keys see it; default `live`. */
+  mode?: Mode;
+  /** Default: JSON lines at `config.logLevel` on stderr, so the host's stdout stays its own. */
+  logger?: Logger;
+  /** Where email notifications are written when `config.smtpUrl` is unset; default `./data/outbox`. */
+  outboxDir?: string;
+}
+
+/** An embedded certkeeper: the API's operations as functions, and its background work. */
+export interface Certkeeper extends EmbedFunctions {
+  /** The organization every call acts for, as an owner. */
+  readonly organization: { id: string; name: string; plan: Plan };
+  readonly mode: Mode;
+  /** The configuration in effect. */
+  readonly config: Config;
+  /**
+   * Starts scheduled checks (every `config.checkIntervalMs`) and notification deliveries. As in a
+   * server, they work for every organization in the database; leases keep processes sharing it from
+   * doing anything twice.
+   */
+  start(): Promise<void>;
+  /** Stops the background work, waiting for what is in flight; `start()` may follow. */
+  stop(): Promise<void>;
+  /** Stops, then releases connections and the store (unless the host passed its own `Store`). */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database (migrating it), chooses the organization, and hands out the API as functions.
+ * Nothing runs in the background until `start()`.
+ *
+ * @example
+ * const ck = await createCertkeeper({ database: ":memory:", config: { checkIntervalMs: 60_000 } });
+ * const channel = await ck.channels.add({ type: "webhook", name: "Ops", config: { url: "https://ops.example.com/hook" } });
+ * console.log(channel.config.signingSecret); // whsec_…, shown this once
+ * try {
+ *   await ck.certificates.get("cert_missing");
+ * } catch (error) {
+ *   if (error instanceof CertkeeperApiError) console.log(error.code, error.status); // certificate_not_found 404
+ * }
+ */
+export async function createCertkeeper(options: CertkeeperOptions = {}): Promise<Certkeeper> {
+  const config: Config = { ...DEFAULT_CONFIG, ...options.config };
+  const mode = options.mode ?? "live";
+  if (mode !== "live" && mode !== "test") throw new ConfigError("mode", `${JSON.stringify(mode)} is not a mode: use "live" or "test".`);
+  const logger = options.logger ?? createLogger(config.logLevel, (line) => console.error(line));
+  const trust = TrustStore.system(config.extraCaFile);
+  const database = options.database ?? config.databaseUrl;
+  const ownsStore = typeof database === "string";
+  const store =
+    typeof database !== "string"
+      ? database
+      : database === ":memory:"
+        ? createMemoryStore()
+        : await openLibsqlStore({ url: database, authToken: config.databaseAuthToken });
+  const transports = createTransports(config, trust, { outboxDir: options.outboxDir });
+  const core = createCore({ config, store, logger, trust, transports });
+  const { services } = core;
+
+  let organization: OrganizationRecord;
+  try {
+    organization = await resolveOrganization(services.store, services.admin, options.organization);
+  } catch (error) {
+    await transports.close();
+    if (ownsStore) await store.close();
+    throw error;
+  }
+
+  let closed: Promise<void> | undefined;
+  const principal = async (): Promise<Principal> => {
+    // Read per call, so a plan changed by the CLI applies at once, as it does to API keys.
+    const org = (await services.store.organizations.get(organization.id)) ?? organization;
+    return { keyId: "embedded", userId: "embedded", role: "owner", scope: { organizationId: org.id, mode }, limits: org.limits };
+  };
+
+  const functions = embedFunctions(OPERATIONS, async (operation, input) => {
+    if (closed) throw new Error("This certkeeper is closed: create another with createCertkeeper().");
+    try {
+      if (operation.params) validate(operation.params, input.params);
+      return await core.api.invoke(operation, await principal(), input);
+    } catch (error) {
+      throw toApiError(error, logger);
+    }
+  });
+
+  return {
+    ...functions,
+    organization: { id: organization.id, name: organization.name, plan: organization.plan },
+    mode,
+    config,
+    async start() {
+      if (closed) throw new Error("This certkeeper is closed: create another with createCertkeeper().");
+      core.start();
+    },
+    stop: () => core.stop(),
+    close() {
+      closed ??= (async () => {
+        await core.stop();
+        await transports.close();
+        if (ownsStore) await store.close();
+      })();
+      return closed;
+    },
+  };
+}
