@@ -30,11 +30,24 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
   const remote = isRemoteUrl(options.url);
   const filePath = localPath(options.url);
   if (filePath) mkdirSync(dirname(filePath), { recursive: true });
-  // `timeout` is the busy timeout of every connection the client's pool opens; a PRAGMA would reach
-  // only the one connection it ran on, and transactions get connections of their own.
-  const client = createClient({ url: options.url, authToken: options.authToken, timeout: options.busyTimeoutMs ?? 10_000 });
-  if (filePath) await client.execute("PRAGMA journal_mode = WAL");
-  const executor = new LibsqlExecutor(client, { singleConnection: !remote && !filePath });
+  // `timeout` is the busy timeout of every connection the client opens (a PRAGMA would reach only the
+  // connection it ran on). A local database gets one connection per process: its calls are synchronous
+  // anyway, the executor queues statements behind an open transaction, and the connection-level
+  // pragmas below then hold for every statement.
+  const client = createClient({
+    url: options.url,
+    authToken: options.authToken,
+    timeout: options.busyTimeoutMs ?? 10_000,
+    ...(remote ? {} : { concurrency: 1 }),
+  });
+  if (filePath) {
+    await client.execute("PRAGMA journal_mode = WAL");
+    // In WAL mode NORMAL fsyncs at checkpoints, not at every commit: a crashed process loses nothing,
+    // a power cut at most the last commits. A check result and the events it raised are one
+    // transaction, so both would be lost together and the next check raises the events again.
+    await client.execute("PRAGMA synchronous = NORMAL");
+  }
+  const executor = new LibsqlExecutor(client, { singleConnection: !remote });
   const wal = filePath ? walChangeToken(filePath) : undefined;
   return createSqlStore(executor, {
     shared: remote,

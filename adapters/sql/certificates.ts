@@ -6,6 +6,7 @@ import { DAY } from "../../core/time.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, placeholders } from "./rows.ts";
 import { insertEvents } from "./events.ts";
+import { RecheckBatcher } from "./recheck_batch.ts";
 
 const SELECT = `SELECT ${CERTIFICATE_COLUMNS} FROM certificates`;
 
@@ -18,8 +19,39 @@ const STATUS_SQL = `CASE
   ELSE 'valid' END`;
 const STATUS_ARGS = 3;
 
+/**
+ * Writes a check result over the stored version. An unchanged chain leaves the details, their 1 KB of
+ * JSON and the expiry index untouched.
+ */
+function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: boolean) {
+  const details = detailsChanged ? ["fingerprint", "not_before", "not_after", "details", "problem"] : [];
+  const detailValues: SqlValue[] = detailsChanged
+    ? [r.fingerprint, r.details.notBefore, r.details.notAfter, JSON.stringify(r.details), r.problem]
+    : [];
+  return target.execute(
+    `UPDATE certificates SET ${details.map((column) => `${column} = ?, `).join("")}last_checked_at = ?,
+       failure = ?, failure_count = ?, alerted_threshold = ?, expiry_alerted = ?, health = ?,
+       next_check_at = ?, updated_at = ?, lease_owner = NULL, version = version + 1
+     WHERE id = ? AND version = ?`,
+    [
+      ...detailValues,
+      r.lastCheckedAt,
+      r.failure,
+      r.failureCount,
+      r.alertedThreshold,
+      r.expiryAlerted ? 1 : 0,
+      r.health,
+      r.nextCheckAt,
+      r.updatedAt,
+      r.id,
+      r.version,
+    ],
+  );
+}
+
 export function sqlCertificates(db: Executor): CertificateStore {
-  return {
+  const rechecks = new RecheckBatcher(db, async (record) => (await updateChecked(db, record, false)).rowsAffected > 0);
+  const store: CertificateStore = {
     async insert(record, { limit, events }) {
       const values = certificateValues(record, expiringHorizon(record.alertThresholds));
       try {
@@ -157,37 +189,19 @@ export function sqlCertificates(db: Executor): CertificateStore {
       return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);
     },
 
-    async saveCheck(record, events) {
+    async saveCheck(record, events, options = {}) {
+      const detailsChanged = options.detailsChanged !== false;
+      if (!detailsChanged && events.length === 0) return rechecks.save(record);
+      const update = (target: Executor) => updateChecked(target, record, detailsChanged);
+      // Most checks raise nothing: one UPDATE is atomic on its own, and a transaction would cost two
+      // more statements (the most frequent write of a running server).
+      if (events.length === 0) return (await update(db)).rowsAffected > 0;
       return db.transaction(async (tx) => {
-        const r: CertificateRecord = record;
-        const { rowsAffected } = await tx.execute(
-          `UPDATE certificates SET
-             fingerprint = ?, not_before = ?, not_after = ?, details = ?, problem = ?, last_checked_at = ?,
-             failure = ?, failure_count = ?, alerted_threshold = ?, expiry_alerted = ?, health = ?,
-             next_check_at = ?, updated_at = ?, lease_owner = NULL, version = version + 1
-           WHERE id = ? AND version = ?`,
-          [
-            r.fingerprint,
-            r.details.notBefore,
-            r.details.notAfter,
-            JSON.stringify(r.details),
-            r.problem,
-            r.lastCheckedAt,
-            r.failure,
-            r.failureCount,
-            r.alertedThreshold,
-            r.expiryAlerted ? 1 : 0,
-            r.health,
-            r.nextCheckAt,
-            r.updatedAt,
-            r.id,
-            r.version,
-          ],
-        );
-        if (rowsAffected === 0) return false;
-        await insertEvents(tx, events as EventRecord[]);
+        if ((await update(tx)).rowsAffected === 0) return false;
+        await insertEvents(tx, events);
         return true;
       });
     },
   };
+  return store;
 }

@@ -63,7 +63,8 @@ export class Monitor {
     let current: CertificateRecord | null = record;
     for (let attempt = 1; current && attempt <= MAX_SAVE_ATTEMPTS; attempt++) {
       const applied = applyCheck(current, outcome, clock.now(), this.policy(manual));
-      if (await store.certificates.saveCheck(applied.record, applied.events)) {
+      const detailsChanged = applied.record.fingerprint !== current.fingerprint;
+      if (await store.certificates.saveCheck(applied.record, applied.events, { detailsChanged })) {
         if (applied.events.length > 0) this.options.onEvents?.();
         return { record: { ...applied.record, version: applied.record.version + 1 }, events: applied.events };
       }
