@@ -9,7 +9,7 @@
  * certificate was served and known must be announced (at or below that threshold) within a few hours
  * of the crossing, every expiry likewise, and nothing may be announced twice, or delivered twice.
  */
-import { afterAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { DEFAULT_CONFIG, type Config } from "../core/config.ts";
 import { createCore } from "../core/core.ts";
 import { silentLogger } from "../core/log.ts";
@@ -36,8 +36,6 @@ interface Delivered {
   eventId: string;
   type: string;
 }
-
-afterAll(() => {});
 
 test("a year of 1,000 certificates: zero missed thresholds, zero duplicates", async () => {
   const random = seededRandom(20261120);

@@ -85,50 +85,31 @@ const certificateFields = {
   statusReason: StatusReason,
 };
 
-const f = certificateFields;
-
 export const Certificate = Type.Object(certificateFields, { additionalProperties: false });
 export type CertificateView = Static<typeof Certificate>;
 
-export const CreatedCertificate = Type.Object(
-  {
-    id: f.id,
-    domain: f.domain,
-    name: f.name,
-    status: f.status,
-    daysUntilExpiry: f.daysUntilExpiry,
-    expiresAt: f.expiresAt,
-    issuedAt: f.issuedAt,
-    issuer: f.issuer,
-    subject: f.subject,
-    port: f.port,
-    alertThresholds: f.alertThresholds,
-    createdAt: f.createdAt,
-    updatedAt: f.updatedAt,
-  },
-  { additionalProperties: false },
-);
+/** The add operation's response: exactly the 13 fields SPEC.md 2.2 lists for it, in its order. */
+export const CREATED_FIELDS = [
+  "id",
+  "domain",
+  "name",
+  "status",
+  "daysUntilExpiry",
+  "expiresAt",
+  "issuedAt",
+  "issuer",
+  "subject",
+  "port",
+  "alertThresholds",
+  "createdAt",
+  "updatedAt",
+] as const;
+export const CreatedCertificate = Type.Pick(Certificate, CREATED_FIELDS, { additionalProperties: false });
 export type CreatedCertificateView = Static<typeof CreatedCertificate>;
 
-export const CheckedCertificate = Type.Object(
-  {
-    domain: f.domain,
-    status: f.status,
-    daysUntilExpiry: f.daysUntilExpiry,
-    expiresAt: f.expiresAt,
-    issuedAt: f.issuedAt,
-    issuer: f.issuer,
-    subject: f.subject,
-    subjectAlternativeNames: f.subjectAlternativeNames,
-    serialNumber: f.serialNumber,
-    signatureAlgorithm: f.signatureAlgorithm,
-    port: f.port,
-    lastCheckedAt: f.lastCheckedAt,
-    chain: f.chain,
-    statusReason: f.statusReason,
-  },
-  { additionalProperties: false },
-);
+/** The CLI's `check`: the get view without what only a monitored certificate has (CONTRACT §2). */
+export const UNMONITORED_FIELDS = ["id", "createdAt", "updatedAt", "alertThresholds", "name"] as const;
+export const CheckedCertificate = Type.Omit(Certificate, UNMONITORED_FIELDS, { additionalProperties: false });
 export type CheckedCertificateView = Static<typeof CheckedCertificate>;
 
 export const ListCertificatesQuery = Type.Object(

@@ -144,6 +144,8 @@ export async function createHarness(options: HarnessOptions = {}) {
     makeKey,
     request,
     config,
+    /** The folder of the libSQL database file (store: "libsql"), for tests that inspect it. */
+    dir,
     async close() {
       await core.stop();
       await store.close();
