@@ -22,7 +22,7 @@ import {
   NOW,
   organizationRecord,
   userRecord,
-} from "./support/store_conformance.ts";
+} from "./support/store_conformance/mod.ts";
 import { startSqld } from "./support/sqld.ts";
 
 function tempDatabase() {

@@ -1,7 +1,7 @@
 /**
  * The storage interfaces core works against. Two implementations keep them: the SQL store
  * (adapters/sql, over libSQL) and the in-memory store (adapters/memory); one conformance suite
- * (test/support/store_conformance.ts) holds both to the same behaviour.
+ * (test/support/store_conformance/) holds both to the same behaviour.
  */
 import type {
   ApiKeyRecord,

@@ -2,6 +2,7 @@
  * The CLI as a real process: `bun adapters/cli/main.ts <command> [flags]` with a chosen environment,
  * its stdout, stderr and exit code; and `serve` as a long-running process on a free port.
  */
+import { afterAll, expect } from "bun:test";
 import net from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -86,6 +87,46 @@ export function tempWorkspace(prefix = "certkeeper-cli-") {
     env: { CERTKEEPER_DATABASE_URL: `file:${databasePath}` } as Record<string, string>,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
+}
+
+export type Workspace = ReturnType<typeof tempWorkspace>;
+
+/**
+ * The workspaces of one test file, removed after all its tests: call once at the file's top level
+ * and use what it returns as {@link tempWorkspace}.
+ */
+export function workspacesRemovedAfterAll(): () => Workspace {
+  const workspaces: Workspace[] = [];
+  afterAll(() => {
+    for (const ws of workspaces) ws.cleanup();
+  });
+  return () => {
+    const ws = tempWorkspace();
+    workspaces.push(ws);
+    return ws;
+  };
+}
+
+/** A timestamp as the CLI prints it: ISO 8601 in UTC, to the millisecond. */
+export const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
+/** A failed command: the exit code, nothing on stdout, a sentence on stderr. */
+export function expectFailure(result: CliResult, code: number, stderr: RegExp): void {
+  expect({ code: result.code, stdout: result.stdout }).toEqual({ code, stdout: "" });
+  expect(result.stderr).toMatch(stderr);
+}
+
+/** A usage error: exit 2, nothing on stdout, the message and the usage on stderr. */
+export function expectUsageError(result: CliResult, message: RegExp): void {
+  expectFailure(result, 2, message);
+  expect(result.stderr).toContain("Usage: certkeeper <command> [flags]");
+}
+
+/** A database with one organization (free plan) and one user of `role`, made through the CLI. */
+export async function orgWithUser(env: Record<string, string>, role = "owner") {
+  const org = await runCliJson(["org", "create", "--name", "Acme"], { env });
+  const user = await runCliJson(["user", "create", "--org", org.id, "--email", `${role}-${crypto.randomUUID()}@acme.test`, "--role", role], { env });
+  return { org, user };
 }
 
 /** A TCP port on 127.0.0.1 free at the time of asking. */

@@ -1,18 +1,24 @@
 /**
- * The CLI end to end, as real processes (CONTRACT §1, §2, §3): organizations, users and keys in a
- * libSQL file, `check` against a real TLS server, and `serve` running beside the CLI on one database.
+ * The CLI's account commands end to end, as real processes (CONTRACT §1, §3): organizations, users
+ * and API keys in a libSQL file, and the conventions every command keeps (--json, exit codes, usage).
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { generateApiKey } from "../core/auth/api_key.ts";
-import { chainPem, createLeaf, DAY } from "./support/pki.ts";
-import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
-import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { runCli, runCliJson, runCliScript, startServe, tempWorkspace, type CliResult } from "./support/cli.ts";
+import {
+  expectFailure,
+  expectUsageError,
+  ISO,
+  orgWithUser,
+  runCli,
+  runCliJson,
+  runCliScript,
+  workspacesRemovedAfterAll,
+  type Workspace,
+} from "./support/cli.ts";
 
 // describe.concurrent tests do not inherit the preload's default timeout; CLI processes need more than 5 s under load.
 setDefaultTimeout(30_000);
@@ -20,41 +26,12 @@ setDefaultTimeout(30_000);
 // Tests of a group run side by side, so one test's processes wait for the others' CPU time.
 
 const ID = (prefix: string) => expect.stringMatching(new RegExp(`^${prefix}_[0-9A-Za-z]{16,}$`));
-const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-const workspaces: Array<ReturnType<typeof tempWorkspace>> = [];
-function workspace() {
-  const ws = tempWorkspace();
-  workspaces.push(ws);
-  return ws;
-}
-
-afterAll(() => {
-  for (const ws of workspaces) ws.cleanup();
-});
-
-/** A failed command: the exit code, nothing on stdout, a sentence on stderr. */
-function expectFailure(result: CliResult, code: number, stderr: RegExp): void {
-  expect({ code: result.code, stdout: result.stdout }).toEqual({ code, stdout: "" });
-  expect(result.stderr).toMatch(stderr);
-}
-
-/** A usage error: exit 2, nothing on stdout, the message and the usage on stderr. */
-function expectUsageError(result: CliResult, message: RegExp): void {
-  expectFailure(result, 2, message);
-  expect(result.stderr).toContain("Usage: certkeeper <command> [flags]");
-}
-
-/** A database with one organization (free plan) and one user of `role`, prepared once and shared. */
-async function orgWithUser(env: Record<string, string>, role = "owner") {
-  const org = await runCliJson(["org", "create", "--name", "Acme"], { env });
-  const user = await runCliJson(["user", "create", "--org", org.id, "--email", `${role}-${crypto.randomUUID()}@acme.test`, "--role", role], { env });
-  return { org, user };
-}
+const workspace = workspacesRemovedAfterAll();
 
 // One database for the tests that only read or add: created before they run in parallel, so that
 // concurrent first uses do not race the schema migration.
-let shared: ReturnType<typeof tempWorkspace>;
+let shared: Workspace;
 let sharedOrg: any;
 let sharedUser: any;
 beforeAll(async () => {
@@ -379,169 +356,5 @@ describe.concurrent("command line conventions", () => {
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe("");
     expect(result.stderr).toContain("CERTKEEPER_LOG_LEVEL");
-  });
-});
-
-describe("check DOMAIN[:PORT]", () => {
-  const domain = `cli.${TEST_DOMAIN}`;
-  let server: TlsTestServer;
-  let caFile: string;
-  let ws: ReturnType<typeof tempWorkspace>;
-  let notBefore: Date;
-  let notAfter: Date;
-
-  beforeAll(async () => {
-    const { root, rsaIntermediate } = await testPki();
-    ws = workspace();
-    caFile = join(ws.dir, "root.pem");
-    writeFileSync(caFile, root.certPem);
-    notBefore = new Date(Date.now() - 10 * DAY);
-    notAfter = new Date(Date.now() + 90 * DAY + 3_600_000);
-    const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain, `www.${domain}`], serial: "00c1a2b3", notBefore, notAfter });
-    server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
-  });
-
-  afterAll(async () => {
-    await server?.close();
-  });
-
-  const env = (extra: Record<string, string> = {}) => ({
-    ...ws.env,
-    CERTKEEPER_RESOLVE: `${domain}=127.0.0.1,x.${TEST_DOMAIN}=none`,
-    CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
-    CERTKEEPER_EXTRA_CA_FILE: caFile,
-    CERTKEEPER_TLS_TIMEOUT: "5s",
-    ...extra,
-  });
-
-  test("check --json shows the certificate as GET would, without id, name, thresholds and timestamps of a record", async () => {
-    const { rsaIntermediate } = await testPki();
-    const before = Date.now();
-    const cert = await runCliJson(["check", `${domain}:${server.port}`], { env: env() });
-    const after = Date.now();
-    const second = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000).toISOString();
-    expect(Object.keys(cert).sort()).toEqual(
-      [
-        "domain", "status", "daysUntilExpiry", "expiresAt", "issuedAt", "issuer", "subject", "subjectAlternativeNames",
-        "serialNumber", "signatureAlgorithm", "port", "lastCheckedAt", "chain", "statusReason",
-      ].sort(),
-    );
-    expect(cert).toEqual({
-      domain,
-      status: "valid",
-      daysUntilExpiry: 90,
-      expiresAt: second(notAfter),
-      issuedAt: second(notBefore),
-      issuer: "certkeeper intermediates",
-      subject: domain,
-      subjectAlternativeNames: [domain, `www.${domain}`],
-      serialNumber: "C1:A2:B3",
-      signatureAlgorithm: "sha256WithRSAEncryption",
-      port: server.port,
-      lastCheckedAt: expect.stringMatching(ISO),
-      chain: [
-        { subject: domain, issuer: "certkeeper Test RSA CA", validFrom: second(notBefore), validTo: second(notAfter) },
-        {
-          subject: "certkeeper Test RSA CA",
-          issuer: "certkeeper Test Root CA",
-          validFrom: rsaIntermediate.cert.notBefore.toISOString(),
-          validTo: rsaIntermediate.cert.notAfter.toISOString(),
-        },
-      ],
-      statusReason: null,
-    });
-    const checkedAt = Date.parse(cert.lastCheckedAt);
-    expect(checkedAt).toBeGreaterThanOrEqual(before);
-    expect(checkedAt).toBeLessThanOrEqual(after);
-  });
-
-  test("check stores nothing", async () => {
-    const cwd = workspace().dir;
-    await runCliJson(["org", "create", "--name", "Checker"], { env: env() });
-    await runCliJson(["check", `${domain}:${server.port}`], { env: env(), cwd });
-    const db = createClient({ url: ws.env.CERTKEEPER_DATABASE_URL! });
-    try {
-      const counts = await db.execute("SELECT (SELECT count(*) FROM certificates) AS certificates, (SELECT count(*) FROM events) AS events");
-      expect({ ...counts.rows[0] }).toEqual({ certificates: 0, events: 0 });
-    } finally {
-      db.close();
-    }
-    expect(readdirSync(cwd)).toEqual([]);
-  });
-
-  test("check without --json prints a summary with the status", async () => {
-    const result = await runCli(["check", `${domain}:${server.port}`], { env: env() });
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
-    expect(result.stdout).toContain(`${domain}:${server.port}`);
-    expect(result.stdout).toContain("valid");
-  });
-
-  test("check refuses a loopback target unless private targets are allowed, without connecting", async () => {
-    const before = server.connections();
-    const result = await runCli(["check", `${domain}:${server.port}`, "--json"], { env: env({ CERTKEEPER_ALLOW_PRIVATE_TARGETS: "false" }) });
-    expectFailure(result, 1, new RegExp(domain.replace(/\./g, "\\.")));
-    expect(server.connections()).toBe(before);
-  });
-
-  test("check of a name that does not resolve fails with exit 1", async () => {
-    const result = await runCli(["check", `x.${TEST_DOMAIN}:${server.port}`, "--json"], { env: env() });
-    expectFailure(result, 1, /x\.certkeeper\.test/);
-  });
-
-  test("check of something that is not a domain fails with a message", async () => {
-    const result = await runCli(["check", "https://example.com/", "--json"], { env: env() });
-    expect(result.code).not.toBe(0);
-    expect(result.stdout).toBe("");
-    expect(result.stderr).toContain("https://example.com/");
-  });
-
-  test("check without a domain is a usage error (exit 2)", async () => {
-    expectUsageError(await runCli(["check", "--json"], { env: env() }), /domain/);
-  });
-});
-
-describe("serve and the CLI on one database at the same time", () => {
-  test("a key made by the CLI works at once, is refused from the request after its revocation, and SIGTERM exits 0", async () => {
-    const ws = workspace();
-    // The first process migrates the schema; the server then starts on an existing database.
-    const { org, user } = await orgWithUser(ws.env, "owner");
-    const serve = await startServe({ env: ws.env, cwd: ws.dir });
-    try {
-      const created = await runCliJson(["key", "create", "--user", user.id, "--name", "while serving"], { env: ws.env });
-      const get = (authorization?: string) =>
-        fetch(`${serve.url}/v1/certificates/cert_xxxxxxxxxxxxxxxxxxxx`, { headers: authorization ? { authorization } : {} }).then(
-          async (r) => ({ status: r.status, body: await r.json() }),
-        );
-      const errorBody = (code: string) => ({ error: { code, message: expect.any(String) } });
-
-      expect(await get(`Bearer ${created.key}`)).toEqual({ status: 404, body: errorBody("certificate_not_found") });
-      expect(await get(`bearer ${created.key}`)).toEqual({ status: 404, body: errorBody("certificate_not_found") });
-
-      expect(await runCliJson(["key", "revoke", "--id", created.id], { env: ws.env })).toEqual({ id: created.id, revoked: true });
-      expect(await get(`Bearer ${created.key}`)).toEqual({ status: 401, body: errorBody("expired_api_key") });
-
-      const [unknown, malformed, missing, otherScheme] = await Promise.all([
-        get(`Bearer ${generateApiKey("live").key}`),
-        get("Bearer ck_live_short"),
-        get(),
-        get(`Basic ${btoa("a:b")}`),
-      ]);
-      expect(unknown).toEqual({ status: 401, body: errorBody("invalid_api_key") });
-      expect(malformed).toEqual({ status: 401, body: errorBody("invalid_api_key") });
-      expect(missing).toEqual({ status: 401, body: errorBody("missing_api_key") });
-      expect(otherScheme).toEqual({ status: 401, body: errorBody("missing_api_key") });
-
-      // The key list, read while the server runs, shows the revocation.
-      const [listed] = await runCliJson(["key", "list", "--org", org.id], { env: ws.env });
-      expect(listed).toMatchObject({ id: created.id, revokedAt: expect.stringMatching(ISO) });
-    } finally {
-      const started = Date.now();
-      const code = await serve.stop("SIGTERM", 5000);
-      const { stdout, stderr } = serve.output();
-      expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-      expect(Date.now() - started).toBeLessThan(5000);
-      // Logs never carry a key (CONTRACT §10).
-      expect(stdout).not.toContain("ck_live_");
-    }
   });
 });

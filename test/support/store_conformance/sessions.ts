@@ -1,25 +1,12 @@
 /**
- * The store conformance suite's part for the settings area (registered by store_conformance.ts):
- * browser sessions, failed sign-ins, and the last-owner guard of users.update() and users.remove().
+ * The store conformance suite's part for the settings area: browser sessions, failed sign-ins, and
+ * the last-owner guard of users.update() and users.remove().
  */
 import { describe, expect, test } from "bun:test";
-import { LastOwnerError, type Store } from "../../core/store/ports.ts";
-import type { SessionRecord } from "../../core/model.ts";
-import { newId } from "../../core/ids.ts";
-import { DAY, HOUR, MINUTE } from "../../core/time.ts";
-import { apiKeyRecord, hex, NOW, organizationRecord, userRecord } from "./store_conformance.ts";
-
-export function sessionRecord(user: { id: string; organizationId: string }, overrides: Partial<SessionRecord> = {}): SessionRecord {
-  return {
-    id: hex(32),
-    userId: user.id,
-    organizationId: user.organizationId,
-    createdAt: NOW,
-    lastSeenAt: NOW,
-    expiresAt: NOW + 12 * HOUR,
-    ...overrides,
-  };
-}
+import { LastOwnerError, type Store } from "../../../core/store/ports.ts";
+import { newId } from "../../../core/ids.ts";
+import { DAY, HOUR, MINUTE } from "../../../core/time.ts";
+import { apiKeyRecord, hex, NOW, organizationRecord, sessionRecord, userRecord } from "./factories.ts";
 
 async function organizationWithOwner(store: Store) {
   const org = organizationRecord();

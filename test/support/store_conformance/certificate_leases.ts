@@ -1,0 +1,203 @@
+/** The store conformance suite's part for checking certificates: claimDue, nextDueAt, saveCheck. */
+import { describe, expect, test } from "bun:test";
+import type { Store } from "../../../core/store/ports.ts";
+import type { CertificateRecord } from "../../../core/model.ts";
+import { DAY, HOUR, MINUTE } from "../../../core/time.ts";
+import { certificateDetails, certificateRecord, channelRecord, eventRecord, hex, NOW } from "./factories.ts";
+import { addCertificate, addChannel, compareIds, deliveriesOf, ids, newOrganization, parkLeftovers, sortedIds } from "./_helpers.ts";
+
+export function describeCertificateLeases(get: () => Store) {
+  describe("certificates: claimDue, nextDueAt, saveCheck", () => {
+    test("claimDue() leases what is due, as it was before the lease, until leaseUntil", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live, test: testScope } = await newOrganization(store);
+      const [early, due, justDue, notYet] = [
+        certificateRecord(live, { nextCheckAt: NOW - 2 * MINUTE }),
+        certificateRecord(testScope, { nextCheckAt: NOW - MINUTE }),
+        certificateRecord(live, { nextCheckAt: NOW }),
+        certificateRecord(live, { nextCheckAt: NOW + 1 }),
+      ];
+      for (const record of [early, due, justDue, notYet]) await addCertificate(store, record);
+
+      const claimed = await store.certificates.claimDue({ owner: "one", now: NOW, leaseUntil: NOW + 5 * MINUTE, limit: 10 });
+      expect([...claimed].sort((a, b) => compareIds(a.id, b.id))).toEqual([early, due, justDue].sort((a, b) => compareIds(a.id, b.id)));
+      expect((await store.certificates.get(live, early.id))?.nextCheckAt).toBe(NOW + 5 * MINUTE);
+      expect(await store.certificates.nextDueAt()).toBe(NOW + 1);
+
+      // Leased: not claimable before the lease runs out, by anyone.
+      const second = await store.certificates.claimDue({ owner: "two", now: NOW + 2 * MINUTE, leaseUntil: NOW + 7 * MINUTE, limit: 10 });
+      expect(ids(second)).toEqual([notYet.id]);
+      // The lease ran out (the process died mid-check): due again.
+      const third = await store.certificates.claimDue({ owner: "three", now: NOW + 5 * MINUTE, leaseUntil: NOW + 9 * MINUTE, limit: 10 });
+      expect(sortedIds(third)).toEqual(sortedIds([early, due, justDue]));
+      expect((await store.certificates.get(testScope, due.id))?.nextCheckAt).toBe(NOW + 9 * MINUTE);
+    });
+
+    test("claimDue() leases at most `limit`, leaving the rest due", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const records: CertificateRecord[] = [];
+      for (let i = 0; i < 5; i++) records.push(await addCertificate(store, certificateRecord(live, { nextCheckAt: NOW - i * MINUTE })));
+      const lease = { now: NOW, leaseUntil: NOW + HOUR };
+      const first = await store.certificates.claimDue({ ...lease, owner: "one", limit: 2 });
+      const rest = await store.certificates.claimDue({ ...lease, owner: "two", limit: 10 });
+      expect(first).toHaveLength(2);
+      expect(rest).toHaveLength(3);
+      expect([...sortedIds(first), ...sortedIds(rest)].sort(compareIds)).toEqual(sortedIds(records));
+    });
+
+    test("two claimDue() at once lease disjoint sets", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const records: CertificateRecord[] = [];
+      for (let i = 0; i < 8; i++) records.push(await addCertificate(store, certificateRecord(live, { nextCheckAt: NOW - i })));
+      const lease = { now: NOW, leaseUntil: NOW + HOUR, limit: 5 };
+      const [a, b] = await Promise.all([
+        store.certificates.claimDue({ ...lease, owner: "a" }),
+        store.certificates.claimDue({ ...lease, owner: "b" }),
+      ]);
+      expect(a.length + b.length).toBe(8);
+      expect([...ids(a), ...ids(b)].sort(compareIds)).toEqual(sortedIds(records));
+    });
+
+    test("nextDueAt() is the earliest nextCheckAt, leases included", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const soon = await addCertificate(store, certificateRecord(live, { nextCheckAt: NOW + 10 * MINUTE }));
+      const later = await addCertificate(store, certificateRecord(live, { nextCheckAt: NOW + 20 * MINUTE }));
+      expect(await store.certificates.nextDueAt()).toBe(NOW + 10 * MINUTE);
+      expect(ids(await store.certificates.claimDue({ owner: "one", now: NOW + 10 * MINUTE, leaseUntil: NOW + 15 * MINUTE, limit: 10 }))).toEqual([soon.id]);
+      expect(await store.certificates.nextDueAt()).toBe(NOW + 15 * MINUTE);
+      await store.certificates.remove(live, soon.id, NOW);
+      expect(await store.certificates.nextDueAt()).toBe(NOW + 20 * MINUTE);
+      await store.certificates.updateSettings(live, later.id, { alertThresholds: [7], updatedAt: NOW + MINUTE });
+      expect(await store.certificates.nextDueAt()).toBe(NOW + MINUTE);
+      expect(ids(await store.certificates.claimDue({ owner: "one", now: NOW + MINUTE, leaseUntil: NOW + HOUR, limit: 10 }))).toEqual([later.id]);
+    });
+
+    test("saveCheck() writes the check at the expected version, with its events and deliveries, keeping name and thresholds", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live, test: testScope } = await newOrganization(store);
+      const enabled = await addChannel(store, channelRecord(live));
+      await addChannel(store, channelRecord(live, { enabled: false }));
+      await addChannel(store, channelRecord(testScope));
+      const record = await addCertificate(store, certificateRecord(live, { nextCheckAt: NOW, version: 7 }));
+      const [claimed] = await store.certificates.claimDue({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(claimed).toEqual(record);
+
+      const checked: CertificateRecord = {
+        ...claimed!,
+        name: "Renamed by a stale copy",
+        alertThresholds: [2],
+        fingerprint: hex(32),
+        details: certificateDetails(record.domain, { notAfter: NOW + 20 * DAY }),
+        problem: "hostname_mismatch",
+        lastCheckedAt: NOW + 1,
+        failure: "tls_error",
+        failureCount: 2,
+        alertedThreshold: 30,
+        expiryAlerted: false,
+        health: "invalid",
+        nextCheckAt: NOW + 6 * HOUR,
+        updatedAt: NOW + 1,
+      };
+      const events = [
+        eventRecord(live, { certificateId: record.id, type: "certificate.invalid", createdAt: NOW + 1 }),
+        eventRecord(live, { certificateId: record.id, type: "certificate.expiring", createdAt: NOW + 1 }),
+      ];
+      expect(await store.certificates.saveCheck(checked, events)).toBe(true);
+      const stored = await store.certificates.get(live, record.id);
+      expect(stored).toEqual({ ...checked, name: record.name, alertThresholds: record.alertThresholds, version: 8 });
+      for (const event of events) {
+        const deliveries = await deliveriesOf(store, live, event.id);
+        expect(deliveries.map((d) => [d.channelId, d.status])).toEqual([[enabled.id, "pending"]]);
+      }
+      // The lease is over: due again at the nextCheckAt the check chose.
+      expect(await store.certificates.claimDue({ owner: "two", now: NOW + 6 * HOUR - 1, leaseUntil: NOW + 7 * HOUR, limit: 10 })).toEqual([]);
+      expect(ids(await store.certificates.claimDue({ owner: "two", now: NOW + 6 * HOUR, leaseUntil: NOW + 7 * HOUR, limit: 10 }))).toEqual([record.id]);
+    });
+
+    test("saveCheck() at a stale version returns false and writes nothing", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      await addChannel(store, channelRecord(live));
+      const record = await addCertificate(store, certificateRecord(live));
+      const first = { ...record, lastCheckedAt: NOW, failureCount: 1, nextCheckAt: NOW + MINUTE };
+      expect(await store.certificates.saveCheck(first, [])).toBe(true);
+      const afterFirst = await store.certificates.get(live, record.id);
+
+      const stale = { ...record, lastCheckedAt: NOW + 2, health: "unreachable" as const, failure: "timeout" as const };
+      const staleEvent = eventRecord(live, { certificateId: record.id, type: "certificate.unreachable" });
+      expect(await store.certificates.saveCheck(stale, [staleEvent])).toBe(false);
+      expect(await store.certificates.get(live, record.id)).toEqual(afterFirst);
+      expect(await store.events.get(live, staleEvent.id)).toBeNull();
+
+      // A settings change also makes a check computed before it stale.
+      const current = (await store.certificates.get(live, record.id))!;
+      const updated = await store.certificates.updateSettings(live, record.id, { name: "New name", updatedAt: NOW + 3 });
+      expect(await store.certificates.saveCheck({ ...current, lastCheckedAt: NOW + 4 }, [])).toBe(false);
+      expect(await store.certificates.get(live, record.id)).toEqual(updated);
+    });
+
+    test("saveCheck() of a removed certificate returns false and stores no events", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const record = await addCertificate(store, certificateRecord(live));
+      await store.certificates.remove(live, record.id, NOW);
+      const event = eventRecord(live, { certificateId: record.id });
+      expect(await store.certificates.saveCheck({ ...record, lastCheckedAt: NOW }, [event])).toBe(false);
+      expect(await store.certificates.get(live, record.id)).toBeNull();
+      expect(await store.events.get(live, event.id)).toBeNull();
+    });
+
+    test("two saveCheck() at once from one version: exactly one wins", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const record = await addCertificate(store, certificateRecord(live));
+      const checks = ["a", "b"].map((who) => ({
+        record: { ...record, fingerprint: `${who}-${hex(8)}`, lastCheckedAt: NOW },
+        event: eventRecord(live, { certificateId: record.id }),
+      }));
+      const results = await Promise.all(checks.map((c) => store.certificates.saveCheck(c.record, [c.event])));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = checks[results.indexOf(true)]!;
+      const loser = checks[results.indexOf(false)]!;
+      expect(await store.certificates.get(live, record.id)).toEqual({ ...winner.record, version: 1 });
+      expect(await store.events.get(live, winner.event.id)).not.toBeNull();
+      expect(await store.events.get(live, loser.event.id)).toBeNull();
+    });
+
+    // detailsChanged: false is the re-check of an unchanged certificate, which a store may write
+    // differently (the SQL store group-commits them): the same semantics must hold.
+    test("saveCheck(…, { detailsChanged: false }) of many certificates at once saves each, keeping the details", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const records = await Promise.all(Array.from({ length: 12 }, () => addCertificate(store, certificateRecord(live))));
+      const checked = records.map((r, i) => ({ ...r, lastCheckedAt: NOW + i, nextCheckAt: NOW + HOUR + i, failureCount: i % 2 }));
+      const results = await Promise.all(checked.map((r) => store.certificates.saveCheck(r, [], { detailsChanged: false })));
+      expect(results).toEqual(checked.map(() => true));
+      for (const [i, r] of checked.entries()) {
+        expect(await store.certificates.get(live, r.id)).toEqual({ ...records[i]!, lastCheckedAt: NOW + i, nextCheckAt: NOW + HOUR + i, failureCount: i % 2, version: 1 });
+      }
+    });
+
+    test("saveCheck(…, { detailsChanged: false }) twice at once from one version, and at a stale version: one wins", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const record = await addCertificate(store, certificateRecord(live));
+      const [a, b] = [1, 2].map((n) => ({ ...record, lastCheckedAt: NOW + n }));
+      const results = await Promise.all([a, b].map((r) => store.certificates.saveCheck(r!, [], { detailsChanged: false })));
+      expect(results.filter(Boolean)).toHaveLength(1);
+      const winner = results[0] ? a! : b!;
+      expect(await store.certificates.get(live, record.id)).toEqual({ ...winner, version: 1 });
+      expect(await store.certificates.saveCheck({ ...record, lastCheckedAt: NOW + 9 }, [], { detailsChanged: false })).toBe(false);
+      await store.certificates.remove(live, record.id, NOW);
+      expect(await store.certificates.saveCheck({ ...winner, version: 1 }, [], { detailsChanged: false })).toBe(false);
+    });
+  });
+}

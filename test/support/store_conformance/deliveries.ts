@@ -1,0 +1,161 @@
+/** The store conformance suite's part for deliveries: claimDueDeliveries, nextDeliveryAt, countPending, completeDelivery. */
+import { describe, expect, test } from "bun:test";
+import type { Store } from "../../../core/store/ports.ts";
+import type { DeliveryRecord, Scope } from "../../../core/model.ts";
+import { newId } from "../../../core/ids.ts";
+import { DAY, HOUR, MINUTE } from "../../../core/time.ts";
+import { channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
+import { addChannel, deliveriesOf, deliveryKeys, newOrganization, parkLeftovers } from "./_helpers.ts";
+
+export function describeDeliveries(get: () => Store) {
+  describe("deliveries: claimDueDeliveries, nextDeliveryAt, completeDelivery", () => {
+    async function eventWithDeliveries(store: Store, scope: Scope, channels: string[], overrides: Partial<DeliveryRecord> = {}) {
+      const event = eventRecord(scope);
+      const deliveries = channels.map((channelId) => deliveryRecord(event.id, channelId, overrides));
+      await store.events.insert(event, deliveries);
+      return { event, deliveries };
+    }
+
+    test("claimDueDeliveries() leases due deliveries with their event and channel, until leaseUntil", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const a = await addChannel(store, channelRecord(live));
+      const b = await addChannel(store, channelRecord(live, { type: "email", config: { email: "a@example.com" }, signingSecret: null }));
+      const { event, deliveries } = await eventWithDeliveries(store, live, [a.id, b.id], { nextAttemptAt: NOW - MINUTE, attempts: 1 });
+      await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: NOW + 1 });
+
+      const jobs = await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(deliveryKeys(jobs)).toEqual(deliveries.map((d) => `${d.eventId} ${d.channelId}`).sort());
+      for (const job of jobs) {
+        expect(job.delivery).toEqual(deliveries.find((d) => d.channelId === job.delivery.channelId)!);
+        expect(job.event).toMatchObject(event);
+        expect(job.channel).toEqual(job.delivery.channelId === a.id ? a : b);
+      }
+      expect(await store.events.nextDeliveryAt()).toBe(NOW + 1);
+      const second = await store.events.claimDueDeliveries({ owner: "two", now: NOW + MINUTE - 1, leaseUntil: NOW + HOUR, limit: 10 });
+      expect(second.map((j) => j.delivery.eventId)).not.toContain(event.id);
+      expect(second).toHaveLength(1);
+      const third = await store.events.claimDueDeliveries({ owner: "three", now: NOW + MINUTE, leaseUntil: NOW + HOUR, limit: 10 });
+      expect(deliveryKeys(third)).toEqual(deliveryKeys(jobs));
+    });
+
+    test("claimDueDeliveries() settles deliveries to disabled or missing channels as failed instead", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const working = await addChannel(store, channelRecord(live));
+      const gone = await addChannel(store, channelRecord(live));
+      const { event } = await eventWithDeliveries(store, live, [working.id, gone.id, newId("ch")]);
+      await store.channels.disable(gone.id, NOW - 1);
+      const jobs = await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(jobs.map((j) => j.channel.id)).toEqual([working.id]);
+      const settled = (await deliveriesOf(store, live, event.id)).filter((d) => d.channelId !== working.id);
+      expect(settled).toHaveLength(2);
+      for (const delivery of settled) {
+        expect(delivery.status).toBe("failed");
+        expect(delivery.lastError).toEqual(expect.any(String));
+      }
+      expect(await store.events.nextDeliveryAt()).toBe(NOW + MINUTE);
+    });
+
+    test("claimDueDeliveries() leases at most `limit`, and two at once lease disjoint sets", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const channels: string[] = [];
+      for (let i = 0; i < 3; i++) channels.push((await addChannel(store, channelRecord(live))).id);
+      const { deliveries } = await eventWithDeliveries(store, live, channels);
+      const { deliveries: more } = await eventWithDeliveries(store, live, channels);
+      const lease = { now: NOW, leaseUntil: NOW + MINUTE };
+      const [a, b] = await Promise.all([
+        store.events.claimDueDeliveries({ ...lease, owner: "a", limit: 2 }),
+        store.events.claimDueDeliveries({ ...lease, owner: "b", limit: 2 }),
+      ]);
+      expect(a).toHaveLength(2);
+      expect(b).toHaveLength(2);
+      const rest = await store.events.claimDueDeliveries({ ...lease, owner: "c", limit: 10 });
+      expect([...deliveryKeys(a), ...deliveryKeys(b), ...deliveryKeys(rest)].sort()).toEqual(
+        [...deliveries, ...more].map((d) => `${d.eventId} ${d.channelId}`).sort(),
+      );
+    });
+
+    test("nextDeliveryAt() and claimDueDeliveries() consider pending deliveries only", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const [a, b, c] = [await addChannel(store, channelRecord(live)), await addChannel(store, channelRecord(live)), await addChannel(store, channelRecord(live))];
+      const event = eventRecord(live);
+      await store.events.insert(event, [
+        deliveryRecord(event.id, a.id, { status: "delivered", nextAttemptAt: NOW - 100 }),
+        deliveryRecord(event.id, b.id, { status: "failed", nextAttemptAt: NOW - 50, lastError: "HTTP 404" }),
+        deliveryRecord(event.id, c.id, { nextAttemptAt: NOW + 10 }),
+      ]);
+      const before = await deliveriesOf(store, live, event.id);
+      expect(await store.events.nextDeliveryAt()).toBe(NOW + 10);
+      const jobs = await store.events.claimDueDeliveries({ owner: "one", now: NOW + 10, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(jobs.map((j) => j.channel.id)).toEqual([c.id]);
+      expect((await deliveriesOf(store, live, event.id)).filter((d) => d.channelId !== c.id)).toEqual(before.filter((d) => d.channelId !== c.id));
+    });
+
+    test("countPending() counts pending deliveries of every scope, leased ones included, and no settled one", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live, test: testScope } = await newOrganization(store);
+      const before = await store.events.countPending();
+      const [a, b] = [await addChannel(store, channelRecord(live)), await addChannel(store, channelRecord(testScope))];
+      const event = eventRecord(live);
+      await store.events.insert(event, [
+        deliveryRecord(event.id, a.id, { nextAttemptAt: NOW - 1 }),
+        deliveryRecord(event.id, b.id, { status: "delivered" }),
+      ]);
+      await eventWithDeliveries(store, testScope, [b.id], { nextAttemptAt: NOW + DAY });
+      expect(await store.events.countPending()).toBe(before + 2);
+      expect(await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 })).toHaveLength(1);
+      expect(await store.events.countPending()).toBe(before + 2);
+    });
+
+    test("completeDelivery() records the outcome only for the lease's owner", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const channel = await addChannel(store, channelRecord(live));
+      const { event, deliveries } = await eventWithDeliveries(store, live, [channel.id]);
+      const [unclaimed] = (await eventWithDeliveries(store, live, [channel.id], { nextAttemptAt: NOW + DAY })).deliveries;
+      const outcome = { eventId: event.id, channelId: channel.id, status: "delivered" as const, attempts: 1, nextAttemptAt: NOW, lastError: null, updatedAt: NOW + 1 };
+
+      expect(await store.events.completeDelivery("one", { ...unclaimed!, status: "delivered", attempts: 1 })).toBe(false);
+      expect(await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 })).toHaveLength(1);
+      expect(await store.events.completeDelivery("two", outcome)).toBe(false);
+      expect(await deliveriesOf(store, live, event.id)).toEqual([{ ...deliveries[0]!, nextAttemptAt: expect.any(Number) }]);
+      expect(await store.events.completeDelivery("one", outcome)).toBe(true);
+      expect(await deliveriesOf(store, live, event.id)).toEqual([outcome]);
+      expect(await store.events.completeDelivery("one", { ...outcome, attempts: 2 })).toBe(false);
+      expect(await deliveriesOf(store, live, event.id)).toEqual([outcome]);
+    });
+
+    test("completeDelivery() of a retry leaves it pending until its nextAttemptAt; a lease taken over is lost", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const channel = await addChannel(store, channelRecord(live));
+      const { event } = await eventWithDeliveries(store, live, [channel.id]);
+      await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      const retry = { eventId: event.id, channelId: channel.id, status: "pending" as const, attempts: 1, nextAttemptAt: NOW + 10 * MINUTE, lastError: "HTTP 502", updatedAt: NOW + 2 };
+      expect(await store.events.completeDelivery("one", retry)).toBe(true);
+      // Recording the attempt ended the lease.
+      expect(await store.events.completeDelivery("one", { ...retry, attempts: 5 })).toBe(false);
+      expect(await store.events.nextDeliveryAt()).toBe(NOW + 10 * MINUTE);
+      expect(await store.events.claimDueDeliveries({ owner: "two", now: NOW + 10 * MINUTE - 1, leaseUntil: NOW + HOUR, limit: 10 })).toEqual([]);
+
+      // "two" claims it, its lease runs out, and "three" takes it over: "two" can no longer complete it.
+      const [job] = await store.events.claimDueDeliveries({ owner: "two", now: NOW + 10 * MINUTE, leaseUntil: NOW + 11 * MINUTE, limit: 10 });
+      expect(job?.delivery).toEqual(retry);
+      expect(await store.events.claimDueDeliveries({ owner: "three", now: NOW + 11 * MINUTE, leaseUntil: NOW + 12 * MINUTE, limit: 10 })).toHaveLength(1);
+      const done = { ...retry, status: "delivered" as const, attempts: 2, lastError: null, updatedAt: NOW + 11 * MINUTE };
+      expect(await store.events.completeDelivery("two", done)).toBe(false);
+      expect(await store.events.completeDelivery("three", done)).toBe(true);
+      expect(await deliveriesOf(store, live, event.id)).toEqual([done]);
+    });
+  });
+}

@@ -1,0 +1,61 @@
+/** The store conformance suite's part for events: insert, list, get. */
+import { describe, expect, test } from "bun:test";
+import type { Store } from "../../../core/store/ports.ts";
+import type { EventRecord } from "../../../core/model.ts";
+import { newId } from "../../../core/ids.ts";
+import { MINUTE } from "../../../core/time.ts";
+import { channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
+import { addChannel, ids, newOrganization } from "./_helpers.ts";
+
+export function describeEvents(get: () => Store) {
+  describe("events", () => {
+    test("insert() stores the event with exactly the deliveries given", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const tested = await addChannel(store, channelRecord(live));
+      await addChannel(store, channelRecord(live));
+      const event = eventRecord(live, { type: "test", data: { message: "Hello from certkeeper" } });
+      const delivery = deliveryRecord(event.id, tested.id);
+      await store.events.insert(event, [delivery]);
+      const stored = await store.events.get(live, event.id);
+      expect(stored).toEqual({ ...event, seq: expect.any(Number), deliveries: [delivery] });
+    });
+
+    test("list() is newest first by insertion, not by createdAt, and pages by beforeSeq", async () => {
+      const store = get();
+      const { live, test: testScope } = await newOrganization(store);
+      const other = await newOrganization(store);
+      const events: EventRecord[] = [];
+      for (let i = 0; i < 5; i++) {
+        const event = eventRecord(live, { createdAt: NOW - i * MINUTE });
+        await store.events.insert(event, []);
+        events.push(event);
+        await store.events.insert(eventRecord(i % 2 ? testScope : other.live), []);
+      }
+      const all = await store.events.list(live, { limit: 100 });
+      expect(ids(all)).toEqual(ids([...events].reverse()));
+      for (let i = 1; i < all.length; i++) expect(all[i]!.seq).toBeLessThan(all[i - 1]!.seq);
+      expect(all[0]).toEqual({ ...events[4]!, seq: all[0]!.seq, deliveries: [] });
+
+      const first = await store.events.list(live, { limit: 2 });
+      const second = await store.events.list(live, { limit: 2, beforeSeq: first.at(-1)!.seq });
+      const third = await store.events.list(live, { limit: 2, beforeSeq: second.at(-1)!.seq });
+      expect([first, second, third].map(ids)).toEqual([ids(all.slice(0, 2)), ids(all.slice(2, 4)), ids(all.slice(4))]);
+      expect(await store.events.list(live, { limit: 2, beforeSeq: third.at(-1)!.seq })).toEqual([]);
+    });
+
+    test("list() and get() carry each event's deliveries; get() sees only its scope", async () => {
+      const store = get();
+      const { live, test: testScope } = await newOrganization(store);
+      const channel = await addChannel(store, channelRecord(live));
+      const event = eventRecord(live);
+      const delivery = deliveryRecord(event.id, channel.id, { status: "failed", attempts: 3, lastError: "HTTP 503" });
+      await store.events.insert(event, [delivery]);
+      expect((await store.events.list(live, { limit: 1 }))[0]?.deliveries).toEqual([delivery]);
+      expect((await store.events.get(live, event.id))?.deliveries).toEqual([delivery]);
+      expect(await store.events.get(testScope, event.id)).toBeNull();
+      expect(await store.events.get(live, newId("evt"))).toBeNull();
+      expect(await store.events.list(testScope, { limit: 10 })).toEqual([]);
+    });
+  });
+}

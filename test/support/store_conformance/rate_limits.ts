@@ -1,0 +1,32 @@
+/** The store conformance suite's part for rate limits. */
+import { describe, expect, test } from "bun:test";
+import type { Store } from "../../../core/store/ports.ts";
+import { newId } from "../../../core/ids.ts";
+import { MINUTE } from "../../../core/time.ts";
+import { NOW } from "./factories.ts";
+
+export function describeRateLimits(get: () => Store) {
+  describe("rate limits", () => {
+    test("hit() counts requests in fixed windows per key", async () => {
+      const store = get();
+      const key = newId("key");
+      const other = newId("key");
+      const window = MINUTE;
+      expect(await store.rateLimits.hit(key, NOW, window)).toEqual({ count: 1, windowStart: NOW });
+      expect(await store.rateLimits.hit(key, NOW + 10, window)).toEqual({ count: 2, windowStart: NOW });
+      expect(await store.rateLimits.hit(other, NOW + 20, window)).toEqual({ count: 1, windowStart: NOW + 20 });
+      expect(await store.rateLimits.hit(key, NOW + window - 1, window)).toEqual({ count: 3, windowStart: NOW });
+      expect(await store.rateLimits.hit(key, NOW + window, window)).toEqual({ count: 1, windowStart: NOW + window });
+      expect(await store.rateLimits.hit(key, NOW + window + 5, window)).toEqual({ count: 2, windowStart: NOW + window });
+      expect(await store.rateLimits.hit(key, NOW + 5 * window, window)).toEqual({ count: 1, windowStart: NOW + 5 * window });
+      expect(await store.rateLimits.hit(other, NOW + 30, window)).toEqual({ count: 2, windowStart: NOW + 20 });
+    });
+
+    test("hit() counts concurrent requests of one key exactly", async () => {
+      const store = get();
+      const key = newId("key");
+      const results = await Promise.all(Array.from({ length: 10 }, () => store.rateLimits.hit(key, NOW, MINUTE)));
+      expect(results.map((r) => r.count).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    });
+  });
+}
