@@ -20,10 +20,15 @@ export interface Api {
   handle(operation: Operation, request: Request, params: Record<string, string>): Promise<Response>;
   /** Runs `operation` in-process as `principal`: validation and errors exactly as over HTTP. */
   invoke(operation: Operation, principal: Principal, input: Partial<OperationInput>): Promise<OperationResult>;
-  notFound(request: Request): Response;
-  methodNotAllowed(request: Request, allowed: string[]): Response;
+  notFound(request: Request): Promise<Response>;
+  methodNotAllowed(request: Request, allowed: string[]): Promise<Response>;
   /** The envelope for a failure outside any operation (the HTTP adapter's last resort). */
   internalError(request: Request): Response;
+  /**
+   * For responses made outside the pipeline (health, docs, metrics, pages): gives them an
+   * X-Request-Id if they have none, and writes their request line (health probes pass "debug").
+   */
+  finish(request: Request, response: Response, options?: { started?: number; level?: "info" | "debug" }): Response;
 }
 
 export function createApi(services: Services): Api {
@@ -41,13 +46,12 @@ export function createApi(services: Services): Api {
     return respond(failed.status, errorBody(failed), requestId, { ...headers, ...failed.headers });
   }
 
-  function logRequest(request: Request, status: number, requestId: string, started: number) {
-    if (!logger.enabled("info")) return;
-    const url = new URL(request.url);
-    logger.info("request", {
+  function logRequest(request: Request, status: number, requestId: string, started: number, level: "info" | "debug" = "info") {
+    if (!logger.enabled(level)) return;
+    logger[level]("request", {
       requestId,
       method: request.method,
-      path: url.pathname,
+      path: pathOf(request),
       status,
       ms: Math.round((performance.now() - started) * 100) / 100,
     });
@@ -100,17 +104,16 @@ export function createApi(services: Services): Api {
       return response;
     },
 
-    notFound(request) {
-      const requestId = newId("req");
-      const path = new URL(request.url).pathname;
-      const response = respond(
-        404,
-        errorBody(new CertkeeperError("not_found", `No route ${quote(`${request.method} ${path}`)}: see /docs for the API.`)),
-        requestId,
-      );
-      logRequest(request, 404, requestId, performance.now());
-      return response;
-    },
+    notFound: (request) =>
+      refuseRoute(request, new CertkeeperError("not_found", `No route ${quote(`${request.method} ${pathOf(request)}`)}: see /docs for the API.`)),
+
+    methodNotAllowed: (request, allowed) =>
+      refuseRoute(
+        request,
+        new CertkeeperError("method_not_allowed", `${request.method} is not allowed on ${quote(pathOf(request))}: use ${allowed.join(", ")}.`, {
+          headers: { allow: allowed.join(", ") },
+        }),
+      ),
 
     internalError(request) {
       const requestId = newId("req");
@@ -118,22 +121,55 @@ export function createApi(services: Services): Api {
       return respond(500, errorBody(asCertkeeperError(undefined)), requestId);
     },
 
-    methodNotAllowed(request, allowed) {
-      const requestId = newId("req");
-      const path = new URL(request.url).pathname;
-      const error = new CertkeeperError(
-        "method_not_allowed",
-        `${request.method} is not allowed on ${quote(path)}: use ${allowed.join(", ")}.`,
-        { headers: { allow: allowed.join(", ") } },
-      );
-      logRequest(request, 405, requestId, performance.now());
-      return respond(405, errorBody(error), requestId, error.headers);
+    finish(request, response, options = {}) {
+      let requestId = response.headers.get("x-request-id");
+      if (!requestId) {
+        requestId = newId("req");
+        response.headers.set("x-request-id", requestId);
+      }
+      logRequest(request, response.status, requestId, options.started ?? performance.now(), options.level);
+      return response;
     },
   };
+
+  /**
+   * A route that does not exist, or a method it does not take. A valid key is still counted and shown
+   * its rate limit (every response to a valid key carries it), and over the limit the answer is 429;
+   * without a valid key the route's absence is all there is to say.
+   */
+  async function refuseRoute(request: Request, refusal: CertkeeperError): Promise<Response> {
+    const started = performance.now();
+    const requestId = newId("req");
+    let headers: Record<string, string> = {};
+    let error = refusal;
+    if (request.headers.get("authorization")) {
+      const now = clock.now();
+      const principal = await authenticator.authenticate(request.headers.get("authorization"), now).catch(() => null);
+      if (principal) {
+        const limit = await rateLimiter.hit(principal.keyId, principal.limits.requestsPerMinute, now);
+        headers = rateLimitHeaders(limit, now);
+        if (!limit.allowed) {
+          error = new CertkeeperError("rate_limit_exceeded", `Rate limit of ${limit.limit} requests per minute exceeded: retry after ${headers["retry-after"]} seconds.`);
+        }
+      }
+    }
+    const response = respond(error.status, errorBody(error), requestId, { ...headers, ...error.headers });
+    logRequest(request, response.status, requestId, started);
+    return response;
+  }
+}
+
+/** The path of a request URL, without parsing the whole URL. */
+function pathOf(request: Request): string {
+  const url = request.url;
+  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const end = url.indexOf("?", start);
+  return start === -1 ? "/" : url.slice(start, end === -1 ? undefined : end);
 }
 
 function queryOf(request: Request): Record<string, string> {
-  const query: Record<string, string> = {};
+  // No prototype: `?__proto__=1` must be a parameter like any other (and be refused as unknown).
+  const query: Record<string, string> = Object.create(null);
   const url = request.url;
   const mark = url.indexOf("?");
   if (mark === -1) return query;

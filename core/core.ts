@@ -69,6 +69,7 @@ export function createCore(options: CoreOptions): Core {
     new TlsCertificateSource({
       trust,
       retrieve: { timeoutMs: config.tlsTimeoutMs, rules: config.resolve, allowPrivateTargets: config.allowPrivateTargets },
+      clock,
     });
   const owner = `proc_${randomBase62(12)}`;
   const pollMs = Math.min(SECOND, config.checkIntervalMs);

@@ -79,5 +79,6 @@ export function asCertkeeperError(error: unknown): CertkeeperError {
 /** Quotes a caller-supplied value for an error message, shortened so messages stay readable. */
 export function quote(value: unknown): string {
   const text = typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
-  return JSON.stringify(text.length > 80 ? `${text.slice(0, 77)}...` : text);
+  const characters = [...text]; // by code point, so an emoji is never cut in half
+  return JSON.stringify(characters.length > 80 ? `${characters.slice(0, 77).join("")}...` : text);
 }

@@ -18,11 +18,15 @@ const Unavailable = Type.Object(
   { additionalProperties: false },
 );
 
-/** Shared responses: what any path answers that is no route, and a route asked with another method. */
+/**
+ * Shared responses: what any path answers that is no route, a route asked with another method, and
+ * either of those asked with a valid key that is over its rate limit (such requests count too).
+ */
 export function serviceComponents(): Record<string, JsonSchema> {
   return {
     RouteNotFound: errorResponse(404, ["not_found"]),
     MethodNotAllowed: errorResponse(405, ["method_not_allowed"]),
+    RouteRateLimited: errorResponse(429, ["rate_limit_exceeded"]),
   };
 }
 

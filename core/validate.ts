@@ -10,7 +10,8 @@ import { CertkeeperError, quote, type ErrorCode } from "./errors.ts";
 export function validate<T extends TSchema>(schema: T, value: unknown, code: ErrorCode = "invalid_request"): Static<T> {
   if (Value.Check(schema, value)) return value;
   const error = firstError(schema, value);
-  throw new CertkeeperError(code, error ? describeError(error) : "The request body is not valid.");
+  if (!error) return value as Static<T>;
+  throw new CertkeeperError(code, describeError(error));
 }
 
 /** Throws `invalid_request` for the first property of `value` that `schema` does not declare. */
@@ -27,10 +28,22 @@ function firstError(schema: TSchema, value: unknown): ValueError | undefined {
   // Report an unknown field before anything else: a misspelt field name explains the other errors.
   let first: ValueError | undefined;
   for (const error of Value.Errors(schema, value)) {
+    if (lengthInCharactersHolds(error)) continue;
     if (error.type === ValueErrorType.ObjectAdditionalProperties) return error;
     first ??= error;
   }
   return first;
+}
+
+/**
+ * JSON Schema counts a string's length in characters (code points); TypeBox counts UTF-16 units, so
+ * 60 emoji would fail a 100-character limit. Such an error is overruled when the characters fit.
+ */
+function lengthInCharactersHolds(error: ValueError): boolean {
+  if (error.type !== ValueErrorType.StringMaxLength && error.type !== ValueErrorType.StringMinLength) return false;
+  const characters = [...String(error.value)].length;
+  const { minLength = 0, maxLength = Infinity } = error.schema;
+  return characters >= minLength && characters <= maxLength;
 }
 
 /** `/alertThresholds/1` → `alertThresholds[1]`. */
@@ -51,6 +64,8 @@ function describeError(error: ValueError): string {
       return `Field ${quote(field)} is required.`;
     case ValueErrorType.Object:
       return field === "" ? "The request body must be a JSON object." : `Field ${quote(field)} must be an object.`;
+    case ValueErrorType.ObjectMinProperties:
+      return `${field === "" ? "The request body" : `Field ${quote(field)}`} must set at least one field: ${allowedFields(error)}.`;
     default:
       return `Field ${quote(field)} must be ${expectation(error.schema)}; got ${quote(error.value)}.`;
   }

@@ -3,7 +3,8 @@
  * value and every status, through the API (add, then get).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chainPem, createLeaf, DAY, type Issued } from "./support/pki.ts";
+import { chainPem, createIntermediateCa, createLeaf, DAY, type Issued } from "./support/pki.ts";
+import { FakeClock } from "./support/fake_clock.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
 
@@ -205,5 +206,42 @@ describe("field formats", () => {
     const withRoot = await addAndGet(domain, await serve(leaf, rsaIntermediate, root));
     expect(withRoot.chain.map((c: any) => c.subject)).toEqual([domain, "certkeeper Test RSA CA", "certkeeper Test Root CA"]);
     expect(withRoot.status).toBe("valid");
+  });
+});
+
+describe("the path to a trusted root", () => {
+  test("a certificate signed by a leaf (not a CA) is untrusted_issuer, even with a trusted root above", async () => {
+    const { rsaIntermediate } = await testPki();
+    const parent = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`parent.${TEST_DOMAIN}`] });
+    const domain = `notaca.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: parent, dnsNames: [domain] });
+    const cert = await addAndGet(domain, await serve(leaf, parent, rsaIntermediate));
+    expect([cert.status, cert.statusReason]).toEqual(["invalid", "untrusted_issuer"]);
+  });
+
+  test("a path through an expired intermediate is untrusted_issuer", async () => {
+    const { root } = await testPki();
+    const expired = await createIntermediateCa(root, { name: "CN=Expired CA", notBefore: new Date(Date.now() - 400 * DAY), notAfter: new Date(Date.now() - DAY) });
+    const domain = `expiredca.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: expired, dnsNames: [domain] });
+    const cert = await addAndGet(domain, await serve(leaf, expired));
+    expect([cert.status, cert.statusReason]).toEqual(["invalid", "untrusted_issuer"]);
+  });
+
+  test("an unchanged chain is judged again once its intermediate expires", async () => {
+    const { root } = await testPki();
+    const clock = new FakeClock(Date.now());
+    const own = await createHarness({ clock });
+    const shortLived = await createIntermediateCa(root, { name: "CN=Short-lived CA", notAfter: new Date(Date.now() + 10 * DAY) });
+    const domain = `shortca.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: shortLived, dnsNames: [domain], daysLeft: 90 });
+    const port = await serve(leaf, shortLived);
+    const added = expectData(await own.request("POST", "/v1/certificates", { body: { domain, port } }), 201);
+    expect(expectData(await own.request("POST", `/v1/certificates/${added.id}/check`), 200).status).toBe("valid");
+    clock.advance(11 * DAY);
+    const later = expectData(await own.request("POST", `/v1/certificates/${added.id}/check`), 200);
+    expect([later.status, later.statusReason]).toEqual(["invalid", "untrusted_issuer"]);
+    expect(expectData(await own.request("GET", `/v1/certificates/${added.id}`), 200).statusReason).toBe("untrusted_issuer");
+    await own.close();
   });
 });

@@ -155,7 +155,7 @@ describe("GET, PATCH, DELETE /v1/channels", () => {
     expect(seen).toEqual([...ids].reverse());
   });
 
-  test("PATCH renames, disables and replaces the config; masked values sent back keep the stored secrets", async () => {
+  test("PATCH renames, disables and replaces the config; masked values sent back to the same host keep the stored secrets", async () => {
     const created = expectData(
       await l.request("POST", "/v1/channels", {
         body: { type: "webhook", name: "Hook", config: { url: "https://a.example/x", headers: { Authorization: "Bearer keep-me", "X-Old": "1" } } },
@@ -164,14 +164,29 @@ describe("GET, PATCH, DELETE /v1/channels", () => {
     );
     const patched = expectData(
       await l.request("PATCH", `/v1/channels/${created.id}`, {
-        body: { name: "Renamed", enabled: false, config: { url: "https://b.example/y", headers: { Authorization: "********", "X-New": "2" } } },
+        body: { name: "Renamed", enabled: false, config: { url: "https://a.example/y", headers: { Authorization: "********", "X-New": "2" } } },
       }),
       200,
     );
-    expect(patched).toMatchObject({ name: "Renamed", enabled: false, config: { url: "https://b.example/y", headers: { Authorization: "********", "X-New": "********" } } });
+    expect(patched).toMatchObject({ name: "Renamed", enabled: false, config: { url: "https://a.example/y", headers: { Authorization: "********", "X-New": "********" } } });
     const stored = await l.store.channels.get({ organizationId: l.org.id, mode: "live" }, created.id);
-    expect(stored!.config).toEqual({ url: "https://b.example/y", headers: { Authorization: "Bearer keep-me", "X-New": "2" } });
+    expect(stored!.config).toEqual({ url: "https://a.example/y", headers: { Authorization: "Bearer keep-me", "X-New": "2" } });
     expect(stored!.signingSecret).toBe(created.config.signingSecret);
+  });
+
+  test("a masked header value is not carried to another host: it must be sent again", async () => {
+    const created = expectData(
+      await l.request("POST", "/v1/channels", { body: { type: "webhook", name: "Owned", config: { url: "https://a.example/x", headers: { Authorization: "Bearer owner-only" } } } }),
+      201,
+    );
+    const moved = await l.request("PATCH", `/v1/channels/${created.id}`, {
+      key: l.keys.admin.key,
+      body: { config: { url: "https://attacker.example/collect", headers: { Authorization: "********" } } },
+    });
+    expectError(moved, 400, "invalid_config");
+    expect(moved.body.error.message).toContain("send its value again");
+    const stored = await l.store.channels.get({ organizationId: l.org.id, mode: "live" }, created.id);
+    expect(stored!.config).toEqual({ url: "https://a.example/x", headers: { Authorization: "Bearer owner-only" } });
   });
 
   test("PATCH validates the config against the channel's type", async () => {
@@ -249,5 +264,46 @@ describe("PATCH /v1/channels/{id} config errors", () => {
       const response = await h.request("PATCH", `/v1/channels/${created.id}`, { body: { config } });
       expect({ config, status: response.status, code: response.body.error?.code }).toEqual({ config, status: 400, code: "invalid_config" });
     }
+  });
+});
+
+describe("review fixes", () => {
+  test("a chat URL ending in a slash still has its token masked", async () => {
+    const data = expectData(await add({ type: "slack", name: "slash", config: { webhookUrl: "https://hooks.slack.com/services/T/B/tokenSECRET/" } }), 201);
+    expect(data.config).toEqual({ webhookUrl: "https://hooks.slack.com/services/T/B/********/" });
+  });
+
+  test("a bad channel name is reported by its field name", async () => {
+    for (const name of [undefined, "", 5, "n".repeat(101)]) {
+      const response = await add({ type: "email", name, config: { email: "a@b.co" } });
+      expectError(response, 400, "invalid_request");
+      expect(response.body.error.message).toContain('"name"');
+    }
+  });
+
+  test("names are counted in characters: 100 emoji fit, 101 do not", async () => {
+    expectData(await add({ type: "email", name: "😀".repeat(100), config: { email: "a@b.co" } }), 201);
+    const response = await add({ type: "email", name: "😀".repeat(101), config: { email: "a@b.co" } });
+    expectError(response, 400, "invalid_request");
+    expect(response.body.error.message).not.toContain("\uFFFD");
+  });
+
+  test("header values an HTTP client cannot send, and hop-by-hop headers, are refused at creation", async () => {
+    for (const headers of [{ "X-A": "caf\u00e9\u2028" }, { "X-A": "\u0001" }, { "X-A": "snow \u2603" }, { Expect: "100-continue" }, { Upgrade: "h2c" }, { "Keep-Alive": "1" }]) {
+      expectError(await add({ type: "webhook", name: "bad header", config: { url: "https://a.example/x", headers } }), 400, "invalid_config");
+    }
+    const odd = expectData(await add({ type: "webhook", name: "proto", config: { url: "https://a.example/x", headers: JSON.parse('{"__proto__": "x"}') } }), 201);
+    expect(odd.config.headers).toEqual(JSON.parse('{"__proto__": "********"}'));
+  });
+
+  test("an unknown query parameter is refused, even __proto__", async () => {
+    expectError(await h.request("GET", "/v1/channels?__proto__=1"), 400, "invalid_request");
+  });
+
+  test("an empty PATCH says which fields it may set", async () => {
+    const created = expectData(await add({ type: "email", name: "empty patch", config: { email: "a@b.co" } }), 201);
+    const response = await h.request("PATCH", `/v1/channels/${created.id}`, { body: {} });
+    expectError(response, 400, "invalid_request");
+    expect(response.body.error.message).toBe("The request body must set at least one field: name, enabled, config.");
   });
 });

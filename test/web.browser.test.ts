@@ -120,7 +120,8 @@ function describeBrowserTests(executablePath: string) {
       key = await page.getByLabel("API key (live)").inputValue();
       expect(key).toMatch(/^ck_live_[0-9A-Za-z]{38}$/);
       await page.getByRole("button", { name: "Copy" }).click();
-      await expect(page.locator("[data-copy-status]").textContent()).resolves.toMatch(/Copied|Ctrl\+C/);
+      // The page writes its status once the clipboard has answered: wait for it rather than race it.
+      await page.locator("[data-copy-status]").filter({ hasText: /Copied|Ctrl\+C/ }).waitFor({ timeout: 5000 });
       await shot("api-keys-created");
 
       expect(await api(key)).toEqual({ status: 200, body: { data: [], meta: { requestId: expect.any(String), nextCursor: null } } });

@@ -20,7 +20,7 @@ export interface Documentation {
   /** GET /docs */
   page(): Response;
   /** GET /docs/{name}; an unknown name is the API's 404. */
-  asset(request: Request, name: string): Response;
+  asset(request: Request, name: string): Response | Promise<Response>;
 }
 
 export function createDocumentation(core: Core): Documentation {

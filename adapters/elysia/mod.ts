@@ -16,7 +16,6 @@
 import { Elysia } from "elysia";
 import type { Core } from "../../core/core.ts";
 import { healthz, readyz } from "../../core/health.ts";
-import { newId } from "../../core/ids.ts";
 import { metricsResponse } from "../../core/metrics_endpoint.ts";
 import { createDocumentation } from "./docs.ts";
 import { clientAddress, createWebRoutes } from "../web/mod.ts";
@@ -34,26 +33,38 @@ export function createHttpApp(core: Core): Elysia {
     methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), operation.method]);
   }
   const docs = createDocumentation(core);
-  app.get("/healthz", () => stamped(healthz()));
-  app.get("/readyz", async () => stamped(await readyz(core.services.store)));
-  app.get("/v1/openapi.json", async () => stamped(await docs.document()));
-  app.get("/docs", async () => stamped(await docs.page()));
-  app.get("/docs/:asset", async ({ request, params }) => stamped(await docs.asset(request, params.asset)));
+  /** Responses made outside the pipeline get their X-Request-Id and request line from core. */
+  const finished =
+    (handle: (request: Request, params: Record<string, string>) => Response | Promise<Response>, level: "info" | "debug" = "info") =>
+    async ({ request, params }: { request: Request; params: Record<string, string> }) => {
+      const started = performance.now();
+      return core.api.finish(request, await handle(request, params), { started, level });
+    };
+  // Health probes come every few seconds: their request lines are debug, not info.
+  app.get("/healthz", finished(() => healthz(), "debug"));
+  app.get("/readyz", finished(() => readyz(core.services.store), "debug"));
+  app.get("/v1/openapi.json", finished(() => docs.document()));
+  app.get("/docs", finished(() => docs.page()));
+  app.get("/docs/:asset", finished((request, params) => docs.asset(request, params.asset!)));
   for (const path of ["/healthz", "/readyz", "/v1/openapi.json", "/docs", "/docs/:asset"]) methodsByPath.set(path, ["GET"]);
   // The settings area and dashboard (adapters/web): web-standard handlers, the peer's address for the sign-in slowdown.
   for (const route of createWebRoutes(core)) {
     app.route(
       route.method,
       route.path,
-      ({ request, params, server }) =>
-        route.handle({ request, params: params as Record<string, string>, clientAddress: clientAddress(request, server?.requestIP(request)?.address) }),
+      async ({ request, params, server }) => {
+        const started = performance.now();
+        const address = clientAddress(request, server?.requestIP(request)?.address);
+        const response = await route.handle({ request, params: params as Record<string, string>, clientAddress: address });
+        return core.api.finish(request, response, { started });
+      },
       { parse: "none" } as never,
     );
     methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
   }
   // Without CERTKEEPER_METRICS_TOKEN there is no /metrics route at all: 404 exactly as any unknown path.
   if (core.services.config.metricsToken !== undefined) {
-    app.get("/metrics", ({ request }) => metricsResponse(core.services, request));
+    app.get("/metrics", finished((request) => metricsResponse(core.services, request)));
     methodsByPath.set("/metrics", ["GET"]);
   }
   for (const [path, methods] of methodsByPath) {
@@ -65,10 +76,4 @@ export function createHttpApp(core: Core): Elysia {
     return core.api.internalError(request);
   });
   return app as unknown as Elysia;
-}
-
-/** Every response carries X-Request-Id (CONTRACT §4); operations set their own, these routes get one here. */
-function stamped(response: Response): Response {
-  if (!response.headers.has("x-request-id")) response.headers.set("x-request-id", newId("req"));
-  return response;
 }

@@ -37,7 +37,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const transports = createTransports(config, trust);
   const core = createCore({ passwords: bunPasswords, transports, ...options, trust, config, store, logger });
   const app = createHttpApp(core);
-  app.listen({ hostname: config.host, port: config.port, idleTimeout: 30 });
+  // reusePort off: a second server on the same port must fail to start, not silently take half the traffic.
+  app.listen({ hostname: config.host, port: config.port, idleTimeout: 30, reusePort: false });
   const server = app.server!;
   core.start();
   const url = `http://${server.hostname}:${server.port}`;

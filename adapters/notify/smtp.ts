@@ -33,7 +33,6 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
   const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
   const user = decodeURIComponent(url.username);
   const password = decodeURIComponent(url.password);
-  const secrets = [password, url.password].filter((secret) => secret.length > 0);
   const rule = matchResolveRule(options.resolve ?? [], host);
   if (rule && rule.address === null) throw new Error(`The SMTP host ${host} does not resolve (CERTKEEPER_RESOLVE)`);
 
@@ -60,7 +59,9 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
       try {
         await transport.sendMail(mailOptions(message));
       } catch (error) {
-        throw new Error(`Email to ${message.to} was not sent: ${redact(errorText(error), secrets)}`);
+        // Tenants read this (the channel test, the events' lastError): what happened and its codes,
+        // never the server's reply, which can echo credentials, nor the relay's address.
+        throw new Error(`Email to ${message.to} was not sent: ${describeSmtpFailure(error)}`);
       }
     },
     async close() {
@@ -83,13 +84,18 @@ export function mailOptions(message: EmailMessage): SendMailOptions {
   };
 }
 
-function errorText(error: unknown): string {
-  const e = error as { code?: string; message?: string };
-  return e.message ? (e.code && !e.message.includes(e.code) ? `${e.message} (${e.code})` : e.message) : String(error);
+
+function describeSmtpFailure(error: unknown): string {
+  const { code, responseCode } = error as { code?: string; responseCode?: number };
+  const what =
+    code === "EAUTH"
+      ? "the mail server refused certkeeper's sign-in"
+      : code === "EENVELOPE"
+        ? "the mail server refused the sender or the recipient"
+        : code === "ECONNECTION" || code === "ESOCKET" || code === "ETIMEDOUT" || code === "EDNS" || code === "ETLS"
+          ? "the mail server could not be reached"
+          : "the mail server refused the message";
+  const codes = [code, responseCode].filter((part) => part !== undefined && part !== "");
+  return codes.length > 0 ? `${what} (${codes.join(" ")})` : what;
 }
 
-function redact(text: string, secrets: string[]): string {
-  let safe = text;
-  for (const secret of secrets) safe = safe.split(secret).join("********");
-  return safe;
-}

@@ -15,7 +15,19 @@ export const SPEC_CHAT_TYPE = "the service";
 export const MASK = "********";
 const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const FORBIDDEN_HEADERS = new Set(["host", "content-length", "transfer-encoding", "connection"]);
+/** CONTRACT §6's list, and the hop-by-hop headers an HTTP client refuses to send. */
+const FORBIDDEN_HEADERS = new Set([
+  "host",
+  "content-length",
+  "transfer-encoding",
+  "connection",
+  "keep-alive",
+  "upgrade",
+  "expect",
+  "te",
+  "trailer",
+  "proxy-connection",
+]);
 const MAX_HEADERS = 20;
 const MAX_URL_LENGTH = 2048;
 
@@ -69,7 +81,11 @@ export function parseChannelConfig(type: ChannelType, config: unknown, options: 
     }
     case "webhook": {
       const url = checkUrl(fields.url, "config.url", ["http:", "https:"], options);
-      const headers = checkHeaders(fields.headers, options.previous?.headers as Record<string, string> | undefined);
+      // A masked value sent back keeps its stored secret only while it goes where it went before:
+      // otherwise anyone who may edit the channel could send the owner's secret to a host of theirs.
+      const previousUrl = options.previous?.url;
+      const sameOrigin = typeof previousUrl === "string" && new URL(previousUrl).origin === new URL(url).origin;
+      const headers = checkHeaders(fields.headers, sameOrigin ? (options.previous?.headers as Record<string, string> | undefined) : undefined);
       return headers ? { url, headers } : { url };
     }
   }
@@ -93,7 +109,7 @@ function checkUrl(value: unknown, field: string, schemes: string[], options: Con
   if (value.length > MAX_URL_LENGTH) throw invalidUrl(`must be at most ${MAX_URL_LENGTH} characters`);
   if (!options.allowPrivateTargets) {
     const host = url.hostname.replace(/^\[|\]$/g, "");
-    const reason = isIP(host) ? refusedAddressReason(host) : /(^|\.)localhost$/i.test(host) ? "a loopback address" : null;
+    const reason = isIP(host) ? refusedAddressReason(host) : /(^|\.)localhost\.?$/i.test(host) ? "a loopback address" : null;
     if (reason) throw invalidUrl(`points at ${reason}, which certkeeper does not deliver to`);
   }
   return value;
@@ -106,26 +122,32 @@ function checkHeaders(value: unknown, previous: Record<string, string> | undefin
   }
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length > MAX_HEADERS) throw invalidConfig(`Field "config.headers" may hold at most ${MAX_HEADERS} headers.`);
-  const headers: Record<string, string> = {};
+  const headers: Array<[string, string]> = [];
   const seen = new Set<string>();
   for (const [name, raw] of entries) {
     const lower = name.toLowerCase();
     if (!HEADER_NAME.test(name) || name.length > 100) throw invalidConfig(`Header name ${quote(name)} is not a valid HTTP header name.`);
     if (FORBIDDEN_HEADERS.has(lower) || lower.startsWith("webhook-")) {
-      throw invalidConfig(`Header ${quote(name)} is set by certkeeper itself and cannot be configured.`);
+      throw invalidConfig(`Header ${quote(name)} is set by certkeeper or the connection itself and cannot be configured.`);
     }
     if (seen.has(lower)) throw invalidConfig(`Header ${quote(name)} is given twice (names are compared case-insensitively).`);
     seen.add(lower);
     let headerValue = raw;
-    if (raw === MASK && previous) {
-      headerValue = Object.entries(previous).find(([prior]) => prior.toLowerCase() === lower)?.[1];
+    if (raw === MASK) {
+      headerValue = previous && Object.entries(previous).find(([prior]) => prior.toLowerCase() === lower)?.[1];
+      if (headerValue === undefined) {
+        throw invalidConfig(`Header ${quote(name)} is masked: send its value again (it is kept only while the URL's host stays the same).`);
+      }
     }
-    if (typeof headerValue !== "string" || /[\r\n\0]/.test(headerValue) || headerValue.length > 4096) {
-      throw invalidConfig(`Header ${quote(name)} must have a string value without line breaks.`);
+    // What HTTP can carry (RFC 9110 field-value: visible ASCII, space, tab, and bytes 0x80-0xFF);
+    // anything else would make every delivery of this channel fail.
+    if (typeof headerValue !== "string" || !/^[\t\x20-\x7e\x80-\xff]*$/.test(headerValue) || headerValue.length > 4096) {
+      throw invalidConfig(`Header ${quote(name)} must have a string value of printable characters without line breaks.`);
     }
-    headers[name] = headerValue;
+    headers.push([name, headerValue]);
   }
-  return headers;
+  // fromEntries defines each name as its own property, even "__proto__".
+  return Object.fromEntries(headers);
 }
 
 /**
@@ -150,7 +172,9 @@ export function maskChatUrl(value: string): string {
   try {
     const url = new URL(value);
     const segments = url.pathname.split("/");
-    if (segments.length > 1 && segments.at(-1) !== "") segments[segments.length - 1] = MASK;
+    // The last segment that has anything in it: a trailing slash must not leave the token showing.
+    const last = segments.findLastIndex((segment) => segment !== "");
+    if (last > 0) segments[last] = MASK;
     return `${url.origin}${segments.join("/")}${url.search ? `?${MASK}` : ""}`;
   } catch {
     return MASK;

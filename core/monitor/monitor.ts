@@ -63,7 +63,11 @@ export class Monitor {
     let current: CertificateRecord | null = record;
     for (let attempt = 1; current && attempt <= MAX_SAVE_ATTEMPTS; attempt++) {
       const applied = applyCheck(current, outcome, clock.now(), this.policy(manual));
-      const detailsChanged = applied.record.fingerprint !== current.fingerprint;
+      // The source hands back the stored details object when it reused its judgement of the chain.
+      const detailsChanged =
+        applied.record.fingerprint !== current.fingerprint ||
+        applied.record.details !== current.details ||
+        applied.record.problem !== current.problem;
       if (await store.certificates.saveCheck(applied.record, applied.events, { detailsChanged })) {
         if (applied.events.length > 0) this.options.onEvents?.();
         return { record: { ...applied.record, version: applied.record.version + 1 }, events: applied.events };

@@ -38,7 +38,8 @@ export async function resolveVetted(host: string, options: ResolverOptions): Pro
     for (const { address } of addresses) {
       const reason = refusedAddressReason(address);
       if (reason) {
-        throw new NetFailure("connection_refused", `${host} resolves to ${address}, ${reason}, which certkeeper does not connect to`);
+        // The kind of address, not the address: callers must not map the server's network through us.
+        throw new NetFailure("connection_refused", `${host} resolves to ${reason}, which certkeeper does not connect to`);
       }
     }
   }

@@ -1,5 +1,6 @@
 /** POST /v1/channels: validate in CONTRACT §6's order, store, answer (a webhook's signing secret, once). */
 import { CertkeeperError } from "../errors.ts";
+import { Type } from "@sinclair/typebox";
 import { newId } from "../ids.ts";
 import { rejectUnknownFields, validate } from "../validate.ts";
 import { AddChannelBody, Channel, ChannelName } from "../schemas/channel.ts";
@@ -10,6 +11,9 @@ import { newSigningSecret } from "../notify/webhook_signature.ts";
 import type { ChannelRecord, ChannelType } from "../model.ts";
 import type { Services } from "../services.ts";
 import { defineOperation, NoQuery } from "./_operation.ts";
+
+/** Validated as a field of an object, so the message names it. */
+const NameOnly = Type.Object({ name: ChannelName });
 
 interface AddChannelInput {
   type: ChannelType;
@@ -25,7 +29,7 @@ function parseAddChannel(raw: unknown, services: Services): AddChannelInput {
   const body = raw as Record<string, unknown>;
   rejectUnknownFields(AddChannelBody, body);
   const type = parseChannelType(body.type);
-  const name = validate(ChannelName, body.name === undefined ? undefined : body.name, "invalid_request");
+  const { name } = validate(NameOnly, { name: body.name });
   const config = parseChannelConfig(type, body.config, { allowPrivateTargets: services.config.allowPrivateTargets });
   return { type, name, config };
 }

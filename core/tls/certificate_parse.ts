@@ -19,18 +19,27 @@ export interface CertificateDetails {
   subjectAlternativeNames: string[];
   signatureAlgorithm: string;
   chain: ChainEntry[];
+  /**
+   * When the trusted path through the sent intermediates stops being valid (the earliest notAfter
+   * among them), so an unchanged chain is judged again then; absent or null when nothing bounds it.
+   */
+  pathValidUntil?: number | null;
 }
 
-/** OpenSSL's long names for the signature algorithms found on the web. */
+/** OpenSSL's long names (LN_ in its obj_mac.h) of the signature algorithms certificates use. */
 const SIGNATURE_NAMES: Record<string, string> = {
   "1.2.840.113549.1.1.2": "md2WithRSAEncryption",
+  "1.2.840.113549.1.1.3": "md4WithRSAEncryption",
   "1.2.840.113549.1.1.4": "md5WithRSAEncryption",
   "1.2.840.113549.1.1.5": "sha1WithRSAEncryption",
+  // OpenSSL's long name is rsassaPss; CONTRACT §5 names it RSASSA-PSS (OpenSSL's short name).
   "1.2.840.113549.1.1.10": "RSASSA-PSS",
   "1.2.840.113549.1.1.11": "sha256WithRSAEncryption",
   "1.2.840.113549.1.1.12": "sha384WithRSAEncryption",
   "1.2.840.113549.1.1.13": "sha512WithRSAEncryption",
   "1.2.840.113549.1.1.14": "sha224WithRSAEncryption",
+  "1.2.840.113549.1.1.15": "sha512-224WithRSAEncryption",
+  "1.2.840.113549.1.1.16": "sha512-256WithRSAEncryption",
   "1.2.840.10045.4.1": "ecdsa-with-SHA1",
   "1.2.840.10045.4.3.1": "ecdsa-with-SHA224",
   "1.2.840.10045.4.3.2": "ecdsa-with-SHA256",
@@ -38,8 +47,19 @@ const SIGNATURE_NAMES: Record<string, string> = {
   "1.2.840.10045.4.3.4": "ecdsa-with-SHA512",
   "1.3.101.112": "ED25519",
   "1.3.101.113": "ED448",
-  "1.2.840.10040.4.3": "dsa_with_SHA1",
+  "1.2.840.10040.4.3": "dsaWithSHA1",
+  "2.16.840.1.101.3.4.3.1": "dsa_with_SHA224",
   "2.16.840.1.101.3.4.3.2": "dsa_with_SHA256",
+  "2.16.840.1.101.3.4.3.3": "dsa_with_SHA384",
+  "2.16.840.1.101.3.4.3.4": "dsa_with_SHA512",
+  "2.16.840.1.101.3.4.3.9": "ecdsa_with_SHA3-224",
+  "2.16.840.1.101.3.4.3.10": "ecdsa_with_SHA3-256",
+  "2.16.840.1.101.3.4.3.11": "ecdsa_with_SHA3-384",
+  "2.16.840.1.101.3.4.3.12": "ecdsa_with_SHA3-512",
+  "2.16.840.1.101.3.4.3.13": "RSA-SHA3-224",
+  "2.16.840.1.101.3.4.3.14": "RSA-SHA3-256",
+  "2.16.840.1.101.3.4.3.15": "RSA-SHA3-384",
+  "2.16.840.1.101.3.4.3.16": "RSA-SHA3-512",
   "1.2.156.10197.1.501": "SM2-with-SM3",
 };
 

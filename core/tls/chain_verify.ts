@@ -1,42 +1,67 @@
 /**
  * Judges a retrieved chain: does a path lead from the leaf, through the certificates the server sent,
- * to a trusted root, and does the leaf name the domain? Validity periods are not judged here: expiry
- * and not-yet-valid depend on the time of asking and are computed when a status is shown.
+ * to a trusted root, and does the leaf name the domain? A sent certificate may act as an issuer only
+ * when it is a CA (basicConstraints cA; keyCertSign when key usage is given) and valid now, as a
+ * browser would require. The leaf's own validity period is not judged here: expiry and not-yet-valid
+ * are computed when a status is shown.
  */
-import type { Certificate } from "./x509.ts";
+import { x509, type Certificate } from "./x509.ts";
 import type { TrustStore } from "./trust_store.ts";
 import { dnsNames } from "./certificate_parse.ts";
 
 /** What makes a retrieved certificate invalid, beyond its validity period. */
 export type ChainProblem = "self_signed" | "untrusted_issuer" | "hostname_mismatch";
 
+export interface ChainJudgement {
+  problem: ChainProblem | null;
+  /**
+   * When the trusted path found stops being valid (its earliest-expiring intermediate), in ms; null
+   * when no intermediate bounds it. Until then, the same chain gets the same judgement.
+   */
+  pathValidUntil: number | null;
+}
+
 /** Longest path we build; real chains have two or three certificates. */
 const MAX_DEPTH = 8;
 
 /**
- * The first problem of a chain, or null when it is trusted and names `domain`. A self-signed leaf
- * that is itself a trusted anchor (an internal root in CERTKEEPER_EXTRA_CA_FILE) counts as trusted.
+ * The first problem of a chain at `now`, or null when it is trusted and names `domain`. A self-signed
+ * leaf that is itself a trusted anchor (an internal root in CERTKEEPER_EXTRA_CA_FILE) counts as trusted.
  */
-export async function chainProblem(certs: Certificate[], domain: string, trust: TrustStore): Promise<ChainProblem | null> {
+export async function judgeChain(certs: Certificate[], domain: string, trust: TrustStore, now: number): Promise<ChainJudgement> {
   const leaf = certs[0]!;
-  if (!(await isTrusted(leaf, certs.slice(1), trust, 0))) {
-    return (await leaf.isSelfSigned()) ? "self_signed" : "untrusted_issuer";
+  const path = await trustedPath(leaf, certs.slice(1), trust, now, 0);
+  if (path === undefined) {
+    return { problem: (await leaf.isSelfSigned()) ? "self_signed" : "untrusted_issuer", pathValidUntil: null };
   }
-  return matchesHostname(dnsNames(leaf), domain) ? null : "hostname_mismatch";
+  return { problem: matchesHostname(dnsNames(leaf), domain) ? null : "hostname_mismatch", pathValidUntil: path };
 }
 
-async function isTrusted(cert: Certificate, pool: Certificate[], trust: TrustStore, depth: number): Promise<boolean> {
-  if (await trust.isAnchor(cert)) return true;
+/**
+ * The earliest notAfter of the sent intermediates on a trusted path from `cert` (null when none), or
+ * undefined when there is no trusted path.
+ */
+async function trustedPath(cert: Certificate, pool: Certificate[], trust: TrustStore, now: number, depth: number): Promise<number | null | undefined> {
+  if (await trust.isAnchor(cert)) return null;
   for (const anchor of trust.anchorsNamed(cert.issuer)) {
-    if (await signedBy(cert, anchor)) return true;
+    if (await signedBy(cert, anchor)) return null;
   }
-  if (depth >= MAX_DEPTH) return false;
+  if (depth >= MAX_DEPTH) return undefined;
   for (const [index, candidate] of pool.entries()) {
-    if (candidate.subject !== cert.issuer || !(await signedBy(cert, candidate))) continue;
+    if (candidate.subject !== cert.issuer || !canIssue(candidate, now) || !(await signedBy(cert, candidate))) continue;
     const rest = pool.filter((_, i) => i !== index); // each sent certificate once per path: no loops
-    if (await isTrusted(candidate, rest, trust, depth + 1)) return true;
+    const further = await trustedPath(candidate, rest, trust, now, depth + 1);
+    if (further !== undefined) return Math.min(candidate.notAfter.getTime(), further ?? Infinity);
   }
-  return false;
+  return undefined;
+}
+
+/** A CA certificate, allowed to sign certificates, within its validity period. */
+function canIssue(cert: Certificate, now: number): boolean {
+  if (now < cert.notBefore.getTime() || now > cert.notAfter.getTime()) return false;
+  if (!cert.getExtension(x509.BasicConstraintsExtension)?.ca) return false;
+  const keyUsage = cert.getExtension(x509.KeyUsagesExtension);
+  return !keyUsage || (keyUsage.usages & x509.KeyUsageFlags.keyCertSign) !== 0;
 }
 
 async function signedBy(cert: Certificate, issuer: Certificate): Promise<boolean> {

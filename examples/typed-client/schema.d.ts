@@ -353,6 +353,26 @@ export interface components {
         };
       };
     };
+    /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+    RouteRateLimited: {
+      headers: {
+        "X-Request-Id": components["headers"]["X-Request-Id"];
+        "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+        "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+        "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        "Retry-After": components["headers"]["Retry-After"];
+      };
+      content: {
+        "application/json": {
+          error: {
+            /** @enum {string} */
+            code: "rate_limit_exceeded";
+            /** @description Sentence case; names the field or value and what to do next. */
+            message: string;
+          };
+        };
+      };
+    };
   };
   parameters: never;
   requestBodies: never;

@@ -51,6 +51,10 @@ export class OpenApiChecker {
     if (!isApiPath(response.path)) return [];
     const method = response.method.toUpperCase() === "HEAD" ? "get" : response.method.toLowerCase();
     const route = this.#route(response.path);
+    // A valid key over its limit is refused before the route's absence is told (CONTRACT §4's order).
+    if ((!route || !this.#document.paths[route.template]![method]) && response.status === 429) {
+      return this.#checkResponse(response, "#/components/responses/RouteRateLimited", "no route, rate limited");
+    }
     if (!route) {
       if (response.status !== 404) return [`no route of the document matches ${response.path}, yet the answer is ${response.status}, not 404`];
       return this.#checkResponse(response, "#/components/responses/RouteNotFound", "no route");
