@@ -23,8 +23,13 @@ export async function readJsonBody(request: Request): Promise<unknown> {
   }
 }
 
-/** Reads at most MAX_BODY_BYTES, whatever Content-Length claimed (or did not claim, when chunked). */
-async function readBounded(request: Request): Promise<string> {
+/**
+ * A body of at most `maxBytes` as UTF-8, or 413 `payload_too_large`: a declared Content-Length over
+ * the cap is refused before anything is read, and a body without one (chunked) or longer than it
+ * claimed is read only up to the cap, then its stream is cancelled. An oversized body is never held whole.
+ */
+export async function readBounded(request: Request, maxBytes: number = MAX_BODY_BYTES): Promise<string> {
+  if (Number(request.headers.get("content-length") ?? "0") > maxBytes) throw tooLarge(maxBytes);
   if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -33,15 +38,15 @@ async function readBounded(request: Request): Promise<string> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > MAX_BODY_BYTES) {
+    if (size > maxBytes) {
       await reader.cancel().catch(() => {});
-      throw tooLarge();
+      throw tooLarge(maxBytes);
     }
     chunks.push(value);
   }
   return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
 }
 
-function tooLarge(): CertkeeperError {
-  return new CertkeeperError("payload_too_large", `The request body is larger than ${MAX_BODY_BYTES / 1024} KiB.`);
+function tooLarge(maxBytes: number = MAX_BODY_BYTES): CertkeeperError {
+  return new CertkeeperError("payload_too_large", `The request body is larger than ${maxBytes / 1024} KiB.`);
 }

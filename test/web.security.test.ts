@@ -6,9 +6,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { bunPasswords } from "../adapters/bun/passwords.ts";
-import { createHarness, expectError, type Harness } from "./support/harness.ts";
+import { createHarness, expectData, expectError, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { chainPem, createLeaf, DAY } from "./support/pki.ts";
+import { startTlsServer } from "./support/servers.ts";
 import { FakeClock } from "./support/fake_clock.ts";
-import { cookieAttributes, SITE, WebClient } from "./support/web_client.ts";
+import { cookieAttributes, listening, SITE, WebClient } from "./support/web_client.ts";
+import { clientAddress } from "../adapters/web/mod.ts";
+import { networkInterfaces } from "node:os";
 import { PASSWORD, shownKey, signedInUser, type WebUser } from "./support/web_users.ts";
 import { HOUR, SECOND } from "../core/time.ts";
 
@@ -137,23 +141,141 @@ describe("sign-in failures and the slowdown", () => {
     }
   });
 
-  test("per client address: after 20 failures from one address, any email from it must wait; other addresses are not held", async () => {
+  test("per client address behind a proxy on this host: after 20 failures from one X-Forwarded-For address, any email from it must wait; other addresses are not held", async () => {
     const clock = new FakeClock(Date.UTC(2031, 0, 1));
     const timed = await createHarness({ passwords: bunPasswords, clock });
+    // Over real HTTP on 127.0.0.1: the peer is loopback, as a reverse proxy on the same host is.
+    const server = listening(timed.app);
     try {
       const { email } = await signedInUser(timed, "owner");
       const from = (address: string) => ({ "x-forwarded-for": `10.9.8.7, ${address}` });
-      const browser = new WebClient(timed.app);
+      const browser = server.browser();
       for (let i = 0; i < 20; i++) {
         expect((await browser.signIn(`guess-${i}@acme.test`, "wrong password!", from("192.0.2.50"))).status).toBe(401);
       }
-      expect((await browser.signIn(email, PASSWORD, from("192.0.2.50"))).status).toBe(429);
-      expect((await new WebClient(timed.app).signIn(email, PASSWORD, from("192.0.2.51"))).status).toBe(303);
+      const held = await browser.signIn(email, PASSWORD, from("192.0.2.50"));
+      expect({ status: held.status, retryAfter: held.headers.get("retry-after") }).toEqual({ status: 429, retryAfter: "2" });
+      expect((await server.browser().signIn(email, PASSWORD, from("192.0.2.51"))).status).toBe(303);
       clock.advance(HOUR);
-      expect((await new WebClient(timed.app).signIn(email, PASSWORD, from("192.0.2.50"))).status).toBe(303);
+      expect((await server.browser().signIn(email, PASSWORD, from("192.0.2.50"))).status).toBe(303);
     } finally {
+      await server.close();
       await timed.close();
     }
+  });
+
+  test("X-Forwarded-For is trusted only from a loopback peer: a peer on a private network or the internet is counted as itself", () => {
+    const request = (forwardedFor?: string) =>
+      new Request(`${SITE}/sign-in`, { method: "POST", headers: forwardedFor === undefined ? {} : { "x-forwarded-for": forwardedFor } });
+    // A reverse proxy on the same host: the entry it added (the last) is the client.
+    for (const peer of ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"]) {
+      expect(clientAddress(request("198.51.100.1, 203.0.113.9"), peer)).toBe("203.0.113.9");
+      expect(clientAddress(request(), peer)).toBe(peer);
+    }
+    // Docker's userland proxy (172.17.0.1), an office LAN, a unique-local IPv6 peer, the internet:
+    // whatever the client writes in the header, it is counted by the address it connects from.
+    for (const peer of ["10.1.2.3", "172.17.0.1", "172.31.255.254", "192.168.1.20", "fd12:3456::1", "fc00::7", "::ffff:10.0.0.2", "203.0.113.77", "2001:db8::5"]) {
+      expect(clientAddress(request("192.0.2.200"), peer)).toBe(peer);
+      expect(clientAddress(request("127.0.0.1, 192.0.2.201"), peer)).toBe(peer);
+    }
+    // No peer known (the app called in-process): the header names nobody.
+    expect(clientAddress(request("192.0.2.202"), undefined)).toBeUndefined();
+  });
+
+  // This host's own address on a network (Docker's bridge, a LAN): a connection to it is not loopback.
+  const networkAddress = Object.values(networkInterfaces())
+    .flat()
+    .find((entry) => entry && entry.family === "IPv4" && !entry.internal)?.address;
+
+  test.skipIf(!networkAddress)("over a connection that is not loopback, X-Forwarded-For is ignored: a client cannot pick a fresh counted address per attempt", async () => {
+    const clock = new FakeClock(Date.UTC(2031, 0, 1));
+    const timed = await createHarness({ passwords: bunPasswords, clock });
+    const server = listening(timed.app, networkAddress!);
+    try {
+      const { email } = await signedInUser(timed, "owner");
+      // A new forwarded address on every attempt: were the header believed, each would be a fresh count.
+      for (let i = 0; i < 20; i++) {
+        const answer = await server.browser().signIn(`guess-${i}@acme.test`, "wrong password!", { "x-forwarded-for": `192.0.2.${i + 1}` });
+        expect(answer.status).toBe(401);
+      }
+      const held = await server.browser().signIn(email, PASSWORD, { "x-forwarded-for": "192.0.2.99" });
+      expect(held.status).toBe(429);
+    } finally {
+      await server.close();
+      await timed.close();
+    }
+  });
+});
+
+/**
+ * A form body that counts what the server pulls from it: `size` bytes in 64 KiB chunks, produced only
+ * when read (highWaterMark 0), so `pulled` is exactly what the server read.
+ */
+function countedBody(size: number) {
+  const chunk = new TextEncoder().encode("a=".padEnd(64 * 1024, "x"));
+  const body = { pulled: 0, cancelled: false, stream: undefined as unknown as ReadableStream<Uint8Array> };
+  body.stream = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (body.pulled >= size) return controller.close();
+        body.pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+      cancel() {
+        body.cancelled = true;
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  return body;
+}
+
+describe("oversized forms are refused without being read whole", () => {
+  const MB = 1024 * 1024;
+  const post = (path: string, body: ReadableStream<Uint8Array>, headers: Record<string, string>) =>
+    h.app.handle(new Request(SITE + path, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded", origin: SITE, ...headers } }));
+
+  test("a sign-in post declaring 100 MB is answered 413 (a page) before a byte of it is read", async () => {
+    const body = countedBody(8 * MB);
+    const answer = await post("/sign-in", body.stream, { "content-length": String(100 * MB) });
+    expect(answer.status).toBe(413);
+    expect(answer.headers.get("content-type")).toBe("text/html; charset=utf-8");
+    expect(await answer.text()).toContain("<h1>The form is too large</h1>");
+    expect(body.pulled).toBe(0);
+  });
+
+  test("a chunked sign-in post of 8 MB is answered 413 once it passes 64 KiB: the stream is cancelled, not read to its end", async () => {
+    const body = countedBody(8 * MB);
+    const answer = await post("/sign-in", body.stream, {});
+    expect(answer.status).toBe(413);
+    expect(await answer.text()).toContain("<h1>The form is too large</h1>");
+    expect(body.cancelled).toBe(true);
+    expect(body.pulled).toBeLessThanOrEqual(256 * 1024);
+  });
+
+  test("a signed-in user's oversized form posts (declared or chunked) are answered 413 the same way, and change nothing", async () => {
+    await owner.browser.get("/settings/api-keys");
+    const before = await keyCount();
+    const cookie = [...owner.browser.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    const declared = countedBody(8 * MB);
+    const answerDeclared = await post("/settings/api-keys", declared.stream, { cookie, "content-length": String(100 * MB) });
+    expect(answerDeclared.status).toBe(413);
+    expect(await answerDeclared.text()).toContain("<h1>The form is too large</h1>");
+    expect(declared.pulled).toBe(0);
+
+    const chunked = countedBody(8 * MB);
+    const answerChunked = await post("/settings/api-keys", chunked.stream, { cookie });
+    expect(answerChunked.status).toBe(413);
+    expect(chunked.cancelled).toBe(true);
+    expect(chunked.pulled).toBeLessThanOrEqual(256 * 1024);
+    expect(await keyCount()).toBe(before);
+  });
+
+  test("a form just under 64 KiB is still read", async () => {
+    await owner.browser.get("/settings/api-keys");
+    const answer = await owner.browser.post("/settings/api-keys", { name: "Padded", mode: "live", padding: "x".repeat(60 * 1024) });
+    expect(answer.status).toBe(200);
+    expect(answer.text).toContain("Your new API key “Padded”");
   });
 });
 
@@ -263,6 +385,36 @@ describe("roles", () => {
     expect((await admin.browser.post(`/settings/members/${colleague.id}/role`, { role: "admin" })).status).toBe(303);
   });
 
+  test("an admin cannot revoke an owner's API keys: shown read-only, refused with 403; members' and admins' keys they may revoke", async () => {
+    const admin = await signedInUser(h, "admin");
+    const ownersKey = await h.makeKey("owner");
+    const membersKey = await h.makeKey("member");
+    const list = await admin.browser.get("/settings/api-keys");
+    const row = (id: string) => new RegExp(`<tr data-key-id="${id}">([\\s\\S]*?)</tr>`).exec(list.text)![1]!;
+    expect(row(ownersKey.id)).not.toContain("/revoke");
+    expect(row(ownersKey.id)).toContain("only owners may revoke it");
+    expect(row(h.keys.admin.id)).toContain(`href="/settings/api-keys/${h.keys.admin.id}/revoke"`);
+    expect(row(membersKey.id)).toContain(`href="/settings/api-keys/${membersKey.id}/revoke"`);
+
+    expect((await admin.browser.get(`/settings/api-keys/${ownersKey.id}/revoke`)).status).toBe(403);
+    const refusedPost = await admin.browser.post(`/settings/api-keys/${ownersKey.id}/revoke`, {});
+    expect(refusedPost.status).toBe(403);
+    expect(refusedPost.text).toContain("Only owners may revoke an owner&#39;s API keys.");
+    // Core refuses it too, whichever adapter asks.
+    const adminRecord = (await h.store.users.get(admin.id))!;
+    await expect(h.core.accounts.apiKeys.revoke(adminRecord, ownersKey.id)).rejects.toMatchObject({ code: "permission_denied" });
+    expect((await h.store.apiKeys.get(ownersKey.id))?.revokedAt).toBeNull();
+    expect((await h.request("GET", "/v1/certificates", { key: ownersKey.key })).status).toBe(200);
+
+    expect((await admin.browser.post(`/settings/api-keys/${membersKey.id}/revoke`, {})).status).toBe(303);
+    expectError(await h.request("GET", "/v1/certificates", { key: membersKey.key }), 401, "expired_api_key");
+    // An owner may revoke it.
+    const ownersList = await owner.browser.get("/settings/api-keys");
+    expect(ownersList.text).toContain(`href="/settings/api-keys/${ownersKey.id}/revoke"`);
+    expect((await owner.browser.post(`/settings/api-keys/${ownersKey.id}/revoke`, {})).status).toBe(303);
+    expectError(await h.request("GET", "/v1/certificates", { key: ownersKey.key }), 401, "expired_api_key");
+  });
+
   test("the last owner can be neither removed nor demoted; with a second owner, they can", async () => {
     const solo = await createHarness({ passwords: bunPasswords });
     try {
@@ -300,6 +452,50 @@ describe("roles", () => {
     expect((await h.store.apiKeys.get(strangersKey.record.id))?.revokedAt).toBeNull();
     expect((await h.store.users.get(stranger.id))?.role).toBe("owner");
     expect((await owner.browser.get("/settings/api-keys")).text).not.toContain("theirs");
+  });
+});
+
+describe("dashboard rate limit", () => {
+  test("each dashboard action counts against the organization's requests per minute, as a key's requests do: past it, a 429 page with Retry-After, and no TLS connection", async () => {
+    const clock = new FakeClock(Date.now());
+    const limited = await createHarness({ passwords: bunPasswords, clock, limits: { requestsPerMinute: 5 } });
+    const { rsaIntermediate } = await testPki();
+    const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`*.${TEST_DOMAIN}`], notAfter: new Date(Date.now() + 40 * DAY) });
+    const server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
+    try {
+      // Signing in shows the dashboard: 1 of the 5.
+      const user = await signedInUser(limited, "owner");
+      const add = (i: number) =>
+        user.browser.post("/dashboard/certificates", { mode: "live", domain: `burst-${i}.${TEST_DOMAIN}`, port: String(server.port), name: "" });
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => add(i)));
+      expect(answers.filter((answer) => answer.status === 303).length).toBe(4);
+      expect(answers.filter((answer) => answer.status === 429).length).toBe(16);
+      expect(server.connections()).toBe(4);
+      const refused = answers.find((answer) => answer.status === 429)!;
+      expect(refused.headers.get("retry-after")).toBe("60");
+      expect(refused.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      expect(refused.text).toContain("<h1>Too many requests</h1>");
+      expect(refused.text).toContain("your organization allows 5 per minute");
+      expect(expectData(await limited.request("GET", "/v1/certificates"), 200).length).toBe(4);
+
+      // Reading counts too, in either mode, and so does a removal.
+      expect((await user.browser.get("/")).status).toBe(429);
+      expect((await user.browser.get("/?mode=test")).status).toBe(429);
+      const [first] = expectData(await limited.request("GET", "/v1/certificates"), 200);
+      expect((await user.browser.post(`/dashboard/certificates/${first.id}/remove`, { mode: "live" })).status).toBe(429);
+      expect(expectData(await limited.request("GET", "/v1/certificates"), 200).length).toBe(4);
+
+      // Another user of the organization has a count of their own.
+      await signedInUser(limited, "owner");
+
+      clock.advance(60 * SECOND);
+      expect((await user.browser.get("/")).status).toBe(200);
+      expect((await add(99)).status).toBe(303);
+      expect(server.connections()).toBe(5);
+    } finally {
+      await server.close();
+      await limited.close();
+    }
   });
 });
 

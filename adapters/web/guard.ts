@@ -47,7 +47,7 @@ export function change(core: Core, handle: (input: WebRequest, me: SignedIn, for
     try {
       form = await readForm(input.request);
     } catch (error) {
-      if (error instanceof FormError) return errorPage(me, { status: 400, title: "The form could not be read", message: error.message });
+      if (error instanceof FormError) return formNotRead(me, error);
       throw error;
     }
     if (!core.accounts.sessions.formTokenMatches(me, form._csrf)) return refused();
@@ -66,20 +66,39 @@ export function refused(): Response {
   });
 }
 
-export function errorPage(me: SignedIn | undefined, error: { status: number; title: string; message: string }): Response {
-  const { status, title, message } = error;
-  const body = page({ title, me, narrow: !me }, html`<h1>${title}</h1><p>${message}</p><p><a href="/">Back to the dashboard</a></p>`);
-  return htmlResponse(body, { status });
+/** The answer to a form that could not be read (400) or was too large to read (413). */
+export function formNotRead(me: SignedIn | undefined, error: FormError): Response {
+  const title = error.status === 413 ? "The form is too large" : "The form could not be read";
+  return errorPage(me, { status: error.status, title, message: error.message });
 }
 
-/** Runs a handler, answering core's expected failures (permission, not found, validation) with an error page. */
+export function errorPage(
+  me: SignedIn | undefined,
+  error: { status: number; title: string; message: string; headers?: Record<string, string> },
+): Response {
+  const { status, title, message } = error;
+  const body = page({ title, me, narrow: !me }, html`<h1>${title}</h1><p>${message}</p><p><a href="/">Back to the dashboard</a></p>`);
+  return htmlResponse(body, { status, headers: error.headers });
+}
+
+/**
+ * Runs a handler, answering core's expected failures (permission, not found, validation, the rate
+ * limit) with an error page that keeps the error's headers (Retry-After).
+ */
 async function rendered(me: SignedIn, handle: () => Promise<Response>): Promise<Response> {
   try {
     return await handle();
   } catch (error) {
     if (!(error instanceof CertkeeperError) || error.code === "internal_error") throw error;
-    const title = error.code === "permission_denied" ? "Not allowed" : error.status === 404 ? "Not found" : "That did not work";
-    return errorPage(me, { status: error.status, title, message: error.message });
+    const title =
+      error.code === "permission_denied"
+        ? "Not allowed"
+        : error.code === "rate_limit_exceeded"
+          ? "Too many requests"
+          : error.status === 404
+            ? "Not found"
+            : "That did not work";
+    return errorPage(me, { status: error.status, title, message: error.message, headers: error.headers });
   }
 }
 

@@ -2,6 +2,8 @@
  * The HTTP plumbing of the web face: cookies with the right attributes, the same-origin check of
  * every form post, form bodies, the client's address, redirects.
  */
+import { CertkeeperError } from "../../core/errors.ts";
+import { readBounded } from "../../core/http_body.ts";
 
 export const SESSION_COOKIE = "certkeeper_session";
 /** Holds the sign-in form's token before there is a session (double-submit). */
@@ -62,36 +64,56 @@ export function fromThisSite(request: Request): boolean {
   }
 }
 
-export class FormError extends Error {}
+export class FormError extends Error {
+  /** 400 for a form that cannot be read, 413 for one over the size limit. */
+  constructor(
+    message: string,
+    readonly status: 400 | 413 = 400,
+  ) {
+    super(message);
+  }
+}
 
-/** An `application/x-www-form-urlencoded` body of at most 64 KiB, as name → value (first value wins). */
+/**
+ * An `application/x-www-form-urlencoded` body of at most 64 KiB, as name → value (first value wins).
+ * A larger one is refused (FormError, status 413) without being read whole: a declared Content-Length
+ * over the limit before reading anything, a chunked body as soon as it passes the limit.
+ */
 export async function readForm(request: Request): Promise<Record<string, string>> {
   const type = request.headers.get("content-type")?.split(";")[0]!.trim().toLowerCase();
   if (type !== "application/x-www-form-urlencoded") throw new FormError("The form was not sent as a form.");
-  const text = await request.text();
-  if (text.length > MAX_FORM_BYTES) throw new FormError("The form is too large.");
+  let text: string;
+  try {
+    text = await readBounded(request, MAX_FORM_BYTES);
+  } catch (error) {
+    if (error instanceof CertkeeperError && error.code === "payload_too_large") {
+      throw new FormError(`The form is larger than ${MAX_FORM_BYTES / 1024} KiB, so it was not read.`, 413);
+    }
+    throw error;
+  }
   const form: Record<string, string> = {};
   for (const [name, value] of new URLSearchParams(text)) if (!(name in form)) form[name] = value;
   return form;
 }
 
 /**
- * The client's address for the sign-in slowdown: the connection's peer, unless that is a proxy on
- * this host or network (loopback, private, unique-local) that names the client in
- * X-Forwarded-For, whose last entry (the one that proxy added) is then taken.
+ * The client's address for the sign-in slowdown: the connection's peer. Only when that peer is this
+ * host itself (loopback: a reverse proxy on the same machine) is the last entry of X-Forwarded-For
+ * (the one that proxy added) taken instead. A peer on a private network is not trusted: behind
+ * Docker's userland proxy or on an office network, any client could otherwise name its own address.
+ * Without a known peer (the app called in-process) the header is not trusted either.
  */
 export function clientAddress(request: Request, peer: string | undefined): string | undefined {
+  if (peer === undefined || !isLoopback(peer)) return peer;
   const forwarded = request.headers.get("x-forwarded-for");
   const last = forwarded?.split(",").map((s) => s.trim()).filter(Boolean).at(-1);
-  if (last && (peer === undefined || isLocalAddress(peer))) return last;
-  return peer;
+  return last ?? peer;
 }
 
-function isLocalAddress(address: string): boolean {
-  const ip = address.replace(/^::ffff:/i, "");
-  return (
-    /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(ip) || ip === "::1" || /^f[cd][0-9a-f]{2}:/i.test(ip)
-  );
+/** 127.0.0.0/8, ::1, and the IPv4-mapped form of 127.0.0.0/8. */
+function isLoopback(address: string): boolean {
+  const ip = address.trim().toLowerCase().replace(/^::ffff:/, "");
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip) || ip === "::1" || ip === "0:0:0:0:0:0:0:1";
 }
 
 /** A path of this site to go to after signing in; anything else becomes `/`. */

@@ -1,17 +1,20 @@
 /**
  * The API Keys tab: the organization's keys (never their secrets), creation (the secret is returned
  * once, here, and never again) and revocation, effective on the very next API request in every
- * process. Everyone sees the list; owners and admins create and revoke.
+ * process. Everyone sees the list; owners and admins create and revoke, but only owners revoke an
+ * owner's keys (roles.ts: admins may do everything but touch owners).
  */
 import { CertkeeperError, quote } from "../errors.ts";
 import { presentKey, type Admin, type ApiKeyView } from "../admin.ts";
-import type { Mode, UserRecord } from "../model.ts";
+import type { ApiKeyRecord, Mode, UserRecord } from "../model.ts";
 import type { Store } from "../store/ports.ts";
-import { mayManageKeys } from "./roles.ts";
+import { mayManageKeys, mayRevokeKey } from "./roles.ts";
 
 export interface KeyListItem extends ApiKeyView {
   /** The creator's email; null once the creator was removed. */
   createdBy: string | null;
+  /** Whether the user who asked may revoke this key (already revoked or not): see roles.ts mayRevokeKey. */
+  mayRevoke: boolean;
 }
 
 export class ApiKeys {
@@ -23,8 +26,8 @@ export class ApiKeys {
   /** Newest first. */
   async list(actor: UserRecord): Promise<KeyListItem[]> {
     const [keys, users] = await Promise.all([this.store.apiKeys.list(actor.organizationId), this.store.users.list(actor.organizationId)]);
-    const emails = new Map(users.map((user) => [user.id, user.email]));
-    return keys.map((key) => ({ ...presentKey(key), createdBy: emails.get(key.userId) ?? null }));
+    const creators = new Map(users.map((user) => [user.id, user]));
+    return keys.map((key) => itemOf(actor, key, creators.get(key.userId) ?? null));
   }
 
   /** Creates a key acting as `actor`; `key` is the only time the secret exists. */
@@ -42,14 +45,20 @@ export class ApiKeys {
     const key = await this.store.apiKeys.get(keyId);
     if (!key || key.organizationId !== actor.organizationId) throw noSuchKey(keyId);
     const creator = await this.store.users.get(key.userId);
-    return { ...presentKey(key), createdBy: creator?.email ?? null };
+    return itemOf(actor, key, creator);
   }
 
+  /** Owners revoke any key of the organization; admins any but an owner's. */
   async revoke(actor: UserRecord, keyId: string): Promise<ApiKeyView> {
     requireManager(actor);
-    await this.get(actor, keyId);
+    const key = await this.get(actor, keyId);
+    if (!key.mayRevoke) throw new CertkeeperError("permission_denied", "Only owners may revoke an owner's API keys.");
     return presentKey(await this.admin.revokeApiKey(keyId));
   }
+}
+
+function itemOf(actor: UserRecord, key: ApiKeyRecord, creator: UserRecord | null): KeyListItem {
+  return { ...presentKey(key), createdBy: creator?.email ?? null, mayRevoke: mayRevokeKey(actor.role, creator?.role ?? null) };
 }
 
 function requireManager(actor: UserRecord): void {

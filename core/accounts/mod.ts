@@ -34,18 +34,18 @@ export interface AccountsOptions {
 }
 
 export function createAccounts(options: AccountsOptions): Accounts {
-  const { store, clock, admin } = options.services;
+  const { store, clock, admin, rateLimiter } = options.services;
   const sessions = new Sessions(store, clock, options.sessionPolicy);
   return {
     sessions,
     signIn: new SignIn({ store, clock, sessions, passwords: options.passwords, policy: options.throttle }),
     apiKeys: new ApiKeys(store, admin),
     members: new Members(store, clock, admin, sessions),
-    workspace: new Workspace(options.api),
+    workspace: new Workspace(options.api, { rateLimiter, clock }),
   };
 }
 
-export { mayChangeMember, mayManageKeys, mayManageMembers, mayWrite, assignableRoles } from "./roles.ts";
+export { mayChangeMember, mayManageKeys, mayRevokeKey, mayManageMembers, mayWrite, assignableRoles } from "./roles.ts";
 export type { SignedIn } from "./sessions.ts";
 export type { KeyListItem } from "./api_keys.ts";
 export type { MemberView } from "./members.ts";

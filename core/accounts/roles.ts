@@ -16,6 +16,14 @@ export function mayManageKeys(role: Role): boolean {
   return mayWrite(role);
 }
 
+/**
+ * Revoke a key made by a user whose role is `creator` (null: a removed user). A key acts as its
+ * creator, so revoking it touches them: owners may revoke any key, admins any but an owner's.
+ */
+export function mayRevokeKey(actor: Role, creator: Role | null): boolean {
+  return mayManageKeys(actor) && mayChangeMember(actor, creator, null);
+}
+
 /** See the Members tab, add users, change roles, remove users (within {@link mayChangeMember}). */
 export function mayManageMembers(role: Role): boolean {
   return role === "owner" || role === "admin";

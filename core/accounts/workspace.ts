@@ -2,11 +2,15 @@
  * The dashboard's view of an organization's certificates and channels, as the signed-in user: every
  * read and write goes through the API's own operations (validation, errors, plan limits, the TLS
  * retrieval), with a principal made for the user in the chosen mode, and with the API's rule that
- * members only read.
+ * members only read. Like a key's requests, each of the user's dashboard actions (a page, an add, a
+ * removal) counts against the organization's requests per minute, under the principal's key id
+ * `session:<userId>`; over it, 429 `rate_limit_exceeded` with Retry-After.
  */
 import { CertkeeperError } from "../errors.ts";
 import type { Api } from "../api.ts";
 import type { Principal } from "../auth/authenticate.ts";
+import { rateLimitHeaders, type RateLimiter } from "../auth/rate_limit.ts";
+import type { Clock } from "../time.ts";
 import type { Mode, OrganizationRecord, UserRecord } from "../model.ts";
 import type { Operation, OperationInput, OperationResult } from "../operations/_operation.ts";
 import { addCertificate } from "../operations/certificates_add.ts";
@@ -55,7 +59,10 @@ export function principalOf(actor: Actor, mode: Mode): Principal {
 
 /** One user's view of one mode's data. */
 export interface ActingWorkspace {
-  /** Runs an API operation as the user; a member's write is refused as a member key's would be. */
+  /**
+   * Runs an API operation as the user; a member's write is refused as a member key's would be. Each
+   * call of this and of the methods below counts once against the rate limit.
+   */
   invoke(operation: Operation, input?: Partial<OperationInput>): Promise<OperationResult>;
   overview(): Promise<Overview>;
   addCertificate(form: CertificateForm): Promise<CreatedCertificateView>;
@@ -63,32 +70,54 @@ export interface ActingWorkspace {
 }
 
 export class Workspace {
-  constructor(private readonly api: Api) {}
+  constructor(
+    private readonly api: Api,
+    private readonly limits: { rateLimiter: RateLimiter; clock: Clock },
+  ) {}
 
   /** The workspace of `actor` in `mode` (what their `mode` keys would see). */
   as(actor: Actor, mode: Mode): ActingWorkspace {
     const api = this.api;
+    const { rateLimiter, clock } = this.limits;
     const principal = principalOf(actor, mode);
-    const invoke = async (operation: Operation, input: Partial<OperationInput> = {}) => {
+    /** Counts one action, as the API counts one request; refused past the organization's requests per minute. */
+    const admit = async () => {
+      const now = clock.now();
+      const limit = await rateLimiter.hit(principal.keyId, principal.limits.requestsPerMinute, now);
+      if (limit.allowed) return;
+      const headers = rateLimitHeaders(limit, now);
+      throw new CertkeeperError(
+        "rate_limit_exceeded",
+        `Too many requests: your organization allows ${limit.limit} per minute for each user and key. ` +
+          `Wait ${headers["retry-after"]} seconds, then try again.`,
+        { headers },
+      );
+    };
+    const run = async (operation: Operation, input: Partial<OperationInput> = {}) => {
       if (operation.access === "write" && !mayWrite(actor.user.role)) {
         throw new CertkeeperError("permission_denied", "Members may only look: ask an owner or admin to make changes.");
       }
       return api.invoke(operation, principal, input);
     };
+    const invoke = async (operation: Operation, input: Partial<OperationInput> = {}) => {
+      await admit();
+      return run(operation, input);
+    };
     return {
       invoke,
       async overview() {
+        await admit();
         const certificates: CertificateView[] = [];
         let cursor: string | null | undefined;
         let pages = 0;
         do {
           const query: Record<string, string> = { limit: String(PAGE) };
           if (cursor) query.cursor = cursor;
-          const result = await invoke(listCertificates, { query });
+          const result = await run(listCertificates, { query });
           certificates.push(...(result.data as CertificateView[]));
           cursor = result.nextCursor;
         } while (cursor && ++pages < MAX_PAGES);
-        const channels = await invoke(listChannels, { query: { limit: String(PAGE) } });
+        const channels = await run(listChannels, { query: { limit: String(PAGE) } });
         return { certificates, channels: channels.data as ChannelView[], truncated: Boolean(cursor) || channels.nextCursor != null };
       },
       async addCertificate(form) {

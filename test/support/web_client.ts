@@ -3,6 +3,7 @@
  * jar, the Origin a browser would send, and the form token read from the last page, as a browser
  * submitting the page's own form would.
  */
+import type { Elysia } from "elysia";
 
 export interface AppLike {
   handle(request: Request): Promise<Response>;
@@ -98,4 +99,29 @@ export function cookieAttributes(line: string): Record<string, string | true> {
     attributes[name!.toLowerCase()] = value ?? true;
   }
   return attributes;
+}
+
+/** The app over real HTTP: each request goes out with fetch, redirects unfollowed as WebClient expects. */
+function overHttp(): AppLike {
+  return { handle: (request) => fetch(request, { redirect: "manual" }) };
+}
+
+export interface ListeningApp {
+  /** `http://<hostname>:<port>` */
+  site: string;
+  /** A new browser stand-in that talks to it over HTTP. */
+  browser(): WebClient;
+  close(): Promise<void>;
+}
+
+/**
+ * `app` listening on `hostname` (a free port), for tests where the connection's peer matters: on
+ * 127.0.0.1 the peer is loopback, as a reverse proxy on the same host is; on another address of this
+ * host it is not.
+ */
+export function listening(app: Elysia, hostname = "127.0.0.1"): ListeningApp {
+  app.listen({ hostname, port: 0 });
+  const server = app.server!;
+  const site = `http://${hostname}:${server.port}`;
+  return { site, browser: () => new WebClient(overHttp(), site), close: async () => void (await server.stop(true)) };
 }

@@ -42,7 +42,9 @@ export function apiKeyRoutes(core: Core): WebRoute[] {
       path: "/settings/api-keys/:id/revoke",
       handle: signedIn(core, async ({ params }, me) => {
         if (!mayManageKeys(me.user.role)) return notAllowed(me);
-        return htmlResponse(revokeKeyPage(me, await apiKeys.get(me.user, params.id!)));
+        const key = await apiKeys.get(me.user, params.id!);
+        if (!key.mayRevoke) return errorPage(me, { status: 403, title: "Not allowed", message: "Only owners may revoke an owner's API keys." });
+        return htmlResponse(revokeKeyPage(me, key));
       }),
     },
     {

@@ -38,7 +38,8 @@ export function dashboardRoutes(core: Core): WebRoute[] {
           await workspace.as(me, mode).addCertificate({ domain: form.domain, port: form.port, name: form.name });
         } catch (error) {
           // The API's own refusal (bad domain, duplicate, unreachable, plan limit), shown on the page with the input kept.
-          if (!(error instanceof CertkeeperError) || error.code === "internal_error" || error.code === "permission_denied") throw error;
+          // Not a refusal of the input (a bug, a permission, the rate limit): the error page of guard.ts.
+          if (!(error instanceof CertkeeperError) || ["internal_error", "permission_denied", "rate_limit_exceeded"].includes(error.code)) throw error;
           const overview = await workspace.as(me, mode).overview();
           const page = dashboardPage({ me, mode, overview, error: error.message, form: { domain: form.domain, port: form.port, name: form.name } });
           return htmlResponse(page, { status: error.status });

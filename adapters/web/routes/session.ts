@@ -2,7 +2,7 @@
 import type { Core } from "../../../core/core.ts";
 import { tokensMatch } from "../../../core/accounts/session_token.ts";
 import { randomBase62 } from "../../../core/ids.ts";
-import { change, noticeOf, refused, type WebHandler, type WebRoute } from "../guard.ts";
+import { change, formNotRead, noticeOf, refused, type WebHandler, type WebRoute } from "../guard.ts";
 import { SESSION_COOKIE, SIGN_IN_COOKIE, FormError, clearCookie, cookie, fromThisSite, readForm, redirect, safeNext, setCookie } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { signInPage } from "../views/sign_in.ts";
@@ -36,7 +36,7 @@ export function sessionRoutes(core: Core): WebRoute[] {
     try {
       form = await readForm(request);
     } catch (error) {
-      if (error instanceof FormError) return refused();
+      if (error instanceof FormError) return error.status === 413 ? formNotRead(undefined, error) : refused();
       throw error;
     }
     const token = cookie(request, SIGN_IN_COOKIE);

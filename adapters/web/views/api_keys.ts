@@ -73,9 +73,16 @@ function keyTable(keys: KeyListItem[], manage: boolean): Html {
 <td>${key.name}</td><td><span class="badge mode-${key.mode}">${key.mode}</span></td><td class="mono">${masked(key)}</td>
 <td>${key.createdBy ?? html`<span class="muted">removed user</span>`}</td><td>${when(key.createdAt)}</td><td>${when(key.lastUsedAt)}</td>
 <td>${key.revokedAt ? html`<span class="badge state-revoked">revoked ${when(key.revokedAt)}</span>` : html`<span class="badge state-active">active</span>`}</td>
-${manage ? html`<td>${key.revokedAt ? "" : html`<a href="/settings/api-keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>`}</td>` : ""}
+${manage ? html`<td>${key.revokedAt ? "" : revokeCell(key)}</td>` : ""}
 </tr>`,
   )}</tbody></table></div>`;
+}
+
+/** The revoke link, or for an admin looking at an owner's key, why there is none. */
+function revokeCell(key: KeyListItem): Html {
+  return key.mayRevoke
+    ? html`<a href="/settings/api-keys/${key.id}/revoke">Revoke<span class="visually-hidden"> ${key.name}</span></a>`
+    : html`<span class="muted small" data-read-only>An owner's key: only owners may revoke it</span>`;
 }
 
 export function revokeKeyPage(me: SignedIn, key: KeyListItem): Html {
