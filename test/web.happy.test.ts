@@ -81,7 +81,7 @@ describe("first start", () => {
       const line = serve.output().stdout.split("\n").find((l) => l.includes("The database is empty"));
       expect(line).toBeDefined();
       const message = JSON.parse(line!);
-      expect(message.msg).toContain("bun run certkeeper user create --org <org id> --email you@example.com --role owner --password -");
+      expect(message.msg).toContain("npm run --silent certkeeper -- user create --org <org id> --email you@example.com --role owner --password -");
       expect(message.msg).toContain(`then sign in at ${serve.url}/sign-in`);
       expect(message.signIn).toBe(`${serve.url}/sign-in`);
       const signIn = await fetch(`${serve.url}/sign-in`);

@@ -46,8 +46,8 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   if ((await store.organizations.list()).length === 0) {
     logger.info(
       "The database is empty. Create the first organization and owner: " +
-        "bun run certkeeper org create --name \"My org\", then " +
-        "bun run certkeeper user create --org <org id> --email you@example.com --role owner --password - " +
+        "npm run --silent certkeeper -- org create --name \"My org\", then " +
+        "npm run --silent certkeeper -- user create --org <org id> --email you@example.com --role owner --password - " +
         `(type the password, at least 10 characters, then press Enter and Ctrl-D); then sign in at ${url}/sign-in`,
       { signIn: `${url}/sign-in` },
     );
