@@ -15,10 +15,13 @@ afterAll(async () => {
   await Promise.all(servers.map((s) => s.close()));
 });
 
+/** One base time for every certificate here: equal days left means an equal notAfter, to the second. */
+const BASE = Math.floor(Date.now() / 1000) * 1000;
+
 /** A TLS server for `names` (the first is the leaf's CN) expiring in `daysLeft` days. */
 async function serve(names: string[], daysLeft = 90): Promise<TlsTestServer> {
   const { rsaIntermediate } = await testPki();
-  const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: names, notAfter: new Date(Date.now() + daysLeft * DAY + 3_600_000) });
+  const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: names, notAfter: new Date(BASE + daysLeft * DAY + 3_600_000) });
   const server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
   servers.push(server);
   return server;

@@ -93,6 +93,17 @@ function describeBrowserTests(executablePath: string) {
     });
 
     const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+
+    /** On failure, says what the browser was showing (and keeps a screenshot), not only what was missing. */
+    async function explainFailure(steps: () => Promise<void>) {
+      try {
+        await steps();
+      } catch (error) {
+        await shot("failure").catch(() => {});
+        const text = await page.locator("body").innerText().catch(() => "(no page)");
+        throw new Error(`${(error as Error).message}\n  page: ${page.url()}\n  showing: ${text.replace(/\s+/g, " ").slice(0, 600)}`);
+      }
+    }
     const api = (apiKey: string) =>
       fetch(`${serve.url}/v1/certificates`, { headers: { authorization: `Bearer ${apiKey}` } }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
 
@@ -143,30 +154,35 @@ function describeBrowserTests(executablePath: string) {
     });
 
     test("the dashboard adds a certificate from a local TLS server, shows it, and removes it", async () => {
-      await page.goto(`${serve.url}/`);
-      await page.getByLabel("Domain").fill(domain);
-      await page.getByLabel(/^Port/).fill(String(tls.port));
-      await page.getByLabel(/^Name/).fill("Browser site");
-      await page.getByRole("button", { name: "Add certificate" }).click();
-      await expect(page.getByRole("status").textContent()).resolves.toContain("The certificate was added");
-      const row = page.locator("tr[data-certificate-id]", { hasText: "Browser site" });
-      await expect(row.textContent()).resolves.toMatch(/valid[\s\S]*Browser site[\s\S]*60[\s\S]*certkeeper intermediates/);
-      await shot("dashboard");
+      await explainFailure(async () => {
+        await page.goto(`${serve.url}/`);
+        await page.getByLabel("Domain").fill(domain);
+        await page.getByLabel(/^Port/).fill(String(tls.port));
+        await page.getByLabel(/^Name/).fill("Browser site");
+        await page.getByRole("button", { name: "Add certificate" }).click();
+        // Whichever the page answers, a notice or an error: a failure then says what the page said.
+        const outcome = page.getByRole("status").or(page.getByRole("alert")).or(page.getByRole("heading", { level: 1 }));
+        await outcome.first().waitFor();
+        expect(await page.getByRole("status").or(page.getByRole("alert")).first().textContent()).toContain("The certificate was added");
+        const row = page.locator("tr[data-certificate-id]", { hasText: "Browser site" });
+        await expect(row.textContent()).resolves.toMatch(/valid[\s\S]*Browser site[\s\S]*60[\s\S]*certkeeper intermediates/);
+        await shot("dashboard");
 
-      await page.setViewportSize({ width: 390, height: 844 });
-      await page.reload();
-      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-      await shot("dashboard-phone");
-      await page.setViewportSize({ width: 1200, height: 900 });
+        await page.setViewportSize({ width: 390, height: 844 });
+        await page.reload();
+        expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+        await shot("dashboard-phone");
+        await page.setViewportSize({ width: 1200, height: 900 });
 
-      await page.getByRole("link", { name: `Remove ${domain}` }).click();
-      await page.getByRole("button", { name: "Remove certificate" }).click();
-      await expect(page.getByRole("status").textContent()).resolves.toContain("no longer monitored");
-      expect(await page.locator("tr[data-certificate-id]").count()).toBe(0);
+        await page.getByRole("link", { name: `Remove ${domain}` }).click();
+        await page.getByRole("button", { name: "Remove certificate" }).click();
+        await expect(page.getByRole("status").textContent()).resolves.toContain("no longer monitored");
+        expect(await page.locator("tr[data-certificate-id]").count()).toBe(0);
 
-      await page.getByLabel("Domain").fill("not a domain");
-      await page.getByRole("button", { name: "Add certificate" }).click();
-      await expect(page.getByRole("alert").textContent()).resolves.toContain("is not a valid domain");
+        await page.getByLabel("Domain").fill("not a domain");
+        await page.getByRole("button", { name: "Add certificate" }).click();
+        await expect(page.getByRole("alert").textContent()).resolves.toContain("is not a valid domain");
+      });
     });
 
     test("the Members tab adds a user with a role", async () => {

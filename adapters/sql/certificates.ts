@@ -1,6 +1,6 @@
 /** Certificates in SQL: keyset listing, leases for the scheduler, and check results written atomically. */
 import type { CertificateStore } from "../../core/store/ports.ts";
-import type { CertificateRecord, EventRecord } from "../../core/model.ts";
+import type { CertificateRecord } from "../../core/model.ts";
 import { expiringHorizon } from "../../core/certificates/status.ts";
 import { DAY } from "../../core/time.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
