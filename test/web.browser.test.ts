@@ -74,6 +74,7 @@ function describeBrowserTests(executablePath: string) {
             CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
             CERTKEEPER_EXTRA_CA_FILE: caFile,
             CERTKEEPER_TLS_TIMEOUT: "5s",
+            CERTKEEPER_LOG_LEVEL: "info",
           },
           cwd: ws.dir,
         }),
@@ -94,6 +95,9 @@ function describeBrowserTests(executablePath: string) {
 
     const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
 
+    /** A test whose failure says what the browser was showing. */
+    const it = (name: string, steps: () => Promise<void>) => test(name, () => explainFailure(steps));
+
     /** On failure, says what the browser was showing (and keeps a screenshot), not only what was missing. */
     async function explainFailure(steps: () => Promise<void>) {
       try {
@@ -101,7 +105,8 @@ function describeBrowserTests(executablePath: string) {
       } catch (error) {
         await shot("failure").catch(() => {});
         const text = await page.locator("body").innerText().catch(() => "(no page)");
-        throw new Error(`${(error as Error).message}\n  page: ${page.url()}\n  showing: ${text.replace(/\s+/g, " ").slice(0, 600)}`);
+        const requests = serve.output().stdout.trim().split("\n").slice(-8).join("\n    ");
+        throw new Error(`${(error as Error).message}\n  page: ${page.url()}\n  showing: ${text.replace(/\s+/g, " ").slice(0, 600)}\n  last requests:\n    ${requests}`);
       }
     }
     const api = (apiKey: string) =>
@@ -110,16 +115,20 @@ function describeBrowserTests(executablePath: string) {
     async function signIn(email: string) {
       await page.goto(`${serve.url}/`);
       await page.waitForURL(`${serve.url}/sign-in`);
-      // By keyboard: the email field has focus, Tab to the password, Enter sends.
+      // By keyboard: the email field has focus, Tab to the password, Enter sends. Chromium applies
+      // autofocus at a rendering update after the load event: wait for it (the test never focuses it).
+      await page.waitForFunction(() => document.activeElement?.id === "email");
       await page.keyboard.type(email);
       await page.keyboard.press("Tab");
       await page.keyboard.type(password);
-      await page.keyboard.press("Enter");
-      await page.waitForURL(`${serve.url}/`);
-      await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Dashboard");
+      await explainFailure(async () => {
+        await page.keyboard.press("Enter");
+        await page.waitForURL(`${serve.url}/`);
+        expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Dashboard");
+      });
     }
 
-    test("an owner signs in, creates a key, copies it from the page, and the API accepts it", async () => {
+    it("an owner signs in, creates a key, copies it from the page, and the API accepts it", async () => {
       await page.goto(`${serve.url}/sign-in`);
       await shot("sign-in");
       await signIn(ownerEmail);
@@ -127,7 +136,7 @@ function describeBrowserTests(executablePath: string) {
       await page.getByLabel("Name").fill("Browser key");
       await page.getByRole("radio", { name: /Live/ }).check();
       await page.getByRole("button", { name: "Create API Key" }).click();
-      await expect(page.getByRole("alert").first().textContent()).resolves.toContain("It will not be shown again");
+      expect(await page.getByRole("alert").first().textContent()).toContain("It will not be shown again");
       key = await page.getByLabel("API key (live)").inputValue();
       expect(key).toMatch(/^ck_live_[0-9A-Za-z]{38}$/);
       await page.getByRole("button", { name: "Copy" }).click();
@@ -142,18 +151,18 @@ function describeBrowserTests(executablePath: string) {
       await shot("api-keys");
     });
 
-    test("revoking asks for confirmation, then the API refuses the key with expired_api_key", async () => {
+    it("revoking asks for confirmation, then the API refuses the key with expired_api_key", async () => {
       await page.goto(`${serve.url}/settings/api-keys`);
       await page.getByRole("link", { name: "Revoke Browser key" }).click();
-      await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Revoke API key “Browser key”?");
+      expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Revoke API key “Browser key”?");
       await shot("api-keys-revoke");
       expect((await api(key)).status).toBe(200);
       await page.getByRole("button", { name: "Revoke key" }).click();
-      await expect(page.getByRole("status").textContent()).resolves.toContain("The API key was revoked");
+      expect(await page.getByRole("status").textContent()).toContain("The API key was revoked");
       expect(await api(key)).toEqual({ status: 401, body: { error: { code: "expired_api_key", message: expect.any(String) } } });
     });
 
-    test("the dashboard adds a certificate from a local TLS server, shows it, and removes it", async () => {
+    it("the dashboard adds a certificate from a local TLS server, shows it, and removes it", async () => {
       await explainFailure(async () => {
         await page.goto(`${serve.url}/`);
         await page.getByLabel("Domain").fill(domain);
@@ -165,7 +174,7 @@ function describeBrowserTests(executablePath: string) {
         await outcome.first().waitFor();
         expect(await page.getByRole("status").or(page.getByRole("alert")).first().textContent()).toContain("The certificate was added");
         const row = page.locator("tr[data-certificate-id]", { hasText: "Browser site" });
-        await expect(row.textContent()).resolves.toMatch(/valid[\s\S]*Browser site[\s\S]*60[\s\S]*certkeeper intermediates/);
+        expect(await row.textContent()).toMatch(/valid[\s\S]*Browser site[\s\S]*60[\s\S]*certkeeper intermediates/);
         await shot("dashboard");
 
         await page.setViewportSize({ width: 390, height: 844 });
@@ -176,27 +185,27 @@ function describeBrowserTests(executablePath: string) {
 
         await page.getByRole("link", { name: `Remove ${domain}` }).click();
         await page.getByRole("button", { name: "Remove certificate" }).click();
-        await expect(page.getByRole("status").textContent()).resolves.toContain("no longer monitored");
+        expect(await page.getByRole("status").textContent()).toContain("no longer monitored");
         expect(await page.locator("tr[data-certificate-id]").count()).toBe(0);
 
         await page.getByLabel("Domain").fill("not a domain");
         await page.getByRole("button", { name: "Add certificate" }).click();
-        await expect(page.getByRole("alert").textContent()).resolves.toContain("is not a valid domain");
+        expect(await page.getByRole("alert").textContent()).toContain("is not a valid domain");
       });
     });
 
-    test("the Members tab adds a user with a role", async () => {
+    it("the Members tab adds a user with a role", async () => {
       await page.goto(`${serve.url}/settings/members`);
       await page.getByLabel("Email").fill("new@browser.test");
       await page.getByLabel("Role", { exact: true }).selectOption("admin");
       await page.getByLabel("Initial password").fill("another good password");
       await page.getByRole("button", { name: "Add user" }).click();
-      await expect(page.getByRole("status").textContent()).resolves.toContain("The user was added");
-      await expect(page.locator("tr", { hasText: "new@browser.test" }).textContent()).resolves.toContain("admin");
+      expect(await page.getByRole("status").textContent()).toContain("The user was added");
+      expect(await page.locator("tr", { hasText: "new@browser.test" }).textContent()).toContain("admin");
       await shot("members");
     });
 
-    test("cross-site and cross-origin form posts are refused, and create nothing", async () => {
+    it("cross-site and cross-origin form posts are refused, and create nothing", async () => {
       attacker = Bun.serve({
         hostname: "127.0.0.1",
         port: 0,
@@ -214,23 +223,23 @@ function describeBrowserTests(executablePath: string) {
         const refused = page.waitForResponse(`${serve.url}/settings/api-keys`);
         await page.goto(from);
         expect((await refused).status()).toBe(403);
-        await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Request refused");
+        expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Request refused");
       }
       await shot("cross-site-refused");
       const keys = await runCliJson(["key", "list", "--org", orgId], { env: ws.env });
       expect(keys.map((k: { name: string }) => k.name)).not.toContain("Planted");
     });
 
-    test("a member sees the keys read-only; a forged create form is refused with 403", async () => {
+    it("a member sees the keys read-only; a forged create form is refused with 403", async () => {
       await page.goto(`${serve.url}/`);
       await page.getByRole("button", { name: "Sign out" }).click();
       await page.waitForURL(`${serve.url}/sign-in?notice=signed-out`);
       await signIn(memberEmail);
-      await expect(page.getByRole("link", { name: "Members" }).count()).resolves.toBe(0);
+      expect(await page.getByRole("link", { name: "Members" }).count()).toBe(0);
       await page.getByRole("link", { name: "API Keys" }).click();
-      await expect(page.getByRole("button", { name: "Create API Key" }).count()).resolves.toBe(0);
-      await expect(page.getByRole("link", { name: /^Revoke/ }).count()).resolves.toBe(0);
-      await expect(page.locator("tr", { hasText: "Browser key" }).textContent()).resolves.toContain("revoked");
+      expect(await page.getByRole("button", { name: "Create API Key" }).count()).toBe(0);
+      expect(await page.getByRole("link", { name: /^Revoke/ }).count()).toBe(0);
+      expect(await page.locator("tr", { hasText: "Browser key" }).textContent()).toContain("revoked");
       await shot("api-keys-member");
 
       const answer = page.waitForResponse((r) => r.url() === `${serve.url}/settings/api-keys` && r.request().method() === "POST");
@@ -248,7 +257,7 @@ function describeBrowserTests(executablePath: string) {
         form.submit();
       });
       expect((await answer).status()).toBe(403);
-      await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Not allowed");
+      expect(await page.getByRole("heading", { level: 1 }).textContent()).toBe("Not allowed");
       const keys = await runCliJson(["key", "list", "--org", orgId], { env: ws.env });
       expect(keys.map((k: { name: string }) => k.name)).toEqual(["Browser key"]);
     });
