@@ -12,11 +12,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import tls from "node:tls";
 import { parseArgs } from "node:util";
-import { DEFAULT_CONFIG } from "../core/config.ts";
-import { createCore } from "../core/core.ts";
-import { silentLogger } from "../core/log.ts";
+import { DEFAULT_CONFIG } from "../core/config/config.ts";
+import { createCore } from "../core/app/create_core.ts";
+import { silentLogger } from "../core/base/log.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
-import type { CertificateRecord } from "../core/model.ts";
+import type { CertificateRecord } from "../core/base/records.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
 

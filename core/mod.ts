@@ -18,7 +18,7 @@
  */
 
 // Building a core
-export { createCore, type Core, type CoreOptions } from "./core.ts";
+export { createCore, type Core, type CoreOptions } from "./app/create_core.ts";
 export {
   configFromEnv,
   ConfigError,
@@ -26,16 +26,16 @@ export {
   DEFAULT_DELIVERY_RETRY,
   type Config,
   type LogLevel,
-} from "./config.ts";
-export { parseResolveRules, type ResolveRule } from "./net/resolve_rules.ts";
+} from "./config/config.ts";
+export { parseResolveRules, type ResolveRule } from "./config/resolve_rules.ts";
 export { TrustStore } from "./tls/trust_store.ts";
-export { createLogger, silentLogger, type Logger, type LogFields } from "./log.ts";
-export { systemClock, parseDuration, type Clock } from "./time.ts";
-export { Admin, PLANS, ROLES, type PasswordHasher, type ApiKeyView } from "./admin.ts";
+export { createLogger, silentLogger, type Logger, type LogFields } from "./base/log.ts";
+export { systemClock, parseDuration, type Clock } from "./base/time.ts";
+export { Admin, PLANS, ROLES, type PasswordHasher, type ApiKeyView } from "./accounts/admin.ts";
 
 // The API: operations, schemas, errors, the OpenAPI document
 export { OPERATIONS, type Operation, type OperationContext, type OperationInput, type OperationResult, type TypedOperation } from "./operations/mod.ts";
-export type { Api } from "./api.ts";
+export type { Api } from "./http/api.ts";
 export type { Principal } from "./auth/authenticate.ts";
 export {
   CertkeeperError,
@@ -44,7 +44,7 @@ export {
   type ErrorBody,
   type ErrorCode,
   type PublicErrorCode,
-} from "./errors.ts";
+} from "./base/errors.ts";
 export {
   AddCertificateBody,
   Certificate,
@@ -67,10 +67,10 @@ export {
   type ChannelView,
 } from "./schemas/channel.ts";
 export { DeleteResult, Envelope, ErrorEnvelope, ListEnvelope } from "./schemas/common.ts";
-export { buildOpenApiDocument, type OpenApiDocument, type OpenApiOptions } from "./openapi.ts";
+export { buildOpenApiDocument, type OpenApiDocument, type OpenApiOptions } from "./openapi/document.ts";
 export { CERTIFICATE_STATUSES, DEFAULT_ALERT_THRESHOLDS } from "./certificates/status.ts";
 
 // Ports adapters implement, and the records they hold
 export type { Store } from "./store/ports.ts";
 export type { Transports, HttpTransport, EmailTransport } from "./notify/ports.ts";
-export { PLAN_LIMITS, type Limits, type Mode, type Plan, type Role, type Scope } from "./model.ts";
+export { PLAN_LIMITS, type Limits, type Mode, type Plan, type Role, type Scope } from "./base/records.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { refusedAddressReason } from "../core/net/address_policy.ts";
-import { matchResolveRule, parseResolveRules } from "../core/net/resolve_rules.ts";
+import { matchResolveRule, parseResolveRules } from "../core/config/resolve_rules.ts";
 import { NetFailure, resolveVetted } from "../core/net/resolver.ts";
 
 describe("refusedAddressReason()", () => {

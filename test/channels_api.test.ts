@@ -1,6 +1,6 @@
 /** The channels API: SPEC.md §4.1 and CONTRACT §6, every type, every error in its order, masking, tests. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DEFAULT_CONFIG } from "../core/config.ts";
+import { DEFAULT_CONFIG } from "../core/config/config.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
 import { createHarness, expectData, expectError, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { configFromEnv, DEFAULT_CONFIG } from "../core/config.ts";
+import { configFromEnv, DEFAULT_CONFIG } from "../core/config/config.ts";
 
 describe("configFromEnv()", () => {
   test("with nothing set, the defaults of CONTRACT §1", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { normalizeDomain } from "../core/domain_name.ts";
-import { CertkeeperError } from "../core/errors.ts";
+import { normalizeDomain } from "../core/certificates/domain_name.ts";
+import { CertkeeperError } from "../core/base/errors.ts";
 
 function refusal(input: unknown): { code: string; message: string } {
   try {

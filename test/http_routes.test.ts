@@ -3,7 +3,7 @@
  * a valid key (CONTRACT §8) even on a route that does not exist, and a request line in the log (§10).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createLogger } from "../core/log.ts";
+import { createLogger } from "../core/base/log.ts";
 import { createHarness, expectError, type Harness } from "./support/harness.ts";
 
 let h: Harness;

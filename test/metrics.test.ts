@@ -6,12 +6,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import parsePrometheusTextFormat, { type PrometheusFamily } from "parse-prometheus-text-format";
 import { compileErrors, validate } from "@readme/openapi-parser";
-import { DEFAULT_CONFIG } from "../core/config.ts";
+import { DEFAULT_CONFIG } from "../core/config/config.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
-import { buildOpenApiDocument } from "../core/openapi.ts";
+import { buildOpenApiDocument } from "../core/openapi/document.ts";
 import { OPERATIONS } from "../core/operations/mod.ts";
-import { decadeBuckets, escapeLabelValue, familyHeader, sampleLine } from "../core/metrics.ts";
-import { scrapeMetrics, ServiceMetrics } from "../core/metrics_scrape.ts";
+import { decadeBuckets, escapeLabelValue, familyHeader, sampleLine } from "../core/metrics/exposition.ts";
+import { scrapeMetrics, ServiceMetrics } from "../core/metrics/scrape.ts";
 import type { Store } from "../core/store/ports.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
 import { chainPem, createLeaf, DAY, type Issued } from "./support/pki.ts";

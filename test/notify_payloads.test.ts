@@ -1,7 +1,7 @@
 /** Rendering events for channels: webhook (Standard Webhooks signed), Discord, Slack and email. */
 import { describe, expect, test } from "bun:test";
 import { Webhook } from "standardwebhooks";
-import type { ChannelRecord, ChannelType, EventRecord, EventType } from "../core/model.ts";
+import type { ChannelRecord, ChannelType, EventRecord, EventType } from "../core/base/records.ts";
 import type { CertificateView } from "../core/schemas/certificate.ts";
 import { renderNotification, webhookBody } from "../core/notify/payloads.ts";
 import { newSigningSecret, signWebhook } from "../core/notify/webhook_signature.ts";

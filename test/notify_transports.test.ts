@@ -16,7 +16,7 @@ import { createHttpTransport, parseRetryAfter } from "../adapters/notify/http.ts
 import { createSmtpTransport } from "../adapters/notify/smtp.ts";
 import { createOutboxTransport } from "../adapters/notify/outbox.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
-import { DEFAULT_CONFIG } from "../core/config.ts";
+import { DEFAULT_CONFIG } from "../core/config/config.ts";
 import { NetFailure } from "../core/net/resolver.ts";
 import type { EmailMessage } from "../core/notify/ports.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";

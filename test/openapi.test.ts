@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { compileErrors, validate } from "@readme/openapi-parser";
-import { ERROR_STATUS, type ErrorCode } from "../core/errors.ts";
-import { buildOpenApiDocument, openApiPath, type OpenApiDocument } from "../core/openapi.ts";
+import { ERROR_STATUS, type ErrorCode } from "../core/base/errors.ts";
+import { buildOpenApiDocument, openApiPath, type OpenApiDocument } from "../core/openapi/document.ts";
 import { COMMON_ERRORS } from "../core/operations/_operation.ts";
 import { OPERATIONS } from "../core/operations/mod.ts";
 import packageJson from "../package.json" with { type: "json" };

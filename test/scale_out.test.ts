@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Admin } from "../core/admin.ts";
-import { systemClock, DAY } from "../core/time.ts";
+import { Admin } from "../core/accounts/admin.ts";
+import { systemClock, DAY } from "../core/base/time.ts";
 import type { Store } from "../core/store/ports.ts";
 import { hashApiKey } from "../core/auth/api_key.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";

@@ -10,12 +10,12 @@
  * of the crossing, every expiry likewise, and nothing may be announced twice, or delivered twice.
  */
 import { expect, test } from "bun:test";
-import { DEFAULT_CONFIG, type Config } from "../core/config.ts";
-import { createCore } from "../core/core.ts";
-import { silentLogger } from "../core/log.ts";
-import { DAY, HOUR } from "../core/time.ts";
+import { DEFAULT_CONFIG, type Config } from "../core/config/config.ts";
+import { createCore } from "../core/app/create_core.ts";
+import { silentLogger } from "../core/base/log.ts";
+import { DAY, HOUR } from "../core/base/time.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
-import type { EventRecord } from "../core/model.ts";
+import type { EventRecord } from "../core/base/records.ts";
 import type { HttpTransport, Transports } from "../core/notify/ports.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { addCertificate } from "../core/operations/certificates_add.ts";

@@ -10,8 +10,8 @@ import { join } from "node:path";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import type { Store } from "../core/store/ports.ts";
-import type { Scope } from "../core/model.ts";
-import { HOUR } from "../core/time.ts";
+import type { Scope } from "../core/base/records.ts";
+import { HOUR } from "../core/base/time.ts";
 import {
   apiKeyRecord,
   certificateRecord,

@@ -14,7 +14,7 @@ import { cookieAttributes, listening, SITE, WebClient } from "./support/web_clie
 import { clientAddress } from "../adapters/web/mod.ts";
 import { networkInterfaces } from "node:os";
 import { PASSWORD, shownKey, signedInUser, type WebUser } from "./support/web_users.ts";
-import { HOUR, SECOND } from "../core/time.ts";
+import { HOUR, SECOND } from "../core/base/time.ts";
 
 let h: Harness;
 let owner: WebUser;

@@ -2,14 +2,14 @@
  * CONTRACT §2's commands. Each returns the JSON document `--json` prints and a human rendering of it;
  * main.ts decides which to print.
  */
-import type { Config } from "../../core/config.ts";
-import { CertkeeperError } from "../../core/errors.ts";
-import { Admin, presentKey } from "../../core/admin.ts";
-import { normalizeDomain } from "../../core/domain_name.ts";
+import type { Config } from "../../core/config/config.ts";
+import { CertkeeperError } from "../../core/base/errors.ts";
+import { Admin, presentKey } from "../../core/accounts/admin.ts";
+import { normalizeDomain } from "../../core/certificates/domain_name.ts";
 import { presentChecked } from "../../core/certificates/present.ts";
 import { TlsCertificateSource } from "../../core/monitor/certificate_source.ts";
 import { TrustStore } from "../../core/tls/trust_store.ts";
-import { systemClock } from "../../core/time.ts";
+import { systemClock } from "../../core/base/time.ts";
 import type { Store } from "../../core/store/ports.ts";
 import { openLibsqlStore } from "../libsql/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";

@@ -14,9 +14,9 @@
  * await server.stop();
  */
 import { Elysia } from "elysia";
-import type { Core } from "../../core/core.ts";
-import { healthz, readyz } from "../../core/health.ts";
-import { metricsResponse } from "../../core/metrics_endpoint.ts";
+import type { Core } from "../../core/app/create_core.ts";
+import { healthz, readyz } from "../../core/http/health.ts";
+import { metricsResponse } from "../../core/metrics/endpoint.ts";
 import { createDocumentation } from "./docs.ts";
 import { clientAddress, createWebRoutes } from "../web/mod.ts";
 

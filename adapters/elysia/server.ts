@@ -6,9 +6,9 @@
  * console.log(server.url);
  * await server.stop();
  */
-import type { Config } from "../../core/config.ts";
-import { createCore, type Core, type CoreOptions } from "../../core/core.ts";
-import { createLogger, type Logger } from "../../core/log.ts";
+import type { Config } from "../../core/config/config.ts";
+import { createCore, type Core, type CoreOptions } from "../../core/app/create_core.ts";
+import { createLogger, type Logger } from "../../core/base/log.ts";
 import type { Store } from "../../core/store/ports.ts";
 import { TrustStore } from "../../core/tls/trust_store.ts";
 import { openLibsqlStore } from "../libsql/mod.ts";

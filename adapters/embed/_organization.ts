@@ -1,8 +1,8 @@
 /** Which organization an embedded certkeeper acts for: chosen by id or name, or the database's only one. */
-import { ConfigError } from "../../core/config.ts";
-import { CertkeeperError, quote } from "../../core/errors.ts";
-import type { Admin } from "../../core/admin.ts";
-import type { Limits, OrganizationRecord, Plan } from "../../core/model.ts";
+import { ConfigError } from "../../core/config/config.ts";
+import { CertkeeperError, quote } from "../../core/base/errors.ts";
+import type { Admin } from "../../core/accounts/admin.ts";
+import type { Limits, OrganizationRecord, Plan } from "../../core/base/records.ts";
 import type { Store } from "../../core/store/ports.ts";
 
 /** An existing organization by id, or one by name (created with `plan` and `limits` when missing). */

@@ -25,14 +25,14 @@
  * await ck.close();
  */
 import type { Static } from "@sinclair/typebox";
-import { ConfigError, DEFAULT_CONFIG, type Config } from "../../core/config.ts";
-import { createCore } from "../../core/core.ts";
-import { createLogger, type Logger } from "../../core/log.ts";
+import { ConfigError, DEFAULT_CONFIG, type Config } from "../../core/config/config.ts";
+import { createCore } from "../../core/app/create_core.ts";
+import { createLogger, type Logger } from "../../core/base/log.ts";
 import { TrustStore } from "../../core/tls/trust_store.ts";
-import type { Mode, OrganizationRecord, Plan } from "../../core/model.ts";
+import type { Mode, OrganizationRecord, Plan } from "../../core/base/records.ts";
 import type { Principal } from "../../core/auth/authenticate.ts";
 import type { Store } from "../../core/store/ports.ts";
-import { validate } from "../../core/validate.ts";
+import { validate } from "../../core/schemas/validate.ts";
 import { OPERATIONS } from "../../core/operations/mod.ts";
 import type * as certificateSchemas from "../../core/schemas/certificate.ts";
 import type * as channelSchemas from "../../core/schemas/channel.ts";

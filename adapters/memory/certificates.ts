@@ -1,6 +1,6 @@
 /** Certificates in memory, with the SQL store's ordering, leasing and compare-and-swap semantics. */
 import type { CertificateStore } from "../../core/store/ports.ts";
-import type { CertificateRecord } from "../../core/model.ts";
+import type { CertificateRecord } from "../../core/base/records.ts";
 import { certificateStatus } from "../../core/certificates/status.ts";
 import { copyCertificate, inScope, type MemoryState } from "./state.ts";
 

@@ -1,6 +1,6 @@
 /** Channels, events and deliveries in memory. */
 import type { ChannelStore, DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/ports.ts";
-import type { DeliveryRecord, EventRecord } from "../../core/model.ts";
+import type { DeliveryRecord, EventRecord } from "../../core/base/records.ts";
 import { copy, inScope, withoutLease, type MemoryState } from "./state.ts";
 
 export function memoryChannels(state: MemoryState): ChannelStore {

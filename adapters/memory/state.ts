@@ -10,7 +10,7 @@ import type {
   SessionRecord,
   SignInFailures,
   UserRecord,
-} from "../../core/model.ts";
+} from "../../core/base/records.ts";
 
 export class MemoryState {
   organizations = new Map<string, OrganizationRecord>();

@@ -11,7 +11,7 @@ import { Agent, request } from "undici/index.js";
 import type buildConnector from "undici/types/connector.d.ts";
 import { connectGuarded } from "../../core/net/connect.ts";
 import { NetFailure } from "../../core/net/resolver.ts";
-import type { ResolveRule } from "../../core/net/resolve_rules.ts";
+import type { ResolveRule } from "../../core/config/resolve_rules.ts";
 import type { HttpResult, HttpTransport, OutgoingHttpRequest } from "../../core/notify/ports.ts";
 import type { TrustStore } from "../../core/tls/trust_store.ts";
 

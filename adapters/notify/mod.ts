@@ -1,5 +1,5 @@
 /** adapters/notify: the transports that carry rendered notifications out of the process. */
-import type { Config } from "../../core/config.ts";
+import type { Config } from "../../core/config/config.ts";
 import type { Transports } from "../../core/notify/ports.ts";
 import type { TrustStore } from "../../core/tls/trust_store.ts";
 import { createHttpTransport } from "./http.ts";

@@ -1,7 +1,7 @@
 /** The email transport to an SMTP server (CERTKEEPER_SMTP_URL), over nodemailer. */
 import { isIP } from "node:net";
 import nodemailer, { type SendMailOptions } from "nodemailer";
-import { matchResolveRule, type ResolveRule } from "../../core/net/resolve_rules.ts";
+import { matchResolveRule, type ResolveRule } from "../../core/config/resolve_rules.ts";
 import type { EmailMessage, EmailTransport } from "../../core/notify/ports.ts";
 import type { TrustStore } from "../../core/tls/trust_store.ts";
 

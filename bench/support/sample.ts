@@ -1,6 +1,6 @@
 /** Realistic certificate records for benchmarks, without a TLS server: a three-certificate chain. */
-import type { CertificateRecord, Scope } from "../../core/model.ts";
-import { DAY } from "../../core/time.ts";
+import type { CertificateRecord, Scope } from "../../core/base/records.ts";
+import { DAY } from "../../core/base/time.ts";
 
 export function sampleCertificate(scope: Scope, n: number, now = Date.now()): CertificateRecord {
   const domain = `site-${n}.bench.example`;

@@ -4,9 +4,9 @@
  * process. Everyone sees the list; owners and admins create and revoke, but only owners revoke an
  * owner's keys (roles.ts: admins may do everything but touch owners).
  */
-import { CertkeeperError, quote } from "../errors.ts";
-import { presentKey, type Admin, type ApiKeyView } from "../admin.ts";
-import type { ApiKeyRecord, Mode, UserRecord } from "../model.ts";
+import { CertkeeperError, quote } from "../base/errors.ts";
+import { presentKey, type Admin, type ApiKeyView } from "./admin.ts";
+import type { ApiKeyRecord, Mode, UserRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import { mayManageKeys, mayRevokeKey } from "./roles.ts";
 

@@ -3,13 +3,13 @@
  * roles.ts' rules; the last owner can be neither removed nor demoted (checked atomically by the
  * store). A removed user's keys are revoked and their sessions end.
  */
-import { CertkeeperError, quote } from "../errors.ts";
-import type { Admin } from "../admin.ts";
-import type { Role, UserRecord } from "../model.ts";
+import { CertkeeperError, quote } from "../base/errors.ts";
+import type { Admin } from "./admin.ts";
+import type { Role, UserRecord } from "../base/records.ts";
 import { LastOwnerError, type Store } from "../store/ports.ts";
-import type { Clock } from "../time.ts";
-import { iso } from "../time.ts";
-import { ROLES } from "../admin.ts";
+import type { Clock } from "../base/time.ts";
+import { iso } from "../base/time.ts";
+import { ROLES } from "./admin.ts";
 import { mayChangeMember, mayManageMembers } from "./roles.ts";
 import type { Sessions } from "./sessions.ts";
 

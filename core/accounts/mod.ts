@@ -7,9 +7,9 @@
  * const result = await core.accounts.signIn.attempt({ email, password, clientAddress });
  * if (result.ok) setCookie(result.token);
  */
-import type { Api } from "../api.ts";
-import type { PasswordHasher } from "../admin.ts";
-import type { Services } from "../services.ts";
+import type { Api } from "../http/api.ts";
+import type { PasswordHasher } from "./admin.ts";
+import type { Services } from "../app/services.ts";
 import { ApiKeys } from "./api_keys.ts";
 import { Members } from "./members.ts";
 import { Sessions, type SessionPolicy } from "./sessions.ts";

@@ -3,8 +3,8 @@
  * owners; members only read. A key acts with its creator's role (CONTRACT §3), so the same rules
  * decide what a signed-in user may do on the dashboard.
  */
-import type { Role } from "../model.ts";
-import { ROLES } from "../admin.ts";
+import type { Role } from "../base/records.ts";
+import { ROLES } from "./admin.ts";
 
 /** Add or remove certificates and channels, as a key of this role may. */
 export function mayWrite(role: Role): boolean {

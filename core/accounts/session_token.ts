@@ -4,7 +4,7 @@
  * change (CSRF) is derived from the session token, so it is per session and stored nowhere.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import { randomBase62 } from "../ids.ts";
+import { randomBase62 } from "../base/ids.ts";
 
 const TOKEN = /^[0-9A-Za-z]{43}$/;
 

@@ -3,10 +3,10 @@
  * database knows them. A session ends after 12 hours unused, 7 days after sign-in at the latest, at
  * sign-out, and when its user is removed.
  */
-import type { OrganizationRecord, SessionRecord, UserRecord } from "../model.ts";
+import type { OrganizationRecord, SessionRecord, UserRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
-import type { Clock } from "../time.ts";
-import { DAY, HOUR, MINUTE } from "../time.ts";
+import type { Clock } from "../base/time.ts";
+import { DAY, HOUR, MINUTE } from "../base/time.ts";
 import { formTokenOf, isSessionToken, newSessionToken, sessionIdOf, tokensMatch } from "./session_token.ts";
 
 export interface SessionPolicy {

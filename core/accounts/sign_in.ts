@@ -3,11 +3,11 @@
  * slowdown of sign_in_throttle.ts. A wrong email and a wrong password are answered alike, in about
  * the same time.
  */
-import type { PasswordHasher } from "../admin.ts";
-import type { UserRecord } from "../model.ts";
+import type { PasswordHasher } from "./admin.ts";
+import type { UserRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
-import type { Clock } from "../time.ts";
-import { randomBase62 } from "../ids.ts";
+import type { Clock } from "../base/time.ts";
+import { randomBase62 } from "../base/ids.ts";
 import { addressThrottleKey, emailThrottleKey, SIGN_IN_THROTTLE, waitFor, type ThrottlePolicies } from "./sign_in_throttle.ts";
 import type { Sessions } from "./sessions.ts";
 

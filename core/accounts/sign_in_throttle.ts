@@ -6,8 +6,8 @@
  * the email's count when that email signs in.
  */
 import { createHash } from "node:crypto";
-import type { SignInFailures } from "../model.ts";
-import { HOUR, MINUTE, SECOND } from "../time.ts";
+import type { SignInFailures } from "../base/records.ts";
+import { HOUR, MINUTE, SECOND } from "../base/time.ts";
 
 export interface ThrottlePolicy {
   /** Failures allowed before any wait. */

@@ -6,12 +6,12 @@
  * removal) counts against the organization's requests per minute, under the principal's key id
  * `session:<userId>`; over it, 429 `rate_limit_exceeded` with Retry-After.
  */
-import { CertkeeperError } from "../errors.ts";
-import type { Api } from "../api.ts";
+import { CertkeeperError } from "../base/errors.ts";
+import type { Api } from "../http/api.ts";
 import type { Principal } from "../auth/authenticate.ts";
 import { rateLimitHeaders, type RateLimiter } from "../auth/rate_limit.ts";
-import type { Clock } from "../time.ts";
-import type { Mode, OrganizationRecord, UserRecord } from "../model.ts";
+import type { Clock } from "../base/time.ts";
+import type { Mode, OrganizationRecord, UserRecord } from "../base/records.ts";
 import type { Operation, OperationInput, OperationResult } from "../operations/_operation.ts";
 import { addCertificate } from "../operations/certificates_add.ts";
 import { deleteCertificate } from "../operations/certificates_delete.ts";

@@ -4,8 +4,8 @@
  * malformed or mistyped keys be refused without a database read; only a SHA-256 of a key is stored.
  */
 import { createHash } from "node:crypto";
-import { BASE62, randomBase62 } from "../ids.ts";
-import type { Mode } from "../model.ts";
+import { BASE62, randomBase62 } from "../base/ids.ts";
+import type { Mode } from "../base/records.ts";
 
 const RANDOM_LENGTH = 32;
 const CHECKSUM_LENGTH = 6;

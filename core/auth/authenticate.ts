@@ -4,8 +4,8 @@
  * (store/read_cache.ts), so a key revoked by any process, the CLI included, stops working on the very
  * next request.
  */
-import { CertkeeperError } from "../errors.ts";
-import type { Limits, Mode, Role, Scope } from "../model.ts";
+import { CertkeeperError } from "../base/errors.ts";
+import type { Limits, Mode, Role, Scope } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import { hashApiKey, parseApiKey } from "./api_key.ts";
 

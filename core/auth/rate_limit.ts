@@ -3,7 +3,7 @@
  * request and resets 60 s later, so a client that waits Retry-After seconds is always served again.
  * Counted in memory for a single process, in the store when processes share a database.
  */
-import { MINUTE } from "../time.ts";
+import { MINUTE } from "../base/time.ts";
 import type { RateLimitStore } from "../store/ports.ts";
 
 export const RATE_LIMIT_WINDOW_MS = MINUTE;

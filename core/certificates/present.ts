@@ -1,6 +1,6 @@
 /** The certificate as callers see it: SPEC.md 2.2's fields, in its order, as CONTRACT §5 formats them. */
-import { iso } from "../time.ts";
-import type { CertificateRecord } from "../model.ts";
+import { iso } from "../base/time.ts";
+import type { CertificateRecord } from "../base/records.ts";
 import { certificateStatus } from "./status.ts";
 import {
   CREATED_FIELDS,

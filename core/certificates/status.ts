@@ -1,21 +1,8 @@
 /** CONTRACT §5's status and statusReason of a certificate, computed at the time of asking. */
-import { daysUntil } from "../time.ts";
-import type { CertificateRecord } from "../model.ts";
+import { daysUntil } from "../base/time.ts";
+import type { CertificateRecord, CertificateStatus, StatusReason } from "../base/records.ts";
+export { CERTIFICATE_STATUSES, type CertificateStatus, type StatusReason } from "../base/records.ts";
 
-export const CERTIFICATE_STATUSES = ["expired", "unreachable", "invalid", "expiring", "valid"] as const;
-export type CertificateStatus = (typeof CERTIFICATE_STATUSES)[number];
-
-export type StatusReason =
-  | "expired"
-  | "not_yet_valid"
-  | "self_signed"
-  | "untrusted_issuer"
-  | "hostname_mismatch"
-  | "expiring_soon"
-  | "dns_error"
-  | "connection_refused"
-  | "timeout"
-  | "tls_error";
 
 /** With no alert thresholds, a certificate counts as expiring within this many days. */
 export const DEFAULT_EXPIRING_DAYS = 30;

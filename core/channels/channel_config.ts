@@ -2,8 +2,8 @@
  * Channel types and their configs (CONTRACT §6): validation in the contract's order and codes, and
  * the masking of credentials whenever a channel is shown after creation.
  */
-import { CertkeeperError, quote } from "../errors.ts";
-import type { ChannelType } from "../model.ts";
+import { CertkeeperError, quote } from "../base/errors.ts";
+import type { ChannelType } from "../base/records.ts";
 import { isIP } from "node:net";
 import { refusedAddressReason } from "../net/address_policy.ts";
 import { NetFailure, resolveVetted, type ResolverOptions } from "../net/resolver.ts";

@@ -1,6 +1,6 @@
 /** A channel as callers see it. */
-import { iso } from "../time.ts";
-import type { ChannelRecord } from "../model.ts";
+import { iso } from "../base/time.ts";
+import type { ChannelRecord } from "../base/records.ts";
 import type { ChannelView } from "../schemas/channel.ts";
 import { maskConfig } from "./channel_config.ts";
 

@@ -3,10 +3,10 @@ import { NetFailure } from "../net/resolver.ts";
 import { retrieveChain, type RetrieveOptions } from "../tls/certificate_retrieve.ts";
 import { describeChain, parseCertificates } from "../tls/certificate_parse.ts";
 import { judgeChain } from "../tls/chain_verify.ts";
-import { systemClock, type Clock } from "../time.ts";
+import { systemClock, type Clock } from "../base/time.ts";
 import type { TrustStore } from "../tls/trust_store.ts";
 import type { CheckOutcome } from "./check_apply.ts";
-import type { CertificateRecord } from "../model.ts";
+import type { CertificateRecord } from "../base/records.ts";
 
 export type KnownCertificate = Pick<CertificateRecord, "fingerprint" | "details" | "problem">;
 

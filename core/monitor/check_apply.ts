@@ -3,12 +3,10 @@
  * the same previous state, outcome and time always give the same result, which is what lets a
  * writer that lost a race simply apply its outcome again to the fresher state.
  */
-import type { CertificateDetails } from "../tls/certificate_parse.ts";
-import type { ChainProblem } from "../tls/chain_verify.ts";
-import type { NetFailureReason } from "../net/resolver.ts";
-import type { CertificateRecord, EventRecord, EventType, Health } from "../model.ts";
-import { newId } from "../ids.ts";
-import { iso } from "../time.ts";
+import type { CertificateDetails, ChainProblem, NetFailureReason } from "../base/records.ts";
+import type { CertificateRecord, EventRecord, EventType, Health } from "../base/records.ts";
+import { newId } from "../base/ids.ts";
+import { iso } from "../base/time.ts";
 import { certificateStatus } from "../certificates/status.ts";
 import { presentCertificate } from "../certificates/present.ts";
 import { nextAlertAt, thresholdToAnnounce } from "./threshold_crossings.ts";

@@ -3,11 +3,11 @@
  * (compare-and-swap on the record's version); a writer that loses the race re-applies its outcome to
  * the fresher state, so a manual check and a scheduled one never announce the same change twice.
  */
-import type { Clock } from "../time.ts";
-import { MINUTE, SECOND } from "../time.ts";
-import type { CertificateRecord } from "../model.ts";
+import type { Clock } from "../base/time.ts";
+import { MINUTE, SECOND } from "../base/time.ts";
+import type { CertificateRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../base/log.ts";
 import { applyCheck, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "./check_apply.ts";
 import type { CertificateSource } from "./certificate_source.ts";
 

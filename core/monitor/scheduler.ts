@@ -2,11 +2,11 @@
  * The re-check loop: leases due certificates (their nextCheckAt moves to the lease's end, so a process
  * that dies mid-check leaves them due again) and checks them with bounded concurrency.
  */
-import type { Clock } from "../time.ts";
+import type { Clock } from "../base/time.ts";
 import type { Store } from "../store/ports.ts";
-import type { Logger } from "../log.ts";
-import type { CertificateRecord } from "../model.ts";
-import { WorkLoop } from "../work_loop.ts";
+import type { Logger } from "../base/log.ts";
+import type { CertificateRecord } from "../base/records.ts";
+import { WorkLoop } from "../base/work_loop.ts";
 import type { Monitor } from "./monitor.ts";
 
 export interface SchedulerOptions {

@@ -3,7 +3,7 @@
  * now > notAfter − (T + 1) days. Each threshold is announced at most once per certificate serial;
  * when several are crossed at once (a certificate added 5 days before expiry), only the lowest is.
  */
-import { DAY, daysUntil } from "../time.ts";
+import { DAY, daysUntil } from "../base/time.ts";
 
 /** The moment threshold `t` is crossed: the first millisecond at which daysUntilExpiry ≤ t. */
 export function crossingAt(notAfter: number, threshold: number): number {

@@ -1,10 +1,10 @@
 /** Name resolution with CERTKEEPER_RESOLVE's overrides, and the private-address guard applied to its answer. */
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
-import { matchResolveRule, type ResolveRule } from "./resolve_rules.ts";
+import { matchResolveRule, type ResolveRule } from "../config/resolve_rules.ts";
 import { refusedAddressReason } from "./address_policy.ts";
+import type { NetFailureReason } from "../base/records.ts";
 
-export type NetFailureReason = "dns_error" | "connection_refused" | "timeout" | "tls_error";
 
 /** A failure to reach a target, classified as CONTRACT §5's statusReason values. */
 export class NetFailure extends Error {

@@ -2,7 +2,7 @@
  * What an event says, in plain words, before any format: one headline (the email subject), one
  * summary, and labelled facts. Each renderer (webhook aside) escapes these for its own markup.
  */
-import type { EventRecord, EventType } from "../model.ts";
+import type { EventRecord, EventType } from "../base/records.ts";
 import type { CertificateView } from "../schemas/certificate.ts";
 
 export interface Fact {

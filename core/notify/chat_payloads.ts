@@ -2,7 +2,7 @@
  * Chat payloads: Discord's webhook message (`content` + `embeds`) and Slack's incoming-webhook
  * message (`text` + `blocks`, which Mattermost and Rocket.Chat accept too).
  */
-import type { EventRecord, EventType } from "../model.ts";
+import type { EventRecord, EventType } from "../base/records.ts";
 import type { Described } from "./_describe.ts";
 
 /** Embed colours: amber for warnings, red for failures, green for good news, blue for tests. */

@@ -4,14 +4,14 @@
  * outcome only while it still holds the lease. A delivery is never lost (it stays pending in the
  * database across restarts) and is marked delivered the moment a receiver accepts it.
  */
-import type { Clock } from "../time.ts";
-import { SECOND } from "../time.ts";
-import type { Logger } from "../log.ts";
+import type { Clock } from "../base/time.ts";
+import { SECOND } from "../base/time.ts";
+import type { Logger } from "../base/log.ts";
 import type { Store, DeliveryJob } from "../store/ports.ts";
-import type { ChannelRecord, DeliveryRecord, EventRecord } from "../model.ts";
-import { newId } from "../ids.ts";
+import type { ChannelRecord, DeliveryRecord, EventRecord } from "../base/records.ts";
+import { newId } from "../base/ids.ts";
 import { NetFailure } from "../net/resolver.ts";
-import { WorkLoop } from "../work_loop.ts";
+import { WorkLoop } from "../base/work_loop.ts";
 import type { Transports } from "./ports.ts";
 import { renderNotification } from "./payloads.ts";
 

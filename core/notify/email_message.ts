@@ -1,5 +1,5 @@
 /** The email form of an event: a subject naming the domain and what happened, a text and an HTML part. */
-import type { EventRecord, ChannelRecord } from "../model.ts";
+import type { EventRecord, ChannelRecord } from "../base/records.ts";
 import type { EmailMessage } from "./ports.ts";
 import type { Described } from "./_describe.ts";
 

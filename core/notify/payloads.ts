@@ -3,7 +3,7 @@
  * the same event, channel and options always render the same bytes, so a retry sends what the first
  * attempt sent (bar the webhook timestamp and signature, which Standard Webhooks wants fresh).
  */
-import type { ChannelRecord, EventRecord } from "../model.ts";
+import type { ChannelRecord, EventRecord } from "../base/records.ts";
 import type { EmailMessage, OutgoingHttpRequest } from "./ports.ts";
 import { describeEvent } from "./_describe.ts";
 import { discordPayload, slackPayload } from "./chat_payloads.ts";

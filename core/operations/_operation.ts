@@ -3,9 +3,9 @@
  * document), the errors it can answer, and a handler composed of core services.
  */
 import { Type, type TObject, type TSchema } from "@sinclair/typebox";
-import type { ErrorCode } from "../errors.ts";
+import type { ErrorCode } from "../base/errors.ts";
 import type { Principal } from "../auth/authenticate.ts";
-import type { Services } from "../services.ts";
+import type { Services } from "../app/services.ts";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
 

@@ -1,5 +1,5 @@
 /** Cursor pagination: limits, and opaque cursors that encode a keyset position. */
-import { CertkeeperError, quote } from "../errors.ts";
+import { CertkeeperError, quote } from "../base/errors.ts";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

@@ -1,14 +1,14 @@
 /** POST /v1/certificates: validate, check nothing blocks it, retrieve the certificate, store, answer. */
-import { CertkeeperError, quote } from "../errors.ts";
-import { newId } from "../ids.ts";
-import { normalizeDomain } from "../domain_name.ts";
-import { rejectUnknownFields, validate } from "../validate.ts";
+import { CertkeeperError, quote } from "../base/errors.ts";
+import { newId } from "../base/ids.ts";
+import { normalizeDomain } from "../certificates/domain_name.ts";
+import { rejectUnknownFields, validate } from "../schemas/validate.ts";
 import { AddCertificateBody, CreatedCertificate } from "../schemas/certificate.ts";
 import { Envelope } from "../schemas/common.ts";
 import { DEFAULT_ALERT_THRESHOLDS } from "../certificates/status.ts";
 import { presentCreated } from "../certificates/present.ts";
 import { applyCheck } from "../monitor/check_apply.ts";
-import type { CertificateRecord, Scope } from "../model.ts";
+import type { CertificateRecord, Scope } from "../base/records.ts";
 import { defineOperation, NoQuery } from "./_operation.ts";
 
 export interface AddCertificateInput {

@@ -2,7 +2,7 @@
 import { DeleteResult, Envelope, IdParams } from "../schemas/common.ts";
 import { defineOperation, NoQuery } from "./_operation.ts";
 import { certificateNotFound } from "./_certificates.ts";
-import { isId } from "../ids.ts";
+import { isId } from "../base/ids.ts";
 
 export const deleteCertificate = defineOperation({
   id: "deleteCertificate",

@@ -1,5 +1,5 @@
 /** GET /v1/certificates: the caller's certificates by expiry, filtered, cursor-paginated. */
-import { CertkeeperError, quote } from "../errors.ts";
+import { CertkeeperError, quote } from "../base/errors.ts";
 import { Certificate, ListCertificatesQuery } from "../schemas/certificate.ts";
 import { ListEnvelope } from "../schemas/common.ts";
 import { CERTIFICATE_STATUSES, type CertificateStatus } from "../certificates/status.ts";

@@ -1,15 +1,15 @@
 /** POST /v1/channels: validate in CONTRACT §6's order, store, answer (a webhook's signing secret, once). */
-import { CertkeeperError } from "../errors.ts";
+import { CertkeeperError } from "../base/errors.ts";
 import { Type } from "@sinclair/typebox";
-import { newId } from "../ids.ts";
-import { rejectUnknownFields, validate } from "../validate.ts";
+import { newId } from "../base/ids.ts";
+import { rejectUnknownFields, validate } from "../schemas/validate.ts";
 import { AddChannelBody, Channel, ChannelName } from "../schemas/channel.ts";
 import { Envelope } from "../schemas/common.ts";
 import { checkTargetResolves, parseChannelConfig, parseChannelType } from "../channels/channel_config.ts";
 import { presentChannel } from "../channels/present.ts";
 import { newSigningSecret } from "../notify/webhook_signature.ts";
-import type { ChannelRecord, ChannelType } from "../model.ts";
-import type { Services } from "../services.ts";
+import type { ChannelRecord, ChannelType } from "../base/records.ts";
+import type { Services } from "../app/services.ts";
 import { defineOperation, NoQuery } from "./_operation.ts";
 
 /** Validated as a field of an object, so the message names it. */

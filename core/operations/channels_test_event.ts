@@ -1,5 +1,5 @@
 /** POST /v1/channels/{id}/test: send a test event to this channel now, one attempt, and say how it went. */
-import { CertkeeperError } from "../errors.ts";
+import { CertkeeperError } from "../base/errors.ts";
 import { ChannelTestResult } from "../schemas/channel.ts";
 import { Envelope, IdParams } from "../schemas/common.ts";
 import { defineOperation, NoQuery } from "./_operation.ts";

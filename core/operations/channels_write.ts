@@ -4,8 +4,8 @@ import { Channel, ChannelName, PatchChannelBody } from "../schemas/channel.ts";
 import { DeleteResult, Envelope, IdParams } from "../schemas/common.ts";
 import { checkTargetResolves, parseChannelConfig } from "../channels/channel_config.ts";
 import { presentChannel } from "../channels/present.ts";
-import { validate } from "../validate.ts";
-import { isId } from "../ids.ts";
+import { validate } from "../schemas/validate.ts";
+import { isId } from "../base/ids.ts";
 import { defineOperation, NoQuery } from "./_operation.ts";
 import { channelNotFound, findChannel } from "./_channels.ts";
 

@@ -1,7 +1,7 @@
 /** GET /v1/events: recent events, newest first, with their deliveries. */
 import { Event, ListQuery } from "../schemas/channel.ts";
 import { ListEnvelope } from "../schemas/common.ts";
-import { iso } from "../time.ts";
+import { iso } from "../base/time.ts";
 import type { EventWithDeliveries } from "../store/ports.ts";
 import { defineOperation } from "./_operation.ts";
 import { decodeCursor, pageLimit, paginate } from "./_page.ts";

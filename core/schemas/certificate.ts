@@ -1,7 +1,7 @@
 /** Certificate schemas: request bodies and the resource, written once for validation, types and OpenAPI. */
 import { Type, type Static } from "@sinclair/typebox";
 import { Id, PageQuery, Timestamp } from "./common.ts";
-import { CERTIFICATE_STATUSES } from "../certificates/status.ts";
+import { CERTIFICATE_STATUSES, STATUS_REASONS } from "../base/records.ts";
 
 export const CertificateName = Type.String({ minLength: 1, maxLength: 100, description: "Friendly name; default: the domain" });
 
@@ -38,21 +38,7 @@ export const CertificateStatus = Type.Union(
 );
 
 export const StatusReason = Type.Union(
-  [
-    ...[
-      "expired",
-      "not_yet_valid",
-      "self_signed",
-      "untrusted_issuer",
-      "hostname_mismatch",
-      "expiring_soon",
-      "dns_error",
-      "connection_refused",
-      "timeout",
-      "tls_error",
-    ].map((reason) => Type.Literal(reason)),
-    Type.Null(),
-  ],
+  [...STATUS_REASONS.map((reason) => Type.Literal(reason)), Type.Null()],
   { description: "Why the status is not valid; null when valid" },
 );
 

@@ -1,6 +1,6 @@
 /** Schemas shared by every operation: timestamps, ids, envelopes, list queries. */
 import { Type, type TSchema } from "@sinclair/typebox";
-import { ERROR_STATUS } from "../errors.ts";
+import { ERROR_STATUS } from "../base/errors.ts";
 
 export const Timestamp = Type.String({
   format: "date-time",

@@ -15,8 +15,8 @@ import type {
   SessionRecord,
   SignInFailures,
   UserRecord,
-} from "../model.ts";
-import type { CertificateStatus } from "../certificates/status.ts";
+} from "../base/records.ts";
+import type { CertificateStatus } from "../base/records.ts";
 
 /** Thrown by `create`/`insert` methods when a unique value (an email, a key hash) is taken. */
 export class DuplicateError extends Error {

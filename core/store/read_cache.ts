@@ -7,7 +7,7 @@
  *
  * Stores that cannot produce a change token (a shared libSQL server) are returned as they are.
  */
-import type { CertificateRecord, KeyGrant, Scope } from "../model.ts";
+import type { CertificateRecord, KeyGrant, Scope } from "../base/records.ts";
 import type { Store } from "./ports.ts";
 
 export interface ReadCacheOptions {

@@ -1,30 +1,6 @@
 /** Turns DER certificates into the fields of SPEC.md 2.2, formatted as CONTRACT §5 says. */
 import { Certificate, x509 } from "./x509.ts";
-
-export interface ChainEntry {
-  subject: string;
-  issuer: string;
-  validFrom: string;
-  validTo: string;
-}
-
-/** What a retrieval tells about a certificate, independent of time and of who monitors it. */
-export interface CertificateDetails {
-  serialNumber: string;
-  /** notBefore and notAfter of the leaf, in ms since the epoch. */
-  notBefore: number;
-  notAfter: number;
-  issuer: string;
-  subject: string;
-  subjectAlternativeNames: string[];
-  signatureAlgorithm: string;
-  chain: ChainEntry[];
-  /**
-   * When the trusted path through the sent intermediates stops being valid (the earliest notAfter
-   * among them), so an unchanged chain is judged again then; absent or null when nothing bounds it.
-   */
-  pathValidUntil?: number | null;
-}
+import type { CertificateDetails } from "../base/records.ts";
 
 /** OpenSSL's long names (LN_ in its obj_mac.h) of the signature algorithms certificates use. */
 const SIGNATURE_NAMES: Record<string, string> = {

@@ -8,9 +8,8 @@
 import { x509, type Certificate } from "./x509.ts";
 import type { TrustStore } from "./trust_store.ts";
 import { dnsNames } from "./certificate_parse.ts";
+import type { ChainProblem } from "../base/records.ts";
 
-/** What makes a retrieved certificate invalid, beyond its validity period. */
-export type ChainProblem = "self_signed" | "untrusted_issuer" | "hostname_mismatch";
 
 export interface ChainJudgement {
   problem: ChainProblem | null;

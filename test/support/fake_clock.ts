@@ -1,5 +1,5 @@
 /** A clock that moves only when told: sleeps resolve as time is advanced past them. */
-import type { Clock } from "../../core/time.ts";
+import type { Clock } from "../../core/base/time.ts";
 
 export class FakeClock implements Clock {
   #now: number;

@@ -6,7 +6,7 @@
  */
 import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
 import addFormats from "ajv-formats";
-import type { OpenApiDocument } from "../../core/openapi.ts";
+import type { OpenApiDocument } from "../../core/openapi/document.ts";
 
 type Json = { [key: string]: unknown };
 

@@ -6,9 +6,9 @@
  */
 import type { CertificateSource } from "../../core/monitor/certificate_source.ts";
 import type { CheckOutcome } from "../../core/monitor/check_apply.ts";
-import type { CertificateDetails } from "../../core/tls/certificate_parse.ts";
-import type { Clock } from "../../core/time.ts";
-import { DAY, HOUR } from "../../core/time.ts";
+import type { CertificateDetails } from "../../core/base/records.ts";
+import type { Clock } from "../../core/base/time.ts";
+import { DAY, HOUR } from "../../core/base/time.ts";
 
 /** mulberry32: a small seeded PRNG, so every run simulates the same year. */
 export function seededRandom(seed: number): () => number {

@@ -1,6 +1,6 @@
 /** Users who can sign in, and browsers signed in as them, for the web face's in-process tests. */
 import { expect } from "bun:test";
-import type { Role } from "../../core/model.ts";
+import type { Role } from "../../core/base/records.ts";
 import type { Harness } from "./harness.ts";
 import { WebClient } from "./web_client.ts";
 

@@ -1,8 +1,8 @@
 /** The dashboard: GET /, POST /dashboard/certificates, GET/POST /dashboard/certificates/:id/remove. */
-import type { Core } from "../../../core/core.ts";
+import type { Core } from "../../../core/app/create_core.ts";
 import { mayWrite } from "../../../core/accounts/mod.ts";
-import { CertkeeperError } from "../../../core/errors.ts";
-import type { Mode } from "../../../core/model.ts";
+import { CertkeeperError } from "../../../core/base/errors.ts";
+import type { Mode } from "../../../core/base/records.ts";
 import { getCertificate } from "../../../core/operations/certificates_get.ts";
 import type { CertificateView } from "../../../core/schemas/certificate.ts";
 import { change, errorPage, noticeOf, signedIn, type WebRoute } from "../guard.ts";

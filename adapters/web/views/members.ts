@@ -1,8 +1,8 @@
 /** The Members tab: users and roles, the add form, the remove confirmation. */
 import type { MemberView, SignedIn } from "../../../core/accounts/mod.ts";
 import { assignableRoles, mayChangeMember } from "../../../core/accounts/mod.ts";
-import { MIN_PASSWORD_LENGTH } from "../../../core/admin.ts";
-import type { Role } from "../../../core/model.ts";
+import { MIN_PASSWORD_LENGTH } from "../../../core/accounts/admin.ts";
+import type { Role } from "../../../core/base/records.ts";
 import { html, type Html } from "../html.ts";
 import { formToken, page, when } from "../layout.ts";
 

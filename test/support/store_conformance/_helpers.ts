@@ -1,7 +1,7 @@
 /** What the store conformance suite's parts share over a store: setting up, parking leases, sorting. */
 import { expect } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
-import type { CertificateRecord, ChannelRecord, DeliveryRecord, EventRecord, Scope } from "../../../core/model.ts";
+import type { CertificateRecord, ChannelRecord, DeliveryRecord, EventRecord, Scope } from "../../../core/base/records.ts";
 import { organizationRecord } from "./factories.ts";
 
 /** Later than any time a test uses: where {@link parkLeftovers} moves other tests' leases. */

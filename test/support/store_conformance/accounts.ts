@@ -1,8 +1,8 @@
 /** The store conformance suite's part for organizations, users and API keys. */
 import { describe, expect, test } from "bun:test";
 import { DuplicateError, type Store } from "../../../core/store/ports.ts";
-import { newId } from "../../../core/ids.ts";
-import { DAY, HOUR } from "../../../core/time.ts";
+import { newId } from "../../../core/base/ids.ts";
+import { DAY, HOUR } from "../../../core/base/time.ts";
 import { apiKeyRecord, hex, NOW, organizationRecord, userRecord } from "./factories.ts";
 import { newOrganization, sortedIds } from "./_helpers.ts";
 

@@ -1,8 +1,8 @@
 /** The store conformance suite's part for checking certificates: claimDue, nextDueAt, saveCheck. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
-import type { CertificateRecord } from "../../../core/model.ts";
-import { DAY, HOUR, MINUTE } from "../../../core/time.ts";
+import type { CertificateRecord } from "../../../core/base/records.ts";
+import { DAY, HOUR, MINUTE } from "../../../core/base/time.ts";
 import { certificateDetails, certificateRecord, channelRecord, eventRecord, hex, NOW } from "./factories.ts";
 import { addCertificate, addChannel, compareIds, deliveriesOf, ids, newOrganization, parkLeftovers, sortedIds } from "./_helpers.ts";
 

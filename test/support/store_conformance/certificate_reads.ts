@@ -2,9 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
 import { certificateStatus, CERTIFICATE_STATUSES, type CertificateStatus } from "../../../core/certificates/status.ts";
-import type { CertificateRecord } from "../../../core/model.ts";
-import { randomBase62 } from "../../../core/ids.ts";
-import { DAY, HOUR } from "../../../core/time.ts";
+import type { CertificateRecord } from "../../../core/base/records.ts";
+import { randomBase62 } from "../../../core/base/ids.ts";
+import { DAY, HOUR } from "../../../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./factories.ts";
 import { addCertificate, byExpiry, ids, newOrganization, sortedIds } from "./_helpers.ts";
 

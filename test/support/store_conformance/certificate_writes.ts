@@ -1,8 +1,8 @@
 /** The store conformance suite's part for writing certificates: insert, updateSettings, remove. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
-import { newId, randomBase62 } from "../../../core/ids.ts";
-import { DAY, HOUR } from "../../../core/time.ts";
+import { newId, randomBase62 } from "../../../core/base/ids.ts";
+import { DAY, HOUR } from "../../../core/base/time.ts";
 import { certificateRecord, channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
 import { addCertificate, addChannel, byChannel, deliveriesOf, newOrganization } from "./_helpers.ts";
 

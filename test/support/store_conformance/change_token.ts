@@ -1,8 +1,8 @@
 /** The store conformance suite's part for changeToken(): it moves with every kind of write, and only then. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
-import type { Scope } from "../../../core/model.ts";
-import { HOUR, MINUTE } from "../../../core/time.ts";
+import type { Scope } from "../../../core/base/records.ts";
+import { HOUR, MINUTE } from "../../../core/base/time.ts";
 import {
   apiKeyRecord,
   certificateRecord,

@@ -1,8 +1,8 @@
 /** The store conformance suite's part for notification channels. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
-import type { ChannelRecord } from "../../../core/model.ts";
-import { newId } from "../../../core/ids.ts";
+import type { ChannelRecord } from "../../../core/base/records.ts";
+import { newId } from "../../../core/base/ids.ts";
 import { certificateRecord, channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
 import { addCertificate, addChannel, byNewest, deliveriesOf, newOrganization } from "./_helpers.ts";
 

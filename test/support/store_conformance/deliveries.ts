@@ -1,9 +1,9 @@
 /** The store conformance suite's part for deliveries: claimDueDeliveries, nextDeliveryAt, countPending, completeDelivery. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
-import type { DeliveryRecord, Scope } from "../../../core/model.ts";
-import { newId } from "../../../core/ids.ts";
-import { DAY, HOUR, MINUTE } from "../../../core/time.ts";
+import type { DeliveryRecord, Scope } from "../../../core/base/records.ts";
+import { newId } from "../../../core/base/ids.ts";
+import { DAY, HOUR, MINUTE } from "../../../core/base/time.ts";
 import { channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
 import { addChannel, deliveriesOf, deliveryKeys, newOrganization, parkLeftovers } from "./_helpers.ts";
 

@@ -1,9 +1,9 @@
 /** The store conformance suite's part for events: insert, list, get. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
-import type { EventRecord } from "../../../core/model.ts";
-import { newId } from "../../../core/ids.ts";
-import { MINUTE } from "../../../core/time.ts";
+import type { EventRecord } from "../../../core/base/records.ts";
+import { newId } from "../../../core/base/ids.ts";
+import { MINUTE } from "../../../core/base/time.ts";
 import { channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
 import { addChannel, ids, newOrganization } from "./_helpers.ts";
 

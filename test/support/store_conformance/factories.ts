@@ -2,7 +2,7 @@
  * The records the store conformance suite writes: each complete and valid, with fresh ids, built
  * around {@link NOW}; `overrides` set any field.
  */
-import type { CertificateDetails } from "../../../core/tls/certificate_parse.ts";
+import type { CertificateDetails } from "../../../core/base/records.ts";
 import {
   PLAN_LIMITS,
   type ApiKeyRecord,
@@ -14,9 +14,9 @@ import {
   type Scope,
   type SessionRecord,
   type UserRecord,
-} from "../../../core/model.ts";
-import { newId, randomBase62 } from "../../../core/ids.ts";
-import { DAY, HOUR } from "../../../core/time.ts";
+} from "../../../core/base/records.ts";
+import { newId, randomBase62 } from "../../../core/base/ids.ts";
+import { DAY, HOUR } from "../../../core/base/time.ts";
 
 /** The time the suite's records are built around. */
 export const NOW = Date.UTC(2031, 4, 1, 12, 0, 0);

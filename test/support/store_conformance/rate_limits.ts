@@ -1,8 +1,8 @@
 /** The store conformance suite's part for rate limits. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
-import { newId } from "../../../core/ids.ts";
-import { MINUTE } from "../../../core/time.ts";
+import { newId } from "../../../core/base/ids.ts";
+import { MINUTE } from "../../../core/base/time.ts";
 import { NOW } from "./factories.ts";
 
 export function describeRateLimits(get: () => Store) {

@@ -4,8 +4,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { LastOwnerError, type Store } from "../../../core/store/ports.ts";
-import { newId } from "../../../core/ids.ts";
-import { DAY, HOUR, MINUTE } from "../../../core/time.ts";
+import { newId } from "../../../core/base/ids.ts";
+import { DAY, HOUR, MINUTE } from "../../../core/base/time.ts";
 import { apiKeyRecord, hex, NOW, organizationRecord, sessionRecord, userRecord } from "./factories.ts";
 
 async function organizationWithOwner(store: Store) {

@@ -1,8 +1,9 @@
 /** certkeeper's configuration: CONTRACT §1's environment variables, parsed and checked once. */
-import { HOUR, MINUTE, SECOND, parseDuration } from "./time.ts";
-import { parseResolveRules, type ResolveRule } from "./net/resolve_rules.ts";
+import { HOUR, MINUTE, SECOND, parseDuration } from "../base/time.ts";
+import { parseResolveRules, type ResolveRule } from "./resolve_rules.ts";
 
-export type LogLevel = "debug" | "info" | "warn" | "error";
+import type { LogLevel } from "../base/log.ts";
+export type { LogLevel };
 
 export interface Config {
   host: string;

@@ -1,7 +1,54 @@
 /** The records certkeeper keeps, as core sees them (stores map them to rows). Times are ms since the epoch. */
-import type { CertificateDetails } from "./tls/certificate_parse.ts";
-import type { ChainProblem } from "./tls/chain_verify.ts";
-import type { NetFailureReason } from "./net/resolver.ts";
+
+export interface ChainEntry {
+  subject: string;
+  issuer: string;
+  validFrom: string;
+  validTo: string;
+}
+
+/** What a retrieval tells about a certificate, independent of time and of who monitors it. */
+export interface CertificateDetails {
+  serialNumber: string;
+  /** notBefore and notAfter of the leaf, in ms since the epoch. */
+  notBefore: number;
+  notAfter: number;
+  issuer: string;
+  subject: string;
+  subjectAlternativeNames: string[];
+  signatureAlgorithm: string;
+  chain: ChainEntry[];
+  /**
+   * When the trusted path through the sent intermediates stops being valid (the earliest notAfter
+   * among them), so an unchanged chain is judged again then; absent or null when nothing bounds it.
+   */
+  pathValidUntil?: number | null;
+}
+
+/** What makes a retrieved certificate invalid, beyond its validity period. */
+export type ChainProblem = "self_signed" | "untrusted_issuer" | "hostname_mismatch";
+
+/** A failure to reach a target, as CONTRACT §5's statusReason values name it. */
+export type NetFailureReason = "dns_error" | "connection_refused" | "timeout" | "tls_error";
+
+/** CONTRACT §5's statuses, in the order the first that applies wins. */
+export const CERTIFICATE_STATUSES = ["expired", "unreachable", "invalid", "expiring", "valid"] as const;
+export type CertificateStatus = (typeof CERTIFICATE_STATUSES)[number];
+
+/** Why a certificate's status is not `valid`. */
+export const STATUS_REASONS = [
+  "expired",
+  "not_yet_valid",
+  "self_signed",
+  "untrusted_issuer",
+  "hostname_mismatch",
+  "expiring_soon",
+  "dns_error",
+  "connection_refused",
+  "timeout",
+  "tls_error",
+] as const;
+export type StatusReason = (typeof STATUS_REASONS)[number];
 
 export type Mode = "live" | "test";
 export type Role = "owner" | "admin" | "member";

@@ -4,7 +4,7 @@
  */
 import type { Static, TSchema } from "@sinclair/typebox";
 import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value";
-import { CertkeeperError, quote, type ErrorCode } from "./errors.ts";
+import { CertkeeperError, quote, type ErrorCode } from "../base/errors.ts";
 
 /** Returns `value` typed by `schema`, or throws `code` (default `invalid_request`) naming the field. */
 export function validate<T extends TSchema>(schema: T, value: unknown, code: ErrorCode = "invalid_request"): Static<T> {

@@ -1,5 +1,5 @@
 /** Reading a JSON request body safely: declared type, bounded size, clear errors. */
-import { CertkeeperError } from "./errors.ts";
+import { CertkeeperError } from "../base/errors.ts";
 
 export const MAX_BODY_BYTES = 64 * 1024;
 

@@ -1,5 +1,5 @@
 /** /healthz and /readyz: the process is up; the database answers. */
-import type { Store } from "./store/ports.ts";
+import type { Store } from "../store/ports.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 const READY_TIMEOUT_MS = 2000;

@@ -8,11 +8,11 @@
  * metrics.observeCheck({ ok: true, seconds: 0.12 });
  * for await (const chunk of scrapeMetrics({ store, metrics, now: Date.now() })) stream.write(chunk);
  */
-import packageJson from "../package.json" with { type: "json" };
-import { CERTIFICATE_STATUSES, certificateStatus, type CertificateStatus } from "./certificates/status.ts";
-import type { ChannelType, Mode } from "./model.ts";
-import type { Store } from "./store/ports.ts";
-import { Counter, decadeBuckets, familyHeader, Histogram, sampleLine } from "./metrics.ts";
+import packageJson from "../../package.json" with { type: "json" };
+import { CERTIFICATE_STATUSES, certificateStatus, type CertificateStatus } from "../certificates/status.ts";
+import type { ChannelType, Mode } from "../base/records.ts";
+import type { Store } from "../store/ports.ts";
+import { Counter, decadeBuckets, familyHeader, Histogram, sampleLine } from "./exposition.ts";
 
 const CHANNEL_TYPES: readonly ChannelType[] = ["email", "discord", "slack", "webhook"];
 /** Certificates read from the store per page. */

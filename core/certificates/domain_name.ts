@@ -5,7 +5,7 @@
  */
 import { isIP } from "node:net";
 import { domainToASCII } from "node:url";
-import { CertkeeperError, quote } from "./errors.ts";
+import { CertkeeperError, quote } from "../base/errors.ts";
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 

@@ -2,13 +2,13 @@
  * Organizations, users and API keys: what the CLI and the settings area manage. Secrets leave this
  * module once (a new key) and are never stored: only hashes.
  */
-import { CertkeeperError, quote } from "./errors.ts";
-import { newId } from "./ids.ts";
-import { generateApiKey, keyPrefix } from "./auth/api_key.ts";
-import { DuplicateError, type Store } from "./store/ports.ts";
-import { PLAN_LIMITS, type ApiKeyRecord, type Limits, type Mode, type OrganizationRecord, type Plan, type Role, type UserRecord } from "./model.ts";
-import type { Clock } from "./time.ts";
-import { iso } from "./time.ts";
+import { CertkeeperError, quote } from "../base/errors.ts";
+import { newId } from "../base/ids.ts";
+import { generateApiKey, keyPrefix } from "../auth/api_key.ts";
+import { DuplicateError, type Store } from "../store/ports.ts";
+import { PLAN_LIMITS, type ApiKeyRecord, type Limits, type Mode, type OrganizationRecord, type Plan, type Role, type UserRecord } from "../base/records.ts";
+import type { Clock } from "../base/time.ts";
+import { iso } from "../base/time.ts";
 
 /** Hashes passwords with a memory-hard function; supplied by the runtime adapter. */
 export interface PasswordHasher {

@@ -2,9 +2,9 @@
  * The error side of the OpenAPI document: which codes an operation can answer, grouped by HTTP status,
  * each status with the error envelope narrowed to its codes and a named example per code.
  */
-import { ERROR_STATUS, INTERNAL_ERROR_MESSAGE, type ErrorCode, type PublicErrorCode } from "./errors.ts";
-import { COMMON_ERRORS, type Operation } from "./operations/_operation.ts";
-import type { JsonSchema } from "./openapi_schemas.ts";
+import { ERROR_STATUS, INTERNAL_ERROR_MESSAGE, type ErrorCode, type PublicErrorCode } from "../base/errors.ts";
+import { COMMON_ERRORS, type Operation } from "../operations/_operation.ts";
+import type { JsonSchema } from "./schemas.ts";
 
 /** The codes only an operation with a request body can answer. */
 const BODY_ERRORS: ErrorCode[] = ["payload_too_large", "unsupported_media_type"];

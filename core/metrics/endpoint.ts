@@ -7,11 +7,11 @@
  * if (core.services.config.metricsToken) app.get("/metrics", ({ request }) => metricsResponse(core.services, request));
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { CertkeeperError, errorBody } from "./errors.ts";
-import { newId } from "./ids.ts";
-import { METRICS_CONTENT_TYPE } from "./metrics.ts";
-import { scrapeMetrics } from "./metrics_scrape.ts";
-import type { Services } from "./services.ts";
+import { CertkeeperError, errorBody } from "../base/errors.ts";
+import { newId } from "../base/ids.ts";
+import { METRICS_CONTENT_TYPE } from "./exposition.ts";
+import { scrapeMetrics } from "./scrape.ts";
+import type { Services } from "../app/services.ts";
 
 export async function metricsResponse(services: Services, request: Request): Promise<Response> {
   const { config, logger, store, metrics, clock } = services;

@@ -4,14 +4,14 @@
  * Works on web-standard Request and Response, so any HTTP adapter can mount it.
  */
 import { Value } from "@sinclair/typebox/value";
-import { asCertkeeperError, CertkeeperError, errorBody, quote } from "./errors.ts";
-import { newId } from "./ids.ts";
-import { readJsonBody } from "./http_body.ts";
-import { validate } from "./validate.ts";
-import { rateLimitHeaders } from "./auth/rate_limit.ts";
-import type { Principal } from "./auth/authenticate.ts";
-import type { Operation, OperationInput, OperationResult } from "./operations/_operation.ts";
-import type { Services } from "./services.ts";
+import { asCertkeeperError, CertkeeperError, errorBody, quote } from "../base/errors.ts";
+import { newId } from "../base/ids.ts";
+import { readJsonBody } from "./body.ts";
+import { validate } from "../schemas/validate.ts";
+import { rateLimitHeaders } from "../auth/rate_limit.ts";
+import type { Principal } from "../auth/authenticate.ts";
+import type { Operation, OperationInput, OperationResult } from "../operations/_operation.ts";
+import type { Services } from "../app/services.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 

@@ -2,26 +2,26 @@
  * Builds certkeeper's core once: services, the request pipeline, the background workers. Adapters
  * supply the outside world (a store, a clock, transports) and mount what this returns.
  */
-import { LEASE_MS, type Config } from "./config.ts";
-import { systemClock, SECOND, type Clock } from "./time.ts";
-import { createLogger, type Logger } from "./log.ts";
-import { randomBase62 } from "./ids.ts";
-import type { Store } from "./store/ports.ts";
-import { withReadCache } from "./store/read_cache.ts";
-import { Authenticator } from "./auth/authenticate.ts";
-import { MemoryRateLimiter, StoreRateLimiter } from "./auth/rate_limit.ts";
-import { Admin, type PasswordHasher } from "./admin.ts";
-import { TrustStore } from "./tls/trust_store.ts";
-import { Monitor, type CheckObserver } from "./monitor/monitor.ts";
-import { createScheduler } from "./monitor/scheduler.ts";
-import { Deliverer } from "./notify/deliverer.ts";
-import type { Transports } from "./notify/ports.ts";
-import { TlsCertificateSource, type CertificateSource } from "./monitor/certificate_source.ts";
-import { createApi, type Api } from "./api.ts";
-import { OPERATIONS, type Operation } from "./operations/mod.ts";
+import { LEASE_MS, type Config } from "../config/config.ts";
+import { systemClock, SECOND, type Clock } from "../base/time.ts";
+import { createLogger, type Logger } from "../base/log.ts";
+import { randomBase62 } from "../base/ids.ts";
+import type { Store } from "../store/ports.ts";
+import { withReadCache } from "../store/read_cache.ts";
+import { Authenticator } from "../auth/authenticate.ts";
+import { MemoryRateLimiter, StoreRateLimiter } from "../auth/rate_limit.ts";
+import { Admin, type PasswordHasher } from "../accounts/admin.ts";
+import { TrustStore } from "../tls/trust_store.ts";
+import { Monitor, type CheckObserver } from "../monitor/monitor.ts";
+import { createScheduler } from "../monitor/scheduler.ts";
+import { Deliverer } from "../notify/deliverer.ts";
+import type { Transports } from "../notify/ports.ts";
+import { TlsCertificateSource, type CertificateSource } from "../monitor/certificate_source.ts";
+import { createApi, type Api } from "../http/api.ts";
+import { OPERATIONS, type Operation } from "../operations/mod.ts";
 import type { Services } from "./services.ts";
-import { createAccounts, type Accounts } from "./accounts/mod.ts";
-import { ServiceMetrics } from "./metrics_scrape.ts";
+import { createAccounts, type Accounts } from "../accounts/mod.ts";
+import { ServiceMetrics } from "../metrics/scrape.ts";
 
 export interface CoreOptions {
   config: Config;

@@ -1,5 +1,6 @@
 /** JSON logs, one object per line. Callers never pass secrets; fields are the only structure. */
-import type { LogLevel } from "./config.ts";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
 
 export type LogFields = Record<string, unknown>;
 

@@ -3,8 +3,8 @@
  * the interactive reference. None takes an API key.
  */
 import { Type } from "@sinclair/typebox";
-import { errorEnvelope, errorResponse, headerRefs } from "./openapi_errors.ts";
-import type { JsonSchema, SchemaConverter } from "./openapi_schemas.ts";
+import { errorEnvelope, errorResponse, headerRefs } from "./errors.ts";
+import type { JsonSchema, SchemaConverter } from "./schemas.ts";
 
 export const SERVICE_TAG = {
   name: "Service",

@@ -7,13 +7,13 @@
  * document.paths["/v1/certificates/{id}"].get.operationId; // "getCertificate"
  */
 import type { TObject, TSchema } from "@sinclair/typebox";
-import * as certificateSchemas from "./schemas/certificate.ts";
-import * as channelSchemas from "./schemas/channel.ts";
-import * as commonSchemas from "./schemas/common.ts";
-import type { Operation } from "./operations/_operation.ts";
-import { SchemaConverter, type JsonSchema } from "./openapi_schemas.ts";
-import { byStatus, errorResponse, errorsOf, headerRefs, HEADERS, RATE_LIMIT_HEADERS } from "./openapi_errors.ts";
-import { METRICS_SECURITY_SCHEME, metricsPaths, serviceComponents, servicePaths, SERVICE_TAG } from "./openapi_service.ts";
+import * as certificateSchemas from "../schemas/certificate.ts";
+import * as channelSchemas from "../schemas/channel.ts";
+import * as commonSchemas from "../schemas/common.ts";
+import type { Operation } from "../operations/_operation.ts";
+import { SchemaConverter, type JsonSchema } from "./schemas.ts";
+import { byStatus, errorResponse, errorsOf, headerRefs, HEADERS, RATE_LIMIT_HEADERS } from "./errors.ts";
+import { METRICS_SECURITY_SCHEME, metricsPaths, serviceComponents, servicePaths, SERVICE_TAG } from "./service.ts";
 
 /**
  * Modules whose exported schemas get their export name in `components/schemas` wherever they recur.

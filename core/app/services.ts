@@ -1,0 +1,28 @@
+/** Everything operations compose: built once per process by createCore(). */
+import type { Config } from "../config/config.ts";
+import type { Store } from "../store/ports.ts";
+import type { Clock } from "../base/time.ts";
+import type { Logger } from "../base/log.ts";
+import type { Authenticator } from "../auth/authenticate.ts";
+import type { RateLimiter } from "../auth/rate_limit.ts";
+import type { Monitor } from "../monitor/monitor.ts";
+import type { Scheduler } from "../monitor/scheduler.ts";
+import type { Deliverer } from "../notify/deliverer.ts";
+import type { Admin } from "../accounts/admin.ts";
+import type { ServiceMetrics } from "../metrics/scrape.ts";
+
+export interface Services {
+  config: Config;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  authenticator: Authenticator;
+  rateLimiter: RateLimiter;
+  monitor: Monitor;
+  scheduler: Scheduler;
+  /** The delivery worker; absent when the process has no transports (deliveries wait in the outbox). */
+  deliveries?: Deliverer;
+  admin: Admin;
+  /** This process's counters for GET /metrics. */
+  metrics: ServiceMetrics;
+}
