@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { compileErrors, validate } from "@readme/openapi-parser";
 import { ERROR_STATUS, type ErrorCode } from "../core/base/errors.ts";
 import { buildOpenApiDocument, openApiPath, type OpenApiDocument } from "../core/openapi/document.ts";
-import { COMMON_ERRORS } from "../core/operations/_operation.ts";
+import { COMMON_ERRORS } from "../core/operations/operation.ts";
 import { OPERATIONS } from "../core/operations/mod.ts";
 import packageJson from "../package.json" with { type: "json" };
 import { createHarness, expectData, expectError, type Harness } from "./support/harness.ts";

@@ -61,7 +61,8 @@ test("a year of 1,000 certificates: zero missed thresholds, zero duplicates", as
   const org = await admin.createOrganization({ name: "Sim", plan: "enterprise" });
   const user = await admin.createUser({ organizationId: org.id, email: "sim@acme.test", role: "owner" });
   const principal = { keyId: "key_simulation00000000", userId: user.id, role: "owner" as const, scope: { organizationId: org.id, mode: "live" as const }, limits: org.limits };
-  await core.api.invoke(addChannel, principal, { body: { type: "webhook", name: "sim", config: { url: "https://receiver.example/hook" } } });
+  const caller = { kind: "host", principal } as const;
+  await core.call({ operation: addChannel, caller, body: { type: "webhook", name: "sim", config: { url: "https://receiver.example/hook" } } });
 
   // The servers, then the certificates added through the same operation the API uses.
   const policies: RenewalPolicy[] = ["on-time", "on-time", "on-time", "late", "late", "lapses", "yearly"];
@@ -80,7 +81,7 @@ test("a year of 1,000 certificates: zero missed thresholds, zero duplicates", as
     server.outages = server.outages.filter(([from]) => from > START + HOUR);
     const saved = server.flakiness;
     server.flakiness = 0;
-    const { data } = await core.api.invoke(addCertificate, principal, { body: { domain, alertThresholds: server.alertThresholds } });
+    const { data } = await core.call({ operation: addCertificate, caller, body: { domain, alertThresholds: server.alertThresholds } });
     server.flakiness = saved;
     certificateOf.set((data as { id: string }).id, domain);
   }

@@ -38,8 +38,8 @@ export interface Page<T> {
   nextCursor: string | null;
 }
 
-/** A list's query as the embed API takes it: the HTTP query's fields, `limit` also as a number. */
-export type EmbedQuery<Q> = { [K in keyof Q]: K extends "limit" ? Q[K] | number : Q[K] };
+/** A list's query as the embed API takes it: the query schema's fields, each also as the string a URL would carry (`status: "expiring,expired"`). */
+export type EmbedQuery<Q> = { [K in keyof Q]: Q[K] | string };
 
 type QueryOf<O> = O extends { query: infer Q extends TSchema } ? EmbedQuery<Static<Q>> : Record<string, never>;
 type Data<O> = O extends { response: infer R extends TSchema } ? Static<R> : never;
@@ -85,7 +85,7 @@ export function embedFunctions(operations: readonly Operation[], invoke: Invoke)
       let next = 0;
       for (const param of pathNames) input.params![param] = args[next++] as string;
       if (operation.body) input.body = args[next++];
-      if (takesQuery) input.query = queryStrings(args[next]);
+      if (takesQuery) input.query = queryOf(args[next]);
       const result = await invoke(operation, input);
       return result.nextCursor === undefined ? result.data : { data: result.data, nextCursor: result.nextCursor };
     };
@@ -93,13 +93,8 @@ export function embedFunctions(operations: readonly Operation[], invoke: Invoke)
   return namespaces as unknown as EmbedFunctions;
 }
 
-/** Numbers become the strings the HTTP query would carry; anything else is left for validation to judge. */
-function queryStrings(query: unknown): Record<string, string> {
+/** The query object as given; anything else is left for the pipeline's validation to judge. */
+function queryOf(query: unknown): Record<string, unknown> {
   if (query === undefined || query === null) return {};
-  if (typeof query !== "object" || Array.isArray(query)) return query as Record<string, string>;
-  const strings: Record<string, string> = {};
-  for (const [name, value] of Object.entries(query)) {
-    if (value !== undefined) strings[name] = (typeof value === "number" ? String(value) : value) as string;
-  }
-  return strings;
+  return query as Record<string, unknown>;
 }

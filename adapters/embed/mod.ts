@@ -32,7 +32,6 @@ import { TrustStore } from "../../core/tls/trust_store.ts";
 import type { Mode, OrganizationRecord, Plan } from "../../core/base/records.ts";
 import type { Principal } from "../../core/auth/authenticate.ts";
 import type { Store } from "../../core/store/ports.ts";
-import { validate } from "../../core/schemas/validate.ts";
 import { OPERATIONS } from "../../core/operations/mod.ts";
 import type * as certificateSchemas from "../../core/schemas/certificate.ts";
 import type * as channelSchemas from "../../core/schemas/channel.ts";
@@ -157,8 +156,8 @@ export async function createCertkeeper(options: CertkeeperOptions = {}): Promise
   const functions = embedFunctions(OPERATIONS, async (operation, input) => {
     if (closed) throw new Error("This certkeeper is closed: create another with createCertkeeper().");
     try {
-      if (operation.params) validate(operation.params, input.params);
-      return await core.api.invoke(operation, await principal(), input);
+      const caller = { kind: "host", principal: await principal() } as const;
+      return await core.call({ operation, caller, params: input.params, query: input.query, body: input.body });
     } catch (error) {
       throw toApiError(error, logger);
     }

@@ -7,7 +7,6 @@
  * const result = await core.accounts.signIn.attempt({ email, password, clientAddress });
  * if (result.ok) setCookie(result.token);
  */
-import type { Api } from "../http/api.ts";
 import type { PasswordHasher } from "./admin.ts";
 import type { Services } from "../app/services.ts";
 import { ApiKeys } from "./api_keys.ts";
@@ -27,21 +26,20 @@ export interface Accounts {
 
 export interface AccountsOptions {
   services: Services;
-  api: Api;
   passwords?: PasswordHasher;
   sessionPolicy?: SessionPolicy;
   throttle?: ThrottlePolicies;
 }
 
 export function createAccounts(options: AccountsOptions): Accounts {
-  const { store, clock, admin, rateLimiter } = options.services;
+  const { store, clock, admin } = options.services;
   const sessions = new Sessions(store, clock, options.sessionPolicy);
   return {
     sessions,
     signIn: new SignIn({ store, clock, sessions, passwords: options.passwords, policy: options.throttle }),
     apiKeys: new ApiKeys(store, admin),
     members: new Members(store, clock, admin, sessions),
-    workspace: new Workspace(options.api, { rateLimiter, clock }),
+    workspace: new Workspace(options.services),
   };
 }
 

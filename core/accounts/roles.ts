@@ -5,11 +5,9 @@
  */
 import type { Role } from "../base/records.ts";
 import { ROLES } from "./admin.ts";
+import { mayWrite } from "../auth/permission.ts";
 
-/** Add or remove certificates and channels, as a key of this role may. */
-export function mayWrite(role: Role): boolean {
-  return role === "owner" || role === "admin";
-}
+export { mayWrite };
 
 /** Create and revoke the organization's API keys. */
 export function mayManageKeys(role: Role): boolean {

@@ -18,7 +18,8 @@ import { Deliverer } from "../notify/deliverer.ts";
 import type { Transports } from "../notify/ports.ts";
 import { TlsCertificateSource, type CertificateSource } from "../monitor/certificate_source.ts";
 import { createApi, type Api } from "../http/api.ts";
-import { OPERATIONS, type Operation } from "../operations/mod.ts";
+import { callOperation, type Call } from "../pipeline/pipeline.ts";
+import { OPERATIONS, type Operation, type OperationResult } from "../operations/mod.ts";
 import type { Services } from "./services.ts";
 import { createAccounts, type Accounts } from "../accounts/mod.ts";
 import { ServiceMetrics } from "../metrics/scrape.ts";
@@ -44,7 +45,16 @@ export interface CoreOptions {
 
 export interface Core {
   services: Services;
+  /** The HTTP face of the pipeline: Request in, Response out. */
   api: Api;
+  /**
+   * Calls an operation in-process through the same pipeline (principal, rate limit, permission,
+   * validation): its result, or throws the CertkeeperError HTTP would answer with.
+   *
+   * @example
+   * await core.call({ operation: addCertificate, caller: { kind: "host", principal }, body: { domain: "example.com" } });
+   */
+  call(call: Call): Promise<OperationResult>;
   /** The settings area's sessions, sign-in, keys, members and dashboard (adapters/web renders them). */
   accounts: Accounts;
   operations: readonly Operation[];
@@ -135,7 +145,8 @@ export function createCore(options: CoreOptions): Core {
   return {
     services,
     api,
-    accounts: createAccounts({ services, api, passwords: options.passwords }),
+    call: (call) => callOperation(services, call),
+    accounts: createAccounts({ services, passwords: options.passwords }),
     operations: OPERATIONS,
     trust,
     start() {

@@ -1,16 +1,13 @@
 /**
- * The request pipeline every operation goes through, in CONTRACT §4's order: authentication, rate
- * limit, permission, body and field validation, then the operation (existence, conflict, limits).
- * Works on web-standard Request and Response, so any HTTP adapter can mount it.
+ * The HTTP face of the request pipeline: a web-standard Request in, a Response out, so any HTTP
+ * adapter can mount it. Each request runs through core/pipeline's runOperation with its
+ * Authorization header as the caller, and is logged once here.
  */
-import { Value } from "@sinclair/typebox/value";
 import { asCertkeeperError, CertkeeperError, errorBody, quote } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
 import { readJsonBody } from "./body.ts";
-import { validate } from "../schemas/validate.ts";
-import { rateLimitHeaders } from "../auth/rate_limit.ts";
-import type { Principal } from "../auth/authenticate.ts";
-import type { Operation, OperationInput, OperationResult } from "../operations/_operation.ts";
+import { admit, envelope, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
+import type { Operation } from "../operations/operation.ts";
 import type { Services } from "../app/services.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
@@ -18,8 +15,6 @@ const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 export interface Api {
   /** Answers one request for `operation`; `params` are the path parameters the router matched. */
   handle(operation: Operation, request: Request, params: Record<string, string>): Promise<Response>;
-  /** Runs `operation` in-process as `principal`: validation and errors exactly as over HTTP. */
-  invoke(operation: Operation, principal: Principal, input: Partial<OperationInput>): Promise<OperationResult>;
   notFound(request: Request): Promise<Response>;
   methodNotAllowed(request: Request, allowed: string[]): Promise<Response>;
   /** The envelope for a failure outside any operation (the HTTP adapter's last resort). */
@@ -32,18 +27,10 @@ export interface Api {
 }
 
 export function createApi(services: Services): Api {
-  const { clock, logger, authenticator, rateLimiter } = services;
+  const { logger } = services;
 
   function respond(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): Response {
     return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, "x-request-id": requestId, ...headers } });
-  }
-
-  function failure(error: unknown, requestId: string, headers: Record<string, string>, request: Request): Response {
-    const failed = asCertkeeperError(error);
-    if (failed.code === "internal_error") {
-      logger.error("request failed", { requestId, method: request.method, path: new URL(request.url).pathname, error: failed.cause });
-    }
-    return respond(failed.status, errorBody(failed), requestId, { ...headers, ...failed.headers });
   }
 
   function logRequest(request: Request, status: number, requestId: string, started: number, level: "info" | "debug" = "info") {
@@ -57,49 +44,28 @@ export function createApi(services: Services): Api {
     });
   }
 
-  async function invoke(operation: Operation, principal: Principal, input: Partial<OperationInput>) {
-    const params = input.params ?? {};
-    const query = validate(operation.query, input.query ?? {}) as Record<string, string>;
-    let body: unknown;
-    if (operation.body) {
-      body = operation.parseBody ? operation.parseBody(input.body, services) : validate(operation.body, input.body);
+  /** The response to an outcome; an unexpected failure is logged with the request id, never shown. */
+  function answer(outcome: Outcome, requestId: string, request: Request): Response {
+    if (!outcome.ok && outcome.error.code === "internal_error") {
+      logger.error("request failed", { requestId, method: request.method, path: pathOf(request), error: outcome.error.cause });
     }
-    return operation.handle({ principal, services, requestId: "" }, { params, query, body });
+    const { status, body } = envelope(outcome, requestId);
+    return respond(status, body, requestId, outcome.headers);
   }
 
   return {
-    invoke,
-
     async handle(operation, request, params) {
       const started = performance.now();
       const requestId = newId("req");
-      let headers: Record<string, string> = {};
-      let response: Response;
-      try {
-        const now = clock.now();
-        const principal = await authenticator.authenticate(request.headers.get("authorization"), now);
-        const limit = await rateLimiter.hit(principal.keyId, principal.limits.requestsPerMinute, now);
-        headers = rateLimitHeaders(limit, now);
-        if (!limit.allowed) {
-          throw new CertkeeperError(
-            "rate_limit_exceeded",
-            `Rate limit of ${limit.limit} requests per minute exceeded: retry after ${headers["retry-after"]} seconds.`,
-          );
-        }
-        if (operation.access === "write" && principal.role === "member") {
-          throw new CertkeeperError("permission_denied", "Keys of members may only read: ask an owner or admin for a key that can write.");
-        }
-        const input: OperationInput = { params, query: queryOf(request), body: undefined };
-        if (operation.body) input.body = await readJsonBody(request);
-        const query = validateQuery(operation, input.query);
-        let body: unknown;
-        if (operation.body) body = operation.parseBody ? operation.parseBody(input.body, services) : validate(operation.body, input.body);
-        const result = await operation.handle({ principal, services, requestId }, { params, query, body });
-        const meta = result.nextCursor === undefined ? { requestId } : { requestId, nextCursor: result.nextCursor };
-        response = respond(operation.status, { data: result.data, meta }, requestId, headers);
-      } catch (error) {
-        response = failure(error, requestId, headers, request);
-      }
+      const outcome = await runOperation(services, {
+        operation,
+        caller: { kind: "api_key", authorization: request.headers.get("authorization") },
+        params,
+        query: queryOf(request),
+        readBody: () => readJsonBody(request),
+        requestId,
+      });
+      const response = answer(outcome, requestId, request);
       logRequest(request, response.status, requestId, started);
       return response;
     },
@@ -142,14 +108,15 @@ export function createApi(services: Services): Api {
     const requestId = newId("req");
     let headers: Record<string, string> = {};
     let error = refusal;
-    if (request.headers.get("authorization")) {
-      const now = clock.now();
-      const principal = await authenticator.authenticate(request.headers.get("authorization"), now).catch(() => null);
+    const authorization = request.headers.get("authorization");
+    if (authorization) {
+      const caller: Caller = { kind: "api_key", authorization };
+      const principal = await principalOf(services, caller).catch(() => null);
       if (principal) {
-        const limit = await rateLimiter.hit(principal.keyId, principal.limits.requestsPerMinute, now);
-        headers = rateLimitHeaders(limit, now);
-        if (!limit.allowed) {
-          error = new CertkeeperError("rate_limit_exceeded", `Rate limit of ${limit.limit} requests per minute exceeded: retry after ${headers["retry-after"]} seconds.`);
+        try {
+          headers = await admit(services, caller, principal);
+        } catch (limited) {
+          error = asCertkeeperError(limited);
         }
       }
     }
@@ -167,28 +134,16 @@ function pathOf(request: Request): string {
   return start === -1 ? "/" : url.slice(start, end === -1 ? undefined : end);
 }
 
-function queryOf(request: Request): Record<string, string> {
+/** The query of a request URL; a parameter given more than once, as an array of its values. */
+function queryOf(request: Request): Record<string, string | string[]> {
   // No prototype: `?__proto__=1` must be a parameter like any other (and be refused as unknown).
-  const query: Record<string, string> = Object.create(null);
+  const query: Record<string, string | string[]> = Object.create(null);
   const url = request.url;
   const mark = url.indexOf("?");
   if (mark === -1) return query;
-  for (const [key, value] of new URLSearchParams(url.slice(mark + 1))) query[key] = value;
-  return query;
-}
-
-function validateQuery(operation: Operation, query: Record<string, string>): Record<string, string> {
-  if (Value.Check(operation.query, query)) return query;
-  for (const key of Object.keys(query)) {
-    if (!(key in (operation.query.properties ?? {}))) {
-      const allowed = Object.keys(operation.query.properties ?? {});
-      throw new CertkeeperError(
-        "invalid_request",
-        allowed.length === 0
-          ? `Unknown query parameter ${quote(key)}: this operation takes none.`
-          : `Unknown query parameter ${quote(key)}: the allowed ones are ${allowed.join(", ")}.`,
-      );
-    }
+  for (const [key, value] of new URLSearchParams(url.slice(mark + 1))) {
+    const seen = query[key];
+    query[key] = seen === undefined ? value : [...(Array.isArray(seen) ? seen : [seen]), value];
   }
-  return validate(operation.query, query) as Record<string, string>;
+  return query;
 }

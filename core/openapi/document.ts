@@ -10,7 +10,7 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import * as certificateSchemas from "../schemas/certificate.ts";
 import * as channelSchemas from "../schemas/channel.ts";
 import * as commonSchemas from "../schemas/common.ts";
-import type { Operation } from "../operations/_operation.ts";
+import type { Operation } from "../operations/operation.ts";
 import { SchemaConverter, type JsonSchema } from "./schemas.ts";
 import { byStatus, errorResponse, errorsOf, headerRefs, HEADERS, RATE_LIMIT_HEADERS } from "./errors.ts";
 import { METRICS_SECURITY_SCHEME, metricsPaths, serviceComponents, servicePaths, SERVICE_TAG } from "./service.ts";

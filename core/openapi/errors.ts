@@ -3,7 +3,7 @@
  * each status with the error envelope narrowed to its codes and a named example per code.
  */
 import { ERROR_STATUS, INTERNAL_ERROR_MESSAGE, type ErrorCode, type PublicErrorCode } from "../base/errors.ts";
-import { COMMON_ERRORS, type Operation } from "../operations/_operation.ts";
+import { COMMON_ERRORS, type Operation } from "../operations/operation.ts";
 import type { JsonSchema } from "./schemas.ts";
 
 /** The codes only an operation with a request body can answer. */

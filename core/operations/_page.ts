@@ -1,16 +1,12 @@
 /** Cursor pagination: limits, and opaque cursors that encode a keyset position. */
-import { CertkeeperError, quote } from "../base/errors.ts";
+import { CertkeeperError } from "../base/errors.ts";
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
-export function pageLimit(text: string | undefined): number {
-  if (text === undefined) return DEFAULT_PAGE_SIZE;
-  const limit = /^\d{1,4}$/.test(text) ? Number(text) : NaN;
-  if (!(limit >= 1 && limit <= MAX_PAGE_SIZE)) {
-    throw new CertkeeperError("invalid_request", `Query parameter "limit" must be a whole number from 1 to ${MAX_PAGE_SIZE}; got ${quote(text)}.`);
-  }
-  return limit;
+/** The page size a list query asked for (validated 1–100 by the schema), or the default. */
+export function pageLimit(limit: unknown): number {
+  return typeof limit === "number" ? limit : DEFAULT_PAGE_SIZE;
 }
 
 /** An opaque cursor for a keyset position (base64url of a JSON array). */

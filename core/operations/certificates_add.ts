@@ -9,7 +9,7 @@ import { DEFAULT_ALERT_THRESHOLDS } from "../certificates/status.ts";
 import { presentCreated } from "../certificates/present.ts";
 import { applyCheck } from "../monitor/check_apply.ts";
 import type { CertificateRecord, Scope } from "../base/records.ts";
-import { defineOperation, NoQuery } from "./_operation.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
 
 export interface AddCertificateInput {
   domain: string;

@@ -2,7 +2,7 @@
 import { Certificate } from "../schemas/certificate.ts";
 import { Envelope, IdParams } from "../schemas/common.ts";
 import { presentCertificate } from "../certificates/present.ts";
-import { defineOperation, NoQuery } from "./_operation.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
 import { certificateNotFound, findCertificate } from "./_certificates.ts";
 
 export const checkCertificate = defineOperation({

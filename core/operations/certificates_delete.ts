@@ -1,6 +1,6 @@
 /** DELETE /v1/certificates/{id}: stop monitoring, and cancel the certificate's pending notifications. */
 import { DeleteResult, Envelope, IdParams } from "../schemas/common.ts";
-import { defineOperation, NoQuery } from "./_operation.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
 import { certificateNotFound } from "./_certificates.ts";
 import { isId } from "../base/ids.ts";
 

@@ -4,7 +4,7 @@ import { Envelope, IdParams } from "../schemas/common.ts";
 import { presentCertificate } from "../certificates/present.ts";
 import { validate } from "../schemas/validate.ts";
 import { isId } from "../base/ids.ts";
-import { defineOperation, NoQuery } from "./_operation.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
 import { certificateNotFound } from "./_certificates.ts";
 import { sortThresholds } from "./certificates_add.ts";
 

@@ -10,7 +10,7 @@ import { presentChannel } from "../channels/present.ts";
 import { newSigningSecret } from "../notify/webhook_signature.ts";
 import type { ChannelRecord, ChannelType } from "../base/records.ts";
 import type { Services } from "../app/services.ts";
-import { defineOperation, NoQuery } from "./_operation.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
 
 /** Validated as a field of an object, so the message names it. */
 const NameOnly = Type.Object({ name: ChannelName });

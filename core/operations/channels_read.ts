@@ -2,7 +2,7 @@
 import { Channel, ListQuery } from "../schemas/channel.ts";
 import { Envelope, IdParams, ListEnvelope } from "../schemas/common.ts";
 import { presentChannel } from "../channels/present.ts";
-import { defineOperation, NoQuery } from "./_operation.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
 import { decodeCursor, pageLimit, paginate } from "./_page.ts";
 import { findChannel } from "./_channels.ts";
 
@@ -20,7 +20,7 @@ export const listChannels = defineOperation({
   errors: [],
   async handle({ principal, services }, { query }) {
     const limit = pageLimit(query.limit);
-    const before = query.cursor ? decodeCursor(query.cursor, ["number", "string"]) : undefined;
+    const before = typeof query.cursor === "string" ? decodeCursor(query.cursor, ["number", "string"]) : undefined;
     const channels = await services.store.channels.list(principal.scope, {
       limit: limit + 1,
       before: before && { createdAt: before[0] as number, id: before[1] as string },

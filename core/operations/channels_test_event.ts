@@ -2,7 +2,7 @@
 import { CertkeeperError } from "../base/errors.ts";
 import { ChannelTestResult } from "../schemas/channel.ts";
 import { Envelope, IdParams } from "../schemas/common.ts";
-import { defineOperation, NoQuery } from "./_operation.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
 import { findChannel } from "./_channels.ts";
 
 export const testChannel = defineOperation({

@@ -6,7 +6,7 @@ import { checkTargetResolves, parseChannelConfig } from "../channels/channel_con
 import { presentChannel } from "../channels/present.ts";
 import { validate } from "../schemas/validate.ts";
 import { isId } from "../base/ids.ts";
-import { defineOperation, NoQuery } from "./_operation.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
 import { channelNotFound, findChannel } from "./_channels.ts";
 
 const PatchChannelShape = Type.Object(

@@ -3,7 +3,7 @@ import { Event, ListQuery } from "../schemas/channel.ts";
 import { ListEnvelope } from "../schemas/common.ts";
 import { iso } from "../base/time.ts";
 import type { EventWithDeliveries } from "../store/ports.ts";
-import { defineOperation } from "./_operation.ts";
+import { defineOperation } from "./operation.ts";
 import { decodeCursor, pageLimit, paginate } from "./_page.ts";
 
 export const listEvents = defineOperation({
@@ -20,7 +20,7 @@ export const listEvents = defineOperation({
   errors: [],
   async handle({ principal, services }, { query }) {
     const limit = pageLimit(query.limit);
-    const before = query.cursor ? decodeCursor(query.cursor, ["number"]) : undefined;
+    const before = typeof query.cursor === "string" ? decodeCursor(query.cursor, ["number"]) : undefined;
     const events = await services.store.events.list(principal.scope, { limit: limit + 1, beforeSeq: before?.[0] as number | undefined });
     const { page, nextCursor } = paginate(events, limit, (e) => [e.seq]);
     return { data: page.map(presentEvent), nextCursor };

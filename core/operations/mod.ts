@@ -1,5 +1,5 @@
 /** Every operation of the API, in documentation order. Adapters register routes from this list. */
-import type { Operation } from "./_operation.ts";
+import type { Operation } from "./operation.ts";
 import { addCertificate } from "./certificates_add.ts";
 import { listCertificates } from "./certificates_list.ts";
 import { getCertificate } from "./certificates_get.ts";
@@ -33,4 +33,4 @@ export const OPERATIONS: readonly Operation[] = operations;
 /** Every operation with its own literal id, tag and schema types (see defineOperation): what typed faces derive from. */
 export type TypedOperation = (typeof operations)[number];
 
-export type { Operation, OperationContext, OperationInput, OperationResult } from "./_operation.ts";
+export type { Operation, OperationContext, OperationInput, OperationResult } from "./operation.ts";

@@ -102,7 +102,11 @@ export const ListCertificatesQuery = Type.Object(
   {
     ...PageQuery,
     status: Type.Optional(
-      Type.String({ description: "One status or a comma-separated list", examples: ["expiring,expired"] }),
+      Type.Array(CertificateStatus, {
+        minItems: 1,
+        description: "One status or a comma-separated list of them: `status=expiring,expired`",
+        examples: [["expiring", "expired"]],
+      }),
     ),
     domain: Type.Optional(Type.String({ description: "Case-insensitive substring of the domain" })),
   },

@@ -50,6 +50,6 @@ export const DeleteResult = Type.Object({ id: Type.String(), deleted: Type.Liter
 
 /** Query parameters of every cursor-paginated list. */
 export const PageQuery = {
-  limit: Type.Optional(Type.String({ description: "1–100 items per page (default 20)", examples: ["20"] })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: "Items per page, 1–100 (default 20)", examples: [20] })),
   cursor: Type.Optional(Type.String({ description: "`meta.nextCursor` of the previous page" })),
 };

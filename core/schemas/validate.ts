@@ -2,7 +2,7 @@
  * Validation with the TypeBox schemas the OpenAPI document is generated from, turning the first error
  * into a message that names the field and says what it must be.
  */
-import type { Static, TSchema } from "@sinclair/typebox";
+import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value";
 import { CertkeeperError, quote, type ErrorCode } from "../base/errors.ts";
 
@@ -12,6 +12,51 @@ export function validate<T extends TSchema>(schema: T, value: unknown, code: Err
   const error = firstError(schema, value);
   if (!error) return value as Static<T>;
   throw new CertkeeperError(code, describeError(error));
+}
+
+/**
+ * Query parameters typed by `schema`: URL strings (a repeated parameter as an array) are converted
+ * where the schema wants a whole number or a list (a comma list, `status=a,b`); values already of the
+ * schema's type (the embedding API's) pass as they are. Throws `invalid_request` naming the parameter.
+ */
+export function validateQuery<T extends TObject>(schema: T, raw: Record<string, unknown>): Static<T> {
+  const properties: Record<string, TSchema> = schema.properties ?? {};
+  // No prototype: `?__proto__=1` must be a parameter like any other (and be refused as unknown).
+  const query: Record<string, unknown> = Object.create(null);
+  for (const [key, value] of Object.entries(raw)) {
+    if (value === undefined) continue;
+    const property = properties[key];
+    if (!property || !Object.hasOwn(properties, key)) {
+      const allowed = Object.keys(properties);
+      throw new CertkeeperError(
+        "invalid_request",
+        allowed.length === 0
+          ? `Unknown query parameter ${quote(key)}: this operation takes none.`
+          : `Unknown query parameter ${quote(key)}: the allowed ones are ${allowed.join(", ")}.`,
+      );
+    }
+    query[key] = queryValue(property, value);
+  }
+  if (Value.Check(schema, query)) return query as Static<T>;
+  const error = firstError(schema, query)!;
+  const name = error.path.split("/")[1] ?? "";
+  const itemSchema = properties[name]?.type === "array" ? properties[name]!.items : undefined;
+  if (itemSchema && Array.isArray(itemSchema.anyOf) && error.path !== `/${name}`) {
+    const values = itemSchema.anyOf.map((option: TSchema) => option.const).join(", ");
+    throw new CertkeeperError("invalid_request", `Query parameter ${quote(name)} has unknown value ${quote(error.value)}: use ${values}, or a comma list of them.`);
+  }
+  throw new CertkeeperError("invalid_request", `Query parameter ${quote(name)} must be ${expectation(error.schema)}; got ${quote(error.value)}.`);
+}
+
+function queryValue(schema: TSchema, value: unknown): unknown {
+  if (schema.type === "array") {
+    const parts = Array.isArray(value) ? value : [value];
+    return parts.flatMap((part) => (typeof part === "string" ? part.split(",").map((item) => item.trim()) : [part]));
+  }
+  // A single-valued parameter given twice in a URL counts once: the last one.
+  const single = Array.isArray(value) ? value.at(-1) : value;
+  if (schema.type === "integer" && typeof single === "string" && /^\d{1,15}$/.test(single)) return Number(single);
+  return single;
 }
 
 /** Throws `invalid_request` for the first property of `value` that `schema` does not declare. */

@@ -17,7 +17,8 @@ export interface OperationContext {
 
 export interface OperationInput {
   params: Record<string, string>;
-  query: Record<string, string>;
+  /** Validated by the operation's `query` schema: read it as `Static<typeof thatSchema>`. */
+  query: Record<string, unknown>;
   body: unknown;
 }
 
