@@ -18,7 +18,7 @@
  */
 
 // Building a core
-export { createCore, type Core, type CoreOptions } from "./app/create_core.ts";
+export { createCore, type Core, type CoreOptions } from "./app/mod.ts";
 export {
   configFromEnv,
   ConfigError,
@@ -26,17 +26,18 @@ export {
   DEFAULT_DELIVERY_RETRY,
   type Config,
   type LogLevel,
-} from "./config/config.ts";
-export { parseResolveRules, type ResolveRule } from "./config/resolve_rules.ts";
-export { TrustStore } from "./tls/trust_store.ts";
-export { createLogger, silentLogger, type Logger, type LogFields } from "./base/log.ts";
-export { systemClock, parseDuration, type Clock } from "./base/time.ts";
-export { Admin, PLANS, ROLES, type PasswordHasher, type ApiKeyView } from "./accounts/admin.ts";
+} from "./config/mod.ts";
+export { parseResolveRules, type ResolveRule } from "./config/mod.ts";
+export { TrustStore } from "./tls/mod.ts";
+export { createLogger, silentLogger, type Logger, type LogFields } from "./base/mod.ts";
+export { systemClock, parseDuration, type Clock } from "./base/mod.ts";
+export { Admin, PLANS, ROLES, type PasswordHasher, type ApiKeyView } from "./accounts/mod.ts";
 
 // The API: operations, schemas, errors, the OpenAPI document
 export { OPERATIONS, type Operation, type OperationContext, type OperationInput, type OperationResult, type TypedOperation } from "./operations/mod.ts";
-export type { Api } from "./http/api.ts";
-export type { Principal } from "./auth/authenticate.ts";
+export type { Api } from "./http/mod.ts";
+export { envelope, runOperation, type Actor, type Call, type Caller, type Outcome } from "./pipeline/mod.ts";
+export type { Principal } from "./auth/mod.ts";
 export {
   CertkeeperError,
   ERROR_STATUS,
@@ -44,7 +45,7 @@ export {
   type ErrorBody,
   type ErrorCode,
   type PublicErrorCode,
-} from "./base/errors.ts";
+} from "./base/mod.ts";
 export {
   AddCertificateBody,
   Certificate,
@@ -56,7 +57,7 @@ export {
   type CertificateView,
   type CheckedCertificateView,
   type CreatedCertificateView,
-} from "./schemas/certificate.ts";
+} from "./schemas/mod.ts";
 export {
   AddChannelBody,
   Channel,
@@ -65,12 +66,12 @@ export {
   Event,
   PatchChannelBody,
   type ChannelView,
-} from "./schemas/channel.ts";
-export { DeleteResult, Envelope, ErrorEnvelope, ListEnvelope } from "./schemas/common.ts";
-export { buildOpenApiDocument, type OpenApiDocument, type OpenApiOptions } from "./openapi/document.ts";
-export { CERTIFICATE_STATUSES, DEFAULT_ALERT_THRESHOLDS } from "./certificates/status.ts";
+} from "./schemas/mod.ts";
+export { DeleteResult, Envelope, ErrorEnvelope, ListEnvelope } from "./schemas/mod.ts";
+export { buildOpenApiDocument, type OpenApiDocument, type OpenApiOptions } from "./openapi/mod.ts";
+export { CERTIFICATE_STATUSES, DEFAULT_ALERT_THRESHOLDS } from "./certificates/mod.ts";
 
 // Ports adapters implement, and the records they hold
-export type { Store } from "./store/ports.ts";
-export type { Transports, HttpTransport, EmailTransport } from "./notify/ports.ts";
-export { PLAN_LIMITS, type Limits, type Mode, type Plan, type Role, type Scope } from "./base/records.ts";
+export type { Store } from "./store/mod.ts";
+export type { Transports, HttpTransport, EmailTransport } from "./notify/mod.ts";
+export { PLAN_LIMITS, type Limits, type Mode, type Plan, type Role, type Scope } from "./base/mod.ts";

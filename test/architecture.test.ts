@@ -1,7 +1,12 @@
-/** The boundary is a test (STYLE §6): core imports no framework, driver, Bun API or adapter. */
+/**
+ * The boundary is a test (STYLE §6): core imports no framework, driver, Bun API or adapter; its
+ * folders show its parts, each behind a mod.ts face; adapters enter core only through those faces; the
+ * ground floor imports nothing above it; no import cycles.
+ */
 import { describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, statSync } from "node:fs";
-import { join, relative } from "node:path";
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, dirname, join, relative, resolve } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
 
@@ -51,5 +56,125 @@ describe("core/", () => {
   test("the checker itself catches a violation", () => {
     expect(imports('import { Elysia } from "elysia";\nexport * from "../adapters/x.ts";')).toEqual(["elysia", "../adapters/x.ts"]);
     expect(FORBIDDEN_MODULES.some((p) => p.test("bun:sqlite"))).toBe(true);
+  });
+});
+
+/** The files `file` imports by a relative specifier, resolved to absolute paths. */
+function localImports(file: string): string[] {
+  return imports(readFileSync(file, "utf8"))
+    .filter((specifier) => specifier.startsWith("."))
+    .map((specifier) => resolve(dirname(file), specifier));
+}
+
+const CORE = join(ROOT, "core");
+/** Core's root holds its package face and nothing else. */
+const CORE_ROOT_FILES = ["mod.ts"];
+/** The ground floor and what each of its rooms may import of core besides itself. */
+const GROUND_FLOOR: Record<string, string[]> = { base: [], config: ["base"], schemas: ["base"] };
+
+/** The folder of core a path is in (`core/tls/x.ts` → "tls"), or null outside core's folders. */
+function coreFolder(path: string): string | null {
+  const rel = relative(CORE, path);
+  return rel.startsWith("..") || !rel.includes("/") ? null : rel.split("/")[0]!;
+}
+
+/** The first import cycle among `files`, as the list of files around it, or null. */
+function findCycle(files: string[]): string[] | null {
+  const graph = new Map(files.map((file) => [file, localImports(file).filter((target) => target !== file)]));
+  const state = new Map<string, "visiting" | "done">();
+  const stack: string[] = [];
+  const visit = (file: string): string[] | null => {
+    if (state.get(file) === "done") return null;
+    if (state.get(file) === "visiting") return [...stack.slice(stack.indexOf(file)), file];
+    state.set(file, "visiting");
+    stack.push(file);
+    for (const target of graph.get(file) ?? []) {
+      const cycle = visit(target);
+      if (cycle) return cycle;
+    }
+    stack.pop();
+    state.set(file, "done");
+    return null;
+  };
+  for (const file of files) {
+    const cycle = visit(file);
+    if (cycle) return cycle;
+  }
+  return null;
+}
+
+describe("core's folders and faces", () => {
+  const coreFiles = sourceFiles(CORE);
+  const adapterFiles = sourceFiles(join(ROOT, "adapters"));
+
+  test("core's root holds only its package face; its parts are folders", () => {
+    const loose = readdirSync(CORE).filter((name) => !statSync(join(CORE, name)).isDirectory() && !CORE_ROOT_FILES.includes(name));
+    expect(loose).toEqual([]);
+  });
+
+  test("every core folder states its public face in a mod.ts", () => {
+    const folders = readdirSync(CORE).filter((name) => statSync(join(CORE, name)).isDirectory());
+    expect(folders.length).toBeGreaterThan(10);
+    expect(folders.filter((folder) => !readdirSync(join(CORE, folder)).includes("mod.ts"))).toEqual([]);
+  });
+
+  test("adapters import core only through its faces (core/mod.ts and core/<folder>/mod.ts)", () => {
+    const violations: string[] = [];
+    for (const file of adapterFiles) {
+      for (const target of localImports(file)) {
+        const rel = relative(CORE, target);
+        if (rel.startsWith("..")) continue;
+        if (basename(target) !== "mod.ts" || rel.split("/").length > 2) violations.push(`${relative(ROOT, file)} imports core/${rel}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test("no _private file is imported from outside its folder", () => {
+    const violations: string[] = [];
+    for (const file of [...coreFiles, ...adapterFiles]) {
+      for (const target of localImports(file)) {
+        if (basename(target).startsWith("_") && dirname(target) !== dirname(file)) {
+          violations.push(`${relative(ROOT, file)} imports ${relative(ROOT, target)}`);
+        }
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test("the ground floor (records, errors, clock, config, schemas) imports nothing above it", () => {
+    const violations: string[] = [];
+    for (const file of coreFiles) {
+      const folder = coreFolder(file);
+      if (!folder || !(folder in GROUND_FLOOR)) continue;
+      for (const target of localImports(file)) {
+        const to = coreFolder(target);
+        if (to === folder || (to !== null && GROUND_FLOOR[folder]!.includes(to))) continue;
+        if (relative(ROOT, target).startsWith("core/") || relative(ROOT, target).startsWith("adapters/")) {
+          violations.push(`${relative(ROOT, file)} imports ${relative(ROOT, target)}`);
+        }
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+
+  test("core has no import cycle", () => {
+    const cycle = findCycle(coreFiles);
+    expect(cycle?.map((file) => relative(ROOT, file)) ?? null).toBeNull();
+  });
+
+  test("no import cycle between the adapters either", () => {
+    const cycle = findCycle(adapterFiles);
+    expect(cycle?.map((file) => relative(ROOT, file)) ?? null).toBeNull();
+  });
+
+  test("the checks themselves catch a violation", () => {
+    expect(coreFolder(join(CORE, "tls", "x509.ts"))).toBe("tls");
+    expect(coreFolder(join(CORE, "mod.ts"))).toBeNull();
+    // A cycle of two files written to a scratch folder is found.
+    const dir = mkdtempSync(join(tmpdir(), "certkeeper-arch-"));
+    writeFileSync(join(dir, "a.ts"), 'import { b } from "./b.ts";\nexport const a = 1;');
+    writeFileSync(join(dir, "b.ts"), 'import { a } from "./a.ts";\nexport const b = 2;');
+    expect(findCycle([join(dir, "a.ts"), join(dir, "b.ts")])?.map((file) => basename(file))).toEqual(["a.ts", "b.ts", "a.ts"]);
   });
 });

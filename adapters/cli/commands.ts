@@ -2,16 +2,12 @@
  * CONTRACT §2's commands. Each returns the JSON document `--json` prints and a human rendering of it;
  * main.ts decides which to print.
  */
-import type { Config } from "../../core/config/config.ts";
-import { CertkeeperError } from "../../core/base/errors.ts";
-import { Admin, presentKey } from "../../core/accounts/admin.ts";
-import { normalizeDomain } from "../../core/certificates/domain_name.ts";
-import { presentChecked } from "../../core/certificates/present.ts";
-import { TlsCertificateSource } from "../../core/monitor/certificate_source.ts";
-import { TrustStore } from "../../core/tls/trust_store.ts";
-import { systemClock } from "../../core/base/time.ts";
-import type { Store } from "../../core/store/ports.ts";
-import { openLibsqlStore } from "../libsql/mod.ts";
+import type { Config } from "../../core/config/mod.ts";
+import { CertkeeperError } from "../../core/base/mod.ts";
+import { presentKey, type Admin } from "../../core/accounts/mod.ts";
+import { normalizeDomain, presentChecked } from "../../core/certificates/mod.ts";
+import type { Store } from "../../core/store/mod.ts";
+import { wire } from "../wiring/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
 
 export interface CommandResult {
@@ -37,11 +33,11 @@ function optionalInteger(flags: Flags, name: string): number | undefined {
 }
 
 async function withAdmin<T>(config: Config, fn: (admin: Admin, store: Store) => Promise<T>): Promise<T> {
-  const store = await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken });
+  const wired = await wire(config, { passwords: bunPasswords });
   try {
-    return await fn(new Admin(store, systemClock, bunPasswords), store);
+    return await fn(wired.core.services.admin, wired.store);
   } finally {
-    await store.close();
+    await wired.release();
   }
 }
 
@@ -121,11 +117,9 @@ export async function check(config: Config, target: string | undefined): Promise
   const domain = normalizeDomain(match[1]);
   const port = match[2] === undefined ? 443 : Number(match[2]);
   if (port < 1 || port > 65535) throw new UsageError(`port ${port} is out of range 1-65535`);
-  const source = new TlsCertificateSource({
-    trust: TrustStore.system(config.extraCaFile),
-    retrieve: { timeoutMs: config.tlsTimeoutMs, rules: config.resolve, allowPrivateTargets: config.allowPrivateTargets },
-  });
-  const outcome = await source.inspect(domain, port);
+  // Nothing is stored: the wiring's in-memory store is gone with the command.
+  const wired = await wire(config, { store: "memory" });
+  const outcome = await wired.core.source.inspect(domain, port).finally(() => wired.release());
   if (!outcome.ok) {
     throw new CertkeeperError("certificate_unreachable", `No TLS certificate could be retrieved from ${domain}:${port}: ${outcome.message}`);
   }

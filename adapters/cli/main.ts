@@ -4,8 +4,8 @@
  * with a non-zero exit (1: the command failed, 2: it was called wrongly).
  */
 import { parseArgs } from "node:util";
-import { configFromEnv, ConfigError, type Config } from "../../core/config/config.ts";
-import { CertkeeperError } from "../../core/base/errors.ts";
+import { configFromEnv, ConfigError, type Config } from "../../core/config/mod.ts";
+import { CertkeeperError } from "../../core/base/mod.ts";
 import { check, keyCreate, keyList, keyRevoke, orgCreate, userCreate, UsageError, type CommandResult, type Flags } from "./commands.ts";
 import { startServer } from "../elysia/server.ts";
 

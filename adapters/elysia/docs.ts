@@ -8,9 +8,9 @@
  */
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { Core } from "../../core/app/create_core.ts";
-import { newId } from "../../core/base/ids.ts";
-import { buildOpenApiDocument } from "../../core/openapi/document.ts";
+import type { Core } from "../../core/app/mod.ts";
+import { newId } from "../../core/base/mod.ts";
+import { buildOpenApiDocument } from "../../core/openapi/mod.ts";
 import packageJson from "../../package.json" with { type: "json" };
 import { DOCS_ASSETS, DOCS_CONTENT_SECURITY_POLICY, DOCS_SCRIPT, docsPage } from "./docs_page.ts";
 

@@ -1,9 +1,7 @@
 /**
- * The HTTP face of certkeeper: Elysia routes registered from core's operation list. Every request is
- * answered by core's pipeline; this file only maps routes to it.
- *
- * The package export `certkeeper/elysia`: createHttpApp mounts a core on an Elysia app; startServer
- * runs the whole server (libSQL store, transports, background work) as `certkeeper serve` does.
+ * The HTTP face of certkeeper, the package export `certkeeper/elysia`: createHttpApp mounts a core on
+ * an Elysia app; startServer runs the whole server (libSQL store, transports, background work) as
+ * `certkeeper serve` does.
  *
  * @example
  * const app = createHttpApp(core);
@@ -13,67 +11,5 @@
  * const server = await startServer(configFromEnv(process.env));
  * await server.stop();
  */
-import { Elysia } from "elysia";
-import type { Core } from "../../core/app/create_core.ts";
-import { healthz, readyz } from "../../core/http/health.ts";
-import { metricsResponse } from "../../core/metrics/endpoint.ts";
-import { createDocumentation } from "./docs.ts";
-import { clientAddress, createWebRoutes } from "../web/mod.ts";
-
+export { createHttpApp } from "./app.ts";
 export { redactDatabaseUrl, startServer, type RunningServer, type ServerOptions } from "./server.ts";
-
-export function createHttpApp(core: Core): Elysia {
-  const app = new Elysia();
-  const methodsByPath = new Map<string, string[]>();
-  for (const operation of core.operations) {
-    // parse: "none": core reads the body itself, after authentication, with its own size and type rules.
-    app.route(operation.method, operation.path, ({ request, params }) => core.api.handle(operation, request, params), {
-      parse: "none",
-    } as never);
-    methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), operation.method]);
-  }
-  const docs = createDocumentation(core);
-  /** Responses made outside the pipeline get their X-Request-Id and request line from core. */
-  const finished =
-    (handle: (request: Request, params: Record<string, string>) => Response | Promise<Response>, level: "info" | "debug" = "info") =>
-    async ({ request, params }: { request: Request; params: Record<string, string> }) => {
-      const started = performance.now();
-      return core.api.finish(request, await handle(request, params), { started, level });
-    };
-  // Health probes come every few seconds: their request lines are debug, not info.
-  app.get("/healthz", finished(() => healthz(), "debug"));
-  app.get("/readyz", finished(() => readyz(core.services.store), "debug"));
-  app.get("/v1/openapi.json", finished(() => docs.document()));
-  app.get("/docs", finished(() => docs.page()));
-  app.get("/docs/:asset", finished((request, params) => docs.asset(request, params.asset!)));
-  for (const path of ["/healthz", "/readyz", "/v1/openapi.json", "/docs", "/docs/:asset"]) methodsByPath.set(path, ["GET"]);
-  // The settings area and dashboard (adapters/web): web-standard handlers, the peer's address for the sign-in slowdown.
-  for (const route of createWebRoutes(core)) {
-    app.route(
-      route.method,
-      route.path,
-      async ({ request, params, server }) => {
-        const started = performance.now();
-        const address = clientAddress(request, server?.requestIP(request)?.address);
-        const response = await route.handle({ request, params: params as Record<string, string>, clientAddress: address });
-        return core.api.finish(request, response, { started });
-      },
-      { parse: "none" } as never,
-    );
-    methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), route.method]);
-  }
-  // Without CERTKEEPER_METRICS_TOKEN there is no /metrics route at all: 404 exactly as any unknown path.
-  if (core.services.config.metricsToken !== undefined) {
-    app.get("/metrics", finished((request) => metricsResponse(core.services, request)));
-    methodsByPath.set("/metrics", ["GET"]);
-  }
-  for (const [path, methods] of methodsByPath) {
-    app.all(path, ({ request }) => core.api.methodNotAllowed(request, methods));
-  }
-  app.onError(({ code, request, error }) => {
-    if (code === "NOT_FOUND") return core.api.notFound(request);
-    core.services.logger.error("unhandled error in the HTTP adapter", { error });
-    return core.api.internalError(request);
-  });
-  return app as unknown as Elysia;
-}

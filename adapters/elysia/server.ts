@@ -6,15 +6,11 @@
  * console.log(server.url);
  * await server.stop();
  */
-import type { Config } from "../../core/config/config.ts";
-import { createCore, type Core, type CoreOptions } from "../../core/app/create_core.ts";
-import { createLogger, type Logger } from "../../core/base/log.ts";
-import type { Store } from "../../core/store/ports.ts";
-import { TrustStore } from "../../core/tls/trust_store.ts";
-import { openLibsqlStore } from "../libsql/mod.ts";
-import { createTransports } from "../notify/mod.ts";
+import type { Config } from "../../core/config/mod.ts";
+import type { Core } from "../../core/app/mod.ts";
+import { wire, type WireOptions } from "../wiring/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
-import { createHttpApp } from "./mod.ts";
+import { createHttpApp } from "./app.ts";
 
 export interface RunningServer {
   url: string;
@@ -24,18 +20,12 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export interface ServerOptions extends Partial<Omit<CoreOptions, "config" | "store">> {
-  /** A store to use instead of opening config.databaseUrl. */
-  store?: Store;
-  logger?: Logger;
-}
+/** What to use instead of the defaults: a store of yours (not closed by stop()), a logger, trusted roots, … */
+export type ServerOptions = Omit<WireOptions, "outboxDir">;
 
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
-  const logger = options.logger ?? createLogger(config.logLevel);
-  const store = options.store ?? (await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken }));
-  const trust = options.trust ?? TrustStore.system(config.extraCaFile);
-  const transports = createTransports(config, trust);
-  const core = createCore({ passwords: bunPasswords, transports, ...options, trust, config, store, logger });
+  const wired = await wire(config, { passwords: bunPasswords, ...options });
+  const { core, logger, store } = wired;
   const app = createHttpApp(core);
   // reusePort off: a second server on the same port must fail to start, not silently take half the traffic.
   app.listen({ hostname: config.host, port: config.port, idleTimeout: 30, reusePort: false });
@@ -67,8 +57,9 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
         await Promise.all([server.stop(false), core.stop()]);
         // Keys used by requests that were still being answered while core stopped.
         await core.services.authenticator.flushUsage().catch((error) => logger.warn("could not record API key use", { error }));
-        await transports.close();
-        await store.close();
+        await wired.release();
+        // The server has always closed its store on stop, a store handed to it included.
+        if (typeof options.store === "object") await options.store.close();
         logger.info("certkeeper stopped");
       })();
       return stopping;

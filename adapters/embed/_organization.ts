@@ -1,9 +1,8 @@
 /** Which organization an embedded certkeeper acts for: chosen by id or name, or the database's only one. */
-import { ConfigError } from "../../core/config/config.ts";
-import { CertkeeperError, quote } from "../../core/base/errors.ts";
-import type { Admin } from "../../core/accounts/admin.ts";
-import type { Limits, OrganizationRecord, Plan } from "../../core/base/records.ts";
-import type { Store } from "../../core/store/ports.ts";
+import { ConfigError } from "../../core/config/mod.ts";
+import { CertkeeperError, quote, type Limits, type OrganizationRecord, type Plan } from "../../core/base/mod.ts";
+import type { Admin } from "../../core/accounts/mod.ts";
+import type { Store } from "../../core/store/mod.ts";
 
 /** An existing organization by id, or one by name (created with `plan` and `limits` when missing). */
 export type OrganizationOption = { id: string } | { name: string; plan?: Plan; limits?: Partial<Limits> };

@@ -1,6 +1,5 @@
 /** The error the embed API throws: the HTTP API's error envelope as a typed exception. */
-import { asCertkeeperError, ERROR_STATUS, errorBody, type PublicErrorCode } from "../../core/base/errors.ts";
-import type { Logger } from "../../core/base/log.ts";
+import { asCertkeeperError, ERROR_STATUS, errorBody, type PublicErrorCode, type Logger } from "../../core/base/mod.ts";
 
 /**
  * What an embedded call throws when the HTTP API would have answered an error: the same `code` (as on

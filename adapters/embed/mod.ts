@@ -25,19 +25,13 @@
  * await ck.close();
  */
 import type { Static } from "@sinclair/typebox";
-import { ConfigError, DEFAULT_CONFIG, type Config } from "../../core/config/config.ts";
-import { createCore } from "../../core/app/create_core.ts";
-import { createLogger, type Logger } from "../../core/base/log.ts";
-import { TrustStore } from "../../core/tls/trust_store.ts";
-import type { Mode, OrganizationRecord, Plan } from "../../core/base/records.ts";
-import type { Principal } from "../../core/auth/authenticate.ts";
-import type { Store } from "../../core/store/ports.ts";
+import { ConfigError, DEFAULT_CONFIG, type Config } from "../../core/config/mod.ts";
+import { createLogger, type Logger, type Mode, type OrganizationRecord, type Plan } from "../../core/base/mod.ts";
+import type { Principal } from "../../core/auth/mod.ts";
+import type { Store } from "../../core/store/mod.ts";
 import { OPERATIONS } from "../../core/operations/mod.ts";
-import type * as certificateSchemas from "../../core/schemas/certificate.ts";
-import type * as channelSchemas from "../../core/schemas/channel.ts";
-import { openLibsqlStore } from "../libsql/mod.ts";
-import { createMemoryStore } from "../memory/mod.ts";
-import { createTransports } from "../notify/mod.ts";
+import type * as schemas from "../../core/schemas/mod.ts";
+import { wire } from "../wiring/mod.ts";
 import { embedFunctions, type EmbedFunctions } from "./_functions.ts";
 import { resolveOrganization, type OrganizationOption } from "./_organization.ts";
 import { toApiError } from "./api_error.ts";
@@ -47,17 +41,17 @@ export { DEFAULT_EMBED_PLAN, DEFAULT_ORGANIZATION_NAME, type OrganizationOption 
 export type { EmbedFunctions, EmbedQuery, OperationFunction, Page } from "./_functions.ts";
 
 /** A certificate as `get`, `list`, `update` and `check` answer it. */
-export type Certificate = Static<typeof certificateSchemas.Certificate>;
+export type Certificate = Static<typeof schemas.Certificate>;
 /** A certificate as `add` answers it (SPEC.md 2.2's 13 fields). */
-export type CreatedCertificate = Static<typeof certificateSchemas.CreatedCertificate>;
-export type AddCertificateInput = Static<typeof certificateSchemas.AddCertificateBody>;
-export type UpdateCertificateInput = Static<typeof certificateSchemas.PatchCertificateBody>;
-export type Channel = Static<typeof channelSchemas.Channel>;
-export type AddChannelInput = Static<typeof channelSchemas.AddChannelBody>;
-export type UpdateChannelInput = Static<typeof channelSchemas.PatchChannelBody>;
-export type ChannelTestResult = Static<typeof channelSchemas.ChannelTestResult>;
+export type CreatedCertificate = Static<typeof schemas.CreatedCertificate>;
+export type AddCertificateInput = Static<typeof schemas.AddCertificateBody>;
+export type UpdateCertificateInput = Static<typeof schemas.PatchCertificateBody>;
+export type Channel = Static<typeof schemas.Channel>;
+export type AddChannelInput = Static<typeof schemas.AddChannelBody>;
+export type UpdateChannelInput = Static<typeof schemas.PatchChannelBody>;
+export type ChannelTestResult = Static<typeof schemas.ChannelTestResult>;
 /** An event with its deliveries, as `events.list` answers it. */
-export type CertkeeperEvent = Static<typeof channelSchemas.Event>;
+export type CertkeeperEvent = Static<typeof schemas.Event>;
 
 export interface CertkeeperOptions {
   /**
@@ -124,25 +118,20 @@ export async function createCertkeeper(options: CertkeeperOptions = {}): Promise
   const mode = options.mode ?? "live";
   if (mode !== "live" && mode !== "test") throw new ConfigError("mode", `${JSON.stringify(mode)} is not a mode: use "live" or "test".`);
   const logger = options.logger ?? createLogger(config.logLevel, (line) => console.error(line));
-  const trust = TrustStore.system(config.extraCaFile);
   const database = options.database ?? config.databaseUrl;
-  const ownsStore = typeof database === "string";
-  const store =
-    typeof database !== "string"
-      ? database
-      : database === ":memory:"
-        ? createMemoryStore()
-        : await openLibsqlStore({ url: database, authToken: config.databaseAuthToken });
-  const transports = createTransports(config, trust, { outboxDir: options.outboxDir });
-  const core = createCore({ config, store, logger, trust, transports });
+  const wired = await wire(typeof database === "string" ? { ...config, databaseUrl: database } : config, {
+    store: typeof database !== "string" ? database : database === ":memory:" ? "memory" : undefined,
+    logger,
+    outboxDir: options.outboxDir,
+  });
+  const { core } = wired;
   const { services } = core;
 
   let organization: OrganizationRecord;
   try {
     organization = await resolveOrganization(services.store, services.admin, options.organization);
   } catch (error) {
-    await transports.close();
-    if (ownsStore) await store.close();
+    await wired.release();
     throw error;
   }
 
@@ -174,11 +163,7 @@ export async function createCertkeeper(options: CertkeeperOptions = {}): Promise
     },
     stop: () => core.stop(),
     close() {
-      closed ??= (async () => {
-        await core.stop();
-        await transports.close();
-        if (ownsStore) await store.close();
-      })();
+      closed ??= wired.close();
       return closed;
     },
   };

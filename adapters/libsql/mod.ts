@@ -10,7 +10,7 @@ import { dirname } from "node:path";
 import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
 import { ConstraintError, type Executor, type ResultSet, type SqlValue } from "../sql/executor.ts";
-import type { Store } from "../../core/store/ports.ts";
+import type { Store } from "../../core/store/mod.ts";
 import { walChangeToken } from "./wal_token.ts";
 
 export interface LibsqlOptions {

@@ -1,7 +1,7 @@
 /** Organizations, users, API keys and rate-limit windows in memory. */
-import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/ports.ts";
+import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/mod.ts";
 import { copy, type MemoryState } from "./state.ts";
-import type { UserRecord } from "../../core/base/records.ts";
+import type { UserRecord } from "../../core/base/mod.ts";
 
 export function memoryAccounts(state: MemoryState): {
   organizations: OrganizationStore;

@@ -1,7 +1,7 @@
 /** Certificates in memory, with the SQL store's ordering, leasing and compare-and-swap semantics. */
-import type { CertificateStore } from "../../core/store/ports.ts";
-import type { CertificateRecord } from "../../core/base/records.ts";
-import { certificateStatus } from "../../core/certificates/status.ts";
+import type { CertificateStore } from "../../core/store/mod.ts";
+import type { CertificateRecord } from "../../core/base/mod.ts";
+import { certificateStatus } from "../../core/certificates/mod.ts";
 import { copyCertificate, inScope, type MemoryState } from "./state.ts";
 
 type Stored = CertificateRecord & { leaseOwner: string | null };

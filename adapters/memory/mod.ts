@@ -7,7 +7,7 @@
  * @example
  * const store = createMemoryStore();
  */
-import type { Store } from "../../core/store/ports.ts";
+import type { Store } from "../../core/store/mod.ts";
 import { MemoryState } from "./state.ts";
 import { memoryAccounts } from "./accounts.ts";
 import { memoryCertificates } from "./certificates.ts";

@@ -1,6 +1,6 @@
 /** Channels, events and deliveries in memory. */
-import type { ChannelStore, DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/ports.ts";
-import type { DeliveryRecord, EventRecord } from "../../core/base/records.ts";
+import type { ChannelStore, DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/mod.ts";
+import type { DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { copy, inScope, withoutLease, type MemoryState } from "./state.ts";
 
 export function memoryChannels(state: MemoryState): ChannelStore {

@@ -1,5 +1,5 @@
 /** Browser sessions and failed sign-ins in memory. */
-import type { SessionStore, SignInAttemptStore } from "../../core/store/ports.ts";
+import type { SessionStore, SignInAttemptStore } from "../../core/store/mod.ts";
 import { copy, type MemoryState } from "./state.ts";
 
 export function memorySessions(state: MemoryState): SessionStore {

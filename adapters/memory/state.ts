@@ -10,7 +10,7 @@ import type {
   SessionRecord,
   SignInFailures,
   UserRecord,
-} from "../../core/base/records.ts";
+} from "../../core/base/mod.ts";
 
 export class MemoryState {
   organizations = new Map<string, OrganizationRecord>();

@@ -9,11 +9,10 @@ import tls from "node:tls";
 // function and would open sockets of its own, bypassing the guard. The file path loads the package.
 import { Agent, request } from "undici/index.js";
 import type buildConnector from "undici/types/connector.d.ts";
-import { connectGuarded } from "../../core/net/connect.ts";
-import { NetFailure } from "../../core/net/resolver.ts";
-import type { ResolveRule } from "../../core/config/resolve_rules.ts";
-import type { HttpResult, HttpTransport, OutgoingHttpRequest } from "../../core/notify/ports.ts";
-import type { TrustStore } from "../../core/tls/trust_store.ts";
+import { connectGuarded, NetFailure } from "../../core/net/mod.ts";
+import type { ResolveRule } from "../../core/config/mod.ts";
+import type { HttpResult, HttpTransport, OutgoingHttpRequest } from "../../core/notify/mod.ts";
+import type { TrustStore } from "../../core/tls/mod.ts";
 
 export interface HttpTransportOptions {
   trust: TrustStore;

@@ -1,7 +1,7 @@
 /** adapters/notify: the transports that carry rendered notifications out of the process. */
-import type { Config } from "../../core/config/config.ts";
-import type { Transports } from "../../core/notify/ports.ts";
-import type { TrustStore } from "../../core/tls/trust_store.ts";
+import type { Config } from "../../core/config/mod.ts";
+import type { Transports } from "../../core/notify/mod.ts";
+import type { TrustStore } from "../../core/tls/mod.ts";
 import { createHttpTransport } from "./http.ts";
 import { createOutboxTransport, DEFAULT_OUTBOX_DIR } from "./outbox.ts";
 import { createSmtpTransport } from "./smtp.ts";

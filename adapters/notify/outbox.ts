@@ -2,7 +2,7 @@
 import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import nodemailer from "nodemailer";
-import type { EmailMessage, EmailTransport } from "../../core/notify/ports.ts";
+import type { EmailMessage, EmailTransport } from "../../core/notify/mod.ts";
 import { mailOptions } from "./smtp.ts";
 
 export const DEFAULT_OUTBOX_DIR = "./data/outbox";

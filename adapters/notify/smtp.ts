@@ -1,9 +1,9 @@
 /** The email transport to an SMTP server (CERTKEEPER_SMTP_URL), over nodemailer. */
 import { isIP } from "node:net";
 import nodemailer, { type SendMailOptions } from "nodemailer";
-import { matchResolveRule, type ResolveRule } from "../../core/config/resolve_rules.ts";
-import type { EmailMessage, EmailTransport } from "../../core/notify/ports.ts";
-import type { TrustStore } from "../../core/tls/trust_store.ts";
+import { matchResolveRule, type ResolveRule } from "../../core/config/mod.ts";
+import type { EmailMessage, EmailTransport } from "../../core/notify/mod.ts";
+import type { TrustStore } from "../../core/tls/mod.ts";
 
 export interface SmtpTransportOptions {
   /** `smtp://user:pass@host:port` (STARTTLS when offered) or `smtps://…` (TLS from the start). */

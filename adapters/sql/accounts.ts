@@ -1,5 +1,5 @@
 /** Organizations, users, API keys and rate-limit windows in SQL. */
-import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/ports.ts";
+import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/mod.ts";
 import { ConstraintError, type Executor } from "./executor.ts";
 import { apiKeyFrom, organizationFrom, userFrom } from "./rows.ts";
 

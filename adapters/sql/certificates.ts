@@ -1,8 +1,7 @@
 /** Certificates in SQL: keyset listing, leases for the scheduler, and check results written atomically. */
-import type { CertificateStore } from "../../core/store/ports.ts";
-import type { CertificateRecord } from "../../core/base/records.ts";
-import { expiringHorizon } from "../../core/certificates/status.ts";
-import { DAY } from "../../core/base/time.ts";
+import type { CertificateStore } from "../../core/store/mod.ts";
+import { type CertificateRecord, DAY } from "../../core/base/mod.ts";
+import { expiringHorizon } from "../../core/certificates/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, placeholders } from "./rows.ts";
 import { insertEvents } from "./events.ts";

@@ -1,5 +1,5 @@
 /** Notification channels in SQL. */
-import type { ChannelStore } from "../../core/store/ports.ts";
+import type { ChannelStore } from "../../core/store/mod.ts";
 import type { Executor } from "./executor.ts";
 import { channelFrom, placeholders } from "./rows.ts";
 import { CHANNEL_COLUMNS } from "./events.ts";

@@ -1,6 +1,6 @@
 /** Events and their deliveries (the outbox) in SQL. */
-import type { DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/ports.ts";
-import type { DeliveryRecord, EventRecord } from "../../core/base/records.ts";
+import type { DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/mod.ts";
+import type { DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
 import { channelFrom, deliveryFrom, eventFrom, placeholders } from "./rows.ts";
 

@@ -2,7 +2,7 @@
  * The SQL store: every query certkeeper runs, over any {@link Executor}. The libSQL adapter supplies
  * the executor; this module knows nothing of drivers.
  */
-import type { Store } from "../../core/store/ports.ts";
+import type { Store } from "../../core/store/mod.ts";
 import type { Executor } from "./executor.ts";
 import { migrate } from "./migrations.ts";
 import { sqlApiKeys, sqlOrganizations, sqlRateLimits, sqlUsers } from "./accounts.ts";

@@ -7,7 +7,7 @@
  * One statement instead of one per check matters because a local libSQL call runs on the event loop:
  * interleaved with TLS handshakes, each prepared statement costs several times its cost alone.
  */
-import type { CertificateRecord } from "../../core/base/records.ts";
+import type { CertificateRecord } from "../../core/base/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
 
 /** At most this many rows per statement (SQLite binds at most 32,766 values). */

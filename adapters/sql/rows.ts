@@ -7,7 +7,7 @@ import type {
   EventRecord,
   OrganizationRecord,
   UserRecord,
-} from "../../core/base/records.ts";
+} from "../../core/base/mod.ts";
 import type { Row, SqlValue } from "./executor.ts";
 
 const num = (value: unknown) => Number(value);

@@ -1,6 +1,6 @@
 /** Browser sessions and failed sign-ins in SQL. */
-import type { SessionStore, SignInAttemptStore } from "../../core/store/ports.ts";
-import type { SessionRecord, SignInFailures } from "../../core/base/records.ts";
+import type { SessionStore, SignInAttemptStore } from "../../core/store/mod.ts";
+import type { SessionRecord, SignInFailures } from "../../core/base/mod.ts";
 import type { Executor, Row } from "./executor.ts";
 
 const SESSION_COLUMNS = ["id", "user_id", "organization_id", "created_at", "last_seen_at", "expires_at"];

@@ -3,9 +3,9 @@
  * sign in), and for every change the CSRF checks (a same-origin Origin/Referer, then the session's
  * form token) before the form is read into the handler. Errors of core become error pages.
  */
-import type { Core } from "../../core/app/create_core.ts";
+import type { Core } from "../../core/app/mod.ts";
 import type { SignedIn } from "../../core/accounts/mod.ts";
-import { CertkeeperError } from "../../core/base/errors.ts";
+import { CertkeeperError } from "../../core/base/mod.ts";
 import { html } from "./html.ts";
 import { FormError, SESSION_COOKIE, cookie, fromThisSite, readForm, redirect } from "./http.ts";
 import { htmlResponse, page } from "./layout.ts";

@@ -2,8 +2,8 @@
  * The HTTP plumbing of the web face: cookies with the right attributes, the same-origin check of
  * every form post, form bodies, the client's address, redirects.
  */
-import { CertkeeperError } from "../../core/base/errors.ts";
-import { readBounded } from "../../core/http/body.ts";
+import { CertkeeperError } from "../../core/base/mod.ts";
+import { readBounded } from "../../core/http/mod.ts";
 
 export const SESSION_COOKIE = "certkeeper_session";
 /** Holds the sign-in form's token before there is a session (double-submit). */

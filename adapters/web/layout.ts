@@ -1,7 +1,6 @@
 /** The page shell every page shares, and the headers every page carries. */
-import type { SignedIn } from "../../core/accounts/mod.ts";
-import { mayManageMembers } from "../../core/accounts/mod.ts";
-import { newId } from "../../core/base/ids.ts";
+import { type SignedIn, mayManageMembers } from "../../core/accounts/mod.ts";
+import { newId } from "../../core/base/mod.ts";
 import { ASSET_VERSION } from "./assets.ts";
 import { html, type Html, type HtmlValue } from "./html.ts";
 

@@ -8,7 +8,7 @@
  *   app.route(route.method, route.path, ({ request, params }) => route.handle({ request, params }));
  * }
  */
-import type { Core } from "../../core/app/create_core.ts";
+import type { Core } from "../../core/app/mod.ts";
 import { ASSET_VERSION, SCRIPT, STYLESHEET } from "./assets.ts";
 import { errorPage, type WebHandler, type WebRoute } from "./guard.ts";
 import { apiKeyRoutes } from "./routes/api_keys.ts";

@@ -49,3 +49,5 @@ export type { KeyListItem } from "./api_keys.ts";
 export type { MemberView } from "./members.ts";
 export type { Actor, ActingWorkspace, Overview, CertificateForm } from "./workspace.ts";
 export type { SignInResult } from "./sign_in.ts";
+export { Admin, MIN_PASSWORD_LENGTH, PLANS, presentKey, ROLES, type ApiKeyView, type PasswordHasher } from "./admin.ts";
+export { tokensMatch } from "./session_token.ts";

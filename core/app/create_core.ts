@@ -59,6 +59,8 @@ export interface Core {
   accounts: Accounts;
   operations: readonly Operation[];
   trust: TrustStore;
+  /** Where check outcomes come from (real TLS unless CoreOptions.source said otherwise). */
+  source: CertificateSource;
   /** Starts the background work: scheduled checks and the flushing of key usage. */
   start(): void;
   /** Stops background work, waiting for what is in flight. Does not close the store. */
@@ -149,6 +151,7 @@ export function createCore(options: CoreOptions): Core {
     accounts: createAccounts({ services, passwords: options.passwords }),
     operations: OPERATIONS,
     trust,
+    source,
     start() {
       scheduler.start();
       deliverer?.loop.start();

@@ -1,7 +1,7 @@
 /** The API Keys tab: GET/POST /settings/api-keys, GET/POST /settings/api-keys/:id/revoke. */
-import type { Core } from "../../../core/app/create_core.ts";
+import type { Core } from "../../../core/app/mod.ts";
 import { mayManageKeys } from "../../../core/accounts/mod.ts";
-import { CertkeeperError } from "../../../core/base/errors.ts";
+import { CertkeeperError } from "../../../core/base/mod.ts";
 import { change, errorPage, noticeOf, signedIn, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";

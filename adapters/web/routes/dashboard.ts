@@ -1,7 +1,6 @@
 /** The dashboard: GET /, POST /dashboard/certificates, GET/POST /dashboard/certificates/:id/remove. */
-import type { Core } from "../../../core/app/create_core.ts";
-import { CertkeeperError } from "../../../core/base/errors.ts";
-import type { Mode } from "../../../core/base/records.ts";
+import type { Core } from "../../../core/app/mod.ts";
+import { CertkeeperError, type Mode } from "../../../core/base/mod.ts";
 import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";

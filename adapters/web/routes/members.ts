@@ -1,7 +1,7 @@
 /** The Members tab: GET/POST /settings/members, POST …/:id/role, GET/POST …/:id/remove. */
-import type { Core } from "../../../core/app/create_core.ts";
+import type { Core } from "../../../core/app/mod.ts";
 import type { SignedIn } from "../../../core/accounts/mod.ts";
-import { CertkeeperError } from "../../../core/base/errors.ts";
+import { CertkeeperError } from "../../../core/base/mod.ts";
 import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";

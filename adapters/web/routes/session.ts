@@ -1,7 +1,7 @@
 /** GET and POST /sign-in, POST /sign-out. */
-import type { Core } from "../../../core/app/create_core.ts";
-import { tokensMatch } from "../../../core/accounts/session_token.ts";
-import { randomBase62 } from "../../../core/base/ids.ts";
+import type { Core } from "../../../core/app/mod.ts";
+import { tokensMatch } from "../../../core/accounts/mod.ts";
+import { randomBase62 } from "../../../core/base/mod.ts";
 import { change, formNotRead, noticeOf, refused, type WebHandler, type WebRoute } from "../guard.ts";
 import { SESSION_COOKIE, SIGN_IN_COOKIE, FormError, clearCookie, cookie, fromThisSite, readForm, redirect, safeNext, setCookie } from "../http.ts";
 import { htmlResponse } from "../layout.ts";

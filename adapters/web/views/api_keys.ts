@@ -1,7 +1,5 @@
 /** The API Keys tab: the list, the create form, the new key shown once, the revoke confirmation. */
-import type { KeyListItem, SignedIn } from "../../../core/accounts/mod.ts";
-import { mayManageKeys } from "../../../core/accounts/mod.ts";
-import type { ApiKeyView } from "../../../core/accounts/admin.ts";
+import { type KeyListItem, type SignedIn, mayManageKeys, type ApiKeyView } from "../../../core/accounts/mod.ts";
 import { html, type Html } from "../html.ts";
 import { formToken, page, when } from "../layout.ts";
 

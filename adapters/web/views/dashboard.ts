@@ -1,8 +1,7 @@
 /** The dashboard: certificates by days until expiry, channels, add and remove a certificate. */
-import type { Overview, SignedIn } from "../../../core/accounts/mod.ts";
-import { mayWrite } from "../../../core/accounts/mod.ts";
-import type { Mode } from "../../../core/base/records.ts";
-import type { CertificateView } from "../../../core/schemas/certificate.ts";
+import { type Overview, type SignedIn, mayWrite } from "../../../core/accounts/mod.ts";
+import type { Mode } from "../../../core/base/mod.ts";
+import type { CertificateView } from "../../../core/schemas/mod.ts";
 import { html, type Html } from "../html.ts";
 import { formToken, page, when } from "../layout.ts";
 

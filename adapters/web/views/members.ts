@@ -1,8 +1,6 @@
 /** The Members tab: users and roles, the add form, the remove confirmation. */
-import type { MemberView, SignedIn } from "../../../core/accounts/mod.ts";
-import { assignableRoles, mayChangeMember } from "../../../core/accounts/mod.ts";
-import { MIN_PASSWORD_LENGTH } from "../../../core/accounts/admin.ts";
-import type { Role } from "../../../core/base/records.ts";
+import { type MemberView, type SignedIn, assignableRoles, mayChangeMember, MIN_PASSWORD_LENGTH } from "../../../core/accounts/mod.ts";
+import type { Role } from "../../../core/base/mod.ts";
 import { html, type Html } from "../html.ts";
 import { formToken, page, when } from "../layout.ts";
 

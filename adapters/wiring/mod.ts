@@ -1,0 +1,74 @@
+/**
+ * The one wiring of certkeeper: from a config to the concrete store, trust, transports and core.
+ * The server (adapters/elysia), the embedding API (adapters/embed) and the CLI (adapters/cli) all
+ * start from here, so a new store, transport or core option is added once.
+ *
+ * @example
+ * const wired = await wire(configFromEnv(process.env), { passwords: bunPasswords });
+ * wired.core.start();
+ * // …
+ * await wired.close();
+ */
+import type { Config } from "../../core/config/mod.ts";
+import { createCore, type Core, type CoreOptions } from "../../core/app/mod.ts";
+import { createLogger, type Logger } from "../../core/base/mod.ts";
+import type { Store } from "../../core/store/mod.ts";
+import { TrustStore } from "../../core/tls/mod.ts";
+import { openLibsqlStore } from "../libsql/mod.ts";
+import { createMemoryStore } from "../memory/mod.ts";
+import { createTransports, type ClosableTransports } from "../notify/mod.ts";
+
+export interface WireOptions extends Partial<Omit<CoreOptions, "config" | "store" | "transports">> {
+  /**
+   * Where the data lives. Default: the libSQL database at `config.databaseUrl`, opened (and migrated)
+   * here and closed by `close()`. `"memory"`: a new in-memory store. A `Store`: yours, never closed here.
+   */
+  store?: Store | "memory";
+  /** Where email notifications are written when `config.smtpUrl` is unset; default `./data/outbox`. */
+  outboxDir?: string;
+}
+
+export interface Wired {
+  config: Config;
+  store: Store;
+  trust: TrustStore;
+  transports: ClosableTransports;
+  logger: Logger;
+  core: Core;
+  /** Releases what the wiring opened: the transports' connections, and the store unless it was given. */
+  release(): Promise<void>;
+  /** Stops core's background work (waiting for what is in flight), then releases. */
+  close(): Promise<void>;
+}
+
+export async function wire(config: Config, options: WireOptions = {}): Promise<Wired> {
+  const { store: storeOption, outboxDir, ...coreOptions } = options;
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const ownsStore = storeOption === undefined || storeOption === "memory";
+  const store =
+    storeOption === "memory"
+      ? createMemoryStore()
+      : (storeOption ?? (await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken })));
+  const trust = options.trust ?? TrustStore.system(config.extraCaFile);
+  const transports = createTransports(config, trust, { outboxDir });
+  const core = createCore({ ...coreOptions, config, store, logger, trust, transports });
+  let released: Promise<void> | undefined;
+  const release = () =>
+    (released ??= (async () => {
+      await transports.close();
+      if (ownsStore) await store.close();
+    })());
+  return {
+    config,
+    store,
+    trust,
+    transports,
+    logger,
+    core,
+    release,
+    async close() {
+      await core.stop();
+      await release();
+    },
+  };
+}

@@ -1,0 +1,20 @@
+/**
+ * The ground floor: the records certkeeper keeps, its closed table of error codes, ids, the clock,
+ * logs and the leased work loop. Imports nothing else of core.
+ */
+export * from "./records.ts";
+export {
+  asCertkeeperError,
+  CertkeeperError,
+  ERROR_STATUS,
+  errorBody,
+  INTERNAL_ERROR_MESSAGE,
+  quote,
+  type ErrorBody,
+  type ErrorCode,
+  type PublicErrorCode,
+} from "./errors.ts";
+export { BASE62, isId, newId, randomBase62, type IdPrefix } from "./ids.ts";
+export { DAY, daysUntil, HOUR, iso, MINUTE, parseDuration, SECOND, systemClock, type Clock } from "./time.ts";
+export { createLogger, silentLogger, type LogFields, type Logger, type LogLevel } from "./log.ts";
+export { WorkLoop, type WorkLoopOptions, type WorkSource } from "./work_loop.ts";

@@ -1,0 +1,13 @@
+/** Certificates as the API shows them: domain names, the status rule, the views. */
+export { normalizeDomain } from "./domain_name.ts";
+export { presentCertificate, presentChecked, presentCreated } from "./present.ts";
+export {
+  certificateStatus,
+  CERTIFICATE_STATUSES,
+  DEFAULT_ALERT_THRESHOLDS,
+  DEFAULT_EXPIRING_DAYS,
+  expiringHorizon,
+  type CertificateStatus,
+  type StatusInput,
+  type StatusReason,
+} from "./status.ts";

@@ -1,0 +1,4 @@
+/** Reaching targets: name resolution with overrides, the private-address guard, guarded connects. */
+export { refusedAddressReason } from "./address_policy.ts";
+export { connectGuarded, type ConnectOptions } from "./connect.ts";
+export { NetFailure, resolveVetted, type ResolvedAddress, type ResolverOptions } from "./resolver.ts";

@@ -1,0 +1,19 @@
+/**
+ * The one request pipeline every face calls: principal → rate limit → permission → validation of
+ * path, query and body → the operation → the envelope.
+ *
+ * @example
+ * const outcome = await runOperation(services, { operation: getCertificate, caller: { kind: "api_key", authorization }, params: { id } });
+ * const { status, body } = envelope(outcome, requestId);
+ */
+export {
+  admit,
+  callOperation,
+  envelope,
+  principalOf,
+  runOperation,
+  type Actor,
+  type Call,
+  type Caller,
+  type Outcome,
+} from "./pipeline.ts";

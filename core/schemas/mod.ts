@@ -1,0 +1,8 @@
+/**
+ * Every request and resource schema, written once with TypeBox: they validate requests (validate.ts),
+ * type the code (`Static<…>`) and generate the OpenAPI document.
+ */
+export * from "./common.ts";
+export * from "./certificate.ts";
+export * from "./channel.ts";
+export { expectation, fieldName, rejectUnknownFields, validate, validateQuery } from "./validate.ts";

@@ -1,0 +1,3 @@
+/** The store ports adapters implement (one conformance suite checks each), and core's read cache. */
+export * from "./ports.ts";
+export { withReadCache } from "./read_cache.ts";
