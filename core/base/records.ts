@@ -148,7 +148,9 @@ export interface CertificateRecord extends Scope {
   version: number;
 }
 
-export type ChannelType = "email" | "discord" | "slack" | "webhook";
+/** The channel types, as stored and shown. */
+export const CHANNEL_TYPES = ["email", "discord", "slack", "webhook"] as const;
+export type ChannelType = (typeof CHANNEL_TYPES)[number];
 
 export interface ChannelRecord extends Scope {
   id: string;

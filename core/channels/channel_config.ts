@@ -3,12 +3,12 @@
  * the masking of credentials whenever a channel is shown after creation.
  */
 import { CertkeeperError, quote } from "../base/errors.ts";
-import type { ChannelType } from "../base/records.ts";
+import { CHANNEL_TYPES, type ChannelType } from "../base/records.ts";
 import { isIP } from "node:net";
 import { refusedAddressReason } from "../net/address_policy.ts";
 import { NetFailure, resolveVetted, type ResolverOptions } from "../net/resolver.ts";
 
-export const CHANNEL_TYPES: ChannelType[] = ["email", "discord", "slack", "webhook"];
+export { CHANNEL_TYPES };
 /** SPEC.md's spelling of the chat-service type, accepted on input and stored as discord. */
 export const SPEC_CHAT_TYPE = "the service";
 
@@ -41,7 +41,7 @@ const CONFIG_FIELDS: Record<ChannelType, string[]> = {
 /** The stored type for an input type, or throws invalid_channel_type. Type names are case-sensitive. */
 export function parseChannelType(type: unknown): ChannelType {
   if (type === SPEC_CHAT_TYPE) return "discord";
-  if (typeof type === "string" && (CHANNEL_TYPES as string[]).includes(type)) return type as ChannelType;
+  if (typeof type === "string" && (CHANNEL_TYPES as readonly string[]).includes(type)) return type as ChannelType;
   throw new CertkeeperError(
     "invalid_channel_type",
     `${type === undefined ? "Field \"type\" is required" : `Channel type ${quote(type)} does not exist`}: use one of ${CHANNEL_TYPES.join(", ")}.`,

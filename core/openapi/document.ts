@@ -189,6 +189,8 @@ function parametersOf(names: string[], location: "path" | "query", object: TObje
       required: location === "path" || required.has(name),
       ...(typeof description === "string" ? { description } : {}),
       schema,
+      // A list in the query is one comma-separated parameter (`status=expiring,expired`).
+      ...(location === "query" && schema.type === "array" ? { style: "form", explode: false } : {}),
       ...(Array.isArray(examples) && examples.length > 0 ? { example: examples[0] } : {}),
     };
   });

@@ -41,7 +41,7 @@ export const addChannel = defineOperation({
   tag: "Channels",
   summary: "Add a notification channel",
   description:
-    "Types: email, discord (SPEC.md's chat service; the spelling \"the service\" is accepted), slack, webhook. " +
+    "Types: email, discord (the spelling \"the service\" is accepted and stored as discord), slack, webhook. " +
     "A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.",
   access: "write",
   query: NoQuery,

@@ -1,13 +1,24 @@
 /** Channel and event schemas: request bodies and resources, for validation, types and OpenAPI. */
 import { Type, type Static } from "@sinclair/typebox";
 import { Id, PageQuery, Timestamp } from "./common.ts";
+import { CHANNEL_TYPES } from "../base/records.ts";
 
 export const ChannelName = Type.String({ minLength: 1, maxLength: 100, examples: ["Ops on call"] });
 
-export const EmailConfig = Type.Object({ email: Type.String({ format: "email", examples: ["ops@example.com"] }) }, { title: "Email config" });
+export const EmailConfig = Type.Object(
+  {
+    email: Type.String({
+      // idn-email: internationalised addresses (RFC 6531) are accepted, as the server does.
+      format: "idn-email",
+      description: "The address notifications go to; internationalised addresses are accepted",
+      examples: ["ops@example.com"],
+    }),
+  },
+  { title: "Email config", additionalProperties: false },
+);
 export const ChatConfig = Type.Object(
   { webhookUrl: Type.String({ description: "https URL of a Discord or Slack incoming webhook", examples: ["https://discord.com/api/webhooks/123/abc"] }) },
-  { title: "Discord or Slack config" },
+  { title: "Discord or Slack config", additionalProperties: false },
 );
 export const WebhookConfig = Type.Object(
   {
@@ -19,13 +30,13 @@ export const WebhookConfig = Type.Object(
       }),
     ),
   },
-  { title: "Webhook config" },
+  { title: "Webhook config", additionalProperties: false },
 );
 
-export const ChannelTypeInput = Type.String({
-  description: "email, discord (SPEC.md's chat service; \"the service\" is accepted as its spelling), slack or webhook",
-  examples: ["webhook"],
-});
+export const ChannelTypeInput = Type.Union(
+  [...CHANNEL_TYPES, "the service"].map((type) => Type.Literal(type)),
+  { description: "email, discord (\"the service\" is accepted as another spelling of discord, and stored as discord), slack or webhook", examples: ["webhook"] },
+);
 
 export const AddChannelBody = Type.Object(
   { type: ChannelTypeInput, name: ChannelName, config: Type.Union([EmailConfig, ChatConfig, WebhookConfig]) },
@@ -49,7 +60,7 @@ export type PatchChannelBody = Static<typeof PatchChannelBody>;
 export const Channel = Type.Object(
   {
     id: Id("ch", "ch_9aK2mQ7xLp3VtB8nR1cZ"),
-    type: Type.Union([Type.Literal("email"), Type.Literal("discord"), Type.Literal("slack"), Type.Literal("webhook")]),
+    type: Type.Union(CHANNEL_TYPES.map((type) => Type.Literal(type))),
     name: Type.String(),
     enabled: Type.Boolean(),
     config: Type.Record(Type.String(), Type.Unknown(), {

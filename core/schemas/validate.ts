@@ -134,7 +134,7 @@ export function expectation(schema: TSchema): string {
       return kind;
     }
     case "string": {
-      if (schema.format === "email") return "an email address";
+      if (schema.format === "email" || schema.format === "idn-email") return "an email address";
       if (schema.minLength !== undefined && schema.maxLength !== undefined) {
         return `a string of ${schema.minLength} to ${schema.maxLength} characters`;
       }

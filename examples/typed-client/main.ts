@@ -34,8 +34,8 @@ if (added.error) fail("add", added.error);
 const certificate = added.data.data;
 console.log(`added ${certificate.id}: ${certificate.domain}:${certificate.port} is ${certificate.status}, ${certificate.daysUntilExpiry} days left`);
 
-// List: query parameters are strings, as in a URL.
-const listed = await client.GET("/v1/certificates", { params: { query: { domain, limit: "10" } } });
+// List: query parameters are typed as the server takes them (limit a number, status a list of statuses).
+const listed = await client.GET("/v1/certificates", { params: { query: { domain, limit: 10 } } });
 if (listed.error) fail("list", listed.error);
 console.log(`listed ${listed.data.data.length} certificate(s) matching "${domain}"; next cursor: ${listed.data.meta.nextCursor}`);
 

@@ -46,7 +46,7 @@ export interface paths {
     get: operations["listChannels"];
     /**
      * Add a notification channel
-     * @description Types: email, discord (SPEC.md's chat service; the spelling "the service" is accepted), slack, webhook. A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.
+     * @description Types: email, discord (the spelling "the service" is accepted and stored as discord), slack, webhook. A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.
      */
     post: operations["addChannel"];
   };
@@ -253,14 +253,21 @@ export interface components {
       updatedAt: string;
     };
     AddChannelBody: {
-      /** @description email, discord (SPEC.md's chat service; "the service" is accepted as its spelling), slack or webhook */
-      type: string;
+      type: components["schemas"]["ChannelTypeInput"];
       name: string;
       config: components["schemas"]["EmailConfig"] | components["schemas"]["ChatConfig"] | components["schemas"]["WebhookConfig"];
     };
+    /**
+     * @description email, discord ("the service" is accepted as another spelling of discord, and stored as discord), slack or webhook
+     * @enum {string}
+     */
+    ChannelTypeInput: "email" | "discord" | "slack" | "webhook" | "the service";
     /** Email config */
     EmailConfig: {
-      /** Format: email */
+      /**
+       * Format: idn-email
+       * @description The address notifications go to; internationalised addresses are accepted
+       */
       email: string;
     };
     /** Discord or Slack config */
@@ -407,17 +414,20 @@ export interface operations {
     parameters: {
       query?: {
         /**
-         * @description 1–100 items per page (default 20)
+         * @description Items per page, 1–100 (default 20)
          * @example 20
          */
-        limit?: string;
+        limit?: number;
         /** @description `meta.nextCursor` of the previous page */
         cursor?: string;
         /**
-         * @description One status or a comma-separated list
-         * @example expiring,expired
+         * @description One status or a comma-separated list of them: `status=expiring,expired`
+         * @example [
+         *   "expiring",
+         *   "expired"
+         * ]
          */
-        status?: string;
+        status?: components["schemas"]["CertificateStatus"][];
         /** @description Case-insensitive substring of the domain */
         domain?: string;
       };
@@ -1278,10 +1288,10 @@ export interface operations {
     parameters: {
       query?: {
         /**
-         * @description 1–100 items per page (default 20)
+         * @description Items per page, 1–100 (default 20)
          * @example 20
          */
-        limit?: string;
+        limit?: number;
         /** @description `meta.nextCursor` of the previous page */
         cursor?: string;
       };
@@ -1378,7 +1388,7 @@ export interface operations {
   };
   /**
    * Add a notification channel
-   * @description Types: email, discord (SPEC.md's chat service; the spelling "the service" is accepted), slack, webhook. A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.
+   * @description Types: email, discord (the spelling "the service" is accepted and stored as discord), slack, webhook. A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.
    */
   addChannel: {
     requestBody: {
@@ -2105,10 +2115,10 @@ export interface operations {
     parameters: {
       query?: {
         /**
-         * @description 1–100 items per page (default 20)
+         * @description Items per page, 1–100 (default 20)
          * @example 20
          */
-        limit?: string;
+        limit?: number;
         /** @description `meta.nextCursor` of the previous page */
         cursor?: string;
       };
