@@ -176,6 +176,19 @@ describe("certkeeper serve's output", () => {
     for (const [requestId, status] of answered) expect({ requestId, status: logged.get(requestId) }).toEqual({ requestId, status });
   });
 
+  test("each request is logged once, /metrics included: one request line per request id", () => {
+    const requestIds = output.stdout
+      .split("\n")
+      .filter((line) => line !== "")
+      .map((line) => JSON.parse(line))
+      .filter((entry) => entry.msg === "request")
+      .map((entry) => entry.requestId as string);
+    const counts = new Map<string, number>();
+    for (const id of requestIds) counts.set(id, (counts.get(id) ?? 0) + 1);
+    expect([...answered.keys()].filter((id) => counts.get(id) !== 1).map((id) => ({ id, lines: counts.get(id) }))).toEqual([]);
+    expect([...counts].filter(([, lines]) => lines > 1)).toEqual([]);
+  });
+
   test("the delivery failures and the shutdown are logged without their secrets", () => {
     expect(output.stdout).toContain('"msg":"certkeeper stopped"');
     expect(output.stderr).toBe("");

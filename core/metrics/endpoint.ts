@@ -1,7 +1,8 @@
 /**
  * GET /metrics as a web-standard handler: the bearer token of CERTKEEPER_METRICS_TOKEN, compared in
  * constant time, then the exposition streamed from {@link scrapeMetrics}. An HTTP adapter mounts it only
- * when the token is set; without one, /metrics is no route at all.
+ * when the token is set; without one, /metrics is no route at all. It logs no request line: the
+ * adapter passes its response through core.api.finish, which does, once.
  *
  * @example
  * if (core.services.config.metricsToken) app.get("/metrics", ({ request }) => metricsResponse(core.services, request));
@@ -15,20 +16,11 @@ import type { Services } from "../app/services.ts";
 
 export async function metricsResponse(services: Services, request: Request): Promise<Response> {
   const { config, logger, store, metrics, clock } = services;
-  const started = performance.now();
+  // The request line is written once, by the HTTP face that answers (core.api.finish), with this id.
   const requestId = newId("req");
-  const logRequest = (status: number) =>
-    logger.info("request", {
-      requestId,
-      method: request.method,
-      path: new URL(request.url).pathname,
-      status,
-      ms: Math.round((performance.now() - started) * 100) / 100,
-    });
 
   const refusal = refuse(request.headers.get("authorization"), config.metricsToken);
   if (refusal) {
-    logRequest(refusal.status);
     return new Response(JSON.stringify(errorBody(refusal)), {
       status: refusal.status,
       headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId },
@@ -54,7 +46,6 @@ export async function metricsResponse(services: Services, request: Request): Pro
       await chunks.return(undefined);
     },
   });
-  logRequest(200);
   return new Response(body, {
     headers: { "content-type": METRICS_CONTENT_TYPE, "x-request-id": requestId, "cache-control": "no-store" },
   });
