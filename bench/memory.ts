@@ -12,7 +12,6 @@ import { parseArgs } from "node:util";
 import { createClient } from "@libsql/client";
 import { Admin } from "../core/accounts/admin.ts";
 import { systemClock } from "../core/base/time.ts";
-import { expiringHorizon } from "../core/certificates/status.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { CERTIFICATE_COLUMNS, certificateValues } from "../adapters/sql/rows.ts";
 import { sampleCertificate } from "./support/sample.ts";
@@ -41,7 +40,7 @@ async function database(name: string, count: number): Promise<{ url: string; key
     const width = CERTIFICATE_COLUMNS.split(",").length;
     await client.execute({
       sql: `INSERT INTO certificates (${CERTIFICATE_COLUMNS}) VALUES ${rows.map(() => `(${Array(width).fill("?").join(", ")})`).join(", ")}`,
-      args: rows.flatMap((r) => certificateValues(r, expiringHorizon(r.alertThresholds))),
+      args: rows.flatMap((r) => certificateValues(r)),
     });
   }
   client.close();

@@ -1,22 +1,22 @@
 /** Certificates in SQL: keyset listing, leases for the scheduler, and check results written atomically. */
 import type { CertificateStore } from "../../core/store/mod.ts";
-import { type CertificateRecord, DAY } from "../../core/base/mod.ts";
-import { expiringHorizon } from "../../core/certificates/mod.ts";
+import type { CertificateRecord, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
-import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, placeholders } from "./rows.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, placeholders, statusPeriods } from "./rows.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
 
 const SELECT = `SELECT ${CERTIFICATE_COLUMNS} FROM certificates`;
 
-/** CONTRACT §5's status rules as SQL over the stored columns; `?` is now, bound STATUS_ARGS times. */
-const STATUS_SQL = `CASE
-  WHEN ? > not_after THEN 'expired'
-  WHEN failure IS NOT NULL THEN 'unreachable'
-  WHEN ? < not_before OR problem IS NOT NULL THEN 'invalid'
-  WHEN not_after - ? < (expiring_horizon + 1) * ${DAY} THEN 'expiring'
-  ELSE 'valid' END`;
-const STATUS_ARGS = 3;
+/**
+ * "The status at `now` is one of …", over the timeline core computed (rows.ts statusPeriods): no status
+ * rule here, only times compared. Binds `now` twice, then the statuses.
+ */
+function statusAt(statuses: number): string {
+  return `EXISTS (SELECT 1 FROM json_each(status_periods) AS period
+    WHERE json_extract(period.value, '$[0]') <= ? AND ? < json_extract(period.value, '$[1]')
+      AND json_extract(period.value, '$[2]') IN (${placeholders(statuses)}))`;
+}
 
 /**
  * Writes a check result over the stored version. An unchanged chain leaves the details, their 1 KB of
@@ -27,10 +27,11 @@ function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: b
   const detailValues: SqlValue[] = detailsChanged
     ? [r.fingerprint, r.details.notBefore, r.details.notAfter, JSON.stringify(r.details), r.problem]
     : [];
+  // The failure can change without the details: the timeline is written with every check.
   return target.execute(
     `UPDATE certificates SET ${details.map((column) => `${column} = ?, `).join("")}last_checked_at = ?,
        failure = ?, failure_count = ?, alerted_threshold = ?, expiry_alerted = ?, health = ?,
-       next_check_at = ?, updated_at = ?, lease_owner = NULL, version = version + 1
+       next_check_at = ?, updated_at = ?, status_periods = ?, lease_owner = NULL, version = version + 1
      WHERE id = ? AND version = ?`,
     [
       ...detailValues,
@@ -42,17 +43,49 @@ function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: b
       r.health,
       r.nextCheckAt,
       r.updatedAt,
+      statusPeriods(r),
       r.id,
       r.version,
     ],
   );
 }
 
+/** Writes a patch's name and thresholds; the updated record, or null when no such certificate is in scope. */
+async function updateSettingsRow(
+  target: Executor,
+  scope: Scope,
+  id: string,
+  patch: Parameters<CertificateStore["updateSettings"]>[2],
+): Promise<CertificateRecord | null> {
+  const thresholds = patch.alertThresholds;
+  const { rows } = await target.execute(
+    `UPDATE certificates SET
+       name = COALESCE(?, name),
+       alert_thresholds = COALESCE(?, alert_thresholds),
+       next_check_at = CASE WHEN ? THEN MIN(next_check_at, ?) ELSE next_check_at END,
+       updated_at = ?,
+       version = version + 1
+     WHERE id = ? AND organization_id = ? AND mode = ?
+     RETURNING ${CERTIFICATE_COLUMNS}`,
+    [
+      patch.name ?? null,
+      thresholds ? JSON.stringify(thresholds) : null,
+      thresholds ? 1 : 0,
+      patch.updatedAt,
+      patch.updatedAt,
+      id,
+      scope.organizationId,
+      scope.mode,
+    ],
+  );
+  return rows[0] ? certificateFrom(rows[0]) : null;
+}
+
 export function sqlCertificates(db: Executor): CertificateStore {
   const rechecks = new RecheckBatcher(db, async (record) => (await updateChecked(db, record, false)).rowsAffected > 0);
   const store: CertificateStore = {
     async insert(record, { limit, events }) {
-      const values = certificateValues(record, expiringHorizon(record.alertThresholds));
+      const values = certificateValues(record);
       try {
         return await db.transaction(async (tx) => {
           // The count guard and the insert are one statement inside a write transaction: concurrent
@@ -111,8 +144,8 @@ export function sqlCertificates(db: Executor): CertificateStore {
         args.push(query.domainContains);
       }
       if (query.statuses) {
-        where.push(`${STATUS_SQL} IN (${placeholders(query.statuses.length)})`);
-        args.push(...Array<number>(STATUS_ARGS).fill(query.now), ...query.statuses);
+        where.push(statusAt(query.statuses.length));
+        args.push(query.now, query.now, ...query.statuses);
       }
       const { rows } = await db.execute(`${SELECT} WHERE ${where.join(" AND ")} ORDER BY not_after, id LIMIT ?`, [...args, query.limit]);
       return rows.map(certificateFrom);
@@ -125,29 +158,17 @@ export function sqlCertificates(db: Executor): CertificateStore {
 
     async updateSettings(scope, id, patch) {
       const thresholds = patch.alertThresholds;
-      const { rows } = await db.execute(
-        `UPDATE certificates SET
-           name = COALESCE(?, name),
-           alert_thresholds = COALESCE(?, alert_thresholds),
-           expiring_horizon = COALESCE(?, expiring_horizon),
-           next_check_at = CASE WHEN ? THEN MIN(next_check_at, ?) ELSE next_check_at END,
-           updated_at = ?,
-           version = version + 1
-         WHERE id = ? AND organization_id = ? AND mode = ?
-         RETURNING ${CERTIFICATE_COLUMNS}`,
-        [
-          patch.name ?? null,
-          thresholds ? JSON.stringify(thresholds) : null,
-          thresholds ? expiringHorizon(thresholds) : null,
-          thresholds ? 1 : 0,
-          patch.updatedAt,
-          patch.updatedAt,
-          id,
-          scope.organizationId,
-          scope.mode,
-        ],
-      );
-      return rows[0] ? certificateFrom(rows[0]) : null;
+      if (thresholds) {
+        // New thresholds move the moment the certificate becomes expiring: its timeline is written anew,
+        // from the row as it is inside the same write transaction.
+        return db.transaction(async (tx) => {
+          const updated = await updateSettingsRow(tx, scope, id, patch);
+          if (!updated) return null;
+          await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [statusPeriods(updated), id]);
+          return updated;
+        });
+      }
+      return updateSettingsRow(db, scope, id, patch);
     },
 
     async remove(scope, id, at) {

@@ -1,7 +1,14 @@
-/** The schema, as numbered migrations applied once each, in a write transaction, on start. */
+/**
+ * The schema, as numbered migrations applied once each, in a write transaction, on start. Migration N
+ * is the Nth entry of MIGRATIONS (schema_migrations records the versions applied); a new one is
+ * appended, never inserted. A step is a statement, or a function for what SQL alone cannot compute.
+ */
 import type { Executor } from "./executor.ts";
+import { statusPeriods } from "./rows.ts";
 
-const MIGRATIONS: string[][] = [
+type Step = string | ((tx: Executor) => Promise<void>);
+
+const MIGRATIONS: Step[][] = [
   [
     `CREATE TABLE organizations (
       id TEXT PRIMARY KEY,
@@ -126,18 +133,53 @@ const MIGRATIONS: string[][] = [
       last_failure_at INTEGER NOT NULL
     )`,
   ],
+  // 3: the status rule lives in core only. Each certificate keeps the timeline of its status, computed
+  // by core when a check or a patch is saved; SQL filters by comparing times, not by restating the rule.
+  [
+    `ALTER TABLE certificates ADD COLUMN status_periods TEXT NOT NULL DEFAULT '[]'`,
+    backfillStatusPeriods,
+    `ALTER TABLE certificates DROP COLUMN expiring_horizon`,
+  ],
 ];
 
-/** Applies the migrations this database lacks; safe when several processes start at once. */
-export async function migrate(executor: Executor): Promise<void> {
+/** Computes the timeline of every certificate stored before migration 3, a page at a time. */
+async function backfillStatusPeriods(tx: Executor): Promise<void> {
+  let after = "";
+  for (;;) {
+    const { rows } = await tx.execute(
+      "SELECT id, details, problem, failure, alert_thresholds FROM certificates WHERE id > ? ORDER BY id LIMIT 500",
+      [after],
+    );
+    for (const row of rows) {
+      const periods = statusPeriods({
+        details: JSON.parse(String(row.details)),
+        problem: row.problem === null ? null : (String(row.problem) as never),
+        failure: row.failure === null ? null : (String(row.failure) as never),
+        alertThresholds: JSON.parse(String(row.alert_thresholds)),
+      });
+      await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [periods, row.id as string]);
+    }
+    if (rows.length < 500) return;
+    after = String(rows.at(-1)!.id);
+  }
+}
+
+/**
+ * Applies the migrations this database lacks (up to `options.until`, default all); safe when several
+ * processes start at once.
+ */
+export async function migrate(executor: Executor, options: { until?: number } = {}): Promise<void> {
   await executor.execute(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
   );
   await executor.transaction(async (tx) => {
     const { rows } = await tx.execute("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations");
     const current = Number(rows[0]!.version);
-    for (let version = current + 1; version <= MIGRATIONS.length; version++) {
-      for (const statement of MIGRATIONS[version - 1]!) await tx.execute(statement);
+    for (let version = current + 1; version <= (options.until ?? MIGRATIONS.length); version++) {
+      for (const step of MIGRATIONS[version - 1]!) {
+        if (typeof step === "string") await tx.execute(step);
+        else await step(tx);
+      }
       await tx.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [version, Date.now()]);
     }
   });

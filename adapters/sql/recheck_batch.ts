@@ -9,10 +9,11 @@
  */
 import type { CertificateRecord } from "../../core/base/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
+import { statusPeriods } from "./rows.ts";
 
 /** At most this many rows per statement (SQLite binds at most 32,766 values). */
 const MAX_BATCH = 200;
-const COLUMNS_PER_ROW = 10;
+const COLUMNS_PER_ROW = 11;
 
 interface Pending {
   record: CertificateRecord;
@@ -68,7 +69,20 @@ export class RecheckBatcher {
       }
       const args: SqlValue[] = [];
       for (const { record: r } of batch) {
-        args.push(r.id, r.version, r.lastCheckedAt, r.failure, r.failureCount, r.alertedThreshold, r.expiryAlerted ? 1 : 0, r.health, r.nextCheckAt, r.updatedAt);
+        args.push(
+          r.id,
+          r.version,
+          r.lastCheckedAt,
+          r.failure,
+          r.failureCount,
+          r.alertedThreshold,
+          r.expiryAlerted ? 1 : 0,
+          r.health,
+          r.nextCheckAt,
+          r.updatedAt,
+          // The failure can change without the details, and with it the status over time.
+          statusPeriods(r),
+        );
       }
       const row = `(${Array.from({ length: COLUMNS_PER_ROW }, () => "?").join(", ")})`;
       // VALUES columns are named column1, column2, … in SQLite.
@@ -76,7 +90,8 @@ export class RecheckBatcher {
         `UPDATE certificates SET
            last_checked_at = v.column3, failure = v.column4, failure_count = v.column5,
            alerted_threshold = v.column6, expiry_alerted = v.column7, health = v.column8,
-           next_check_at = v.column9, updated_at = v.column10, lease_owner = NULL, version = certificates.version + 1
+           next_check_at = v.column9, updated_at = v.column10, status_periods = v.column11,
+           lease_owner = NULL, version = certificates.version + 1
          FROM (VALUES ${batch.map(() => row).join(", ")}) AS v
          WHERE certificates.id = v.column1 AND certificates.version = v.column2
          RETURNING certificates.id AS id`,

@@ -8,6 +8,7 @@ import type {
   OrganizationRecord,
   UserRecord,
 } from "../../core/base/mod.ts";
+import { statusTimeline } from "../../core/certificates/mod.ts";
 import type { Row, SqlValue } from "./executor.ts";
 
 const num = (value: unknown) => Number(value);
@@ -56,7 +57,7 @@ export function apiKeyFrom(row: Row, prefix = ""): ApiKeyRecord {
 }
 
 export const CERTIFICATE_COLUMNS =
-  "id, organization_id, mode, domain, port, name, alert_thresholds, expiring_horizon, created_at, updated_at, " +
+  "id, organization_id, mode, domain, port, name, alert_thresholds, status_periods, created_at, updated_at, " +
   "fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, " +
   "alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version";
 
@@ -85,8 +86,16 @@ export function certificateFrom(row: Row): CertificateRecord {
   };
 }
 
+/**
+ * The `status_periods` column: core's timeline of the certificate's status as `[[from, until, status], …]`
+ * (ms, `until` exclusive), so SQL filters by status by comparing times (see STATUS_AT in certificates.ts).
+ */
+export function statusPeriods(r: Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds">): string {
+  return JSON.stringify(statusTimeline(r).map((period) => [period.from, period.until, period.status]));
+}
+
 /** Values for CERTIFICATE_COLUMNS, in order (lease_owner is null: a new or saved record holds no lease). */
-export function certificateValues(r: CertificateRecord, expiringHorizon: number): SqlValue[] {
+export function certificateValues(r: CertificateRecord): SqlValue[] {
   return [
     r.id,
     r.organizationId,
@@ -95,7 +104,7 @@ export function certificateValues(r: CertificateRecord, expiringHorizon: number)
     r.port,
     r.name,
     JSON.stringify(r.alertThresholds),
-    expiringHorizon,
+    statusPeriods(r),
     r.createdAt,
     r.updatedAt,
     r.fingerprint,

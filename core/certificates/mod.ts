@@ -7,7 +7,11 @@ export {
   DEFAULT_ALERT_THRESHOLDS,
   DEFAULT_EXPIRING_DAYS,
   expiringHorizon,
+  statusTimeline,
+  TIMELINE_END,
+  TIMELINE_START,
   type CertificateStatus,
+  type StatusPeriod,
   type StatusInput,
   type StatusReason,
 } from "./status.ts";

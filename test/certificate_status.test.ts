@@ -1,0 +1,80 @@
+/**
+ * The status rule is written once (core/certificates/status.ts): the timeline a store keeps to filter
+ * by status agrees with the status computed at the moment of asking, at every moment, for every kind
+ * of certificate.
+ */
+import { describe, expect, test } from "bun:test";
+import { DAY } from "../core/base/mod.ts";
+import { certificateStatus, statusTimeline, TIMELINE_END, TIMELINE_START, type StatusInput } from "../core/certificates/mod.ts";
+
+const NOW = Date.UTC(2026, 10, 20);
+
+function record(overrides: Partial<StatusInput> & { notBefore?: number; notAfter?: number } = {}): StatusInput {
+  const { notBefore = NOW - 30 * DAY, notAfter = NOW + 60 * DAY, ...rest } = overrides;
+  return {
+    details: { notBefore, notAfter } as StatusInput["details"],
+    problem: null,
+    failure: null,
+    alertThresholds: [30, 14, 7, 3, 1],
+    ...rest,
+  };
+}
+
+/** Deterministic pseudo-random numbers (a test that fails must fail again). */
+function random(seed: number): () => number {
+  return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+}
+
+describe("statusTimeline", () => {
+  test("a valid certificate: invalid before notBefore, valid, expiring from the largest threshold, expired after notAfter", () => {
+    const notBefore = NOW - 30 * DAY;
+    const notAfter = NOW + 60 * DAY;
+    expect(statusTimeline(record({ notBefore, notAfter }))).toEqual([
+      { from: TIMELINE_START, until: notBefore, status: "invalid", statusReason: "not_yet_valid" },
+      { from: notBefore, until: notAfter - 31 * DAY + 1, status: "valid", statusReason: null },
+      { from: notAfter - 31 * DAY + 1, until: notAfter + 1, status: "expiring", statusReason: "expiring_soon" },
+      { from: notAfter + 1, until: TIMELINE_END, status: "expired", statusReason: "expired" },
+    ]);
+  });
+
+  test("an unreachable certificate stays unreachable until it expires", () => {
+    const notAfter = NOW + 5 * DAY;
+    expect(statusTimeline(record({ notAfter, failure: "timeout" }))).toEqual([
+      { from: TIMELINE_START, until: notAfter + 1, status: "unreachable", statusReason: "timeout" },
+      { from: notAfter + 1, until: TIMELINE_END, status: "expired", statusReason: "expired" },
+    ]);
+  });
+
+  test("agrees with certificateStatus at every moment, at and around every change, for a thousand certificates", () => {
+    const next = random(42);
+    const reasons = [null, "self_signed", "untrusted_issuer", "hostname_mismatch"] as const;
+    const failures = [null, null, "dns_error", "timeout"] as const;
+    let compared = 0;
+    for (let i = 0; i < 1000; i++) {
+      const notBefore = NOW + Math.round((next() - 0.7) * 400 * DAY);
+      const notAfter = notBefore + Math.round(next() * 400 * DAY);
+      const thresholds = next() < 0.2 ? [] : [Math.floor(next() * 731), Math.floor(next() * 60)];
+      const input = record({
+        notBefore,
+        notAfter,
+        problem: reasons[Math.floor(next() * reasons.length)]!,
+        failure: failures[Math.floor(next() * failures.length)]!,
+        alertThresholds: thresholds,
+      });
+      const timeline = statusTimeline(input);
+      expect(timeline[0]!.from).toBe(TIMELINE_START);
+      expect(timeline.at(-1)!.until).toBe(TIMELINE_END);
+      for (let p = 1; p < timeline.length; p++) expect(timeline[p]!.from).toBe(timeline[p - 1]!.until);
+      const moments = [NOW, notBefore, notAfter, ...timeline.flatMap((p) => [p.from, p.from - 1, p.from + 1, p.until - 1])]
+        .concat(Array.from({ length: 20 }, () => NOW + Math.round((next() - 0.5) * 900 * DAY)))
+        .filter((moment) => moment > TIMELINE_START && moment < TIMELINE_END);
+      for (const now of moments) {
+        const period = timeline.find((p) => p.from <= now && now < p.until)!;
+        const { status, statusReason } = certificateStatus(input, now);
+        expect({ now, status: period.status, statusReason: period.statusReason }).toEqual({ now, status, statusReason });
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(10_000);
+  });
+});

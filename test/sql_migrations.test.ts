@@ -1,0 +1,92 @@
+/**
+ * Numbered migrations carry an existing database forward: a database of an earlier version, with
+ * certificates in it, opens at the current version and answers as a new one would (migration 3: the
+ * status timeline of every stored certificate is computed by core, so filtering by status still works).
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createClient, type Client } from "@libsql/client";
+import { DAY } from "../core/base/mod.ts";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import type { Executor, ResultSet, SqlValue } from "../adapters/sql/mod.ts";
+import { migrate, SCHEMA_VERSION } from "../adapters/sql/migrations.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "certkeeper-migrations-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A bare executor over one libSQL client, as a test needs it (no queueing, no change counting). */
+function executorOver(client: Client): Executor {
+  const run = async (target: Pick<Client, "execute">, sql: string, args: SqlValue[] = []) =>
+    (await target.execute({ sql, args })) as unknown as ResultSet;
+  return {
+    execute: (sql, args) => run(client, sql, args),
+    async transaction(fn) {
+      const tx = await client.transaction("write");
+      try {
+        const result = await fn({ execute: (sql, args) => run(tx, sql, args), transaction: () => Promise.reject(new Error("nested")), close: async () => {} });
+        await tx.commit();
+        return result;
+      } finally {
+        tx.close();
+      }
+    },
+    close: async () => client.close(),
+  };
+}
+
+describe("migrations", () => {
+  test("a version 2 database with certificates opens at the current version and filters them by status", async () => {
+    const url = `file:${join(dir, "v2.db")}`;
+    const now = Date.now();
+    const old = executorOver(createClient({ url }));
+    await migrate(old, { until: 2 });
+    const insert = (id: string, notAfter: number, failure: string | null) =>
+      old.execute(
+        `INSERT INTO certificates (id, organization_id, mode, domain, port, name, alert_thresholds, expiring_horizon,
+           created_at, updated_at, fingerprint, not_before, not_after, details, problem, last_checked_at, failure,
+           failure_count, alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version)
+         VALUES (?, 'org_1', 'live', ?, 443, ?, '[30,7]', 30, ?, ?, 'fp', ?, ?, ?, NULL, ?, ?, 0, NULL, 0, 'ok', ?, NULL, 1)`,
+        [id, `${id}.example`, id, now, now, now - 10 * DAY, notAfter, JSON.stringify(details(now - 10 * DAY, notAfter)), now, failure, now + DAY],
+      );
+    await insert("cert_valid0000000000000", now + 90 * DAY, null);
+    await insert("cert_expiring000000000", now + 5 * DAY, null);
+    await insert("cert_expired0000000000", now - DAY, null);
+    await insert("cert_unreachable000000", now + 90 * DAY, "timeout");
+    await old.close();
+
+    const store = await openLibsqlStore({ url });
+    try {
+      const scope = { organizationId: "org_1", mode: "live" as const };
+      const ids = async (statuses: Array<"valid" | "expiring" | "expired" | "unreachable" | "invalid">) =>
+        (await store.certificates.list(scope, { limit: 10, statuses, now })).map((record) => record.id);
+      expect(await ids(["valid"])).toEqual(["cert_valid0000000000000"]);
+      expect(await ids(["expiring", "expired"])).toEqual(["cert_expired0000000000", "cert_expiring000000000"]);
+      expect(await ids(["unreachable"])).toEqual(["cert_unreachable000000"]);
+      expect(await ids(["invalid"])).toEqual([]);
+    } finally {
+      await store.close();
+    }
+    const reopened = executorOver(createClient({ url }));
+    const { rows } = await reopened.execute("SELECT MAX(version) AS version FROM schema_migrations");
+    expect(Number(rows[0]!.version)).toBe(SCHEMA_VERSION);
+    const columns = (await reopened.execute("PRAGMA table_info(certificates)")).rows.map((row) => String(row.name));
+    expect(columns).toContain("status_periods");
+    expect(columns).not.toContain("expiring_horizon");
+    await reopened.close();
+  });
+});
+
+function details(notBefore: number, notAfter: number) {
+  return {
+    serialNumber: "01",
+    notBefore,
+    notAfter,
+    issuer: "Test CA",
+    subject: "example",
+    subjectAlternativeNames: ["example"],
+    signatureAlgorithm: "sha256WithRSAEncryption",
+    chain: [],
+  };
+}
