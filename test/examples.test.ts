@@ -47,7 +47,7 @@ describe("package exports", () => {
     expect(Object.keys(await import("certkeeper"))).toEqual(expect.arrayContaining(["createCore", "configFromEnv", "OPERATIONS", "CertkeeperError"]));
     expect(Object.keys(await import("certkeeper/elysia"))).toEqual(expect.arrayContaining(["createHttpApp", "startServer"]));
     expect(Object.keys(await import("certkeeper/embed"))).toEqual(expect.arrayContaining(["createCertkeeper", "CertkeeperApiError"]));
-    const deep = "certkeeper/core/core.ts";
+    const deep = "certkeeper/core/app/create_core.ts";
     await expect(import(deep)).rejects.toThrow();
   });
 });

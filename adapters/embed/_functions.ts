@@ -3,29 +3,12 @@
  * `namespace.method(id?, input?, query?)`, typed by its own schemas (`Static<…>`).
  */
 import type { Static, TSchema } from "@sinclair/typebox";
-import type { Operation, OperationInput, OperationResult, TypedOperation } from "../../core/operations/mod.ts";
+import { OPERATIONS, type Operation, type OperationInput, type OperationResult, type TypedOperation } from "../../core/operations/mod.ts";
 
-/**
- * The name of each operation in the embed API. Naming is the one thing not derived: `satisfies` makes
- * tsc fail here when an operation is added without a name.
- */
-export const EMBED_NAMES = {
-  addCertificate: "certificates.add",
-  listCertificates: "certificates.list",
-  getCertificate: "certificates.get",
-  patchCertificate: "certificates.update",
-  deleteCertificate: "certificates.delete",
-  checkCertificate: "certificates.check",
-  addChannel: "channels.add",
-  listChannels: "channels.list",
-  getChannel: "channels.get",
-  patchChannel: "channels.update",
-  deleteChannel: "channels.delete",
-  testChannel: "channels.test",
-  listEvents: "events.list",
-} as const satisfies Record<TypedOperation["id"], `${string}.${string}`>;
+/** The name of each operation in the embed API, as its operation file declares it (`embed`). */
+export const EMBED_NAMES = Object.fromEntries(OPERATIONS.map((operation) => [operation.id, operation.embed])) as Names;
 
-type Names = typeof EMBED_NAMES;
+type Names = { [O in TypedOperation as O["id"]]: O["embed"] };
 type OperationId = keyof Names;
 type NamespaceOf<Name> = Name extends `${infer Namespace}.${string}` ? Namespace : never;
 type MethodOf<Name> = Name extends `${string}.${infer Method}` ? Method : never;
@@ -75,9 +58,8 @@ type Invoke = (operation: Operation, input: Partial<OperationInput>) => Promise<
 export function embedFunctions(operations: readonly Operation[], invoke: Invoke): EmbedFunctions {
   const namespaces: Record<string, Record<string, (...args: unknown[]) => Promise<unknown>>> = {};
   for (const operation of operations) {
-    const name: string | undefined = EMBED_NAMES[operation.id as OperationId];
-    if (!name) throw new Error(`Operation ${operation.id} has no name in the embed API (EMBED_NAMES).`);
-    const [namespace, method] = name.split(".") as [string, string];
+    const [namespace, method] = operation.embed.split(".") as [string, string];
+    if (namespaces[namespace]?.[method]) throw new Error(`Two operations are named ${operation.embed} in the embed API.`);
     const pathNames = Object.keys(operation.params?.properties ?? {});
     const takesQuery = Object.keys(operation.query.properties ?? {}).length > 0;
     (namespaces[namespace] ??= {})[method] = async (...args) => {

@@ -61,7 +61,7 @@ export interface CertkeeperOptions {
    */
   database?: string | Store;
   /**
-   * Overrides of the defaults in core/config.ts (CONTRACT §1's variables, parsed). To read the
+   * Overrides of the defaults (DEFAULT_CONFIG of core/config: CONTRACT §1's variables, parsed). To read the
    * environment as the server does: `config: configFromEnv(process.env)` from `certkeeper`.
    * `host`, `port` and `metricsToken` have no use here.
    */

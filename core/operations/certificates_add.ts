@@ -40,6 +40,7 @@ export function sortThresholds(thresholds: number[]): number[] {
 
 export const addCertificate = defineOperation({
   id: "addCertificate",
+  embed: "certificates.add",
   method: "POST",
   path: "/v1/certificates",
   tag: "Certificates",

@@ -7,6 +7,7 @@ import { certificateNotFound, findCertificate } from "./_certificates.ts";
 
 export const checkCertificate = defineOperation({
   id: "checkCertificate",
+  embed: "certificates.check",
   method: "POST",
   path: "/v1/certificates/:id/check",
   tag: "Certificates",

@@ -6,6 +6,7 @@ import { isId } from "../base/ids.ts";
 
 export const deleteCertificate = defineOperation({
   id: "deleteCertificate",
+  embed: "certificates.delete",
   method: "DELETE",
   path: "/v1/certificates/:id",
   tag: "Certificates",

@@ -7,6 +7,7 @@ import { findCertificate } from "./_certificates.ts";
 
 export const getCertificate = defineOperation({
   id: "getCertificate",
+  embed: "certificates.get",
   method: "GET",
   path: "/v1/certificates/:id",
   tag: "Certificates",

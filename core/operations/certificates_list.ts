@@ -8,6 +8,7 @@ import { decodeCursor, pageLimit, paginate } from "./_page.ts";
 
 export const listCertificates = defineOperation({
   id: "listCertificates",
+  embed: "certificates.list",
   method: "GET",
   path: "/v1/certificates",
   tag: "Certificates",

@@ -10,6 +10,7 @@ import { sortThresholds } from "./certificates_add.ts";
 
 export const patchCertificate = defineOperation({
   id: "patchCertificate",
+  embed: "certificates.update",
   method: "PATCH",
   path: "/v1/certificates/:id",
   tag: "Certificates",

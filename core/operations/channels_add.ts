@@ -36,6 +36,7 @@ function parseAddChannel(raw: unknown, services: Services): AddChannelInput {
 
 export const addChannel = defineOperation({
   id: "addChannel",
+  embed: "channels.add",
   method: "POST",
   path: "/v1/channels",
   tag: "Channels",

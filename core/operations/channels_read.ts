@@ -8,6 +8,7 @@ import { findChannel } from "./_channels.ts";
 
 export const listChannels = defineOperation({
   id: "listChannels",
+  embed: "channels.list",
   method: "GET",
   path: "/v1/channels",
   tag: "Channels",
@@ -32,6 +33,7 @@ export const listChannels = defineOperation({
 
 export const getChannel = defineOperation({
   id: "getChannel",
+  embed: "channels.get",
   method: "GET",
   path: "/v1/channels/:id",
   tag: "Channels",

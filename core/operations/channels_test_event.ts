@@ -7,6 +7,7 @@ import { findChannel } from "./_channels.ts";
 
 export const testChannel = defineOperation({
   id: "testChannel",
+  embed: "channels.test",
   method: "POST",
   path: "/v1/channels/:id/test",
   tag: "Channels",

@@ -16,6 +16,7 @@ const PatchChannelShape = Type.Object(
 
 export const patchChannel = defineOperation({
   id: "patchChannel",
+  embed: "channels.update",
   method: "PATCH",
   path: "/v1/channels/:id",
   tag: "Channels",
@@ -53,6 +54,7 @@ export const patchChannel = defineOperation({
 
 export const deleteChannel = defineOperation({
   id: "deleteChannel",
+  embed: "channels.delete",
   method: "DELETE",
   path: "/v1/channels/:id",
   tag: "Channels",

@@ -8,6 +8,7 @@ import { decodeCursor, pageLimit, paginate } from "./_page.ts";
 
 export const listEvents = defineOperation({
   id: "listEvents",
+  embed: "events.list",
   method: "GET",
   path: "/v1/events",
   tag: "Events",

@@ -29,8 +29,10 @@ export interface OperationResult {
 }
 
 export interface Operation {
-  /** camelCase, unique: the OpenAPI operationId and the embed API's name. */
+  /** camelCase, unique: the OpenAPI operationId. */
   id: string;
+  /** `namespace.method`: its function in the embedding API (`certificates.add`). */
+  embed: `${string}.${string}`;
   method: HttpMethod;
   /** Elysia-style path, `/v1/certificates/:id`. */
   path: string;
