@@ -1,6 +1,7 @@
 /**
- * `certkeeper check DOMAIN[:PORT]` end to end, as a real process (CONTRACT §2): against a real TLS
- * server with a test PKI, printing what GET would show and storing nothing.
+ * `certkeeper check DOMAIN[:PORT]...` end to end, as a real process (CONTRACT §2, §17): against real
+ * TLS servers with a test PKI, printing what GET would show, storing nothing, and exiting like a
+ * monitoring plugin (0 valid, 1 expiring, 2 expired/invalid/unreachable, 3 called wrongly).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { readdirSync, writeFileSync } from "node:fs";
@@ -103,33 +104,157 @@ describe("check DOMAIN[:PORT]", () => {
     expect(readdirSync(cwd)).toEqual([]);
   });
 
-  test("check without --json prints a summary with the status", async () => {
+  test("check without --json prints one line: status, days left, reason, domain", async () => {
     const result = await runCli(["check", `${domain}:${server.port}`], { env: env() });
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
-    expect(result.stdout).toContain(`${domain}:${server.port}`);
-    expect(result.stdout).toContain("valid");
+    expect(result).toEqual({ code: 0, stderr: "", stdout: `valid  90 days  -  ${domain}:${server.port}\n` });
   });
 
-  test("check refuses a loopback target unless private targets are allowed, without connecting", async () => {
+  test("check refuses a loopback target unless private targets are allowed, without connecting, and names the variable", async () => {
     const before = server.connections();
     const result = await runCli(["check", `${domain}:${server.port}`, "--json"], { env: env({ CERTKEEPER_ALLOW_PRIVATE_TARGETS: "false" }) });
-    expectFailure(result, 1, new RegExp(domain.replace(/\./g, "\\.")));
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({ domain, port: server.port, status: "unreachable", statusReason: "connection_refused", daysUntilExpiry: null });
+    expect(result.stderr).toContain(domain);
+    expect(result.stderr).toContain("loopback address");
+    expect(result.stderr).toContain("CERTKEEPER_ALLOW_PRIVATE_TARGETS=true");
     expect(server.connections()).toBe(before);
   });
 
-  test("check of a name that does not resolve fails with exit 1", async () => {
-    const result = await runCli(["check", `x.${TEST_DOMAIN}:${server.port}`, "--json"], { env: env() });
-    expectFailure(result, 1, /x\.certkeeper\.test/);
+  test("check of a name that does not resolve is unreachable: exit 2, dns_error, and how to point a name at an address", async () => {
+    const result = await runCli(["check", `x.${TEST_DOMAIN}:${server.port}`], { env: env() });
+    expect(result.code).toBe(2);
+    expect(result.stdout).toMatch(/^unreachable\s+-\s+dns_error\s+x\.certkeeper\.test:\d+\n$/);
+    expect(result.stderr).toContain("x.certkeeper.test");
+    expect(result.stderr).toContain("CERTKEEPER_RESOLVE");
   });
 
-  test("check of something that is not a domain fails with a message", async () => {
+  test("check of something that is not a domain is a usage error (exit 3) naming it", async () => {
     const result = await runCli(["check", "https://example.com/", "--json"], { env: env() });
-    expect(result.code).not.toBe(0);
-    expect(result.stdout).toBe("");
-    expect(result.stderr).toContain("https://example.com/");
+    expectUsageError(result, /https:\/\/example\.com\//, 3);
   });
 
-  test("check without a domain is a usage error (exit 2)", async () => {
-    expectUsageError(await runCli(["check", "--json"], { env: env() }), /domain/);
+  test("check of an IP address is a usage error (exit 3) explaining how to check a server by its address", async () => {
+    for (const target of ["127.0.0.1:19443", "::1", "[::1]:8443"]) {
+      const result = await runCli(["check", target], { env: env() });
+      expectUsageError(result, /IP address/, 3);
+      expect(result.stderr).toContain("CERTKEEPER_RESOLVE=example.com=");
+      expect(result.stderr).toContain("CERTKEEPER_ALLOW_PRIVATE_TARGETS=true");
+    }
+  });
+
+  test("check without a domain is a usage error (exit 3)", async () => {
+    expectUsageError(await runCli(["check", "--json"], { env: env() }), /DOMAIN/, 3);
+  });
+
+  test("check with a missing CA file names CERTKEEPER_EXTRA_CA_FILE, without a stack trace (exit 3)", async () => {
+    const missing = join(ws.dir, "nowhere", "ca.pem");
+    const result = await runCli(["check", `${domain}:${server.port}`], { env: env({ CERTKEEPER_EXTRA_CA_FILE: missing }) });
+    expectFailure(result, 3, /CERTKEEPER_EXTRA_CA_FILE/);
+    expect(result.stderr).toContain(missing);
+    expect(result.stderr).not.toContain("ENOENT");
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  });
+
+  test("serve with a missing CA file names CERTKEEPER_EXTRA_CA_FILE in one line and exits 1", async () => {
+    const missing = join(ws.dir, "nowhere", "ca.pem");
+    const result = await runCli(["serve", "--port", "0"], { env: env({ CERTKEEPER_EXTRA_CA_FILE: missing }) });
+    expectFailure(result, 1, /CERTKEEPER_EXTRA_CA_FILE/);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+  });
+});
+
+describe("check exits like a monitoring plugin", () => {
+  const base = `plugin.${TEST_DOMAIN}`;
+  const names = { valid: `valid.${base}`, expiring: `expiring.${base}`, expired: `expired.${base}`, selfSigned: `self.${base}`, mismatch: `mismatch.${base}`, stranger: `stranger.${base}` };
+  const servers: Record<string, TlsTestServer> = {};
+  let ws: Workspace;
+  let caFile: string;
+
+  beforeAll(async () => {
+    const { root, rsaIntermediate, strangerRoot } = await testPki();
+    ws = workspace();
+    caFile = join(ws.dir, "root.pem");
+    writeFileSync(caFile, root.certPem);
+    // issuer null: the leaf signs itself.
+    const issued = async (dnsNames: string[], daysLeft: number, issuer: typeof root | null = rsaIntermediate) => {
+      const leaf = await createLeaf({ issuer: issuer ?? undefined, dnsNames, notAfter: new Date(Date.now() + daysLeft * DAY + 3_600_000), notBefore: new Date(Date.now() - 100 * DAY) });
+      return startTlsServer({ cert: issuer ? chainPem(leaf, ...(issuer === rsaIntermediate ? [rsaIntermediate] : [])) : leaf.certPem, key: leaf.keyPem });
+    };
+    servers.valid = await issued([names.valid], 60);
+    servers.expiring = await issued([names.expiring], 10);
+    servers.expired = await issued([names.expired], -3);
+    servers.selfSigned = await issued([names.selfSigned], 60, null);
+    servers.mismatch = await issued([`other.${base}`], 60);
+    servers.stranger = await issued([names.stranger], 60, strangerRoot);
+  });
+
+  afterAll(async () => {
+    await Promise.all(Object.values(servers).map((s) => s.close()));
+  });
+
+  const env = () => ({
+    ...ws.env,
+    CERTKEEPER_RESOLVE: `*.${base}=127.0.0.1`,
+    CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
+    CERTKEEPER_EXTRA_CA_FILE: caFile,
+    CERTKEEPER_TLS_TIMEOUT: "5s",
+  });
+  const target = (key: keyof typeof names) => `${names[key]}:${servers[key]!.port}`;
+
+  test.each([
+    ["valid", 0, "valid", null],
+    ["expiring", 1, "expiring", "expiring_soon"],
+    ["expired", 2, "expired", "expired"],
+    ["selfSigned", 2, "invalid", "self_signed"],
+    ["mismatch", 2, "invalid", "hostname_mismatch"],
+    ["stranger", 2, "invalid", "untrusted_issuer"],
+  ] as const)("a %s certificate exits %d with status %s", async (key, code, status, reason) => {
+    const result = await runCli(["check", target(key)], { env: env() });
+    expect({ code: result.code, stdout: result.stdout }).toEqual({
+      code,
+      stdout: expect.stringMatching(new RegExp(`^${status}\\s+-?\\d+ days?\\s+${reason ?? "-"}\\s+${target(key).replace(/\./g, "\\.")}\\n$`)),
+    });
+  });
+
+  test("an untrusted issuer's note names CERTKEEPER_EXTRA_CA_FILE", async () => {
+    const result = await runCli(["check", target("stranger")], { env: env() });
+    expect(result.stderr).toContain("CERTKEEPER_EXTRA_CA_FILE");
+  });
+
+  test("several targets: one line each in the order given, and the worst decides the exit code", async () => {
+    const result = await runCli(["check", target("valid"), target("expiring")], { env: env() });
+    expect(result.code).toBe(1);
+    const lines = result.stdout.trimEnd().split("\n");
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).toMatch(new RegExp(`^valid\\s+\\d+ days\\s+-\\s+${names.valid.replace(/\./g, "\\.")}:`));
+    expect(lines[1]).toMatch(new RegExp(`^expiring\\s+10 days\\s+expiring_soon\\s+${names.expiring.replace(/\./g, "\\.")}:`));
+
+    const all = await runCli(["check", target("expiring"), target("valid"), target("selfSigned"), `none.${TEST_DOMAIN}:1`], {
+      env: { ...env(), CERTKEEPER_RESOLVE: `*.${base}=127.0.0.1,none.${TEST_DOMAIN}=none` },
+    });
+    expect(all.code).toBe(2);
+    expect(all.stdout.trimEnd().split("\n").map((line) => line.split(/\s+/)[0])).toEqual(["expiring", "valid", "invalid", "unreachable"]);
+  });
+
+  test("several targets with --json: an array of GET views in the order given; one target: the view itself", async () => {
+    const many = await runCli(["check", target("valid"), target("expired"), "--json"], { env: env() });
+    expect(many.code).toBe(2);
+    const views = JSON.parse(many.stdout);
+    expect(views.map((v: any) => [v.domain, v.status, v.statusReason])).toEqual([
+      [names.valid, "valid", null],
+      [names.expired, "expired", "expired"],
+    ]);
+    const one = await runCliJson(["check", target("valid")], { env: env() });
+    expect(Array.isArray(one)).toBe(false);
+    expect(one).toMatchObject({ domain: names.valid, status: "valid" });
+  });
+
+  test("check --help and help check explain the exit codes on stdout, exit 0", async () => {
+    for (const args of [["check", "--help"], ["help", "check"]]) {
+      const result = await runCli(args, { env: env() });
+      expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(result.stdout).toContain("Usage: certkeeper check DOMAIN[:PORT]...");
+      expect(result.stdout).toContain("3 called wrongly");
+    }
   });
 });

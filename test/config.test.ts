@@ -28,6 +28,7 @@ describe("configFromEnv()", () => {
       CERTKEEPER_TLS_TIMEOUT: "30s",
       CERTKEEPER_CHECK_CONCURRENCY: "4",
       CERTKEEPER_LOG_LEVEL: "debug",
+      CERTKEEPER_LOG_FORMAT: "pretty",
       CERTKEEPER_RESOLVE: "a.test=127.0.0.1,*.b.test=none",
       CERTKEEPER_EXTRA_CA_FILE: "/tmp/ca.pem",
       CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
@@ -45,6 +46,7 @@ describe("configFromEnv()", () => {
       tlsTimeoutMs: 30_000,
       checkConcurrency: 4,
       logLevel: "debug",
+      logFormat: "pretty",
       resolve: [
         { pattern: "a.test", address: "127.0.0.1" },
         { pattern: "*.b.test", address: null },
@@ -65,6 +67,7 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_CHECK_INTERVAL", "0s"],
     ["CERTKEEPER_CHECK_CONCURRENCY", "0"],
     ["CERTKEEPER_LOG_LEVEL", "verbose"],
+    ["CERTKEEPER_LOG_FORMAT", "yaml"],
     ["CERTKEEPER_ALLOW_PRIVATE_TARGETS", "maybe"],
     ["CERTKEEPER_RESOLVE", "a.test"],
     ["CERTKEEPER_SMTP_URL", "http://mail"],

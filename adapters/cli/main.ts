@@ -1,26 +1,31 @@
 /**
- * `certkeeper <command> [flags]`: run the server, manage organizations, users and keys, check a
- * domain. With `--json` a command prints exactly one JSON document on stdout; errors go to stderr
- * with a non-zero exit (1: the command failed, 2: it was called wrongly).
+ * `certkeeper <command> [flags]`: run the server, manage organizations, users and keys, check
+ * domains, list certificates, back up. With `--json` a command prints exactly one JSON document on
+ * stdout; errors go to stderr with a non-zero exit (1: the command failed, 2: it was called wrongly;
+ * `check` exits as a monitoring plugin, 3 when called wrongly). `help` and `--help` work everywhere.
  */
 import { parseArgs } from "node:util";
 import { configFromEnv, ConfigError, type Config } from "../../core/config/mod.ts";
 import { CertkeeperError } from "../../core/base/mod.ts";
-import { check, keyCreate, keyList, keyRevoke, orgCreate, userCreate, UsageError, type CommandResult, type Flags } from "./commands.ts";
+import { ACCOUNT_COMMANDS } from "./commands.ts";
+import { checkCommand, loadTrust } from "./check.ts";
+import { certificateListCommand } from "./certificate_list.ts";
+import { backupCommand } from "./backup.ts";
+import { UsageError, type CommandSpec, type Flags } from "./command_table.ts";
 import { startServer } from "../elysia/server.ts";
 
-const USAGE = `Usage: certkeeper <command> [flags]
+const SERVE: CommandSpec = {
+  name: "serve",
+  flags: ["host", "port", "database"],
+  synopsis: "serve [--host H] [--port P] [--database URL]",
+  help:
+    "Runs the API server, the settings area, the scheduler and the delivery worker. The flags override\n" +
+    "CERTKEEPER_HOST, CERTKEEPER_PORT and CERTKEEPER_DATABASE_URL. Logs are readable lines on a terminal and\n" +
+    "JSON lines otherwise; CERTKEEPER_LOG_FORMAT=json|pretty chooses. Stops cleanly on SIGTERM or Ctrl-C.",
+  run: () => Promise.reject(new Error("serve runs in main")),
+};
 
-  serve [--host H] [--port P] [--database URL]     run the API server
-  org create --name N [--plan free|pro|enterprise]
-             [--certificate-limit N] [--channel-limit N] [--rate-limit N]
-  user create --org ORG_ID --email E --role owner|admin|member [--password P|-]
-  key create --user USER_ID --name N [--test]
-  key revoke --id KEY_ID
-  key list --org ORG_ID
-  check DOMAIN[:PORT]
-
-Every command but serve takes --json. Configuration comes from CERTKEEPER_* variables (see README).`;
+const COMMANDS: CommandSpec[] = [SERVE, ...ACCOUNT_COMMANDS, certificateListCommand, checkCommand, backupCommand];
 
 const OPTIONS = {
   json: { type: "boolean" },
@@ -40,23 +45,70 @@ const OPTIONS = {
   user: { type: "string" },
   test: { type: "boolean" },
   id: { type: "string" },
+  mode: { type: "string" },
+  status: { type: "string" },
+  to: { type: "string" },
 } as const;
+
+function usage(): string {
+  return [
+    "Usage: certkeeper <command> [flags]",
+    "",
+    ...COMMANDS.map((c) => `  ${c.synopsis}`),
+    "  help [COMMAND]",
+    "",
+    "Every command but serve takes --json; every command takes --help. Configuration comes from",
+    "CERTKEEPER_* variables (see README). Run as: npm run --silent certkeeper -- <command> [flags]",
+  ].join("\n");
+}
+
+function commandHelp(spec: CommandSpec): string {
+  return `Usage: certkeeper ${spec.synopsis}\n\n${spec.help}${spec.name === "serve" ? "" : "\n\n--json prints one JSON document on stdout and nothing else there."}`;
+}
+
+/** The command named by the leading positionals: two words first ("org create"), then one ("check"). */
+function findCommand(positionals: string[]): { spec: CommandSpec; args: string[] } | null {
+  const two = COMMANDS.find((c) => c.name === positionals.slice(0, 2).join(" "));
+  if (two) return { spec: two, args: positionals.slice(2) };
+  const one = COMMANDS.find((c) => c.name === positionals[0]);
+  return one ? { spec: one, args: positionals.slice(1) } : null;
+}
 
 async function main(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true, strict: true });
   } catch (error) {
-    return fail(`${(error as Error).message}\n\n${USAGE}`, 2);
+    const found = findCommand(argv.filter((a) => !a.startsWith("-")));
+    const message = (error as Error).message.replace(/\. To specify a positional argument.*$/s, "");
+    return found ? usageFailure(found.spec, message) : fail(`${message}\n\n${usage()}`, 2);
   }
   const flags = parsed.values as Flags;
-  const [command, sub, ...rest] = parsed.positionals;
-  if (flags.help) {
-    console.log(USAGE);
-    return 0;
+  const positionals = parsed.positionals;
+
+  if (positionals[0] === "help") {
+    if (positionals.length === 1) return print(usage());
+    const found = findCommand(positionals.slice(1));
+    if (!found || found.args.length > 0) return fail(`No command "${positionals.slice(1).join(" ")}" to explain.\n\n${usage()}`, 2);
+    return print(commandHelp(found.spec));
   }
-  // No command is a usage error: the usage goes to stderr, stdout stays empty.
-  if (!command) return fail(USAGE, 2);
+  if (positionals.length === 0) return flags.help ? print(usage()) : fail(usage(), 2);
+  const found = findCommand(positionals);
+  if (!found) {
+    const family = COMMANDS.filter((c) => c.name.startsWith(`${positionals[0]} `));
+    const hint = family.length > 0 ? `"${positionals[0]}" takes: ${family.map((c) => c.name).join(", ")}.` : "";
+    return fail(`Unknown command "${positionals.join(" ")}". ${hint}\n\n${usage()}`, 2);
+  }
+  const { spec, args } = found;
+  if (flags.help) return print(commandHelp(spec));
+
+  const allowed = new Set([...spec.flags, "json", "help"]);
+  const stray = Object.keys(flags).find((name) => !allowed.has(name));
+  if (stray) return usageFailure(spec, `--${stray} is not a flag of ${spec.name}`);
+  const positional = spec.positionals ?? { synopsis: "", min: 0, max: 0 };
+  if (args.length < positional.min) return usageFailure(spec, `${spec.name} needs ${positional.synopsis}, such as: certkeeper ${spec.name} example.com`);
+  if (args.length > positional.max) return usageFailure(spec, `${spec.name} takes no argument "${args[positional.max]}"`);
+
   let config: Config;
   try {
     config = configFromEnv(process.env);
@@ -64,38 +116,38 @@ async function main(argv: string[]): Promise<number> {
     if (flags.port) config.port = Number(flags.port);
     if (flags.database) config.databaseUrl = flags.database as string;
   } catch (error) {
-    if (error instanceof ConfigError) return fail(`Configuration error: ${error.message}`, 2);
+    if (error instanceof ConfigError) return fail(`Configuration error: ${error.message}`, spec.usageExitCode ?? 2);
     throw error;
   }
-  if (command === "serve") return serve(config);
+  if (spec === SERVE) return serve(config);
 
-  const name = command === "check" ? "check" : `${command} ${sub ?? ""}`.trim();
-  const run: Record<string, () => Promise<CommandResult>> = {
-    "org create": () => orgCreate(config, flags),
-    "user create": () => userCreate(config, flags, () => new Response(Bun.stdin.stream()).text()),
-    "key create": () => keyCreate(config, flags),
-    "key revoke": () => keyRevoke(config, flags),
-    "key list": () => keyList(config, flags),
-    check: () => check(config, sub),
-  };
-  const commandFn = run[name];
-  if (!commandFn || (command === "check" ? rest.length > 0 : rest.length > 0)) {
-    return fail(`Unknown command "${[command, sub, ...rest].filter(Boolean).join(" ")}"\n\n${USAGE}`, 2);
-  }
   try {
-    const result = await commandFn();
-    console.log(flags.json ? JSON.stringify(result.json, null, 2) : result.text);
-    return 0;
+    // Every command opens the wiring, which reads the CA file: a bad one is named by its variable.
+    if (config.extraCaFile && spec !== checkCommand) loadTrust(config);
+    const outcome = await spec.run({
+      config,
+      flags,
+      args,
+      readStdin: () => new Response(Bun.stdin.stream()).text(),
+      interactive: Boolean(process.stderr.isTTY),
+    });
+    console.log(flags.json ? JSON.stringify(outcome.json, null, 2) : outcome.text);
+    for (const note of outcome.notes ?? []) console.error(note);
+    return outcome.exitCode ?? 0;
   } catch (error) {
-    if (error instanceof UsageError) return fail(`${error.message}\n\n${USAGE}`, 2);
-    if (error instanceof CertkeeperError) return fail(error.message, 1);
-    return fail(`certkeeper ${name} failed: ${(error as Error).message}`, 1);
+    if (error instanceof UsageError) return usageFailure(spec, error.message);
+    // check's failures to run at all (a bad CERTKEEPER_EXTRA_CA_FILE) are "unknown", 3, as a plugin's.
+    const failed = spec === checkCommand ? 3 : 1;
+    if (error instanceof CertkeeperError) return fail(error.message, failed);
+    return fail(`certkeeper ${spec.name} failed: ${(error as Error).message}`, failed);
   }
 }
 
 async function serve(config: Config): Promise<number> {
   let server;
   try {
+    // A missing or unreadable CA file is named by its variable, before anything starts.
+    if (config.extraCaFile) loadTrust(config);
     server = await startServer(config);
   } catch (error) {
     // A busy port or an unreachable database: say so in one line, not with a stack trace.
@@ -116,13 +168,23 @@ async function serve(config: Config): Promise<number> {
   return 0;
 }
 
+function print(text: string): number {
+  console.log(text);
+  return 0;
+}
+
+function usageFailure(spec: CommandSpec, message: string): number {
+  return fail(`Error: ${message}\n\nUsage: certkeeper ${spec.synopsis}\nMore: certkeeper help ${spec.name}`, spec.usageExitCode ?? 2);
+}
+
 function fail(message: string, code: number): number {
-  console.error(message.startsWith("Usage") || message.includes("\n\nUsage") ? message : `Error: ${message}`);
+  console.error(message.startsWith("Usage") || message.startsWith("Error:") || message.includes("\n\nUsage") ? message : `Error: ${message}`);
   return code;
 }
 
 process.exitCode = await main(process.argv.slice(2)).catch((error) => {
-  console.error(`certkeeper: ${(error as Error).stack ?? error}`);
+  // Nothing should reach here; if it does, one line, never a stack trace on the user's terminal.
+  console.error(`certkeeper: unexpected error: ${(error as Error).message ?? error}`);
   return 1;
 });
 process.exit(process.exitCode);

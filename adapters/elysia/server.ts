@@ -34,13 +34,16 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   const url = `http://${server.hostname}:${server.port}`;
   logger.info("certkeeper is listening", { url, database: redactDatabaseUrl(config.databaseUrl) });
   if ((await store.organizations.list()).length === 0) {
-    logger.info(
-      "The database is empty. Create the first organization and owner: " +
-        "npm run --silent certkeeper -- org create --name \"My org\", then " +
-        "npm run --silent certkeeper -- user create --org <org id> --email you@example.com --role owner --password - " +
-        `(type the password, at least 10 characters, then press Enter and Ctrl-D); then sign in at ${url}/sign-in`,
-      { signIn: `${url}/sign-in` },
-    );
+    logger.info("The database is empty: create the first organization and its owner, then sign in", {
+      commands: [
+        "npm run --silent certkeeper -- org create --name 'My org'",
+        "npm run --silent certkeeper -- user create --org ORG_ID --email you@example.com --role owner --password -",
+      ],
+      then:
+        "Put the id org create printed in place of ORG_ID (org list shows it again). The second command reads the " +
+        "password (at least 10 characters) from standard input: type it, press Enter, then Ctrl-D.",
+      signIn: `${url}/sign-in`,
+    });
   }
   let stopping: Promise<void> | undefined;
   return {

@@ -43,7 +43,7 @@ export interface Wired {
 
 export async function wire(config: Config, options: WireOptions = {}): Promise<Wired> {
   const { store: storeOption, outboxDir, ...coreOptions } = options;
-  const logger = options.logger ?? createLogger(config.logLevel);
+  const logger = options.logger ?? createLogger(config.logLevel, { format: resolveLogFormat(config.logFormat) });
   const ownsStore = storeOption === undefined || storeOption === "memory";
   const store =
     storeOption === "memory"
@@ -71,4 +71,9 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<W
       await release();
     },
   };
+}
+
+/** `auto`: readable lines for a person at a terminal, JSON lines for a log collector. */
+export function resolveLogFormat(format: Config["logFormat"]): "json" | "pretty" {
+  return format === "auto" ? (process.stdout.isTTY ? "pretty" : "json") : format;
 }

@@ -101,6 +101,27 @@ export class Admin {
     }
   }
 
+  /** Every organization, oldest first. */
+  async listOrganizations(): Promise<OrganizationRecord[]> {
+    const orgs = await this.store.organizations.list();
+    return orgs.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  }
+
+  async listUsers(organizationId: string): Promise<UserRecord[]> {
+    if (!(await this.store.organizations.get(organizationId))) invalid(`No organization with id ${quote(organizationId)}.`);
+    return this.store.users.list(organizationId);
+  }
+
+  /** Sets the password of the user with this email and ends their sessions (a reset must lock out whoever had them). */
+  async setPasswordByEmail(email: string, password: string): Promise<UserRecord> {
+    const user = await this.store.users.findByEmail(String(email).trim().toLowerCase());
+    if (!user) invalid(`No user with email ${quote(email)}: see user list --org ORG_ID.`);
+    const updated = await this.store.users.update(user!.id, { passwordHash: await this.#hashPassword(password) });
+    if (!updated) invalid(`No user with email ${quote(email)}.`);
+    await this.store.sessions.removeByUser(user!.id);
+    return updated!;
+  }
+
   /** Creates a key acting as `userId`; the returned `key` is the only time the secret exists. */
   async createApiKey(input: { userId: string; name: string; mode: Mode }): Promise<{ record: ApiKeyRecord; key: string }> {
     const user = await this.store.users.get(input.userId);

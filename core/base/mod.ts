@@ -16,5 +16,5 @@ export {
 } from "./errors.ts";
 export { BASE62, isId, newId, randomBase62, type IdPrefix } from "./ids.ts";
 export { DAY, daysUntil, HOUR, iso, MINUTE, parseDuration, SECOND, systemClock, type Clock } from "./time.ts";
-export { createLogger, silentLogger, type LogFields, type Logger, type LogLevel } from "./log.ts";
+export { createLogger, silentLogger, type LogFields, type LogFormat, type Logger, type LoggerOptions, type LogLevel } from "./log.ts";
 export { WorkLoop, type WorkLoopOptions, type WorkSource } from "./work_loop.ts";

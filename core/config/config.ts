@@ -2,8 +2,8 @@
 import { HOUR, MINUTE, SECOND, parseDuration } from "../base/time.ts";
 import { parseResolveRules, type ResolveRule } from "./resolve_rules.ts";
 
-import type { LogLevel } from "../base/log.ts";
-export type { LogLevel };
+import type { LogFormat, LogLevel } from "../base/log.ts";
+export type { LogFormat, LogLevel };
 
 export interface Config {
   host: string;
@@ -14,6 +14,7 @@ export interface Config {
   tlsTimeoutMs: number;
   checkConcurrency: number;
   logLevel: LogLevel;
+  logFormat: LogFormat;
   resolve: ResolveRule[];
   extraCaFile: string | undefined;
   allowPrivateTargets: boolean;
@@ -34,6 +35,7 @@ export const DEFAULT_CONFIG: Config = {
   tlsTimeoutMs: 10 * SECOND,
   checkConcurrency: 16,
   logLevel: "info",
+  logFormat: "auto",
   resolve: [],
   extraCaFile: undefined,
   allowPrivateTargets: false,
@@ -75,6 +77,7 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     tlsTimeoutMs: parse("CERTKEEPER_TLS_TIMEOUT", d.tlsTimeoutMs, positiveDuration),
     checkConcurrency: parse("CERTKEEPER_CHECK_CONCURRENCY", d.checkConcurrency, (v) => integer(v, 1, 1024)),
     logLevel: parse("CERTKEEPER_LOG_LEVEL", d.logLevel, logLevel),
+    logFormat: parse("CERTKEEPER_LOG_FORMAT", d.logFormat, logFormat),
     resolve: parse("CERTKEEPER_RESOLVE", d.resolve, parseResolveRules),
     extraCaFile: get("CERTKEEPER_EXTRA_CA_FILE"),
     allowPrivateTargets: parse("CERTKEEPER_ALLOW_PRIVATE_TARGETS", d.allowPrivateTargets, boolean),
@@ -104,6 +107,11 @@ function boolean(text: string): boolean {
   if (["1", "true", "yes", "on"].includes(value)) return true;
   if (["0", "false", "no", "off"].includes(value)) return false;
   throw new Error(`"${text}" is not a boolean: use true or false`);
+}
+
+function logFormat(text: string): LogFormat {
+  if (text === "json" || text === "pretty" || text === "auto") return text;
+  throw new Error(`"${text}" is not a log format: use json, pretty or auto`);
 }
 
 function logLevel(text: string): LogLevel {

@@ -116,10 +116,11 @@ export function expectFailure(result: CliResult, code: number, stderr: RegExp): 
   expect(result.stderr).toMatch(stderr);
 }
 
-/** A usage error: exit 2, nothing on stdout, the message and the usage on stderr. */
-export function expectUsageError(result: CliResult, message: RegExp): void {
-  expectFailure(result, 2, message);
-  expect(result.stderr).toContain("Usage: certkeeper <command> [flags]");
+/** A usage error: exit 2 (3 for check), nothing on stdout, the message and a usage (the command's or all) on stderr. */
+export function expectUsageError(result: CliResult, message: RegExp, code = 2): void {
+  expectFailure(result, code, message);
+  expect(result.stderr).toMatch(/Usage: certkeeper \S/);
+  expect(result.stderr).not.toMatch(/\n\s+at \S+ \(|TypeError|ReferenceError/);
 }
 
 /** A database with one organization (free plan) and one user of `role`, made through the CLI. */

@@ -1,0 +1,37 @@
+/**
+ * `backup --to FILE` (CONTRACT §17): a consistent copy of a local database, taken while servers run.
+ * SQLite's `VACUUM INTO` reads one snapshot (a read transaction, which WAL mode lets writers carry on
+ * beside), so the copy is the database as it was at one instant, never half a write.
+ */
+import { existsSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { CertkeeperError } from "../../core/base/mod.ts";
+import { backupLibsqlFile } from "../libsql/backup.ts";
+import { isRemoteUrl } from "../libsql/mod.ts";
+import { requiredFlag, type CommandSpec } from "./command_table.ts";
+
+export const backupCommand: CommandSpec = {
+  name: "backup",
+  flags: ["to"],
+  synopsis: "backup --to FILE",
+  help:
+    "Copies the local database (CERTKEEPER_DATABASE_URL=file:…) to FILE, consistently, while servers keep running.\n" +
+    "To use the copy: CERTKEEPER_DATABASE_URL=file:FILE npm start. FILE must not exist yet.\n" +
+    "A libSQL server (http://, libsql://) is backed up with its own tools, not with this command.",
+  async run({ config, flags }) {
+    const to = resolve(requiredFlag(flags, "to"));
+    if (isRemoteUrl(config.databaseUrl) || !config.databaseUrl.startsWith("file:")) {
+      throw new CertkeeperError(
+        "invalid_request",
+        `backup copies a local database file, and CERTKEEPER_DATABASE_URL is not one (a libSQL server or :memory:): back up a libSQL server with sqld's own tools.`,
+      );
+    }
+    if (existsSync(to)) throw new CertkeeperError("invalid_request", `--to names "${to}", which already exists: give the path of a new file.`);
+    if (!existsSync(dirname(to))) throw new CertkeeperError("invalid_request", `--to names "${to}", whose folder does not exist: create it first.`);
+    const { bytes } = await backupLibsqlFile(config.databaseUrl, to);
+    return {
+      json: { to, bytes },
+      text: `Backed up to ${to} (${bytes.toLocaleString("en")} bytes).\nTo use it: CERTKEEPER_DATABASE_URL=file:${to} npm start`,
+    };
+  },
+};

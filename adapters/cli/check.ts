@@ -1,0 +1,171 @@
+/**
+ * `check DOMAIN[:PORT]...` (CONTRACT §2, §17): retrieves and judges each target's certificate, stores
+ * nothing, prints one line per target (or the GET view with --json), and exits like a monitoring
+ * plugin: 0 all valid, 1 the worst is expiring, 2 the worst is expired, revoked, invalid or
+ * unreachable, 3 called wrongly.
+ */
+import { existsSync } from "node:fs";
+import { isIP } from "node:net";
+import type { Config } from "../../core/config/mod.ts";
+import { CertkeeperError } from "../../core/base/mod.ts";
+import { normalizeDomain, presentChecked } from "../../core/certificates/mod.ts";
+import type { CertificateSource } from "../../core/monitor/mod.ts";
+import { TrustStore } from "../../core/tls/mod.ts";
+import { wire } from "../wiring/mod.ts";
+import { UsageError, type CommandSpec } from "./command_table.ts";
+
+/** Exit codes of a monitoring plugin (Nagios, Icinga, Sensu): the worst status decides. */
+const EXIT_BY_STATUS: Record<string, number> = { valid: 0, expiring: 1, expired: 2, revoked: 2, invalid: 2, unreachable: 2 };
+
+interface Target {
+  domain: string;
+  port: number;
+}
+
+/** One target's result: the check view (nulls where nothing was retrieved) and why it failed. */
+interface CheckResult {
+  view: Record<string, unknown> & { domain: string; port: number; status: string; statusReason: string | null; daysUntilExpiry: number | null };
+  explanation: string | null;
+}
+
+export const checkCommand: CommandSpec = {
+  name: "check",
+  flags: [],
+  positionals: { synopsis: "DOMAIN[:PORT]...", min: 1, max: 100 },
+  synopsis: "check DOMAIN[:PORT]... [--json]",
+  usageExitCode: 3,
+  help: [
+    "Retrieves each target's certificate now and judges it as the server would (stores nothing).",
+    "Prints one line per target: status, days left, reason, domain. With --json: the certificate as",
+    "GET /v1/certificates/{id} shows it (an array when several targets are given).",
+    "",
+    "Exit codes (as a monitoring plugin): 0 every target is valid; 1 the worst is expiring;",
+    "2 the worst is expired, revoked, invalid or unreachable; 3 called wrongly.",
+    "",
+    "Targets on loopback or private addresses are refused unless CERTKEEPER_ALLOW_PRIVATE_TARGETS=true.",
+    "Certificates from an internal CA need CERTKEEPER_EXTRA_CA_FILE=ca.pem. To check a server by its",
+    "IP address, give the name its certificate is for and where to find it:",
+    "  CERTKEEPER_RESOLVE=app.internal=10.0.0.5 certkeeper check app.internal:8443",
+  ].join("\n"),
+  async run({ config, args }) {
+    const targets = args.map(parseTarget);
+    // Nothing is stored: the wiring's in-memory store is gone with the command.
+    const wired = await wire(config, { store: "memory", trust: loadTrust(config) });
+    const results = await mapLimited(targets, config.checkConcurrency, (target) => checkOne(wired.core.source, config, target)).finally(() =>
+      wired.release(),
+    );
+    const exitCode = Math.max(...results.map((r) => EXIT_BY_STATUS[r.view.status] ?? 2));
+    const views = results.map((r) => r.view);
+    return {
+      json: views.length === 1 ? views[0] : views,
+      text: formatLines(results.map((r) => r.view)),
+      notes: results.flatMap((r) => (r.explanation ? [r.explanation] : [])),
+      exitCode,
+    };
+  },
+};
+
+/** `DOMAIN[:PORT]`, normalized; a usage error (exit 3) naming what to write instead. */
+export function parseTarget(input: string): Target {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(input);
+  const match = bracketed ?? /^(.*?)(?::(\d+))?$/.exec(input)!;
+  const host = match[1]!;
+  const port = match[2] === undefined ? 443 : Number(match[2]);
+  if (isIP(host) !== 0 || isIP(input) !== 0) {
+    throw new UsageError(
+      `"${input}" is an IP address: check takes the host name the certificate was issued for, and checks it ` +
+        `with SNI and host-name verification. To check a server by its address, name both: ` +
+        `CERTKEEPER_RESOLVE=example.com=${isIP(input) === 6 ? input : host} certkeeper check example.com${match[2] ? `:${port}` : ""} ` +
+        `(loopback and private addresses also need CERTKEEPER_ALLOW_PRIVATE_TARGETS=true)`,
+    );
+  }
+  let domain: string;
+  try {
+    domain = normalizeDomain(host);
+  } catch (error) {
+    if (error instanceof CertkeeperError) throw new UsageError(error.message);
+    throw error;
+  }
+  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new UsageError(`Port ${port} of "${input}" is out of range 1-65535`);
+  return { domain, port };
+}
+
+/** The trust store, or an error naming CERTKEEPER_EXTRA_CA_FILE when its file cannot be used. */
+export function loadTrust(config: Config): TrustStore {
+  const file = config.extraCaFile;
+  if (file && !existsSync(file)) {
+    throw new CertkeeperError("invalid_request", `CERTKEEPER_EXTRA_CA_FILE names "${file}", which does not exist: give the path of a PEM file of trusted root certificates, or unset it.`);
+  }
+  try {
+    return TrustStore.system(file);
+  } catch (error) {
+    throw new CertkeeperError("invalid_request", `CERTKEEPER_EXTRA_CA_FILE ("${file}") cannot be used: ${(error as Error).message}. Give a PEM file of trusted root certificates.`);
+  }
+}
+
+async function checkOne(source: CertificateSource, config: Config, target: Target): Promise<CheckResult> {
+  const now = Date.now();
+  const outcome = await source.inspect(target.domain, target.port);
+  if (outcome.ok) {
+    const view = presentChecked({ ...target, details: outcome.details, problem: outcome.problem, failure: null, lastCheckedAt: now }, now);
+    return { view: view as CheckResult["view"], explanation: explainProblem(view.statusReason, target, config) };
+  }
+  let explanation = `${target.domain}:${target.port}: no certificate could be retrieved: ${outcome.message}.`;
+  if (outcome.reason === "connection_refused" && !config.allowPrivateTargets && /does not connect to/.test(outcome.message)) {
+    explanation += " To check servers on loopback or private addresses (a local or internal server), set CERTKEEPER_ALLOW_PRIVATE_TARGETS=true.";
+  }
+  if (outcome.reason === "dns_error") explanation += " To point a name at an address yourself, set CERTKEEPER_RESOLVE=name=address.";
+  const view = {
+    domain: target.domain,
+    status: "unreachable",
+    daysUntilExpiry: null,
+    expiresAt: null,
+    issuedAt: null,
+    issuer: null,
+    subject: null,
+    subjectAlternativeNames: [],
+    serialNumber: null,
+    signatureAlgorithm: null,
+    port: target.port,
+    lastCheckedAt: new Date(now).toISOString(),
+    chain: [],
+    statusReason: outcome.reason,
+  };
+  return { view, explanation };
+}
+
+/** A hint for the problems an operator can fix from here. */
+function explainProblem(reason: string | null, target: Target, config: Config): string | null {
+  if (reason === "untrusted_issuer" || reason === "self_signed") {
+    const trusting = config.extraCaFile ? ` (CERTKEEPER_EXTRA_CA_FILE is "${config.extraCaFile}")` : "";
+    return `${target.domain}:${target.port}: the certificate does not lead to a trusted root${trusting}. If it comes from your own CA, put that CA's root certificate in a PEM file and set CERTKEEPER_EXTRA_CA_FILE to its path.`;
+  }
+  return null;
+}
+
+/** `valid        89 days  -              example.com:443`, aligned. */
+function formatLines(views: CheckResult["view"][]): string {
+  const rows = views.map((v) => [
+    v.status,
+    v.daysUntilExpiry === null ? "-" : `${v.daysUntilExpiry} ${Math.abs(v.daysUntilExpiry) === 1 ? "day" : "days"}`,
+    v.statusReason ?? "-",
+    `${v.domain}:${v.port}`,
+  ]);
+  const widths = [0, 1, 2].map((i) => Math.max(...rows.map((row) => row[i]!.length)));
+  return rows
+    .map(([status, days, reason, target]) => `${status!.padEnd(widths[0]!)}  ${days!.padStart(widths[1]!)}  ${reason!.padEnd(widths[2]!)}  ${target}`)
+    .join("\n");
+}
+
+async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await fn(items[index]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}

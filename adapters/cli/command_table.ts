@@ -1,0 +1,68 @@
+/**
+ * Every CLI command once: its words, the flags it takes, its synopsis and help, and what runs it.
+ * main.ts parses argv against this table, prints `help` and `--help` from it, and refuses flags a
+ * command does not take, naming them.
+ */
+import type { Config } from "../../core/config/mod.ts";
+
+export type Flags = Record<string, string | boolean | undefined>;
+
+export interface CommandContext {
+  config: Config;
+  flags: Flags;
+  /** Positional arguments after the command's words. */
+  args: string[];
+  /** Reads all of standard input (for `--password -`). */
+  readStdin(): Promise<string>;
+  /** True when stderr is a terminal (progress bars, prompts). */
+  interactive: boolean;
+}
+
+/** What a command printed and how it ended; main.ts writes it out. */
+export interface CommandOutcome {
+  /** The `--json` document. */
+  json: unknown;
+  /** The human rendering. */
+  text: string;
+  /** Sentences for stderr (explanations of failures), printed in both modes. */
+  notes?: string[];
+  /** Exit code; 0 when omitted. */
+  exitCode?: number;
+}
+
+export interface CommandSpec {
+  /** The command's words: "check", "org create". */
+  name: string;
+  /** Flags besides --json and --help. */
+  flags: string[];
+  /** Positional arguments: none, or a description such as "DOMAIN[:PORT]...". */
+  positionals?: { synopsis: string; min: number; max: number };
+  synopsis: string;
+  help: string;
+  /** Exit code of a usage error (CONTRACT §17: `check` exits 3 when called wrongly). */
+  usageExitCode?: number;
+  run(context: CommandContext): Promise<CommandOutcome>;
+}
+
+/** A mistake in how a command was called: printed with the command's synopsis; exit 2 (3 for check). */
+export class UsageError extends Error {}
+
+/** A flag's value or a usage error naming the flag. */
+export function requiredFlag(flags: Flags, name: string): string {
+  const value = flags[name];
+  if (typeof value !== "string" || value === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+export function optionalInteger(flags: Flags, name: string): number | undefined {
+  const value = flags[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number; got "${value}"`);
+  return Number(value);
+}
+
+export function modeFlag(flags: Flags): "live" | "test" {
+  const mode = flags.mode ?? "live";
+  if (mode !== "live" && mode !== "test") throw new UsageError(`--mode must be live or test; got "${mode}"`);
+  return mode;
+}

@@ -1,0 +1,90 @@
+/**
+ * The file `import` reads (CONTRACT §17): one `domain[:port]` per line, or CSV whose header names
+ * `domain`, `port`, `name`, `tags` (separated by `;`) and `protocol` in any order. Each row becomes an
+ * add body for POST /v1/imports; values are passed on as written, so the server judges each item
+ * exactly as POST /v1/certificates would (a port that is not a number fails that item alone).
+ */
+
+export interface ImportItem {
+  /** 1-based line of the file the item came from, for messages. */
+  line: number;
+  body: Record<string, unknown>;
+}
+
+export class ImportFileError extends Error {}
+
+const COLUMNS = ["domain", "port", "name", "tags", "protocol"] as const;
+
+export function parseImportFile(text: string): ImportItem[] {
+  const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
+  const first = lines.findIndex((line) => line.trim() !== "" && !line.trim().startsWith("#"));
+  if (first === -1) throw new ImportFileError("the file holds no domains: write one domain[:port] per line, or CSV with a header naming domain");
+  const header = splitCsvLine(lines[first]!).map((cell) => cell.trim().toLowerCase());
+  return header.includes("domain") ? parseCsv(lines, first, header) : parseList(lines);
+}
+
+function parseList(lines: string[]): ImportItem[] {
+  const items: ImportItem[] = [];
+  lines.forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === "" || line.startsWith("#")) return;
+    const match = /^(.*?)(?::(\d+))?$/.exec(line)!;
+    items.push({ line: i + 1, body: match[2] === undefined ? { domain: line } : { domain: match[1], port: Number(match[2]) } });
+  });
+  return items;
+}
+
+function parseCsv(lines: string[], headerIndex: number, header: string[]): ImportItem[] {
+  const unknown = header.filter((name) => !(COLUMNS as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    throw new ImportFileError(`line ${headerIndex + 1}: unknown column "${unknown[0]}": the header may name ${COLUMNS.join(", ")}`);
+  }
+  const items: ImportItem[] = [];
+  // Quoted cells may hold line breaks: join physical lines until the quotes balance.
+  let pending = "";
+  let startLine = 0;
+  for (let i = headerIndex + 1; i < lines.length; i++) {
+    if (pending === "") startLine = i + 1;
+    pending = pending === "" ? lines[i]! : `${pending}\n${lines[i]}`;
+    if ((pending.match(/"/g)?.length ?? 0) % 2 === 1) continue;
+    const row = pending;
+    pending = "";
+    if (row.trim() === "" || row.trim().startsWith("#")) continue;
+    const cells = splitCsvLine(row);
+    if (cells.length > header.length) throw new ImportFileError(`line ${startLine}: ${cells.length} cells, but the header names ${header.length} columns`);
+    const body: Record<string, unknown> = {};
+    header.forEach((column, c) => {
+      const value = (cells[c] ?? "").trim();
+      if (value === "") return;
+      if (column === "port") body.port = /^\d+$/.test(value) ? Number(value) : value;
+      else if (column === "tags") body.tags = value.split(";").map((tag) => tag.trim()).filter((tag) => tag !== "");
+      else body[column] = value;
+    });
+    items.push({ line: startLine, body });
+  }
+  if (pending !== "") throw new ImportFileError(`line ${startLine}: a quoted cell is never closed`);
+  return items;
+}
+
+/** RFC 4180 cells of one row: commas separate, double quotes enclose, `""` is a quote. */
+function splitCsvLine(row: string): string[] {
+  const cells: string[] = [];
+  let cell = "";
+  let quoted = false;
+  for (let i = 0; i < row.length; i++) {
+    const ch = row[i]!;
+    if (quoted) {
+      if (ch === '"' && row[i + 1] === '"') {
+        cell += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else cell += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ",") {
+      cells.push(cell);
+      cell = "";
+    } else cell += ch;
+  }
+  cells.push(cell);
+  return cells;
+}
