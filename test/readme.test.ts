@@ -1,23 +1,27 @@
 /**
  * The README's first run, as a user pastes it: its shell blocks run in bash against a real server
- * process. Three things differ from a user's machine, and only those: the server's port (a free one,
- * not 3000), the database file (a temporary one), and example.com, which resolves to a local TLS
- * server presenting a certificate for example.com from the test PKI (the test cannot use the network).
+ * process, with no `bun` on PATH (only what `npm install` gives: `npm run` finds the project's own).
+ * Three things differ from a user's machine, and only those: the server's port (a free one, not
+ * 3000), the database file (a temporary one), and example.com, which resolves to a local TLS server
+ * presenting a certificate for example.com from the test PKI (the test cannot use the network).
+ * When a step fails, the walkthrough stops there with the server's own error: never a stack trace,
+ * never a later step run with an empty variable.
  */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chainPem, createLeaf } from "./support/pki.ts";
-import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
+import { refusedPort, startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { testPki } from "./support/harness.ts";
 import { startServe, type ServeProcess } from "./support/cli.ts";
 
-setDefaultTimeout(60_000);
+setDefaultTimeout(90_000);
 
 const ROOT = resolve(import.meta.dir, "..");
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-readme-"));
 let tls: TlsTestServer;
+let local: TlsTestServer;
 let server: ServeProcess;
 let env: Record<string, string>;
 
@@ -25,6 +29,8 @@ beforeAll(async () => {
   const { rsaIntermediate, root } = await testPki();
   const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: ["example.com", "www.example.com"] });
   tls = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
+  const appLeaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: ["app.internal"] });
+  local = await startTlsServer({ cert: chainPem(appLeaf, rsaIntermediate), key: appLeaf.keyPem });
   writeFileSync(join(dir, "root.pem"), root.certPem);
   env = {
     CERTKEEPER_DATABASE_URL: `file:${join(dir, "certkeeper.db")}`,
@@ -37,7 +43,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.stop();
-  await tls?.close();
+  await Promise.all([tls?.close(), local?.close()]);
 });
 
 /** The README's ```sh blocks, in order. */
@@ -46,31 +52,103 @@ function shellBlocks(): string[] {
   return [...readme.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
 }
 
-test("the first-run walkthrough works when pasted into a shell", async () => {
-  const blocks = shellBlocks();
-  const walkthrough = blocks.find((block) => block.includes("org create"))!;
-  const channel = blocks.find((block) => block.includes("/v1/channels"))!;
-  expect(walkthrough).toBeDefined();
-  const port = new URL(server.url).port;
-  // The only changes: this server's port, and the port of the local TLS server standing in for example.com:443.
-  const script = [walkthrough, channel]
-    .join("\n")
-    .replaceAll("127.0.0.1:3000", `127.0.0.1:${port}`)
-    .replace('{"domain": "example.com"}', `{"domain": "example.com", "port": ${tls.port}}`);
-  const child = Bun.spawn(["bash", "-euo", "pipefail", "-c", `${script}\necho "CERT=$CERT KEY=$KEY"`], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PATH: `${join(ROOT, "node_modules/.bin")}:${process.env.PATH}` },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
+/** The parent's environment without CERTKEEPER_* and without any folder holding a `bun` on PATH. */
+function userEnv(extra: Record<string, string>): Record<string, string> {
+  const base: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) if (value !== undefined && !name.startsWith("CERTKEEPER_")) base[name] = value;
+  base.PATH = (process.env.PATH ?? "").split(":").filter((folder) => !folder.includes("node_modules") && !folder.includes(".bun")).join(":");
+  return { ...base, ...extra };
+}
+
+/** Runs `script` in bash as pasted into an interactive shell: no -e, no pipefail. */
+async function paste(script: string, extraEnv: Record<string, string> = env) {
+  const child = Bun.spawn(["bash", "-c", script], { cwd: ROOT, env: userEnv(extraEnv), stdout: "pipe", stderr: "pipe" });
   const [stdout, stderr, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+  return { stdout, stderr, code };
+}
+
+function walkthrough(replacements: Array<[string, string]> = []): string {
+  const blocks = shellBlocks();
+  const first = blocks.find((block) => block.includes("org create"))!;
+  const channel = blocks.find((block) => block.includes("/v1/channels"))!;
+  expect(first).toBeDefined();
+  expect(channel).toBeDefined();
+  // Each test pastes into the same database, as a user would paste twice: one owner email each.
+  let script = [first, channel].join("\n").replaceAll("you@acme.example", `you-${crypto.randomUUID()}@acme.example`);
+  for (const [from, to] of replacements) {
+    expect(script).toContain(from);
+    script = script.replaceAll(from, to);
+  }
+  return `${script}\necho "CERT=$CERT KEY=$KEY"`;
+}
+
+describe("the README's first run", () => {
+  test("works when pasted into a shell with no bun on PATH", async () => {
+    expect((await paste("command -v bun || echo none")).stdout.trim()).toBe("none");
+    const port = new URL(server.url).port;
+    // The only changes: this server's port, and the port of the local TLS server standing in for example.com:443.
+    const script = walkthrough([
+      ["127.0.0.1:3000", `127.0.0.1:${port}`],
+      ['{"domain": "example.com"}', `{"domain": "example.com", "port": ${tls.port}}`],
+    ]);
+    const { stdout, stderr, code } = await paste(script);
+    expect({ code, stderr }).toEqual({ code: 0, stderr: expect.stringMatching(/^Organization org_\w+, owner usr_\w+, API key ck_live_\w+\n$/) });
+    const lines = stdout.trim().split("\n");
+    // get, delete, channel test: three JSON documents, then the variables.
+    expect(lines).toHaveLength(4);
+    const [got, deleted, tested] = lines.slice(0, 3).map((line) => JSON.parse(line));
+    const { CERT, KEY } = Object.fromEntries(lines.at(-1)!.split(" ").map((pair) => pair.split("=")));
+    expect(KEY).toMatch(/^ck_live_[0-9A-Za-z]{38}$/);
+    expect(got).toMatchObject({ id: CERT, domain: "example.com", status: "valid", subject: "example.com" });
+    expect(deleted).toEqual({ id: CERT, deleted: true });
+    expect(tested).toMatchObject({ status: "delivered", error: null });
+  });
+
+  test("stops at a failed add with the server's own error: no stack trace, no get or delete with an empty id", async () => {
+    const port = new URL(server.url).port;
+    const closed = await refusedPort();
+    const script = walkthrough([
+      ["127.0.0.1:3000", `127.0.0.1:${port}`],
+      ['{"domain": "example.com"}', `{"domain": "example.com", "port": ${closed}}`],
+    ]);
+    const { stdout, stderr } = await paste(script);
+    expect(stderr).toContain(`Error certificate_not_found: No TLS certificate could be retrieved from "example.com:${closed}"`);
+    expect(stderr).not.toMatch(/TypeError|SyntaxError|\n\s+at /);
+    expect(stderr).not.toContain("method_not_allowed");
+    const lines = stdout.trim().split("\n");
+    // Only the channel block, which does not need $CERT, went on; then the variables.
+    expect(lines).toHaveLength(2);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ status: "delivered" });
+    expect(lines[1]).toMatch(/^CERT= KEY=ck_live_/);
+  });
+
+  test("stops at the first request when the server is not running, with curl's reason", async () => {
+    const closed = await refusedPort();
+    const script = walkthrough([["127.0.0.1:3000", `127.0.0.1:${closed}`]]);
+    const { stdout, stderr } = await paste(script);
+    expect(stderr).toContain(`curl: (7) Failed to connect to 127.0.0.1 port ${closed}`);
+    expect(stderr).not.toMatch(/TypeError|SyntaxError|\n\s+at /);
+    expect(stdout.trim().split("\n")).toEqual([expect.stringMatching(/^CERT= KEY=ck_live_/)]);
+  });
+
+  test("stops at a failed CLI step with the CLI's one-line error, and runs nothing with an empty key", async () => {
+    const port = new URL(server.url).port;
+    // A database the CLI cannot create: its folder would have to be inside a file.
+    const script = walkthrough([["127.0.0.1:3000", `127.0.0.1:${port}`]]);
+    const { stdout, stderr } = await paste(script, { ...env, CERTKEEPER_DATABASE_URL: `file:${join(dir, "root.pem")}/db/x.db` });
+    expect(stderr).toMatch(/^Error: /);
+    expect(stderr).not.toMatch(/TypeError|SyntaxError|\n\s+at /);
+    // The certificate steps then meet the server's refusal of an empty key, and say so.
+    expect(stderr).toContain("Error missing_api_key:");
+    expect(stdout.trim().split("\n")).toEqual(["CERT= KEY="]);
+  });
+});
+
+test("the README's local-server recipe checks a server on this machine and exits 0", async () => {
+  const recipe = shellBlocks().find((block) => block.includes("check app.internal"))!;
+  expect(recipe).toBeDefined();
+  const script = recipe.replace("./my-ca.pem", join(dir, "root.pem")).replace("app.internal:8443", `app.internal:${local.port}`);
+  const { stdout, stderr, code } = await paste(script, {});
   expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
-  const lines = stdout.trim().split("\n");
-  // get, delete, channel test: three JSON documents, then the variables.
-  const [got, deleted, tested] = lines.slice(0, 3).map((line) => JSON.parse(line));
-  const { CERT, KEY } = Object.fromEntries(lines.at(-1)!.split(" ").map((pair) => pair.split("=")));
-  expect(KEY).toMatch(/^ck_live_[0-9A-Za-z]{38}$/);
-  expect(got.data).toMatchObject({ id: CERT, domain: "example.com", status: "valid", subject: "example.com" });
-  expect(deleted.data).toEqual({ id: CERT, deleted: true });
-  expect(tested.data).toMatchObject({ status: "delivered", error: null });
+  expect(stdout).toMatch(new RegExp(`^valid  \\d+ days  -  app\\.internal:${local.port}\\n$`));
 });

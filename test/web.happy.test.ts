@@ -81,12 +81,16 @@ describe("first start", () => {
       const line = serve.output().stdout.split("\n").find((l) => l.includes("The database is empty"));
       expect(line).toBeDefined();
       const message = JSON.parse(line!);
-      expect(message.msg).toContain("npm run --silent certkeeper -- user create --org <org id> --email you@example.com --role owner --password -");
-      expect(message.msg).toContain(`then sign in at ${serve.url}/sign-in`);
+      expect(message.msg).toContain("then sign in");
+      expect(message.commands).toContain("npm run --silent certkeeper -- user create --org ORG_ID --email you@example.com --role owner --password -");
       expect(message.signIn).toBe(`${serve.url}/sign-in`);
       const signIn = await fetch(`${serve.url}/sign-in`);
       expect(signIn.status).toBe(200);
-      expect(await signIn.text()).toContain("Sign in to certkeeper");
+      const page = await signIn.text();
+      expect(page).toContain("Sign in to certkeeper");
+      // The command the page shows works after npm install alone (no bun on PATH).
+      expect(page).toContain("npm run --silent certkeeper -- user set-password --email you@example.com");
+      expect(page).not.toContain("bun run");
     } finally {
       expect(await serve.stop()).toBe(0);
       ws.cleanup();

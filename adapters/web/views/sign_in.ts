@@ -23,7 +23,9 @@ export function signInPage(view: SignInView): Html {
 <input id="password" name="password" type="password" autocomplete="current-password" required${view.email ? html` autofocus` : ""}>
 <button type="submit">Sign in</button>
 </form>
-<p class="muted small">No account? An owner or admin of your organization adds you under Members. The first owner is
-created on the server: <code>bun run certkeeper user create --org ORG_ID --email you@example.com --role owner --password -</code>.</p>`,
+<p class="muted small">No account? An owner or admin of your organization adds you under Members. On the server, in
+certkeeper's folder, the first owner is made with <code>npm run --silent certkeeper -- user create --org ORG_ID --email you@example.com --role owner --password -</code>
+(<code>npm run --silent certkeeper -- org list</code> shows ORG_ID), and a forgotten password is replaced with
+<code>npm run --silent certkeeper -- user set-password --email you@example.com</code>.</p>`,
   );
 }
