@@ -53,9 +53,7 @@ function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: b
 /** Writes a patch's name and thresholds; the updated record, or null when no such certificate is in scope. */
 async function updateSettingsRow(
   target: Executor,
-  scope: Scope,
-  id: string,
-  patch: Parameters<CertificateStore["updateSettings"]>[2],
+  { scope, id, patch }: { scope: Scope; id: string; patch: Parameters<CertificateStore["updateSettings"]>[2] },
 ): Promise<CertificateRecord | null> {
   const thresholds = patch.alertThresholds;
   const { rows } = await target.execute(
@@ -162,13 +160,13 @@ export function sqlCertificates(db: Executor): CertificateStore {
         // New thresholds move the moment the certificate becomes expiring: its timeline is written anew,
         // from the row as it is inside the same write transaction.
         return db.transaction(async (tx) => {
-          const updated = await updateSettingsRow(tx, scope, id, patch);
+          const updated = await updateSettingsRow(tx, { scope, id, patch });
           if (!updated) return null;
           await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [statusPeriods(updated), id]);
           return updated;
         });
       }
-      return updateSettingsRow(db, scope, id, patch);
+      return updateSettingsRow(db, { scope, id, patch });
     },
 
     async remove(scope, id, at) {

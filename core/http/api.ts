@@ -114,7 +114,7 @@ export function createApi(services: Services): Api {
       const principal = await principalOf(services, caller).catch(() => null);
       if (principal) {
         try {
-          headers = await admit(services, caller, principal);
+          headers = await admit(services, principal);
         } catch (limited) {
           error = asCertkeeperError(limited);
         }

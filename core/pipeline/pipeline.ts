@@ -58,7 +58,8 @@ export async function runOperation(services: Services, call: Call): Promise<Outc
   let headers: Record<string, string> = {};
   try {
     const principal = await principalOf(services, call.caller);
-    if (!call.admitted) headers = await admit(services, call.caller, principal);
+    // The embedding host is the process itself: it is not rate limited.
+    if (!call.admitted && call.caller.kind !== "host") headers = await admit(services, principal);
     authorize(principal.role, operation.access);
     const raw = operation.body && call.readBody ? await call.readBody() : call.body;
     const params = operation.params ? (validate(operation.params, call.params ?? {}) as Record<string, string>) : {};
@@ -109,10 +110,8 @@ export async function principalOf(services: Services, caller: Caller): Promise<P
 /**
  * Counts one request of `principal` against its organization's requests per minute (CONTRACT §8) and
  * returns the X-RateLimit-* headers; past the limit, throws 429 `rate_limit_exceeded` carrying them.
- * The embedding host is not limited: it is the process itself.
  */
-export async function admit(services: Services, caller: Caller, principal: Principal): Promise<Record<string, string>> {
-  if (caller.kind === "host") return {};
+export async function admit(services: Services, principal: Principal): Promise<Record<string, string>> {
   const now = services.clock.now();
   const limit = await services.rateLimiter.hit(principal.keyId, principal.limits.requestsPerMinute, now);
   const headers = rateLimitHeaders(limit, now);
