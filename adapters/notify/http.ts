@@ -94,7 +94,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
   };
 }
 
-function guardedConnector(options: HttpTransportOptions): buildConnector.connector {
+export function guardedConnector(options: Pick<HttpTransportOptions, "trust" | "resolve" | "allowPrivateTargets" | "connectTimeoutMs">): buildConnector.connector {
   const connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
   return (target, callback) => {
     const host = target.hostname.replace(/^\[(.*)\]$/, "$1");
@@ -144,7 +144,7 @@ async function drain(body: AsyncIterable<Uint8Array> & { destroy(): unknown }, m
   }
 }
 
-function asNetFailure(error: unknown, where: string): NetFailure {
+export function asNetFailure(error: unknown, where: string): NetFailure {
   if (error instanceof NetFailure) return error;
   const e = error as { code?: string; message?: string };
   const detail = e.code ?? e.message ?? String(error);

@@ -126,6 +126,11 @@ export interface LeafOptions {
   issuer?: Issued;
   /** Use a fresh key instead of the shared one (for renewals that change the key). */
   freshKey?: boolean;
+  /** OCSP responder URLs (authorityInfoAccess) and CRL distribution points the leaf names. */
+  ocspUrls?: string[];
+  crlUrls?: string[];
+  /** Extended key usages instead of serverAuth (an OCSP signing certificate: "1.3.6.1.5.5.7.3.9"). */
+  extendedKeyUsages?: string[];
 }
 
 /** A server certificate, signed by `options.issuer` or by itself. */
@@ -143,10 +148,14 @@ export async function createLeaf(options: LeafOptions = {}): Promise<Issued> {
   const extensions: x509.Extension[] = [
     new x509.BasicConstraintsExtension(false, undefined, true),
     new x509.KeyUsagesExtension(x509.KeyUsageFlags.digitalSignature | x509.KeyUsageFlags.keyEncipherment, true),
-    new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+    new x509.ExtendedKeyUsageExtension(options.extendedKeyUsages ?? [x509.ExtendedKeyUsage.serverAuth]),
     await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
   ];
   if (names.length > 0) extensions.push(new x509.SubjectAlternativeNameExtension(names));
+  if (options.ocspUrls?.length) {
+    extensions.push(new x509.AuthorityInfoAccessExtension({ ocsp: options.ocspUrls.map((value) => new x509.GeneralName("url", value)) }));
+  }
+  if (options.crlUrls?.length) extensions.push(new x509.CRLDistributionPointsExtension(options.crlUrls));
   const common = {
     serialNumber: options.serial ?? randomSerial(),
     notBefore,

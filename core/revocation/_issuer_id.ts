@@ -1,0 +1,42 @@
+/** What identifies a certificate to its issuer's OCSP responder: hashes of the issuer's name and key. */
+import { createHash } from "node:crypto";
+import { AsnConvert } from "@peculiar/asn1-schema";
+import { Certificate as AsnCertificate } from "@peculiar/asn1-x509";
+import type { Certificate } from "../tls/x509.ts";
+
+export const HASH_OIDS: Record<string, string> = {
+  "1.3.14.3.2.26": "sha1",
+  "2.16.840.1.101.3.4.2.1": "sha256",
+  "2.16.840.1.101.3.4.2.2": "sha384",
+  "2.16.840.1.101.3.4.2.3": "sha512",
+};
+
+/** The issuer's subject DER and the bits of its public key (without tag, length and unused-bits byte). */
+export interface IssuerIdentity {
+  nameDer: Buffer;
+  keyBits: Buffer;
+}
+
+export function issuerIdentity(issuer: Certificate): IssuerIdentity {
+  const asn = AsnConvert.parse(issuer.rawData, AsnCertificate);
+  return {
+    nameDer: Buffer.from(AsnConvert.serialize(asn.tbsCertificate.subject)),
+    keyBits: Buffer.from(asn.tbsCertificate.subjectPublicKeyInfo.subjectPublicKey),
+  };
+}
+
+export function digest(hash: string, data: Uint8Array): Buffer {
+  return createHash(hash).update(data).digest();
+}
+
+/** The serial as bytes without a leading sign byte, for comparing serials however they were encoded. */
+export function serialBytes(serial: ArrayBuffer | Uint8Array): string {
+  let bytes = Buffer.from(serial instanceof Uint8Array ? serial : new Uint8Array(serial));
+  while (bytes.length > 1 && bytes[0] === 0) bytes = bytes.subarray(1);
+  return bytes.toString("hex");
+}
+
+/** A certificate's serial (x509's hex form) in the same normalized form. */
+export function serialOf(cert: Certificate): string {
+  return serialBytes(Buffer.from(cert.serialNumber.length % 2 ? `0${cert.serialNumber}` : cert.serialNumber, "hex"));
+}

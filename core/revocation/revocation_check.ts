@@ -1,0 +1,164 @@
+/**
+ * Asks whether a leaf is revoked (CONTRACT §14): a stapled OCSP answer first, else the OCSP
+ * responders the certificate names, else its CRL distribution points, reusing a verified answer
+ * until its nextUpdate (at most 7 days) from a cache the processes of one database share.
+ */
+import { FetchFailure, type HttpFetcher } from "../net/http_fetch.ts";
+import { x509, type Certificate } from "../tls/x509.ts";
+import { digest, issuerIdentity, serialOf } from "./_issuer_id.ts";
+import { verifyCrl } from "./crl.ts";
+import { ocspRequest, verifyOcspResponse } from "./ocsp.ts";
+import { RevocationFailure, type RevocationAnswer, type RevocationSource } from "./revocation_answer.ts";
+
+/** CONTRACT §14's `revocation` field, kept with the certificate's details (times in ms). */
+export interface RevocationState {
+  status: "good" | "revoked" | "unknown" | "unavailable" | "not_checked";
+  source: RevocationSource | null;
+  checkedAt: number | null;
+  revokedAt: number | null;
+  reason: string | null;
+  /** Until when this state may be reused without asking again; null: ask at every check. */
+  validUntil: number | null;
+}
+
+/** Verified answers by issuer and serial, shared by every process of one database. */
+export interface RevocationCache {
+  get(key: string, now: number): Promise<RevocationAnswer | null>;
+  put(key: string, answer: RevocationAnswer): Promise<void>;
+}
+
+export const OCSP_MAX_BYTES = 64 * 1024;
+export const CRL_MAX_BYTES = 20 * 1024 * 1024;
+/** A certificate naming many URLs is asked at most at this many of each kind. */
+const MAX_URLS = 2;
+
+export const NOT_CHECKED: RevocationState = {
+  status: "not_checked",
+  source: null,
+  checkedAt: null,
+  revokedAt: null,
+  reason: null,
+  validUntil: null,
+};
+
+export interface RevocationCheckerOptions {
+  fetcher: HttpFetcher;
+  cache: RevocationCache;
+  /** Each request's whole time limit (CERTKEEPER_TLS_TIMEOUT). */
+  timeoutMs: number;
+  /** Told about each source that failed (for debug logs). */
+  onFailure?: (failure: { url: string; message: string }) => void;
+  /** Told about each request sent (for metrics and tests). */
+  onRequest?: (request: { url: string; kind: "ocsp" | "crl" }) => void;
+}
+
+export interface RevocationQuestion {
+  leaf: Certificate;
+  /** The certificate that signed the leaf; null when unknown (the leaf is then not_checked). */
+  issuer: Certificate | null;
+  /** False when the chain is not trusted: nothing is asked. */
+  trusted: boolean;
+  /** The OCSP answer the server stapled, when the TLS client handed one over. */
+  stapled?: Uint8Array | null;
+  now: number;
+}
+
+export class RevocationChecker {
+  readonly #inFlight = new Map<string, Promise<RevocationState>>();
+
+  constructor(private readonly options: RevocationCheckerOptions) {}
+
+  async check(question: RevocationQuestion): Promise<RevocationState> {
+    const { leaf, issuer, trusted, now } = question;
+    if (!trusted || !issuer) return NOT_CHECKED;
+    const ocspUrls = httpUrls(leaf.getExtension(x509.AuthorityInfoAccessExtension)?.ocsp ?? []);
+    const crlUrls = httpUrls(
+      (leaf.getExtension(x509.CRLDistributionPointsExtension)?.distributionPoints ?? []).flatMap(
+        (point) => point.distributionPoint?.fullName?.map((name) => new x509.GeneralName(name)) ?? [],
+      ),
+    );
+    if (question.stapled) {
+      try {
+        return fromAnswer(verifyOcspResponse(question.stapled, { leaf, issuer, now, source: "ocsp_stapled" }));
+      } catch (error) {
+        this.options.onFailure?.({ url: "stapled", message: (error as Error).message });
+      }
+    }
+    if (ocspUrls.length === 0 && crlUrls.length === 0) return NOT_CHECKED;
+    const key = cacheKey(leaf, issuer);
+    // Checks of one leaf at once (the same certificate on many endpoints or in many organizations)
+    // share one question.
+    let pending = this.#inFlight.get(key);
+    if (!pending) {
+      pending = this.#ask(key, { leaf, issuer, now }, ocspUrls, crlUrls).finally(() => this.#inFlight.delete(key));
+      this.#inFlight.set(key, pending);
+    }
+    return pending;
+  }
+
+  async #ask(key: string, subject: { leaf: Certificate; issuer: Certificate; now: number }, ocspUrls: string[], crlUrls: string[]): Promise<RevocationState> {
+    const { cache, fetcher, timeoutMs } = this.options;
+    const cached = await cache.get(key, subject.now);
+    if (cached) return fromAnswer(cached);
+    let unknown: RevocationAnswer | null = null;
+    for (const url of ocspUrls) {
+      const answer = await this.#source(url, "ocsp", async () => {
+        const { status, body } = await fetcher.fetch(
+          { url, method: "POST", headers: { "content-type": "application/ocsp-request", accept: "application/ocsp-response" }, body: ocspRequest(subject.leaf, subject.issuer) },
+          { timeoutMs, maxBytes: OCSP_MAX_BYTES },
+        );
+        if (status !== 200) throw new RevocationFailure(`the responder answered HTTP ${status}`);
+        return verifyOcspResponse(body, { ...subject, source: "ocsp" });
+      });
+      if (answer?.status === "unknown") unknown ??= answer;
+      else if (answer) return this.#keep(key, answer);
+    }
+    for (const url of crlUrls) {
+      const answer = await this.#source(url, "crl", async () => {
+        const { status, body } = await fetcher.fetch({ url, method: "GET" }, { timeoutMs, maxBytes: CRL_MAX_BYTES });
+        if (status !== 200) throw new RevocationFailure(`the CRL server answered HTTP ${status}`);
+        return verifyCrl(body, subject);
+      });
+      if (answer) return this.#keep(key, answer);
+    }
+    if (unknown) return this.#keep(key, unknown);
+    return { status: "unavailable", source: null, checkedAt: subject.now, revokedAt: null, reason: null, validUntil: null };
+  }
+
+  async #source(url: string, kind: "ocsp" | "crl", ask: () => Promise<RevocationAnswer>): Promise<RevocationAnswer | null> {
+    this.options.onRequest?.({ url, kind });
+    try {
+      return await ask();
+    } catch (error) {
+      if (!(error instanceof RevocationFailure || error instanceof FetchFailure)) throw error;
+      this.options.onFailure?.({ url, message: error.message });
+      return null;
+    }
+  }
+
+  async #keep(key: string, answer: RevocationAnswer): Promise<RevocationState> {
+    try {
+      await this.options.cache.put(key, answer);
+    } catch (error) {
+      this.options.onFailure?.({ url: "cache", message: (error as Error).message });
+    }
+    return fromAnswer(answer);
+  }
+}
+
+export function fromAnswer(answer: RevocationAnswer): RevocationState {
+  const { status, source, checkedAt, revokedAt, reason, validUntil } = answer;
+  return { status, source, checkedAt, revokedAt, reason, validUntil };
+}
+
+/** Issuer (a hash of its key) and serial: one answer per certificate, whoever monitors it. */
+export function cacheKey(leaf: Certificate, issuer: Certificate): string {
+  return `${digest("sha256", issuerIdentity(issuer).keyBits).toString("hex").slice(0, 32)}:${serialOf(leaf)}`;
+}
+
+function httpUrls(names: readonly x509.GeneralName[]): string[] {
+  return names
+    .filter((name) => name.type === "url" && /^https?:\/\//i.test(name.value))
+    .map((name) => name.value)
+    .slice(0, MAX_URLS);
+}
