@@ -32,9 +32,11 @@ async function passwordFlag(context: CommandContext, whenMissing: "none" | "stdi
 
 const orgCreate: CommandSpec = {
   name: "org create",
-  flags: ["name", "plan", "certificate-limit", "channel-limit", "rate-limit"],
-  synopsis: "org create --name N [--plan free|pro|enterprise] [--certificate-limit N] [--channel-limit N] [--rate-limit N]",
-  help: "Creates an organization. Plans: free (25 certificates, 5 channels, 60 requests/min per key), pro (500, 50, 600), enterprise (100000, 1000, 6000); the limit flags override the plan's.",
+  flags: ["name", "plan", "certificate-limit", "channel-limit", "rate-limit", "watch-limit"],
+  synopsis: "org create --name N [--plan free|pro|enterprise] [--certificate-limit N] [--channel-limit N] [--rate-limit N] [--watch-limit N]",
+  help:
+    "Creates an organization. Plans: free (25 certificates, 5 channels, 60 requests/min per key, 1 CT watch), " +
+    "pro (500, 50, 600, 10), enterprise (100000, 1000, 6000, 1000); the limit flags override the plan's.",
   async run({ config, flags }) {
     const org = await withAdmin(config, (admin) =>
       admin.createOrganization({
@@ -44,6 +46,7 @@ const orgCreate: CommandSpec = {
           certificates: optionalInteger(flags, "certificate-limit"),
           channels: optionalInteger(flags, "channel-limit"),
           requestsPerMinute: optionalInteger(flags, "rate-limit"),
+          watches: optionalInteger(flags, "watch-limit"),
         },
       }),
     );
@@ -53,7 +56,7 @@ const orgCreate: CommandSpec = {
       text:
         `Organization ${org.name} created: ${org.id}\n` +
         `Plan ${org.plan}: ${org.limits.certificates} certificates, ${org.limits.channels} channels, ` +
-        `${org.limits.requestsPerMinute} requests per minute per key.`,
+        `${org.limits.requestsPerMinute} requests per minute per key, ${org.limits.watches} watches.`,
     };
   },
 };
@@ -67,8 +70,8 @@ const orgList: CommandSpec = {
     const orgs = await withAdmin(config, (admin) => admin.listOrganizations());
     const json = orgs.map((org) => ({ id: org.id, name: org.name, plan: org.plan, limits: org.limits, createdAt: new Date(org.createdAt).toISOString() }));
     const text = table(
-      ["ID", "NAME", "PLAN", "CERTIFICATES", "CHANNELS", "REQUESTS/MIN"],
-      json.map((o) => [o.id, o.name, o.plan, String(o.limits.certificates), String(o.limits.channels), String(o.limits.requestsPerMinute)]),
+      ["ID", "NAME", "PLAN", "CERTIFICATES", "CHANNELS", "REQUESTS/MIN", "WATCHES"],
+      json.map((o) => [o.id, o.name, o.plan, String(o.limits.certificates), String(o.limits.channels), String(o.limits.requestsPerMinute), String(o.limits.watches)]),
     );
     return { json, text: json.length === 0 ? "No organizations yet: create one with org create --name N." : text };
   },

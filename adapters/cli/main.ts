@@ -38,6 +38,7 @@ const OPTIONS = {
   "certificate-limit": { type: "string" },
   "channel-limit": { type: "string" },
   "rate-limit": { type: "string" },
+  "watch-limit": { type: "string" },
   org: { type: "string" },
   email: { type: "string" },
   role: { type: "string" },

@@ -13,6 +13,7 @@ import { memoryAccounts } from "./accounts.ts";
 import { memoryCertificates } from "./certificates.ts";
 import { memoryChannels, memoryEvents } from "./notifications.ts";
 import { memorySessions, memorySignInAttempts } from "./sessions.ts";
+import { memoryRevocations, memoryWatches } from "./watches.ts";
 
 export function createMemoryStore(): Store {
   const state = new MemoryState();
@@ -24,6 +25,8 @@ export function createMemoryStore(): Store {
     events: memoryEvents(state),
     sessions: memorySessions(state),
     signInAttempts: memorySignInAttempts(state),
+    revocations: memoryRevocations(state),
+    watches: memoryWatches(state),
     shared: false,
     changeToken: () => String(state.writes),
     async ping() {},

@@ -10,6 +10,8 @@ import type {
   SessionRecord,
   SignInFailures,
   UserRecord,
+  RevocationAnswer,
+  WatchRecord,
 } from "../../core/base/mod.ts";
 
 export class MemoryState {
@@ -28,6 +30,8 @@ export class MemoryState {
   rateLimits = new Map<string, { windowStart: number; count: number }>();
   sessions = new Map<string, SessionRecord>();
   signInAttempts = new Map<string, SignInFailures>();
+  watches = new Map<string, WatchRecord & { leaseOwner: string | null }>();
+  revocations = new Map<string, RevocationAnswer>();
   seq = 0;
   writes = 0;
 

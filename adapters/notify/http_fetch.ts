@@ -6,7 +6,7 @@
 import { Agent, request } from "undici/index.js";
 import { FetchFailure, type FetchLimits, type FetchRequest, type FetchResult, type HttpFetcher } from "../../core/net/http_fetch.ts";
 import { NetFailure } from "../../core/net/resolver.ts";
-import type { ResolveRule } from "../../core/net/resolve_rules.ts";
+import type { ResolveRule } from "../../core/config/resolve_rules.ts";
 import type { TrustStore } from "../../core/tls/trust_store.ts";
 import { asNetFailure, guardedConnector } from "./http.ts";
 

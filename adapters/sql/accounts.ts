@@ -3,7 +3,7 @@ import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStor
 import { ConstraintError, type Executor } from "./executor.ts";
 import { apiKeyFrom, organizationFrom, userFrom } from "./rows.ts";
 
-const ORG_COLUMNS = ["id", "name", "plan", "certificate_limit", "channel_limit", "rate_limit", "created_at"];
+const ORG_COLUMNS = ["id", "name", "plan", "certificate_limit", "channel_limit", "rate_limit", "watch_limit", "created_at"];
 const USER_COLUMNS = ["id", "organization_id", "email", "role", "password_hash", "created_at"];
 const KEY_COLUMNS = ["id", "user_id", "organization_id", "name", "mode", "hash", "last4", "created_at", "last_used_at", "revoked_at"];
 
@@ -25,8 +25,8 @@ export function sqlOrganizations(db: Executor): OrganizationStore {
   return {
     async create(org) {
       await db.execute(
-        `INSERT INTO organizations (${ORG_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-        [org.id, org.name, org.plan, org.limits.certificates, org.limits.channels, org.limits.requestsPerMinute, org.createdAt],
+        `INSERT INTO organizations (${ORG_COLUMNS.join(", ")}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        [org.id, org.name, org.plan, org.limits.certificates, org.limits.channels, org.limits.requestsPerMinute, org.limits.watches, org.createdAt],
       );
     },
     async get(id) {

@@ -140,6 +140,38 @@ const MIGRATIONS: Step[][] = [
     backfillStatusPeriods,
     `ALTER TABLE certificates DROP COLUMN expiring_horizon`,
   ],
+  // 4: revocation answers shared by every process, Certificate Transparency watches and their plan limit.
+  [
+    `CREATE TABLE revocation_cache (
+      key TEXT PRIMARY KEY,
+      answer TEXT NOT NULL,
+      valid_until INTEGER NOT NULL
+    )`,
+    `CREATE INDEX revocation_cache_expiry ON revocation_cache (valid_until)`,
+    `CREATE TABLE watches (
+      id TEXT PRIMARY KEY,
+      organization_id TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      domain TEXT NOT NULL,
+      include_subdomains INTEGER NOT NULL,
+      auto_monitor INTEGER NOT NULL,
+      allowed_issuers TEXT NOT NULL,
+      last_polled_at INTEGER,
+      last_error TEXT,
+      issuances_seen INTEGER NOT NULL,
+      cursor TEXT,
+      baseline_done INTEGER NOT NULL,
+      next_poll_at INTEGER NOT NULL,
+      lease_owner TEXT,
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      UNIQUE (organization_id, mode, domain)
+    )`,
+    `CREATE INDEX watches_scope ON watches (organization_id, mode, created_at, id)`,
+    `CREATE INDEX watches_due ON watches (next_poll_at)`,
+    `ALTER TABLE organizations ADD COLUMN watch_limit INTEGER NOT NULL DEFAULT 1`,
+    `UPDATE organizations SET watch_limit = CASE plan WHEN 'pro' THEN 10 WHEN 'enterprise' THEN 1000 ELSE 1 END`,
+  ],
 ];
 
 /** Computes the timeline of every certificate stored before migration 3, a page at a time. */

@@ -10,6 +10,7 @@ import { sqlCertificates } from "./certificates.ts";
 import { sqlChannels } from "./channels.ts";
 import { sqlEvents } from "./events.ts";
 import { sqlSessions, sqlSignInAttempts } from "./sessions.ts";
+import { sqlRevocations, sqlWatches } from "./watches.ts";
 
 export interface SqlStoreOptions {
   /** True when other processes share the database (a libSQL server). */
@@ -31,6 +32,8 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     rateLimits: sqlRateLimits(db),
     sessions: sqlSessions(db),
     signInAttempts: sqlSignInAttempts(db),
+    revocations: sqlRevocations(db),
+    watches: sqlWatches(db),
     shared: options.shared,
     changeToken: options.changeToken,
     async ping() {

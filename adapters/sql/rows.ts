@@ -25,6 +25,7 @@ export function organizationFrom(row: Row, prefix = ""): OrganizationRecord {
       certificates: num(row[`${prefix}certificate_limit`]),
       channels: num(row[`${prefix}channel_limit`]),
       requestsPerMinute: num(row[`${prefix}rate_limit`]),
+      watches: num(row[`${prefix}watch_limit`] ?? 1),
     },
     createdAt: num(row[`${prefix}created_at`]),
   };

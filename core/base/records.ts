@@ -23,6 +23,32 @@ export interface CertificateDetails {
    * among them), so an unchanged chain is judged again then; absent or null when nothing bounds it.
    */
   pathValidUntil?: number | null;
+  /** Whether the leaf is revoked (CONTRACT §14); absent on details stored before revocation checks. */
+  revocation?: RevocationState;
+}
+
+/** What a verified revocation source said about one certificate, and how long that answer holds. */
+export interface RevocationAnswer {
+  status: "good" | "revoked" | "unknown";
+  source: "ocsp_stapled" | "ocsp" | "crl";
+  /** When the source was asked, ms. */
+  checkedAt: number;
+  revokedAt: number | null;
+  /** RFC 5280's CRLReason name (`keyCompromise`, `superseded`, …), or null. */
+  reason: string | null;
+  /** Until when the answer may be reused: the source's nextUpdate, at most 7 days after checkedAt. */
+  validUntil: number;
+}
+
+/** CONTRACT §14's `revocation` field, kept with the certificate's details (times in ms). */
+export interface RevocationState {
+  status: "good" | "revoked" | "unknown" | "unavailable" | "not_checked";
+  source: RevocationAnswer["source"] | null;
+  checkedAt: number | null;
+  revokedAt: number | null;
+  reason: string | null;
+  /** Until when this state may be reused without asking again; null: ask at every check. */
+  validUntil: number | null;
 }
 
 /** What makes a retrieved certificate invalid, beyond its validity period. */
@@ -64,12 +90,14 @@ export interface Limits {
   certificates: number;
   channels: number;
   requestsPerMinute: number;
+  /** Certificate Transparency watches (CONTRACT §15). */
+  watches: number;
 }
 
 export const PLAN_LIMITS: Record<Plan, Limits> = {
-  free: { certificates: 25, channels: 5, requestsPerMinute: 60 },
-  pro: { certificates: 500, channels: 50, requestsPerMinute: 600 },
-  enterprise: { certificates: 100_000, channels: 1000, requestsPerMinute: 6000 },
+  free: { certificates: 25, channels: 5, requestsPerMinute: 60, watches: 1 },
+  pro: { certificates: 500, channels: 50, requestsPerMinute: 600, watches: 10 },
+  enterprise: { certificates: 100_000, channels: 1000, requestsPerMinute: 6000, watches: 1000 },
 };
 
 export interface OrganizationRecord {
@@ -148,6 +176,28 @@ export interface CertificateRecord extends Scope {
   version: number;
 }
 
+/** A domain watched in Certificate Transparency (CONTRACT §15). */
+export interface WatchRecord extends Scope {
+  id: string;
+  domain: string;
+  includeSubdomains: boolean;
+  autoMonitor: boolean;
+  allowedIssuers: string[];
+  /** When the last poll ended (successful or not); null before the first. */
+  lastPolledAt: number | null;
+  lastError: string | null;
+  /** Issuances recorded so far, the first poll's included. */
+  issuancesSeen: number;
+  /** The CT service's id of the last issuance recorded: the next poll's `after`. */
+  cursor: string | null;
+  /** True once a poll has completed: the first poll's issuances raise no events. */
+  baselineDone: boolean;
+  /** When the next poll is due (a lease moves it, as for certificate checks). */
+  nextPollAt: number;
+  createdAt: number;
+  updatedAt: number;
+}
+
 /** The channel types, as stored and shown. */
 export const CHANNEL_TYPES = ["email", "discord", "slack", "webhook"] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
@@ -172,6 +222,8 @@ export type EventType =
   | "certificate.invalid"
   | "certificate.unreachable"
   | "certificate.recovered"
+  | "certificate.revoked"
+  | "certificate.issued"
   | "test";
 
 export interface EventRecord extends Scope {

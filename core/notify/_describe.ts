@@ -29,6 +29,8 @@ export const EVENT_LABELS: Record<EventType, string> = {
   "certificate.invalid": "Certificate invalid",
   "certificate.unreachable": "Certificate unreachable",
   "certificate.recovered": "Certificate valid again",
+  "certificate.revoked": "Certificate revoked",
+  "certificate.issued": "New certificate issued",
   test: "Test notification",
 };
 
@@ -63,6 +65,7 @@ export function targetOf(certificate: Pick<CertificateView, "domain" | "port">):
 export function describeEvent(event: EventRecord): Described {
   const createdAt = new Date(event.createdAt).toISOString();
   const label = EVENT_LABELS[event.type];
+  if (event.type === "certificate.issued") return describeIssued(event, label, createdAt);
   const c = certificateOf(event);
   if (event.type === "test" || !c) {
     return {
@@ -143,7 +146,55 @@ export function describeEvent(event: EventRecord): Described {
         facts,
         createdAt,
       };
+    case "certificate.revoked": {
+      const revocation = (c as { revocation?: { revokedAt?: unknown; reason?: unknown; source?: unknown } }).revocation;
+      if (typeof revocation?.revokedAt === "string") facts.push({ name: "Revoked at", value: formatDate(revocation.revokedAt) });
+      if (typeof revocation?.reason === "string") facts.push({ name: "Revocation reason", value: revocation.reason });
+      if (typeof revocation?.source === "string") facts.push({ name: "Reported by", value: revocation.source === "crl" ? "CRL" : "OCSP" });
+      return {
+        label,
+        headline: `${t}: certificate revoked`,
+        summary: `The TLS certificate for ${t} was revoked by its certificate authority. Clients that check revocation refuse it: replace it now.`,
+        facts,
+        createdAt,
+      };
+    }
+    default:
+      return { label, headline: `${t}: ${event.type}`, summary: `certkeeper reported ${event.type}.`, facts, createdAt };
   }
+}
+
+/** A certificate found in Certificate Transparency for a watched domain (no monitored certificate). */
+function describeIssued(event: EventRecord, label: string, createdAt: string): Described {
+  const d = event.data as {
+    domain?: unknown;
+    dnsNames?: unknown;
+    issuer?: unknown;
+    notBefore?: unknown;
+    notAfter?: unknown;
+    fingerprintSha256?: unknown;
+    authorizedIssuer?: unknown;
+  };
+  const domain = typeof d.domain === "string" ? d.domain : "a watched domain";
+  const names = Array.isArray(d.dnsNames) ? d.dnsNames.filter((name): name is string => typeof name === "string") : [];
+  const issuer = typeof d.issuer === "string" ? d.issuer : "an unknown issuer";
+  const facts: Fact[] = [{ name: "Watched domain", value: domain }];
+  if (names.length > 0) facts.push({ name: "Names", value: names.join(", ") });
+  facts.push({ name: "Issuer", value: issuer });
+  if (typeof d.notBefore === "string") facts.push({ name: "Valid from", value: formatDate(d.notBefore) });
+  if (typeof d.notAfter === "string") facts.push({ name: "Valid until", value: formatDate(d.notAfter) });
+  if (typeof d.fingerprintSha256 === "string") facts.push({ name: "SHA-256 fingerprint", value: d.fingerprintSha256 });
+  const unauthorized = d.authorizedIssuer === false;
+  if (typeof d.authorizedIssuer === "boolean") facts.push({ name: "Allowed issuer", value: d.authorizedIssuer ? "yes" : "no" });
+  return {
+    label,
+    headline: `${domain}: new certificate issued by ${issuer}${unauthorized ? " (not an allowed issuer)" : ""}`,
+    summary:
+      `A new certificate for ${names[0] ?? domain} was logged in Certificate Transparency, issued by ${issuer}.` +
+      (unauthorized ? " That issuer is not on this watch's allowed list: check who requested it." : " If you did not request it, find out who did."),
+    facts,
+    createdAt,
+  };
 }
 
 /** A test event names the channel it was sent to (`data.channel`, as the deliverer records it). */

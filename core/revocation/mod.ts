@@ -9,8 +9,7 @@ export {
   type RevocationCache,
   type RevocationCheckerOptions,
   type RevocationQuestion,
-  type RevocationState,
 } from "./revocation_check.ts";
 export { ocspRequest, verifyOcspResponse } from "./ocsp.ts";
 export { verifyCrl } from "./crl.ts";
-export { RevocationFailure, type RevocationAnswer, type RevocationSource } from "./revocation_answer.ts";
+export { RevocationFailure, type RevocationAnswer, type RevocationSource, type RevocationState } from "./revocation_answer.ts";

@@ -55,7 +55,7 @@ export function verifyOcspResponse(
   let response: OCSPResponse;
   let basic: BasicOCSPResponse;
   try {
-    response = AsnConvert.parse(der, OCSPResponse);
+    response = AsnConvert.parse(new Uint8Array(der), OCSPResponse);
     if (response.responseStatus !== OCSPResponseStatus.successful) {
       throw new RevocationFailure(`the responder answered "${OCSPResponseStatus[response.responseStatus] ?? response.responseStatus}"`);
     }
@@ -126,7 +126,9 @@ function findSigner(basic: BasicOCSPResponse, issuer: Certificate, now: number):
       continue;
     }
     if (!matches(cert)) continue;
-    if (cert.issuer !== issuer.subject || !signatureVerifies(cert.asn.tbsCertificateRaw ?? AsnConvert.serialize(cert.asn.tbsCertificate), cert.asn.signatureValue, cert.signatureOid, issuer)) continue;
+    const parsed = AsnConvert.parse(cert.rawData, AsnCertificate);
+    if (cert.issuer !== issuer.subject || !parsed.tbsCertificateRaw) continue;
+    if (!signatureVerifies(parsed.tbsCertificateRaw, parsed.signatureValue, cert.signatureOid, issuer)) continue;
     if (now < cert.notBefore.getTime() || now > cert.notAfter.getTime()) continue;
     const usage = cert.getExtension(x509.ExtendedKeyUsageExtension);
     if (!usage?.usages.includes(id_kp_OCSPSigning as x509.ExtendedKeyUsageType)) continue;

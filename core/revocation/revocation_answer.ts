@@ -1,18 +1,9 @@
 /** What a revocation source said about one certificate, and how long that answer holds. */
 
-export type RevocationSource = "ocsp_stapled" | "ocsp" | "crl";
+import type { RevocationAnswer } from "../base/records.ts";
 
-export interface RevocationAnswer {
-  status: "good" | "revoked" | "unknown";
-  source: RevocationSource;
-  /** When the source was asked, ms. */
-  checkedAt: number;
-  revokedAt: number | null;
-  /** RFC 5280's CRLReason name (`keyCompromise`, `superseded`, …), or null. */
-  reason: string | null;
-  /** Until when the answer may be reused: the source's nextUpdate, at most 7 days after checkedAt. */
-  validUntil: number;
-}
+export type { RevocationAnswer, RevocationState } from "../base/records.ts";
+export type RevocationSource = RevocationAnswer["source"];
 
 /** Why one source gave no usable answer: the message names what was wrong, never a credential. */
 export class RevocationFailure extends Error {

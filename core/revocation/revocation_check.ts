@@ -8,24 +8,12 @@ import { x509, type Certificate } from "../tls/x509.ts";
 import { digest, issuerIdentity, serialOf } from "./_issuer_id.ts";
 import { verifyCrl } from "./crl.ts";
 import { ocspRequest, verifyOcspResponse } from "./ocsp.ts";
-import { RevocationFailure, type RevocationAnswer, type RevocationSource } from "./revocation_answer.ts";
+import { RevocationFailure, type RevocationAnswer, type RevocationState } from "./revocation_answer.ts";
 
-/** CONTRACT §14's `revocation` field, kept with the certificate's details (times in ms). */
-export interface RevocationState {
-  status: "good" | "revoked" | "unknown" | "unavailable" | "not_checked";
-  source: RevocationSource | null;
-  checkedAt: number | null;
-  revokedAt: number | null;
-  reason: string | null;
-  /** Until when this state may be reused without asking again; null: ask at every check. */
-  validUntil: number | null;
-}
 
-/** Verified answers by issuer and serial, shared by every process of one database. */
-export interface RevocationCache {
-  get(key: string, now: number): Promise<RevocationAnswer | null>;
-  put(key: string, answer: RevocationAnswer): Promise<void>;
-}
+/** Verified answers by issuer and serial, shared by every process of one database (a store port). */
+export type { RevocationCache } from "../store/ports.ts";
+import type { RevocationCache } from "../store/ports.ts";
 
 export const OCSP_MAX_BYTES = 64 * 1024;
 export const CRL_MAX_BYTES = 20 * 1024 * 1024;

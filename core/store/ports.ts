@@ -15,6 +15,8 @@ import type {
   SessionRecord,
   SignInFailures,
   UserRecord,
+  RevocationAnswer,
+  WatchRecord,
 } from "../base/records.ts";
 import type { CertificateStatus } from "../base/records.ts";
 
@@ -230,6 +232,60 @@ export interface SignInAttemptStore {
   prune(before: number): Promise<number>;
 }
 
+/** Verified revocation answers by issuer and serial, shared by every process of one database. */
+export interface RevocationCache {
+  /** The answer stored under `key` while `now` is before its validUntil; null otherwise. */
+  get(key: string, now: number): Promise<RevocationAnswer | null>;
+  /** Stores (or replaces) the answer; answers past their validUntil may be dropped at any time. */
+  put(key: string, answer: RevocationAnswer): Promise<void>;
+}
+
+export type InsertWatchResult = "created" | "duplicate" | "limit_reached";
+
+export interface WatchListQuery {
+  limit: number;
+  /** Keyset position, newest first: items strictly before (createdAt, id). */
+  before?: { createdAt: number; id: string };
+}
+
+/** What one page of a poll changes, written only while the poller still holds the watch's lease. */
+export interface WatchPollProgress {
+  id: string;
+  owner: string;
+  cursor: string | null;
+  /** Added to issuancesSeen. */
+  newIssuances: number;
+  baselineDone: boolean;
+  lastPolledAt: number | null;
+  lastError: string | null;
+  /** The lease continues until then (mid-poll) or the next poll is due then (poll done). */
+  nextPollAt: number;
+  /** False: the lease is kept (more pages follow). */
+  release: boolean;
+  updatedAt: number;
+}
+
+export interface WatchStore {
+  /** Inserts unless the domain is already watched in the scope or the scope holds `limit` watches. */
+  insert(record: WatchRecord, options: { limit: number }): Promise<InsertWatchResult>;
+  get(scope: Scope, id: string): Promise<WatchRecord | null>;
+  /** Newest first. */
+  list(scope: Scope, query: WatchListQuery): Promise<WatchRecord[]>;
+  update(
+    scope: Scope,
+    id: string,
+    patch: Partial<Pick<WatchRecord, "includeSubdomains" | "autoMonitor" | "allowedIssuers">> & { updatedAt: number },
+  ): Promise<WatchRecord | null>;
+  remove(scope: Scope, id: string): Promise<boolean>;
+  /** Leases up to `limit` due watches to `owner` (their nextPollAt moves to `leaseUntil`), as claimDue does. */
+  claimDue(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<WatchRecord[]>;
+  /**
+   * Writes a page's progress and the events it raised (with their deliveries), in one transaction,
+   * only while `progress.owner` holds the lease; false (writing nothing) otherwise or when the watch is gone.
+   */
+  savePoll(progress: WatchPollProgress, events: EventRecord[]): Promise<boolean>;
+}
+
 export interface Store {
   organizations: OrganizationStore;
   users: UserStore;
@@ -240,6 +296,8 @@ export interface Store {
   rateLimits: RateLimitStore;
   sessions: SessionStore;
   signInAttempts: SignInAttemptStore;
+  revocations: RevocationCache;
+  watches: WatchStore;
   /**
    * True when other processes may write to this store (a libSQL server): rate limits are then counted
    * in the store rather than in memory.

@@ -10,7 +10,7 @@ export function describeAccounts(get: () => Store) {
   describe("organizations, users and API keys", () => {
     test("organizations.create() stores an organization that get() and list() return", async () => {
       const store = get();
-      const org = organizationRecord({ plan: "free", limits: { certificates: 3, channels: 2, requestsPerMinute: 10 } });
+      const org = organizationRecord({ plan: "free", limits: { certificates: 3, channels: 2, requestsPerMinute: 10, watches: 4 } });
       await store.organizations.create(org);
       expect(await store.organizations.get(org.id)).toEqual(org);
       expect((await store.organizations.list()).filter((o) => o.id === org.id)).toEqual([org]);

@@ -26,6 +26,7 @@ import { describeDeliveries } from "./deliveries.ts";
 import { describeRateLimits } from "./rate_limits.ts";
 import { describeSettingsConformance } from "./sessions.ts";
 import { describeChangeToken } from "./change_token.ts";
+import { describeWatches } from "./watches.ts";
 
 export * from "./factories.ts";
 
@@ -72,6 +73,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Opene
     describeDeliveries(() => store);
     describeRateLimits(() => store);
     describeSettingsConformance(() => store);
+    describeWatches(() => store);
     describeChangeToken(() => store, options.changeToken ?? true);
   });
 }
