@@ -15,6 +15,10 @@ describe("configFromEnv()", () => {
       allowPrivateTargets: false,
       mailFrom: "certkeeper@localhost",
       deliveryRetryMs: [5_000, 30_000, 120_000, 600_000, 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000],
+      revocation: true,
+      ctUrl: "https://api.certspotter.com",
+      ctIntervalMs: 3600_000,
+      ctToken: undefined,
     });
   });
 
@@ -36,6 +40,10 @@ describe("configFromEnv()", () => {
       CERTKEEPER_MAIL_FROM: "alerts@example.com",
       CERTKEEPER_DELIVERY_RETRY: "1s,5m",
       CERTKEEPER_METRICS_TOKEN: "m",
+      CERTKEEPER_REVOCATION: "off",
+      CERTKEEPER_CT_URL: "http://127.0.0.1:9000/",
+      CERTKEEPER_CT_INTERVAL: "5m",
+      CERTKEEPER_CT_TOKEN: "ct-secret",
     });
     expect(config).toEqual({
       host: "0.0.0.0",
@@ -57,6 +65,10 @@ describe("configFromEnv()", () => {
       mailFrom: "alerts@example.com",
       deliveryRetryMs: [1000, 300_000],
       metricsToken: "m",
+      revocation: false,
+      ctUrl: "http://127.0.0.1:9000",
+      ctIntervalMs: 300_000,
+      ctToken: "ct-secret",
     });
   });
 
@@ -72,6 +84,10 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_RESOLVE", "a.test"],
     ["CERTKEEPER_SMTP_URL", "http://mail"],
     ["CERTKEEPER_DELIVERY_RETRY", "5s,,1m"],
+    ["CERTKEEPER_REVOCATION", "sometimes"],
+    ["CERTKEEPER_CT_URL", "ftp://ct.example"],
+    ["CERTKEEPER_CT_URL", "not a url"],
+    ["CERTKEEPER_CT_INTERVAL", "0s"],
   ])("refuses %s=%p naming the variable", (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(name);
   });

@@ -55,6 +55,11 @@ export function memoryWatches(state: MemoryState): WatchStore {
         return before;
       });
     },
+    async nextPollAt() {
+      let earliest: number | null = null;
+      for (const watch of watches.values()) if (earliest === null || watch.nextPollAt < earliest) earliest = watch.nextPollAt;
+      return earliest;
+    },
     async savePoll(progress, events) {
       const watch = watches.get(progress.id);
       if (!watch || watch.leaseOwner !== progress.owner) return false;
@@ -62,6 +67,7 @@ export function memoryWatches(state: MemoryState): WatchStore {
       watch.cursor = progress.cursor;
       watch.issuancesSeen += progress.newIssuances;
       watch.baselineDone = progress.baselineDone;
+      watch.pendingNames = [...progress.pendingNames];
       watch.lastPolledAt = progress.lastPolledAt;
       watch.lastError = progress.lastError;
       watch.nextPollAt = progress.nextPollAt;

@@ -161,6 +161,7 @@ const MIGRATIONS: Step[][] = [
       issuances_seen INTEGER NOT NULL,
       cursor TEXT,
       baseline_done INTEGER NOT NULL,
+      pending_names TEXT NOT NULL,
       next_poll_at INTEGER NOT NULL,
       lease_owner TEXT,
       created_at INTEGER NOT NULL,

@@ -6,7 +6,7 @@ import { insertEvents } from "./events.ts";
 
 const COLUMNS =
   "id, organization_id, mode, domain, include_subdomains, auto_monitor, allowed_issuers, last_polled_at, last_error, " +
-  "issuances_seen, cursor, baseline_done, next_poll_at, created_at, updated_at";
+  "issuances_seen, cursor, baseline_done, pending_names, next_poll_at, created_at, updated_at";
 
 const numOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
@@ -24,6 +24,7 @@ function watchFrom(row: Row): WatchRecord {
     issuancesSeen: Number(row.issuances_seen),
     cursor: row.cursor === null || row.cursor === undefined ? null : String(row.cursor),
     baselineDone: Number(row.baseline_done) === 1,
+    pendingNames: JSON.parse(String(row.pending_names)),
     nextPollAt: Number(row.next_poll_at),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
@@ -43,11 +44,11 @@ export function sqlWatches(db: Executor): WatchStore {
           if (Number(rows[0]?.same ?? 0) > 0) return "duplicate" as const;
           if (Number(rows[0]?.n ?? 0) >= limit) return "limit_reached" as const;
           await tx.execute(
-            `INSERT INTO watches (${COLUMNS}, lease_owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+            `INSERT INTO watches (${COLUMNS}, lease_owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
             [
               w.id, w.organizationId, w.mode, w.domain, w.includeSubdomains ? 1 : 0, w.autoMonitor ? 1 : 0,
               JSON.stringify(w.allowedIssuers), w.lastPolledAt, w.lastError, w.issuancesSeen, w.cursor,
-              w.baselineDone ? 1 : 0, w.nextPollAt, w.createdAt, w.updatedAt,
+              w.baselineDone ? 1 : 0, JSON.stringify(w.pendingNames), w.nextPollAt, w.createdAt, w.updatedAt,
             ],
           );
           return "created" as const;
@@ -102,13 +103,17 @@ export function sqlWatches(db: Executor): WatchStore {
         return due;
       });
     },
+    async nextPollAt() {
+      const { rows } = await db.execute("SELECT MIN(next_poll_at) AS next FROM watches");
+      return numOrNull(rows[0]?.next);
+    },
     async savePoll(p, events) {
       return db.transaction(async (tx) => {
         const { rowsAffected } = await tx.execute(
-          `UPDATE watches SET cursor = ?, issuances_seen = issuances_seen + ?, baseline_done = ?, last_polled_at = ?,
+          `UPDATE watches SET cursor = ?, issuances_seen = issuances_seen + ?, baseline_done = ?, pending_names = ?, last_polled_at = ?,
              last_error = ?, next_poll_at = ?, updated_at = ?, lease_owner = ${p.release ? "NULL" : "lease_owner"}
            WHERE id = ? AND lease_owner = ?`,
-          [p.cursor, p.newIssuances, p.baselineDone ? 1 : 0, p.lastPolledAt, p.lastError, p.nextPollAt, p.updatedAt, p.id, p.owner],
+          [p.cursor, p.newIssuances, p.baselineDone ? 1 : 0, JSON.stringify(p.pendingNames), p.lastPolledAt, p.lastError, p.nextPollAt, p.updatedAt, p.id, p.owner],
         );
         if (rowsAffected === 0) return false;
         await insertEvents(tx, events);

@@ -192,6 +192,8 @@ export interface WatchRecord extends Scope {
   cursor: string | null;
   /** True once a poll has completed: the first poll's issuances raise no events. */
   baselineDone: boolean;
+  /** Names autoMonitor could not add yet, tried again at the next poll. */
+  pendingNames: string[];
   /** When the next poll is due (a lease moves it, as for certificate checks). */
   nextPollAt: number;
   createdAt: number;

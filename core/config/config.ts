@@ -22,6 +22,14 @@ export interface Config {
   mailFrom: string;
   deliveryRetryMs: number[];
   metricsToken: string | undefined;
+  /** CERTKEEPER_REVOCATION: ask OCSP responders and CRLs whether leaves are revoked (CONTRACT §14). */
+  revocation: boolean;
+  /** CERTKEEPER_CT_URL: base URL of a Cert Spotter-compatible issuances API (CONTRACT §15). */
+  ctUrl: string;
+  /** CERTKEEPER_CT_INTERVAL: how often each watch is polled. */
+  ctIntervalMs: number;
+  /** CERTKEEPER_CT_TOKEN: bearer token for the CT service; never logged. */
+  ctToken: string | undefined;
 }
 
 export const DEFAULT_DELIVERY_RETRY = "5s,30s,2m,10m,30m,1h,2h,6h,12h";
@@ -43,6 +51,10 @@ export const DEFAULT_CONFIG: Config = {
   mailFrom: "certkeeper@localhost",
   deliveryRetryMs: DEFAULT_DELIVERY_RETRY.split(",").map(parseDuration),
   metricsToken: undefined,
+  revocation: true,
+  ctUrl: "https://api.certspotter.com",
+  ctIntervalMs: HOUR,
+  ctToken: undefined,
 };
 
 export class ConfigError extends Error {
@@ -85,6 +97,10 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     mailFrom: get("CERTKEEPER_MAIL_FROM") ?? d.mailFrom,
     deliveryRetryMs: parse("CERTKEEPER_DELIVERY_RETRY", d.deliveryRetryMs, (v) => v.split(",").map(positiveDuration)),
     metricsToken: get("CERTKEEPER_METRICS_TOKEN"),
+    revocation: parse("CERTKEEPER_REVOCATION", d.revocation, boolean),
+    ctUrl: parse("CERTKEEPER_CT_URL", d.ctUrl, httpUrl),
+    ctIntervalMs: parse("CERTKEEPER_CT_INTERVAL", d.ctIntervalMs, positiveDuration),
+    ctToken: get("CERTKEEPER_CT_TOKEN"),
   };
 }
 
@@ -117,6 +133,17 @@ function logFormat(text: string): LogFormat {
 function logLevel(text: string): LogLevel {
   if (text === "debug" || text === "info" || text === "warn" || text === "error") return text;
   throw new Error(`"${text}" is not a log level: use debug, info, warn or error`);
+}
+
+function httpUrl(text: string): string {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`"${text}" is not a URL: use https://host[:port]`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("use an http:// or https:// URL");
+  return text.replace(/\/+$/, "");
 }
 
 function smtpUrl(text: string): string {

@@ -256,6 +256,7 @@ export interface WatchPollProgress {
   /** Added to issuancesSeen. */
   newIssuances: number;
   baselineDone: boolean;
+  pendingNames: string[];
   lastPolledAt: number | null;
   lastError: string | null;
   /** The lease continues until then (mid-poll) or the next poll is due then (poll done). */
@@ -279,6 +280,8 @@ export interface WatchStore {
   remove(scope: Scope, id: string): Promise<boolean>;
   /** Leases up to `limit` due watches to `owner` (their nextPollAt moves to `leaseUntil`), as claimDue does. */
   claimDue(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<WatchRecord[]>;
+  /** The earliest nextPollAt of all watches (leases included), or null when there are none. */
+  nextPollAt(): Promise<number | null>;
   /**
    * Writes a page's progress and the events it raised (with their deliveries), in one transaction,
    * only while `progress.owner` holds the lease; false (writing nothing) otherwise or when the watch is gone.

@@ -20,6 +20,7 @@ export function watchRecord(scope: Scope, overrides: Partial<WatchRecord> = {}):
     issuancesSeen: 0,
     cursor: null,
     baselineDone: false,
+    pendingNames: [],
     nextPollAt: NOW,
     createdAt: NOW,
     updatedAt: NOW,
@@ -84,6 +85,7 @@ export function describeWatches(get: () => Store) {
       await store.watches.insert(watch, { limit: 10 });
       const mine = (await store.watches.claimDue({ owner: "a", now: FAR, leaseUntil: FAR + HOUR, limit: 1000 })).filter((w) => w.id === watch.id);
       expect(mine).toEqual([watch]);
+      expect(await store.watches.nextPollAt()).not.toBeNull();
       const again = await store.watches.claimDue({ owner: "b", now: FAR + 1, leaseUntil: FAR + HOUR, limit: 1000 });
       expect(again.some((w) => w.id === watch.id)).toBe(false);
 
@@ -92,6 +94,7 @@ export function describeWatches(get: () => Store) {
         cursor: "1001",
         newIssuances: 3,
         baselineDone: true,
+        pendingNames: ["new.example.com"],
         lastPolledAt: FAR + 10,
         lastError: null,
         nextPollAt: FAR + DAY,
@@ -107,6 +110,7 @@ export function describeWatches(get: () => Store) {
         cursor: "1001",
         issuancesSeen: 3,
         baselineDone: true,
+        pendingNames: ["new.example.com"],
         lastPolledAt: FAR + 10,
         nextPollAt: FAR + DAY,
         updatedAt: FAR + 10,
@@ -122,7 +126,7 @@ export function describeWatches(get: () => Store) {
       const watch = watchRecord(live, { nextPollAt: FAR + 2 });
       await store.watches.insert(watch, { limit: 10 });
       await store.watches.claimDue({ owner: "pager", now: FAR + 2, leaseUntil: FAR + HOUR, limit: 1000 });
-      const page = { id: watch.id, owner: "pager", baselineDone: false, lastPolledAt: null, lastError: null, nextPollAt: FAR + HOUR, updatedAt: FAR + 3 };
+      const page = { id: watch.id, owner: "pager", baselineDone: false, pendingNames: [], lastPolledAt: null, lastError: null, nextPollAt: FAR + HOUR, updatedAt: FAR + 3 };
       expect(await store.watches.savePoll({ ...page, cursor: "5", newIssuances: 2, release: false }, [])).toBe(true);
       expect(await store.watches.savePoll({ ...page, cursor: "9", newIssuances: 1, release: true }, [])).toBe(true);
       expect(await store.watches.get(live, watch.id)).toMatchObject({ cursor: "9", issuancesSeen: 3 });

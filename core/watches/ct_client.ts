@@ -1,0 +1,76 @@
+/** Reads pages of a Cert Spotter-compatible issuances API (`GET {base}/v1/issuances`). */
+import type { HttpFetcher } from "../net/http_fetch.ts";
+import { FetchFailure } from "../net/http_fetch.ts";
+import { readIssuance, type Issuance } from "./issuance.ts";
+
+/** A page of issuances is a few hundred KB at most; anything far larger is not an answer. */
+const MAX_PAGE_BYTES = 8 * 1024 * 1024;
+
+export class CtFailure extends Error {
+  constructor(
+    message: string,
+    /** From a 429's Retry-After: when this watch may ask again, ms from now. */
+    readonly retryAfterMs: number | null = null,
+  ) {
+    super(message);
+    this.name = "CtFailure";
+  }
+}
+
+export interface CtClientOptions {
+  fetcher: HttpFetcher;
+  /** CERTKEEPER_CT_URL, without a trailing slash. */
+  baseUrl: string;
+  /** CERTKEEPER_CT_TOKEN; sent as a bearer token, never shown in an error. */
+  token?: string;
+  timeoutMs: number;
+}
+
+export class CtClient {
+  constructor(private readonly options: CtClientOptions) {}
+
+  /** One page after `after` (null: from the start), in the order the service discovered them. */
+  async page(query: { domain: string; includeSubdomains: boolean; after: string | null }): Promise<Issuance[]> {
+    const params = new URLSearchParams({ domain: query.domain, include_subdomains: String(query.includeSubdomains) });
+    params.append("expand", "dns_names");
+    params.append("expand", "issuer");
+    if (query.after) params.set("after", query.after);
+    const url = `${this.options.baseUrl}/v1/issuances?${params}`;
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (this.options.token) headers.authorization = `Bearer ${this.options.token}`;
+    let response;
+    try {
+      response = await this.options.fetcher.fetch({ url, method: "GET", headers }, { timeoutMs: this.options.timeoutMs, maxBytes: MAX_PAGE_BYTES });
+    } catch (error) {
+      if (error instanceof FetchFailure) throw new CtFailure(`The CT service did not answer: ${error.message}`);
+      throw error;
+    }
+    if (response.status === 429) {
+      throw new CtFailure("The CT service asked to slow down (HTTP 429)", parseRetryAfter(response.headers["retry-after"]));
+    }
+    if (response.status !== 200) throw new CtFailure(`The CT service answered HTTP ${response.status}`, parseRetryAfter(response.headers["retry-after"]));
+    let json: unknown;
+    try {
+      json = JSON.parse(Buffer.from(response.body).toString("utf8"));
+    } catch {
+      throw new CtFailure("The CT service answered with something that is not JSON");
+    }
+    if (!Array.isArray(json)) throw new CtFailure("The CT service answered with JSON that is not a list of issuances");
+    const issuances: Issuance[] = [];
+    for (const raw of json) {
+      const issuance = readIssuance(raw);
+      if (!issuance) throw new CtFailure("The CT service answered with an issuance that lacks an id or validity dates");
+      issuances.push(issuance);
+    }
+    return issuances;
+  }
+}
+
+/** Retry-After as delay-seconds or an HTTP date, in ms from now; null when absent or unreadable. */
+function parseRetryAfter(value: string | undefined): number | null {
+  const text = value?.trim();
+  if (!text) return null;
+  if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
+  const at = Date.parse(text);
+  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
+}

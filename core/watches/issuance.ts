@@ -1,0 +1,97 @@
+/**
+ * One issuance as Cert Spotter's issuances API returns it (with expand=dns_names and expand=issuer),
+ * read defensively, and what certkeeper makes of it: the `certificate.issued` event's data and the
+ * names autoMonitor may add.
+ */
+import { iso } from "../base/time.ts";
+
+export interface Issuance {
+  id: string;
+  dnsNames: string[];
+  issuerFriendlyName: string | null;
+  /** The issuer's distinguished name as the API gives it, e.g. `C=US, O=Let's Encrypt, CN=R11`. */
+  issuerName: string | null;
+  notBefore: number;
+  notAfter: number;
+  /** Lower-case hex SHA-256 of the certificate; null when only a precertificate was logged. */
+  certSha256: string | null;
+}
+
+/** Reads one element of the API's JSON array; null when it lacks what an issuance must have. */
+export function readIssuance(raw: unknown): Issuance | null {
+  if (typeof raw !== "object" || raw === null) return null;
+  const r = raw as Record<string, unknown>;
+  if (typeof r.id !== "string" || r.id === "" || r.id.length > 100) return null;
+  const notBefore = typeof r.not_before === "string" ? Date.parse(r.not_before) : NaN;
+  const notAfter = typeof r.not_after === "string" ? Date.parse(r.not_after) : NaN;
+  if (!Number.isFinite(notBefore) || !Number.isFinite(notAfter)) return null;
+  const dnsNames = Array.isArray(r.dns_names)
+    ? r.dns_names.filter((name): name is string => typeof name === "string" && name.length <= 253).slice(0, 1000)
+    : [];
+  const issuer = typeof r.issuer === "object" && r.issuer !== null ? (r.issuer as Record<string, unknown>) : {};
+  const certSha256 = typeof r.cert_sha256 === "string" && /^[0-9a-f]{64}$/i.test(r.cert_sha256) ? r.cert_sha256.toLowerCase() : null;
+  return {
+    id: r.id,
+    dnsNames: dnsNames.map((name) => name.toLowerCase()),
+    issuerFriendlyName: typeof issuer.friendly_name === "string" && issuer.friendly_name !== "" ? issuer.friendly_name : null,
+    issuerName: typeof issuer.name === "string" && issuer.name !== "" ? issuer.name : null,
+    notBefore,
+    notAfter,
+    certSha256,
+  };
+}
+
+/** The O and CN attributes of a distinguished name written as `C=US, O=Example\, Inc., CN=R11`. */
+export function nameAttributes(dn: string): { o: string[]; cn: string[] } {
+  const o: string[] = [];
+  const cn: string[] = [];
+  // Attributes are separated by unescaped commas (or semicolons, as some writers use).
+  for (const part of dn.split(/(?<!\\)[,;]/)) {
+    const match = /^\s*([A-Za-z0-9.]+)\s*=\s*(.*?)\s*$/.exec(part);
+    if (!match) continue;
+    const value = match[2]!.replace(/\\(.)/g, "$1").replace(/^"(.*)"$/, "$1");
+    const type = match[1]!.toUpperCase();
+    if (type === "O" || type === "2.5.4.10") o.push(value);
+    if (type === "CN" || type === "2.5.4.3") cn.push(value);
+  }
+  return { o, cn };
+}
+
+/** Null without allowed issuers; else whether the issuer's O, CN or friendly name is one of them. */
+export function authorizedIssuer(issuance: Issuance, allowedIssuers: string[]): boolean | null {
+  if (allowedIssuers.length === 0) return null;
+  const allowed = new Set(allowedIssuers.map((name) => name.toLowerCase()));
+  const { o, cn } = nameAttributes(issuance.issuerName ?? "");
+  const candidates = [...o, ...cn, ...(issuance.issuerFriendlyName ? [issuance.issuerFriendlyName] : [])];
+  return candidates.some((name) => allowed.has(name.toLowerCase()));
+}
+
+/** CONTRACT §15's `certificate.issued` data. */
+export function issuedEventData(
+  issuance: Issuance,
+  watch: { id: string; domain: string; allowedIssuers: string[] },
+): Record<string, unknown> {
+  return {
+    watchId: watch.id,
+    domain: watch.domain,
+    dnsNames: issuance.dnsNames,
+    issuer: issuance.issuerFriendlyName ?? issuance.issuerName,
+    notBefore: iso(issuance.notBefore),
+    notAfter: iso(issuance.notAfter),
+    fingerprintSha256: issuance.certSha256 ? issuance.certSha256.toUpperCase().match(/../g)!.join(":") : null,
+    authorizedIssuer: authorizedIssuer(issuance, watch.allowedIssuers),
+  };
+}
+
+/**
+ * The names autoMonitor would add from a currently valid issuance: no wildcards, only the watched
+ * domain and names under it (under it only with includeSubdomains).
+ */
+export function namesToMonitor(issuance: Issuance, watch: { domain: string; includeSubdomains: boolean }, now: number): string[] {
+  if (now < issuance.notBefore || now > issuance.notAfter) return [];
+  const names = issuance.dnsNames
+    .map((name) => name.replace(/\.$/, ""))
+    .filter((name) => !name.includes("*"))
+    .filter((name) => name === watch.domain || (watch.includeSubdomains && name.endsWith(`.${watch.domain}`)));
+  return [...new Set(names)];
+}

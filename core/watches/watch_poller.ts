@@ -1,0 +1,159 @@
+/**
+ * Polls Certificate Transparency for every watch (CONTRACT §15), each at most once per
+ * CERTKEEPER_CT_INTERVAL, under a lease like the scheduler's. Each page's cursor and the events it
+ * raised are saved together and only while the lease holds, so each issuance is recorded once across
+ * restarts and processes. A failing CT service becomes `lastError` and is asked again at the next
+ * interval (or after its Retry-After): never more than one request per watch at a time, never an alert.
+ */
+import type { Clock } from "../base/time.ts";
+import type { Logger } from "../base/log.ts";
+import { newId } from "../base/ids.ts";
+import type { EventRecord, WatchRecord } from "../base/records.ts";
+import type { Store } from "../store/ports.ts";
+import { WorkLoop } from "../base/work_loop.ts";
+import { CtFailure, type CtClient } from "./ct_client.ts";
+import { issuedEventData, namesToMonitor } from "./issuance.ts";
+
+/** Pages read in one poll; a longer history continues at once in the next poll. */
+const MAX_PAGES_PER_POLL = 200;
+/** Names autoMonitor keeps waiting to add, at most. */
+const MAX_PENDING_NAMES = 1000;
+
+export type PollResult = "ok" | "failed" | "rate_limited";
+
+export interface WatchPollerOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  client: CtClient;
+  intervalMs: number;
+  owner: string;
+  leaseMs: number;
+  pollMs: number;
+  /**
+   * Adds `name` on port 443 to the watch's scope as POST /v1/certificates would; resolves false when
+   * it is already monitored, throws an Error whose message says why it could not be added.
+   */
+  addCertificate: (watch: WatchRecord, name: string) => Promise<boolean>;
+  onPoll?: (result: PollResult) => void;
+  /** Called after a page raised events (their deliveries are due now). */
+  onEvents?: () => void;
+}
+
+export class WatchPoller {
+  readonly loop: WorkLoop<WatchRecord>;
+
+  constructor(private readonly options: WatchPollerOptions) {
+    const { store, clock, logger, owner, leaseMs, pollMs } = options;
+    this.loop = new WorkLoop<WatchRecord>(
+      {
+        claim: (limit, now) => store.watches.claimDue({ owner, now, leaseUntil: now + leaseMs, limit }),
+        nextDueAt: () => store.watches.nextPollAt(),
+        run: async (watch) => {
+          await this.poll(watch);
+        },
+        describe: (watch) => ({ watchId: watch.id }),
+      },
+      { name: "watches", clock, logger, concurrency: 2, pollMs },
+    );
+  }
+
+  /** Polls one leased watch to the end of its new issuances. */
+  async poll(watch: WatchRecord): Promise<PollResult> {
+    const { store, clock, client, intervalMs, owner, leaseMs } = this.options;
+    let cursor = watch.cursor;
+    let pending = watch.autoMonitor ? [...watch.pendingNames] : [];
+    let pages = 0;
+    const save = async (progress: { newIssuances: number; events: EventRecord[]; done: false } | { done: true; lastError: string | null; nextPollAt: number; baselineDone: boolean }) => {
+      const now = clock.now();
+      const saved = await store.watches.savePoll(
+        progress.done
+          ? {
+              id: watch.id,
+              owner,
+              cursor,
+              newIssuances: 0,
+              baselineDone: progress.baselineDone,
+              pendingNames: pending,
+              lastPolledAt: now,
+              lastError: progress.lastError,
+              nextPollAt: progress.nextPollAt,
+              release: true,
+              updatedAt: now,
+            }
+          : {
+              id: watch.id,
+              owner,
+              cursor,
+              newIssuances: progress.newIssuances,
+              baselineDone: watch.baselineDone,
+              pendingNames: pending,
+              lastPolledAt: watch.lastPolledAt,
+              lastError: watch.lastError,
+              nextPollAt: now + leaseMs,
+              release: false,
+              updatedAt: watch.updatedAt,
+            },
+        progress.done ? [] : progress.events,
+      );
+      if (saved && !progress.done && progress.events.length > 0) this.options.onEvents?.();
+      return saved;
+    };
+
+    for (;;) {
+      if (pages === MAX_PAGES_PER_POLL) {
+        // A long history: keep the baseline open and continue right away in a fresh poll.
+        await save({ done: true, lastError: null, nextPollAt: clock.now(), baselineDone: watch.baselineDone });
+        return this.#report("ok");
+      }
+      let issuances;
+      try {
+        issuances = await client.page({ domain: watch.domain, includeSubdomains: watch.includeSubdomains, after: cursor });
+      } catch (error) {
+        if (!(error instanceof CtFailure)) throw error;
+        const wait = Math.max(error.retryAfterMs ?? intervalMs, 1000);
+        await save({ done: true, lastError: error.message, nextPollAt: clock.now() + wait, baselineDone: watch.baselineDone });
+        this.options.logger.warn("Certificate Transparency poll failed", { watchId: watch.id, error: error.message });
+        return this.#report(error.retryAfterMs !== null ? "rate_limited" : "failed");
+      }
+      pages++;
+      if (issuances.length === 0) break;
+      const now = clock.now();
+      const events: EventRecord[] = watch.baselineDone
+        ? issuances.map((issuance) => ({
+            id: newId("evt"),
+            organizationId: watch.organizationId,
+            mode: watch.mode,
+            type: "certificate.issued" as const,
+            certificateId: null,
+            data: issuedEventData(issuance, watch),
+            createdAt: now,
+          }))
+        : [];
+      if (watch.autoMonitor) {
+        pending = [...new Set([...pending, ...issuances.flatMap((issuance) => namesToMonitor(issuance, watch, now))])].slice(0, MAX_PENDING_NAMES);
+      }
+      cursor = issuances.at(-1)!.id;
+      if (!(await save({ newIssuances: issuances.length, events, done: false }))) return this.#report("failed"); // the lease was lost
+    }
+
+    let lastError: string | null = null;
+    const stillPending: string[] = [];
+    for (const name of pending) {
+      try {
+        await this.options.addCertificate(watch, name);
+      } catch (error) {
+        stillPending.push(name);
+        lastError ??= `Could not monitor "${name}": ${(error as Error).message}`;
+      }
+    }
+    pending = stillPending;
+    await save({ done: true, lastError, nextPollAt: clock.now() + intervalMs, baselineDone: true });
+    return this.#report("ok");
+  }
+
+  #report(result: PollResult): PollResult {
+    this.options.onPoll?.(result);
+    return result;
+  }
+}
