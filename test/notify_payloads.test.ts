@@ -32,6 +32,7 @@ function certificate(overrides: Partial<CertificateView> = {}): CertificateView 
     updatedAt: "2025-05-05T09:00:00.000Z",
     chain: [],
     statusReason: "expiring_soon",
+    revocation: { status: "good", source: "ocsp", checkedAt: "2025-05-05T09:00:00.000Z", revokedAt: null, reason: null },
     ...overrides,
   };
 }

@@ -1,6 +1,6 @@
 /** Certificate Transparency watches and the shared revocation cache, in memory. */
-import type { RevocationCache, WatchStore } from "../../core/store/ports.ts";
-import type { RevocationAnswer, WatchRecord } from "../../core/base/records.ts";
+import type { RevocationCache, WatchStore } from "../../core/store/mod.ts";
+import type { RevocationAnswer, WatchRecord } from "../../core/base/mod.ts";
 import { copy, inScope, type MemoryState } from "./state.ts";
 
 export function memoryWatches(state: MemoryState): WatchStore {

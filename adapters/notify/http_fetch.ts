@@ -4,10 +4,9 @@
  * the whole exchange under one deadline and the body under a byte limit.
  */
 import { Agent, request } from "undici/index.js";
-import { FetchFailure, type FetchLimits, type FetchRequest, type FetchResult, type HttpFetcher } from "../../core/net/http_fetch.ts";
-import { NetFailure } from "../../core/net/resolver.ts";
-import type { ResolveRule } from "../../core/config/resolve_rules.ts";
-import type { TrustStore } from "../../core/tls/trust_store.ts";
+import { FetchFailure, NetFailure, type FetchLimits, type FetchRequest, type FetchResult, type HttpFetcher } from "../../core/net/mod.ts";
+import type { ResolveRule } from "../../core/config/mod.ts";
+import type { TrustStore } from "../../core/tls/mod.ts";
 import { asNetFailure, guardedConnector } from "./http.ts";
 
 export interface HttpFetcherOptions {

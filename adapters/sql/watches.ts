@@ -1,6 +1,6 @@
 /** Certificate Transparency watches and the shared revocation cache in SQL. */
-import type { RevocationCache, WatchStore } from "../../core/store/ports.ts";
-import type { RevocationAnswer, WatchRecord } from "../../core/base/records.ts";
+import type { RevocationCache, WatchStore } from "../../core/store/mod.ts";
+import type { RevocationAnswer, WatchRecord } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type Row } from "./executor.ts";
 import { insertEvents } from "./events.ts";
 

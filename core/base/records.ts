@@ -58,7 +58,7 @@ export type ChainProblem = "self_signed" | "untrusted_issuer" | "hostname_mismat
 export type NetFailureReason = "dns_error" | "connection_refused" | "timeout" | "tls_error";
 
 /** CONTRACT §5's statuses, in the order the first that applies wins. */
-export const CERTIFICATE_STATUSES = ["expired", "unreachable", "invalid", "expiring", "valid"] as const;
+export const CERTIFICATE_STATUSES = ["expired", "revoked", "unreachable", "invalid", "expiring", "valid"] as const;
 export type CertificateStatus = (typeof CERTIFICATE_STATUSES)[number];
 
 /** Why a certificate's status is not `valid`. */
@@ -73,6 +73,7 @@ export const STATUS_REASONS = [
   "connection_refused",
   "timeout",
   "tls_error",
+  "revoked",
 ] as const;
 export type StatusReason = (typeof STATUS_REASONS)[number];
 

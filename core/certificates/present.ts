@@ -1,6 +1,6 @@
 /** The certificate as callers see it: SPEC.md 2.2's fields, in its order, as CONTRACT §5 formats them. */
 import { iso } from "../base/time.ts";
-import type { CertificateRecord } from "../base/records.ts";
+import type { CertificateRecord, RevocationState } from "../base/records.ts";
 import { certificateStatus } from "./status.ts";
 import {
   CREATED_FIELDS,
@@ -34,7 +34,15 @@ export function presentCertificate(record: CertificateRecord, now: number): Cert
     updatedAt: iso(record.updatedAt),
     chain: d.chain,
     statusReason,
+    revocation: presentRevocation(d.revocation),
   };
+}
+
+/** CONTRACT §14's field; details stored before revocation checks existed read as not_checked. */
+export function presentRevocation(state: RevocationState | undefined): CertificateView["revocation"] {
+  if (!state) return { status: "not_checked", source: null, checkedAt: null, revokedAt: null, reason: null };
+  const time = (ms: number | null) => (ms === null ? null : iso(ms));
+  return { status: state.status, source: state.source, checkedAt: time(state.checkedAt), revokedAt: time(state.revokedAt), reason: state.reason };
 }
 
 /** The add operation's 13 fields. */

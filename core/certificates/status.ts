@@ -36,6 +36,7 @@ function rule(record: StatusInput, clock: RuleClock): { status: CertificateStatu
   // daysUntilExpiry = floor((notAfter − now) / day) ≤ horizon  ⇔  now > notAfter − (horizon + 1) days.
   const expiringAfter = notAfter - (expiringHorizon(record.alertThresholds) + 1) * DAY;
   if (clock.after(notAfter)) return { status: "expired", statusReason: "expired" };
+  if (record.details.revocation?.status === "revoked") return { status: "revoked", statusReason: "revoked" };
   if (record.failure) return { status: "unreachable", statusReason: record.failure };
   if (!clock.atOrAfter(notBefore)) return { status: "invalid", statusReason: "not_yet_valid" };
   if (record.problem) return { status: "invalid", statusReason: record.problem };

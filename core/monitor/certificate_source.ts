@@ -6,7 +6,8 @@ import { judgeChain } from "../tls/chain_verify.ts";
 import { systemClock, type Clock } from "../base/time.ts";
 import type { TrustStore } from "../tls/trust_store.ts";
 import type { CheckOutcome } from "./check_apply.ts";
-import type { CertificateRecord } from "../base/records.ts";
+import type { CertificateRecord, ChainProblem } from "../base/records.ts";
+import { LeafRevocation, type RevocationChecker } from "../revocation/mod.ts";
 
 export type KnownCertificate = Pick<CertificateRecord, "fingerprint" | "details" | "problem">;
 
@@ -15,8 +16,20 @@ export interface CertificateSource {
   inspect(domain: string, port: number, known?: KnownCertificate): Promise<CheckOutcome>;
 }
 
+export interface TlsCertificateSourceOptions {
+  trust: TrustStore;
+  retrieve: RetrieveOptions;
+  clock?: Clock;
+  /** Asks whether leaves are revoked; absent: every leaf is `not_checked` (CERTKEEPER_REVOCATION=off). */
+  revocation?: RevocationChecker | null;
+}
+
 export class TlsCertificateSource implements CertificateSource {
-  constructor(private readonly options: { trust: TrustStore; retrieve: RetrieveOptions; clock?: Clock }) {}
+  readonly #revocation: LeafRevocation;
+
+  constructor(private readonly options: TlsCertificateSourceOptions) {
+    this.#revocation = new LeafRevocation(options.revocation ?? null, options.trust);
+  }
 
   async inspect(domain: string, port: number, known?: KnownCertificate): Promise<CheckOutcome> {
     let chain;
@@ -30,14 +43,38 @@ export class TlsCertificateSource implements CertificateSource {
     // Parsing and path building cost milliseconds of CPU against a sub-millisecond handshake; the
     // same chain to the same domain gets the same answer until an intermediate on its path expires.
     if (known && known.fingerprint === chain.fingerprint && now <= (known.details.pathValidUntil ?? Infinity)) {
-      return { ok: true, fingerprint: chain.fingerprint, details: known.details, problem: known.problem };
+      // A current revocation answer is reused as it is: the common re-check asks nobody and the
+      // details object stays the stored one, so nothing is rewritten.
+      const revocation = await this.#revocation.state({
+        previous: known.details.revocation,
+        certificates: () => parseCertificates(chain.ders),
+        trusted: trustedChain(known.problem),
+        stapled: chain.stapled,
+        now,
+      });
+      const details = revocation === known.details.revocation ? known.details : { ...known.details, revocation };
+      return { ok: true, fingerprint: chain.fingerprint, details, problem: known.problem };
     }
     try {
       const certs = parseCertificates(chain.ders);
       const { problem, pathValidUntil } = await judgeChain(certs, domain, this.options.trust, now);
-      return { ok: true, fingerprint: chain.fingerprint, details: { ...describeChain(certs), pathValidUntil }, problem };
+      const described = describeChain(certs);
+      const sameLeaf = known && known.details.serialNumber === described.serialNumber && known.details.issuer === described.issuer;
+      const revocation = await this.#revocation.state({
+        previous: sameLeaf ? known.details.revocation : undefined,
+        certificates: () => certs,
+        trusted: trustedChain(problem),
+        stapled: chain.stapled,
+        now,
+      });
+      return { ok: true, fingerprint: chain.fingerprint, details: { ...described, pathValidUntil, revocation }, problem };
     } catch (error) {
       return { ok: false, reason: "tls_error", message: `${domain}:${port} sent a certificate that cannot be parsed (${(error as Error).message})` };
     }
   }
+}
+
+/** A hostname mismatch still leaves the chain trusted: only a trusted chain's leaf is asked about. */
+function trustedChain(problem: ChainProblem | null): boolean {
+  return problem === null || problem === "hostname_mismatch";
 }

@@ -78,6 +78,13 @@ export function applyCheck(
       next.alertedThreshold = null;
       next.expiryAlerted = false;
     }
+    // Revocation is final: each serial is announced once, when first seen revoked.
+    const revoked = outcome.details.revocation?.status === "revoked";
+    const knownRevoked =
+      !options.isNew &&
+      previous.details.revocation?.status === "revoked" &&
+      previous.details.serialNumber === outcome.details.serialNumber;
+    if (revoked && !knownRevoked) drafts.push({ type: "certificate.revoked" });
     const health: Health = outcome.problem || now < outcome.details.notBefore ? "invalid" : "ok";
     next.health = health;
     if (health === "invalid" && previous.health !== "invalid") drafts.push({ type: "certificate.invalid" });
@@ -113,7 +120,12 @@ export function applyCheck(
 
 /** Whether a check changed anything a caller can see besides lastCheckedAt. */
 function changed(a: CertificateRecord, b: CertificateRecord): boolean {
-  return a.fingerprint !== b.fingerprint || a.problem !== b.problem || a.failure !== b.failure;
+  return (
+    a.fingerprint !== b.fingerprint ||
+    a.problem !== b.problem ||
+    a.failure !== b.failure ||
+    a.details.revocation?.status !== b.details.revocation?.status
+  );
 }
 
 function toEvent(record: CertificateRecord, draft: Draft, now: number): EventRecord {

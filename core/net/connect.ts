@@ -15,6 +15,8 @@ export interface ConnectOptions extends ResolverOptions {
   tls?: tls.ConnectionOptions;
   /** Aborting it destroys the socket and fails with `timeout`. */
   signal: AbortSignal;
+  /** Called with each socket as it is created, before it connects (to listen for early events). */
+  onSocket?: (socket: net.Socket) => void;
 }
 
 /** Resolves, vets and connects; the socket is connected (and handshaken, with TLS) when it resolves. */
@@ -42,6 +44,7 @@ function connectAddress(address: string, options: ConnectOptions): Promise<net.S
     // Errors can still arrive after we settle (a peer writing after a failed handshake); a socket
     // without an error listener would take the process down with it.
     socket.on("error", () => {});
+    options.onSocket?.(socket);
     let tcpConnected = false;
     const settle = (error?: NetFailure) => {
       socket.off("connect", onConnect);

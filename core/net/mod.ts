@@ -2,3 +2,4 @@
 export { refusedAddressReason } from "./address_policy.ts";
 export { connectGuarded, type ConnectOptions } from "./connect.ts";
 export { NetFailure, resolveVetted, type ResolvedAddress, type ResolverOptions } from "./resolver.ts";
+export { FetchFailure, type FetchLimits, type FetchRequest, type FetchResult, type HttpFetcher } from "./http_fetch.ts";

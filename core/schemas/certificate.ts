@@ -34,7 +34,7 @@ export type PatchCertificateBody = Static<typeof PatchCertificateBody>;
 
 export const CertificateStatus = Type.Union(
   CERTIFICATE_STATUSES.map((status) => Type.Literal(status)),
-  { description: "First that applies: expired, unreachable, invalid, expiring, valid" },
+  { description: "First that applies: expired, revoked, unreachable, invalid, expiring, valid" },
 );
 
 export const StatusReason = Type.Union(
@@ -48,6 +48,24 @@ export const ChainEntry = Type.Object({
   validFrom: Timestamp,
   validTo: Timestamp,
 });
+
+export const Revocation = Type.Object(
+  {
+    status: Type.Union(
+      ["good", "revoked", "unknown", "unavailable", "not_checked"].map((status) => Type.Literal(status)),
+      {
+        description:
+          "not_checked: revocation is off, the certificate names neither an OCSP responder nor a CRL, or its chain is not trusted; " +
+          "unavailable: every source failed (soft-fail: the status is unchanged)",
+      },
+    ),
+    source: Type.Union([Type.Literal("ocsp_stapled"), Type.Literal("ocsp"), Type.Literal("crl"), Type.Null()]),
+    checkedAt: Type.Union([Timestamp, Type.Null()], { description: "When the answer was obtained (cached answers keep their time)" }),
+    revokedAt: Type.Union([Timestamp, Type.Null()]),
+    reason: Type.Union([Type.String({ examples: ["keyCompromise"] }), Type.Null()], { description: "RFC 5280 CRLReason name" }),
+  },
+  { additionalProperties: false, description: "Whether the leaf is revoked, by OCSP or CRL (CONTRACT §14)" },
+);
 
 const certificateFields = {
   id: Id("cert", "cert_3kT9vQm2Xy7LpA0bN5cZ"),
@@ -69,6 +87,7 @@ const certificateFields = {
   updatedAt: Timestamp,
   chain: Type.Array(ChainEntry, { description: "The certificates the server sent, leaf first" }),
   statusReason: StatusReason,
+  revocation: Revocation,
 };
 
 export const Certificate = Type.Object(certificateFields, { additionalProperties: false });

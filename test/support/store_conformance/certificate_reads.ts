@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
 import { certificateStatus, CERTIFICATE_STATUSES, type CertificateStatus } from "../../../core/certificates/status.ts";
-import type { CertificateRecord } from "../../../core/base/records.ts";
+import type { CertificateRecord, RevocationState } from "../../../core/base/records.ts";
 import { randomBase62 } from "../../../core/base/ids.ts";
 import { DAY, HOUR } from "../../../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./factories.ts";
@@ -85,6 +85,10 @@ export function describeCertificateReads(get: () => Store) {
         { alertThresholds: [10], notAfter: NOW + 25 * DAY },
         { alertThresholds: [0], notAfter: NOW + DAY - 1 },
         { notAfter: NOW + 200 * DAY },
+        { revocation: REVOKED, notAfter: NOW + 90 * DAY },
+        { revocation: REVOKED, notAfter: NOW - 1 }, // expired wins over revoked
+        { revocation: REVOKED, failure: "timeout", problem: "untrusted_issuer" }, // revoked wins over unreachable
+        { revocation: { ...REVOKED, status: "good", revokedAt: null, reason: null }, notAfter: NOW + 200 * DAY },
       ];
       const records: CertificateRecord[] = [];
       for (const overrides of cases) records.push(await addCertificate(store, certificateRecord(live, overrides)));
@@ -162,3 +166,12 @@ export function describeCertificateReads(get: () => Store) {
     });
   });
 }
+
+const REVOKED: RevocationState = {
+  status: "revoked",
+  source: "ocsp",
+  checkedAt: NOW - DAY,
+  revokedAt: NOW - 2 * DAY,
+  reason: "keyCompromise",
+  validUntil: NOW + DAY,
+};

@@ -2,7 +2,7 @@
  * The records the store conformance suite writes: each complete and valid, with fresh ids, built
  * around {@link NOW}; `overrides` set any field.
  */
-import type { CertificateDetails } from "../../../core/base/records.ts";
+import type { CertificateDetails, RevocationState } from "../../../core/base/records.ts";
 import {
   PLAN_LIMITS,
   type ApiKeyRecord,
@@ -79,9 +79,9 @@ export function certificateDetails(domain: string, overrides: Partial<Certificat
 /** A checked certificate of `scope`; `notBefore`/`notAfter` set those of its details. */
 export function certificateRecord(
   scope: Scope,
-  overrides: Partial<CertificateRecord> & { notBefore?: number; notAfter?: number } = {},
+  overrides: Partial<CertificateRecord> & { notBefore?: number; notAfter?: number; revocation?: RevocationState } = {},
 ): CertificateRecord {
-  const { notBefore, notAfter, ...fields } = overrides;
+  const { notBefore, notAfter, revocation, ...fields } = overrides;
   const domain = fields.domain ?? `${randomBase62(10).toLowerCase()}.example.com`;
   return {
     organizationId: scope.organizationId,
@@ -94,7 +94,7 @@ export function certificateRecord(
     createdAt: NOW - DAY,
     updatedAt: NOW - DAY,
     fingerprint: hex(32),
-    details: certificateDetails(domain, { notBefore, notAfter }),
+    details: certificateDetails(domain, { notBefore, notAfter, ...(revocation ? { revocation } : {}) }),
     problem: null,
     lastCheckedAt: NOW - DAY,
     failure: null,
