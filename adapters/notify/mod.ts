@@ -5,10 +5,12 @@ import type { TrustStore } from "../../core/tls/mod.ts";
 import { createHttpTransport } from "./http.ts";
 import { createOutboxTransport, DEFAULT_OUTBOX_DIR } from "./outbox.ts";
 import { createSmtpTransport } from "./smtp.ts";
+import { createHttpFetcher } from "./http_fetch.ts";
 
 export { createHttpTransport, parseRetryAfter, type HttpTransportOptions } from "./http.ts";
 export { createSmtpTransport, type SmtpTransportOptions } from "./smtp.ts";
 export { createOutboxTransport, DEFAULT_OUTBOX_DIR } from "./outbox.ts";
+export { createHttpFetcher, type HttpFetcherOptions } from "./http_fetch.ts";
 
 export interface ClosableTransports extends Transports {
   /** Closes kept-alive HTTP connections and the SMTP transport. */
@@ -33,11 +35,16 @@ export function createTransports(config: Config, trust: TrustStore, options: { o
   });
   const smtp = config.smtpUrl ? createSmtpTransport({ url: config.smtpUrl, trust, resolve: config.resolve }) : null;
   const email = smtp ?? createOutboxTransport({ dir: options.outboxDir ?? DEFAULT_OUTBOX_DIR });
+  const fetch = createHttpFetcher({ trust, resolve: config.resolve, allowPrivateTargets: config.allowPrivateTargets });
+  // The CT service is the operator's choice, like the SMTP server: no private-address rule.
+  const ctFetch = createHttpFetcher({ trust, resolve: config.resolve, allowPrivateTargets: true });
   return {
     http,
     email,
+    fetch,
+    ctFetch,
     async close() {
-      await Promise.all([http.close(), smtp?.close()]);
+      await Promise.all([http.close(), smtp?.close(), fetch.close(), ctFetch.close()]);
     },
   };
 }

@@ -23,6 +23,11 @@ import { OPERATIONS, type Operation, type OperationResult } from "../operations/
 import type { Services } from "./services.ts";
 import { createAccounts, type Accounts } from "../accounts/mod.ts";
 import { ServiceMetrics } from "../metrics/scrape.ts";
+import { RevocationChecker } from "../revocation/mod.ts";
+import { CtClient, WatchPoller } from "../watches/mod.ts";
+import { CertkeeperError } from "../base/errors.ts";
+import type { WatchRecord } from "../base/records.ts";
+import { addCertificate } from "../operations/mod.ts";
 
 export interface CoreOptions {
   config: Config;
@@ -76,16 +81,28 @@ export function createCore(options: CoreOptions): Core {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? createLogger(config.logLevel);
   const trust = options.trust ?? TrustStore.system(config.extraCaFile);
+  const metrics = new ServiceMetrics();
+  const fetcher = options.transports?.fetch;
+  const revocation =
+    config.revocation && fetcher
+      ? new RevocationChecker({
+          fetcher,
+          cache: store.revocations,
+          timeoutMs: config.tlsTimeoutMs,
+          onRequest: ({ kind }) => metrics.revocationRequests.inc({ source: kind }),
+          onFailure: ({ url, message }) => logger.debug("revocation source failed", { url, error: message }),
+        })
+      : null;
   const source =
     options.source ??
     new TlsCertificateSource({
       trust,
       retrieve: { timeoutMs: config.tlsTimeoutMs, rules: config.resolve, allowPrivateTargets: config.allowPrivateTargets },
       clock,
+      revocation,
     });
   const owner = `proc_${randomBase62(12)}`;
   const pollMs = Math.min(SECOND, config.checkIntervalMs);
-  const metrics = new ServiceMetrics();
   const deliverer = options.transports
     ? new Deliverer({
         store,
@@ -139,6 +156,25 @@ export function createCore(options: CoreOptions): Core {
     metrics,
   };
 
+  const ctFetch = options.transports?.ctFetch;
+  const watchPoller = ctFetch
+    ? new WatchPoller({
+        store,
+        clock,
+        logger,
+        client: new CtClient({ fetcher: ctFetch, baseUrl: config.ctUrl, token: config.ctToken, timeoutMs: config.tlsTimeoutMs }),
+        intervalMs: config.ctIntervalMs,
+        owner,
+        leaseMs: Math.max(LEASE_MS, config.tlsTimeoutMs * 3),
+        pollMs,
+        addCertificate: (watch, name) => addWatchedName(services, watch, name),
+        onPoll: (result) => metrics.observeCtPoll(result),
+        onEvents: () => deliverer?.poke(),
+      })
+    : undefined;
+
+  if (watchPoller) services.watches = watchPoller.loop;
+
   let usageTimer: ReturnType<typeof setInterval> | undefined;
   const flushUsage = () =>
     authenticator.flushUsage().catch((error) => logger.warn("could not record API key use", { error }));
@@ -155,6 +191,7 @@ export function createCore(options: CoreOptions): Core {
     start() {
       scheduler.start();
       deliverer?.loop.start();
+      watchPoller?.loop.start();
       usageTimer ??= setInterval(flushUsage, USAGE_FLUSH_MS);
       (usageTimer as { unref?: () => void }).unref?.();
     },
@@ -162,8 +199,29 @@ export function createCore(options: CoreOptions): Core {
       clearInterval(usageTimer);
       usageTimer = undefined;
       await scheduler.stop();
+      await watchPoller?.loop.stop();
       await deliverer?.loop.stop();
       await flushUsage();
     },
   };
+}
+
+/**
+ * autoMonitor's add (CONTRACT §15): the name on port 443, through the pipeline as POST
+ * /v1/certificates would add it for an owner of the watch's organization and mode. False when the
+ * name is already monitored; throws with the reason it could not be added (no certificate, plan limit).
+ */
+async function addWatchedName(services: Services, watch: WatchRecord, name: string): Promise<boolean> {
+  const { store } = services;
+  if (await store.certificates.findByDomain(watch, name, 443)) return false;
+  const organization = await store.organizations.get(watch.organizationId);
+  if (!organization) throw new Error("the organization no longer exists");
+  const principal = { keyId: `watch:${watch.id}`, userId: "", role: "owner" as const, scope: { organizationId: watch.organizationId, mode: watch.mode }, limits: organization.limits };
+  try {
+    await callOperation(services, { operation: addCertificate, caller: { kind: "host", principal }, body: { domain: name } });
+    return true;
+  } catch (error) {
+    if (error instanceof CertkeeperError && error.code === "duplicate_domain") return false;
+    throw error;
+  }
 }

@@ -22,6 +22,8 @@ export interface Services {
   scheduler: Scheduler;
   /** The delivery worker; absent when the process has no transports (deliveries wait in the outbox). */
   deliveries?: Deliverer;
+  /** The Certificate Transparency poller; absent when the process has no CT transport. */
+  watches?: { poke(): void };
   admin: Admin;
   /** This process's counters for GET /metrics. */
   metrics: ServiceMetrics;

@@ -45,6 +45,25 @@ export class ServiceMetrics {
     CHANNEL_TYPES.flatMap((type) => [{ type, result: "delivered" }, { type, result: "failed" }]),
   );
 
+  readonly ctPolls = new Counter(
+    "certkeeper_ct_polls_total",
+    "Certificate Transparency polls of watches made by this process: ok, failed (the CT service failed or did not " +
+      "answer) or rate_limited (it answered 429).",
+    ["result"],
+    [{ result: "ok" }, { result: "failed" }, { result: "rate_limited" }],
+  );
+
+  readonly revocationRequests = new Counter(
+    "certkeeper_revocation_requests_total",
+    "Requests this process sent to OCSP responders and CRL distribution points (cached answers send none).",
+    ["source"],
+    [{ source: "ocsp" }, { source: "crl" }],
+  );
+
+  observeCtPoll(result: "ok" | "failed" | "rate_limited"): void {
+    this.ctPolls.inc({ result });
+  }
+
   observeCheck(result: { ok: boolean; seconds: number }): void {
     this.checks.inc({ result: result.ok ? "ok" : "failed" });
     this.checkDuration.observe(result.seconds);
@@ -72,7 +91,7 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
   const { store, metrics, now } = options;
   const pageSize = options.pageSize ?? PAGE_SIZE;
   yield processMetrics(metrics);
-  yield metrics.checks.render() + metrics.checkDuration.render() + metrics.deliveries.render();
+  yield metrics.checks.render() + metrics.checkDuration.render() + metrics.deliveries.render() + metrics.ctPolls.render() + metrics.revocationRequests.render();
 
   yield familyHeader(
     "certkeeper_deliveries_pending",
@@ -107,6 +126,22 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
     for (const record of page) {
       const { status, daysUntilExpiry } = certificateStatus(record, now);
       text += sampleLine("certkeeper_certificate_days_until_expiry", seriesLabels(record, status), daysUntilExpiry);
+    }
+    yield text;
+  }
+
+  yield familyHeader(
+    "certkeeper_certificate_revocation_status",
+    "gauge",
+    "Always 1, one series per monitored certificate: the label revocation tells what OCSP or the CRL last said " +
+      "(good, revoked, unknown, unavailable, not_checked).",
+  );
+  for await (const page of certificatePages(store, pageSize)) {
+    let text = "";
+    for (const record of page) {
+      const { status } = certificateStatus(record, now);
+      const revocation = record.details.revocation?.status ?? "not_checked";
+      text += sampleLine("certkeeper_certificate_revocation_status", { ...seriesLabels(record, status), revocation }, 1);
     }
     yield text;
   }

@@ -2,6 +2,7 @@
  * How notifications leave the process. Core renders what to send (payloads.ts) and decides when
  * (the deliverer); transports, supplied by adapters/notify, only carry it.
  */
+import type { HttpFetcher } from "../net/http_fetch.ts";
 
 /** One HTTP POST to a webhook endpoint. */
 export interface OutgoingHttpRequest {
@@ -44,4 +45,8 @@ export interface EmailTransport {
 export interface Transports {
   http: HttpTransport;
   email: EmailTransport;
+  /** Reads OCSP answers and CRLs, under the private-address rule; without it nothing is asked. */
+  fetch?: HttpFetcher;
+  /** Reads the operator's Certificate Transparency service (not under the private-address rule). */
+  ctFetch?: HttpFetcher;
 }

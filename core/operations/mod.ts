@@ -11,6 +11,9 @@ import { getChannel, listChannels } from "./channels_read.ts";
 import { deleteChannel, patchChannel } from "./channels_write.ts";
 import { testChannel } from "./channels_test_event.ts";
 import { listEvents } from "./events_list.ts";
+import { addWatch } from "./watches_add.ts";
+import { getWatch, listWatches } from "./watches_read.ts";
+import { deleteWatch, patchWatch } from "./watches_write.ts";
 
 const operations = [
   addCertificate,
@@ -26,6 +29,11 @@ const operations = [
   deleteChannel,
   testChannel,
   listEvents,
+  addWatch,
+  listWatches,
+  getWatch,
+  patchWatch,
+  deleteWatch,
 ] as const satisfies readonly Operation[];
 
 export const OPERATIONS: readonly Operation[] = operations;
@@ -33,4 +41,5 @@ export const OPERATIONS: readonly Operation[] = operations;
 /** Every operation with its own literal id, tag and schema types (see defineOperation): what typed faces derive from. */
 export type TypedOperation = (typeof operations)[number];
 
+export { addCertificate };
 export type { Operation, OperationContext, OperationInput, OperationResult } from "./operation.ts";

@@ -109,13 +109,17 @@ export const Event = Type.Object(
         "certificate.invalid",
         "certificate.unreachable",
         "certificate.recovered",
+        "certificate.revoked",
+        "certificate.issued",
         "test",
       ].map((type) => Type.Literal(type)),
     ),
     createdAt: Timestamp,
     certificateId: Type.Union([Type.String(), Type.Null()]),
     data: Type.Record(Type.String(), Type.Unknown(), {
-      description: "{ certificate: the certificate as GET showed it then, threshold? } (test events: { message, channel })",
+      description:
+        "{ certificate: the certificate as GET showed it then, threshold? } (test events: { message, channel }; " +
+        "certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer })",
     }),
     deliveries: Type.Array(Delivery),
   },

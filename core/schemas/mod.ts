@@ -5,4 +5,5 @@
 export * from "./common.ts";
 export * from "./certificate.ts";
 export * from "./channel.ts";
+export * from "./watch.ts";
 export { expectation, fieldName, rejectUnknownFields, validate, validateQuery } from "./validate.ts";

@@ -1,0 +1,51 @@
+/** PATCH and DELETE /v1/watches/{id}. */
+import { PatchWatchBody, Watch } from "../schemas/watch.ts";
+import { DeleteResult, Envelope, IdParams } from "../schemas/common.ts";
+import { isId } from "../base/ids.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
+import { findWatch, presentWatch, watchNotFound } from "./_watches.ts";
+
+export const patchWatch = defineOperation({
+  id: "patchWatch",
+  embed: "watches.update",
+  method: "PATCH",
+  path: "/v1/watches/:id",
+  tag: "Watches",
+  summary: "Change a watch's subdomains, autoMonitor or allowed issuers",
+  access: "write",
+  params: IdParams,
+  query: NoQuery,
+  body: PatchWatchBody,
+  status: 200,
+  response: Envelope(Watch),
+  errors: ["permission_denied", "payload_too_large", "unsupported_media_type", "watch_not_found"],
+  example: { request: { autoMonitor: true } },
+  async handle({ principal, services }, { params, body }) {
+    const patch = body as PatchWatchBody;
+    const watch = await findWatch(services, principal.scope, params.id!);
+    const updated = await services.store.watches.update(principal.scope, watch.id, { ...patch, updatedAt: services.clock.now() });
+    if (!updated) throw watchNotFound(watch.id);
+    return { data: presentWatch(updated) };
+  },
+});
+
+export const deleteWatch = defineOperation({
+  id: "deleteWatch",
+  embed: "watches.delete",
+  method: "DELETE",
+  path: "/v1/watches/:id",
+  tag: "Watches",
+  summary: "Delete a watch",
+  access: "write",
+  params: IdParams,
+  query: NoQuery,
+  status: 200,
+  response: Envelope(DeleteResult),
+  errors: ["permission_denied", "watch_not_found"],
+  async handle({ principal, services }, { params }) {
+    const id = params.id!;
+    const removed = isId("wch", id) && (await services.store.watches.remove(principal.scope, id));
+    if (!removed) throw watchNotFound(id);
+    return { data: { id, deleted: true } };
+  },
+});
