@@ -1,0 +1,230 @@
+/**
+ * Revocation in real checks (CONTRACT §14): TLS servers presenting test-PKI chains whose leaves name an
+ * OCSP responder or a CRL served by a test HTTP server; what get, list, events and /metrics show.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DEFAULT_CONFIG, type Config } from "../core/config/config.ts";
+import { TrustStore } from "../core/tls/trust_store.ts";
+import { createTransports } from "../adapters/notify/mod.ts";
+import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
+import { startTlsServer, refusedPort, type TlsTestServer } from "./support/servers.ts";
+import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { crl, ocspAnswer, startResponder, type Responder } from "./support/revocation.ts";
+
+let responder: Responder;
+const servers: TlsTestServer[] = [];
+const harnesses: Array<{ h: Harness; close: () => Promise<void> }> = [];
+
+beforeAll(async () => {
+  responder = await startResponder();
+});
+afterAll(async () => {
+  for (const { close } of harnesses) await close();
+  await Promise.all(servers.map((s) => s.close()));
+  await responder.close();
+});
+
+async function harness(config: Partial<Config> = {}): Promise<Harness> {
+  const { root } = await testPki();
+  const full = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }], tlsTimeoutMs: 2000, ...config };
+  const transports = createTransports(full, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
+  const h = await createHarness({ transports, config });
+  harnesses.push({ h, close: async () => { await h.close(); await transports.close(); } });
+  return h;
+}
+
+async function serve(leaf: Issued, issuer: Issued): Promise<TlsTestServer> {
+  const server = await startTlsServer({ cert: chainPem(leaf, issuer), key: leaf.keyPem });
+  servers.push(server);
+  return server;
+}
+
+/** Answers OCSP requests at `path` for these leaves with these statuses. */
+function answerOcsp(path: string, issuer: Issued, statuses: Map<string, "good" | "revoked">, nextUpdateMs = 3_600_000) {
+  const previous = responder.answer;
+  responder.answer = (request) => {
+    if (request.path !== path) return previous(request);
+    const serialHex = Buffer.from(request.body).toString("hex");
+    for (const [serial, status] of statuses) {
+      if (serialHex.includes(serial.replace(/^00/, ""))) {
+        const leafLike = { cert: { serialNumber: serial } } as Issued;
+        return {
+          body: ocspAnswer({
+            leaf: leafLike,
+            issuer,
+            status: status === "good" ? { good: true } : { revoked: { at: new Date("2026-11-01T00:00:00Z"), reason: 1 } },
+            nextUpdate: new Date(Date.now() + nextUpdateMs),
+          }),
+        };
+      }
+    }
+    return { status: 404 };
+  };
+}
+
+const events = async (h: Harness, certificateId: string) =>
+  expectData(await h.request("GET", "/v1/events?limit=100"), 200).filter((e: { certificateId: string }) => e.certificateId === certificateId);
+
+describe("revocation in checks", () => {
+  test("a revoked leaf: status revoked, statusReason revoked, the revocation field, one certificate.revoked, in list filters and metrics", async () => {
+    const h = await harness();
+    const { rsaIntermediate } = await testPki();
+    const domain = `revoked.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: rsaIntermediate, keyType: "rsa", dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-a`] });
+    answerOcsp("/ocsp-a", rsaIntermediate, new Map([[leaf.cert.serialNumber, "revoked"]]));
+    const server = await serve(leaf, rsaIntermediate);
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    expect(created.status).toBe("revoked");
+    expect(Object.keys(created)).not.toContain("revocation"); // the add response keeps SPEC.md's 13 fields
+    const shown = expectData(await h.request("GET", `/v1/certificates/${created.id}`), 200);
+    expect(shown.status).toBe("revoked");
+    expect(shown.statusReason).toBe("revoked");
+    expect(shown.revocation).toEqual({
+      status: "revoked",
+      source: "ocsp",
+      checkedAt: expect.stringMatching(/Z$/),
+      revokedAt: "2026-11-01T00:00:00.000Z",
+      reason: "keyCompromise",
+    });
+    // Re-checks do not announce it again.
+    for (let i = 0; i < 3; i++) expect(expectData(await h.request("POST", `/v1/certificates/${created.id}/check`), 200).status).toBe("revoked");
+    const revokedEvents = (await events(h, created.id)).filter((e: { type: string }) => e.type === "certificate.revoked");
+    expect(revokedEvents.length).toBe(1);
+    expect(revokedEvents[0].data.certificate.revocation.status).toBe("revoked");
+    const listed = expectData(await h.request("GET", "/v1/certificates?status=revoked"), 200);
+    expect(listed.map((c: { id: string }) => c.id)).toEqual([created.id]);
+    expect(expectData(await h.request("GET", "/v1/certificates?status=valid"), 200).map((c: { id: string }) => c.id)).not.toContain(created.id);
+  });
+
+  test("a good leaf is valid; re-checks reuse the cached answer until nextUpdate: the responder is asked once", async () => {
+    const h = await harness();
+    const { ecIntermediate } = await testPki();
+    const domain = `good.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-b`] });
+    answerOcsp("/ocsp-b", ecIntermediate, new Map([[leaf.cert.serialNumber, "good"]]));
+    const server = await serve(leaf, ecIntermediate);
+    const before = responder.requests.filter((r) => r.path === "/ocsp-b").length;
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    for (let i = 0; i < 5; i++) await h.request("POST", `/v1/certificates/${created.id}/check`);
+    const shown = expectData(await h.request("GET", `/v1/certificates/${created.id}`), 200);
+    expect([shown.status, shown.revocation.status, shown.revocation.source]).toEqual(["valid", "good", "ocsp"]);
+    expect(responder.requests.filter((r) => r.path === "/ocsp-b").length).toBe(before + 1);
+    expect((await events(h, created.id)).map((e: { type: string }) => e.type)).toEqual([]);
+  });
+
+  test("every source failing is unavailable and changes nothing else (soft-fail)", async () => {
+    const h = await harness();
+    const { ecIntermediate } = await testPki();
+    const domain = `softfail.${TEST_DOMAIN}`;
+    const port = await refusedPort();
+    const leaf = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], ocspUrls: [`http://127.0.0.1:${port}/ocsp`], crlUrls: [`${responder.url}/missing.crl`] });
+    const server = await serve(leaf, ecIntermediate);
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    const shown = expectData(await h.request("GET", `/v1/certificates/${created.id}`), 200);
+    expect([shown.status, shown.statusReason]).toEqual(["valid", null]);
+    expect(shown.revocation).toEqual({ status: "unavailable", source: null, checkedAt: expect.stringMatching(/Z$/), revokedAt: null, reason: null });
+    expect((await events(h, created.id)).map((e: { type: string }) => e.type)).toEqual([]);
+  });
+
+  test("revoked via the CRL, then replaced by a new certificate: revoked announced once, then renewed and valid", async () => {
+    const h = await harness();
+    const { ecIntermediate } = await testPki();
+    const domain = `replaced.${TEST_DOMAIN}`;
+    const old = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], crlUrls: [`${responder.url}/ec.crl`] });
+    const list = await crl({ issuer: ecIntermediate, revoked: [{ serial: old.cert.serialNumber, reason: 1 }] });
+    const previous = responder.answer;
+    responder.answer = (r) => (r.path === "/ec.crl" ? { body: list } : previous(r));
+    const server = await serve(old, ecIntermediate);
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    expect(created.status).toBe("revoked");
+    const replacement = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], crlUrls: [`${responder.url}/ec.crl`], daysLeft: 120 });
+    server.setCertificate(chainPem(replacement, ecIntermediate), replacement.keyPem);
+    const checked = expectData(await h.request("POST", `/v1/certificates/${created.id}/check`), 200);
+    expect([checked.status, checked.revocation.status, checked.revocation.source]).toEqual(["valid", "good", "crl"]);
+    expect((await events(h, created.id)).map((e: { type: string }) => e.type).reverse()).toEqual(["certificate.revoked", "certificate.renewed"]);
+  });
+
+  test("CERTKEEPER_REVOCATION=off: not_checked, nobody asked", async () => {
+    const h = await harness({ revocation: false });
+    const { ecIntermediate } = await testPki();
+    const domain = `off.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-off`] });
+    const server = await serve(leaf, ecIntermediate);
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    const shown = expectData(await h.request("GET", `/v1/certificates/${created.id}`), 200);
+    expect(shown.revocation).toEqual({ status: "not_checked", source: null, checkedAt: null, revokedAt: null, reason: null });
+    expect(responder.requests.some((r) => r.path === "/ocsp-off")).toBe(false);
+  });
+
+  test("an untrusted chain is not_checked and nobody is asked", async () => {
+    const h = await harness();
+    const { strangerRoot } = await testPki();
+    const domain = `stranger.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: strangerRoot, dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-stranger`] });
+    const server = await serve(leaf, strangerRoot);
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    const shown = expectData(await h.request("GET", `/v1/certificates/${created.id}`), 200);
+    expect([shown.status, shown.revocation.status]).toEqual(["invalid", "not_checked"]);
+    expect(responder.requests.some((r) => r.path === "/ocsp-stranger")).toBe(false);
+  });
+
+  test("GET /metrics shows each certificate's revocation status and the requests sent", async () => {
+    const h = await harness({ metricsToken: "m-token" });
+    const { ecIntermediate } = await testPki();
+    const domain = `metrics-revoked.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-m`] });
+    answerOcsp("/ocsp-m", ecIntermediate, new Map([[leaf.cert.serialNumber, "revoked"]]));
+    const server = await serve(leaf, ecIntermediate);
+    expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    const text = await (await h.app.handle(new Request("http://localhost/metrics", { headers: { authorization: "Bearer m-token" } }))).text();
+    expect(text).toContain(
+      `certkeeper_certificate_revocation_status{organization="${h.org.id}",mode="live",domain="${domain}",port="${server.port}",status="revoked",revocation="revoked"} 1`,
+    );
+    expect(text).toMatch(/certkeeper_revocation_requests_total\{source="ocsp"\} [1-9]/);
+    expect(text).toContain('certkeeper_certificates{status="revoked"} 1');
+  });
+});
+
+describe("stapled OCSP", () => {
+  test("a server that staples: Bun's node:tls does not hand the response over, so the responder is asked (README: stapling)", async () => {
+    const h = await harness();
+    const { ecIntermediate } = await testPki();
+    const domain = `stapled.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-stapled`] });
+    answerOcsp("/ocsp-stapled", ecIntermediate, new Map([[leaf.cert.serialNumber, "good"]]));
+    const dir = mkdtempSync(join(tmpdir(), "certkeeper-staple-"));
+    writeFileSync(join(dir, "leaf.pem"), leaf.certPem);
+    writeFileSync(join(dir, "chain.pem"), ecIntermediate.certPem);
+    writeFileSync(join(dir, "leaf.key"), leaf.keyPem);
+    writeFileSync(join(dir, "status.der"), ocspAnswer({ leaf, issuer: ecIntermediate, status: { good: true } }));
+    const port = await refusedPort();
+    const openssl: ChildProcess = spawn("/usr/bin/openssl", [
+      "s_server", "-accept", `127.0.0.1:${port}`, "-cert", join(dir, "leaf.pem"), "-cert_chain", join(dir, "chain.pem"), "-key", join(dir, "leaf.key"),
+      "-status_file", join(dir, "status.der"), "-naccept", "10", "-quiet",
+    ], { stdio: "ignore" });
+    try {
+      for (let i = 0; i < 50; i++) {
+        const ok = await new Promise<boolean>((resolve) => {
+          const socket = require("node:net").connect(port, "127.0.0.1", () => { socket.destroy(); resolve(true); });
+          socket.on("error", () => resolve(false));
+        });
+        if (ok) break;
+        await Bun.sleep(50);
+      }
+      const before = responder.requests.filter((r) => r.path === "/ocsp-stapled").length;
+      const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port } }), 201);
+      const shown = expectData(await h.request("GET", `/v1/certificates/${created.id}`), 200);
+      const runtimeHandsOverStapling = typeof Bun === "undefined";
+      expect(shown.revocation.status).toBe("good");
+      expect(shown.revocation.source).toBe(runtimeHandsOverStapling ? "ocsp_stapled" : "ocsp");
+      expect(responder.requests.filter((r) => r.path === "/ocsp-stapled").length).toBe(before + (runtimeHandsOverStapling ? 0 : 1));
+    } finally {
+      openssl.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
