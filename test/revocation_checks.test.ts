@@ -14,6 +14,8 @@ import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
 import { startTlsServer, refusedPort, type TlsTestServer } from "./support/servers.ts";
 import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
 import { crl, ocspAnswer, startResponder, type Responder } from "./support/revocation.ts";
+import { bunPasswords } from "../adapters/bun/passwords.ts";
+import { signedInUser } from "./support/web_users.ts";
 
 let responder: Responder;
 const servers: TlsTestServer[] = [];
@@ -32,7 +34,7 @@ async function harness(config: Partial<Config> = {}): Promise<Harness> {
   const { root } = await testPki();
   const full = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }], tlsTimeoutMs: 2000, ...config };
   const transports = createTransports(full, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
-  const h = await createHarness({ transports, config });
+  const h = await createHarness({ transports, config, passwords: bunPasswords });
   harnesses.push({ h, close: async () => { await h.close(); await transports.close(); } });
   return h;
 }
@@ -186,6 +188,23 @@ describe("revocation in checks", () => {
     );
     expect(text).toMatch(/certkeeper_revocation_requests_total\{source="ocsp"\} [1-9]/);
     expect(text).toContain('certkeeper_certificates{status="revoked"} 1');
+  });
+});
+
+describe("the dashboard", () => {
+  test("shows a revoked certificate as revoked, with the reason and the source", async () => {
+    const h = await harness();
+    const { ecIntermediate } = await testPki();
+    const domain = `dashboard-revoked.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-d`] });
+    answerOcsp("/ocsp-d", ecIntermediate, new Map([[leaf.cert.serialNumber, "revoked"]]));
+    const server = await serve(leaf, ecIntermediate);
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    const owner = await signedInUser(h, "owner");
+    const page = await owner.browser.get("/?mode=live");
+    const row = new RegExp(`<tr data-certificate-id="${created.id}">([\\s\\S]*?)</tr>`).exec(page.text)![1]!;
+    expect(row).toContain('<span class="badge status-revoked">revoked</span>');
+    expect(row).toContain("keyCompromise, since 2026-11-01 00:00 UTC (OCSP)");
   });
 });
 

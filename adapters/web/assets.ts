@@ -44,7 +44,7 @@ td form { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; } td fo
 .badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: .85em; font-weight: 600; border: 1px solid; white-space: nowrap; }
 .status-valid, .mode-live, .state-active { color: var(--ok); background: var(--ok-bg); }
 .status-expiring, .mode-test { color: var(--warn); background: var(--warn-bg); }
-.status-expired, .status-invalid, .state-revoked { color: var(--bad); background: var(--bad-bg); }
+.status-expired, .status-invalid, .status-revoked, .state-revoked { color: var(--bad); background: var(--bad-bg); }
 .status-unreachable, .state-off { color: var(--off); background: var(--off-bg); }
 .toggle { display: inline-flex; border: 1px solid var(--accent); border-radius: 6px; overflow: hidden; }
 .toggle a { padding: 4px 12px; text-decoration: none; } .toggle a[aria-current="page"] { background: var(--accent); color: #fff; }

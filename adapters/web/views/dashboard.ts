@@ -18,6 +18,7 @@ const STATUS_TEXT: Record<string, string> = {
   valid: "valid",
   expiring: "expiring",
   expired: "expired",
+  revoked: "revoked",
   invalid: "invalid",
   unreachable: "unreachable",
 };
@@ -59,12 +60,19 @@ function certificateRow(c: CertificateView, mode: Mode, write: boolean): Html {
   const days = c.daysUntilExpiry;
   return html`<tr data-certificate-id="${c.id}">
 <td><span class="badge status-${c.status}">${STATUS_TEXT[c.status] ?? c.status}</span>${
-    c.statusReason ? html`<div class="muted small">${c.statusReason.replace(/_/g, " ")}</div>` : ""
-  }</td>
+    c.statusReason && c.statusReason !== c.status ? html`<div class="muted small">${c.statusReason.replace(/_/g, " ")}</div>` : ""
+  }${revocationNote(c)}</td>
 <td><strong>${c.name}</strong>${c.name !== c.domain || c.port !== 443 ? html`<div class="mono small">${c.domain}:${c.port}</div>` : ""}</td>
 <td class="num">${days < 0 ? html`expired ${-days} d ago` : days}</td><td>${when(c.expiresAt)}</td><td>${c.issuer}</td><td>${when(c.lastCheckedAt)}</td>
 ${write ? html`<td><a href="/dashboard/certificates/${c.id}/remove?mode=${mode}">Remove<span class="visually-hidden"> ${c.domain}</span></a></td>` : ""}
 </tr>`;
+}
+
+/** When and why a revoked certificate was revoked; nothing for any other. */
+function revocationNote(c: CertificateView): Html | string {
+  const r = c.revocation;
+  if (r?.status !== "revoked") return "";
+  return html`<div class="muted small">${r.reason ? `${r.reason}, ` : ""}${r.revokedAt ? html`since ${when(r.revokedAt)}` : "by its CA"} (${r.source === "crl" ? "CRL" : "OCSP"})</div>`;
 }
 
 function addForm(me: SignedIn, mode: Mode, form: DashboardView["form"] = {}): Html {
