@@ -46,7 +46,7 @@ describe.concurrent("org create", () => {
       id: ID("org"),
       name: "Free Co",
       plan: "free",
-      limits: { certificates: 25, channels: 5, requestsPerMinute: 60 },
+      limits: { certificates: 25, channels: 5, requestsPerMinute: 60, watches: 1 },
     });
   });
 
@@ -55,25 +55,25 @@ describe.concurrent("org create", () => {
       runCliJson(["org", "create", "--name", "Pro Co", "--plan", "pro"], { env: shared.env }),
       runCliJson(["org", "create", "--name", "Big Co", "--plan", "enterprise"], { env: shared.env }),
     ]);
-    expect(pro).toEqual({ id: ID("org"), name: "Pro Co", plan: "pro", limits: { certificates: 500, channels: 50, requestsPerMinute: 600 } });
+    expect(pro).toEqual({ id: ID("org"), name: "Pro Co", plan: "pro", limits: { certificates: 500, channels: 50, requestsPerMinute: 600, watches: 10 } });
     expect(enterprise).toEqual({
       id: ID("org"),
       name: "Big Co",
       plan: "enterprise",
-      limits: { certificates: 100000, channels: 1000, requestsPerMinute: 6000 },
+      limits: { certificates: 100000, channels: 1000, requestsPerMinute: 6000, watches: 1000 },
     });
   });
 
-  test("--certificate-limit, --channel-limit and --rate-limit override the plan's limits", async () => {
+  test("--certificate-limit, --channel-limit, --rate-limit and --watch-limit override the plan's limits", async () => {
     const [all, one] = await Promise.all([
       runCliJson(
-        ["org", "create", "--name", "Custom", "--plan", "pro", "--certificate-limit", "3", "--channel-limit", "0", "--rate-limit", "7"],
+        ["org", "create", "--name", "Custom", "--plan", "pro", "--certificate-limit", "3", "--channel-limit", "0", "--rate-limit", "7", "--watch-limit", "4"],
         { env: shared.env },
       ),
       runCliJson(["org", "create", "--name", "One", "--rate-limit", "1000"], { env: shared.env }),
     ]);
-    expect(all).toEqual({ id: ID("org"), name: "Custom", plan: "pro", limits: { certificates: 3, channels: 0, requestsPerMinute: 7 } });
-    expect(one).toEqual({ id: ID("org"), name: "One", plan: "free", limits: { certificates: 25, channels: 5, requestsPerMinute: 1000 } });
+    expect(all).toEqual({ id: ID("org"), name: "Custom", plan: "pro", limits: { certificates: 3, channels: 0, requestsPerMinute: 7, watches: 4 } });
+    expect(one).toEqual({ id: ID("org"), name: "One", plan: "free", limits: { certificates: 25, channels: 5, requestsPerMinute: 1000, watches: 1 } });
   });
 
   test("org create without --json prints a sentence naming the id, not JSON", async () => {
@@ -90,6 +90,7 @@ describe.concurrent("org create", () => {
 
   test("org create refuses a limit that is not a whole number as a usage error (exit 2)", async () => {
     expectUsageError(await runCli(["org", "create", "--name", "X", "--rate-limit", "ten", "--json"], { env: shared.env }), /--rate-limit/);
+    expectUsageError(await runCli(["org", "create", "--name", "X", "--watch-limit", "many", "--json"], { env: shared.env }), /--watch-limit/);
   });
 });
 
@@ -329,7 +330,7 @@ describe.concurrent("command line conventions", () => {
       id: ID("org"),
       name: "Script Co",
       plan: "free",
-      limits: { certificates: 25, channels: 5, requestsPerMinute: 60 },
+      limits: { certificates: 25, channels: 5, requestsPerMinute: 60, watches: 1 },
     });
   });
 
