@@ -21,7 +21,8 @@ import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { addCertificate } from "../core/operations/certificates_add.ts";
 import { addChannel } from "../core/operations/channels_add.ts";
 import { FakeClock } from "./support/fake_clock.ts";
-import { SimulatedInternet, seededRandom, type CheckRecord, type RenewalPolicy } from "./support/simulated_internet.ts";
+import { SimulatedInternet, SimulatedResponder, seededRandom, type CheckRecord, type RenewalPolicy } from "./support/simulated_internet.ts";
+import { RevocationChecker } from "../core/revocation/mod.ts";
 
 const CERTIFICATES = Number(process.env.SIM_CERTIFICATES ?? 1000);
 const START = Date.UTC(2026, 0, 1);
@@ -40,7 +41,15 @@ interface Delivered {
 test("a year of 1,000 certificates: zero missed thresholds, zero duplicates", async () => {
   const random = seededRandom(20261120);
   const clock = new FakeClock(START);
-  const internet = new SimulatedInternet(clock, seededRandom(7));
+  const store = createMemoryStore();
+  const responder = new SimulatedResponder(seededRandom(31));
+  const checker = new RevocationChecker({
+    fetcher: { fetch: async () => { throw new Error("the simulation asks its responder directly"); } },
+    cache: store.revocations,
+    timeoutMs: 10_000,
+  });
+  const internet = new SimulatedInternet(clock, seededRandom(7), { checker, responder });
+  const revocationRandom = seededRandom(13);
   const delivered: Delivered[] = [];
   let attempts = 0;
   const receiverRandom = seededRandom(99);
@@ -55,7 +64,6 @@ test("a year of 1,000 certificates: zero missed thresholds, zero duplicates", as
   };
   const transports: Transports = { http, email: { send: async () => {} } };
   const config: Config = { ...DEFAULT_CONFIG, checkIntervalMs: 6 * HOUR, checkConcurrency: 256, deliveryRetryMs: [5 * 60_000, 30 * 60_000, 2 * HOUR, 6 * HOUR], logLevel: "error" };
-  const store = createMemoryStore();
   const core = createCore({ config, store, clock, source: internet, transports, trust: new TrustStore([]), logger: silentLogger });
   const admin = core.services.admin;
   const org = await admin.createOrganization({ name: "Sim", plan: "enterprise" });
@@ -77,6 +85,16 @@ test("a year of 1,000 certificates: zero missed thresholds, zero duplicates", as
       flakiness: random() < 0.1 ? 0.3 : 0,
       alertThresholds: THRESHOLD_SETS[Math.floor(random() * THRESHOLD_SETS.length)]!,
     });
+    // About 3 % of servers have a certificate revoked during the year; half of those are replaced within
+    // a week (some before a cached good answer runs out, so certkeeper never sees them revoked).
+    if (revocationRandom() < 0.03) {
+      const at = START + 2 * DAY + Math.floor(revocationRandom() * 340 * DAY);
+      const cert = SimulatedInternet.servedAt(server, at);
+      const next = server.certificates[server.certificates.indexOf(cert) + 1];
+      if (at < cert.notAfter - DAY && (!next || next.from > at + 8 * DAY)) {
+        internet.revoke(server, at, revocationRandom() < 0.5 ? 2 * HOUR + Math.floor(revocationRandom() * 7 * DAY) : null);
+      }
+    }
     // Adding needs one successful retrieval: add each certificate at a moment its server answers.
     server.outages = server.outages.filter(([from]) => from > START + HOUR);
     const saved = server.flakiness;
@@ -107,6 +125,7 @@ test("a year of 1,000 certificates: zero missed thresholds, zero duplicates", as
   }
 
   const { missed, duplicates, late } = judge(events, internet, certificateOf);
+  const revocations = judgeRevocations(events, internet, certificateOf, responder);
   const deliveredTwice = delivered.length - new Set(delivered.map((d) => d.eventId)).size;
   const deliveredIds = new Set(delivered.map((d) => d.eventId));
   const undelivered = events.filter((e) => !deliveredIds.has(e.id));
@@ -129,6 +148,18 @@ test("a year of 1,000 certificates: zero missed thresholds, zero duplicates", as
         lateAlerts: late.length,
         deliveredTwice,
         undelivered: undelivered.length,
+        revocations: {
+          revokedCertificates: revocations.revoked,
+          replaced: revocations.replaced,
+          owed: revocations.owed,
+          announced: revocations.announced,
+          missed: revocations.missed.length,
+          duplicates: revocations.duplicates.length,
+          falseAlarms: revocations.falseAlarms.length,
+          latestHoursAfterRevocation: revocations.latestHours,
+          responderQuestions: revocations.questions,
+          askedBeforeNextUpdate: revocations.tooOften.length,
+        },
         wallSeconds: Math.round(elapsed / 100) / 10,
       },
       null,
@@ -148,8 +179,23 @@ test("a year of 1,000 certificates: zero missed thresholds, zero duplicates", as
   expect(duplicates.slice(0, 5)).toEqual([]);
   expect(late.slice(0, 5)).toEqual([]);
   expect([deliveredTwice, undelivered.length]).toEqual([0, 0]);
+  // Revocations: each announced once, none for a certificate that was not revoked, no responder asked
+  // again before the nextUpdate of its last answer.
+  expect(revocations.missed.slice(0, 5)).toEqual([]);
+  expect(revocations.duplicates.slice(0, 5)).toEqual([]);
+  expect(revocations.falseAlarms.slice(0, 5)).toEqual([]);
+  expect(revocations.tooOften.slice(0, 5)).toEqual([]);
+  expect(revocations.revoked).toBeGreaterThan(CERTIFICATES / 100);
+  expect(revocations.owed).toBeGreaterThan(0);
   // The year did happen: every kind of event, thousands of checks.
-  expect(Object.keys(byType)).toEqual(["certificate.expired", "certificate.expiring", "certificate.recovered", "certificate.renewed", "certificate.unreachable"]);
+  expect(Object.keys(byType)).toEqual([
+    "certificate.expired",
+    "certificate.expiring",
+    "certificate.recovered",
+    "certificate.renewed",
+    "certificate.revoked",
+    "certificate.unreachable",
+  ]);
   expect(internet.checks).toBeGreaterThan(CERTIFICATES * 365 * 3);
 }, 300_000);
 
@@ -211,4 +257,57 @@ function owed(log: CheckRecord[], serial: string, at: number): boolean {
     if (++failures >= 3) return lastSeen === serial; // unreachable: judged on the certificate it last saw
   }
   return false;
+}
+
+/**
+ * Revocations against the ground truth: a revoked certificate that was still served (and seen by a
+ * check) after its revocation plus the responder's nextUpdate is owed exactly one certificate.revoked;
+ * nothing is owed, or allowed, for a certificate that was not revoked, or before it was; and no serial's
+ * responder is asked again before the nextUpdate of the last answer it gave.
+ */
+function judgeRevocations(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>, responder: SimulatedResponder) {
+  const announced = new Map<string, number[]>();
+  for (const event of events) {
+    if (event.type !== "certificate.revoked") continue;
+    const serial = (event.data.certificate as { serialNumber: string }).serialNumber;
+    announced.set(serial, [...(announced.get(serial) ?? []), event.createdAt]);
+  }
+  const missed: string[] = [];
+  const duplicates: string[] = [];
+  const falseAlarms: string[] = [];
+  let revoked = 0;
+  let replaced = 0;
+  let latest = 0;
+  let owed = 0;
+  const truth = new Map<string, number | undefined>();
+  for (const domain of certificateOf.values()) {
+    const server = internet.servers.get(domain)!;
+    for (const cert of server.certificates) {
+      truth.set(cert.serial, cert.revokedAt);
+      if (cert.revokedAt === undefined) continue;
+      revoked++;
+      if (server.certificates.some((other) => other.serial === `${cert.serial}-replacement`)) replaced++;
+      const times = announced.get(cert.serial) ?? [];
+      if (times.length > 1) duplicates.push(`${cert.serial} announced ${times.length} times`);
+      for (const at of times) latest = Math.max(latest, at - cert.revokedAt);
+      const seenLate = (internet.log.get(domain) ?? []).some((check) => check.serial === cert.serial && check.at >= cert.revokedAt! + responder.nextUpdateMs);
+      if (seenLate) owed++;
+      if (seenLate && times.length === 0) missed.push(`${cert.serial} revoked at ${new Date(cert.revokedAt).toISOString()}`);
+    }
+  }
+  for (const [serial, times] of announced) {
+    const revokedAt = truth.get(serial);
+    for (const at of times) if (revokedAt === undefined || at < revokedAt) falseAlarms.push(`${serial} at ${new Date(at).toISOString()}`);
+  }
+  const tooOften: string[] = [];
+  let questions = 0;
+  for (const [serial, asks] of responder.asks) {
+    questions += asks.length;
+    for (let i = 1; i < asks.length; i++) {
+      const before = asks[i - 1]!;
+      if (before.validUntil !== null && asks[i]!.at < before.validUntil) tooOften.push(`${serial} asked at ${new Date(asks[i]!.at).toISOString()}`);
+    }
+  }
+  const announcedCount = [...announced.values()].reduce((sum, times) => sum + times.length, 0);
+  return { revoked, replaced, owed, announced: announcedCount, missed, duplicates, falseAlarms, tooOften, questions, latestHours: Math.round(latest / HOUR) };
 }

@@ -7,7 +7,8 @@ import { systemClock, type Clock } from "../base/time.ts";
 import type { TrustStore } from "../tls/trust_store.ts";
 import type { CheckOutcome } from "./check_apply.ts";
 import type { CertificateRecord, ChainProblem } from "../base/records.ts";
-import { LeafRevocation, type RevocationChecker } from "../revocation/mod.ts";
+import { askAboutChain, LeafRevocation, type RevocationChecker } from "../revocation/mod.ts";
+import type { Certificate } from "../tls/x509.ts";
 
 export type KnownCertificate = Pick<CertificateRecord, "fingerprint" | "details" | "problem">;
 
@@ -28,7 +29,7 @@ export class TlsCertificateSource implements CertificateSource {
   readonly #revocation: LeafRevocation;
 
   constructor(private readonly options: TlsCertificateSourceOptions) {
-    this.#revocation = new LeafRevocation(options.revocation ?? null, options.trust);
+    this.#revocation = new LeafRevocation(Boolean(options.revocation));
   }
 
   async inspect(domain: string, port: number, known?: KnownCertificate): Promise<CheckOutcome> {
@@ -47,9 +48,7 @@ export class TlsCertificateSource implements CertificateSource {
       // details object stays the stored one, so nothing is rewritten.
       const revocation = await this.#revocation.state({
         previous: known.details.revocation,
-        certificates: () => parseCertificates(chain.ders),
-        trusted: trustedChain(known.problem),
-        stapled: chain.stapled,
+        ask: () => this.#ask(parseCertificates(chain.ders), trustedChain(known.problem), chain.stapled, now),
         now,
       });
       const details = revocation === known.details.revocation ? known.details : { ...known.details, revocation };
@@ -62,15 +61,17 @@ export class TlsCertificateSource implements CertificateSource {
       const sameLeaf = known && known.details.serialNumber === described.serialNumber && known.details.issuer === described.issuer;
       const revocation = await this.#revocation.state({
         previous: sameLeaf ? known.details.revocation : undefined,
-        certificates: () => certs,
-        trusted: trustedChain(problem),
-        stapled: chain.stapled,
+        ask: () => this.#ask(certs, trustedChain(problem), chain.stapled, now),
         now,
       });
       return { ok: true, fingerprint: chain.fingerprint, details: { ...described, pathValidUntil, revocation }, problem };
     } catch (error) {
       return { ok: false, reason: "tls_error", message: `${domain}:${port} sent a certificate that cannot be parsed (${(error as Error).message})` };
     }
+  }
+
+  #ask(certs: Certificate[], trusted: boolean, stapled: Uint8Array | undefined, now: number) {
+    return askAboutChain(this.options.revocation!, { certs, trusted, stapled, trust: this.options.trust, now });
   }
 }
 

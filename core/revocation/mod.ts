@@ -12,5 +12,5 @@ export {
 } from "./revocation_check.ts";
 export { ocspRequest, verifyOcspResponse } from "./ocsp.ts";
 export { verifyCrl } from "./crl.ts";
-export { LeafRevocation, type LeafRevocationQuestion } from "./leaf_revocation.ts";
+export { askAboutChain, LeafRevocation, type LeafRevocationQuestion } from "./leaf_revocation.ts";
 export { RevocationFailure, type RevocationAnswer, type RevocationSource, type RevocationState } from "./revocation_answer.ts";

@@ -73,21 +73,32 @@ export class RevocationChecker {
       }
     }
     if (ocspUrls.length === 0 && crlUrls.length === 0) return NOT_CHECKED;
-    const key = cacheKey(leaf, issuer);
-    // Checks of one leaf at once (the same certificate on many endpoints or in many organizations)
-    // share one question.
+    return this.answer(cacheKey(leaf, issuer), now, () => this.#ask({ leaf, issuer, now }, ocspUrls, crlUrls));
+  }
+
+  /**
+   * The answer about the certificate `key` names: the cached one while current, else `fresh()`'s,
+   * which is cached until its validUntil; `unavailable` when `fresh()` has none. Checks of one leaf at
+   * once (the same certificate on many endpoints or in many organizations) share one question.
+   */
+  async answer(key: string, now: number, fresh: () => Promise<RevocationAnswer | null>): Promise<RevocationState> {
     let pending = this.#inFlight.get(key);
     if (!pending) {
-      pending = this.#ask(key, { leaf, issuer, now }, ocspUrls, crlUrls).finally(() => this.#inFlight.delete(key));
+      pending = (async () => {
+        const cached = await this.options.cache.get(key, now);
+        if (cached) return fromAnswer(cached);
+        const answer = await fresh();
+        if (!answer) return { status: "unavailable" as const, source: null, checkedAt: now, revokedAt: null, reason: null, validUntil: null };
+        return this.#keep(key, answer);
+      })().finally(() => this.#inFlight.delete(key));
       this.#inFlight.set(key, pending);
     }
     return pending;
   }
 
-  async #ask(key: string, subject: { leaf: Certificate; issuer: Certificate; now: number }, ocspUrls: string[], crlUrls: string[]): Promise<RevocationState> {
-    const { cache, fetcher, timeoutMs } = this.options;
-    const cached = await cache.get(key, subject.now);
-    if (cached) return fromAnswer(cached);
+  /** Asks the sources in order: the first verified good or revoked answer, else unknown, else null. */
+  async #ask(subject: { leaf: Certificate; issuer: Certificate; now: number }, ocspUrls: string[], crlUrls: string[]): Promise<RevocationAnswer | null> {
+    const { fetcher, timeoutMs } = this.options;
     let unknown: RevocationAnswer | null = null;
     for (const url of ocspUrls) {
       const answer = await this.#source(url, "ocsp", async () => {
@@ -99,7 +110,7 @@ export class RevocationChecker {
         return verifyOcspResponse(body, { ...subject, source: "ocsp" });
       });
       if (answer?.status === "unknown") unknown ??= answer;
-      else if (answer) return this.#keep(key, answer);
+      else if (answer) return answer;
     }
     for (const url of crlUrls) {
       const answer = await this.#source(url, "crl", async () => {
@@ -107,10 +118,9 @@ export class RevocationChecker {
         if (status !== 200) throw new RevocationFailure(`the CRL server answered HTTP ${status}`);
         return verifyCrl(body, subject);
       });
-      if (answer) return this.#keep(key, answer);
+      if (answer) return answer;
     }
-    if (unknown) return this.#keep(key, unknown);
-    return { status: "unavailable", source: null, checkedAt: subject.now, revokedAt: null, reason: null, validUntil: null };
+    return unknown;
   }
 
   async #source(url: string, kind: "ocsp" | "crl", ask: () => Promise<RevocationAnswer>): Promise<RevocationAnswer | null> {

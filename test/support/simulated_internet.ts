@@ -4,9 +4,10 @@
  * outages, and some drop single connections at random. It answers certkeeper's checks as a
  * CertificateSource, and it is the ground truth the simulation's oracle judges alerts against.
  */
-import type { CertificateSource } from "../../core/monitor/certificate_source.ts";
+import type { CertificateSource, KnownCertificate } from "../../core/monitor/certificate_source.ts";
 import type { CheckOutcome } from "../../core/monitor/check_apply.ts";
-import type { CertificateDetails } from "../../core/base/records.ts";
+import type { CertificateDetails, RevocationAnswer } from "../../core/base/records.ts";
+import { LeafRevocation, type RevocationChecker } from "../../core/revocation/mod.ts";
 import type { Clock } from "../../core/base/time.ts";
 import { DAY, HOUR } from "../../core/base/time.ts";
 
@@ -28,6 +29,8 @@ export interface ServedCertificate {
   from: number;
   notBefore: number;
   notAfter: number;
+  /** When its CA revoked it (ground truth), if ever. */
+  revokedAt?: number;
 }
 
 export interface SimulatedServer {
@@ -48,6 +51,34 @@ export interface CheckRecord {
   serial: string | null;
 }
 
+/**
+ * The OCSP responder of the simulated CA: answers with a nextUpdate `nextUpdateMs` ahead, fails now and
+ * then, and records every question, so the simulation can tell whether anyone asked too often.
+ */
+export class SimulatedResponder {
+  readonly nextUpdateMs = 4 * DAY;
+  readonly failureRate = 0.05;
+  /** serial → every question, in order: when, and until when the answer given (if any) held. */
+  readonly asks = new Map<string, Array<{ at: number; validUntil: number | null }>>();
+
+  constructor(private readonly random: () => number) {}
+
+  answer(cert: ServedCertificate, now: number): RevocationAnswer | null {
+    const asks = this.asks.get(cert.serial) ?? [];
+    this.asks.set(cert.serial, asks);
+    if (this.random() < this.failureRate) {
+      asks.push({ at: now, validUntil: null });
+      return null; // the responder is down: unavailable, asked again at the next check
+    }
+    const revoked = cert.revokedAt !== undefined && cert.revokedAt <= now;
+    const validUntil = now + this.nextUpdateMs;
+    asks.push({ at: now, validUntil });
+    return revoked
+      ? { status: "revoked", source: "ocsp", checkedAt: now, revokedAt: cert.revokedAt!, reason: "keyCompromise", validUntil }
+      : { status: "good", source: "ocsp", checkedAt: now, revokedAt: null, reason: null, validUntil };
+  }
+}
+
 export class SimulatedInternet implements CertificateSource {
   readonly servers = new Map<string, SimulatedServer>();
   /** Every check each server answered, in order: what certkeeper could have known, and when. */
@@ -55,10 +86,29 @@ export class SimulatedInternet implements CertificateSource {
   checks = 0;
   failures = 0;
 
+  readonly #leafRevocation = new LeafRevocation(true);
+
   constructor(
     private readonly clock: Clock,
     private readonly random: () => number,
+    /** Revocation as a check asks it: the real checker's cache in front of the simulated responder. */
+    private readonly revocation?: { checker: RevocationChecker; responder: SimulatedResponder },
   ) {}
+
+  /**
+   * Revokes the certificate `server` serves at `at`; with `replaceAfter`, the operator replaces it that
+   * long after (a new serial, valid 90 days), else it keeps being served until its planned renewal.
+   */
+  revoke(server: SimulatedServer, at: number, replaceAfter: number | null): ServedCertificate {
+    const cert = SimulatedInternet.servedAt(server, at);
+    cert.revokedAt = at;
+    if (replaceAfter !== null) {
+      const from = at + replaceAfter;
+      const index = server.certificates.indexOf(cert);
+      server.certificates.splice(index + 1, 0, { serial: `${cert.serial}-replacement`, from, notBefore: from - HOUR, notAfter: from + 90 * DAY });
+    }
+    return cert;
+  }
 
   /** A server whose certificates over [start, end) follow `policy`. */
   addServer(domain: string, options: { start: number; end: number; policy: RenewalPolicy; outages: number; flakiness: number; alertThresholds: number[] }): SimulatedServer {
@@ -102,7 +152,7 @@ export class SimulatedInternet implements CertificateSource {
     return server.outages.some(([from, to]) => from <= at && at < to);
   }
 
-  async inspect(domain: string): Promise<CheckOutcome> {
+  async inspect(domain: string, _port?: number, known?: KnownCertificate): Promise<CheckOutcome> {
     this.checks++;
     const server = this.servers.get(domain);
     const now = this.clock.now();
@@ -116,7 +166,16 @@ export class SimulatedInternet implements CertificateSource {
     }
     const cert = SimulatedInternet.servedAt(server, now);
     log.push({ at: now, serial: cert.serial });
-    return { ok: true, fingerprint: cert.serial, details: details(domain, cert), problem: null };
+    const described = details(domain, cert);
+    if (this.revocation) {
+      const { checker, responder } = this.revocation;
+      described.revocation = await this.#leafRevocation.state({
+        previous: known?.details.serialNumber === cert.serial ? known.details.revocation : undefined,
+        ask: () => checker.answer(`simulated-ca:${cert.serial}`, now, async () => responder.answer(cert, now)),
+        now,
+      });
+    }
+    return { ok: true, fingerprint: cert.serial, details: described, problem: null };
   }
 }
 
