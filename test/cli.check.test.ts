@@ -58,7 +58,7 @@ describe("check DOMAIN[:PORT]", () => {
     expect(Object.keys(cert).sort()).toEqual(
       [
         "domain", "status", "daysUntilExpiry", "expiresAt", "issuedAt", "issuer", "subject", "subjectAlternativeNames",
-        "serialNumber", "signatureAlgorithm", "port", "lastCheckedAt", "chain", "statusReason",
+        "serialNumber", "signatureAlgorithm", "port", "lastCheckedAt", "chain", "statusReason", "revocation",
       ].sort(),
     );
     expect(cert).toEqual({
@@ -84,6 +84,8 @@ describe("check DOMAIN[:PORT]", () => {
         },
       ],
       statusReason: null,
+      // The leaf names neither an OCSP responder nor a CRL.
+      revocation: { status: "not_checked", source: null, checkedAt: null, revokedAt: null, reason: null },
     });
     const checkedAt = Date.parse(cert.lastCheckedAt);
     expect(checkedAt).toBeGreaterThanOrEqual(before);

@@ -53,6 +53,12 @@ const CASES: Case[] = [
   { name: "a missing channel", operation: "getChannel", params: { id: MISSING_CHANNEL }, expected: [404, "channel_not_found"] },
   { name: "a test of a missing channel", operation: "testChannel", params: { id: MISSING_CHANNEL }, expected: [404, "channel_not_found"] },
   { name: "a patch of a channel with nothing", operation: "patchChannel", params: { id: MISSING_CHANNEL }, body: {}, expected: [400, "invalid_request"] },
+  { name: "a watch of a wildcard", operation: "addWatch", body: { domain: "*.a.com" }, expected: [400, "invalid_domain"] },
+  { name: "a watch with 21 issuers", operation: "addWatch", body: { domain: "a.com", allowedIssuers: Array.from({ length: 21 }, (_, i) => `CA ${i}`) }, expected: [400, "invalid_request"] },
+  { name: "a watch list with a bad cursor", operation: "listWatches", query: { cursor: "garbage" }, expected: [400, "invalid_request"] },
+  { name: "a missing watch", operation: "getWatch", params: { id: "wch_0000000000000000missing" }, expected: [404, "watch_not_found"] },
+  { name: "a patch of a watch's domain", operation: "patchWatch", params: { id: "wch_0000000000000000missing" }, body: { domain: "b.com" }, expected: [400, "invalid_request"] },
+  { name: "a removal of a missing watch", operation: "deleteWatch", params: { id: "wch_0000000000000000missing" }, expected: [404, "watch_not_found"] },
 ];
 
 let h: Harness;

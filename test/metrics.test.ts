@@ -134,11 +134,14 @@ describe("GET /metrics", () => {
       "certkeeper_build_info",
       "certkeeper_certificate_days_until_expiry",
       "certkeeper_certificate_expiry_timestamp_seconds",
+      "certkeeper_certificate_revocation_status",
       "certkeeper_certificates",
       "certkeeper_check_duration_seconds",
       "certkeeper_checks_total",
+      "certkeeper_ct_polls_total",
       "certkeeper_deliveries_pending",
       "certkeeper_deliveries_total",
+      "certkeeper_revocation_requests_total",
       "process_resident_memory_bytes",
       "process_start_time_seconds",
     ]);
@@ -232,7 +235,7 @@ describe("GET /metrics", () => {
     for (const url of [good.url, broken.url, "discord.com"]) expect(text).not.toContain(url);
     const labelNames = new Set<string>();
     for (const family of parse(text).values()) for (const m of family.metrics) for (const k of Object.keys(m.labels ?? {})) labelNames.add(k);
-    expect([...labelNames].sort()).toEqual(["domain", "mode", "organization", "port", "result", "runtime", "status", "type", "version"]);
+    expect([...labelNames].sort()).toEqual(["domain", "mode", "organization", "port", "result", "revocation", "runtime", "source", "status", "type", "version"]);
   });
 });
 
@@ -306,10 +309,10 @@ describe("the exposition format", () => {
       return text.replace(/^process_resident_memory_bytes .*$/m, "");
     };
     const whole = await render();
-    expect(limits).toEqual([500, 500]);
+    expect(limits).toEqual([500, 500, 500]);
     limits.length = 0;
     expect(await render(2)).toBe(whole);
-    // 7 certificates in pages of 2: 4 reads per pass, two passes (one per metric family).
-    expect(limits).toEqual(Array(8).fill(2));
+    // 7 certificates in pages of 2: 4 reads per pass, three passes (one per per-certificate family).
+    expect(limits).toEqual(Array(12).fill(2));
   });
 });

@@ -63,7 +63,7 @@ describe("the list parameters carry their real types", () => {
     expect(byName.limit.schema).toMatchObject({ type: "integer", minimum: 1, maximum: 100 });
     expect(byName.cursor.schema).toEqual({ type: "string" });
     expect(byName.status).toMatchObject({ in: "query", style: "form", explode: false, schema: { type: "array", items: { $ref: "#/components/schemas/CertificateStatus" } } });
-    expect(JSON.parse(served).components.schemas.CertificateStatus.enum).toEqual(["expired", "unreachable", "invalid", "expiring", "valid"]);
+    expect(JSON.parse(served).components.schemas.CertificateStatus.enum).toEqual(["expired", "revoked", "unreachable", "invalid", "expiring", "valid"]);
   });
 
   test("openapi-typescript 6 types limit as a number and status as a list of the statuses", async () => {
@@ -73,7 +73,7 @@ describe("the list parameters carry their real types", () => {
     expect(query).toContain("limit?: number;");
     expect(query).toContain("cursor?: string;");
     expect(query).toContain('status?: components["schemas"]["CertificateStatus"][];');
-    expect(types).toContain('CertificateStatus: "expired" | "unreachable" | "invalid" | "expiring" | "valid";');
+    expect(types).toContain('CertificateStatus: "expired" | "revoked" | "unreachable" | "invalid" | "expiring" | "valid";');
     // And the committed client compiles against it: a string limit would be a type error.
     // @ts-expect-error limit is a number
     const wrong: NonNullable<paths["/v1/certificates"]["get"]["parameters"]["query"]>["limit"] = "10";

@@ -64,7 +64,7 @@ export const Revocation = Type.Object(
     revokedAt: Type.Union([Timestamp, Type.Null()]),
     reason: Type.Union([Type.String({ examples: ["keyCompromise"] }), Type.Null()], { description: "RFC 5280 CRLReason name" }),
   },
-  { additionalProperties: false, description: "Whether the leaf is revoked, by OCSP or CRL (CONTRACT §14)" },
+  { additionalProperties: false, description: "Whether the leaf is revoked, as its OCSP responder or CRL says" },
 );
 
 const certificateFields = {

@@ -1,4 +1,4 @@
-/** Certificate Transparency watch schemas (CONTRACT §15): written once for validation, types and OpenAPI. */
+/** Certificate Transparency watch schemas: written once for validation, types and OpenAPI. */
 import { Type, type Static } from "@sinclair/typebox";
 import { Id, PageQuery, Timestamp } from "./common.ts";
 

@@ -78,6 +78,26 @@ export interface paths {
      */
     get: operations["listEvents"];
   };
+  "/v1/watches": {
+    /**
+     * List watches
+     * @description Newest first, cursor-paginated.
+     */
+    get: operations["listWatches"];
+    /**
+     * Watch a domain in Certificate Transparency
+     * @description Every CERTKEEPER_CT_INTERVAL the watch asks the Certificate Transparency search service for certificates issued for the domain. The first poll records what exists without events; each later issuance raises certificate.issued.
+     */
+    post: operations["addWatch"];
+  };
+  "/v1/watches/{id}": {
+    /** Get a watch */
+    get: operations["getWatch"];
+    /** Delete a watch */
+    delete: operations["deleteWatch"];
+    /** Change a watch's subdomains, autoMonitor or allowed issuers */
+    patch: operations["patchWatch"];
+  };
   "/healthz": {
     /**
      * Liveness
@@ -146,10 +166,10 @@ export interface components {
       updatedAt: string;
     };
     /**
-     * @description First that applies: expired, unreachable, invalid, expiring, valid
+     * @description First that applies: expired, revoked, unreachable, invalid, expiring, valid
      * @enum {string}
      */
-    CertificateStatus: "expired" | "unreachable" | "invalid" | "expiring" | "valid";
+    CertificateStatus: "expired" | "revoked" | "unreachable" | "invalid" | "expiring" | "valid";
     AddCertificateBody: {
       /** @description Host name to monitor; lower-cased, trailing dot removed, internationalized names as punycode */
       domain: string;
@@ -202,6 +222,7 @@ export interface components {
       /** @description The certificates the server sent, leaf first */
       chain: components["schemas"]["ChainEntry"][];
       statusReason: components["schemas"]["StatusReason"];
+      revocation: components["schemas"]["Revocation"];
     };
     ChainEntry: {
       subject: string;
@@ -221,7 +242,22 @@ export interface components {
      * @description Why the status is not valid; null when valid
      * @enum {string|null}
      */
-    StatusReason: "expired" | "not_yet_valid" | "self_signed" | "untrusted_issuer" | "hostname_mismatch" | "expiring_soon" | "dns_error" | "connection_refused" | "timeout" | "tls_error" | null;
+    StatusReason: "expired" | "not_yet_valid" | "self_signed" | "untrusted_issuer" | "hostname_mismatch" | "expiring_soon" | "dns_error" | "connection_refused" | "timeout" | "tls_error" | "revoked" | null;
+    /** @description Whether the leaf is revoked, as its OCSP responder or CRL says */
+    Revocation: {
+      /**
+       * @description not_checked: revocation is off, the certificate names neither an OCSP responder nor a CRL, or its chain is not trusted; unavailable: every source failed (soft-fail: the status is unchanged)
+       * @enum {string}
+       */
+      status: "good" | "revoked" | "unknown" | "unavailable" | "not_checked";
+      /** @enum {string|null} */
+      source: "ocsp_stapled" | "ocsp" | "crl" | null;
+      /** @description When the answer was obtained (cached answers keep their time) */
+      checkedAt: string | null;
+      revokedAt: string | null;
+      /** @description RFC 5280 CRLReason name */
+      reason: string | null;
+    };
     PatchCertificateBody: {
       /** @description Friendly name; default: the domain */
       name?: string;
@@ -300,14 +336,14 @@ export interface components {
     Event: {
       id: string;
       /** @enum {string} */
-      type: "certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "test";
+      type: "certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.revoked" | "certificate.issued" | "test";
       /**
        * Format: date-time
        * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
        */
       createdAt: string;
       certificateId: string | null;
-      /** @description { certificate: the certificate as GET showed it then, threshold? } (test events: { message, channel }) */
+      /** @description { certificate: the certificate as GET showed it then, threshold? } (test events: { message, channel }; certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer }) */
       data: Record<string, never>;
       deliveries: components["schemas"]["Delivery"][];
     };
@@ -321,7 +357,7 @@ export interface components {
     ErrorEnvelope: {
       error: {
         /** @enum {string} */
-        code: "invalid_request" | "invalid_domain" | "invalid_channel_type" | "invalid_config" | "invalid_webhook_url" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "certificate_limit_reached" | "channel_limit_reached" | "permission_denied" | "certificate_not_found" | "channel_not_found" | "not_found" | "method_not_allowed" | "duplicate_domain" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error";
+        code: "invalid_request" | "invalid_domain" | "invalid_channel_type" | "invalid_config" | "invalid_webhook_url" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "certificate_limit_reached" | "channel_limit_reached" | "watch_limit_reached" | "permission_denied" | "certificate_not_found" | "channel_not_found" | "watch_not_found" | "not_found" | "method_not_allowed" | "duplicate_domain" | "duplicate_watch" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error";
         message: string;
       };
     };
@@ -2169,6 +2205,812 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "rate_limit_exceeded";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal_error`. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  /**
+   * List watches
+   * @description Newest first, cursor-paginated.
+   */
+  listWatches: {
+    parameters: {
+      query?: {
+        /**
+         * @description Items per page, 1–100 (default 20)
+         * @example 20
+         */
+        limit?: number;
+        /** @description `meta.nextCursor` of the previous page */
+        cursor?: string;
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        };
+        content: {
+          "application/json": {
+            data: ({
+                id: string;
+                domain: string;
+                includeSubdomains: boolean;
+                autoMonitor: boolean;
+                allowedIssuers: string[];
+                /** @description When the last poll ended; null before the first */
+                lastPolledAt: string | null;
+                /** @description Why the last poll failed or a name could not be monitored; null after a clean poll */
+                lastError: string | null;
+                /** @description Issuances recorded so far, the first poll's included */
+                issuancesSeen: number;
+                /**
+                 * Format: date-time
+                 * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+                 */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+                 */
+                updatedAt: string;
+              })[];
+            meta: {
+              requestId: string;
+              /** @description Pass as `cursor` to get the next page; null on the last page. */
+              nextCursor: string | null;
+            };
+          };
+        };
+      };
+      /** @description The request is malformed or a field is invalid: `invalid_request`. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "invalid_request";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, invalid or revoked: `missing_api_key`, `invalid_api_key`, `expired_api_key`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "rate_limit_exceeded";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal_error`. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Watch a domain in Certificate Transparency
+   * @description Every CERTKEEPER_CT_INTERVAL the watch asks the Certificate Transparency search service for certificates issued for the domain. The first poll records what exists without events; each later issuance raises certificate.issued.
+   */
+  addWatch: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "domain": "example.com",
+         *   "includeSubdomains": true,
+         *   "autoMonitor": false,
+         *   "allowedIssuers": [
+         *     "Let's Encrypt"
+         *   ]
+         * }
+         */
+        "application/json": {
+          /** @description Domain to watch in Certificate Transparency, as certificates' domains are given */
+          domain: string;
+          /** @description Also certificates for names under the domain; default true */
+          includeSubdomains?: boolean;
+          /** @description Add every currently valid name found (port 443) as POST /v1/certificates would; default false */
+          autoMonitor?: boolean;
+          /** @description Issuers you expect: an issuance is authorized when its issuer's organization (O), common name (CN) or friendly name equals one of them, ignoring case. Empty: authorizedIssuer is null. */
+          allowedIssuers?: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              id: string;
+              domain: string;
+              includeSubdomains: boolean;
+              autoMonitor: boolean;
+              allowedIssuers: string[];
+              /** @description When the last poll ended; null before the first */
+              lastPolledAt: string | null;
+              /** @description Why the last poll failed or a name could not be monitored; null after a clean poll */
+              lastError: string | null;
+              /** @description Issuances recorded so far, the first poll's included */
+              issuancesSeen: number;
+              /**
+               * Format: date-time
+               * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+               */
+              createdAt: string;
+              /**
+               * Format: date-time
+               * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+               */
+              updatedAt: string;
+            };
+            meta: {
+              requestId: string;
+            };
+          };
+        };
+      };
+      /** @description The request is malformed or a field is invalid: `invalid_request`, `invalid_domain`. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "invalid_request" | "invalid_domain";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, invalid or revoked: `missing_api_key`, `invalid_api_key`, `expired_api_key`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description A plan limit is reached: `watch_limit_reached`. */
+      402: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "watch_limit_reached";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The key may not do this: `permission_denied`. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "permission_denied";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Conflict with an existing resource: `duplicate_watch`. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "duplicate_watch";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is too large: `payload_too_large`. */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "payload_too_large";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not JSON: `unsupported_media_type`. */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "unsupported_media_type";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "rate_limit_exceeded";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal_error`. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  /** Get a watch */
+  getWatch: {
+    parameters: {
+      path: {
+        /** @description The resource's identifier */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              id: string;
+              domain: string;
+              includeSubdomains: boolean;
+              autoMonitor: boolean;
+              allowedIssuers: string[];
+              /** @description When the last poll ended; null before the first */
+              lastPolledAt: string | null;
+              /** @description Why the last poll failed or a name could not be monitored; null after a clean poll */
+              lastError: string | null;
+              /** @description Issuances recorded so far, the first poll's included */
+              issuancesSeen: number;
+              /**
+               * Format: date-time
+               * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+               */
+              createdAt: string;
+              /**
+               * Format: date-time
+               * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+               */
+              updatedAt: string;
+            };
+            meta: {
+              requestId: string;
+            };
+          };
+        };
+      };
+      /** @description The request is malformed or a field is invalid: `invalid_request`. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "invalid_request";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, invalid or revoked: `missing_api_key`, `invalid_api_key`, `expired_api_key`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Not found: `watch_not_found`. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "watch_not_found";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "rate_limit_exceeded";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal_error`. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  /** Delete a watch */
+  deleteWatch: {
+    parameters: {
+      path: {
+        /** @description The resource's identifier */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["DeleteResult"];
+            meta: {
+              requestId: string;
+            };
+          };
+        };
+      };
+      /** @description The request is malformed or a field is invalid: `invalid_request`. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "invalid_request";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, invalid or revoked: `missing_api_key`, `invalid_api_key`, `expired_api_key`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The key may not do this: `permission_denied`. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "permission_denied";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Not found: `watch_not_found`. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "watch_not_found";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "rate_limit_exceeded";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal_error`. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  /** Change a watch's subdomains, autoMonitor or allowed issuers */
+  patchWatch: {
+    parameters: {
+      path: {
+        /** @description The resource's identifier */
+        id: string;
+      };
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "autoMonitor": true
+         * }
+         */
+        "application/json": {
+          includeSubdomains?: boolean;
+          autoMonitor?: boolean;
+          /** @description Issuers you expect: an issuance is authorized when its issuer's organization (O), common name (CN) or friendly name equals one of them, ignoring case. Empty: authorizedIssuer is null. */
+          allowedIssuers?: string[];
+        };
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              id: string;
+              domain: string;
+              includeSubdomains: boolean;
+              autoMonitor: boolean;
+              allowedIssuers: string[];
+              /** @description When the last poll ended; null before the first */
+              lastPolledAt: string | null;
+              /** @description Why the last poll failed or a name could not be monitored; null after a clean poll */
+              lastError: string | null;
+              /** @description Issuances recorded so far, the first poll's included */
+              issuancesSeen: number;
+              /**
+               * Format: date-time
+               * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+               */
+              createdAt: string;
+              /**
+               * Format: date-time
+               * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+               */
+              updatedAt: string;
+            };
+            meta: {
+              requestId: string;
+            };
+          };
+        };
+      };
+      /** @description The request is malformed or a field is invalid: `invalid_request`. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "invalid_request";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, invalid or revoked: `missing_api_key`, `invalid_api_key`, `expired_api_key`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The key may not do this: `permission_denied`. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "permission_denied";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Not found: `watch_not_found`. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "watch_not_found";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is too large: `payload_too_large`. */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "payload_too_large";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not JSON: `unsupported_media_type`. */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "unsupported_media_type";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
