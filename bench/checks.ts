@@ -3,7 +3,9 @@
  * at concurrency 1, 16 and 64, beside a bare node:tls connect-and-read loop in the same process and
  * run (the floor). A certkeeper check here is a scheduled re-check of an unchanged certificate: resolve
  * (through CERTKEEPER_RESOLVE), vet the address, handshake, read the chain, recognise its fingerprint,
- * apply the result and save it to the embedded libSQL database.
+ * apply the result and save it to the embedded libSQL database. It runs with revocation off and on: on,
+ * the leaf names an OCSP responder whose answer is cached after the first check, so a re-check asks
+ * nobody (the benchmark counts the responder's requests during the measured runs to prove it).
  *
  *   bun bench/checks.ts [--seconds 5]
  */
@@ -18,6 +20,7 @@ import { silentLogger } from "../core/base/log.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
 import type { CertificateRecord } from "../core/base/records.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { createTransports } from "../adapters/notify/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "5" } } });
@@ -25,10 +28,14 @@ const seconds = Number(values.seconds);
 const DOMAIN = "bench.certkeeper.test";
 const domainOf = (n: number) => `c${n}.${DOMAIN}`;
 
-const child = Bun.spawn(["bun", resolve(import.meta.dir, "support/tls_server.ts")], { stdout: "pipe", stderr: "inherit" });
+const child = Bun.spawn([process.execPath, resolve(import.meta.dir, "support/tls_server.ts")], { stdout: "pipe", stderr: "pipe" });
 const reader = child.stdout.getReader();
 const { value } = await reader.read();
 const { port, rootPem } = JSON.parse(new TextDecoder().decode(value).split("\n")[0]!);
+let ocspRequests = 0;
+void (async () => {
+  for await (const chunk of child.stderr) ocspRequests += new TextDecoder().decode(chunk).split("ocsp\n").length - 1;
+})();
 
 /** Runs `work` with `concurrency` workers for `seconds`; returns completions per second. */
 async function rate(concurrency: number, work: (worker: number) => Promise<void>): Promise<number> {
@@ -66,42 +73,51 @@ function bareCheck(): Promise<void> {
 
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-"));
 const store = await openLibsqlStore({ url: `file:${join(dir, "bench.db")}` });
-const core = createCore({
-  config: { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${DOMAIN}`, address: "127.0.0.1" }], logLevel: "error" },
-  store,
-  logger: silentLogger,
-  trust: new TrustStore([rootPem]),
-});
-const org = await core.services.admin.createOrganization({ name: "Bench", plan: "enterprise" });
-const scope = { organizationId: org.id, mode: "live" as const };
+const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${DOMAIN}`, address: "127.0.0.1" }], logLevel: "error" as const };
+const trust = new TrustStore([rootPem]);
+const transports = createTransports(config, trust, { outboxDir: join(dir, "outbox") });
 
-// One certificate per worker (so workers never race for one record), checked once to learn its chain.
-const records: CertificateRecord[] = [];
-for (let i = 0; i < 64; i++) {
-  const record = { ...sampleCertificate(scope, i), domain: domainOf(i), port };
-  await store.certificates.insert(record, { limit: 1000, events: [] });
-  records.push((await core.services.monitor.check(record, { manual: false }))!.record);
+/** A core with revocation on or off, and one certificate per worker (so workers never race for one record), checked once. */
+async function setUp(revocation: boolean) {
+  const core = createCore({ config: { ...config, revocation }, store, logger: silentLogger, trust, transports });
+  const org = await core.services.admin.createOrganization({ name: `Bench ${revocation ? "on" : "off"}`, plan: "enterprise" });
+  const scope = { organizationId: org.id, mode: "live" as const };
+  const records: CertificateRecord[] = [];
+  for (let i = 0; i < 64; i++) {
+    const record = { ...sampleCertificate(scope, i), id: `${sampleCertificate(scope, i).id}${revocation ? "on" : "off"}`, domain: domainOf(i), port };
+    await store.certificates.insert(record, { limit: 1000, events: [] });
+    records.push((await core.services.monitor.check(record, { manual: false }))!.record);
+  }
+  const expected = revocation ? "good" : "not_checked";
+  if (records.some((r) => r.details.revocation?.status !== expected)) throw new Error(`revocation is not ${expected} after the first check`);
+  return async (worker: number) => {
+    const checked = await core.services.monitor.check(records[worker]!, { manual: false });
+    if (!checked || checked.record.failure) throw new Error("a benchmark check failed");
+    records[worker] = checked.record;
+  };
 }
-const recheck = async (worker: number) => {
-  const checked = await core.services.monitor.check(records[worker]!, { manual: false });
-  if (!checked || checked.record.failure) throw new Error("a benchmark check failed");
-  records[worker] = checked.record;
-};
+const recheckOff = await setUp(false);
+const recheckOn = await setUp(true);
 
 await rate(16, () => bareCheck()); // warm-up
-await rate(16, recheck);
+await rate(16, recheckOff);
+await rate(16, recheckOn);
+const requestsBefore = ocspRequests;
 console.log(`Checks per second against one local TLS server (${seconds} s each)`);
-console.log("concurrency   bare node:tls loop   certkeeper re-check   ratio");
+console.log("concurrency   bare node:tls loop   re-check, revocation off   ratio   re-check, revocation on (cached OCSP)   on/off");
 for (const concurrency of [1, 16, 64]) {
   const floor = await rate(concurrency, () => bareCheck());
-  const measured = await rate(concurrency, recheck);
+  const off = await rate(concurrency, recheckOff);
+  const on = await rate(concurrency, recheckOn);
   console.log(
-    `${String(concurrency).padStart(11)}   ${floor.toFixed(0).padStart(18)}   ${measured.toFixed(0).padStart(19)}   ${(measured / floor).toFixed(2).padStart(5)}x`,
+    `${String(concurrency).padStart(11)}   ${floor.toFixed(0).padStart(18)}   ${off.toFixed(0).padStart(24)}   ${(off / floor).toFixed(2).padStart(4)}x   ${on.toFixed(0).padStart(37)}   ${(on / off).toFixed(2).padStart(5)}x`,
   );
 }
-console.log("(target: a re-check of an unchanged certificate at >= 0.8x the bare loop)");
+console.log(`OCSP requests during the measured re-checks: ${ocspRequests - requestsBefore} (every answer came from the cache)`);
+console.log("(targets: a re-check of an unchanged certificate at >= 0.8x the bare loop; revocation on at >= 0.9x off)");
 
 child.kill();
+await transports.close();
 await store.close();
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

@@ -1,18 +1,34 @@
 /**
  * A TLS server in a process of its own for the check benchmark: presents a leaf and its intermediate
- * from a freshly generated local PKI, prints `{ port, rootPem }` as one JSON line, serves until killed.
+ * from a freshly generated local PKI, the leaf naming an OCSP responder served here too (answering
+ * `good`, signed by the intermediate, valid a day). Prints `{ port, rootPem, ocspUrl }` as one JSON line,
+ * serves until killed; each OCSP request is reported on stderr as one line `ocsp`.
  */
+import http from "node:http";
 import tls from "node:tls";
 import { chainPem, createIntermediateCa, createLeaf, createRootCa } from "../../test/support/pki.ts";
+import { ocspAnswer } from "../../test/support/revocation.ts";
 
 const root = await createRootCa({ keyType: "ec" });
 const intermediate = await createIntermediateCa(root, { keyType: "ec" });
-const leaf = await createLeaf({ issuer: intermediate, keyType: "ec", dnsNames: ["*.bench.certkeeper.test"] });
+const responder = http.createServer();
+await new Promise<void>((resolve) => responder.listen(0, "127.0.0.1", resolve));
+const ocspUrl = `http://127.0.0.1:${(responder.address() as { port: number }).port}/ocsp`;
+const leaf = await createLeaf({ issuer: intermediate, keyType: "ec", dnsNames: ["*.bench.certkeeper.test"], ocspUrls: [ocspUrl] });
+const answer = ocspAnswer({ leaf, issuer: intermediate, status: { good: true }, nextUpdate: new Date(Date.now() + 86_400_000) });
+responder.on("request", (req, res) => {
+  req.resume();
+  req.on("end", () => {
+    process.stderr.write("ocsp\n");
+    res.writeHead(200, { "content-type": "application/ocsp-response", "content-length": String(answer.length) });
+    res.end(answer);
+  });
+});
 const server = tls.createServer({ cert: chainPem(leaf, intermediate), key: leaf.keyPem }, (socket) => {
   socket.on("error", () => {});
   socket.end();
 });
 server.on("tlsClientError", () => {});
 server.listen(0, "127.0.0.1", () => {
-  console.log(JSON.stringify({ port: (server.address() as { port: number }).port, rootPem: root.certPem }));
+  console.log(JSON.stringify({ port: (server.address() as { port: number }).port, rootPem: root.certPem, ocspUrl }));
 });
