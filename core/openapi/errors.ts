@@ -65,7 +65,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   certificate_limit_reached: "Your plan allows 25 certificates and all are in use: delete one or upgrade the plan.",
   channel_limit_reached: "Your plan allows 5 channels and all are in use: delete one or upgrade the plan.",
   watch_limit_reached: "Your plan allows 1 watch and it is in use: delete it or upgrade the plan.",
-  permission_denied: "Keys of members may only read: ask an owner or admin for a key that can write.",
+  permission_denied: "Members may only read: ask an owner or admin to make this change, or for a key that can.",
   certificate_not_found: 'No certificate with id "cert_3kT9vQm2Xy7LpA0bN5cZ": list your certificates with GET /v1/certificates.',
   channel_not_found: 'No channel with id "ch_7hQ2mZk1Lr0pXw3TbN6a": list your channels with GET /v1/channels.',
   watch_not_found: 'No watch with id "wch_2bV8nQ4kLm9XpT1cR7dZ": list your watches with GET /v1/watches.',
@@ -77,7 +77,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   unsupported_media_type: 'The request body must be JSON: send it with "Content-Type: application/json" (got "text/plain").',
   certificate_unreachable:
     'No TLS certificate could be retrieved from "example.com:443": the name does not resolve. Nothing was stored.',
-  rate_limit_exceeded: "Rate limit of 60 requests per minute exceeded: retry after 42 seconds.",
+  rate_limit_exceeded: "Too many requests: your organization allows 60 per minute for each API key and signed-in user; retry after 42 seconds.",
   internal_error: INTERNAL_ERROR_MESSAGE,
 };
 
