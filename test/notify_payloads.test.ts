@@ -144,6 +144,39 @@ const CASES: Array<{ event: EventRecord; subject: string; summary: string; label
     color: 0x2ead5b,
   },
   {
+    event: event("certificate.revoked", {
+      certificate: certificate({
+        status: "revoked",
+        statusReason: "revoked",
+        daysUntilExpiry: 60,
+        revocation: { status: "revoked", source: "ocsp", checkedAt: "2025-05-05T09:00:00.000Z", revokedAt: "2025-05-04T12:00:00.000Z", reason: "keyCompromise" },
+      }),
+    }),
+    subject: "example.com: certificate revoked",
+    summary:
+      "The TLS certificate for example.com was revoked by its certificate authority. Clients that check revocation refuse it: replace it now.",
+    label: "Certificate revoked",
+    color: 0xd64541,
+  },
+  {
+    event: event("certificate.issued", {
+      watchId: "wch_2bV8nQ4kLm9XpT1cR7dZ",
+      domain: "example.com",
+      dnsNames: ["shop.example.com"],
+      issuer: "Shady Certs Ltd",
+      notBefore: "2025-05-05T00:00:00.000Z",
+      notAfter: "2025-08-03T00:00:00.000Z",
+      fingerprintSha256: null,
+      authorizedIssuer: false,
+    }),
+    subject: "example.com: new certificate issued by Shady Certs Ltd (not an allowed issuer)",
+    summary:
+      "A new certificate for shop.example.com was logged in Certificate Transparency, issued by Shady Certs Ltd. " +
+      "That issuer is not on this watch's allowed list: check who requested it.",
+    label: "New certificate issued",
+    color: 0x8b5cf6,
+  },
+  {
     event: event("test", {}),
     subject: "certkeeper test notification",
     summary: "This is a test notification from certkeeper. This channel is set up correctly.",

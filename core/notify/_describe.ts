@@ -178,7 +178,7 @@ function describeIssued(event: EventRecord, label: string, createdAt: string): D
   const domain = typeof d.domain === "string" ? d.domain : "a watched domain";
   const names = Array.isArray(d.dnsNames) ? d.dnsNames.filter((name): name is string => typeof name === "string") : [];
   const issuer = typeof d.issuer === "string" ? d.issuer : "an unknown issuer";
-  const facts: Fact[] = [{ name: "Watched domain", value: domain }];
+  const facts: Fact[] = [{ name: "Domain", value: domain }];
   if (names.length > 0) facts.push({ name: "Names", value: names.join(", ") });
   facts.push({ name: "Issuer", value: issuer });
   if (typeof d.notBefore === "string") facts.push({ name: "Valid from", value: formatDate(d.notBefore) });
