@@ -13,6 +13,7 @@ import { startHttpReceiver, type HttpReceiver } from "./support/receivers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { runCli, runCliJson, startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
 import { WebClient } from "./support/web_client.ts";
+import { startCtServer, type CtServer } from "./support/ct_server.ts";
 
 const PASSWORD = "Corr3ct-H0rse-Battery-Staple";
 const WRONG_PASSWORD = "Wr0ng-H0rse-Battery-Staple";
@@ -21,11 +22,13 @@ const SMTP_PASSWORD = "smtp-pa55w0rd-n0t-for-logs";
 const DB_TOKEN = "db-auth-t0ken-n0t-for-logs";
 const HEADER_VALUES = ["x-secret-header-value-1", "Bearer header-t0ken-value-2"];
 const CHAT_TOKEN = "slack-webh00k-t0ken-n0t-for-logs";
+const CT_TOKEN = "ct-api-t0ken-n0t-for-logs";
 
 const ws = tempWorkspace("certkeeper-logs-");
 let serve: ServeProcess;
 let receiver: HttpReceiver;
 let tls: TlsTestServer;
+let ct: CtServer;
 let output: { stdout: string; stderr: string; code: number };
 /** Each secret, named, that must appear nowhere in the server's output. */
 const secrets: Record<string, string> = {
@@ -38,6 +41,7 @@ const secrets: Record<string, string> = {
   headerValue2: HEADER_VALUES[1]!,
   headerToken2: HEADER_VALUES[1]!.slice("Bearer ".length),
   chatToken: CHAT_TOKEN,
+  ctToken: CT_TOKEN,
 };
 /** What the server answered, by request id. */
 const answered = new Map<string, number>();
@@ -62,6 +66,10 @@ beforeAll(async () => {
   const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notAfter: new Date(Date.now() + 10 * DAY + 3_600_000) });
   tls = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
   receiver = await startHttpReceiver();
+  // A CT service that takes the token and then fails: the poll's failure is logged, the token never.
+  ct = await startCtServer();
+  ct.token = CT_TOKEN;
+  ct.fail(500, 1000);
   const smtpPort = await refusedPort();
   const env = {
     ...ws.env,
@@ -74,6 +82,8 @@ beforeAll(async () => {
     CERTKEEPER_SMTP_URL: `smtp://alerts:${SMTP_PASSWORD}@127.0.0.1:${smtpPort}`,
     CERTKEEPER_TLS_TIMEOUT: "2s",
     CERTKEEPER_DELIVERY_RETRY: "200ms,200ms",
+    CERTKEEPER_CT_URL: ct.url,
+    CERTKEEPER_CT_TOKEN: CT_TOKEN,
   };
 
   // Set-up through the CLI, as an operator would.
@@ -133,6 +143,11 @@ beforeAll(async () => {
   expect((await call("GET", "/metrics", { authorization: `Bearer ${METRICS_TOKEN}x` })).status).toBe(401);
   expect((await call("GET", "/metrics", { authorization: `Bearer ${METRICS_TOKEN}` })).status).toBe(200);
 
+  // A watch: polled at once with the token, against a CT service that fails.
+  expect((await call("POST", "/v1/watches", { key, body: { domain: `logs.${TEST_DOMAIN}` } })).status).toBe(201);
+  for (let i = 0; i < 100 && !ct.requests.some((r) => r.authorization === `Bearer ${CT_TOKEN}`); i++) await Bun.sleep(50);
+  expect(ct.requests.some((r) => r.authorization === `Bearer ${CT_TOKEN}`)).toBe(true);
+
   // Let the retries of the refused deliveries run (200 ms apart) before stopping.
   await Bun.sleep(800);
   const code = await serve.stop("SIGTERM", 10_000);
@@ -141,11 +156,19 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await serve?.stop("SIGKILL");
+  await ct?.close();
   await Promise.all([receiver?.close(), tls?.close()]);
   ws.cleanup();
 });
 
 describe("certkeeper serve's output", () => {
+  test("a failing Certificate Transparency poll is logged as a warning, without CERTKEEPER_CT_TOKEN", () => {
+    const lines = output.stdout.split("\n").filter((line) => line.includes("Certificate Transparency poll failed"));
+    expect(lines.length).toBeGreaterThan(0);
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: "warn", error: "The CT service answered HTTP 500" });
+    expect(lines.join("\n")).not.toContain(CT_TOKEN);
+  });
+
   test("holds no secret on stdout or stderr: keys, passwords, tokens, signing secrets, header values", () => {
     expect(output.code).toBe(0);
     const leaks = Object.entries(secrets)
