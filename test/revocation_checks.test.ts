@@ -247,3 +247,37 @@ describe("stapled OCSP", () => {
     }
   });
 });
+
+describe("several processes", () => {
+  test("an answer one process obtained is used by another on the same libSQL server: the responder is asked once", async () => {
+    const { startSqld } = await import("./support/sqld.ts");
+    const { openLibsqlStore } = await import("../adapters/libsql/mod.ts");
+    const sqld = await startSqld();
+    const { root, ecIntermediate } = await testPki();
+    const domain = `shared.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-shared`] });
+    answerOcsp("/ocsp-shared", ecIntermediate, new Map([[leaf.cert.serialNumber, "good"]]));
+    const server = await serve(leaf, ecIntermediate);
+    const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }], tlsTimeoutMs: 2000 };
+    const processes = [];
+    for (let i = 0; i < 2; i++) {
+      const store = await openLibsqlStore({ url: sqld.url });
+      const transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
+      processes.push({ h: await createHarness({ store, transports }), store, transports });
+    }
+    try {
+      const before = responder.requests.filter((r) => r.path === "/ocsp-shared").length;
+      for (const { h } of processes) {
+        const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+        expect(expectData(await h.request("GET", `/v1/certificates/${created.id}`), 200).revocation.status).toBe("good");
+      }
+      expect(responder.requests.filter((r) => r.path === "/ocsp-shared").length).toBe(before + 1);
+    } finally {
+      for (const { h, transports } of processes) {
+        await h.close();
+        await transports.close();
+      }
+      await sqld.close();
+    }
+  });
+});
