@@ -125,3 +125,18 @@ describe("revocation: the CRL when there is no OCSP responder", () => {
     await close();
   });
 });
+
+describe("revocation: one CRL download for the certificates of one CA", () => {
+  test("a verified CRL is kept until its nextUpdate: two leaves of one CA, one download", async () => {
+    const first = await createLeaf({ issuer: ca, dnsNames: ["crl-one.test"], crlUrls: [`${responder.url}/shared.crl`] });
+    const second = await createLeaf({ issuer: ca, dnsNames: ["crl-two.test"], crlUrls: [`${responder.url}/shared.crl`] });
+    const list = await crl({ issuer: ca, revoked: [{ serial: second.cert.serialNumber }] });
+    responder.answer = (r) => (r.path === "/shared.crl" ? { body: list } : { status: 404 });
+    const { ask, close } = checkerFor();
+    const before = responder.requests.filter((r) => r.path === "/shared.crl").length;
+    expect((await ask(first, ca)).status).toBe("good");
+    expect((await ask(second, ca)).status).toBe("revoked");
+    expect(responder.requests.filter((r) => r.path === "/shared.crl").length).toBe(before + 1);
+    await close();
+  });
+});

@@ -6,9 +6,9 @@
 import { FetchFailure, type HttpFetcher } from "../net/http_fetch.ts";
 import { x509, type Certificate } from "../tls/x509.ts";
 import { digest, issuerIdentity, serialOf } from "./_issuer_id.ts";
-import { verifyCrl } from "./crl.ts";
+import { crlAnswer, readCrl, type VerifiedCrl } from "./crl.ts";
 import { ocspRequest, verifyOcspResponse } from "./ocsp.ts";
-import { RevocationFailure, type RevocationAnswer, type RevocationState } from "./revocation_answer.ts";
+import { RevocationFailure, validUntil, type RevocationAnswer, type RevocationState } from "./revocation_answer.ts";
 
 
 /** Verified answers by issuer and serial, shared by every process of one database (a store port). */
@@ -19,6 +19,8 @@ export const OCSP_MAX_BYTES = 64 * 1024;
 export const CRL_MAX_BYTES = 20 * 1024 * 1024;
 /** A certificate naming many URLs is asked at most at this many of each kind. */
 const MAX_URLS = 2;
+/** Verified CRLs kept in memory per process. */
+const MAX_KEPT_CRLS = 16;
 
 export const NOT_CHECKED: RevocationState = {
   status: "not_checked",
@@ -53,6 +55,7 @@ export interface RevocationQuestion {
 
 export class RevocationChecker {
   readonly #inFlight = new Map<string, Promise<RevocationState>>();
+  readonly #crls = new Map<string, { crl: Promise<VerifiedCrl>; validUntil: number }>();
 
   constructor(private readonly options: RevocationCheckerOptions) {}
 
@@ -113,18 +116,44 @@ export class RevocationChecker {
       else if (answer) return answer;
     }
     for (const url of crlUrls) {
-      const answer = await this.#source(url, "crl", async () => {
-        const { status, body } = await fetcher.fetch({ url, method: "GET" }, { timeoutMs, maxBytes: CRL_MAX_BYTES });
-        if (status !== 200) throw new RevocationFailure(`the CRL server answered HTTP ${status}`);
-        return verifyCrl(body, subject);
+      const answer = await this.#source(url, "crl", async () => crlAnswer(await this.#crl(url, subject.issuer, subject.now), subject), {
+        counted: false,
       });
       if (answer) return answer;
     }
     return unknown;
   }
 
-  async #source(url: string, kind: "ocsp" | "crl", ask: () => Promise<RevocationAnswer>): Promise<RevocationAnswer | null> {
-    this.options.onRequest?.({ url, kind });
+  /**
+   * The verified CRL at `url` for `issuer`: kept in this process until its nextUpdate (at most 7 days),
+   * so the certificates of one CA share one download; one download at a time per URL.
+   */
+  #crl(url: string, issuer: Certificate, now: number): Promise<VerifiedCrl> {
+    const key = `${url} ${issuerKeyId(issuer)}`;
+    const kept = this.#crls.get(key);
+    if (kept && now < kept.validUntil) return kept.crl;
+    const { fetcher, timeoutMs } = this.options;
+    const crl = (async () => {
+      this.options.onRequest?.({ url, kind: "crl" });
+      const { status, body } = await fetcher.fetch({ url, method: "GET" }, { timeoutMs, maxBytes: CRL_MAX_BYTES });
+      if (status !== 200) throw new RevocationFailure(`the CRL server answered HTTP ${status}`);
+      return readCrl(body, { issuer, now });
+    })();
+    const entry = { crl, validUntil: Infinity };
+    this.#crls.set(key, entry);
+    crl.then(
+      (verified) => {
+        entry.validUntil = validUntil(now, verified.nextUpdate);
+        // Keep the most recent few: a CRL of many entries is large.
+        while (this.#crls.size > MAX_KEPT_CRLS) this.#crls.delete(this.#crls.keys().next().value!);
+      },
+      () => this.#crls.delete(key), // a failure is not kept: the next check asks again
+    );
+    return crl;
+  }
+
+  async #source(url: string, kind: "ocsp" | "crl", ask: () => Promise<RevocationAnswer>, options: { counted?: boolean } = {}): Promise<RevocationAnswer | null> {
+    if (options.counted !== false) this.options.onRequest?.({ url, kind });
     try {
       return await ask();
     } catch (error) {
@@ -151,7 +180,11 @@ export function fromAnswer(answer: RevocationAnswer): RevocationState {
 
 /** Issuer (a hash of its key) and serial: one answer per certificate, whoever monitors it. */
 export function cacheKey(leaf: Certificate, issuer: Certificate): string {
-  return `${digest("sha256", issuerIdentity(issuer).keyBits).toString("hex").slice(0, 32)}:${serialOf(leaf)}`;
+  return `${issuerKeyId(issuer)}:${serialOf(leaf)}`;
+}
+
+function issuerKeyId(issuer: Certificate): string {
+  return digest("sha256", issuerIdentity(issuer).keyBits).toString("hex").slice(0, 32);
 }
 
 function httpUrls(names: readonly x509.GeneralName[]): string[] {
