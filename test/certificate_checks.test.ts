@@ -82,6 +82,8 @@ describe("a valid RSA-2048 certificate sent with its intermediate", () => {
       statusReason: null,
       // The leaf names neither an OCSP responder nor a CRL.
       revocation: { status: "not_checked", source: null, checkedAt: null, revokedAt: null, reason: null },
+      tags: [],
+      mutedUntil: null,
     });
   });
 });

@@ -40,6 +40,7 @@ describe("POST /v1/channels", () => {
       name: "Ops",
       enabled: true,
       config: { email: "ops@example.com" },
+      filter: null,
       createdAt: expect.stringMatching(iso),
       updatedAt: data.createdAt,
     });
@@ -304,6 +305,6 @@ describe("review fixes", () => {
     const created = expectData(await add({ type: "email", name: "empty patch", config: { email: "a@b.co" } }), 201);
     const response = await h.request("PATCH", `/v1/channels/${created.id}`, { body: {} });
     expectError(response, 400, "invalid_request");
-    expect(response.body.error.message).toBe("The request body must set at least one field: name, enabled, config.");
+    expect(response.body.error.message).toBe("The request body must set at least one field: name, enabled, config, filter.");
   });
 });

@@ -44,6 +44,9 @@ describe("configFromEnv()", () => {
       CERTKEEPER_CT_URL: "http://127.0.0.1:9000/",
       CERTKEEPER_CT_INTERVAL: "5m",
       CERTKEEPER_CT_TOKEN: "ct-secret",
+      CERTKEEPER_PAGERDUTY_URL: "http://127.0.0.1:9000/",
+      CERTKEEPER_TELEGRAM_URL: "https://tg.internal.example/api",
+      CERTKEEPER_EVENT_RETENTION: "30d",
     });
     expect(config).toEqual({
       host: "0.0.0.0",
@@ -69,6 +72,9 @@ describe("configFromEnv()", () => {
       ctUrl: "http://127.0.0.1:9000",
       ctIntervalMs: 300_000,
       ctToken: "ct-secret",
+      pagerdutyUrl: "http://127.0.0.1:9000",
+      telegramUrl: "https://tg.internal.example/api",
+      eventRetentionMs: 30 * 24 * 3_600_000,
     });
   });
 
@@ -88,6 +94,9 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_CT_URL", "ftp://ct.example"],
     ["CERTKEEPER_CT_URL", "not a url"],
     ["CERTKEEPER_CT_INTERVAL", "0s"],
+    ["CERTKEEPER_PAGERDUTY_URL", "ftp://events.example"],
+    ["CERTKEEPER_TELEGRAM_URL", "https://user:pw@api.example"],
+    ["CERTKEEPER_EVENT_RETENTION", "forever"],
   ])("refuses %s=%p naming the variable", (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(name);
   });

@@ -127,6 +127,33 @@ describe("certificates", () => {
   });
 });
 
+describe("fleets", () => {
+  test("tags on add and update, the tag filter, mutedUntil, and an import worked in the background", async () => {
+    const ck = await embedded();
+    const a = await ck.certificates.add({ domain: VALID, port: valid.port, tags: ["team:web", "env:prod"] });
+    expect((await ck.certificates.get(a.id)).tags).toEqual(["env:prod", "team:web"]);
+    const muted = await ck.certificates.update(a.id, { tags: ["team:web"], mutedUntil: "2099-01-01T00:00:00.000Z" });
+    expect(muted).toMatchObject({ tags: ["team:web"], mutedUntil: "2099-01-01T00:00:00.000Z" });
+    expect((await ck.certificates.list({ tag: "team:web" })).data.map((c) => c.id)).toEqual([a.id]);
+    expect((await ck.certificates.list({ tag: "team:web,env:prod" })).data).toEqual([]);
+    expect(await thrown(() => ck.certificates.update(a.id, { tags: ["Not A Tag"] }))).toMatchObject({ code: "invalid_request", status: 400 });
+
+    await ck.start();
+    const started = await ck.imports.create({ certificates: [{ domain: SOON, port: soon.port, tags: ["team:web"] }, { domain: VALID, port: valid.port }] });
+    expect(started).toMatchObject({ status: "running", total: 2 });
+    let done = await ck.imports.get(started.id);
+    for (let i = 0; i < 100 && done.status !== "finished"; i++) {
+      await Bun.sleep(50);
+      done = await ck.imports.get(started.id);
+    }
+    expect(done.results?.map((r) => [r.status, r.error?.code ?? null])).toEqual([
+      ["created", null],
+      ["failed", "duplicate_domain"],
+    ]);
+    expect((await ck.certificates.list({ tag: "team:web" })).data.length).toBe(2);
+  });
+});
+
 describe("errors", () => {
   test("a validation error is thrown with the HTTP API's code, status and message", async () => {
     const ck = await embedded();

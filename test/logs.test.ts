@@ -23,6 +23,9 @@ const DB_TOKEN = "db-auth-t0ken-n0t-for-logs";
 const HEADER_VALUES = ["x-secret-header-value-1", "Bearer header-t0ken-value-2"];
 const CHAT_TOKEN = "slack-webh00k-t0ken-n0t-for-logs";
 const CT_TOKEN = "ct-api-t0ken-n0t-for-logs";
+const ROUTING_KEY = "pagerdutyR0utingKeyN0tForLogs123";
+const BOT_TOKEN = "987654321:AAHtelegram-b0t-t0ken-n0t-for-logs";
+const TEAMS_SIG = "teams-w0rkflow-sig-n0t-for-logs";
 
 const ws = tempWorkspace("certkeeper-logs-");
 let serve: ServeProcess;
@@ -42,6 +45,10 @@ const secrets: Record<string, string> = {
   headerToken2: HEADER_VALUES[1]!.slice("Bearer ".length),
   chatToken: CHAT_TOKEN,
   ctToken: CT_TOKEN,
+  pagerdutyRoutingKey: ROUTING_KEY,
+  telegramBotToken: BOT_TOKEN,
+  telegramBotSecret: BOT_TOKEN.split(":")[1]!,
+  teamsSignature: TEAMS_SIG,
 };
 /** What the server answered, by request id. */
 const answered = new Map<string, number>();
@@ -84,10 +91,13 @@ beforeAll(async () => {
     CERTKEEPER_DELIVERY_RETRY: "200ms,200ms",
     CERTKEEPER_CT_URL: ct.url,
     CERTKEEPER_CT_TOKEN: CT_TOKEN,
+    // PagerDuty answers (the receiver); Telegram refuses the connection: a failure with the token in its URL.
+    CERTKEEPER_PAGERDUTY_URL: receiver.url,
+    CERTKEEPER_TELEGRAM_URL: `http://127.0.0.1:${await refusedPort()}`,
   };
 
   // Set-up through the CLI, as an operator would.
-  const org = await runCliJson(["org", "create", "--name", "Logs Inc"], { env });
+  const org = await runCliJson(["org", "create", "--name", "Logs Inc", "--plan", "pro"], { env });
   const user = await runCliJson(["user", "create", "--org", org.id, "--email", "owner@logs.test", "--role", "owner", "--password", PASSWORD], { env });
   const created = await runCli(["key", "create", "--user", user.id, "--name", "ops", "--json"], { env });
   cliStderr.push(created.stderr);
@@ -121,6 +131,16 @@ beforeAll(async () => {
   });
   expect(chat.status).toBe(201);
   expect((await call("POST", "/v1/channels", { key, body: { type: "email", name: "Mail", config: { email: "ops@logs.test" } } })).status).toBe(201);
+  const pager = await call("POST", "/v1/channels", { key, body: { type: "pagerduty", name: "Pager", config: { routingKey: ROUTING_KEY } } });
+  const telegram = await call("POST", "/v1/channels", { key, body: { type: "telegram", name: "Telegram", config: { botToken: BOT_TOKEN, chatId: 42 } } });
+  const teams = await call("POST", "/v1/channels", {
+    key,
+    body: { type: "teams", name: "Teams", config: { webhookUrl: `https://hooks.${TEST_DOMAIN}:${await refusedPort()}/workflows/1/invoke?sig=${TEAMS_SIG}` } },
+  });
+  expect([pager.status, telegram.status, teams.status]).toEqual([201, 201, 201]);
+  expect((await call("POST", `/v1/channels/${pager.json.data.id}/test`, { key })).json.data.status).toBe("delivered");
+  expect((await call("POST", `/v1/channels/${telegram.json.data.id}/test`, { key })).json.data.status).toBe("failed");
+  expect((await call("POST", `/v1/channels/${teams.json.data.id}/test`, { key })).json.data.status).toBe("failed");
 
   const sent = await call("POST", `/v1/channels/${hook.json.data.id}/test`, { key });
   expect([sent.status, sent.json.data.status]).toEqual([200, "delivered"]);
@@ -128,8 +148,8 @@ beforeAll(async () => {
 
   // A certificate 10 days from expiry: its alert goes to every channel (the hook, the refused chat, the refused SMTP).
   expect((await call("POST", "/v1/certificates", { key, body: { domain, port: tls.port } })).status).toBe(201);
-  await receiver.waitFor(2, 10_000);
-  expect(receiver.requests[0]!.headers["x-secret"]).toBe(HEADER_VALUES[0]!);
+  await receiver.waitFor(4, 10_000);
+  expect(receiver.requests.find((r) => r.path === "/hook")!.headers["x-secret"]).toBe(HEADER_VALUES[0]!);
 
   // Failures of every kind.
   expect((await call("GET", "/v1/certificates", { key: badKey })).status).toBe(401);

@@ -217,7 +217,8 @@ describe("GET /metrics", () => {
       failed: 2,
       email: 0,
     });
-    expect(after.get("certkeeper_deliveries_total")!.metrics.length).toBe(8);
+    // Every channel type (7) by result (delivered, failed).
+    expect(after.get("certkeeper_deliveries_total")!.metrics.length).toBe(14);
 
     let pending = 0;
     for (const key of [h.keys.owner.key, h.keys.test.key]) {

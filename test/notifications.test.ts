@@ -422,6 +422,7 @@ describe("private targets at delivery time", () => {
         type: "webhook",
         name: "rebound",
         enabled: true,
+        filter: null,
         config: { url: `http://rebound.${TEST_DOMAIN}:${canary.port}/x` },
         signingSecret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
         createdAt: w.clock.now(),

@@ -33,6 +33,8 @@ function certificate(overrides: Partial<CertificateView> = {}): CertificateView 
     chain: [],
     statusReason: "expiring_soon",
     revocation: { status: "good", source: "ocsp", checkedAt: "2025-05-05T09:00:00.000Z", revokedAt: null, reason: null },
+    tags: [],
+    mutedUntil: null,
     ...overrides,
   };
 }
@@ -59,6 +61,7 @@ function channel(type: ChannelType, config: Record<string, unknown>): ChannelRec
     type,
     name: `${type} channel`,
     enabled: true,
+    filter: null,
     config,
     signingSecret: type === "webhook" ? SECRET : null,
     createdAt: CREATED,

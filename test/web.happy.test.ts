@@ -282,6 +282,23 @@ describe("dashboard", () => {
     expect((await owner.browser.follow(removed)).text).not.toContain(certificate.id);
   });
 
+  test("shows a certificate's tags and, while it is muted, until when", async () => {
+    await owner.browser.get("/");
+    expect((await owner.browser.post("/dashboard/certificates", { mode: "live", domain, port: String(server.port), name: "" })).status).toBe(303);
+    const [certificate] = expectData(await h.request("GET", `/v1/certificates?domain=${domain}`), 200);
+    const until = new Date(Date.now() + 3 * DAY).toISOString();
+    expectData(await h.request("PATCH", `/v1/certificates/${certificate.id}`, { body: { tags: ["team:web", "env:prod"], mutedUntil: until } }), 200);
+    const row = () => owner.browser.get("/").then((page) => new RegExp(`<tr data-certificate-id="${certificate.id}">([\\s\\S]*?)</tr>`).exec(page.text)![1]!);
+    const muted = await row();
+    expect(muted).toContain('<ul class="tags" aria-label="Tags"><li class="badge tag">env:prod</li><li class="badge tag">team:web</li></ul>');
+    expect(muted).toContain(`<span class="badge state-off">muted</span> until ${until.slice(0, 10)} ${until.slice(11, 16)} UTC`);
+    expectData(await h.request("PATCH", `/v1/certificates/${certificate.id}`, { body: { tags: [], mutedUntil: null } }), 200);
+    const plain = await row();
+    expect(plain).not.toContain("tags");
+    expect(plain).not.toContain("muted");
+    expectData(await h.request("DELETE", `/v1/certificates/${certificate.id}`), 200);
+  });
+
   test("certificates are sorted by days until expiry, soonest first", async () => {
     const { rsaIntermediate } = await testPki();
     const soon = `soon.${TEST_DOMAIN}`;

@@ -37,6 +37,11 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       return record ? withoutLease(record) : null;
     },
 
+    async existing(scope, targets) {
+      const wanted = new Set(targets.map((t) => `${t.domain}:${t.port}`));
+      return new Set(inScopeList(scope).map((c) => `${c.domain}:${c.port}`).filter((target) => wanted.has(target)));
+    },
+
     async count(scope) {
       return inScopeList(scope).length;
     },
@@ -46,6 +51,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       return inScopeList(scope)
         .filter((c) => !after || c.details.notAfter > after.notAfter || (c.details.notAfter === after.notAfter && c.id > after.id))
         .filter((c) => !query.domainContains || c.domain.includes(query.domainContains))
+        .filter((c) => !query.tags || query.tags.every((tag) => c.tags.includes(tag)))
         .filter((c) => !query.statuses || query.statuses.includes(certificateStatus(c, query.now).status))
         .sort(byExpiry)
         .slice(0, query.limit)
@@ -69,6 +75,8 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
         record.alertThresholds = [...patch.alertThresholds];
         record.nextCheckAt = Math.min(record.nextCheckAt, patch.updatedAt);
       }
+      if (patch.tags !== undefined) record.tags = [...patch.tags];
+      if (patch.mutedUntil !== undefined) record.mutedUntil = patch.mutedUntil;
       record.updatedAt = patch.updatedAt;
       record.version++;
       return withoutLease(record);
@@ -109,7 +117,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (!stored || stored.version !== record.version) return false;
       state.write();
       // Only what a check decides; name and thresholds belong to the caller (and bump the version).
-      const { name, alertThresholds, ...checked } = copyCertificate(record);
+      const { name, alertThresholds, tags, mutedUntil, ...checked } = copyCertificate(record);
       Object.assign(stored, checked, { version: record.version + 1, leaseOwner: null });
       state.addEvents(events);
       return true;

@@ -12,6 +12,7 @@ import { MemoryState } from "./state.ts";
 import { memoryAccounts } from "./accounts.ts";
 import { memoryCertificates } from "./certificates.ts";
 import { memoryChannels, memoryEvents } from "./notifications.ts";
+import { memoryImports } from "./imports.ts";
 import { memorySessions, memorySignInAttempts } from "./sessions.ts";
 import { memoryRevocations, memoryWatches } from "./watches.ts";
 
@@ -23,6 +24,7 @@ export function createMemoryStore(): Store {
     certificates: memoryCertificates(state),
     channels: memoryChannels(state),
     events: memoryEvents(state),
+    imports: memoryImports(state),
     sessions: memorySessions(state),
     signInAttempts: memorySignInAttempts(state),
     revocations: memoryRevocations(state),

@@ -113,6 +113,19 @@ export function memoryEvents(state: MemoryState): EventStore {
     async countPending() {
       return [...state.pending].filter((key) => state.deliveries.get(key)?.status === "pending").length;
     },
+    async prune({ before, limit }) {
+      const old = [...state.events.values()]
+        .filter((e) => e.createdAt < before && !(state.deliveriesByEvent.get(e.id) ?? []).some((key) => state.pending.has(key)))
+        .sort((a, b) => a.createdAt - b.createdAt)
+        .slice(0, limit);
+      if (old.length > 0) state.write();
+      for (const event of old) {
+        for (const key of state.deliveriesByEvent.get(event.id) ?? []) state.deliveries.delete(key);
+        state.deliveriesByEvent.delete(event.id);
+        state.events.delete(event.id);
+      }
+      return old.length;
+    },
     async completeDelivery(owner, update) {
       const delivery = state.deliveries.get(`${update.eventId} ${update.channelId}`);
       if (!delivery || delivery.leaseOwner !== owner || delivery.status !== "pending") return false;

@@ -13,6 +13,7 @@ import type {
   RevocationAnswer,
   WatchRecord,
 } from "../../core/base/mod.ts";
+import { routeEvent } from "../../core/channels/mod.ts";
 
 export class MemoryState {
   organizations = new Map<string, OrganizationRecord>();
@@ -40,12 +41,12 @@ export class MemoryState {
     this.writes++;
   }
 
-  /** Inserts events with a pending delivery to every enabled channel of their scope. */
+  /** Inserts events with a pending delivery to every channel routeEvent gives each. */
   addEvents(events: EventRecord[]): void {
     for (const event of events) {
       this.events.set(event.id, { ...copy(event), seq: ++this.seq });
-      for (const channel of this.channels.values()) {
-        if (inScope(channel, event) && channel.enabled) {
+      for (const channel of routeEvent(event, this.channels.values())) {
+        {
           this.indexDelivery(event.id, channel.id, "pending");
           this.deliveries.set(`${event.id} ${channel.id}`, {
             eventId: event.id,
@@ -94,7 +95,7 @@ export function copy<T>(value: T): T {
  * shared rather than cloned: they are replaced whole, never changed, and a check copies them often.
  */
 export function copyCertificate<T extends CertificateRecord>(record: T): T {
-  return { ...record, alertThresholds: [...record.alertThresholds], details: deepFreeze(record.details) };
+  return { ...record, alertThresholds: [...record.alertThresholds], tags: [...record.tags], details: deepFreeze(record.details) };
 }
 
 function deepFreeze<T>(value: T): T {

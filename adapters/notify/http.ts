@@ -43,13 +43,17 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
   const userAgent = options.userAgent ?? "certkeeper";
   // undici pools connections per origin (scheme, host name, port), and every new connection resolves
   // and vets afresh: a kept-alive socket only ever carries requests for the name it was vetted for.
-  const agent = new Agent({
-    connect: guardedConnector(options),
-    keepAliveTimeout: 4_000,
-    keepAliveMaxTimeout: 30_000,
-    connections: 4,
-    pipelining: 1,
-  });
+  const agentFor = (allowPrivateTargets: boolean) =>
+    new Agent({
+      connect: guardedConnector({ ...options, allowPrivateTargets }),
+      keepAliveTimeout: 4_000,
+      keepAliveMaxTimeout: 30_000,
+      connections: 4,
+      pipelining: 1,
+    });
+  const agent = agentFor(options.allowPrivateTargets);
+  // The operator's own endpoints (PagerDuty's and Telegram's base URLs) may be private, like the SMTP server.
+  let operatorAgent: Agent | undefined;
 
   return {
     async post(outgoing: OutgoingHttpRequest, { timeoutMs }: { timeoutMs: number }): Promise<HttpResult> {
@@ -73,7 +77,8 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
         url.password = "";
         let response: Awaited<ReturnType<typeof request>>;
         try {
-          response = await request(url, { method: "POST", headers, body: outgoing.body, dispatcher: agent, signal: controller.signal });
+          const dispatcher = outgoing.operator ? (operatorAgent ??= agentFor(true)) : agent;
+          response = await request(url, { method: "POST", headers, body: outgoing.body, dispatcher, signal: controller.signal });
         } catch (error) {
           if (controller.signal.aborted) throw new NetFailure("timeout", `${where} did not answer within ${timeoutMs} ms`);
           throw asNetFailure(error, where);
@@ -90,7 +95,9 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
         clearTimeout(timer);
       }
     },
-    close: () => agent.close(),
+    close: async () => {
+      await Promise.all([agent.close(), operatorAgent?.close()]);
+    },
   };
 }
 

@@ -1,6 +1,6 @@
 /** Certificates in SQL: keyset listing, leases for the scheduler, and check results written atomically. */
-import type { CertificateStore } from "../../core/store/mod.ts";
-import type { CertificateRecord, Scope } from "../../core/base/mod.ts";
+import type { CertificateStore, InsertCertificateResult } from "../../core/store/mod.ts";
+import type { CertificateRecord, EventRecord, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, placeholders, statusPeriods } from "./rows.ts";
 import { insertEvents } from "./events.ts";
@@ -50,7 +50,7 @@ function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: b
   );
 }
 
-/** Writes a patch's name and thresholds; the updated record, or null when no such certificate is in scope. */
+/** Writes a patch's settings; the updated record, or null when no such certificate is in scope. */
 async function updateSettingsRow(
   target: Executor,
   { scope, id, patch }: { scope: Scope; id: string; patch: Parameters<CertificateStore["updateSettings"]>[2] },
@@ -60,6 +60,8 @@ async function updateSettingsRow(
     `UPDATE certificates SET
        name = COALESCE(?, name),
        alert_thresholds = COALESCE(?, alert_thresholds),
+       tags = COALESCE(?, tags),
+       muted_until = CASE WHEN ? THEN ? ELSE muted_until END,
        next_check_at = CASE WHEN ? THEN MIN(next_check_at, ?) ELSE next_check_at END,
        updated_at = ?,
        version = version + 1
@@ -68,6 +70,9 @@ async function updateSettingsRow(
     [
       patch.name ?? null,
       thresholds ? JSON.stringify(thresholds) : null,
+      patch.tags ? JSON.stringify(patch.tags) : null,
+      patch.mutedUntil === undefined ? 0 : 1,
+      patch.mutedUntil ?? null,
       thresholds ? 1 : 0,
       patch.updatedAt,
       patch.updatedAt,
@@ -79,30 +84,75 @@ async function updateSettingsRow(
   return rows[0] ? certificateFrom(rows[0]) : null;
 }
 
+/**
+ * Inserts a certificate, its tags and the events of its first check, inside the caller's write
+ * transaction, unless its domain and port are taken in its scope or the scope is full. A UNIQUE
+ * violation (a concurrent insert) throws ConstraintError.
+ */
+export async function insertCertificate(
+  tx: Executor,
+  record: CertificateRecord,
+  { limit, events }: { limit: number; events: EventRecord[] },
+): Promise<InsertCertificateResult> {
+  const values = certificateValues(record);
+  // The count guard and the insert are one statement inside a write transaction: concurrent
+  // adds cannot both slip under the limit. The UNIQUE constraint decides duplicates.
+  const { rowsAffected } = await tx.execute(
+    `INSERT INTO certificates (${CERTIFICATE_COLUMNS}) SELECT ${placeholders(values.length)}
+     WHERE (SELECT COUNT(*) FROM certificates WHERE organization_id = ? AND mode = ?) < ?`,
+    [...values, record.organizationId, record.mode, limit],
+  );
+  if (rowsAffected === 0) {
+    const { rows } = await tx.execute(
+      "SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ?",
+      [record.organizationId, record.mode, record.domain, record.port],
+    );
+    return rows.length > 0 ? "duplicate" : "limit_reached";
+  }
+  if (record.tags.length > 0) await writeTags(tx, record, record.tags, { fresh: true });
+  await insertEvents(tx, events);
+  return "created";
+}
+
+/**
+ * Inserts a certificate, its tags and its first check's events, for a caller that already holds the
+ * write transaction and keeps the plan count itself (an import's batch): "duplicate" when its domain
+ * and port are taken in its scope (the statement is undone, the transaction goes on).
+ */
+export async function insertUnguarded(tx: Executor, record: CertificateRecord, events: EventRecord[]): Promise<"created" | "duplicate"> {
+  const values = certificateValues(record);
+  try {
+    await tx.execute(`INSERT INTO certificates (${CERTIFICATE_COLUMNS}) VALUES (${placeholders(values.length)})`, values);
+  } catch (error) {
+    if (error instanceof ConstraintError) return "duplicate";
+    throw error;
+  }
+  if (record.tags.length > 0) await writeTags(tx, record, record.tags, { fresh: true });
+  if (events.length > 0) await insertEvents(tx, events);
+  return "created";
+}
+
+/** Replaces the certificate's rows in certificate_tags (what `tag=` filters on). */
+async function writeTags(
+  tx: Executor,
+  scope: { id: string; organizationId: string; mode: string },
+  tags: string[],
+  options: { fresh?: boolean } = {},
+): Promise<void> {
+  if (!options.fresh) await tx.execute("DELETE FROM certificate_tags WHERE certificate_id = ?", [scope.id]);
+  if (tags.length === 0) return;
+  await tx.execute(
+    `INSERT INTO certificate_tags (organization_id, mode, tag, certificate_id) VALUES ${tags.map(() => "(?, ?, ?, ?)").join(", ")}`,
+    tags.flatMap((tag) => [scope.organizationId, scope.mode, tag, scope.id]),
+  );
+}
+
 export function sqlCertificates(db: Executor): CertificateStore {
   const rechecks = new RecheckBatcher(db, async (record) => (await updateChecked(db, record, false)).rowsAffected > 0);
   const store: CertificateStore = {
     async insert(record, { limit, events }) {
-      const values = certificateValues(record);
       try {
-        return await db.transaction(async (tx) => {
-          // The count guard and the insert are one statement inside a write transaction: concurrent
-          // adds cannot both slip under the limit. The UNIQUE constraint decides duplicates.
-          const { rowsAffected } = await tx.execute(
-            `INSERT INTO certificates (${CERTIFICATE_COLUMNS}) SELECT ${placeholders(values.length)}
-             WHERE (SELECT COUNT(*) FROM certificates WHERE organization_id = ? AND mode = ?) < ?`,
-            [...values, record.organizationId, record.mode, limit],
-          );
-          if (rowsAffected === 0) {
-            const { rows } = await tx.execute(
-              "SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ?",
-              [record.organizationId, record.mode, record.domain, record.port],
-            );
-            return rows.length > 0 ? "duplicate" : "limit_reached";
-          }
-          await insertEvents(tx, events);
-          return "created";
-        });
+        return await db.transaction((tx) => insertCertificate(tx, record, { limit, events }));
       } catch (error) {
         if (error instanceof ConstraintError) return "duplicate";
         throw error;
@@ -120,6 +170,21 @@ export function sqlCertificates(db: Executor): CertificateStore {
         [scope.organizationId, scope.mode, domain, port],
       );
       return rows[0] ? certificateFrom(rows[0]) : null;
+    },
+
+    async existing(scope, targets) {
+      const found = new Set<string>();
+      const domains = [...new Set(targets.map((t) => t.domain))];
+      for (let start = 0; start < domains.length; start += 500) {
+        const chunk = domains.slice(start, start + 500);
+        const { rows } = await db.execute(
+          `SELECT domain, port FROM certificates WHERE organization_id = ? AND mode = ? AND domain IN (${placeholders(chunk.length)})`,
+          [scope.organizationId, scope.mode, ...chunk],
+        );
+        for (const row of rows) found.add(`${row.domain}:${row.port}`);
+      }
+      const wanted = new Set(targets.map((t) => `${t.domain}:${t.port}`));
+      return new Set([...found].filter((target) => wanted.has(target)));
     },
 
     async count(scope) {
@@ -141,6 +206,10 @@ export function sqlCertificates(db: Executor): CertificateStore {
         where.push("instr(domain, ?) > 0");
         args.push(query.domainContains);
       }
+      for (const tag of query.tags ?? []) {
+        where.push("id IN (SELECT certificate_id FROM certificate_tags WHERE organization_id = ? AND mode = ? AND tag = ?)");
+        args.push(scope.organizationId, scope.mode, tag);
+      }
       if (query.statuses) {
         where.push(statusAt(query.statuses.length));
         args.push(query.now, query.now, ...query.statuses);
@@ -156,13 +225,14 @@ export function sqlCertificates(db: Executor): CertificateStore {
 
     async updateSettings(scope, id, patch) {
       const thresholds = patch.alertThresholds;
-      if (thresholds) {
+      if (thresholds || patch.tags) {
         // New thresholds move the moment the certificate becomes expiring: its timeline is written anew,
-        // from the row as it is inside the same write transaction.
+        // from the row as it is inside the same write transaction. New tags replace its rows in certificate_tags.
         return db.transaction(async (tx) => {
           const updated = await updateSettingsRow(tx, { scope, id, patch });
           if (!updated) return null;
-          await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [statusPeriods(updated), id]);
+          if (thresholds) await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [statusPeriods(updated), id]);
+          if (patch.tags) await writeTags(tx, { id, ...scope }, patch.tags);
           return updated;
         });
       }
@@ -177,6 +247,7 @@ export function sqlCertificates(db: Executor): CertificateStore {
           scope.mode,
         ]);
         if (rowsAffected === 0) return false;
+        await tx.execute("DELETE FROM certificate_tags WHERE certificate_id = ?", [id]);
         await tx.execute(
           `UPDATE deliveries SET status = 'failed', last_error = 'Cancelled: the certificate was deleted', updated_at = ?
            WHERE status = 'pending' AND event_id IN (SELECT id FROM events WHERE certificate_id = ?)`,

@@ -20,6 +20,7 @@ export function sqlChannels(db: Executor): ChannelStore {
         record.signingSecret,
         record.createdAt,
         record.updatedAt,
+        record.filter === null ? null : JSON.stringify(record.filter),
       ];
       const { rowsAffected } = await db.execute(
         `INSERT INTO channels (${CHANNEL_COLUMNS}) SELECT ${placeholders(values.length)}
@@ -55,13 +56,16 @@ export function sqlChannels(db: Executor): ChannelStore {
 
     async update(scope, id, patch) {
       const { rows } = await db.execute(
-        `UPDATE channels SET name = COALESCE(?, name), enabled = COALESCE(?, enabled), config = COALESCE(?, config), updated_at = ?
+        `UPDATE channels SET name = COALESCE(?, name), enabled = COALESCE(?, enabled), config = COALESCE(?, config),
+           filter = CASE WHEN ? THEN ? ELSE filter END, updated_at = ?
          WHERE id = ? AND organization_id = ? AND mode = ?
          RETURNING ${CHANNEL_COLUMNS}`,
         [
           patch.name ?? null,
           patch.enabled === undefined ? null : patch.enabled ? 1 : 0,
           patch.config === undefined ? null : JSON.stringify(patch.config),
+          patch.filter === undefined ? 0 : 1,
+          patch.filter ? JSON.stringify(patch.filter) : null,
           patch.updatedAt,
           id,
           scope.organizationId,

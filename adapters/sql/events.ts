@@ -1,27 +1,48 @@
 /** Events and their deliveries (the outbox) in SQL. */
 import type { DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/mod.ts";
-import type { DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
+import type { ChannelRecord, DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
+import { isMuted, routeEvent } from "../../core/channels/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
 import { channelFrom, deliveryFrom, eventFrom, placeholders } from "./rows.ts";
 
 const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
 const DELIVERY_COLUMNS = "event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at";
-const CHANNEL_COLUMNS = "id, organization_id, mode, type, name, enabled, config, signing_secret, created_at, updated_at";
+const CHANNEL_COLUMNS = "id, organization_id, mode, type, name, enabled, config, signing_secret, created_at, updated_at, filter";
 
 /**
- * Inserts events, each with a pending delivery to every channel of its scope enabled right now; call
- * inside the transaction that writes what caused them.
+ * Inserts events, each with a pending delivery to every channel routeEvent gives it among the channels
+ * of its scope as they are right now; call inside the transaction that writes what caused them.
  */
 export async function insertEvents(tx: Executor, events: EventRecord[]): Promise<void> {
+  const channelsByScope = new Map<string, Array<Pick<ChannelRecord, "id" | "organizationId" | "mode" | "enabled" | "filter">>>();
   for (const event of events) {
     await tx.execute(
       "INSERT INTO events (id, organization_id, mode, type, certificate_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
       [event.id, event.organizationId, event.mode, event.type, event.certificateId, JSON.stringify(event.data), event.createdAt],
     );
+    if (isMuted(event)) continue;
+    const scopeKey = `${event.organizationId} ${event.mode}`;
+    let channels = channelsByScope.get(scopeKey);
+    if (!channels) {
+      const { rows } = await tx.execute("SELECT id, filter FROM channels WHERE organization_id = ? AND mode = ? AND enabled = 1", [
+        event.organizationId,
+        event.mode,
+      ]);
+      channels = rows.map((row) => ({
+        id: String(row.id),
+        organizationId: event.organizationId,
+        mode: event.mode,
+        enabled: true,
+        filter: row.filter === null || row.filter === undefined ? null : JSON.parse(String(row.filter)),
+      }));
+      channelsByScope.set(scopeKey, channels);
+    }
+    const routed = routeEvent(event, channels);
+    if (routed.length === 0) continue;
     await tx.execute(
       `INSERT INTO deliveries (event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at)
-       SELECT ?, id, 'pending', 0, ?, NULL, ? FROM channels WHERE organization_id = ? AND mode = ? AND enabled = 1`,
-      [event.id, event.createdAt, event.createdAt, event.organizationId, event.mode],
+       VALUES ${routed.map(() => "(?, ?, 'pending', 0, ?, NULL, ?)").join(", ")}`,
+      routed.flatMap((channel) => [event.id, channel.id, event.createdAt, event.createdAt]),
     );
   }
 }
@@ -125,6 +146,22 @@ export function sqlEvents(db: Executor): EventStore {
     async countPending() {
       const { rows } = await db.execute("SELECT COUNT(*) AS n FROM deliveries WHERE status = 'pending'");
       return Number(rows[0]?.n ?? 0);
+    },
+
+    async prune({ before, limit }) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.execute(
+          `SELECT id FROM events WHERE created_at < ?
+             AND NOT EXISTS (SELECT 1 FROM deliveries WHERE deliveries.event_id = events.id AND deliveries.status = 'pending')
+           ORDER BY created_at LIMIT ?`,
+          [before, limit],
+        );
+        if (rows.length === 0) return 0;
+        const ids = rows.map((row) => String(row.id));
+        await tx.execute(`DELETE FROM deliveries WHERE event_id IN (${placeholders(ids.length)})`, ids);
+        await tx.execute(`DELETE FROM events WHERE id IN (${placeholders(ids.length)})`, ids);
+        return ids.length;
+      });
     },
 
     async completeDelivery(owner, u) {

@@ -173,6 +173,48 @@ const MIGRATIONS: Step[][] = [
     `ALTER TABLE organizations ADD COLUMN watch_limit INTEGER NOT NULL DEFAULT 1`,
     `UPDATE organizations SET watch_limit = CASE plan WHEN 'pro' THEN 10 WHEN 'enterprise' THEN 1000 ELSE 1 END`,
   ],
+  // 5: fleets (CONTRACT §16): certificate tags (a table to filter by, the sorted list to show) and
+  // mutes, channel filters, imports worked item by item under a lease, and events by age for retention.
+  [
+    `ALTER TABLE certificates ADD COLUMN tags TEXT NOT NULL DEFAULT '[]'`,
+    `ALTER TABLE certificates ADD COLUMN muted_until INTEGER`,
+    `CREATE TABLE certificate_tags (
+      organization_id TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      tag TEXT NOT NULL,
+      certificate_id TEXT NOT NULL,
+      PRIMARY KEY (organization_id, mode, tag, certificate_id)
+    ) WITHOUT ROWID`,
+    `CREATE INDEX certificate_tags_certificate ON certificate_tags (certificate_id)`,
+    `ALTER TABLE channels ADD COLUMN filter TEXT`,
+    `CREATE INDEX events_age ON events (created_at)`,
+    `CREATE TABLE imports (
+      id TEXT PRIMARY KEY,
+      organization_id TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      certificate_limit INTEGER NOT NULL,
+      status TEXT NOT NULL,
+      total INTEGER NOT NULL,
+      processed INTEGER NOT NULL,
+      created INTEGER NOT NULL,
+      failed INTEGER NOT NULL,
+      created_at INTEGER NOT NULL,
+      finished_at INTEGER,
+      lease_owner TEXT,
+      lease_until INTEGER NOT NULL
+    )`,
+    `CREATE INDEX imports_running ON imports (status, lease_until)`,
+    `CREATE TABLE import_items (
+      import_id TEXT NOT NULL,
+      idx INTEGER NOT NULL,
+      body TEXT NOT NULL,
+      status TEXT NOT NULL,
+      certificate_id TEXT,
+      error_code TEXT,
+      error_message TEXT,
+      PRIMARY KEY (import_id, idx)
+    ) WITHOUT ROWID`,
+  ],
 ];
 
 /** Computes the timeline of every certificate stored before migration 3, a page at a time. */

@@ -9,6 +9,7 @@ import { sqlApiKeys, sqlOrganizations, sqlRateLimits, sqlUsers } from "./account
 import { sqlCertificates } from "./certificates.ts";
 import { sqlChannels } from "./channels.ts";
 import { sqlEvents } from "./events.ts";
+import { sqlImports } from "./imports.ts";
 import { sqlSessions, sqlSignInAttempts } from "./sessions.ts";
 import { sqlRevocations, sqlWatches } from "./watches.ts";
 
@@ -29,6 +30,7 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     certificates: sqlCertificates(db),
     channels: sqlChannels(db),
     events: sqlEvents(db),
+    imports: sqlImports(db),
     rateLimits: sqlRateLimits(db),
     sessions: sqlSessions(db),
     signInAttempts: sqlSignInAttempts(db),

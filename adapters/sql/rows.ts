@@ -60,7 +60,7 @@ export function apiKeyFrom(row: Row, prefix = ""): ApiKeyRecord {
 export const CERTIFICATE_COLUMNS =
   "id, organization_id, mode, domain, port, name, alert_thresholds, status_periods, created_at, updated_at, " +
   "fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, " +
-  "alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version";
+  "alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version, tags, muted_until";
 
 export function certificateFrom(row: Row): CertificateRecord {
   return {
@@ -84,6 +84,8 @@ export function certificateFrom(row: Row): CertificateRecord {
     health: str(row.health) as CertificateRecord["health"],
     nextCheckAt: num(row.next_check_at),
     version: num(row.version),
+    tags: JSON.parse(str(row.tags ?? "[]")),
+    mutedUntil: numOrNull(row.muted_until),
   };
 }
 
@@ -122,6 +124,8 @@ export function certificateValues(r: CertificateRecord): SqlValue[] {
     r.nextCheckAt,
     null,
     r.version,
+    JSON.stringify(r.tags),
+    r.mutedUntil,
   ];
 }
 
@@ -135,6 +139,7 @@ export function channelFrom(row: Row, prefix = ""): ChannelRecord {
     enabled: num(row[`${prefix}enabled`]) === 1,
     config: JSON.parse(str(row[`${prefix}config`])),
     signingSecret: strOrNull(row[`${prefix}signing_secret`]),
+    filter: row[`${prefix}filter`] === null || row[`${prefix}filter`] === undefined ? null : JSON.parse(str(row[`${prefix}filter`])),
     createdAt: num(row[`${prefix}created_at`]),
     updatedAt: num(row[`${prefix}updated_at`]),
   };

@@ -46,6 +46,7 @@ td form { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; } td fo
 .status-expiring, .mode-test { color: var(--warn); background: var(--warn-bg); }
 .status-expired, .status-invalid, .status-revoked, .state-revoked { color: var(--bad); background: var(--bad-bg); }
 .status-unreachable, .state-off { color: var(--off); background: var(--off-bg); }
+.tags { list-style: none; margin: 4px 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: 4px; } .tag { font-weight: 400; color: var(--accent); }
 .toggle { display: inline-flex; border: 1px solid var(--accent); border-radius: 6px; overflow: hidden; }
 .toggle a { padding: 4px 12px; text-decoration: none; } .toggle a[aria-current="page"] { background: var(--accent); color: #fff; }
 .secret { display: flex; gap: 8px; flex-wrap: wrap; align-items: center; } .secret input { flex: 1 1 20em; font-family: ui-monospace, Menlo, Consolas, monospace; }

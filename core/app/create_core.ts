@@ -15,6 +15,8 @@ import { TrustStore } from "../tls/trust_store.ts";
 import { Monitor, type CheckObserver } from "../monitor/monitor.ts";
 import { createScheduler } from "../monitor/scheduler.ts";
 import { Deliverer } from "../notify/deliverer.ts";
+import { EventRetention } from "../notify/retention.ts";
+import { ImportWorker, importLeaseMs } from "../imports/import_worker.ts";
 import type { Transports } from "../notify/ports.ts";
 import { TlsCertificateSource, type CertificateSource } from "../monitor/certificate_source.ts";
 import { createApi, type Api } from "../http/api.ts";
@@ -111,6 +113,8 @@ export function createCore(options: CoreOptions): Core {
         transports: options.transports,
         retryMs: config.deliveryRetryMs,
         mailFrom: config.mailFrom,
+        pagerdutyUrl: config.pagerdutyUrl,
+        telegramUrl: config.telegramUrl,
         owner,
         concurrency: DELIVERY_CONCURRENCY,
         timeoutMs: options.deliveryTimeoutMs ?? 10 * SECOND,
@@ -141,6 +145,20 @@ export function createCore(options: CoreOptions): Core {
     leaseMs: Math.max(LEASE_MS, config.tlsTimeoutMs * 3),
     pollMs,
   });
+  const imports = new ImportWorker({
+    store,
+    clock,
+    logger,
+    monitor,
+    owner,
+    concurrency: config.checkConcurrency,
+    leaseMs: importLeaseMs(config.tlsTimeoutMs),
+    pollMs,
+    onCreated: () => {
+      scheduler.poke();
+      deliverer?.poke();
+    },
+  });
   const authenticator = new Authenticator(store);
   const services: Services = {
     config,
@@ -154,6 +172,8 @@ export function createCore(options: CoreOptions): Core {
     deliveries: deliverer,
     admin: new Admin(store, clock, options.passwords),
     metrics,
+    retention: new EventRetention({ store, clock, logger, retentionMs: config.eventRetentionMs }),
+    imports,
   };
 
   const ctFetch = options.transports?.ctFetch;
@@ -192,6 +212,8 @@ export function createCore(options: CoreOptions): Core {
       scheduler.start();
       deliverer?.loop.start();
       watchPoller?.loop.start();
+      services.retention.start();
+      imports.start();
       usageTimer ??= setInterval(flushUsage, USAGE_FLUSH_MS);
       (usageTimer as { unref?: () => void }).unref?.();
     },
@@ -201,6 +223,8 @@ export function createCore(options: CoreOptions): Core {
       await scheduler.stop();
       await watchPoller?.loop.stop();
       await deliverer?.loop.stop();
+      await services.retention.stop();
+      await imports.stop();
       await flushUsage();
     },
   };

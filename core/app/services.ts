@@ -10,6 +10,8 @@ import type { Scheduler } from "../monitor/scheduler.ts";
 import type { Deliverer } from "../notify/deliverer.ts";
 import type { Admin } from "../accounts/admin.ts";
 import type { ServiceMetrics } from "../metrics/scrape.ts";
+import type { EventRetention } from "../notify/retention.ts";
+import type { ImportWorker } from "../imports/import_worker.ts";
 
 export interface Services {
   config: Config;
@@ -27,4 +29,8 @@ export interface Services {
   admin: Admin;
   /** This process's counters for GET /metrics. */
   metrics: ServiceMetrics;
+  /** Deletes events past CERTKEEPER_EVENT_RETENTION. */
+  retention: EventRetention;
+  /** Works imports in the background. */
+  imports?: ImportWorker;
 }

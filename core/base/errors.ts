@@ -22,6 +22,7 @@ export const ERROR_STATUS = {
   certificate_not_found: 404,
   channel_not_found: 404,
   watch_not_found: 404,
+  import_not_found: 404,
   not_found: 404,
   method_not_allowed: 405,
   duplicate_domain: 409,

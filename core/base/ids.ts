@@ -15,7 +15,7 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdPrefix = "cert" | "ch" | "evt" | "req" | "org" | "usr" | "key" | "dlv" | "wch";
+export type IdPrefix = "cert" | "ch" | "evt" | "req" | "org" | "usr" | "key" | "dlv" | "wch" | "imp";
 
 /** A new identifier such as `cert_4f9Qx…`: the prefix, an underscore, 20 random base62 characters. */
 export function newId(prefix: IdPrefix): string {

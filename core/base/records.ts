@@ -151,6 +151,10 @@ export interface CertificateRecord extends Scope {
   name: string;
   /** Distinct, sorted descending. */
   alertThresholds: number[];
+  /** Distinct, sorted ascending (CONTRACT §16). */
+  tags: string[];
+  /** Until then its events are recorded muted, with no deliveries; null: not muted. */
+  mutedUntil: number | null;
   createdAt: number;
   updatedAt: number;
 
@@ -202,8 +206,14 @@ export interface WatchRecord extends Scope {
 }
 
 /** The channel types, as stored and shown. */
-export const CHANNEL_TYPES = ["email", "discord", "slack", "webhook"] as const;
+export const CHANNEL_TYPES = ["email", "discord", "slack", "webhook", "pagerduty", "teams", "telegram"] as const;
 export type ChannelType = (typeof CHANNEL_TYPES)[number];
+
+/** Which events a channel receives (CONTRACT §16); absent: every event. */
+export interface ChannelFilter {
+  events?: EventType[];
+  tags?: string[];
+}
 
 export interface ChannelRecord extends Scope {
   id: string;
@@ -214,6 +224,8 @@ export interface ChannelRecord extends Scope {
   config: Record<string, unknown>;
   /** `whsec_…`, for webhook channels. */
   signingSecret: string | null;
+  /** Null: every event of the scope. */
+  filter: ChannelFilter | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -225,9 +237,24 @@ export type EventType =
   | "certificate.invalid"
   | "certificate.unreachable"
   | "certificate.recovered"
+  | "certificate.chain_expiring"
   | "certificate.revoked"
   | "certificate.issued"
   | "test";
+
+/** Every event kind, in documentation order (CONTRACT §7 and Part II). */
+export const EVENT_TYPES: readonly EventType[] = [
+  "certificate.expiring",
+  "certificate.expired",
+  "certificate.renewed",
+  "certificate.invalid",
+  "certificate.unreachable",
+  "certificate.recovered",
+  "certificate.chain_expiring",
+  "certificate.revoked",
+  "certificate.issued",
+  "test",
+];
 
 export interface EventRecord extends Scope {
   id: string;
@@ -248,6 +275,30 @@ export interface DeliveryRecord {
   nextAttemptAt: number;
   lastError: string | null;
   updatedAt: number;
+}
+
+export type ImportStatus = "running" | "finished";
+
+/** A bulk add (CONTRACT §16): its items are worked in the background, each judged as POST /v1/certificates. */
+export interface ImportRecord extends Scope {
+  id: string;
+  /** The plan's certificate limit when the import was made. */
+  certificateLimit: number;
+  status: ImportStatus;
+  total: number;
+  processed: number;
+  created: number;
+  failed: number;
+  createdAt: number;
+  finishedAt: number | null;
+}
+
+/** The outcome of one settled item. */
+export interface ImportItemResult {
+  index: number;
+  status: "created" | "failed";
+  certificateId: string | null;
+  error: { code: string; message: string } | null;
 }
 
 /**

@@ -35,6 +35,8 @@ export function presentCertificate(record: CertificateRecord, now: number): Cert
     chain: d.chain,
     statusReason,
     revocation: presentRevocation(d.revocation),
+    tags: record.tags,
+    mutedUntil: record.mutedUntil === null ? null : iso(record.mutedUntil),
   };
 }
 
@@ -56,7 +58,7 @@ export function presentChecked(
   input: Pick<CertificateRecord, "domain" | "port" | "details" | "problem" | "failure" | "lastCheckedAt">,
   now: number,
 ): CheckedCertificateView {
-  const unmonitored = { ...input, id: "", name: "", alertThresholds: [], createdAt: 0, updatedAt: 0 } as unknown as CertificateRecord;
+  const unmonitored = { ...input, id: "", name: "", alertThresholds: [], tags: [], mutedUntil: null, createdAt: 0, updatedAt: 0 } as unknown as CertificateRecord;
   const full: Record<string, unknown> = { ...presentCertificate(unmonitored, now) };
   for (const field of UNMONITORED_FIELDS) delete full[field];
   return full as CheckedCertificateView;

@@ -36,7 +36,17 @@ const CONFIG_FIELDS: Record<ChannelType, string[]> = {
   discord: ["webhookUrl"],
   slack: ["webhookUrl"],
   webhook: ["url", "headers"],
+  pagerduty: ["routingKey"],
+  teams: ["webhookUrl"],
+  telegram: ["botToken", "chatId"],
 };
+
+/** A PagerDuty integration (routing) key: 32 characters (CONTRACT §16), printable, no spaces. */
+const ROUTING_KEY = /^[\x21-\x7e]{32}$/;
+/** A Telegram bot token as BotFather issues it: the bot's id, a colon, a secret. */
+const BOT_TOKEN = /^\d{1,20}:[A-Za-z0-9_-]{20,100}$/;
+/** A Telegram chat: a numeric id (groups and channels are negative) or a public @username. */
+const CHAT_ID_TEXT = /^(-?\d{1,20}|@[A-Za-z][A-Za-z0-9_]{3,31})$/;
 
 /** The stored type for an input type, or throws invalid_channel_type. Type names are case-sensitive. */
 export function parseChannelType(type: unknown): ChannelType {
@@ -74,7 +84,8 @@ export function parseChannelConfig(type: ChannelType, config: unknown, options: 
       return { email: email.trim() };
     }
     case "discord":
-    case "slack": {
+    case "slack":
+    case "teams": {
       const previous = options.previous?.webhookUrl;
       if (typeof previous === "string" && fields.webhookUrl === maskChatUrl(previous)) return { webhookUrl: previous };
       return { webhookUrl: checkUrl(fields.webhookUrl, "config.webhookUrl", ["https:"], options) };
@@ -88,7 +99,38 @@ export function parseChannelConfig(type: ChannelType, config: unknown, options: 
       const headers = checkHeaders(fields.headers, sameOrigin ? (options.previous?.headers as Record<string, string> | undefined) : undefined);
       return headers ? { url, headers } : { url };
     }
+    case "pagerduty": {
+      const routingKey = keepMasked(fields.routingKey, options.previous?.routingKey);
+      if (typeof routingKey !== "string" || !ROUTING_KEY.test(routingKey)) {
+        throw invalidConfig(
+          `A pagerduty channel needs "config.routingKey", the 32-character integration key of an Events API v2 integration${routingKey === undefined ? "" : "; got a value that is not one"}.`,
+        );
+      }
+      return { routingKey };
+    }
+    case "telegram": {
+      const botToken = keepMasked(fields.botToken, options.previous?.botToken);
+      if (typeof botToken !== "string" || !BOT_TOKEN.test(botToken)) {
+        throw invalidConfig(
+          `A telegram channel needs "config.botToken", the token BotFather gave the bot (such as 123456789:AAE…)${botToken === undefined ? "" : "; got a value that is not one"}.`,
+        );
+      }
+      const chatId = fields.chatId;
+      const validChat =
+        (typeof chatId === "number" && Number.isSafeInteger(chatId)) || (typeof chatId === "string" && CHAT_ID_TEXT.test(chatId));
+      if (!validChat) {
+        throw invalidConfig(
+          `A telegram channel needs "config.chatId", a chat id (a whole number) or a public channel's @username${chatId === undefined ? "" : `; got ${quote(chatId)}`}.`,
+        );
+      }
+      return { botToken, chatId };
+    }
   }
+}
+
+/** A masked credential sent back in a PATCH stands for the stored one. */
+function keepMasked(value: unknown, previous: unknown): unknown {
+  return value === MASK && typeof previous === "string" ? previous : value;
 }
 
 function checkUrl(value: unknown, field: string, schemes: string[], options: ConfigCheckOptions): string {
@@ -155,7 +197,8 @@ function checkHeaders(value: unknown, previous: Record<string, string> | undefin
  * does not resolve now is accepted: DNS may be down; delivery re-checks at connect time anyway.
  */
 export async function checkTargetResolves(type: ChannelType, config: Record<string, unknown>, options: ResolverOptions): Promise<void> {
-  if (options.allowPrivateTargets || type === "email") return;
+  // PagerDuty's and Telegram's base URLs are the operator's (like the SMTP server): not the caller's to choose.
+  if (options.allowPrivateTargets || type === "email" || type === "pagerduty" || type === "telegram") return;
   const field = type === "webhook" ? "url" : "webhookUrl";
   const host = new URL(String(config[field])).hostname.replace(/^\[|\]$/g, "");
   try {
@@ -186,7 +229,12 @@ export function maskConfig(type: ChannelType, config: Record<string, unknown>): 
   switch (type) {
     case "discord":
     case "slack":
+    case "teams":
       return { webhookUrl: maskChatUrl(String(config.webhookUrl)) };
+    case "pagerduty":
+      return { routingKey: MASK };
+    case "telegram":
+      return { botToken: MASK, chatId: config.chatId };
     case "webhook": {
       const headers = config.headers as Record<string, string> | undefined;
       return headers
@@ -196,6 +244,35 @@ export function maskConfig(type: ChannelType, config: Record<string, unknown>): 
     default:
       return { ...config };
   }
+}
+
+/**
+ * The credentials in a channel's config, so that error messages and logs can be scrubbed of them:
+ * keys, tokens, header values, and the secret parts of chat webhook URLs.
+ */
+export function channelSecrets(type: ChannelType, config: Record<string, unknown>): string[] {
+  const secrets: string[] = [];
+  const add = (value: unknown) => {
+    if (typeof value === "string" && value.length >= 6) secrets.push(value);
+  };
+  add(config.routingKey);
+  add(config.botToken);
+  if (typeof config.headers === "object" && config.headers !== null) for (const value of Object.values(config.headers)) add(value);
+  if (type === "discord" || type === "slack" || type === "teams") {
+    try {
+      const url = new URL(String(config.webhookUrl));
+      add(url.pathname.split("/").findLast((segment) => segment !== ""));
+      add(url.search.slice(1));
+    } catch {}
+  }
+  return secrets;
+}
+
+/** `text` with every one of `secrets` replaced by the mask. */
+export function scrubSecrets(text: string, secrets: string[]): string {
+  let scrubbed = text;
+  for (const secret of secrets) scrubbed = scrubbed.split(secret).join(MASK);
+  return scrubbed;
 }
 
 function invalidConfig(message: string): CertkeeperError {
@@ -208,5 +285,8 @@ function exampleConfig(type: ChannelType): string {
     discord: '{"webhookUrl": "https://discord.com/api/webhooks/…"}',
     slack: '{"webhookUrl": "https://hooks.slack.com/services/…"}',
     webhook: '{"url": "https://example.com/hooks/certkeeper", "headers": {"Authorization": "Bearer …"}}',
+    pagerduty: '{"routingKey": "<the 32-character integration key>"}',
+    teams: '{"webhookUrl": "https://…/workflows/…/triggers/manual/paths/invoke?…"}',
+    telegram: '{"botToken": "123456789:AAE…", "chatId": -1001234567890}',
   }[type];
 }

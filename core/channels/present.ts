@@ -11,6 +11,7 @@ export function presentChannel(channel: ChannelRecord): ChannelView {
     name: channel.name,
     enabled: channel.enabled,
     config: maskConfig(channel.type, channel.config),
+    filter: channel.filter,
     createdAt: iso(channel.createdAt),
     updatedAt: iso(channel.updatedAt),
   };

@@ -1,5 +1,5 @@
 /** certkeeper's configuration: CONTRACT §1's environment variables, parsed and checked once. */
-import { HOUR, MINUTE, SECOND, parseDuration } from "../base/time.ts";
+import { DAY, HOUR, MINUTE, SECOND, parseDuration } from "../base/time.ts";
 import { parseResolveRules, type ResolveRule } from "./resolve_rules.ts";
 
 import type { LogFormat, LogLevel } from "../base/log.ts";
@@ -30,6 +30,12 @@ export interface Config {
   ctIntervalMs: number;
   /** CERTKEEPER_CT_TOKEN: bearer token for the CT service; never logged. */
   ctToken: string | undefined;
+  /** Base URL of PagerDuty's Events API (the operator's: not subject to the private-address rule). */
+  pagerdutyUrl: string;
+  /** Base URL of Telegram's Bot API (the operator's: not subject to the private-address rule). */
+  telegramUrl: string;
+  /** Events and their settled deliveries older than this are deleted. */
+  eventRetentionMs: number;
 }
 
 export const DEFAULT_DELIVERY_RETRY = "5s,30s,2m,10m,30m,1h,2h,6h,12h";
@@ -55,6 +61,9 @@ export const DEFAULT_CONFIG: Config = {
   ctUrl: "https://api.certspotter.com",
   ctIntervalMs: HOUR,
   ctToken: undefined,
+  pagerdutyUrl: "https://events.pagerduty.com",
+  telegramUrl: "https://api.telegram.org",
+  eventRetentionMs: 90 * DAY,
 };
 
 export class ConfigError extends Error {
@@ -101,6 +110,9 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     ctUrl: parse("CERTKEEPER_CT_URL", d.ctUrl, httpUrl),
     ctIntervalMs: parse("CERTKEEPER_CT_INTERVAL", d.ctIntervalMs, positiveDuration),
     ctToken: get("CERTKEEPER_CT_TOKEN"),
+    pagerdutyUrl: parse("CERTKEEPER_PAGERDUTY_URL", d.pagerdutyUrl, baseUrl),
+    telegramUrl: parse("CERTKEEPER_TELEGRAM_URL", d.telegramUrl, baseUrl),
+    eventRetentionMs: parse("CERTKEEPER_EVENT_RETENTION", d.eventRetentionMs, positiveDuration),
   };
 }
 
@@ -150,6 +162,14 @@ function smtpUrl(text: string): string {
   const url = new URL(text);
   if (url.protocol !== "smtp:" && url.protocol !== "smtps:") throw new Error("use smtp://user:pass@host:port or smtps://…");
   return text;
+}
+
+/** An http(s) base URL without user info, query or fragment; returned without a trailing slash. */
+function baseUrl(text: string): string {
+  const url = new URL(text);
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("use an http:// or https:// URL");
+  if (url.username || url.password || url.search || url.hash) throw new Error("give the base URL only, without credentials, query or fragment");
+  return url.href.replace(/\/+$/, "");
 }
 
 /** How long a claimed certificate or delivery stays leased to one process. */

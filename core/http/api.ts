@@ -62,7 +62,7 @@ export function createApi(services: Services): Api {
         caller: { kind: "api_key", authorization: request.headers.get("authorization") },
         params,
         query: queryOf(request),
-        readBody: () => readJsonBody(request),
+        readBody: () => readJsonBody(request, operation.maxBodyBytes),
         requestId,
       });
       const response = answer(outcome, requestId, request);

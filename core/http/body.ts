@@ -4,7 +4,7 @@ import { CertkeeperError } from "../base/errors.ts";
 export const MAX_BODY_BYTES = 64 * 1024;
 
 /** The parsed JSON body of `request`, or throws 415, 413 or 400 as CONTRACT §4 says. */
-export async function readJsonBody(request: Request): Promise<unknown> {
+export async function readJsonBody(request: Request, maxBytes: number = MAX_BODY_BYTES): Promise<unknown> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type.trim())) {
     throw new CertkeeperError(
@@ -13,8 +13,8 @@ export async function readJsonBody(request: Request): Promise<unknown> {
     );
   }
   const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw tooLarge();
-  const text = await readBounded(request);
+  if (declared > maxBytes) throw tooLarge(maxBytes);
+  const text = await readBounded(request, maxBytes);
   if (text.trim() === "") throw new CertkeeperError("invalid_request", "The request body is empty: send a JSON object.");
   try {
     return JSON.parse(text);
@@ -48,5 +48,6 @@ export async function readBounded(request: Request, maxBytes: number = MAX_BODY_
 }
 
 function tooLarge(maxBytes: number = MAX_BODY_BYTES): CertkeeperError {
-  return new CertkeeperError("payload_too_large", `The request body is larger than ${maxBytes / 1024} KiB.`);
+  const size = maxBytes >= 1024 * 1024 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes / 1024} KiB`;
+  return new CertkeeperError("payload_too_large", `The request body is larger than ${size}.`);
 }

@@ -14,7 +14,7 @@ import type { ChannelType, Mode } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import { Counter, decadeBuckets, familyHeader, Histogram, sampleLine } from "./exposition.ts";
 
-const CHANNEL_TYPES: readonly ChannelType[] = ["email", "discord", "slack", "webhook"];
+const CHANNEL_TYPES: readonly ChannelType[] = ["email", "discord", "slack", "webhook", "pagerduty", "teams", "telegram"];
 /** Certificates read from the store per page. */
 const PAGE_SIZE = 500;
 

@@ -129,13 +129,22 @@ function changed(a: CertificateRecord, b: CertificateRecord): boolean {
 }
 
 function toEvent(record: CertificateRecord, draft: Draft, now: number): EventRecord {
+  return certificateEvent(record, draft.type, now, draft.extra);
+}
+
+/**
+ * An event about `record`: its data carries the certificate as GET shows it now, and `muted: true`
+ * while the certificate is muted (CONTRACT §16; such an event is recorded and delivered nowhere).
+ */
+export function certificateEvent(record: CertificateRecord, type: EventType, now: number, extra?: Record<string, unknown>): EventRecord {
+  const muted = record.mutedUntil !== null && record.mutedUntil > now;
   return {
     id: newId("evt"),
     organizationId: record.organizationId,
     mode: record.mode,
-    type: draft.type,
+    type,
     certificateId: record.id,
-    data: { certificate: presentCertificate(record, now), ...draft.extra },
+    data: { certificate: presentCertificate(record, now), ...extra, ...(muted ? { muted: true } : {}) },
     createdAt: now,
   };
 }

@@ -29,6 +29,7 @@ export const EVENT_LABELS: Record<EventType, string> = {
   "certificate.invalid": "Certificate invalid",
   "certificate.unreachable": "Certificate unreachable",
   "certificate.recovered": "Certificate valid again",
+  "certificate.chain_expiring": "Certificate chain expiring",
   "certificate.revoked": "Certificate revoked",
   "certificate.issued": "New certificate issued",
   test: "Test notification",
@@ -143,6 +144,14 @@ export function describeEvent(event: EventRecord): Described {
         label,
         headline: `${t}: certificate is valid again`,
         summary: `The TLS certificate for ${t} is valid again. It expires on ${expires}.`,
+        facts,
+        createdAt,
+      };
+    case "certificate.chain_expiring":
+      return {
+        label,
+        headline: `${t}: a certificate of its chain expires soon`,
+        summary: `A certificate in the chain ${t} sends expires soon: renew or replace it before then.`,
         facts,
         createdAt,
       };

@@ -13,6 +13,7 @@ export const DISCORD_COLORS: Record<EventType, number> = {
   "certificate.invalid": 0xd64541,
   "certificate.unreachable": 0xe67e22,
   "certificate.recovered": 0x2ead5b,
+  "certificate.chain_expiring": 0xf0a30a,
   "certificate.revoked": 0xd64541,
   "certificate.issued": 0x8b5cf6,
   test: 0x3b82f6,

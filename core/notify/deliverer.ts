@@ -14,6 +14,7 @@ import { NetFailure } from "../net/resolver.ts";
 import { WorkLoop } from "../base/work_loop.ts";
 import type { Transports } from "./ports.ts";
 import { renderNotification } from "./payloads.ts";
+import { channelSecrets, scrubSecrets } from "../channels/channel_config.ts";
 
 export interface DelivererOptions {
   store: Store;
@@ -23,6 +24,9 @@ export interface DelivererOptions {
   /** Waits between attempts (CERTKEEPER_DELIVERY_RETRY); after the last, a delivery is failed. */
   retryMs: number[];
   mailFrom: string;
+  /** CERTKEEPER_PAGERDUTY_URL and CERTKEEPER_TELEGRAM_URL. */
+  pagerdutyUrl?: string;
+  telegramUrl?: string;
   owner: string;
   concurrency: number;
   /** Cut-off of one attempt. */
@@ -100,31 +104,40 @@ export class Deliverer {
 
   /** One attempt to hand `event` to `channel`; never throws. */
   async attempt(event: EventRecord, channel: ChannelRecord): Promise<AttemptResult> {
-    const { transports, clock, mailFrom, timeoutMs, logger } = this.options;
+    const { transports, clock, mailFrom, timeoutMs, logger, pagerdutyUrl, telegramUrl } = this.options;
     const result = (partial: Partial<AttemptResult>): AttemptResult => {
       const full = { delivered: false, responseStatus: null, error: null, retryAfterMs: null, gone: false, ...partial };
       this.options.onAttempt?.({ type: channel.type, delivered: full.delivered });
       return full;
     };
     try {
-      const rendered = renderNotification(event, channel, { now: clock.now(), mailFrom });
+      const rendered = renderNotification(event, channel, { now: clock.now(), mailFrom, pagerdutyUrl, telegramUrl });
       if (rendered.kind === "email") {
         await transports.email.send(rendered.message);
         return result({ delivered: true });
       }
-      const response = await transports.http.post(rendered.request, { timeoutMs });
-      const status = response.status;
-      if (status >= 200 && status < 300) return result({ delivered: true, responseStatus: status });
-      return result({
-        responseStatus: status,
-        error: `The endpoint answered HTTP ${status}${describeStatus(status)}`,
-        retryAfterMs: status === 429 || status === 503 ? response.retryAfterMs : null,
-        gone: status === 410,
-      });
+      let status = 0;
+      // In order, each only once the one before was accepted: one attempt is the whole sequence.
+      for (const request of [rendered.request, ...(rendered.followUps ?? [])]) {
+        const response = await transports.http.post(request, { timeoutMs });
+        status = response.status;
+        if (status < 200 || status >= 300) {
+          return result({
+            responseStatus: status,
+            error: `The endpoint answered HTTP ${status}${describeStatus(status)}`,
+            retryAfterMs: status === 429 || status === 503 ? response.retryAfterMs : null,
+            gone: status === 410,
+          });
+        }
+      }
+      return result({ delivered: true, responseStatus: status });
     } catch (error) {
-      if (error instanceof NetFailure) return result({ error: error.message });
-      logger.warn("notification attempt failed", { eventId: event.id, channelId: channel.id, error });
-      return result({ error: `Delivery failed: ${(error as Error).message}` });
+      // A token travels in a Telegram URL, a key in a PagerDuty body: no error text may carry them on.
+      const secrets = channelSecrets(channel.type, channel.config);
+      const message = scrubSecrets((error as Error).message ?? String(error), secrets);
+      if (error instanceof NetFailure) return result({ error: message });
+      logger.warn("notification attempt failed", { eventId: event.id, channelId: channel.id, error: message });
+      return result({ error: `Delivery failed: ${message}` });
     }
   }
 

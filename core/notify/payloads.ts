@@ -1,5 +1,6 @@
 /**
- * What one event becomes for one channel: an HTTP POST (webhook, Discord, Slack) or an email. Pure:
+ * What one event becomes for one channel: HTTP POSTs (webhook, Discord, Slack, Teams, PagerDuty,
+ * Telegram) or an email. Pure:
  * the same event, channel and options always render the same bytes, so a retry sends what the first
  * attempt sent (bar the webhook timestamp and signature, which Standard Webhooks wants fresh).
  */
@@ -7,16 +8,29 @@ import type { ChannelRecord, EventRecord } from "../base/records.ts";
 import type { EmailMessage, OutgoingHttpRequest } from "./ports.ts";
 import { describeEvent } from "./_describe.ts";
 import { discordPayload, slackPayload } from "./chat_payloads.ts";
+import { pagerdutyRequests } from "./pagerduty_payload.ts";
+import { teamsPayload } from "./teams_payload.ts";
+import { telegramPayload } from "./telegram_payload.ts";
 import { emailMessage } from "./email_message.ts";
 import { signWebhook } from "./webhook_signature.ts";
 
-export type Notification = { kind: "http"; request: OutgoingHttpRequest } | { kind: "email"; message: EmailMessage };
+/**
+ * An email, or HTTP requests sent in order (one, but a PagerDuty resolve sends one per problem it
+ * ends); the notification is delivered once every request was accepted.
+ */
+export type Notification =
+  | { kind: "http"; request: OutgoingHttpRequest; followUps?: OutgoingHttpRequest[] }
+  | { kind: "email"; message: EmailMessage };
 
 export interface RenderOptions {
   /** ms since the epoch; the webhook timestamp. */
   now: number;
   /** CERTKEEPER_MAIL_FROM. */
   mailFrom: string;
+  /** CERTKEEPER_PAGERDUTY_URL; default https://events.pagerduty.com. */
+  pagerdutyUrl?: string;
+  /** CERTKEEPER_TELEGRAM_URL; default https://api.telegram.org. */
+  telegramUrl?: string;
 }
 
 /** Header names the webhook sets itself; a channel header of the same name (any case) is dropped. */
@@ -42,6 +56,25 @@ export function renderNotification(event: EventRecord, channel: ChannelRecord, o
     case "email": {
       const to = requireString(channel, "email");
       return { kind: "email", message: emailMessage(event, channel, { described: describeEvent(event), to, mailFrom: options.mailFrom }) };
+    }
+    case "teams":
+      return chatRequest(channel, teamsPayload(event, describeEvent(event)));
+    case "pagerduty": {
+      const routingKey = requireString(channel, "routingKey");
+      const baseUrl = options.pagerdutyUrl ?? "https://events.pagerduty.com";
+      const [request, ...followUps] = pagerdutyRequests(event, describeEvent(event), { baseUrl, routingKey });
+      return { kind: "http", request: request!, followUps };
+    }
+    case "telegram": {
+      const token = requireString(channel, "botToken");
+      const chatId = channel.config.chatId;
+      if (typeof chatId !== "number" && typeof chatId !== "string") throw new Error(`telegram channel "${channel.id}" has no config.chatId`);
+      const baseUrl = options.telegramUrl ?? "https://api.telegram.org";
+      const body = JSON.stringify(telegramPayload(event, describeEvent(event), chatId));
+      return {
+        kind: "http",
+        request: { url: `${baseUrl}/bot${token}/sendMessage`, headers: { "content-type": "application/json" }, body, operator: true },
+      };
     }
   }
 }

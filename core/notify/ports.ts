@@ -9,6 +9,11 @@ export interface OutgoingHttpRequest {
   url: string;
   headers: Record<string, string>;
   body: string;
+  /**
+   * The operator's own endpoint (CERTKEEPER_PAGERDUTY_URL, CERTKEEPER_TELEGRAM_URL), like the SMTP
+   * server: the private-address rule does not apply to it.
+   */
+  operator?: boolean;
 }
 
 export interface HttpResult {

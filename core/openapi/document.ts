@@ -139,7 +139,7 @@ export function openApiPath(path: string): string {
 function operationObject(operation: Operation, converter: SchemaConverter): JsonSchema {
   const responses: Record<string, JsonSchema> = {
     [String(operation.status)]: {
-      description: operation.status === 201 ? "Created" : "OK",
+      description: operation.status === 201 ? "Created" : operation.status === 202 ? "Accepted" : "OK",
       headers: headerRefs("X-Request-Id", ...RATE_LIMIT_HEADERS),
       content: { "application/json": { schema: converter.convert(operation.response) } },
     },

@@ -69,6 +69,7 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   certificate_not_found: 'No certificate with id "cert_3kT9vQm2Xy7LpA0bN5cZ": list your certificates with GET /v1/certificates.',
   channel_not_found: 'No channel with id "ch_7hQ2mZk1Lr0pXw3TbN6a": list your channels with GET /v1/channels.',
   watch_not_found: 'No watch with id "wch_2bV8nQ4kLm9XpT1cR7dZ": list your watches with GET /v1/watches.',
+  import_not_found: 'No import with id "imp_4gT7vQm2Xy7LpA0bN5cZ": the id is the one POST /v1/imports answered.',
   not_found: 'No route "GET /v1/certificate": see /docs for the API.',
   method_not_allowed: 'PUT is not allowed on "/v1/certificates": use GET, POST.',
   duplicate_domain: '"example.com:443" is already monitored: get it with GET /v1/certificates?domain=example.com.',

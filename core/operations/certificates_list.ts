@@ -15,7 +15,7 @@ export const listCertificates = defineOperation({
   summary: "List certificates",
   description:
     "Ordered by expiresAt ascending, then id. The cursor neither skips nor repeats an item while others are " +
-    "added or removed.",
+    "added or removed. `tag=a,b` lists the certificates carrying every listed tag.",
   access: "read",
   query: ListCertificatesQuery,
   status: 200,
@@ -30,6 +30,7 @@ export const listCertificates = defineOperation({
       after: after && { notAfter: after[0] as number, id: after[1] as string },
       statuses: query.status as CertificateStatus[] | undefined,
       domainContains: (query.domain as string | undefined)?.toLowerCase() || undefined,
+      tags: query.tag as string[] | undefined,
       now,
     });
     const { page, nextCursor } = paginate(records, limit, (r) => [r.details.notAfter, r.id]);

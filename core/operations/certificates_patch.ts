@@ -6,7 +6,8 @@ import { validate } from "../schemas/validate.ts";
 import { isId } from "../base/ids.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
 import { certificateNotFound } from "./_certificates.ts";
-import { sortThresholds } from "./certificates_add.ts";
+import { sortThresholds } from "../certificates/add_rules.ts";
+import { sortTags } from "../schemas/tags.ts";
 
 export const patchCertificate = defineOperation({
   id: "patchCertificate",
@@ -14,10 +15,11 @@ export const patchCertificate = defineOperation({
   method: "PATCH",
   path: "/v1/certificates/:id",
   tag: "Certificates",
-  summary: "Change a certificate's name or alert thresholds",
+  summary: "Change a certificate's name, alert thresholds, tags or mute",
   description:
     "Thresholds the certificate has already passed are not announced again; a threshold added below the " +
-    "days left is announced at the next check.",
+    "days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with " +
+    "data.muted: true and delivered nowhere.",
   access: "write",
   params: IdParams,
   query: NoQuery,
@@ -25,7 +27,7 @@ export const patchCertificate = defineOperation({
   status: 200,
   response: Envelope(Certificate),
   errors: ["permission_denied", "payload_too_large", "unsupported_media_type", "certificate_not_found"],
-  example: { request: { name: "Shop", alertThresholds: [21, 7, 1] } },
+  example: { request: { name: "Shop", alertThresholds: [21, 7, 1], tags: ["team:payments"], mutedUntil: "2026-12-01T06:00:00.000Z" } },
   async handle({ principal, services }, { params, body }) {
     const patch = validate(PatchCertificateBody, body);
     const now = services.clock.now();
@@ -34,6 +36,8 @@ export const patchCertificate = defineOperation({
       ? await services.store.certificates.updateSettings(principal.scope, id, {
           name: patch.name,
           alertThresholds: patch.alertThresholds && sortThresholds(patch.alertThresholds),
+          tags: patch.tags && sortTags(patch.tags),
+          mutedUntil: patch.mutedUntil === undefined ? undefined : patch.mutedUntil === null ? null : Date.parse(patch.mutedUntil),
           updatedAt: now,
         })
       : null;

@@ -8,7 +8,8 @@ import { Envelope } from "../schemas/common.ts";
 import { checkTargetResolves, parseChannelConfig, parseChannelType } from "../channels/channel_config.ts";
 import { presentChannel } from "../channels/present.ts";
 import { newSigningSecret } from "../notify/webhook_signature.ts";
-import type { ChannelRecord, ChannelType } from "../base/records.ts";
+import type { ChannelFilter, ChannelRecord, ChannelType } from "../base/records.ts";
+import { parseFilter } from "../channels/channel_filter.ts";
 import type { Services } from "../app/services.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
 
@@ -19,6 +20,7 @@ interface AddChannelInput {
   type: ChannelType;
   name: string;
   config: Record<string, unknown>;
+  filter: ChannelFilter | null;
 }
 
 /** Unknown fields, then the type (before any config error), then the name, then the config. */
@@ -31,7 +33,7 @@ function parseAddChannel(raw: unknown, services: Services): AddChannelInput {
   const type = parseChannelType(body.type);
   const { name } = validate(NameOnly, { name: body.name });
   const config = parseChannelConfig(type, body.config, { allowPrivateTargets: services.config.allowPrivateTargets });
-  return { type, name, config };
+  return { type, name, config, filter: parseFilter(body.filter) ?? null };
 }
 
 export const addChannel = defineOperation({
@@ -42,7 +44,8 @@ export const addChannel = defineOperation({
   tag: "Channels",
   summary: "Add a notification channel",
   description:
-    "Types: email, discord (the spelling \"the service\" is accepted and stored as discord), slack, webhook. " +
+    "Types: email, discord (the spelling \"the service\" is accepted and stored as discord), slack, webhook, pagerduty, teams, telegram. " +
+    "An optional filter routes to the channel only some event kinds, or only events of certificates with some tags. " +
     "A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.",
   access: "write",
   query: NoQuery,
@@ -75,6 +78,7 @@ export const addChannel = defineOperation({
       enabled: true,
       config: input.config,
       signingSecret: input.type === "webhook" ? newSigningSecret() : null,
+      filter: input.filter,
       createdAt: now,
       updatedAt: now,
     };

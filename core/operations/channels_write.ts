@@ -4,13 +4,20 @@ import { Channel, ChannelName, PatchChannelBody } from "../schemas/channel.ts";
 import { DeleteResult, Envelope, IdParams } from "../schemas/common.ts";
 import { checkTargetResolves, parseChannelConfig } from "../channels/channel_config.ts";
 import { presentChannel } from "../channels/present.ts";
+import { parseFilter } from "../channels/channel_filter.ts";
+import type { ChannelFilter } from "../base/records.ts";
 import { validate } from "../schemas/validate.ts";
 import { isId } from "../base/ids.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
 import { channelNotFound, findChannel } from "./_channels.ts";
 
 const PatchChannelShape = Type.Object(
-  { name: Type.Optional(ChannelName), enabled: Type.Optional(Type.Boolean()), config: Type.Optional(Type.Unknown()) },
+  {
+    name: Type.Optional(ChannelName),
+    enabled: Type.Optional(Type.Boolean()),
+    config: Type.Optional(Type.Unknown()),
+    filter: Type.Optional(Type.Unknown()),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 
@@ -20,14 +27,17 @@ export const patchChannel = defineOperation({
   method: "PATCH",
   path: "/v1/channels/:id",
   tag: "Channels",
-  summary: "Change a channel's name, enabled flag or config",
+  summary: "Change a channel's name, enabled flag, config or filter",
   description: "A config replaces the stored one; a masked value (********) sent back keeps what is stored.",
   access: "write",
   params: IdParams,
   query: NoQuery,
   body: PatchChannelBody,
   // The config's shape depends on the channel's type: checked in the handler (invalid_config, like add).
-  parseBody: (raw) => validate(PatchChannelShape, raw),
+  parseBody: (raw) => {
+    const body = validate(PatchChannelShape, raw);
+    return body.filter === undefined ? body : { ...body, filter: parseFilter(body.filter) };
+  },
   status: 200,
   response: Envelope(Channel),
   errors: ["permission_denied", "payload_too_large", "unsupported_media_type", "channel_not_found", "invalid_config", "invalid_webhook_url"],
@@ -45,6 +55,7 @@ export const patchChannel = defineOperation({
       name: patch.name,
       enabled: patch.enabled,
       config: newConfig,
+      filter: patch.filter as ChannelFilter | null | undefined,
       updatedAt: clock.now(),
     });
     if (!updated) throw channelNotFound(channel.id);

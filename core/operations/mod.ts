@@ -14,6 +14,8 @@ import { listEvents } from "./events_list.ts";
 import { addWatch } from "./watches_add.ts";
 import { getWatch, listWatches } from "./watches_read.ts";
 import { deleteWatch, patchWatch } from "./watches_write.ts";
+import { createImport } from "./imports_create.ts";
+import { getImport } from "./imports_get.ts";
 
 const operations = [
   addCertificate,
@@ -34,6 +36,8 @@ const operations = [
   getWatch,
   patchWatch,
   deleteWatch,
+  createImport,
+  getImport,
 ] as const satisfies readonly Operation[];
 
 export const OPERATIONS: readonly Operation[] = operations;

@@ -47,7 +47,9 @@ export interface Operation {
   body?: TSchema;
   /** Body validation when the order of checks matters; default: validate against `body`. */
   parseBody?: (raw: unknown, services: Services) => unknown;
-  status: 200 | 201;
+  status: 200 | 201 | 202;
+  /** Largest request body accepted; default 64 KiB (CONTRACT §4). */
+  maxBodyBytes?: number;
   response: TSchema;
   /** Errors beyond the ones every authenticated operation can answer. */
   errors: ErrorCode[];

@@ -2,6 +2,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Id, PageQuery, Timestamp } from "./common.ts";
 import { CERTIFICATE_STATUSES, STATUS_REASONS } from "../base/records.ts";
+import { Tags, Tag, MAX_TAGS } from "./tags.ts";
 
 export const CertificateName = Type.String({ minLength: 1, maxLength: 100, description: "Friendly name; default: the domain" });
 
@@ -21,13 +22,23 @@ export const AddCertificateBody = Type.Object(
     name: Type.Optional(CertificateName),
     port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: "Default 443", examples: [443] })),
     alertThresholds: Type.Optional(AlertThresholds),
+    tags: Type.Optional(Tags),
   },
   { additionalProperties: false },
 );
 export type AddCertificateBody = Static<typeof AddCertificateBody>;
 
+export const MutedUntil = Type.Union([Timestamp, Type.Null()], {
+  description: "Until then the certificate's events are recorded with data.muted: true and delivered nowhere; null: not muted",
+});
+
 export const PatchCertificateBody = Type.Object(
-  { name: Type.Optional(CertificateName), alertThresholds: Type.Optional(AlertThresholds) },
+  {
+    name: Type.Optional(CertificateName),
+    alertThresholds: Type.Optional(AlertThresholds),
+    tags: Type.Optional(Tags),
+    mutedUntil: Type.Optional(MutedUntil),
+  },
   { additionalProperties: false, minProperties: 1 },
 );
 export type PatchCertificateBody = Static<typeof PatchCertificateBody>;
@@ -88,6 +99,8 @@ const certificateFields = {
   chain: Type.Array(ChainEntry, { description: "The certificates the server sent, leaf first" }),
   statusReason: StatusReason,
   revocation: Revocation,
+  tags: Type.Array(Type.String(), { description: "Sorted", examples: [["env:prod", "team:payments"]] }),
+  mutedUntil: Type.Union([Timestamp, Type.Null()], { description: "Until then its events are delivered nowhere; null: not muted" }),
 };
 
 export const Certificate = Type.Object(certificateFields, { additionalProperties: false });
@@ -113,7 +126,7 @@ export const CreatedCertificate = Type.Pick(Certificate, CREATED_FIELDS, { addit
 export type CreatedCertificateView = Static<typeof CreatedCertificate>;
 
 /** The CLI's `check`: the get view without what only a monitored certificate has (CONTRACT §2). */
-export const UNMONITORED_FIELDS = ["id", "createdAt", "updatedAt", "alertThresholds", "name"] as const;
+export const UNMONITORED_FIELDS = ["id", "createdAt", "updatedAt", "alertThresholds", "name", "tags", "mutedUntil"] as const;
 export const CheckedCertificate = Type.Omit(Certificate, UNMONITORED_FIELDS, { additionalProperties: false });
 export type CheckedCertificateView = Static<typeof CheckedCertificate>;
 
@@ -128,6 +141,14 @@ export const ListCertificatesQuery = Type.Object(
       }),
     ),
     domain: Type.Optional(Type.String({ description: "Case-insensitive substring of the domain" })),
+    tag: Type.Optional(
+      Type.Array(Tag, {
+        minItems: 1,
+        maxItems: MAX_TAGS,
+        description: "One tag or a comma-separated list of them: the certificates carrying every one, `tag=team:payments,env:prod`",
+        examples: [["team:payments", "env:prod"]],
+      }),
+    ),
   },
   { additionalProperties: false },
 );

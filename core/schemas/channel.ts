@@ -2,6 +2,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Id, PageQuery, Timestamp } from "./common.ts";
 import { CHANNEL_TYPES } from "../base/records.ts";
+import { EventKind, Filter } from "./channel_filter.ts";
 
 export const ChannelName = Type.String({ minLength: 1, maxLength: 100, examples: ["Ops on call"] });
 
@@ -33,13 +34,35 @@ export const WebhookConfig = Type.Object(
   { title: "Webhook config", additionalProperties: false },
 );
 
+export const PagerDutyConfig = Type.Object(
+  { routingKey: Type.String({ minLength: 32, maxLength: 32, description: "The Events API v2 integration key; shown as ******** after creation" }) },
+  { title: "PagerDuty config", additionalProperties: false },
+);
+export const TeamsConfig = Type.Object(
+  { webhookUrl: Type.String({ description: "https URL of a Teams workflow webhook; its last path segment and query are shown as ******** after creation" }) },
+  { title: "Microsoft Teams config", additionalProperties: false },
+);
+export const TelegramConfig = Type.Object(
+  {
+    botToken: Type.String({ description: "The bot's token from BotFather; shown as ******** after creation", examples: ["123456789:AAE…"] }),
+    chatId: Type.Union([Type.Integer(), Type.String()], { description: "A chat id, or a public channel's @username", examples: [-1001234567890] }),
+  },
+  { title: "Telegram config", additionalProperties: false },
+);
+
+const ChannelConfig = Type.Union([EmailConfig, ChatConfig, WebhookConfig, PagerDutyConfig, TeamsConfig, TelegramConfig]);
+
 export const ChannelTypeInput = Type.Union(
   [...CHANNEL_TYPES, "the service"].map((type) => Type.Literal(type)),
-  { description: "email, discord (\"the service\" is accepted as another spelling of discord, and stored as discord), slack or webhook", examples: ["webhook"] },
+  {
+    description:
+      "email, discord (\"the service\" is accepted as another spelling of discord, and stored as discord), slack, webhook, pagerduty, teams or telegram",
+    examples: ["webhook"],
+  },
 );
 
 export const AddChannelBody = Type.Object(
-  { type: ChannelTypeInput, name: ChannelName, config: Type.Union([EmailConfig, ChatConfig, WebhookConfig]) },
+  { type: ChannelTypeInput, name: ChannelName, config: ChannelConfig, filter: Type.Optional(Type.Union([Filter, Type.Null()])) },
   { additionalProperties: false },
 );
 
@@ -48,10 +71,11 @@ export const PatchChannelBody = Type.Object(
     name: Type.Optional(ChannelName),
     enabled: Type.Optional(Type.Boolean()),
     config: Type.Optional(
-      Type.Union([EmailConfig, ChatConfig, WebhookConfig], {
+      Type.Union([EmailConfig, ChatConfig, WebhookConfig, PagerDutyConfig, TeamsConfig, TelegramConfig], {
         description: "Replaces the config, validated for the channel's type; a masked value (********) sent back keeps the stored one",
       }),
     ),
+    filter: Type.Optional(Type.Union([Filter, Type.Null()], { description: "Replaces the filter; null removes it" })),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -65,9 +89,10 @@ export const Channel = Type.Object(
     enabled: Type.Boolean(),
     config: Type.Record(Type.String(), Type.Unknown(), {
       description:
-        "As given, with header values and a chat webhook URL's last path segment and query masked as ********; " +
+        "As given, with header values, PagerDuty routing keys, Telegram bot tokens and a chat webhook URL's last path segment and query masked as ********; " +
         "a webhook channel's create response also carries signingSecret (whsec_…), shown that once",
     }),
+    filter: Type.Union([Filter, Type.Null()], { description: "Which events the channel receives; null: every event" }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
   },
@@ -101,25 +126,13 @@ export const Delivery = Type.Object(
 export const Event = Type.Object(
   {
     id: Id("evt", "evt_5tH8qW2kLm9XcV0bN3aZ"),
-    type: Type.Union(
-      [
-        "certificate.expiring",
-        "certificate.expired",
-        "certificate.renewed",
-        "certificate.invalid",
-        "certificate.unreachable",
-        "certificate.recovered",
-        "certificate.revoked",
-        "certificate.issued",
-        "test",
-      ].map((type) => Type.Literal(type)),
-    ),
+    type: EventKind,
     createdAt: Timestamp,
     certificateId: Type.Union([Type.String(), Type.Null()]),
     data: Type.Record(Type.String(), Type.Unknown(), {
       description:
-        "{ certificate: the certificate as GET showed it then, threshold? } (test events: { message, channel }; " +
-        "certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer })",
+        "{ certificate: the certificate as GET showed it then, threshold?, muted? (true: recorded while the certificate was muted, delivered nowhere) } " +
+        "(test events: { message, channel }; certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer })",
     }),
     deliveries: Type.Array(Delivery),
   },

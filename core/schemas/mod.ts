@@ -6,4 +6,7 @@ export * from "./common.ts";
 export * from "./certificate.ts";
 export * from "./channel.ts";
 export * from "./watch.ts";
+export * from "./channel_filter.ts";
+export * from "./tags.ts";
+export * from "./imports.ts";
 export { expectation, fieldName, rejectUnknownFields, validate, validateQuery } from "./validate.ts";

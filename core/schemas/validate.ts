@@ -3,8 +3,15 @@
  * into a message that names the field and says what it must be.
  */
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
+import { FormatRegistry } from "@sinclair/typebox";
 import { Value, ValueErrorType, type ValueError } from "@sinclair/typebox/value";
 import { CertkeeperError, quote, type ErrorCode } from "../base/errors.ts";
+
+/** CONTRACT §5's timestamp form, `YYYY-MM-DDTHH:mm:ss.sssZ` (fractions optional on input), a real date. */
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
+if (!FormatRegistry.Has("date-time")) {
+  FormatRegistry.Set("date-time", (value) => TIMESTAMP.test(value) && Number.isFinite(Date.parse(value)) && new Date(value).toISOString().slice(0, 10) === value.slice(0, 10));
+}
 
 /** Returns `value` typed by `schema`, or throws `code` (default `invalid_request`) naming the field. */
 export function validate<T extends TSchema>(schema: T, value: unknown, code: ErrorCode = "invalid_request"): Static<T> {
@@ -135,6 +142,8 @@ export function expectation(schema: TSchema): string {
     }
     case "string": {
       if (schema.format === "email" || schema.format === "idn-email") return "an email address";
+      if (schema.format === "date-time") return "a UTC timestamp such as 2026-12-01T00:00:00.000Z";
+      if (schema.pattern && schema.description) return `a string of ${schema.description}`;
       if (schema.minLength !== undefined && schema.maxLength !== undefined) {
         return `a string of ${schema.minLength} to ${schema.maxLength} characters`;
       }

@@ -9,6 +9,8 @@ import type {
   ChannelRecord,
   DeliveryRecord,
   EventRecord,
+  ImportItemResult,
+  ImportRecord,
   KeyGrant,
   OrganizationRecord,
   Scope,
@@ -82,6 +84,8 @@ export interface CertificateListQuery {
   statuses?: CertificateStatus[];
   /** Lower-case substring of the domain. */
   domainContains?: string;
+  /** Certificates carrying every one of these tags. */
+  tags?: string[];
   /** The time statuses are computed at. */
   now: number;
 }
@@ -96,6 +100,8 @@ export interface CertificateStore {
   insert(record: CertificateRecord, options: { limit: number; events: EventRecord[] }): Promise<InsertCertificateResult>;
   get(scope: Scope, id: string): Promise<CertificateRecord | null>;
   findByDomain(scope: Scope, domain: string, port: number): Promise<CertificateRecord | null>;
+  /** Which of `targets` are monitored in the scope, as `domain:port` strings. */
+  existing(scope: Scope, targets: Array<{ domain: string; port: number }>): Promise<Set<string>>;
   count(scope: Scope): Promise<number>;
   /** Ordered by notAfter, then id; up to `query.limit` items. */
   list(scope: Scope, query: CertificateListQuery): Promise<CertificateRecord[]>;
@@ -109,7 +115,7 @@ export interface CertificateStore {
   updateSettings(
     scope: Scope,
     id: string,
-    patch: { name?: string; alertThresholds?: number[]; updatedAt: number },
+    patch: { name?: string; alertThresholds?: number[]; tags?: string[]; mutedUntil?: number | null; updatedAt: number },
   ): Promise<CertificateRecord | null>;
   /** Deletes it and cancels its pending deliveries. */
   remove(scope: Scope, id: string, at: number): Promise<boolean>;
@@ -124,7 +130,7 @@ export interface CertificateStore {
   nextDueAt(): Promise<number | null>;
   /**
    * Writes a check result and the events it raised, with a pending delivery of each event to every
-   * enabled channel of the certificate's scope, in one transaction. Only when the stored version still
+   * channel routeEvent (core/channels/channel_filter.ts) gives it, in one transaction. Only when the stored version still
    * equals `record.version`; the stored version then becomes version + 1. Returns false (writing
    * nothing) when someone else wrote first (a check or a settings change), or the certificate is gone.
    * `detailsChanged: false` (default true) promises that fingerprint and details are as stored, so a
@@ -148,7 +154,7 @@ export interface ChannelStore {
   update(
     scope: Scope,
     id: string,
-    patch: Partial<Pick<ChannelRecord, "name" | "enabled" | "config">> & { updatedAt: number },
+    patch: Partial<Pick<ChannelRecord, "name" | "enabled" | "config" | "filter">> & { updatedAt: number },
   ): Promise<ChannelRecord | null>;
   /** Deletes it and cancels its pending deliveries. */
   remove(scope: Scope, id: string, at: number): Promise<boolean>;
@@ -192,11 +198,72 @@ export interface EventStore {
   nextDeliveryAt(): Promise<number | null>;
   /** How many deliveries are pending (leased ones included), over every organization: for metrics. */
   countPending(): Promise<number>;
+  /**
+   * Deletes up to `limit` events created before `before`, oldest first, with their deliveries, skipping
+   * any event with a delivery still pending. Returns how many events were deleted.
+   */
+  prune(options: { before: number; limit: number }): Promise<number>;
   /** Records an attempt's outcome, only while `owner` still holds the lease; false otherwise. */
   completeDelivery(
     owner: string,
     update: Pick<DeliveryRecord, "eventId" | "channelId" | "status" | "attempts" | "nextAttemptAt" | "lastError" | "updatedAt">,
   ): Promise<boolean>;
+}
+
+/** How one import item was judged, to be written with {@link ImportStore.settle}. */
+export type ImportItemOutcome =
+  | {
+      index: number;
+      kind: "failed";
+      error: { code: string; message: string };
+      /**
+       * For a retrieval that failed: POST checks duplicates and the plan limit first, so at write time
+       * the item fails with `duplicate` when `target` is taken in the scope, else with `limitReached`
+       * when the plan is full, else with `error`.
+       */
+      unlessBlocked?: {
+        target: { domain: string; port: number };
+        duplicate: { code: string; message: string };
+        limitReached: { code: string; message: string };
+      };
+    }
+  | {
+      index: number;
+      kind: "create";
+      record: CertificateRecord;
+      events: EventRecord[];
+      /** The item's error when, at write time, its domain and port are taken or the plan is full. */
+      duplicate: { code: string; message: string };
+      limitReached: { code: string; message: string };
+    };
+
+export interface ImportStore {
+  /** Stores a new running import and its items (raw JSON text each, by index from 0). */
+  create(record: ImportRecord, items: string[]): Promise<void>;
+  get(scope: Scope, id: string): Promise<ImportRecord | null>;
+  /** The settled items, by index. */
+  results(importId: string): Promise<ImportItemResult[]>;
+  /**
+   * Leases up to `limit` running imports whose lease ran out (a new one's is out at once) to `owner`
+   * until `leaseUntil`; two claimers at once lease disjoint sets.
+   */
+  claim(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<ImportRecord[]>;
+  /** The earliest time a running import's lease runs out, or null when none is running. */
+  nextClaimAt(): Promise<number | null>;
+  /** Extends `owner`'s lease; false when it no longer holds it (it ran out and another took the import). */
+  renew(id: string, owner: string, leaseUntil: number): Promise<boolean>;
+  /** Unsettled items from index `afterIndex + 1` on, in index order, up to `limit`. */
+  pending(importId: string, options: { afterIndex: number; limit: number }): Promise<Array<{ index: number; body: string }>>;
+  /**
+   * Writes outcomes, in one transaction, only while `owner` holds the lease (false, writing nothing,
+   * otherwise): a "create" inserts the certificate and its events unless its domain and port are taken
+   * or the import's limit is reached (then the item fails with the error given for that), and a "failed"
+   * with `unlessBlocked` fails as its comment says; outcomes are applied in the order
+   * given, so limits fall in item order. An item is
+   * settled at most once (one already settled is left alone), so no certificate is created twice. The
+   * counters move with the items; the import is finished, at `now`, when every item is settled.
+   */
+  settle(importId: string, owner: string, outcomes: ImportItemOutcome[], now: number): Promise<boolean>;
 }
 
 export interface RateLimitStore {
@@ -296,6 +363,7 @@ export interface Store {
   certificates: CertificateStore;
   channels: ChannelStore;
   events: EventStore;
+  imports: ImportStore;
   rateLimits: RateLimitStore;
   sessions: SessionStore;
   signInAttempts: SignInAttemptStore;

@@ -8,7 +8,7 @@ export interface paths {
   "/v1/certificates": {
     /**
      * List certificates
-     * @description Ordered by expiresAt ascending, then id. The cursor neither skips nor repeats an item while others are added or removed.
+     * @description Ordered by expiresAt ascending, then id. The cursor neither skips nor repeats an item while others are added or removed. `tag=a,b` lists the certificates carrying every listed tag.
      */
     get: operations["listCertificates"];
     /**
@@ -26,8 +26,8 @@ export interface paths {
      */
     delete: operations["deleteCertificate"];
     /**
-     * Change a certificate's name or alert thresholds
-     * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check.
+     * Change a certificate's name, alert thresholds, tags or mute
+     * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere.
      */
     patch: operations["patchCertificate"];
   };
@@ -46,7 +46,7 @@ export interface paths {
     get: operations["listChannels"];
     /**
      * Add a notification channel
-     * @description Types: email, discord (the spelling "the service" is accepted and stored as discord), slack, webhook. A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.
+     * @description Types: email, discord (the spelling "the service" is accepted and stored as discord), slack, webhook, pagerduty, teams, telegram. An optional filter routes to the channel only some event kinds, or only events of certificates with some tags. A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.
      */
     post: operations["addChannel"];
   };
@@ -59,7 +59,7 @@ export interface paths {
      */
     delete: operations["deleteChannel"];
     /**
-     * Change a channel's name, enabled flag or config
+     * Change a channel's name, enabled flag, config or filter
      * @description A config replaces the stored one; a masked value (********) sent back keeps what is stored.
      */
     patch: operations["patchChannel"];
@@ -97,6 +97,20 @@ export interface paths {
     delete: operations["deleteWatch"];
     /** Change a watch's subdomains, autoMonitor or allowed issuers */
     patch: operations["patchWatch"];
+  };
+  "/v1/imports": {
+    /**
+     * Import many certificates at once
+     * @description Answers 202 at once; GET /v1/imports/{id} shows progress and, once finished, each item's outcome. Each item is judged exactly as POST /v1/certificates would judge it (validation, duplicates, plan limits in item order, retrieval), with at most CERTKEEPER_CHECK_CONCURRENCY retrievals at once. Bodies up to 2 MiB. An import survives a restart of the server and finishes; no certificate is created twice.
+     */
+    post: operations["createImport"];
+  };
+  "/v1/imports/{id}": {
+    /**
+     * Get an import's progress and results
+     * @description `results` lists every item's outcome by index once `status` is finished.
+     */
+    get: operations["getImport"];
   };
   "/healthz": {
     /**
@@ -179,6 +193,8 @@ export interface components {
       port?: number;
       /** @description Days before expiry at which to alert; default [30, 14, 7, 3, 1]; returned sorted descending */
       alertThresholds?: number[];
+      /** @description 0–20 distinct tags; returned sorted */
+      tags?: string[];
     };
     Certificate: {
       id: string;
@@ -223,6 +239,10 @@ export interface components {
       chain: components["schemas"]["ChainEntry"][];
       statusReason: components["schemas"]["StatusReason"];
       revocation: components["schemas"]["Revocation"];
+      /** @description Sorted */
+      tags: string[];
+      /** @description Until then its events are delivered nowhere; null: not muted */
+      mutedUntil: string | null;
     };
     ChainEntry: {
       subject: string;
@@ -263,7 +283,12 @@ export interface components {
       name?: string;
       /** @description Days before expiry at which to alert; default [30, 14, 7, 3, 1]; returned sorted descending */
       alertThresholds?: number[];
+      /** @description 0–20 distinct tags; returned sorted */
+      tags?: string[];
+      mutedUntil?: components["schemas"]["MutedUntil"];
     };
+    /** @description Until then the certificate's events are recorded with data.muted: true and delivered nowhere; null: not muted */
+    MutedUntil: string | null;
     DeleteResult: {
       id: string;
       /** @constant */
@@ -272,11 +297,18 @@ export interface components {
     Channel: {
       id: string;
       /** @enum {string} */
-      type: "email" | "discord" | "slack" | "webhook";
+      type: "email" | "discord" | "slack" | "webhook" | "pagerduty" | "teams" | "telegram";
       name: string;
       enabled: boolean;
-      /** @description As given, with header values and a chat webhook URL's last path segment and query masked as ********; a webhook channel's create response also carries signingSecret (whsec_…), shown that once */
+      /** @description As given, with header values, PagerDuty routing keys, Telegram bot tokens and a chat webhook URL's last path segment and query masked as ********; a webhook channel's create response also carries signingSecret (whsec_…), shown that once */
       config: Record<string, never>;
+      /** @description Which events the channel receives; null: every event */
+      filter: ({
+        /** @description Event kinds this channel receives */
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test")[];
+        /** @description The channel receives events of certificates carrying at least one of these */
+        tags?: string[];
+      }) | null;
       /**
        * Format: date-time
        * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
@@ -291,13 +323,19 @@ export interface components {
     AddChannelBody: {
       type: components["schemas"]["ChannelTypeInput"];
       name: string;
-      config: components["schemas"]["EmailConfig"] | components["schemas"]["ChatConfig"] | components["schemas"]["WebhookConfig"];
+      config: components["schemas"]["EmailConfig"] | components["schemas"]["ChatConfig"] | components["schemas"]["WebhookConfig"] | components["schemas"]["PagerDutyConfig"] | components["schemas"]["TeamsConfig"] | components["schemas"]["TelegramConfig"];
+      filter?: ({
+        /** @description Event kinds this channel receives */
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test")[];
+        /** @description The channel receives events of certificates carrying at least one of these */
+        tags?: string[];
+      }) | null;
     };
     /**
-     * @description email, discord ("the service" is accepted as another spelling of discord, and stored as discord), slack or webhook
+     * @description email, discord ("the service" is accepted as another spelling of discord, and stored as discord), slack, webhook, pagerduty, teams or telegram
      * @enum {string}
      */
-    ChannelTypeInput: "email" | "discord" | "slack" | "webhook" | "the service";
+    ChannelTypeInput: "email" | "discord" | "slack" | "webhook" | "pagerduty" | "teams" | "telegram" | "the service";
     /** Email config */
     EmailConfig: {
       /**
@@ -318,11 +356,35 @@ export interface components {
       /** @description Sent with every delivery; not Host, Content-Length, Transfer-Encoding, Connection or webhook-* */
       headers?: Record<string, never>;
     };
+    /** PagerDuty config */
+    PagerDutyConfig: {
+      /** @description The Events API v2 integration key; shown as ******** after creation */
+      routingKey: string;
+    };
+    /** Microsoft Teams config */
+    TeamsConfig: {
+      /** @description https URL of a Teams workflow webhook; its last path segment and query are shown as ******** after creation */
+      webhookUrl: string;
+    };
+    /** Telegram config */
+    TelegramConfig: {
+      /** @description The bot's token from BotFather; shown as ******** after creation */
+      botToken: string;
+      /** @description A chat id, or a public channel's @username */
+      chatId: number | string;
+    };
     PatchChannelBody: {
       name?: string;
       enabled?: boolean;
       /** @description Replaces the config, validated for the channel's type; a masked value (********) sent back keeps the stored one */
-      config?: components["schemas"]["EmailConfig"] | components["schemas"]["ChatConfig"] | components["schemas"]["WebhookConfig"];
+      config?: components["schemas"]["EmailConfig"] | components["schemas"]["ChatConfig"] | components["schemas"]["WebhookConfig"] | components["schemas"]["PagerDutyConfig"] | components["schemas"]["TeamsConfig"] | components["schemas"]["TelegramConfig"];
+      /** @description Replaces the filter; null removes it */
+      filter?: ({
+        /** @description Event kinds this channel receives */
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test")[];
+        /** @description The channel receives events of certificates carrying at least one of these */
+        tags?: string[];
+      }) | null;
     };
     ChannelTestResult: {
       eventId: string;
@@ -335,15 +397,18 @@ export interface components {
     };
     Event: {
       id: string;
-      /** @enum {string} */
-      type: "certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.revoked" | "certificate.issued" | "test";
+      /**
+       * @description An event kind
+       * @enum {string}
+       */
+      type: "certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test";
       /**
        * Format: date-time
        * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
        */
       createdAt: string;
       certificateId: string | null;
-      /** @description { certificate: the certificate as GET showed it then, threshold? } (test events: { message, channel }; certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer }) */
+      /** @description { certificate: the certificate as GET showed it then, threshold?, muted? (true: recorded while the certificate was muted, delivered nowhere) } (test events: { message, channel }; certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer }) */
       data: Record<string, never>;
       deliveries: components["schemas"]["Delivery"][];
     };
@@ -357,7 +422,7 @@ export interface components {
     ErrorEnvelope: {
       error: {
         /** @enum {string} */
-        code: "invalid_request" | "invalid_domain" | "invalid_channel_type" | "invalid_config" | "invalid_webhook_url" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "certificate_limit_reached" | "channel_limit_reached" | "watch_limit_reached" | "permission_denied" | "certificate_not_found" | "channel_not_found" | "watch_not_found" | "not_found" | "method_not_allowed" | "duplicate_domain" | "duplicate_watch" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error";
+        code: "invalid_request" | "invalid_domain" | "invalid_channel_type" | "invalid_config" | "invalid_webhook_url" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "certificate_limit_reached" | "channel_limit_reached" | "watch_limit_reached" | "permission_denied" | "certificate_not_found" | "channel_not_found" | "watch_not_found" | "import_not_found" | "not_found" | "method_not_allowed" | "duplicate_domain" | "duplicate_watch" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error";
         message: string;
       };
     };
@@ -444,7 +509,7 @@ export interface operations {
 
   /**
    * List certificates
-   * @description Ordered by expiresAt ascending, then id. The cursor neither skips nor repeats an item while others are added or removed.
+   * @description Ordered by expiresAt ascending, then id. The cursor neither skips nor repeats an item while others are added or removed. `tag=a,b` lists the certificates carrying every listed tag.
    */
   listCertificates: {
     parameters: {
@@ -466,6 +531,14 @@ export interface operations {
         status?: components["schemas"]["CertificateStatus"][];
         /** @description Case-insensitive substring of the domain */
         domain?: string;
+        /**
+         * @description One tag or a comma-separated list of them: the certificates carrying every one, `tag=team:payments,env:prod`
+         * @example [
+         *   "team:payments",
+         *   "env:prod"
+         * ]
+         */
+        tag?: string[];
       };
     };
     responses: {
@@ -574,6 +647,10 @@ export interface operations {
          *     30,
          *     14,
          *     7
+         *   ],
+         *   "tags": [
+         *     "env:prod",
+         *     "team:web"
          *   ]
          * }
          */
@@ -1008,8 +1085,8 @@ export interface operations {
     };
   };
   /**
-   * Change a certificate's name or alert thresholds
-   * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check.
+   * Change a certificate's name, alert thresholds, tags or mute
+   * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere.
    */
   patchCertificate: {
     parameters: {
@@ -1027,7 +1104,11 @@ export interface operations {
          *     21,
          *     7,
          *     1
-         *   ]
+         *   ],
+         *   "tags": [
+         *     "team:payments"
+         *   ],
+         *   "mutedUntil": "2026-12-01T06:00:00.000Z"
          * }
          */
         "application/json": components["schemas"]["PatchCertificateBody"];
@@ -1424,7 +1505,7 @@ export interface operations {
   };
   /**
    * Add a notification channel
-   * @description Types: email, discord (the spelling "the service" is accepted and stored as discord), slack, webhook. A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.
+   * @description Types: email, discord (the spelling "the service" is accepted and stored as discord), slack, webhook, pagerduty, teams, telegram. An optional filter routes to the channel only some event kinds, or only events of certificates with some tags. A webhook channel's create response carries config.signingSecret (whsec_…) for verifying signatures: it is shown this once.
    */
   addChannel: {
     requestBody: {
@@ -1840,7 +1921,7 @@ export interface operations {
     };
   };
   /**
-   * Change a channel's name, enabled flag or config
+   * Change a channel's name, enabled flag, config or filter
    * @description A config replaces the stored one; a masked value (********) sent back keeps what is stored.
    */
   patchChannel: {
@@ -3011,6 +3092,340 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "unsupported_media_type";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "rate_limit_exceeded";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal_error`. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Import many certificates at once
+   * @description Answers 202 at once; GET /v1/imports/{id} shows progress and, once finished, each item's outcome. Each item is judged exactly as POST /v1/certificates would judge it (validation, duplicates, plan limits in item order, retrieval), with at most CERTKEEPER_CHECK_CONCURRENCY retrievals at once. Bodies up to 2 MiB. An import survives a restart of the server and finishes; no certificate is created twice.
+   */
+  createImport: {
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *   "certificates": [
+         *     {
+         *       "domain": "example.com",
+         *       "tags": [
+         *         "team:web"
+         *       ]
+         *     },
+         *     {
+         *       "domain": "shop.example.com",
+         *       "port": 8443
+         *     }
+         *   ]
+         * }
+         */
+        "application/json": {
+          /** @description 1–10,000 bodies of POST /v1/certificates; each is judged as that operation would judge it, and one that is invalid fails alone */
+          certificates: components["schemas"]["AddCertificateBody"][];
+        };
+      };
+    };
+    responses: {
+      /** @description Accepted */
+      202: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              id: string;
+              /** @enum {string} */
+              status: "running" | "finished";
+              total: number;
+              processed: number;
+              created: number;
+              failed: number;
+              /**
+               * Format: date-time
+               * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+               */
+              createdAt: string;
+              finishedAt: string | null;
+              /** @description Every item's outcome, by index; present once the import is finished */
+              results?: ({
+                  /** @description The item's position in `certificates`, from 0 */
+                  index: number;
+                  /** @enum {string} */
+                  status: "created" | "failed";
+                  certificateId: string | null;
+                  /** @description The error POST /v1/certificates would have answered for this body */
+                  error: {
+                    code: string;
+                    message: string;
+                  } | null;
+                })[];
+            };
+            meta: {
+              requestId: string;
+            };
+          };
+        };
+      };
+      /** @description The request is malformed or a field is invalid: `invalid_request`. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "invalid_request";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, invalid or revoked: `missing_api_key`, `invalid_api_key`, `expired_api_key`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The key may not do this: `permission_denied`. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "permission_denied";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is too large: `payload_too_large`. */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "payload_too_large";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not JSON: `unsupported_media_type`. */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "unsupported_media_type";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "rate_limit_exceeded";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal_error`. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Get an import's progress and results
+   * @description `results` lists every item's outcome by index once `status` is finished.
+   */
+  getImport: {
+    parameters: {
+      path: {
+        /** @description The resource's identifier */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              id: string;
+              /** @enum {string} */
+              status: "running" | "finished";
+              total: number;
+              processed: number;
+              created: number;
+              failed: number;
+              /**
+               * Format: date-time
+               * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+               */
+              createdAt: string;
+              finishedAt: string | null;
+              /** @description Every item's outcome, by index; present once the import is finished */
+              results?: ({
+                  /** @description The item's position in `certificates`, from 0 */
+                  index: number;
+                  /** @enum {string} */
+                  status: "created" | "failed";
+                  certificateId: string | null;
+                  /** @description The error POST /v1/certificates would have answered for this body */
+                  error: {
+                    code: string;
+                    message: string;
+                  } | null;
+                })[];
+            };
+            meta: {
+              requestId: string;
+            };
+          };
+        };
+      };
+      /** @description The request is malformed or a field is invalid: `invalid_request`. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "invalid_request";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, invalid or revoked: `missing_api_key`, `invalid_api_key`, `expired_api_key`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Not found: `import_not_found`. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "import_not_found";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };

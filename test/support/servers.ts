@@ -84,3 +84,48 @@ export async function refusedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+export interface DelayingFront extends TestServer {
+  /**
+   * The most connections held in their delay at once so far: retrievals started together. (Open
+   * connections would overcount: a finished one's close may be seen after the next one's accept.)
+   */
+  mostAtOnce(): number;
+}
+
+/**
+ * A TCP front that holds each connection `delayMs` before piping it to `targetPort` (a TLS server
+ * behind it answers as itself): retrievals through it take at least that long, and it counts how
+ * many run at once.
+ */
+export async function startDelayingFront(targetPort: number, delayMs: number): Promise<DelayingFront> {
+  let waiting = 0;
+  let most = 0;
+  const server = net.createServer((socket) => {
+    waiting++;
+    most = Math.max(most, waiting);
+    let released = false;
+    const release = () => {
+      if (!released) waiting--;
+      released = true;
+    };
+    socket.on("close", release);
+    // Read (and hold) what the client sends meanwhile, so a client that goes away is seen at once.
+    const held: Buffer[] = [];
+    const hold = (chunk: Buffer) => held.push(chunk);
+    socket.on("data", hold);
+    const timer = setTimeout(() => {
+      release();
+      const upstream = net.connect(targetPort, "127.0.0.1");
+      upstream.on("error", () => socket.destroy());
+      socket.on("close", () => upstream.destroy());
+      upstream.on("close", () => socket.destroy());
+      socket.off("data", hold);
+      for (const chunk of held) upstream.write(chunk);
+      socket.pipe(upstream).pipe(socket);
+    }, delayMs);
+    socket.on("close", () => clearTimeout(timer));
+  });
+  const { sockets, connections } = track(server);
+  return { port: await listen(server), connections, mostAtOnce: () => most, close: closer(server, sockets) };
+}

@@ -62,7 +62,7 @@ function certificateRow(c: CertificateView, mode: Mode, write: boolean): Html {
 <td><span class="badge status-${c.status}">${STATUS_TEXT[c.status] ?? c.status}</span>${
     c.statusReason && c.statusReason !== c.status ? html`<div class="muted small">${c.statusReason.replace(/_/g, " ")}</div>` : ""
   }${revocationNote(c)}</td>
-<td><strong>${c.name}</strong>${c.name !== c.domain || c.port !== 443 ? html`<div class="mono small">${c.domain}:${c.port}</div>` : ""}</td>
+<td><strong>${c.name}</strong>${c.name !== c.domain || c.port !== 443 ? html`<div class="mono small">${c.domain}:${c.port}</div>` : ""}${tagList(c.tags)}${muted(c.mutedUntil)}</td>
 <td class="num">${days < 0 ? html`expired ${-days} d ago` : days}</td><td>${when(c.expiresAt)}</td><td>${c.issuer}</td><td>${when(c.lastCheckedAt)}</td>
 ${write ? html`<td><a href="/dashboard/certificates/${c.id}/remove?mode=${mode}">Remove<span class="visually-hidden"> ${c.domain}</span></a></td>` : ""}
 </tr>`;
@@ -73,6 +73,18 @@ function revocationNote(c: CertificateView): Html | string {
   const r = c.revocation;
   if (r?.status !== "revoked") return "";
   return html`<div class="muted small">${r.reason ? `${r.reason}, ` : ""}${r.revokedAt ? html`since ${when(r.revokedAt)}` : "by its CA"} (${r.source === "crl" ? "CRL" : "OCSP"})</div>`;
+}
+
+/** A certificate's tags, as small labels (CONTRACT §16). */
+function tagList(tags: string[] | undefined): Html | string {
+  if (!tags || tags.length === 0) return "";
+  return html`<ul class="tags" aria-label="Tags">${tags.map((tag) => html`<li class="badge tag">${tag}</li>`)}</ul>`;
+}
+
+/** "muted until …" while the certificate's events are delivered nowhere. */
+function muted(mutedUntil: string | null | undefined): Html | string {
+  if (!mutedUntil || Date.parse(mutedUntil) <= Date.now()) return "";
+  return html`<div class="small"><span class="badge state-off">muted</span> until ${when(mutedUntil)}</div>`;
 }
 
 function addForm(me: SignedIn, mode: Mode, form: DashboardView["form"] = {}): Html {

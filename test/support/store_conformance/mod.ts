@@ -27,6 +27,8 @@ import { describeRateLimits } from "./rate_limits.ts";
 import { describeSettingsConformance } from "./sessions.ts";
 import { describeChangeToken } from "./change_token.ts";
 import { describeWatches } from "./watches.ts";
+import { describeFleet } from "./fleet.ts";
+import { describeImports } from "./imports.ts";
 
 export * from "./factories.ts";
 
@@ -75,5 +77,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Opene
     describeSettingsConformance(() => store);
     describeWatches(() => store);
     describeChangeToken(() => store, options.changeToken ?? true);
+    describeFleet(() => store);
+    describeImports(() => store);
   });
 }

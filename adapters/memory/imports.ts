@@ -1,0 +1,90 @@
+/** Imports in memory, with the SQL store's leases and settle-at-most-once semantics. */
+import type { ImportStore } from "../../core/store/mod.ts";
+import type { ImportItemResult, ImportRecord } from "../../core/base/mod.ts";
+import { copy, inScope, type MemoryState } from "./state.ts";
+import { memoryCertificates } from "./certificates.ts";
+
+interface StoredImport {
+  record: ImportRecord;
+  leaseOwner: string | null;
+  leaseUntil: number;
+  items: Array<{ body: string; result: ImportItemResult | null }>;
+}
+
+export function memoryImports(state: MemoryState): ImportStore {
+  const imports = new Map<string, StoredImport>();
+  const certificates = memoryCertificates(state);
+  return {
+    async create(record, items) {
+      state.write();
+      imports.set(record.id, { record: copy(record), leaseOwner: null, leaseUntil: 0, items: items.map((body) => ({ body, result: null })) });
+    },
+    async get(scope, id) {
+      const stored = imports.get(id);
+      return stored && inScope(stored.record, scope) ? copy(stored.record) : null;
+    },
+    async results(importId) {
+      return copy((imports.get(importId)?.items ?? []).flatMap((item) => (item.result ? [item.result] : [])));
+    },
+    async claim({ owner, now, leaseUntil, limit }) {
+      const due = [...imports.values()]
+        .filter((i) => i.record.status === "running" && i.leaseUntil <= now)
+        .sort((a, b) => a.record.createdAt - b.record.createdAt)
+        .slice(0, limit);
+      if (due.length > 0) state.write();
+      for (const stored of due) Object.assign(stored, { leaseOwner: owner, leaseUntil });
+      return due.map((stored) => copy(stored.record));
+    },
+    async nextClaimAt() {
+      let next: number | null = null;
+      for (const i of imports.values()) if (i.record.status === "running" && (next === null || i.leaseUntil < next)) next = i.leaseUntil;
+      return next;
+    },
+    async renew(id, owner, leaseUntil) {
+      const stored = imports.get(id);
+      if (!stored || stored.leaseOwner !== owner || stored.record.status !== "running") return false;
+      stored.leaseUntil = leaseUntil;
+      return true;
+    },
+    async pending(importId, { afterIndex, limit }) {
+      const items = imports.get(importId)?.items ?? [];
+      const pending: Array<{ index: number; body: string }> = [];
+      for (let index = afterIndex + 1; index < items.length && pending.length < limit; index++) {
+        if (!items[index]!.result) pending.push({ index, body: items[index]!.body });
+      }
+      return pending;
+    },
+    async settle(importId, owner, outcomes, now) {
+      const stored = imports.get(importId);
+      if (!stored || stored.leaseOwner !== owner || stored.record.status !== "running") return false;
+      state.write();
+      const record = stored.record;
+      for (const outcome of outcomes) {
+        const item = stored.items[outcome.index];
+        if (!item || item.result) continue;
+        let error = outcome.kind === "failed" ? outcome.error : null;
+        let certificateId: string | null = null;
+        if (outcome.kind === "failed" && outcome.unlessBlocked) {
+          const { target, duplicate, limitReached } = outcome.unlessBlocked;
+          if (await certificates.findByDomain(record, target.domain, target.port)) error = duplicate;
+          else if ((await certificates.count(record)) >= record.certificateLimit) error = limitReached;
+        }
+        if (outcome.kind === "create") {
+          const result = await certificates.insert(outcome.record, { limit: record.certificateLimit, events: outcome.events });
+          if (result === "created") certificateId = outcome.record.id;
+          else error = result === "duplicate" ? outcome.duplicate : outcome.limitReached;
+        }
+        item.result = { index: outcome.index, status: error ? "failed" : "created", certificateId, error: error ? copy(error) : null };
+        record.processed++;
+        if (error) record.failed++;
+        else record.created++;
+      }
+      if (record.processed >= record.total) {
+        record.status = "finished";
+        record.finishedAt = now;
+        stored.leaseOwner = null;
+      }
+      return true;
+    },
+  };
+}

@@ -1,0 +1,182 @@
+/** Imports in SQL: the items as sent, settled under the import's lease, each with its certificate at most once. */
+import type { ImportStore } from "../../core/store/mod.ts";
+import type { ImportItemResult, ImportRecord } from "../../core/base/mod.ts";
+import { ConstraintError, type Executor, type Row } from "./executor.ts";
+import { insertUnguarded } from "./certificates.ts";
+import { placeholders } from "./rows.ts";
+
+const COLUMNS = "id, organization_id, mode, certificate_limit, status, total, processed, created, failed, created_at, finished_at";
+const ITEM_ROWS_PER_INSERT = 300;
+
+function importFrom(row: Row): ImportRecord {
+  return {
+    id: String(row.id),
+    organizationId: String(row.organization_id),
+    mode: String(row.mode) as ImportRecord["mode"],
+    certificateLimit: Number(row.certificate_limit),
+    status: String(row.status) as ImportRecord["status"],
+    total: Number(row.total),
+    processed: Number(row.processed),
+    created: Number(row.created),
+    failed: Number(row.failed),
+    createdAt: Number(row.created_at),
+    finishedAt: row.finished_at === null || row.finished_at === undefined ? null : Number(row.finished_at),
+  };
+}
+
+export function sqlImports(db: Executor): ImportStore {
+  return {
+    async create(record, items) {
+      await db.transaction(async (tx) => {
+        await tx.execute(
+          `INSERT INTO imports (${COLUMNS}, lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
+          [
+            record.id,
+            record.organizationId,
+            record.mode,
+            record.certificateLimit,
+            record.status,
+            record.total,
+            record.processed,
+            record.created,
+            record.failed,
+            record.createdAt,
+            record.finishedAt,
+          ],
+        );
+        for (let start = 0; start < items.length; start += ITEM_ROWS_PER_INSERT) {
+          const chunk = items.slice(start, start + ITEM_ROWS_PER_INSERT);
+          await tx.execute(
+            `INSERT INTO import_items (import_id, idx, body, status) VALUES ${chunk.map(() => "(?, ?, ?, 'pending')").join(", ")}`,
+            chunk.flatMap((body, i) => [record.id, start + i, body]),
+          );
+        }
+      });
+    },
+
+    async get(scope, id) {
+      const { rows } = await db.execute(`SELECT ${COLUMNS} FROM imports WHERE id = ? AND organization_id = ? AND mode = ?`, [
+        id,
+        scope.organizationId,
+        scope.mode,
+      ]);
+      return rows[0] ? importFrom(rows[0]) : null;
+    },
+
+    async results(importId) {
+      const { rows } = await db.execute(
+        "SELECT idx, status, certificate_id, error_code, error_message FROM import_items WHERE import_id = ? AND status != 'pending' ORDER BY idx",
+        [importId],
+      );
+      return rows.map(
+        (row): ImportItemResult => ({
+          index: Number(row.idx),
+          status: String(row.status) as ImportItemResult["status"],
+          certificateId: row.certificate_id === null ? null : String(row.certificate_id),
+          error: row.error_code === null ? null : { code: String(row.error_code), message: String(row.error_message) },
+        }),
+      );
+    },
+
+    async claim({ owner, now, leaseUntil, limit }) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.execute(
+          `SELECT ${COLUMNS} FROM imports WHERE status = 'running' AND lease_until <= ? ORDER BY created_at LIMIT ?`,
+          [now, limit],
+        );
+        for (const row of rows) {
+          await tx.execute("UPDATE imports SET lease_owner = ?, lease_until = ? WHERE id = ?", [owner, leaseUntil, row.id as string]);
+        }
+        return rows.map(importFrom);
+      });
+    },
+
+    async nextClaimAt() {
+      const { rows } = await db.execute("SELECT MIN(lease_until) AS at FROM imports WHERE status = 'running'");
+      return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);
+    },
+
+    async renew(id, owner, leaseUntil) {
+      const { rowsAffected } = await db.execute(
+        "UPDATE imports SET lease_until = ? WHERE id = ? AND lease_owner = ? AND status = 'running'",
+        [leaseUntil, id, owner],
+      );
+      return rowsAffected > 0;
+    },
+
+    async pending(importId, { afterIndex, limit }) {
+      const { rows } = await db.execute(
+        "SELECT idx, body FROM import_items WHERE import_id = ? AND idx > ? AND status = 'pending' ORDER BY idx LIMIT ?",
+        [importId, afterIndex, limit],
+      );
+      return rows.map((row) => ({ index: Number(row.idx), body: String(row.body) }));
+    },
+
+    async settle(importId, owner, outcomes, now) {
+      // Few statements, whatever the batch: while this transaction is open, the process's other
+      // statements (the next items' duplicate checks) wait behind it.
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.execute(
+          `SELECT organization_id, mode, certificate_limit,
+             (SELECT COUNT(*) FROM certificates c WHERE c.organization_id = imports.organization_id AND c.mode = imports.mode) AS certificates
+           FROM imports WHERE id = ? AND lease_owner = ? AND status = 'running'`,
+          [importId, owner],
+        );
+        if (!rows[0] || outcomes.length === 0) return rows.length > 0;
+        const limit = Number(rows[0].certificate_limit);
+        // Inside this write transaction nobody else adds: the count is kept here rather than re-counted per insert.
+        let count = Number(rows[0].certificates);
+        const { rows: open } = await tx.execute(
+          `SELECT idx FROM import_items WHERE import_id = ? AND status = 'pending' AND idx IN (${placeholders(outcomes.length)})`,
+          [importId, ...outcomes.map((o) => o.index)],
+        );
+        const pending = new Set(open.map((row) => Number(row.idx)));
+        const settled: Array<{ index: number; certificateId: string | null; error: { code: string; message: string } | null }> = [];
+        for (const outcome of outcomes) {
+          if (!pending.has(outcome.index)) continue;
+          pending.delete(outcome.index);
+          let error = outcome.kind === "failed" ? outcome.error : null;
+          if (outcome.kind === "failed" && outcome.unlessBlocked) {
+            const { target, duplicate, limitReached } = outcome.unlessBlocked;
+            const { rows: taken } = await tx.execute("SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ?", [
+              String(rows[0].organization_id),
+              String(rows[0].mode),
+              target.domain,
+              target.port,
+            ]);
+            if (taken.length > 0) error = duplicate;
+            else if (count >= limit) error = limitReached;
+          }
+          let certificateId: string | null = null;
+          if (outcome.kind === "create") {
+            const result = count >= limit ? "full" : await insertUnguarded(tx, outcome.record, outcome.events);
+            if (result === "created") {
+              certificateId = outcome.record.id;
+              count++;
+            } else error = result === "duplicate" ? outcome.duplicate : outcome.limitReached;
+          }
+          settled.push({ index: outcome.index, certificateId, error });
+        }
+        if (settled.length === 0) return true;
+        await tx.execute(
+          `INSERT INTO import_items (import_id, idx, body, status, certificate_id, error_code, error_message)
+           VALUES ${settled.map(() => "(?, ?, '', ?, ?, ?, ?)").join(", ")}
+           ON CONFLICT (import_id, idx) DO UPDATE SET status = excluded.status, certificate_id = excluded.certificate_id,
+             error_code = excluded.error_code, error_message = excluded.error_message`,
+          settled.flatMap((item) => [importId, item.index, item.error ? "failed" : "created", item.certificateId, item.error?.code ?? null, item.error?.message ?? null]),
+        );
+        const created = settled.filter((item) => !item.error).length;
+        const failed = settled.length - created;
+        await tx.execute(
+          `UPDATE imports SET processed = processed + ?, created = created + ?, failed = failed + ?,
+             status = CASE WHEN processed + ? >= total THEN 'finished' ELSE status END,
+             finished_at = CASE WHEN processed + ? >= total THEN ? ELSE finished_at END,
+             lease_owner = CASE WHEN processed + ? >= total THEN NULL ELSE lease_owner END
+           WHERE id = ?`,
+          [settled.length, created, failed, settled.length, settled.length, now, settled.length, importId],
+        );
+        return true;
+      });
+    },
+  };
+}

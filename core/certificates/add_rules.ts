@@ -1,0 +1,106 @@
+/**
+ * What adding a certificate means, shared by POST /v1/certificates and the import worker: the body's
+ * rules in CONTRACT's order, the new record after its first check, and the refusals' errors.
+ */
+import { CertkeeperError, quote } from "../base/errors.ts";
+import { newId } from "../base/ids.ts";
+import { normalizeDomain } from "./domain_name.ts";
+import { rejectUnknownFields, validate } from "../schemas/validate.ts";
+import { AddCertificateBody } from "../schemas/certificate.ts";
+import { DEFAULT_ALERT_THRESHOLDS } from "./status.ts";
+import { sortTags } from "../schemas/tags.ts";
+import { applyCheck, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "../monitor/check_apply.ts";
+import type { CertificateRecord, Scope } from "../base/records.ts";
+
+export interface AddCertificateInput {
+  domain: string;
+  port: number;
+  name: string;
+  alertThresholds: number[];
+  tags: string[];
+}
+
+/** Field checks in CONTRACT's order: unknown fields, then the domain, then the rest. */
+export function parseAddCertificate(raw: unknown): AddCertificateInput {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new CertkeeperError("invalid_request", "The request body must be a JSON object such as {\"domain\": \"example.com\"}.");
+  }
+  rejectUnknownFields(AddCertificateBody, raw as Record<string, unknown>);
+  const domain = normalizeDomain((raw as { domain?: unknown }).domain);
+  const body = validate(AddCertificateBody, raw);
+  return {
+    domain,
+    port: body.port ?? 443,
+    name: body.name ?? domain,
+    alertThresholds: sortThresholds(body.alertThresholds ?? DEFAULT_ALERT_THRESHOLDS),
+    tags: sortTags(body.tags ?? []),
+  };
+}
+
+export function sortThresholds(thresholds: number[]): number[] {
+  return [...thresholds].sort((a, b) => b - a);
+}
+
+
+/** A new certificate as its first check leaves it, with the events that check raised. */
+export function firstCheck(
+  scope: Scope,
+  input: AddCertificateInput,
+  outcome: Extract<CheckOutcome, { ok: true }>,
+  now: number,
+  policy: CheckPolicy,
+): AppliedCheck {
+  return applyCheck(initialRecord(scope, input, outcome, now), outcome, now, policy, { isNew: true });
+}
+
+function initialRecord(
+  scope: Scope,
+  input: AddCertificateInput,
+  outcome: Extract<CheckOutcome, { ok: true }>,
+  now: number,
+): CertificateRecord {
+  return {
+    ...scope,
+    id: newId("cert"),
+    domain: input.domain,
+    port: input.port,
+    name: input.name,
+    alertThresholds: input.alertThresholds,
+    tags: input.tags,
+    mutedUntil: null,
+    createdAt: now,
+    updatedAt: now,
+    fingerprint: outcome.fingerprint,
+    details: outcome.details,
+    problem: outcome.problem,
+    lastCheckedAt: now,
+    failure: null,
+    failureCount: 0,
+    alertedThreshold: null,
+    expiryAlerted: false,
+    health: "ok",
+    nextCheckAt: now,
+    version: 0,
+  };
+}
+
+export function unreachable(input: AddCertificateInput, why: string): CertkeeperError {
+  return new CertkeeperError(
+    "certificate_unreachable",
+    `No TLS certificate could be retrieved from ${quote(`${input.domain}:${input.port}`)}: ${why}. Nothing was stored.`,
+  );
+}
+
+export function duplicate(input: AddCertificateInput): CertkeeperError {
+  return new CertkeeperError(
+    "duplicate_domain",
+    `${quote(`${input.domain}:${input.port}`)} is already monitored: get it with GET /v1/certificates?domain=${input.domain}.`,
+  );
+}
+
+export function limitReached(limit: number): CertkeeperError {
+  return new CertkeeperError(
+    "certificate_limit_reached",
+    `Your plan allows ${limit} certificates and all are in use: delete one or upgrade the plan.`,
+  );
+}

@@ -1,0 +1,197 @@
+/**
+ * Works imports (CONTRACT §16) in the background. An import is leased to one process at a time (and
+ * taken over when that process dies and its lease runs out); its items are judged exactly as
+ * POST /v1/certificates judges a body — validation, duplicates, plan limits, retrieval — with at most
+ * CERTKEEPER_CHECK_CONCURRENCY retrievals in flight. Retrievals run ahead, but outcomes are written in
+ * item order, several per transaction, so plan limits and duplicates fall in item order; each write
+ * settles an item and creates its certificate together, so a crash (even kill -9) loses at most the
+ * items in flight, which are judged again, and never creates a certificate twice.
+ */
+import type { Clock } from "../base/time.ts";
+import { SECOND } from "../base/time.ts";
+import type { Logger } from "../base/log.ts";
+import type { ImportRecord } from "../base/records.ts";
+import type { ImportItemOutcome, Store } from "../store/ports.ts";
+import { asCertkeeperError, errorBody } from "../base/errors.ts";
+import { WorkLoop } from "../base/work_loop.ts";
+import type { Monitor } from "../monitor/monitor.ts";
+import { duplicate, firstCheck, limitReached, parseAddCertificate, unreachable } from "../certificates/add_rules.ts";
+
+export interface ImportWorkerOptions {
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  monitor: Monitor;
+  owner: string;
+  /** Retrievals in flight at once (CERTKEEPER_CHECK_CONCURRENCY). */
+  concurrency: number;
+  /** How long a lease lasts without renewal: a dead process's import waits this long to be taken over. */
+  leaseMs: number;
+  pollMs: number;
+  /** Called when certificates were created (their checks and deliveries are due). */
+  onCreated?: () => void;
+}
+
+/** Items read from the store at once; outcomes written ahead of the slowest one are held at most this many. */
+const PAGE = 500;
+
+export class ImportWorker {
+  readonly loop: WorkLoop<ImportRecord>;
+  #stopping = false;
+
+  constructor(private readonly options: ImportWorkerOptions) {
+    const { store, owner, leaseMs } = options;
+    this.loop = new WorkLoop<ImportRecord>(
+      {
+        claim: (limit, now) => store.imports.claim({ owner, now, leaseUntil: now + leaseMs, limit }),
+        nextDueAt: () => store.imports.nextClaimAt(),
+        run: (record) => this.#work(record),
+        describe: (record) => ({ importId: record.id }),
+      },
+      // One import at a time per process: its items already use every retrieval slot.
+      { name: "imports", clock: options.clock, logger: options.logger, concurrency: 1, pollMs: options.pollMs },
+    );
+  }
+
+  poke(): void {
+    this.loop.poke();
+  }
+
+  start(): void {
+    this.#stopping = false;
+    this.loop.start();
+  }
+
+  /**
+   * Stops between items: those in flight are judged and written, the rest wait in the store, and the
+   * lease is given up so the next process to start (or another running one) goes on at once.
+   */
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    await this.loop.stop();
+  }
+
+  async #work(record: ImportRecord): Promise<void> {
+    const { store, clock, owner, leaseMs, logger } = this.options;
+    let lost = false;
+    // Renewed well before it runs out; a renewal that fails means another process took the import over.
+    const renewal = setInterval(() => {
+      store.imports.renew(record.id, owner, clock.now() + leaseMs).then(
+        (held) => (lost ||= !held),
+        (error) => logger.warn("could not renew an import's lease", { importId: record.id, error }),
+      );
+    }, Math.max(100, Math.floor(leaseMs / 3)));
+    (renewal as { unref?: () => void }).unref?.();
+    try {
+      let afterIndex = -1;
+      const interrupted = () => lost || this.#stopping;
+      while (!interrupted()) {
+        const items = await store.imports.pending(record.id, { afterIndex, limit: PAGE });
+        if (items.length === 0) break;
+        afterIndex = items.at(-1)!.index;
+        lost = !(await this.#workPage(record, items, interrupted));
+      }
+      if (lost && !this.#stopping) logger.warn("an import was taken over by another process", { importId: record.id });
+    } finally {
+      clearInterval(renewal);
+      if (this.#stopping) await store.imports.renew(record.id, owner, clock.now()).catch(() => false);
+    }
+  }
+
+  /** Judges a page of items, writing outcomes in item order; false when the lease was lost. */
+  async #workPage(record: ImportRecord, items: Array<{ index: number; body: string }>, interrupted: () => boolean): Promise<boolean> {
+    const { store, clock, owner, concurrency } = this.options;
+    const outcomes: Array<ImportItemOutcome | undefined> = new Array(items.length);
+    let written = 0;
+    let held = true;
+    let writing: Promise<void> = Promise.resolve();
+    let createdAny = false;
+    const writeReady = () => {
+      writing = writing.then(async () => {
+        const batch: ImportItemOutcome[] = [];
+        while (written < items.length && outcomes[written]) batch.push(outcomes[written++]!);
+        if (batch.length === 0 || !held) return;
+        held = await store.imports.settle(record.id, owner, batch, clock.now());
+        if (batch.some((o) => o.kind === "create")) createdAny = true;
+      });
+      return writing;
+    };
+    // A plan already full when the page begins stays full for it: its items fail at once, without a
+    // connection, as POST refuses before retrieving. Otherwise the store decides, item by item in order.
+    const full = (await store.certificates.count(record)) >= record.certificateLimit;
+    // Names already monitored when the page begins are duplicates whatever the items before them do:
+    // found in one query, they cost no connection. (Duplicates among the page's own items are found
+    // when written, in item order.)
+    const taken = await store.certificates.existing(record, items.flatMap((item) => targetOf(item.body) ?? []));
+    let next = 0;
+    const worker = async () => {
+      while (next < items.length && held && !interrupted()) {
+        const i = next++;
+        const outcome = await this.#judge(record, items[i]!, { full, taken });
+        outcomes[i] = outcome;
+        void writeReady();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
+    await writeReady();
+    if (createdAny) this.options.onCreated?.();
+    return held;
+  }
+
+  /** One item, judged as POST /v1/certificates would judge it as the body. */
+  async #judge(
+    record: ImportRecord,
+    item: { index: number; body: string },
+    page: { full: boolean; taken: Set<string> },
+  ): Promise<ImportItemOutcome> {
+    const { clock, monitor, logger } = this.options;
+    const failed = (error: unknown): Extract<ImportItemOutcome, { kind: "failed" }> => {
+      const known = asCertkeeperError(error);
+      if (known.code === "internal_error") logger.error("an import item failed unexpectedly", { importId: record.id, index: item.index, error: known.cause });
+      return { index: item.index, kind: "failed", error: errorBody(known).error };
+    };
+    try {
+      const input = parseAddCertificate(JSON.parse(item.body));
+      const scope = { organizationId: record.organizationId, mode: record.mode };
+      if (page.taken.has(`${input.domain}:${input.port}`)) return failed(duplicate(input));
+      if (page.full) return failed(limitReached(record.certificateLimit));
+      const outcome = await monitor.inspect(input.domain, input.port);
+      if (!outcome.ok) {
+        return {
+          ...failed(unreachable(input, outcome.message)),
+          unlessBlocked: {
+            target: { domain: input.domain, port: input.port },
+            duplicate: errorBody(duplicate(input)).error,
+            limitReached: errorBody(limitReached(record.certificateLimit)).error,
+          },
+        };
+      }
+      const { record: certificate, events } = firstCheck(scope, input, outcome, clock.now(), monitor.policy(true));
+      return {
+        index: item.index,
+        kind: "create",
+        record: certificate,
+        events,
+        duplicate: errorBody(duplicate(input)).error,
+        limitReached: errorBody(limitReached(record.certificateLimit)).error,
+      };
+    } catch (error) {
+      return failed(error);
+    }
+  }
+}
+
+/** The domain and port an item names, when it parses as a valid add body; null otherwise. */
+function targetOf(body: string): { domain: string; port: number } | null {
+  try {
+    const input = parseAddCertificate(JSON.parse(body));
+    return { domain: input.domain, port: input.port };
+  } catch {
+    return null;
+  }
+}
+
+/** An import's lease: long enough to outlast slow retrievals, short enough for a quick takeover. */
+export function importLeaseMs(tlsTimeoutMs: number): number {
+  return Math.max(5 * SECOND, 3 * tlsTimeoutMs);
+}

@@ -1,0 +1,52 @@
+/**
+ * Event retention (CONTRACT §16): events and their deliveries older than CERTKEEPER_EVENT_RETENTION
+ * are deleted, in batches so no single write holds the database for long; an event with a delivery
+ * still pending is kept until it settles. Every process may run it: deleting twice deletes nothing more.
+ */
+import type { Clock } from "../base/time.ts";
+import { HOUR } from "../base/time.ts";
+import type { Logger } from "../base/log.ts";
+import type { Store } from "../store/ports.ts";
+
+const BATCH = 1000;
+const EVERY_MS = HOUR;
+
+export class EventRetention {
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #running: Promise<number> | undefined;
+
+  constructor(private readonly options: { store: Store; clock: Clock; logger: Logger; retentionMs: number }) {}
+
+  /** Deletes what is past retention now; resolves with how many events went. */
+  runOnce(): Promise<number> {
+    this.#running ??= this.#prune().finally(() => (this.#running = undefined));
+    return this.#running;
+  }
+
+  start(): void {
+    if (this.#timer) return;
+    const run = () => this.runOnce().catch((error) => this.options.logger.warn("could not delete old events", { error }));
+    void run();
+    this.#timer = setInterval(run, EVERY_MS);
+    (this.#timer as { unref?: () => void }).unref?.();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    await this.#running?.catch(() => {});
+  }
+
+  async #prune(): Promise<number> {
+    const { store, clock, retentionMs, logger } = this.options;
+    const before = clock.now() - retentionMs;
+    let total = 0;
+    for (;;) {
+      const deleted = await store.events.prune({ before, limit: BATCH });
+      total += deleted;
+      if (deleted < BATCH) break;
+    }
+    if (total > 0) logger.info("old events deleted", { events: total, before: new Date(before).toISOString() });
+    return total;
+  }
+}

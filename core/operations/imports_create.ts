@@ -1,0 +1,74 @@
+/** POST /v1/imports: store the items as sent and answer 202; the import worker judges them. */
+import { CertkeeperError } from "../base/errors.ts";
+import { newId } from "../base/ids.ts";
+import { Import, ImportBody, MAX_IMPORT_BODY_BYTES, MAX_IMPORT_ITEMS } from "../schemas/imports.ts";
+import { Envelope } from "../schemas/common.ts";
+import type { ImportRecord } from "../base/records.ts";
+import { presentImport } from "../imports/present.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
+
+/**
+ * The body must be an object with exactly a `certificates` array of 1–10,000 objects; anything else
+ * creates nothing. What is inside each object is the worker's to judge, item by item, as POST would.
+ */
+function parseImport(raw: unknown): string[] {
+  const refuse = (why: string) => new CertkeeperError("invalid_request", `${why}: send {"certificates": [{"domain": "example.com"}, …]}.`);
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) throw refuse("The request body must be a JSON object");
+  for (const key of Object.keys(raw)) {
+    if (key !== "certificates") throw refuse(`Unknown field ${JSON.stringify(key)}: the only field is "certificates"`);
+  }
+  const items = (raw as { certificates?: unknown }).certificates;
+  if (items === undefined) throw refuse('Field "certificates" is required');
+  if (!Array.isArray(items)) throw refuse('Field "certificates" must be an array');
+  if (items.length === 0 || items.length > MAX_IMPORT_ITEMS) {
+    throw refuse(`Field "certificates" must hold 1 to ${MAX_IMPORT_ITEMS.toLocaleString("en")} items; got ${items.length.toLocaleString("en")}`);
+  }
+  return items.map((item, index) => {
+    if (typeof item !== "object" || item === null || Array.isArray(item)) {
+      throw refuse(`Field "certificates[${index}]" must be an object such as {"domain": "example.com"}`);
+    }
+    return JSON.stringify(item);
+  });
+}
+
+export const createImport = defineOperation({
+  id: "createImport",
+  embed: "imports.create",
+  method: "POST",
+  path: "/v1/imports",
+  tag: "Imports",
+  summary: "Import many certificates at once",
+  description:
+    "Answers 202 at once; GET /v1/imports/{id} shows progress and, once finished, each item's outcome. Each item is " +
+    "judged exactly as POST /v1/certificates would judge it (validation, duplicates, plan limits in item order, " +
+    "retrieval), with at most CERTKEEPER_CHECK_CONCURRENCY retrievals at once. Bodies up to 2 MiB. An import survives " +
+    "a restart of the server and finishes; no certificate is created twice.",
+  access: "write",
+  query: NoQuery,
+  body: ImportBody,
+  parseBody: parseImport,
+  maxBodyBytes: MAX_IMPORT_BODY_BYTES,
+  status: 202,
+  response: Envelope(Import),
+  errors: ["permission_denied", "payload_too_large", "unsupported_media_type"],
+  example: { request: { certificates: [{ domain: "example.com", tags: ["team:web"] }, { domain: "shop.example.com", port: 8443 }] } },
+  async handle({ principal, services }, { body }) {
+    const items = body as string[];
+    const now = services.clock.now();
+    const record: ImportRecord = {
+      ...principal.scope,
+      id: newId("imp"),
+      certificateLimit: principal.limits.certificates,
+      status: "running",
+      total: items.length,
+      processed: 0,
+      created: 0,
+      failed: 0,
+      createdAt: now,
+      finishedAt: null,
+    };
+    await services.store.imports.create(record, items);
+    services.imports?.poke();
+    return { data: presentImport(record) };
+  },
+});

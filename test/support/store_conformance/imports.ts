@@ -1,0 +1,123 @@
+/** The store conformance suite's part for imports: items, leases, and settling each item once. */
+import { describe, expect, test } from "bun:test";
+import type { ImportItemOutcome, Store } from "../../../core/store/ports.ts";
+import type { ImportRecord, Scope } from "../../../core/base/records.ts";
+import { newId } from "../../../core/base/ids.ts";
+import { certificateRecord, NOW } from "./factories.ts";
+import { addCertificate, newOrganization, PARKED } from "./_helpers.ts";
+
+function importRecord(scope: Scope, overrides: Partial<ImportRecord> = {}): ImportRecord {
+  return {
+    ...scope,
+    id: newId("imp"),
+    certificateLimit: 100,
+    status: "running",
+    total: 3,
+    processed: 0,
+    created: 0,
+    failed: 0,
+    createdAt: NOW,
+    finishedAt: null,
+    ...overrides,
+  };
+}
+
+const DUP = { code: "duplicate_domain", message: "taken" };
+const FULL = { code: "certificate_limit_reached", message: "full" };
+
+function create(scope: Scope, index: number, domain = `${newId("imp").slice(4).toLowerCase()}.example.com`): ImportItemOutcome {
+  return { index, kind: "create", record: certificateRecord(scope, { domain }), events: [], duplicate: DUP, limitReached: FULL };
+}
+
+/** Leases this test's import only: other tests' imports are parked first. */
+async function claimOnly(store: Store, id: string, owner: string, now: number, leaseUntil: number) {
+  const claimed = await store.imports.claim({ owner, now, leaseUntil, limit: 1000 });
+  for (const other of claimed) if (other.id !== id) await store.imports.renew(other.id, owner, PARKED);
+  return claimed.filter((record) => record.id === id);
+}
+
+export function describeImports(get: () => Store) {
+  describe("imports", () => {
+    test("create() stores the import and its items; get() sees only its scope; pending() pages by index", async () => {
+      const store = get();
+      const { live, test: testScope } = await newOrganization(store);
+      const record = importRecord(live);
+      await store.imports.create(record, ['{"domain":"a.com"}', '{"domain":"b.com"}', '{"__proto__":1}']);
+      expect(await store.imports.get(live, record.id)).toEqual(record);
+      expect(await store.imports.get(testScope, record.id)).toBeNull();
+      expect(await store.imports.pending(record.id, { afterIndex: -1, limit: 2 })).toEqual([
+        { index: 0, body: '{"domain":"a.com"}' },
+        { index: 1, body: '{"domain":"b.com"}' },
+      ]);
+      expect(await store.imports.pending(record.id, { afterIndex: 1, limit: 2 })).toEqual([{ index: 2, body: '{"__proto__":1}' }]);
+      expect(await store.imports.results(record.id)).toEqual([]);
+    });
+
+    test("claim() leases a running import to one owner until its lease runs out; renew() keeps it; the other takes it after", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const record = importRecord(live);
+      await store.imports.create(record, ["{}", "{}", "{}"]);
+      const t = PARKED - 1000;
+      expect((await claimOnly(store, record.id, "A", t, t + 10)).map((r) => r.id)).toEqual([record.id]);
+      expect(await claimOnly(store, record.id, "B", t + 5, t + 15)).toEqual([]);
+      expect(await store.imports.renew(record.id, "A", t + 20)).toBe(true);
+      expect(await claimOnly(store, record.id, "B", t + 15, t + 25)).toEqual([]);
+      expect((await claimOnly(store, record.id, "B", t + 20, t + 30)).map((r) => r.id)).toEqual([record.id]);
+      expect(await store.imports.renew(record.id, "A", t + 40)).toBe(false);
+      expect(await store.imports.settle(record.id, "A", [{ index: 0, kind: "failed", error: DUP }], t)).toBe(false);
+      expect(await store.imports.pending(record.id, { afterIndex: -1, limit: 10 })).toHaveLength(3);
+    });
+
+    test("settle(): a failed retrieval fails as a duplicate when its target is taken, as over the limit when full, else as itself", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      await addCertificate(store, certificateRecord(live, { domain: "taken.example.com" }));
+      const record = importRecord(live, { total: 3, certificateLimit: 2 });
+      await store.imports.create(record, ["{}", "{}", "{}"]);
+      await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
+      const none = { code: "certificate_not_found", message: "none" };
+      const blocked = (domain: string) => ({ target: { domain, port: 443 }, duplicate: DUP, limitReached: FULL });
+      const outcomes: ImportItemOutcome[] = [
+        { index: 0, kind: "failed", error: none, unlessBlocked: blocked("free.example.com") },
+        { index: 1, kind: "failed", error: none, unlessBlocked: blocked("taken.example.com") },
+        create(live, 2),
+      ];
+      expect(await store.imports.settle(record.id, "A", outcomes, NOW)).toBe(true);
+      expect((await store.imports.results(record.id)).map((r) => r.error?.code ?? r.status)).toEqual(["certificate_not_found", "duplicate_domain", "created"]);
+    });
+
+    test("settle() creates certificates, settles each item once, keeps limits in order and finishes the import", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      await addCertificate(store, certificateRecord(live, { domain: "taken.example.com" }));
+      const record = importRecord(live, { total: 5, certificateLimit: 3 });
+      await store.imports.create(record, ["{}", "{}", "{}", "{}", "{}"]);
+      await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
+      const first = create(live, 0);
+      expect(await store.imports.settle(record.id, "A", [first, create(live, 1, "taken.example.com")], NOW)).toBe(true);
+      // Settled again (a process that lost its lease and came back): left alone, nothing created twice.
+      expect(await store.imports.settle(record.id, "A", [{ ...create(live, 0), index: 0 }], NOW)).toBe(true);
+      expect(await store.imports.get(live, record.id)).toMatchObject({ status: "running", processed: 2, created: 1, failed: 1 });
+      const unreachable = { code: "certificate_not_found", message: "none" };
+      expect(
+        await store.imports.settle(
+          record.id,
+          "A",
+          [create(live, 2), { index: 3, kind: "failed", error: unreachable, unlessBlocked: { target: { domain: "free.example.com", port: 443 }, duplicate: DUP, limitReached: FULL } }, create(live, 4)],
+          NOW + 1,
+        ),
+      ).toBe(true);
+      expect(await store.imports.get(live, record.id)).toEqual({ ...record, status: "finished", processed: 5, created: 2, failed: 3, finishedAt: NOW + 1 });
+      expect(await store.imports.results(record.id)).toEqual([
+        { index: 0, status: "created", certificateId: first.kind === "create" ? first.record.id : "", error: null },
+        { index: 1, status: "failed", certificateId: null, error: DUP },
+        { index: 2, status: "created", certificateId: expect.stringMatching(/^cert_/), error: null },
+        { index: 3, status: "failed", certificateId: null, error: FULL },
+        { index: 4, status: "failed", certificateId: null, error: FULL },
+      ]);
+      expect(await store.certificates.count(live)).toBe(3);
+      expect(await store.imports.claim({ owner: "B", now: PARKED, leaseUntil: PARKED, limit: 1000 }).then((all) => all.map((r) => r.id))).not.toContain(record.id);
+    });
+  });
+}
