@@ -59,6 +59,12 @@ const CASES: Case[] = [
   { name: "a missing watch", operation: "getWatch", params: { id: "wch_0000000000000000missing" }, expected: [404, "watch_not_found"] },
   { name: "a patch of a watch's domain", operation: "patchWatch", params: { id: "wch_0000000000000000missing" }, body: { domain: "b.com" }, expected: [400, "invalid_request"] },
   { name: "a removal of a missing watch", operation: "deleteWatch", params: { id: "wch_0000000000000000missing" }, expected: [404, "watch_not_found"] },
+  { name: "a bad tag filter", operation: "listCertificates", query: { tag: "Team A" }, expected: [400, "invalid_request"] },
+  { name: "a tag with a space", operation: "patchCertificate", params: { id: MISSING_CERTIFICATE }, body: { tags: ["a b"] }, expected: [400, "invalid_request"] },
+  { name: "a filter of an unknown event kind", operation: "addChannel", body: { type: "email", name: "x", config: { email: "a@b.co" }, filter: { events: ["nope"] } }, expected: [400, "invalid_request"] },
+  { name: "an import of no items", operation: "createImport", body: { certificates: [] }, expected: [400, "invalid_request"] },
+  { name: "an import of strings", operation: "createImport", body: { certificates: ["a.com"] }, expected: [400, "invalid_request"] },
+  { name: "a missing import", operation: "getImport", params: { id: "imp_0000000000000000missing" }, expected: [404, "import_not_found"] },
 ];
 
 let h: Harness;

@@ -102,12 +102,15 @@ describe("the list parameters carry their real types", () => {
 describe("a channel body the document allows is one the server takes, and the reverse", () => {
   test("every type of the document's enum is accepted, \"the service\" stored as discord", async () => {
     const types: string[] = JSON.parse(served).components.schemas.ChannelTypeInput.enum;
-    expect(types).toEqual(["email", "discord", "slack", "webhook", "the service"]);
+    expect(types).toEqual(["email", "discord", "slack", "webhook", "pagerduty", "teams", "telegram", "the service"]);
     const configs: Record<string, unknown> = {
       email: { email: "ops@example.com" },
       discord: { webhookUrl: "https://discord.example/api/webhooks/1/abc" },
       slack: { webhookUrl: "https://hooks.slack.example/services/T/B/x" },
       webhook: { url: "https://hooks.example/certkeeper" },
+      pagerduty: { routingKey: "R0UTINGKEYR0UTINGKEYR0UTINGKEY12" },
+      teams: { webhookUrl: "https://teams.example/workflows/1/triggers/manual/paths/invoke?sig=x" },
+      telegram: { botToken: "123456789:AAEbot-t0ken_secret-part-0123456789", chatId: 42 },
       "the service": { webhookUrl: "https://discord.example/api/webhooks/2/def" },
     };
     for (const type of types) {
@@ -123,7 +126,7 @@ describe("a channel body the document allows is one the server takes, and the re
 
   test("a config field the document does not declare (additionalProperties: false) is refused by the server too", async () => {
     const schemas = JSON.parse(served).components.schemas;
-    for (const name of ["EmailConfig", "ChatConfig", "WebhookConfig"]) expect(schemas[name].additionalProperties).toBe(false);
+    for (const name of ["EmailConfig", "ChatConfig", "WebhookConfig", "PagerDutyConfig", "TeamsConfig", "TelegramConfig"]) expect(schemas[name].additionalProperties).toBe(false);
     const answer = await h.request("POST", "/v1/channels", { body: { type: "email", name: "x", config: { email: "ops@example.com", cc: "b@example.com" } } });
     expectError(answer, 400, "invalid_config");
   });
