@@ -52,9 +52,10 @@ export function teamsPayload(event: EventRecord, described: Described): Record<s
 
 /**
  * Text from a certificate (its issuer, say) is its owner's to choose: TextBlocks render a markdown
- * subset, so the characters that make emphasis, links and lists are escaped to show as themselves.
+ * subset (bold, italic, links, lists), so exactly the characters that make those are escaped to show as
+ * themselves; everything else (parentheses in "(7 days)", say) is left as it reads.
  */
 export function plain(text: string): string {
-  const escaped = text.replace(/[\\*_[\]()~`>#|]/g, "\\$&").replace(/^(\s*)([-+]|\d+\.)(\s)/gm, "$1\\$2$3");
+  const escaped = text.replace(/[\\*_[\]]/g, "\\$&").replace(/^(\s*)([-+*]|\d+\.)(\s)/gm, "$1\\$2$3");
   return escaped.length <= TEXT_MAX ? escaped : `${escaped.slice(0, TEXT_MAX - 1)}…`;
 }
