@@ -108,10 +108,13 @@ describe("mutedUntil", () => {
 });
 
 describe("retention", () => {
-  test("events older than CERTKEEPER_EVENT_RETENTION are deleted with their deliveries; younger ones stay", async () => {
+  test("events older than CERTKEEPER_EVENT_RETENTION are deleted with their deliveries, and finished imports; younger ones stay", async () => {
     w = await fleetWorld({ config: { eventRetentionMs: 30 * DAY } });
     const channel = expectData(await w.h.request("POST", "/v1/channels", { body: { type: "webhook", name: "h", config: { url: `${w.hook.url}/h` } } }), 201);
     expectData(await w.h.request("POST", `/v1/channels/${channel.id}/test`), 200);
+    const imported = expectData(await w.h.request("POST", "/v1/imports", { body: { certificates: [{ domain: "not a domain" }] } }), 202);
+    await w.h.core.services.imports!.loop.runDue();
+    expect(expectData(await w.h.request("GET", `/v1/imports/${imported.id}`), 200).status).toBe("finished");
     w.clock.advance(20 * DAY);
     expectData(await w.h.request("POST", `/v1/channels/${channel.id}/test`), 200);
     expect(expectData(await w.h.request("GET", "/v1/events"), 200).length).toBe(2);
@@ -120,5 +123,7 @@ describe("retention", () => {
     const left = expectData(await w.h.request("GET", "/v1/events"), 200);
     expect(left.length).toBe(1);
     expect(left[0].deliveries).toEqual([{ channelId: channel.id, status: "delivered", attempts: 1, lastError: null }]);
+    // An import finished that long ago goes too.
+    expect((await w.h.request("GET", `/v1/imports/${imported.id}`)).status).toBe(404);
   });
 });

@@ -54,6 +54,15 @@ export function memoryImports(state: MemoryState): ImportStore {
       }
       return pending;
     },
+    async prune({ before, limit }) {
+      const old = [...imports.values()]
+        .filter((i) => i.record.status === "finished" && i.record.finishedAt !== null && i.record.finishedAt < before)
+        .sort((a, b) => a.record.finishedAt! - b.record.finishedAt!)
+        .slice(0, limit);
+      if (old.length > 0) state.write();
+      for (const stored of old) imports.delete(stored.record.id);
+      return old.length;
+    },
     async settle(importId, owner, outcomes, now) {
       const stored = imports.get(importId);
       if (!stored || stored.leaseOwner !== owner || stored.record.status !== "running") return false;

@@ -112,6 +112,20 @@ export function sqlImports(db: Executor): ImportStore {
       return rows.map((row) => ({ index: Number(row.idx), body: String(row.body) }));
     },
 
+    async prune({ before, limit }) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.execute("SELECT id FROM imports WHERE status = 'finished' AND finished_at < ? ORDER BY finished_at LIMIT ?", [
+          before,
+          limit,
+        ]);
+        if (rows.length === 0) return 0;
+        const ids = rows.map((row) => String(row.id));
+        await tx.execute(`DELETE FROM import_items WHERE import_id IN (${placeholders(ids.length)})`, ids);
+        await tx.execute(`DELETE FROM imports WHERE id IN (${placeholders(ids.length)})`, ids);
+        return ids.length;
+      });
+    },
+
     async settle(importId, owner, outcomes, now) {
       // Few statements, whatever the batch: while this transaction is open, the process's other
       // statements (the next items' duplicate checks) wait behind it.

@@ -1,7 +1,8 @@
 /**
  * Event retention (CONTRACT §16): events and their deliveries older than CERTKEEPER_EVENT_RETENTION
  * are deleted, in batches so no single write holds the database for long; an event with a delivery
- * still pending is kept until it settles. Every process may run it: deleting twice deletes nothing more.
+ * still pending is kept until it settles. Imports finished that long ago go too (their items are
+ * kept nowhere else and would only grow). Every process may run it: deleting twice deletes nothing more.
  */
 import type { Clock } from "../base/time.ts";
 import { HOUR } from "../base/time.ts";
@@ -46,6 +47,7 @@ export class EventRetention {
       total += deleted;
       if (deleted < BATCH) break;
     }
+    while ((await store.imports.prune({ before, limit: 100 })) === 100);
     if (total > 0) logger.info("old events deleted", { events: total, before: new Date(before).toISOString() });
     return total;
   }

@@ -264,6 +264,8 @@ export interface ImportStore {
    * counters move with the items; the import is finished, at `now`, when every item is settled.
    */
   settle(importId: string, owner: string, outcomes: ImportItemOutcome[], now: number): Promise<boolean>;
+  /** Deletes up to `limit` imports finished before `before`, with their items; returns how many. */
+  prune(options: { before: number; limit: number }): Promise<number>;
 }
 
 export interface RateLimitStore {

@@ -119,5 +119,22 @@ export function describeImports(get: () => Store) {
       expect(await store.certificates.count(live)).toBe(3);
       expect(await store.imports.claim({ owner: "B", now: PARKED, leaseUntil: PARKED, limit: 1000 }).then((all) => all.map((r) => r.id))).not.toContain(record.id);
     });
+
+    test("prune() deletes imports finished before a time, with their items; running ones never", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const past = NOW - 1000 * 86_400_000;
+      const old = importRecord(live, { total: 1 });
+      const running = importRecord(live, { total: 1, createdAt: past - 10 });
+      await store.imports.create(old, ["{}"]);
+      await store.imports.create(running, ["{}"]);
+      await claimOnly(store, old.id, "A", PARKED - 1000, PARKED - 500);
+      expect(await store.imports.settle(old.id, "A", [{ index: 0, kind: "failed", error: DUP }], past - 5)).toBe(true);
+      expect(await store.imports.prune({ before: past - 5, limit: 10 })).toBe(0);
+      expect(await store.imports.prune({ before: past, limit: 10 })).toBe(1);
+      expect(await store.imports.get(live, old.id)).toBeNull();
+      expect(await store.imports.results(old.id)).toEqual([]);
+      expect(await store.imports.get(live, running.id)).not.toBeNull();
+    });
   });
 }
