@@ -18,7 +18,8 @@ import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { startSqld } from "./support/sqld.ts";
 import { startServe, type ServeProcess } from "./support/cli.ts";
 
-setDefaultTimeout(60_000);
+// Server processes, a libSQL server, leases running out: minutes on a loaded machine, not Bun's 5 s.
+setDefaultTimeout(120_000);
 
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-imports-"));
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -48,8 +49,9 @@ async function environment(databaseUrl: string): Promise<Record<string, string>>
     CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
     CERTKEEPER_RESOLVE: `*.${TEST_DOMAIN}=127.0.0.1`,
     CERTKEEPER_EXTRA_CA_FILE: caFile,
-    // A 1 s TLS timeout gives an import lease of 5 s: a dead process's import is taken over soon.
-    CERTKEEPER_TLS_TIMEOUT: "1s",
+    // A 3 s TLS timeout (slack for a loaded machine) gives an import lease of 9 s: a dead process's
+    // import is taken over within seconds.
+    CERTKEEPER_TLS_TIMEOUT: "3s",
     CERTKEEPER_CHECK_CONCURRENCY: "2",
   };
 }
