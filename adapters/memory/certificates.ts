@@ -112,6 +112,17 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       return next;
     },
 
+    async capNextChecks(intervalMs) {
+      let moved = 0;
+      for (const record of state.certificates.values()) {
+        if (record.leaseOwner === null && record.nextCheckAt > record.lastCheckedAt + intervalMs) {
+          if (moved++ === 0) state.write();
+          record.nextCheckAt = record.lastCheckedAt + intervalMs;
+        }
+      }
+      return moved;
+    },
+
     async saveCheck(record, events) {
       const stored = state.certificates.get(record.id);
       if (!stored || stored.version !== record.version) return false;

@@ -278,6 +278,17 @@ export function sqlCertificates(db: Executor): CertificateStore {
       return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);
     },
 
+    async capNextChecks(intervalMs) {
+      // lease_owner is cleared by every save: a set one marks a check in flight (or a dead process's
+      // lease, which runs out by itself), whose own save decides the next check.
+      const { rowsAffected } = await db.execute(
+        `UPDATE certificates SET next_check_at = last_checked_at + ?
+         WHERE lease_owner IS NULL AND next_check_at > last_checked_at + ?`,
+        [intervalMs, intervalMs],
+      );
+      return rowsAffected;
+    },
+
     async saveCheck(record, events, options = {}) {
       const detailsChanged = options.detailsChanged !== false;
       if (!detailsChanged && events.length === 0) return rechecks.save(record);

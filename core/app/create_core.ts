@@ -144,6 +144,7 @@ export function createCore(options: CoreOptions): Core {
     concurrency: config.checkConcurrency,
     leaseMs: Math.max(LEASE_MS, config.tlsTimeoutMs * 3),
     pollMs,
+    intervalMs: config.checkIntervalMs,
   });
   const imports = new ImportWorker({
     store,

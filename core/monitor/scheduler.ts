@@ -1,6 +1,10 @@
 /**
  * The re-check loop: leases due certificates (their nextCheckAt moves to the lease's end, so a process
  * that dies mid-check leaves them due again) and checks them with bounded concurrency.
+ *
+ * Before its first look at the store it brings every stored next check forward to at most the last
+ * check plus this process's interval: times chosen under a longer CERTKEEPER_CHECK_INTERVAL must not
+ * hold a shortened one back until they come.
  */
 import type { Clock } from "../base/time.ts";
 import type { Store } from "../store/ports.ts";
@@ -19,16 +23,36 @@ export interface SchedulerOptions {
   concurrency: number;
   leaseMs: number;
   pollMs: number;
+  /** CERTKEEPER_CHECK_INTERVAL: no certificate waits longer than this after its last check. */
+  intervalMs: number;
 }
 
 export type Scheduler = WorkLoop<CertificateRecord>;
 
 export function createScheduler(options: SchedulerOptions): Scheduler {
-  const { store, owner, leaseMs, monitor } = options;
+  const { store, owner, leaseMs, monitor, intervalMs } = options;
+  // Once per process, retried on the next round if the store failed to answer.
+  let capped: Promise<void> | undefined;
+  const capOnce = () =>
+    (capped ??= store.certificates.capNextChecks(intervalMs).then(
+      (moved) => {
+        if (moved > 0) options.logger.info("next checks brought forward to the check interval", { certificates: moved, intervalMs });
+      },
+      (error) => {
+        capped = undefined;
+        throw error;
+      },
+    ));
   return new WorkLoop<CertificateRecord>(
     {
-      claim: (limit, now) => store.certificates.claimDue({ owner, now, leaseUntil: now + leaseMs, limit }),
-      nextDueAt: () => store.certificates.nextDueAt(),
+      claim: async (limit, now) => {
+        await capOnce();
+        return store.certificates.claimDue({ owner, now, leaseUntil: now + leaseMs, limit });
+      },
+      nextDueAt: async () => {
+        await capOnce();
+        return store.certificates.nextDueAt();
+      },
       run: async (record) => {
         await monitor.check(record, { manual: false });
       },

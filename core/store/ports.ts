@@ -129,6 +129,12 @@ export interface CertificateStore {
   /** The earliest nextCheckAt of all certificates (leases included), or null when there are none. */
   nextDueAt(): Promise<number | null>;
   /**
+   * Brings the nextCheckAt of every certificate not under lease forward to at most its lastCheckedAt
+   * plus `intervalMs`, leaving earlier ones (retries, alert and expiry moments) as they are: run at
+   * start, so that a shortened check interval applies at once. Returns how many moved.
+   */
+  capNextChecks(intervalMs: number): Promise<number>;
+  /**
    * Writes a check result and the events it raised, with a pending delivery of each event to every
    * channel routeEvent (core/channels/channel_filter.ts) gives it, in one transaction. Only when the stored version still
    * equals `record.version`; the stored version then becomes version + 1. Returns false (writing

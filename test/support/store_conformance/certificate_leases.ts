@@ -1,4 +1,4 @@
-/** The store conformance suite's part for checking certificates: claimDue, nextDueAt, saveCheck. */
+/** The store conformance suite's part for checking certificates: claimDue, nextDueAt, capNextChecks, saveCheck. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
 import type { CertificateRecord } from "../../../core/base/records.ts";
@@ -7,7 +7,7 @@ import { certificateDetails, certificateRecord, channelRecord, eventRecord, hex,
 import { addCertificate, addChannel, compareIds, deliveriesOf, ids, newOrganization, parkLeftovers, sortedIds } from "./_helpers.ts";
 
 export function describeCertificateLeases(get: () => Store) {
-  describe("certificates: claimDue, nextDueAt, saveCheck", () => {
+  describe("certificates: claimDue, nextDueAt, capNextChecks, saveCheck", () => {
     test("claimDue() leases what is due, as it was before the lease, until leaseUntil", async () => {
       const store = get();
       await parkLeftovers(store);
@@ -77,6 +77,34 @@ export function describeCertificateLeases(get: () => Store) {
       await store.certificates.updateSettings(live, later.id, { alertThresholds: [7], updatedAt: NOW + MINUTE });
       expect(await store.certificates.nextDueAt()).toBe(NOW + MINUTE);
       expect(ids(await store.certificates.claimDue({ owner: "one", now: NOW + MINUTE, leaseUntil: NOW + HOUR, limit: 10 }))).toEqual([later.id]);
+    });
+
+    test("capNextChecks() brings next checks forward to lastCheckedAt + interval, leaving earlier ones and leased ones", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const checkedAt = NOW - HOUR;
+      // Leased first (its check is in flight: its own save decides its next check).
+      const leased = await addCertificate(store, certificateRecord(live, { lastCheckedAt: checkedAt, nextCheckAt: NOW - 2 * HOUR }));
+      expect(ids(await store.certificates.claimDue({ owner: "one", now: NOW - 2 * HOUR, leaseUntil: NOW + 3 * HOUR, limit: 10 }))).toEqual([leased.id]);
+      // Scheduled under a 6-hour interval, a retry due sooner, and one already exactly at the new interval.
+      const late = await addCertificate(store, certificateRecord(live, { lastCheckedAt: checkedAt, nextCheckAt: checkedAt + 6 * HOUR }));
+      const retry = await addCertificate(store, certificateRecord(live, { lastCheckedAt: checkedAt, nextCheckAt: checkedAt + 15_000 }));
+      const exact = await addCertificate(store, certificateRecord(live, { lastCheckedAt: checkedAt, nextCheckAt: checkedAt + MINUTE }));
+
+      expect(await store.certificates.capNextChecks(MINUTE)).toBe(1);
+      // Only the schedule moves: the version stays, so a check computed before still saves.
+      expect(await store.certificates.get(live, late.id)).toEqual({ ...late, nextCheckAt: checkedAt + MINUTE });
+      expect(await store.certificates.get(live, retry.id)).toEqual(retry);
+      expect(await store.certificates.get(live, exact.id)).toEqual(exact);
+      expect((await store.certificates.get(live, leased.id))?.nextCheckAt).toBe(NOW + 3 * HOUR);
+      expect(await store.certificates.nextDueAt()).toBe(checkedAt + 15_000);
+      expect(sortedIds(await store.certificates.claimDue({ owner: "two", now: checkedAt + MINUTE, leaseUntil: NOW, limit: 10 }))).toEqual(
+        sortedIds([late, retry, exact]),
+      );
+      // Nothing left to move; a longer interval moves nothing back.
+      expect(await store.certificates.capNextChecks(MINUTE)).toBe(0);
+      expect(await store.certificates.capNextChecks(DAY)).toBe(0);
     });
 
     test("saveCheck() writes the check at the expected version, with its events and deliveries, keeping name and thresholds", async () => {
