@@ -1,76 +1,180 @@
 /**
- * Benchmark (b): `GET /v1/certificates/{id}` with authentication, rate limiting and the embedded libSQL
- * database, beside a bare Elysia route returning the same JSON (the floor), both served by this Bun
- * process and loaded by autocannon in another process. Prints requests per second, p50/p99 latency and
- * the ratio to the floor.
+ * Benchmark (b): the API's reads as users run them. certkeeper is started the way `npm start` starts
+ * it (`bun adapters/cli/main.ts serve`), in a process of its own, at the default log level (info: one
+ * line per request) with its output redirected to a file, on the embedded libSQL database. An owner
+ * key made with the CLI, 200 certificates added through the API (each checked against a local TLS
+ * server in another process, as the tests do), then wrk in a third process, one thread and 64
+ * connections, rotating over the 200 ids. The floor is a bare Elysia server in a process of its own
+ * answering the same bodies from memory. Both are measured one after the other, `--runs` times:
  *
- *   bun bench/api_get.ts [--connections 64] [--seconds 10] [--log-level warn]
+ *   GET /v1/certificates/{id}         rotating over the 200 certificates (target >= 0.3x, p99 < 20 ms)
+ *   GET /v1/certificates?limit=100    the first page (target >= 0.2x)
+ *
+ * Prints requests per second, p50/p99 latency, the ratio to the floor and the CPU time the server
+ * process spent per request (from /proc/<pid>/stat), which carries over between machines better
+ * than a rate.
+ *
+ *   bun bench/api_get.ts [--connections 64] [--seconds 10] [--runs 2] [--log-level info]
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { Elysia } from "elysia";
-import { createWriteStream } from "node:fs";
-import { DEFAULT_CONFIG, type LogLevel } from "../core/config/config.ts";
-import { createLogger } from "../core/base/log.ts";
-import { startServer } from "../adapters/elysia/server.ts";
-import { openLibsqlStore } from "../adapters/libsql/mod.ts";
-import { sampleCertificate } from "./support/sample.ts";
-import { runAutocannon, type LoadResult } from "./support/autocannon.ts";
+import { runWrk, type LoadResult } from "./support/wrk.ts";
 
 const { values } = parseArgs({
   options: {
     connections: { type: "string", default: "64" },
     seconds: { type: "string", default: "10" },
-    "log-level": { type: "string", default: "warn" },
+    runs: { type: "string", default: "2" },
+    // Unset: certkeeper's default (info). Pass warn to see what the request lines cost.
+    "log-level": { type: "string" },
   },
 });
 const connections = Number(values.connections);
-// Request lines are logged at info, CERTKEEPER_LOG_LEVEL's default; pass --log-level info to include them.
 const seconds = Number(values.seconds);
+const runs = Number(values.runs);
+const CERTIFICATES = 200;
+const DOMAIN = "bench.certkeeper.test";
+const ROOT = resolve(import.meta.dir, "..");
+const CLI = join(ROOT, "adapters/cli/main.ts");
 
-const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-"));
-const databaseUrl = `file:${join(dir, "bench.db")}`;
-const store = await openLibsqlStore({ url: databaseUrl });
-// Logs go to a file, as to a log collector: their cost is measured, the terminal's is not.
-const logFile = createWriteStream(join(dir, "server.log"));
-const logLevel = values["log-level"] as LogLevel;
-const server = await startServer(
-  { ...DEFAULT_CONFIG, port: 0, databaseUrl, logLevel },
-  { store, logger: createLogger(logLevel, (line) => logFile.write(`${line}\n`)) },
-);
-const admin = server.core.services.admin;
-// A rate limit the load cannot reach: this measures the work of checking it, not refusals.
-const org = await admin.createOrganization({ name: "Bench", plan: "enterprise", limits: { requestsPerMinute: 1_000_000_000 } });
-const user = await admin.createUser({ organizationId: org.id, email: "bench@acme.test", role: "owner" });
-const { key } = await admin.createApiKey({ userId: user.id, name: "bench", mode: "live" });
-const record = sampleCertificate({ organizationId: org.id, mode: "live" }, 0);
-await store.certificates.insert(record, { limit: 10, events: [] });
+const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-api-"));
+const children: Array<{ kill(): void }> = [];
+const cleanup = () => {
+  for (const child of children) child.kill();
+  rmSync(dir, { recursive: true, force: true });
+};
+process.on("SIGINT", () => {
+  cleanup();
+  process.exit(130);
+});
 
-const url = `${server.url}/v1/certificates/${record.id}`;
-const headers = { authorization: `Bearer ${key}` };
-const sample = await fetch(url, { headers });
-if (sample.status !== 200) throw new Error(`GET answered ${sample.status}: ${await sample.text()}`);
-const body = await sample.json();
+/** Starts a process printing one JSON line first; returns the process and that line. */
+async function spawnReporting(argv: string[], env: Record<string, string> = {}) {
+  const child = Bun.spawn(argv, { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "inherit" });
+  children.push(child);
+  const reader = child.stdout.getReader();
+  const { value } = await reader.read();
+  reader.releaseLock();
+  return { child, info: JSON.parse(new TextDecoder().decode(value).split("\n")[0]!) };
+}
 
-const bare = new Elysia().get("/v1/certificates/:id", () => body).listen({ hostname: "127.0.0.1", port: 0 });
-const bareUrl = `http://127.0.0.1:${bare.server!.port}/v1/certificates/${record.id}`;
+try {
+  // The TLS server the 200 certificates live on (one wildcard certificate, 200 names).
+  const tls = await spawnReporting([process.execPath, join(ROOT, "bench/support/tls_server.ts")]);
+  const caFile = join(dir, "root.pem");
+  writeFileSync(caFile, tls.info.rootPem);
 
-// Warm both up, then measure each alone.
-await runAutocannon({ url: bareUrl, connections, seconds: 2 });
-await runAutocannon({ url, headers, connections, seconds: 2 });
-const floor = await runAutocannon({ url: bareUrl, connections, seconds });
-const measured = await runAutocannon({ url, headers, connections, seconds });
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const env: Record<string, string> = {
+    CERTKEEPER_HOST: "127.0.0.1",
+    CERTKEEPER_PORT: String(port),
+    CERTKEEPER_DATABASE_URL: `file:${join(dir, "data/certkeeper.db")}`,
+    CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
+    CERTKEEPER_RESOLVE: `*.${DOMAIN}=127.0.0.1`,
+    CERTKEEPER_EXTRA_CA_FILE: caFile,
+    ...(values["log-level"] ? { CERTKEEPER_LOG_LEVEL: values["log-level"] } : {}),
+  };
+  for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_") && !(name in env)) delete process.env[name];
 
-const row = (label: string, r: LoadResult) =>
-  `${label.padEnd(38)} ${String(Math.round(r.requestsPerSecond)).padStart(9)} req/s   p50 ${r.p50Ms.toFixed(2).padStart(6)} ms   p99 ${r.p99Ms.toFixed(2).padStart(6)} ms   non-2xx ${r.non2xx}`;
-console.log(`GET /v1/certificates/{id}, ${connections} connections, ${seconds} s each, log level ${values["log-level"]}`);
-console.log(row("bare Elysia route (floor)", floor));
-console.log(row("certkeeper (auth, rate limit, libSQL)", measured));
-console.log(`ratio to floor: ${(measured.requestsPerSecond / floor.requestsPerSecond).toFixed(2)}x   (target >= 0.3x, p99 < 20 ms)`);
+  const cli = async (...args: string[]) => {
+    const child = Bun.spawn([process.execPath, CLI, ...args, "--json"], { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    if (code !== 0) throw new Error(`certkeeper ${args.join(" ")}: ${err}`);
+    return JSON.parse(out);
+  };
+  // A rate limit the load cannot reach: this measures the work of counting, not refusals.
+  const org = await cli("org", "create", "--name", "Bench", "--plan", "enterprise", "--rate-limit", "1000000000");
+  const user = await cli("user", "create", "--org", org.id, "--email", "owner@bench.test", "--role", "owner");
+  const { key } = await cli("key", "create", "--user", user.id, "--name", "bench");
 
-bare.stop();
-await server.stop();
-rmSync(dir, { recursive: true, force: true });
+  // certkeeper as `npm start` runs it, its output to a file as `npm start > certkeeper.log` would.
+  const logPath = join(dir, "certkeeper.log");
+  const server = Bun.spawn([process.execPath, CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(logPath), stderr: "inherit" });
+  children.push(server);
+  const base = `http://127.0.0.1:${port}`;
+  for (let tries = 0; ; tries++) {
+    if ((await fetch(`${base}/healthz`).catch(() => null))?.status === 200) break;
+    if (tries > 200) throw new Error("certkeeper did not start");
+    await Bun.sleep(50);
+  }
+
+  const headers = { authorization: `Bearer ${key}` };
+  const ids: string[] = [];
+  for (let start = 0; start < CERTIFICATES; start += 20) {
+    const added = await Promise.all(
+      Array.from({ length: Math.min(20, CERTIFICATES - start) }, async (_, i) => {
+        const response = await fetch(`${base}/v1/certificates`, {
+          method: "POST",
+          headers: { ...headers, "content-type": "application/json" },
+          body: JSON.stringify({ domain: `c${start + i}.${DOMAIN}`, port: tls.info.port }),
+        });
+        if (response.status !== 201) throw new Error(`adding a certificate answered ${response.status}: ${await response.text()}`);
+        return ((await response.json()) as { data: { id: string } }).data.id;
+      }),
+    );
+    ids.push(...added);
+  }
+  const bodies: Record<string, unknown> = {};
+  for (const id of ids) bodies[id] = await (await fetch(`${base}/v1/certificates/${id}`, { headers })).json();
+  const page = await (await fetch(`${base}/v1/certificates?limit=100`, { headers })).json();
+  const bodiesPath = join(dir, "bodies.json");
+  writeFileSync(bodiesPath, JSON.stringify({ bodies, page }));
+  const bare = await spawnReporting([process.execPath, join(ROOT, "bench/support/bare_server.ts"), bodiesPath]);
+  const bareBase = `http://127.0.0.1:${bare.info.port}`;
+
+  const targets = {
+    get: ids.map((id) => `/v1/certificates/${id}`),
+    list: ["/v1/certificates?limit=100"],
+  };
+  const load = (which: "certkeeper" | "bare", paths: string[], secs: number) =>
+    runWrk({
+      base: which === "certkeeper" ? base : bareBase,
+      paths,
+      headers: which === "certkeeper" ? headers : {},
+      connections,
+      seconds: secs,
+      pid: which === "certkeeper" ? server.pid : bare.child.pid,
+      scriptPath: join(dir, "load.lua"),
+    });
+
+  // Warm both up (JIT, caches), then measure each alone, the floor first, `runs` times.
+  for (const paths of Object.values(targets)) {
+    await load("bare", paths, 2);
+    await load("certkeeper", paths, 2);
+  }
+  const results: Record<keyof typeof targets, Array<{ floor: LoadResult; measured: LoadResult }>> = { get: [], list: [] };
+  for (let run = 0; run < runs; run++) {
+    for (const [name, paths] of Object.entries(targets) as Array<[keyof typeof targets, string[]]>) {
+      const floor = await load("bare", paths, seconds);
+      const measured = await load("certkeeper", paths, seconds);
+      results[name].push({ floor, measured });
+    }
+  }
+
+  const num = (n: number, width: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }).padStart(width);
+  const row = (label: string, r: LoadResult) =>
+    `  ${label.padEnd(11)} ${num(r.requestsPerSecond, 8)} req/s   p50 ${num(r.p50Ms, 6, 2)} ms   p99 ${num(r.p99Ms, 6, 2)} ms   ` +
+    `CPU ${num(r.cpuUsPerRequest, 4)} µs/request${r.non2xx + r.errors > 0 ? `   non-2xx ${r.non2xx}, errors ${r.errors}` : ""}`;
+  const level = values["log-level"] ?? "info (default)";
+  console.log(`certkeeper serve (own process, log level ${level}, logs to a file) vs bare Elysia (own process)`);
+  console.log(`wrk -t1 -c${connections}, ${seconds} s each, ${CERTIFICATES} certificates, ${runs} run(s)\n`);
+  const titles = {
+    get: `GET /v1/certificates/{id}, rotating over ${CERTIFICATES} ids   (target >= 0.3x, p99 < 20 ms)`,
+    list: "GET /v1/certificates?limit=100   (target >= 0.2x)",
+  };
+  for (const name of Object.keys(targets) as Array<keyof typeof targets>) {
+    console.log(titles[name]);
+    results[name].forEach(({ floor, measured }, run) => {
+      console.log(`run ${run + 1}`);
+      console.log(row("bare Elysia", floor));
+      console.log(row("certkeeper", measured));
+      console.log(`  ratio ${(measured.requestsPerSecond / floor.requestsPerSecond).toFixed(2)}x`);
+    });
+    console.log("");
+  }
+} finally {
+  cleanup();
+}
 process.exit(0);
