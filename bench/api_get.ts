@@ -14,7 +14,10 @@
  * process spent per request (from /proc/<pid>/stat), which carries over between machines better
  * than a rate.
  *
- *   bun bench/api_get.ts [--connections 64] [--seconds 10] [--runs 2] [--log-level info]
+ *   bun bench/api_get.ts [--connections 64] [--seconds 10] [--runs 2] [--log-level info] [--profile DIR]
+ *
+ * With `--profile DIR` the server runs under Bun's CPU profiler (`--cpu-prof-md`), only certkeeper is
+ * loaded, and the profile (Markdown, hottest functions first) is written to DIR when it stops.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -29,6 +32,7 @@ const { values } = parseArgs({
     runs: { type: "string", default: "2" },
     // Unset: certkeeper's default (info). Pass warn to see what the request lines cost.
     "log-level": { type: "string" },
+    profile: { type: "string" },
   },
 });
 const connections = Number(values.connections);
@@ -91,7 +95,8 @@ try {
 
   // certkeeper as `npm start` runs it, its output to a file as `npm start > certkeeper.log` would.
   const logPath = join(dir, "certkeeper.log");
-  const server = Bun.spawn([process.execPath, CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(logPath), stderr: "inherit" });
+  const profiler = values.profile ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`] : [];
+  const server = Bun.spawn([process.execPath, ...profiler, CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(logPath), stderr: "inherit" });
   children.push(server);
   const base = `http://127.0.0.1:${port}`;
   for (let tries = 0; ; tries++) {
@@ -138,6 +143,17 @@ try {
       pid: which === "certkeeper" ? server.pid : bare.child.pid,
       scriptPath: join(dir, "load.lua"),
     });
+
+  if (values.profile) {
+    for (const paths of Object.values(targets)) {
+      const r = await load("certkeeper", paths, seconds);
+      console.log(`${paths.length} path(s): ${Math.round(r.requestsPerSecond)} req/s, ${Math.round(r.cpuUsPerRequest)} µs CPU/request`);
+    }
+    server.kill("SIGTERM");
+    await server.exited;
+    console.log(`profile written to ${resolve(values.profile)}`);
+    process.exit(0);
+  }
 
   // Warm both up (JIT, caches), then measure each alone, the floor first, `runs` times.
   for (const paths of Object.values(targets)) {

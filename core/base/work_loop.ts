@@ -3,6 +3,10 @@
  * from the store with a lease (so processes sharing a database never take the same item), keep at
  * most `concurrency` in flight (a slow item occupies one slot, never the loop), sleep until the next
  * item is due. Only the claimed batch is ever in memory.
+ *
+ * With `prefetch`, a claim leases that many items beyond the free slots and keeps them in memory,
+ * starting each as a slot frees up: at saturation one claim (a write transaction) then serves
+ * concurrency + prefetch items instead of one per finished item.
  */
 import type { Clock } from "./time.ts";
 import type { Logger } from "./log.ts";
@@ -24,12 +28,20 @@ export interface WorkLoopOptions {
   concurrency: number;
   /** Longest sleep between looks at the store, so work added by other processes is picked up. */
   pollMs: number;
+  /**
+   * Items leased ahead of free slots (default 0). They wait in memory for a slot, so they must start
+   * well within their lease; on stop() those not started are dropped and become due again when their
+   * lease runs out.
+   */
+  prefetch?: number;
 }
 
 export class WorkLoop<T> {
   #running = false;
   #loop: Promise<void> | undefined;
   #inFlight = new Set<Promise<void>>();
+  /** Claimed, waiting for a free slot. */
+  #ready: T[] = [];
   #wake = new AbortController();
 
   constructor(
@@ -48,6 +60,8 @@ export class WorkLoop<T> {
     this.#running = false;
     this.#wake.abort();
     await this.#loop;
+    // Claimed but not started: dropped (their leases run out); the loop may have added to them until now.
+    this.#ready = [];
     await Promise.all(this.#inFlight);
   }
 
@@ -66,23 +80,26 @@ export class WorkLoop<T> {
       const claimed = await this.#claim(this.options.concurrency);
       if (claimed === 0 && this.#inFlight.size === 0) return total;
       total += claimed;
-      await Promise.all(this.#inFlight);
+      while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
     }
   }
 
   async #run(): Promise<void> {
     const { clock, logger, pollMs, concurrency, name } = this.options;
+    const prefetch = this.options.prefetch ?? 0;
     while (this.#running) {
-      // A fresh signal per round: an item finishing or a poke() from now on cuts this round's sleep short.
+      // A fresh signal per round: a slot freeing with nothing left in memory, or a poke(), from now on
+      // cuts this round's sleep short.
       const wake = (this.#wake = new AbortController());
       let wait = pollMs;
       try {
+        this.#startReady();
         const free = concurrency - this.#inFlight.size;
         // Ask when work is due first (a read), so an idle loop never takes a write lock to find nothing.
         const next = free > 0 ? await this.source.nextDueAt() : null;
         if (next !== null && next <= clock.now()) {
-          const claimed = await this.#claim(free);
-          if (claimed === free) continue; // a full batch: more may be due right now
+          const claimed = await this.#claim(free + prefetch);
+          if (claimed === free + prefetch) continue; // a full batch: more may be due right now
           if (claimed > 0) wait = 10; // the rest may be leased by others: look again soon
         } else if (next !== null) {
           wait = Math.min(pollMs, Math.max(next - clock.now(), 10));
@@ -97,16 +114,26 @@ export class WorkLoop<T> {
 
   async #claim(limit: number): Promise<number> {
     const items = await this.source.claim(limit, this.options.clock.now());
-    for (const item of items) {
-      const task = this.source
-        .run(item)
-        .catch((error) => this.options.logger.error(`${this.options.name}: work failed`, { ...this.source.describe(item), error }))
-        .finally(() => {
-          this.#inFlight.delete(task);
-          this.#wake.abort(); // a slot is free
-        });
-      this.#inFlight.add(task);
-    }
+    this.#ready.push(...items);
+    this.#startReady();
     return items.length;
+  }
+
+  /** Starts claimed items while slots are free. */
+  #startReady(): void {
+    while (this.#ready.length > 0 && this.#inFlight.size < this.options.concurrency) this.#start(this.#ready.shift()!);
+  }
+
+  #start(item: T): void {
+    const task = this.source
+      .run(item)
+      .catch((error) => this.options.logger.error(`${this.options.name}: work failed`, { ...this.source.describe(item), error }))
+      .finally(() => {
+        this.#inFlight.delete(task);
+        // The freed slot goes to the next claimed item at once; the loop is woken only to claim more.
+        this.#startReady();
+        if (this.#ready.length === 0) this.#wake.abort();
+      });
+    this.#inFlight.add(task);
   }
 }

@@ -58,6 +58,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       },
       describe: (record) => ({ certificateId: record.id }),
     },
-    { name: "scheduler", clock: options.clock, logger: options.logger, concurrency: options.concurrency, pollMs: options.pollMs },
+    {
+      name: "scheduler",
+      clock: options.clock,
+      logger: options.logger,
+      concurrency: options.concurrency,
+      pollMs: options.pollMs,
+      // One lease per two slots' worth: a claimed certificate waits at most about one check for a slot,
+      // far inside its lease (at least three TLS time-outs).
+      prefetch: options.concurrency,
+    },
   );
 }
