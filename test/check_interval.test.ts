@@ -6,8 +6,8 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Admin } from "../core/admin.ts";
-import { DAY, systemClock } from "../core/time.ts";
+import { Admin } from "../core/accounts/admin.ts";
+import { DAY, systemClock } from "../core/base/time.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";

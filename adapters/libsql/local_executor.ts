@@ -14,7 +14,7 @@ import { ConstraintError, type Executor, type ResultSet, type SqlValue } from ".
 /** Statements kept prepared; beyond this the oldest is dropped (IN lists and batches vary in length). */
 const MAX_STATEMENTS = 256;
 
-type Statement = ReturnType<Database["prepare"]>;
+type Statement = Database.Statement;
 
 interface Prepared {
   statement: Statement;
@@ -29,7 +29,7 @@ interface Prepared {
 export class LocalExecutor implements Executor {
   /** Counts this process's writes: part of the change token. */
   writes = 0;
-  #db: Database;
+  #db: Database.Database;
   #prepared = new Map<string, Prepared>();
   /** Open transaction: statements outside it wait, as they would share its connection. */
   #lock: Promise<void> = Promise.resolve();
@@ -108,7 +108,7 @@ export class LocalExecutor implements Executor {
     // Rows as arrays, made objects here: the driver's own objects cost a native property definition
     // per column (a page of 100 certificates took five times as long).
     if (reader) statement.raw(true);
-    const columns = reader ? (statement.columns() as Array<{ name: string }>).map((column) => column.name) : [];
+    const columns = reader ? statement.columns().map((column) => column.name) : [];
     prepared = { statement, reader, columns, writes: reader && !/^\s*(SELECT|PRAGMA|WITH|EXPLAIN)\b/i.test(sql) };
     if (this.#prepared.size >= MAX_STATEMENTS) this.#prepared.delete(this.#prepared.keys().next().value!);
     this.#prepared.set(sql, prepared);
