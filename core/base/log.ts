@@ -3,6 +3,7 @@
  * lines for people at a terminal (CONTRACT §10, §17). Callers never pass secrets; fields are the only
  * structure, and both formats show the same fields.
  */
+import { writeSync } from "node:fs";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 /** `auto`: readable lines when stdout is a terminal, JSON lines otherwise (decided by the adapter that owns stdout). */
@@ -37,12 +38,12 @@ const RANK: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 4
  */
 export function createLogger(level: LogLevel, writeOrOptions: ((line: string) => void) | LoggerOptions = {}): Logger {
   const options = typeof writeOrOptions === "function" ? { write: writeOrOptions } : writeOrOptions;
-  const write = options.write ?? ((line: string) => console.log(line));
+  const write = options.write ?? stdoutLines();
   const render = options.format === "pretty" ? renderPretty : renderJson;
   const min = RANK[level];
   const log = (at: LogLevel) => (message: string, fields?: LogFields) => {
     if (RANK[at] < min) return;
-    write(render(new Date(), at, message, fields ?? {}));
+    write(render(timestamp(), at, message, fields ?? {}));
   };
   return {
     debug: log("debug"),
@@ -53,16 +54,72 @@ export function createLogger(level: LogLevel, writeOrOptions: ((line: string) =>
   };
 }
 
-function renderJson(time: Date, level: LogLevel, message: string, fields: LogFields): string {
-  return JSON.stringify({ time: time.toISOString(), level, msg: message, ...fields }, errorReplacer);
+/** The time of an entry, ISO 8601: formatted once per millisecond however many lines it holds. */
+let lastMs = -1;
+let lastIso = "";
+function timestamp(): string {
+  const ms = Date.now();
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString();
+  }
+  return lastIso;
+}
+
+function renderJson(time: string, level: LogLevel, message: string, fields: LogFields): string {
+  const entry = { time, level, msg: message, ...fields };
+  // A replacer costs a call per value: only entries that carry an object (an error) need one.
+  for (const key in fields) {
+    const value = fields[key];
+    if (typeof value === "object" && value !== null) return JSON.stringify(entry, errorReplacer);
+  }
+  return JSON.stringify(entry);
+}
+
+let stdoutWriter: ((line: string) => void) | undefined;
+
+/**
+ * Lines to stdout, gathered and written once per turn of the event loop (or per 64 KB): under load, one
+ * write for many request lines instead of one each. What is still gathered when the process exits is
+ * written synchronously then; only a process killed outright (SIGKILL) loses its last turn's lines.
+ */
+function stdoutLines(): (line: string) => void {
+  if (stdoutWriter) return stdoutWriter;
+  let pending = "";
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    if (pending === "") return;
+    const text = pending;
+    pending = "";
+    process.stdout.write(text);
+  };
+  process.once("exit", () => {
+    if (pending === "") return;
+    try {
+      writeSync(1, pending);
+    } catch {
+      // stdout is gone (a closed pipe): nothing left to tell.
+    }
+    pending = "";
+  });
+  stdoutWriter = (line) => {
+    pending += `${line}\n`;
+    if (pending.length >= 65_536) flush();
+    else if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  return stdoutWriter;
 }
 
 /**
  * `HH:MM:SS LEVEL message  key=value …` in UTC. An entry with a list of lines (first-start commands)
  * becomes a block: the message, each line indented on its own (copy-pasteable), then `key: value`.
  */
-function renderPretty(time: Date, level: LogLevel, message: string, fields: LogFields): string {
-  const head = `${time.toISOString().slice(11, 19)} ${level.toUpperCase().padEnd(5)} ${message}`;
+function renderPretty(time: string, level: LogLevel, message: string, fields: LogFields): string {
+  const head = `${time.slice(11, 19)} ${level.toUpperCase().padEnd(5)} ${message}`;
   const entries = Object.entries(fields).filter(([, value]) => value !== undefined);
   const isLines = (value: unknown): value is string[] => Array.isArray(value) && value.length > 0 && value.every((v) => typeof v === "string");
   if (!entries.some(([, value]) => isLines(value))) {

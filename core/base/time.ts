@@ -27,9 +27,19 @@ export const systemClock: Clock = {
     }),
 };
 
+/** Timestamps formatted lately: a certificate's five are shown on every read of it. */
+const formatted = new Map<number, string>();
+const MAX_FORMATTED = 10_000;
+
 /** `YYYY-MM-DDTHH:mm:ss.sssZ`, the only timestamp format certkeeper emits. */
 export function iso(ms: number): string {
-  return new Date(ms).toISOString();
+  let text = formatted.get(ms);
+  if (text === undefined) {
+    text = new Date(ms).toISOString();
+    if (formatted.size >= MAX_FORMATTED) formatted.clear();
+    formatted.set(ms, text);
+  }
+  return text;
 }
 
 const DURATION = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)$/;
