@@ -152,6 +152,7 @@ try {
     server.kill("SIGTERM");
     await server.exited;
     console.log(`profile written to ${resolve(values.profile)}`);
+    cleanup();
     process.exit(0);
   }
 

@@ -1,6 +1,7 @@
 /**
- * A read cache in front of a store, for the API's hottest reads: the key grant of every request and
- * the certificate of a GET. An entry is served only while the store's change token stands still, and
+ * A read cache in front of a store, for the API's hottest reads: the key grant of every request, the
+ * certificate of a GET and the pages of a list (unfiltered by status, whose answer moves with time
+ * alone). An entry is served only while the store's change token stands still, and
  * the whole cache is dropped the moment it moves: any write, by this process or another (the CLI,
  * another server on the same file), empties it before the next read. So a revoked key is refused on
  * the very next request, and a renewed certificate is shown at once.
@@ -8,7 +9,7 @@
  * Stores that cannot produce a change token (a shared libSQL server) are returned as they are.
  */
 import type { CertificateRecord, KeyGrant, Scope } from "../base/records.ts";
-import type { Store } from "./ports.ts";
+import type { CertificateListQuery, Store } from "./ports.ts";
 
 export interface ReadCacheOptions {
   /** Entries kept at most, per kind; a full cache is emptied, not scanned (the token usually empties it first). */
@@ -22,6 +23,7 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
   let token: string | undefined;
   const grants = new Map<string, KeyGrant | null>();
   const certificates = new Map<string, CertificateRecord | null>();
+  const pages = new Map<string, CertificateRecord[]>();
 
   /** The current token; the caches are emptied first when it moved. */
   function current(): string {
@@ -29,6 +31,7 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     if (now !== token) {
       grants.clear();
       certificates.clear();
+      pages.clear();
       token = now;
     }
     return now;
@@ -58,6 +61,16 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
       // The scope is part of the key: another organization never gets a record it may not see.
       get: (scope: Scope, id: string) =>
         cached(certificates, `${scope.organizationId} ${scope.mode} ${id}`, () => store.certificates.get(scope, id)),
+      // Which certificates a page holds, and in which order, depends on stored values only, unless it
+      // is filtered by status: statuses change as time passes, with nothing written.
+      list: (scope: Scope, query: CertificateListQuery) =>
+        query.statuses
+          ? store.certificates.list(scope, query)
+          : cached(
+              pages,
+              JSON.stringify([scope.organizationId, scope.mode, query.limit, query.after?.notAfter, query.after?.id, query.domainContains]),
+              () => store.certificates.list(scope, query),
+            ),
     },
   };
 }

@@ -1,0 +1,95 @@
+/**
+ * The API's read cache (core/store/read_cache.ts) over a libSQL file that a second client (another
+ * process, such as the CLI) writes to: what it answers from memory, it answers only while nobody
+ * wrote; a revocation and a new certificate are seen on the very next read; lists filtered by status,
+ * which change with time alone, are always read.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { withReadCache } from "../core/store/mod.ts";
+import type { Store } from "../core/store/mod.ts";
+import type { Scope } from "../core/base/mod.ts";
+import { DAY } from "../core/base/mod.ts";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { apiKeyRecord, certificateRecord, NOW, organizationRecord, userRecord } from "./support/store_conformance/mod.ts";
+
+const opened: Array<{ close(): Promise<void> }> = [];
+const dirs: string[] = [];
+afterEach(async () => {
+  while (opened.length) await opened.pop()!.close();
+  while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
+});
+
+/** The server's cached store and a second client of the same database file, with reads of the first counted. */
+async function twoClients() {
+  const dir = mkdtempSync(join(tmpdir(), "certkeeper-cache-"));
+  dirs.push(dir);
+  const url = `file:${join(dir, "certkeeper.db")}`;
+  const server = await openLibsqlStore({ url });
+  const other = await openLibsqlStore({ url });
+  opened.push(server, other);
+  const reads = { list: 0, findByHash: 0 };
+  const counted: Store = {
+    ...server,
+    apiKeys: { ...server.apiKeys, findByHash: (hash) => (reads.findByHash++, server.apiKeys.findByHash(hash)) },
+    certificates: { ...server.certificates, list: (scope, query) => (reads.list++, server.certificates.list(scope, query)) },
+  };
+  const org = organizationRecord();
+  await server.organizations.create(org);
+  const scope: Scope = { organizationId: org.id, mode: "live" };
+  return { cached: withReadCache(counted), other, reads, org, scope };
+}
+
+const ids = (records: Array<{ id: string }>) => records.map((r) => r.id);
+
+describe("the read cache over a database another process writes to", () => {
+  test("a list page is read once while nobody writes, and read again after another client adds a certificate", async () => {
+    const { cached, other, reads, scope } = await twoClients();
+    const first = certificateRecord(scope, { notAfter: NOW + 10 * DAY });
+    await other.certificates.insert(first, { limit: 100, events: [] });
+    const query = { limit: 10, now: NOW };
+
+    expect(ids(await cached.certificates.list(scope, query))).toEqual([first.id]);
+    expect(ids(await cached.certificates.list(scope, query))).toEqual([first.id]);
+    expect(reads.list).toBe(1);
+
+    const second = certificateRecord(scope, { notAfter: NOW + 20 * DAY });
+    await other.certificates.insert(second, { limit: 100, events: [] });
+    expect(ids(await cached.certificates.list(scope, query))).toEqual([first.id, second.id]);
+    expect(reads.list).toBe(2);
+    // Another page, another organization: other entries, never this one's.
+    expect(ids(await cached.certificates.list(scope, { ...query, after: { notAfter: first.details.notAfter, id: first.id } }))).toEqual([second.id]);
+    expect(await cached.certificates.list({ organizationId: "org_someoneelse000000", mode: "live" }, query)).toEqual([]);
+  });
+
+  test("a list filtered by status is read every time: a certificate turns expiring with nothing written", async () => {
+    const { cached, other, reads, scope } = await twoClients();
+    // Thresholds up to 30 days: expiring once 30 whole days or fewer are left.
+    const record = certificateRecord(scope, { notAfter: NOW + 31 * DAY + 1000 });
+    await other.certificates.insert(record, { limit: 100, events: [] });
+    const valid = { limit: 10, statuses: ["valid" as const] };
+
+    expect(ids(await cached.certificates.list(scope, { ...valid, now: NOW }))).toEqual([record.id]);
+    expect(ids(await cached.certificates.list(scope, { ...valid, now: NOW + 2 * DAY }))).toEqual([]);
+    expect(ids(await cached.certificates.list(scope, { limit: 10, statuses: ["expiring"], now: NOW + 2 * DAY }))).toEqual([record.id]);
+    expect(reads.list).toBe(3);
+  });
+
+  test("a key revoked by another client is refused on the very next read of its grant", async () => {
+    const { cached, other, reads, org } = await twoClients();
+    const user = userRecord(org.id);
+    const key = apiKeyRecord(user);
+    await other.users.create(user);
+    await other.apiKeys.create(key);
+
+    expect((await cached.apiKeys.findByHash(key.hash))?.key.revokedAt).toBeNull();
+    expect((await cached.apiKeys.findByHash(key.hash))?.key.revokedAt).toBeNull();
+    expect(reads.findByHash).toBe(1);
+
+    await other.apiKeys.revoke(key.id, NOW);
+    expect((await cached.apiKeys.findByHash(key.hash))?.key.revokedAt).toBe(NOW);
+    expect(reads.findByHash).toBe(2);
+  });
+});
