@@ -62,6 +62,10 @@ describe("the read cache over a database another process writes to", () => {
     // Another page, another organization: other entries, never this one's.
     expect(ids(await cached.certificates.list(scope, { ...query, after: { notAfter: first.details.notAfter, id: first.id } }))).toEqual([second.id]);
     expect(await cached.certificates.list({ organizationId: "org_someoneelse000000", mode: "live" }, query)).toEqual([]);
+    // Any other filter is another entry too.
+    expect(ids(await cached.certificates.list(scope, { ...query, domainContains: second.domain.slice(0, 8) }))).toEqual([second.id]);
+    expect(await cached.certificates.list(scope, { ...query, tags: ["nothing-has-this-tag"] })).toEqual([]);
+    expect(await cached.certificates.list(scope, { ...query, limit: 1 })).toHaveLength(1);
   });
 
   test("a list filtered by status is read every time: a certificate turns expiring with nothing written", async () => {
