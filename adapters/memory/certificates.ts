@@ -58,6 +58,18 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
         .map(withoutLease);
     },
 
+    async summarize(scope, query) {
+      const byStatus: Record<string, number> = {};
+      const expiring = new Array<number>(query.buckets).fill(0);
+      for (const c of inScopeList(scope)) {
+        const { status } = certificateStatus(c, query.now);
+        byStatus[status] = (byStatus[status] ?? 0) + 1;
+        const bucket = Math.floor((c.details.notAfter - query.from) / query.bucketMs);
+        if (c.details.notAfter >= query.from && bucket < query.buckets) expiring[bucket]!++;
+      }
+      return { byStatus, expiring };
+    },
+
     async listAll({ limit, afterId }) {
       return [...state.certificates.values()]
         .filter((c) => c.id > (afterId ?? ""))

@@ -218,6 +218,28 @@ export function sqlCertificates(db: Executor): CertificateStore {
       return rows.map(certificateFrom);
     },
 
+    async summarize(scope, query) {
+      const statusRows = await db.execute(
+        `SELECT json_extract(period.value, '$[2]') AS status, count(*) AS n
+           FROM certificates, json_each(certificates.status_periods) AS period
+          WHERE organization_id = ? AND mode = ?
+            AND json_extract(period.value, '$[0]') <= ? AND ? < json_extract(period.value, '$[1]')
+          GROUP BY 1`,
+        [scope.organizationId, scope.mode, query.now, query.now],
+      );
+      const byStatus: Record<string, number> = {};
+      for (const row of statusRows.rows) byStatus[String(row.status)] = Number(row.n);
+      const until = query.from + query.bucketMs * query.buckets;
+      const bucketRows = await db.execute(
+        `SELECT CAST((not_after - ?) / ? AS INTEGER) AS bucket, count(*) AS n FROM certificates
+          WHERE organization_id = ? AND mode = ? AND not_after >= ? AND not_after < ? GROUP BY 1`,
+        [query.from, query.bucketMs, scope.organizationId, scope.mode, query.from, until],
+      );
+      const expiring = new Array<number>(query.buckets).fill(0);
+      for (const row of bucketRows.rows) expiring[Number(row.bucket)] = Number(row.n);
+      return { byStatus, expiring };
+    },
+
     async listAll({ limit, afterId }) {
       const { rows } = await db.execute(`${SELECT} WHERE id > ? ORDER BY id LIMIT ?`, [afterId ?? "", limit]);
       return rows.map(certificateFrom);

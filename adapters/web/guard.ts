@@ -117,6 +117,8 @@ const NOTICES: Record<string, string> = {
   "member-removed": "The user was removed; their API keys are revoked and their sessions ended.",
   "certificate-added": "The certificate was added and is now monitored.",
   "certificate-removed": "The certificate is no longer monitored.",
+  "password-changed": "Your password was changed. Every other session of yours has ended.",
+  "certificate-checked": "The certificate was checked just now.",
 };
 
 export function noticeOf(request: Request): string | null {

@@ -1,6 +1,7 @@
 /** The page shell every page shares, and the headers every page carries. */
 import { type SignedIn, mayManageMembers } from "../../core/accounts/mod.ts";
 import { newId } from "../../core/base/mod.ts";
+import { OPERATIONS } from "../../core/operations/mod.ts";
 import { ASSET_VERSION } from "./assets.ts";
 import { html, type Html, type HtmlValue } from "./html.ts";
 
@@ -9,7 +10,10 @@ export const WEB_CONTENT_SECURITY_POLICY =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'none'; " +
   "form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-export type Tab = "dashboard" | "api-keys" | "members";
+/** Whether this build has CT watches (CONTRACT §15): the Watches tab appears with them. */
+export const WATCHES = OPERATIONS.some((operation) => operation.id === "listWatches");
+
+export type Tab = "dashboard" | "channels" | "watches" | "api-keys" | "members" | "account";
 
 export interface PageOptions {
   title: string;
@@ -42,8 +46,9 @@ ${
   me
     ? html`<header class="top">
 <a class="brand" href="/">certkeeper</a><span class="org">${me.organization.name}</span>
-<nav aria-label="Main">${tab("dashboard", "/", "Dashboard")} ${tab("api-keys", "/settings/api-keys", "API Keys")}
-${mayManageMembers(me.user.role) ? tab("members", "/settings/members", "Members") : ""}</nav>
+<nav aria-label="Main">${tab("dashboard", "/", "Dashboard")} ${tab("channels", "/channels", "Channels")}
+${WATCHES ? tab("watches", "/watches", "Watches") : ""} ${tab("api-keys", "/settings/api-keys", "API Keys")}
+${mayManageMembers(me.user.role) ? tab("members", "/settings/members", "Members") : ""} ${tab("account", "/settings/account", "Account")}</nav>
 <form method="post" action="/sign-out">${formToken(me)}<span>${me.user.email} (${me.user.role})</span><button type="submit">Sign out</button></form>
 </header>`
     : ""

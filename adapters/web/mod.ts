@@ -15,12 +15,13 @@ import { apiKeyRoutes } from "./routes/api_keys.ts";
 import { dashboardRoutes } from "./routes/dashboard.ts";
 import { memberRoutes } from "./routes/members.ts";
 import { sessionRoutes } from "./routes/session.ts";
+import { accountRoutes } from "./routes/account.ts";
 
 export { clientAddress } from "./http.ts";
 export type { WebRequest, WebHandler, WebRoute } from "./guard.ts";
 
 export function createWebRoutes(core: Core): WebRoute[] {
-  const routes = [...sessionRoutes(core), ...dashboardRoutes(core), ...apiKeyRoutes(core), ...memberRoutes(core), ...assetRoutes()];
+  const routes = [...sessionRoutes(core), ...dashboardRoutes(core), ...apiKeyRoutes(core), ...memberRoutes(core), ...accountRoutes(core), ...assetRoutes()];
   return routes.map((route) => ({ ...route, handle: lastResort(core, route.handle) }));
 }
 

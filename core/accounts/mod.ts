@@ -15,6 +15,7 @@ import { Sessions, type SessionPolicy } from "./sessions.ts";
 import { SignIn } from "./sign_in.ts";
 import type { ThrottlePolicies } from "./sign_in_throttle.ts";
 import { Workspace } from "./workspace.ts";
+import { PasswordChange } from "./password_change.ts";
 
 export interface Accounts {
   sessions: Sessions;
@@ -22,6 +23,7 @@ export interface Accounts {
   apiKeys: ApiKeys;
   members: Members;
   workspace: Workspace;
+  passwordChange: PasswordChange;
 }
 
 export interface AccountsOptions {
@@ -40,6 +42,7 @@ export function createAccounts(options: AccountsOptions): Accounts {
     apiKeys: new ApiKeys(store, admin),
     members: new Members(store, clock, admin, sessions),
     workspace: new Workspace(options.services),
+    passwordChange: new PasswordChange({ store, clock, admin, sessions, passwords: options.passwords, policy: options.throttle }),
   };
 }
 
@@ -49,5 +52,6 @@ export type { KeyListItem } from "./api_keys.ts";
 export type { MemberView } from "./members.ts";
 export type { Actor, ActingWorkspace, Overview, CertificateForm } from "./workspace.ts";
 export type { SignInResult } from "./sign_in.ts";
+export type { PasswordChangeResult } from "./password_change.ts";
 export { Admin, MIN_PASSWORD_LENGTH, PLANS, presentKey, ROLES, type ApiKeyView, type PasswordHasher } from "./admin.ts";
 export { tokensMatch } from "./session_token.ts";

@@ -2,6 +2,7 @@
 import type { Operation } from "./operation.ts";
 import { addCertificate } from "./certificates_add.ts";
 import { listCertificates } from "./certificates_list.ts";
+import { summarizeCertificates } from "./certificates_summary.ts";
 import { getCertificate } from "./certificates_get.ts";
 import { patchCertificate } from "./certificates_patch.ts";
 import { deleteCertificate } from "./certificates_delete.ts";
@@ -20,6 +21,7 @@ import { getImport } from "./imports_get.ts";
 const operations = [
   addCertificate,
   listCertificates,
+  summarizeCertificates,
   getCertificate,
   patchCertificate,
   deleteCertificate,

@@ -152,3 +152,29 @@ export const ListCertificatesQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** The weeks GET /v1/certificates/summary counts expiries in. */
+export const SUMMARY_WEEKS = 12;
+
+export const CertificateSummary = Type.Object(
+  {
+    total: Type.Integer({ minimum: 0, description: "Certificates monitored in this mode" }),
+    byStatus: Type.Object(
+      Object.fromEntries(CERTIFICATE_STATUSES.map((status) => [status, Type.Integer({ minimum: 0 })])),
+      { additionalProperties: false, description: "How many certificates have each status now" },
+    ),
+    expiringPerWeek: Type.Array(
+      Type.Object(
+        { from: Timestamp, until: Timestamp, count: Type.Integer({ minimum: 0 }) },
+        { additionalProperties: false },
+      ),
+      {
+        minItems: SUMMARY_WEEKS,
+        maxItems: SUMMARY_WEEKS,
+        description: "How many certificates expire in each of the next 12 weeks, from now: `from` inclusive, `until` exclusive",
+      },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type CertificateSummaryView = Static<typeof CertificateSummary>;

@@ -90,6 +90,21 @@ export interface CertificateListQuery {
   now: number;
 }
 
+/** What summarize() counts: statuses at `now`, and expiries in `buckets` windows of `bucketMs` from `from`. */
+export interface CertificateSummaryQuery {
+  now: number;
+  from: number;
+  bucketMs: number;
+  buckets: number;
+}
+
+export interface CertificateSummary {
+  /** How many certificates have each status at `now` (statuses with none may be absent). */
+  byStatus: Partial<Record<CertificateStatus, number>>;
+  /** How many certificates' notAfter falls in [from + i·bucketMs, from + (i+1)·bucketMs), for each i. */
+  expiring: number[];
+}
+
 export type InsertCertificateResult = "created" | "duplicate" | "limit_reached";
 
 export interface CertificateStore {
@@ -105,6 +120,8 @@ export interface CertificateStore {
   count(scope: Scope): Promise<number>;
   /** Ordered by notAfter, then id; up to `query.limit` items. */
   list(scope: Scope, query: CertificateListQuery): Promise<CertificateRecord[]>;
+  /** Counts by status and expiries per window: the dashboard's overview, without reading every row. */
+  summarize(scope: Scope, query: CertificateSummaryQuery): Promise<CertificateSummary>;
   /** Every certificate of every organization, in pages: for metrics. */
   listAll(query: { limit: number; afterId?: string }): Promise<CertificateRecord[]>;
   /**

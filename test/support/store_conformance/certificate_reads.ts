@@ -105,6 +105,39 @@ export function describeCertificateReads(get: () => Store) {
       }
     });
 
+    test("summarize() counts what list() with each status holds, and expiries per window, in the scope only", async () => {
+      const store = get();
+      const { live, test: testScope } = await newOrganization(store);
+      const WEEK = 7 * DAY;
+      const cases: Array<Parameters<typeof certificateRecord>[1]> = [
+        { notAfter: NOW - DAY }, // expired: in no window
+        { notAfter: NOW }, // window 0, its first instant
+        { notAfter: NOW + WEEK - 1 }, // window 0, its last instant
+        { notAfter: NOW + WEEK }, // window 1
+        { notAfter: NOW + 3 * WEEK, problem: "self_signed" },
+        { notAfter: NOW + 3 * WEEK + DAY, failure: "timeout" },
+        { notAfter: NOW + 12 * WEEK - 1 }, // window 11
+        { notAfter: NOW + 12 * WEEK }, // past the last window
+        { notAfter: NOW + 300 * DAY },
+      ];
+      const records: CertificateRecord[] = [];
+      for (const overrides of cases) records.push(await addCertificate(store, certificateRecord(live, overrides)));
+      await addCertificate(store, certificateRecord(testScope, { notAfter: NOW + 2 * DAY }));
+
+      const summary = await store.certificates.summarize(live, { now: NOW, from: NOW, bucketMs: WEEK, buckets: 12 });
+      const expectedStatus: Record<string, number> = {};
+      for (const status of CERTIFICATE_STATUSES) {
+        const n = (await store.certificates.list(live, { limit: 100, now: NOW, statuses: [status] })).length;
+        if (n > 0) expectedStatus[status] = n;
+      }
+      expect(Object.fromEntries(Object.entries(summary.byStatus).filter(([, n]) => n! > 0))).toEqual(expectedStatus);
+      expect(summary.expiring).toEqual([2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1]);
+      expect(await store.certificates.summarize(testScope, { now: NOW, from: NOW, bucketMs: WEEK, buckets: 12 })).toEqual({
+        byStatus: { expiring: 1 },
+        expiring: [1, ...new Array(11).fill(0)],
+      });
+    });
+
     test("list() statuses follow updateSettings()' thresholds and saveCheck()'s details", async () => {
       const store = get();
       const { live } = await newOrganization(store);
