@@ -13,8 +13,8 @@ const now = Date.now();
 
 beforeAll(async () => {
   h = await createHarness();
-  const live = { organizationId: h.org.id, mode: "live" as const };
-  const test = { organizationId: h.org.id, mode: "test" as const };
+  const live = { organizationId: h.org.id, mode: "live" as "live" };
+  const test = { organizationId: h.org.id, mode: "test" as "live" };
   const add = (scope: typeof live, overrides: Parameters<typeof certificateRecord>[1]) =>
     h.store.certificates.insert(certificateRecord(scope, { lastCheckedAt: now, notBefore: now - 30 * DAY, ...overrides }), { limit: 1000, events: [] });
   await add(live, { notAfter: now - DAY }); // expired

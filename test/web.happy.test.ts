@@ -267,7 +267,7 @@ describe("dashboard", () => {
     const [certificate] = expectData(await h.request("GET", `/v1/certificates?domain=${domain}`), 200);
     expect(certificate).toMatchObject({ domain, port: server.port, name: domain, status: "valid", daysUntilExpiry: 40 });
     const page = await owner.browser.follow(added);
-    const row = new RegExp(`<tr data-certificate-id="${certificate.id}">([\\s\\S]*?)</tr>`).exec(page.text)![1]!;
+    const row = new RegExp(`<tr data-certificate-id="${certificate.id}"[^>]*>([\\s\\S]*?)</tr>`).exec(page.text)![1]!;
     expect(row).toContain('<span class="badge status-valid">valid</span>');
     expect(row).toContain(`${domain}:${server.port}`);
     expect(row).toContain('<td class="num">40</td>');
@@ -336,11 +336,13 @@ describe("dashboard", () => {
     expect(badPort.text).toMatch(/role="alert">[^<]*port/);
   });
 
-  test("lists the organization's channels of the mode shown", async () => {
+  test("the Channels tab lists the organization's channels of the mode shown", async () => {
     const key = h.keys.owner.key;
-    expectData(await h.request("POST", "/v1/channels", { key, body: { type: "email", name: "Ops mailbox", config: { email: "ops@acme.test" } } }), 201);
-    const page = await owner.browser.get("/?mode=live");
-    expect(page.text).toContain("<tr><td>Ops mailbox</td><td>email</td><td><span class=\"badge state-active\">enabled</span></td></tr>");
-    expect((await owner.browser.get("/?mode=test")).text).not.toContain("Ops mailbox");
+    const channel = expectData(await h.request("POST", "/v1/channels", { key, body: { type: "email", name: "Ops mailbox", config: { email: "ops@acme.test" } } }), 201);
+    expect((await owner.browser.get("/?mode=live")).text).toContain('<a href="/channels?mode=live">');
+    const page = await owner.browser.get("/channels?mode=live");
+    const row = new RegExp(`<tr data-channel-id="${channel.id}">([\\s\\S]*?)</tr>`).exec(page.text)![1]!;
+    expect(row).toStartWith('<td>Ops mailbox</td><td>email</td><td><span class="badge state-active">enabled</span></td><td class="mono small">ops@acme.test</td>');
+    expect((await owner.browser.get("/channels?mode=test")).text).not.toContain("Ops mailbox");
   });
 });

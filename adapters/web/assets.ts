@@ -51,7 +51,24 @@ td form { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; } td fo
 .toggle a { padding: 4px 12px; text-decoration: none; } .toggle a[aria-current="page"] { background: var(--accent); color: #fff; }
 .secret { display: flex; gap: 8px; flex-wrap: wrap; align-items: center; } .secret input { flex: 1 1 20em; font-family: ui-monospace, Menlo, Consolas, monospace; }
 .secret button { margin: 0; }
-@media (max-width: 640px) { main { padding: 10px; } header.top form { margin-left: 0; } th, td { padding: 6px; } }
+.counts { list-style: none; padding: 0; margin: 8px 0; display: flex; flex-wrap: wrap; gap: 8px; }
+.counts a.count { display: inline-block; padding: 6px 12px; border-radius: 8px; border: 1px solid; text-decoration: none; font-weight: 600; }
+.counts a.count .n { font-size: 1.3em; margin-right: 4px; font-variant-numeric: tabular-nums; }
+.counts a.count[aria-current="true"] { outline: 3px solid var(--accent); }
+figure.chart { margin: 16px 0; background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; }
+figure.chart figcaption { font-weight: 600; margin-bottom: 6px; } figure.chart svg { display: block; width: 100%; height: auto; }
+.chart .grid line { stroke: var(--line); stroke-width: 1; } .chart text { fill: var(--muted); font-size: 12px; font-family: inherit; }
+.chart rect.bar { fill: #9fb7e0; } .chart rect.bar.some { fill: var(--accent); } .chart text.value { fill: var(--fg); font-weight: 600; }
+.chart details { margin-top: 6px; } .chart summary { cursor: pointer; color: var(--accent); }
+form.filters { margin: 8px 0 12px; } form.filters .row > div { flex: 1 1 10em; }
+.pager { display: flex; gap: 16px; margin: 10px 0; } .pager a { font-weight: 600; }
+dl.fields { display: grid; grid-template-columns: minmax(8em, max-content) 1fr; gap: 4px 16px; margin: 0; }
+dl.fields dt { color: var(--muted); font-weight: 600; } dl.fields dd { margin: 0; overflow-wrap: anywhere; }
+dl.nested { display: grid; grid-template-columns: max-content 1fr; gap: 0 10px; margin: 0; } dl.nested dd { margin: 0; }
+.tags { display: flex; gap: 4px; flex-wrap: wrap; margin-top: 2px; } .tag { font-size: .8em; padding: 0 6px; border-radius: 4px; background: var(--off-bg); color: var(--off); }
+.status-revoked { color: var(--bad); background: var(--bad-bg); }
+@media (max-width: 640px) { main { padding: 10px; } header.top form { margin-left: 0; } th, td { padding: 6px; }
+  .chart g.week.odd text.label { display: none; } .chart text { font-size: 16px; } dl.fields { grid-template-columns: 1fr; } dl.fields dd { margin-bottom: 6px; } }
 `.trim();
 
 export const SCRIPT = `

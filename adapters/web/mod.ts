@@ -16,12 +16,14 @@ import { dashboardRoutes } from "./routes/dashboard.ts";
 import { memberRoutes } from "./routes/members.ts";
 import { sessionRoutes } from "./routes/session.ts";
 import { accountRoutes } from "./routes/account.ts";
+import { certificateRoutes } from "./routes/certificates.ts";
+import { channelRoutes } from "./routes/channels.ts";
 
 export { clientAddress } from "./http.ts";
 export type { WebRequest, WebHandler, WebRoute } from "./guard.ts";
 
 export function createWebRoutes(core: Core): WebRoute[] {
-  const routes = [...sessionRoutes(core), ...dashboardRoutes(core), ...apiKeyRoutes(core), ...memberRoutes(core), ...accountRoutes(core), ...assetRoutes()];
+  const routes = [...sessionRoutes(core), ...dashboardRoutes(core), ...certificateRoutes(core), ...channelRoutes(core), ...apiKeyRoutes(core), ...memberRoutes(core), ...accountRoutes(core), ...assetRoutes()];
   return routes.map((route) => ({ ...route, handle: lastResort(core, route.handle) }));
 }
 

@@ -50,7 +50,8 @@ export { mayChangeMember, mayManageKeys, mayRevokeKey, mayManageMembers, mayWrit
 export type { SignedIn } from "./sessions.ts";
 export type { KeyListItem } from "./api_keys.ts";
 export type { MemberView } from "./members.ts";
-export type { Actor, ActingWorkspace, Overview, CertificateForm } from "./workspace.ts";
+export type { Actor, ActingWorkspace, Overview, CertificateForm, DashboardQuery, DashboardPage, CertificateDetail } from "./workspace.ts";
+export { LIST_TAKES_TAGS } from "./workspace.ts";
 export type { SignInResult } from "./sign_in.ts";
 export type { PasswordChangeResult } from "./password_change.ts";
 export { Admin, MIN_PASSWORD_LENGTH, PLANS, presentKey, ROLES, type ApiKeyView, type PasswordHasher } from "./admin.ts";

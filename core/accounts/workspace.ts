@@ -16,6 +16,12 @@ import { deleteCertificate } from "../operations/certificates_delete.ts";
 import { getCertificate } from "../operations/certificates_get.ts";
 import { listCertificates } from "../operations/certificates_list.ts";
 import { listChannels } from "../operations/channels_read.ts";
+import { summarizeCertificates } from "../operations/certificates_summary.ts";
+import { checkCertificate } from "../operations/certificates_check.ts";
+import { testChannel } from "../operations/channels_test_event.ts";
+import { listEvents } from "../operations/events_list.ts";
+import { OPERATIONS } from "../operations/mod.ts";
+import type { CertificateSummaryView } from "../schemas/certificate.ts";
 import type { CertificateView, CreatedCertificateView } from "../schemas/certificate.ts";
 import type { ChannelView } from "../schemas/channel.ts";
 
@@ -39,6 +45,33 @@ export interface CertificateForm {
 
 const PAGE = 100;
 const MAX_PAGES = 10;
+/** How far back a certificate's page looks for its events: the organization's newest this many. */
+const EVENT_SCAN = 500;
+
+/** The dashboard's filters, as the list operation takes them (strings as typed; the operation validates). */
+export interface DashboardQuery {
+  domain?: string;
+  status?: string;
+  tag?: string;
+  cursor?: string;
+  limit?: number;
+}
+
+/** One page of the dashboard: the counts and weeks, and one page of the filtered list. */
+export interface DashboardPage {
+  summary: CertificateSummaryView;
+  certificates: CertificateView[];
+  nextCursor: string | null;
+}
+
+/** A certificate's page: the certificate and its most recent events. */
+export interface CertificateDetail {
+  certificate: CertificateView;
+  events: Array<{ id: string; type: string; createdAt: string; data: unknown; deliveries: Array<{ channelId: string; status: string; attempts: number; lastError: string | null }> }>;
+}
+
+/** Whether the list operation takes a `tag` filter (CONTRACT §16): the dashboard offers it then. */
+export const LIST_TAKES_TAGS = "tag" in (listCertificates.query.properties as Record<string, unknown>);
 
 /** One user's view of one mode's data. */
 export interface ActingWorkspace {
@@ -52,6 +85,18 @@ export interface ActingWorkspace {
   certificateToRemove(id: string): Promise<CertificateView>;
   addCertificate(form: CertificateForm): Promise<CreatedCertificateView>;
   removeCertificate(id: string): Promise<void>;
+  /** Counts, weeks and one page of the list, filtered: one action. */
+  dashboard(query: DashboardQuery): Promise<DashboardPage>;
+  /** The certificate and its recent events (among the organization's newest 500): one action. */
+  certificate(id: string): Promise<CertificateDetail>;
+  /** Re-checks the certificate now (a write: members are refused). */
+  checkNow(id: string): Promise<CertificateView>;
+  /** Every channel of the mode, newest first. */
+  channels(): Promise<ChannelView[]>;
+  /** Sends a test event to the channel now (a write). */
+  testChannel(id: string): Promise<{ eventId: string; channelId: string; status: string; responseStatus: number | null; error: string | null }>;
+  /** The CT watches of the mode, when this build has them (CONTRACT §15); null otherwise. */
+  watches(): Promise<unknown[] | null>;
 }
 
 export class Workspace {
@@ -94,6 +139,66 @@ export class Workspace {
       },
       async removeCertificate(id) {
         await run(deleteCertificate, { params: { id } });
+      },
+      async dashboard(filters) {
+        const query: Record<string, unknown> = { limit: String(filters.limit ?? 50) };
+        if (filters.domain) query.domain = filters.domain;
+        if (filters.status) query.status = filters.status;
+        if (filters.tag && LIST_TAKES_TAGS) query.tag = filters.tag;
+        if (filters.cursor) query.cursor = filters.cursor;
+        const list = await run(listCertificates, { query });
+        const summary = await run(summarizeCertificates, {}, true);
+        return { summary: summary.data as CertificateSummaryView, certificates: list.data as CertificateView[], nextCursor: list.nextCursor ?? null };
+      },
+      async certificate(id) {
+        const certificate = (await run(getCertificate, { params: { id } })).data as CertificateView;
+        const events: CertificateDetail["events"] = [];
+        let cursor: string | null | undefined;
+        let scanned = 0;
+        do {
+          const query: Record<string, unknown> = { limit: String(PAGE) };
+          if (cursor) query.cursor = cursor;
+          const page = await run(listEvents, { query }, true);
+          const items = page.data as Array<CertificateDetail["events"][number] & { certificateId: string | null }>;
+          events.push(...items.filter((event) => event.certificateId === id));
+          scanned += items.length;
+          cursor = page.nextCursor;
+        } while (cursor && scanned < EVENT_SCAN && events.length < 20);
+        return { certificate, events: events.slice(0, 20) };
+      },
+      async checkNow(id) {
+        return (await run(checkCertificate, { params: { id } })).data as CertificateView;
+      },
+      async channels() {
+        const channels: ChannelView[] = [];
+        let cursor: string | null | undefined;
+        let pages = 0;
+        do {
+          const query: Record<string, unknown> = { limit: String(PAGE) };
+          if (cursor) query.cursor = cursor;
+          const page = await run(listChannels, { query }, pages > 0);
+          channels.push(...(page.data as ChannelView[]));
+          cursor = page.nextCursor;
+        } while (cursor && ++pages < MAX_PAGES);
+        return channels;
+      },
+      async testChannel(id) {
+        return (await run(testChannel, { params: { id } })).data as Awaited<ReturnType<ActingWorkspace["testChannel"]>>;
+      },
+      async watches() {
+        const listWatches = OPERATIONS.find((operation) => operation.id === "listWatches");
+        if (!listWatches) return null;
+        const watches: unknown[] = [];
+        let cursor: string | null | undefined;
+        let pages = 0;
+        do {
+          const query: Record<string, unknown> = { limit: String(PAGE) };
+          if (cursor) query.cursor = cursor;
+          const page = await run(listWatches, { query }, pages > 0);
+          watches.push(...(page.data as unknown[]));
+          cursor = page.nextCursor;
+        } while (cursor && ++pages < MAX_PAGES);
+        return watches;
       },
     };
   }

@@ -4,10 +4,16 @@ import { CertkeeperError, type Mode } from "../../../core/base/mod.ts";
 import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
-import { dashboardPage, removeCertificatePage } from "../views/dashboard.ts";
+import { dashboardPage, removeCertificatePage, type DashboardFilters } from "../views/dashboard.ts";
 
-function modeOf(value: string | null | undefined): Mode {
+export function modeOf(value: string | null | undefined): Mode {
   return value === "test" ? "test" : "live";
+}
+
+/** The filters of the address, as typed (the list operation validates them and names what is wrong). */
+function filtersOf(url: URL): DashboardFilters {
+  const get = (name: string) => url.searchParams.get(name)?.trim() || undefined;
+  return { domain: get("domain"), status: get("status"), tag: get("tag"), cursor: get("cursor") };
 }
 
 export function dashboardRoutes(core: Core): WebRoute[] {
@@ -18,8 +24,11 @@ export function dashboardRoutes(core: Core): WebRoute[] {
       method: "GET",
       path: "/",
       handle: signedIn(core, async ({ request }, me) => {
-        const mode = modeOf(new URL(request.url).searchParams.get("mode"));
-        return htmlResponse(dashboardPage({ me, mode, overview: await workspace.as(me, mode).overview(), notice: noticeOf(request) }));
+        const url = new URL(request.url);
+        const mode = modeOf(url.searchParams.get("mode"));
+        const filters = filtersOf(url);
+        const data = await workspace.as(me, mode).dashboard(filters);
+        return htmlResponse(dashboardPage({ me, mode, data, filters, notice: noticeOf(request) }));
       }),
     },
     {
@@ -33,8 +42,8 @@ export function dashboardRoutes(core: Core): WebRoute[] {
           // The API's own refusal (bad domain, duplicate, unreachable, plan limit), shown on the page with the input kept.
           // Not a refusal of the input (a bug, a permission, the rate limit): the error page of guard.ts.
           if (!(error instanceof CertkeeperError) || ["internal_error", "permission_denied", "rate_limit_exceeded"].includes(error.code)) throw error;
-          const overview = await workspace.as(me, mode).overview();
-          const page = dashboardPage({ me, mode, overview, error: error.message, form: { domain: form.domain, port: form.port, name: form.name } });
+          const data = await workspace.as(me, mode).dashboard({});
+          const page = dashboardPage({ me, mode, data, filters: {}, error: error.message, form: { domain: form.domain, port: form.port, name: form.name } });
           return htmlResponse(page, { status: error.status });
         }
         return redirect(`/?mode=${mode}&notice=certificate-added`);
