@@ -165,7 +165,7 @@ function describeBrowserTests(executablePath: string) {
     it("the dashboard adds a certificate from a local TLS server, shows it, and removes it", async () => {
       await explainFailure(async () => {
         await page.goto(`${serve.url}/`);
-        await page.getByLabel("Domain").fill(domain);
+        await page.getByLabel("Domain", { exact: true }).fill(domain);
         await page.getByLabel(/^Port/).fill(String(tls.port));
         await page.getByLabel(/^Name/).fill("Browser site");
         await page.getByRole("button", { name: "Add certificate" }).click();
@@ -188,7 +188,7 @@ function describeBrowserTests(executablePath: string) {
         expect(await page.getByRole("status").textContent()).toContain("no longer monitored");
         expect(await page.locator("tr[data-certificate-id]").count()).toBe(0);
 
-        await page.getByLabel("Domain").fill("not a domain");
+        await page.getByLabel("Domain", { exact: true }).fill("not a domain");
         await page.getByRole("button", { name: "Add certificate" }).click();
         expect(await page.getByRole("alert").textContent()).toContain("is not a valid domain");
       });

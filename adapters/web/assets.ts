@@ -20,7 +20,7 @@ header.top nav { display: flex; gap: 4px 14px; flex-wrap: wrap; }
 header.top nav a[aria-current="page"] { font-weight: 700; text-decoration-thickness: 3px; }
 header.top form { margin-left: auto; display: flex; gap: 8px; align-items: center; font-size: .9em; }
 main { max-width: 1100px; margin: 0 auto; padding: 16px; } main.narrow { max-width: 420px; margin-top: 8vh; }
-h1 { font-size: 1.5em; margin: .3em 0 .6em; } h2 { font-size: 1.2em; margin: 1.4em 0 .5em; }
+h1 { font-size: 1.5em; margin: .3em 0 .6em; overflow-wrap: anywhere; } h2 { font-size: 1.2em; margin: 1.4em 0 .5em; }
 .card > h2:first-child { margin-top: 0; }
 section.card, form.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; margin: 12px 0; }
 .table-wrap { position: relative; overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
@@ -30,7 +30,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; } .muted { color
 code, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: .92em; overflow-wrap: anywhere; }
 label { display: block; font-weight: 600; margin: 10px 0 4px; } fieldset { border: 0; padding: 0; margin: 10px 0; } legend { font-weight: 600; }
 fieldset label { display: inline-block; font-weight: 400; margin-right: 16px; } fieldset input { margin: 0 6px 0 0; }
-input[type=text], input[type=email], input[type=password], input:not([type]), select { width: 100%; max-width: 32em; padding: 8px; font: inherit;
+input[type=text], input[type=email], input[type=password], input[type=search], input:not([type]), select { width: 100%; max-width: 32em; padding: 8px; font: inherit;
   border: 1px solid #8b93a3; border-radius: 6px; background: #fff; }
 .row { display: flex; flex-wrap: wrap; gap: 0 16px; } .row > div { flex: 1 1 12em; }
 button, .button { display: inline-block; font: inherit; padding: 8px 14px; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent);
@@ -68,7 +68,7 @@ dl.nested { display: grid; grid-template-columns: max-content 1fr; gap: 0 10px; 
 .tags { display: flex; gap: 4px; flex-wrap: wrap; margin-top: 2px; } .tag { font-size: .8em; padding: 0 6px; border-radius: 4px; background: var(--off-bg); color: var(--off); }
 .status-revoked { color: var(--bad); background: var(--bad-bg); }
 @media (max-width: 640px) { main { padding: 10px; } header.top form { margin-left: 0; } th, td { padding: 6px; }
-  .chart g.week.odd text.label { display: none; } .chart text { font-size: 16px; } dl.fields { grid-template-columns: 1fr; } dl.fields dd { margin-bottom: 6px; } }
+  .chart g.week.odd text.label { display: none; } .chart text { font-size: 22px; } .chart text.value { font-size: 24px; } dl.fields { grid-template-columns: 1fr; } dl.fields dd { margin-bottom: 6px; } }
 `.trim();
 
 export const SCRIPT = `
