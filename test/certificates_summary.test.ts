@@ -32,7 +32,7 @@ describe("GET /v1/certificates/summary", () => {
   test("counts each status and the certificates expiring in each of the next 12 weeks", async () => {
     const data = expectData(await h.request("GET", "/v1/certificates/summary"), 200);
     expect(data.total).toBe(7);
-    expect(data.byStatus).toEqual({ expired: 1, unreachable: 1, invalid: 1, expiring: 2, valid: 2 });
+    expect(data.byStatus).toEqual({ expired: 1, revoked: 0, unreachable: 1, invalid: 1, expiring: 2, valid: 2 });
     expect(data.expiringPerWeek.map((w: any) => w.count)).toEqual([1, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 1]);
     const first = data.expiringPerWeek[0];
     expect(Date.parse(first.until) - Date.parse(first.from)).toBe(WEEK);

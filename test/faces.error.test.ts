@@ -37,6 +37,8 @@ const CASES: Case[] = [
   { name: "an unknown status", operation: "listCertificates", query: { status: "valid,broken" }, expected: [400, "invalid_request"] },
   { name: "a bad cursor", operation: "listCertificates", query: { cursor: "garbage" }, expected: [400, "invalid_request"] },
   { name: "an unknown query parameter", operation: "listCertificates", query: { sort: "domain" }, expected: [400, "invalid_request"] },
+  // The summary takes no input to get wrong (the embed function takes no argument; HTTP refuses an unknown query parameter, see certificates_summary.test.ts).
+  { name: "the summary, which takes no input", operation: "summarizeCertificates", expected: [200, "(none)"] },
   { name: "a query parameter where none is taken", operation: "listEvents", query: { status: "valid" }, expected: [400, "invalid_request"] },
   { name: "a missing certificate", operation: "getCertificate", params: { id: MISSING_CERTIFICATE }, expected: [404, "certificate_not_found"] },
   { name: "an id that is no certificate id", operation: "getCertificate", params: { id: "nonsense" }, expected: [404, "certificate_not_found"] },

@@ -122,7 +122,7 @@ describe("the dashboard", () => {
     expect(bars.map(([week]) => week)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     const counts = bars.map(([, n]) => n);
     expect(counts).toEqual([1, 1, 1, 0, 0, 0, 0, 1, 0, 0, 0, 1]);
-    expect(counts.reduce((a, b) => a + b)).toBe(5);
+    expect(counts.reduce((a, b) => a! + b!, 0)).toBe(5);
     expect(page.text).toContain('role="img" aria-labelledby="chart-title chart-desc" data-total="5"');
     expect(page.text).toContain("5 certificates expire in the next 12 weeks");
     const testPage = await viewer.browser.get("/?mode=test");
@@ -247,5 +247,17 @@ describe("the Channels tab", () => {
     expect(page.text).toContain("Nowhere");
     expect(page.text).not.toContain(`action="/channels/${channel.id}/test"`);
     expect((await member.browser.post(`/channels/${channel.id}/test`, { mode: "live" })).status).toBe(403);
+  });
+});
+
+describe("the Watches tab", () => {
+  test("lists the mode's Certificate Transparency watches; other modes' are not shown", async () => {
+    const watch = expectData(await h.request("POST", "/v1/watches", { body: { domain: "watched.example", autoMonitor: true } }), 201);
+    const page = await member.browser.get("/watches?mode=live");
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<a href="/watches" aria-current="page">Watches</a>');
+    const row = new RegExp(`<tr data-watch-id="${watch.id}">([\\s\\S]*?)</tr>`).exec(page.text)![1]!;
+    expect(row).toStartWith("<td>watched.example</td><td>yes</td><td>yes</td>");
+    expect((await member.browser.get("/watches?mode=test")).text).not.toContain("watched.example");
   });
 });

@@ -17,6 +17,13 @@ export interface paths {
      */
     post: operations["addCertificate"];
   };
+  "/v1/certificates/summary": {
+    /**
+     * Count certificates by status and by week of expiry
+     * @description Counts per status (computed now, as GET shows them) and the number of certificates whose expiresAt falls in each of the next 12 weeks, starting now. Already expired certificates are in `byStatus.expired`, in no week.
+     */
+    get: operations["summarizeCertificates"];
+  };
   "/v1/certificates/{id}": {
     /** Get a certificate */
     get: operations["getCertificate"];
@@ -277,6 +284,33 @@ export interface components {
       revokedAt: string | null;
       /** @description RFC 5280 CRLReason name */
       reason: string | null;
+    };
+    CertificateSummary: {
+      /** @description Certificates monitored in this mode */
+      total: number;
+      /** @description How many certificates have each status now */
+      byStatus: {
+        expired: number;
+        revoked: number;
+        unreachable: number;
+        invalid: number;
+        expiring: number;
+        valid: number;
+      };
+      /** @description How many certificates expire in each of the next 12 weeks, from now: `from` inclusive, `until` exclusive */
+      expiringPerWeek: {
+          /**
+           * Format: date-time
+           * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+           */
+          from: string;
+          /**
+           * Format: date-time
+           * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+           */
+          until: string;
+          count: number;
+        }[];
     };
     PatchCertificateBody: {
       /** @description Friendly name; default: the domain */
@@ -797,6 +831,99 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "certificate_not_found";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "rate_limit_exceeded";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal_error`. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Count certificates by status and by week of expiry
+   * @description Counts per status (computed now, as GET shows them) and the number of certificates whose expiresAt falls in each of the next 12 weeks, starting now. Already expired certificates are in `byStatus.expired`, in no week.
+   */
+  summarizeCertificates: {
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        };
+        content: {
+          "application/json": {
+            data: components["schemas"]["CertificateSummary"];
+            meta: {
+              requestId: string;
+            };
+          };
+        };
+      };
+      /** @description The request is malformed or a field is invalid: `invalid_request`. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "invalid_request";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, invalid or revoked: `missing_api_key`, `invalid_api_key`, `expired_api_key`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
