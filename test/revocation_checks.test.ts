@@ -202,7 +202,7 @@ describe("the dashboard", () => {
     const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
     const owner = await signedInUser(h, "owner");
     const page = await owner.browser.get("/?mode=live");
-    const row = new RegExp(`<tr data-certificate-id="${created.id}">([\\s\\S]*?)</tr>`).exec(page.text)![1]!;
+    const row = new RegExp(`<tr data-certificate-id="${created.id}"[^>]*>([\\s\\S]*?)</tr>`).exec(page.text)![1]!;
     expect(row).toContain('<span class="badge status-revoked">revoked</span>');
     expect(row).toContain("keyCompromise, since 2026-11-01 00:00 UTC (OCSP)");
   });
