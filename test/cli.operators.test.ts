@@ -208,10 +208,10 @@ describe("help", () => {
       .split("\n")
       .filter((line) => line.startsWith("  ") && !line.startsWith("  help"))
       .map((line) => line.trim().split(" ").filter((word) => /^[a-z-]+$/.test(word)).slice(0, 2))
-      .map((words) => (["serve", "check", "backup"].includes(words[0]!) ? [words[0]!] : words));
+      .map((words) => (["serve", "check", "backup", "import"].includes(words[0]!) ? [words[0]!] : words));
     expect(commands.map((w) => w.join(" "))).toEqual([
       "serve", "org create", "org list", "user create", "user list", "user set-password",
-      "key create", "key revoke", "key list", "certificate list", "check", "backup",
+      "key create", "key revoke", "key list", "certificate list", "import", "check", "backup",
     ]);
     const results = await Promise.all(commands.flatMap((words) => [runCli(["help", ...words], { env: ws.env }), runCli([...words, "--help"], { env: ws.env })]));
     results.forEach((result, i) => {

@@ -73,7 +73,8 @@ function describeTests(executablePath: string) {
         const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notAfter, notBefore: new Date(Date.now() - 200 * DAY) });
         const server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
         servers.push(server);
-        const added = await api("POST", "/v1/certificates", { domain, port: server.port });
+        const tags = name === "shop" || name === "api" ? ["team:shop"] : ["team:web"];
+        const added = await api("POST", "/v1/certificates", { domain, port: server.port, tags });
         expect({ domain, status: added.status }).toEqual({ domain, status: 201 });
       }
       expect((await api("POST", "/v1/channels", { type: "webhook", name: "Ops hook", config: { url: `${receiver.url}/hook` } })).status).toBe(201);
@@ -163,7 +164,7 @@ function describeTests(executablePath: string) {
       await shot("dashboard-chart");
     });
 
-    it("filters the dashboard by domain (typed, then Enter), by status, and by a count's link", async () => {
+    it("filters the dashboard by domain (typed, then Enter), by status, by tag, and by a count's link", async () => {
       await page.goto(`${serve.url}/`);
       const rows = page.locator("tr[data-certificate-id]");
       expect(await rows.count()).toBe(FLEET.length);
@@ -181,6 +182,13 @@ function describeTests(executablePath: string) {
       expect(await rows.count()).toBe(4);
       expect(await rows.evaluateAll((trs) => trs.every((tr) => tr.getAttribute("data-status") === "expiring"))).toBe(true);
       await shot("dashboard-filtered");
+      await page.getByRole("link", { name: "Clear" }).click();
+      await page.getByLabel("Tag", { exact: true }).fill("team:shop");
+      await page.getByRole("button", { name: "Find" }).click();
+      await page.waitForURL(/tag=team%3Ashop/);
+      expect(await rows.count()).toBe(2);
+      expect((await rows.allTextContents()).map((t) => /(\w+)\.settings/.exec(t)![1]).sort()).toEqual(["api", "shop"]);
+      await shot("dashboard-tag-filter");
       await page.locator('a.count[data-status="expired"]').click();
       await page.waitForURL(/status=expired/);
       expect(await rows.count()).toBe(1);

@@ -11,6 +11,7 @@ import { ACCOUNT_COMMANDS } from "./commands.ts";
 import { checkCommand, loadTrust } from "./check.ts";
 import { certificateListCommand } from "./certificate_list.ts";
 import { backupCommand } from "./backup.ts";
+import { importCommand } from "./import.ts";
 import { UsageError, type CommandSpec, type Flags } from "./command_table.ts";
 import { startServer } from "../elysia/server.ts";
 
@@ -25,7 +26,7 @@ const SERVE: CommandSpec = {
   run: () => Promise.reject(new Error("serve runs in main")),
 };
 
-const COMMANDS: CommandSpec[] = [SERVE, ...ACCOUNT_COMMANDS, certificateListCommand, checkCommand, backupCommand];
+const COMMANDS: CommandSpec[] = [SERVE, ...ACCOUNT_COMMANDS, certificateListCommand, importCommand, checkCommand, backupCommand];
 
 const OPTIONS = {
   json: { type: "boolean" },

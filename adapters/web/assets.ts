@@ -65,7 +65,6 @@ form.filters { margin: 8px 0 12px; } form.filters .row > div { flex: 1 1 10em; }
 dl.fields { display: grid; grid-template-columns: minmax(8em, max-content) 1fr; gap: 4px 16px; margin: 0; }
 dl.fields dt { color: var(--muted); font-weight: 600; } dl.fields dd { margin: 0; overflow-wrap: anywhere; }
 dl.nested { display: grid; grid-template-columns: max-content 1fr; gap: 0 10px; margin: 0; } dl.nested dd { margin: 0; }
-.tags { display: flex; gap: 4px; flex-wrap: wrap; margin-top: 2px; } .tag { font-size: .8em; padding: 0 6px; border-radius: 4px; background: var(--off-bg); color: var(--off); }
 .status-revoked { color: var(--bad); background: var(--bad-bg); }
 @media (max-width: 640px) { main { padding: 10px; } header.top form { margin-left: 0; } th, td { padding: 6px; }
   .chart g.week.odd text.label { display: none; } .chart text { font-size: 22px; } .chart text.value { font-size: 24px; } dl.fields { grid-template-columns: 1fr; } dl.fields dd { margin-bottom: 6px; } }
