@@ -288,7 +288,7 @@ describe("dashboard", () => {
     const [certificate] = expectData(await h.request("GET", `/v1/certificates?domain=${domain}`), 200);
     const until = new Date(Date.now() + 3 * DAY).toISOString();
     expectData(await h.request("PATCH", `/v1/certificates/${certificate.id}`, { body: { tags: ["team:web", "env:prod"], mutedUntil: until } }), 200);
-    const row = () => owner.browser.get("/").then((page) => new RegExp(`<tr data-certificate-id="${certificate.id}">([\\s\\S]*?)</tr>`).exec(page.text)![1]!);
+    const row = () => owner.browser.get("/").then((page) => new RegExp(`<tr data-certificate-id="${certificate.id}"[^>]*>([\\s\\S]*?)</tr>`).exec(page.text)![1]!);
     const muted = await row();
     expect(muted).toContain('<ul class="tags" aria-label="Tags"><li class="badge tag">env:prod</li><li class="badge tag">team:web</li></ul>');
     expect(muted).toContain(`<span class="badge state-off">muted</span> until ${until.slice(0, 10)} ${until.slice(11, 16)} UTC`);
