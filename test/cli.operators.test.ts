@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { expectFailure, expectUsageError, ISO, runCli, runCliJson, startServe, workspacesRemovedAfterAll, type ServeProcess, type Workspace } from "./support/cli.ts";
+import { CLI_MAIN, expectFailure, expectUsageError, ISO, runCli, runCliJson, startServe, workspacesRemovedAfterAll, type ServeProcess, type Workspace } from "./support/cli.ts";
 import { WebClient } from "./support/web_client.ts";
 import { writeFileSync } from "node:fs";
 
@@ -75,6 +75,32 @@ describe("user set-password", () => {
     expect(again).toEqual({ code: 0, stderr: "", stdout: expect.stringContaining("first@acme.test") });
     expect(await signIn("first@acme.test", PASSWORD)).toBe(401);
     expect(await signIn("first@acme.test", "an-0ther-passw0rd")).toBe(303);
+  });
+
+  test("at a terminal it prompts for the password and does not show what is typed", async () => {
+    const typed = "typed-at-a-terminal-0";
+    const command = [process.execPath, CLI_MAIN, "user", "set-password", "--email", "first@acme.test"].join(" ");
+    // `script` gives the command a real terminal; the password is typed once the prompt is up.
+    const child = Bun.spawn(["script", "-qec", command, "/dev/null"], { env: { ...process.env, ...ws.env }, stdin: "pipe", stdout: "pipe", stderr: "pipe" });
+    const output = (async () => {
+      let text = "";
+      let sent = false;
+      for await (const chunk of child.stdout) {
+        text += new TextDecoder().decode(chunk);
+        if (!sent && text.includes("not shown")) {
+          sent = true;
+          child.stdin.write(`${typed}\r`);
+          child.stdin.flush();
+        }
+      }
+      return text;
+    })();
+    const [text, code] = await Promise.all([output, child.exited]);
+    expect(code).toBe(0);
+    expect(text).toContain("Password (at least 10 characters, not shown): ");
+    expect(text).toContain("Password set for first@acme.test");
+    expect(text).not.toContain(typed);
+    expect(await signIn("first@acme.test", typed)).toBe(303);
   });
 
   test("refuses an unknown email (exit 1, naming it), a short password, and a call without --email (exit 2)", async () => {

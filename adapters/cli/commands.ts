@@ -2,6 +2,7 @@
  * The account commands (CONTRACT §2, §17): organizations, users and API keys. Each returns the JSON
  * document `--json` prints and a human rendering of it; main.ts decides which to print.
  */
+import { spawnSync } from "node:child_process";
 import type { Config } from "../../core/config/mod.ts";
 import { presentKey, type Admin } from "../../core/accounts/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
@@ -24,10 +25,24 @@ async function passwordFlag(context: CommandContext, whenMissing: "none" | "stdi
   let password = context.flags.password as string | undefined;
   if (password === undefined && whenMissing === "none") return undefined;
   if (password === undefined || password === "-") {
-    if (context.interactive) process.stderr.write("Type the password (at least 10 characters), press Enter, then Ctrl-D:\n");
-    password = (await context.readStdin()).replace(/\r?\n$/, "");
+    password = process.stdin.isTTY ? await promptHidden("Password (at least 10 characters, not shown): ") : (await context.readStdin()).replace(/\r?\n$/, "");
   }
   return password;
+}
+
+/** One line typed at the terminal, not echoed (stty -echo), the echo restored whatever happens. */
+async function promptHidden(prompt: string): Promise<string> {
+  const stty = (arg: string) => spawnSync("stty", [arg], { stdio: ["inherit", "ignore", "ignore"] });
+  // Echo off before the prompt: whatever is typed once the prompt shows is never echoed.
+  stty("-echo");
+  process.stderr.write(prompt);
+  try {
+    for await (const line of console) return line;
+    return "";
+  } finally {
+    stty("echo");
+    process.stderr.write("\n");
+  }
 }
 
 const orgCreate: CommandSpec = {

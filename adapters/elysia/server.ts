@@ -41,7 +41,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       ],
       then:
         "Put the id org create printed in place of ORG_ID (org list shows it again). The second command reads the " +
-        "password (at least 10 characters) from standard input: type it, press Enter, then Ctrl-D.",
+        "password (at least 10 characters): type it (it is not shown) and press Enter.",
       signIn: `${url}/sign-in`,
     });
   }
