@@ -13,7 +13,6 @@ import { certificateListCommand } from "./certificate_list.ts";
 import { backupCommand } from "./backup.ts";
 import { importCommand } from "./import.ts";
 import { UsageError, type CommandSpec, type Flags } from "./command_table.ts";
-import { startServer } from "../elysia/server.ts";
 
 const SERVE: CommandSpec = {
   name: "serve",
@@ -150,6 +149,9 @@ async function serve(config: Config): Promise<number> {
   try {
     // A missing or unreadable CA file is named by its variable, before anything starts.
     if (config.extraCaFile) loadTrust(config);
+    // Loaded here: the HTTP server and the settings area are half of the CLI's start-up time, and
+    // only serve needs them (cron jobs run check and list commands many times a day).
+    const { startServer } = await import("../elysia/server.ts");
     server = await startServer(config);
   } catch (error) {
     // A busy port or an unreachable database: say so in one line, not with a stack trace.
