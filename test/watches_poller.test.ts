@@ -150,6 +150,33 @@ describe("CT watches: polling Cert Spotter's issuances API", () => {
     expect((await s.store.watches.get(s.scope, watch.id))!.issuancesSeen).toBe(3);
   });
 
+  test("a CT service that ignores `after` (the same page again and again) raises nothing twice and ends the poll at once", async () => {
+    const s = await setup();
+    for (const name of ["loop.test", "www.loop.test", "api.loop.test"]) ct.log(await leaf([name]), ca);
+    const watch = await s.watch({ domain: "loop.test" });
+    const poller = s.poller();
+    await s.pollOnce(poller, watch); // the baseline: three issuances, no event
+    const fresh = await leaf(["new.loop.test"]);
+    ct.log(fresh, ca);
+    ct.ignoreAfter = true;
+    try {
+      const before = ct.requests.length;
+      expect(await s.pollOnce(poller, watch)).toBe("failed");
+      // One page (the first two issuances, already seen) shows the service went back: no second request.
+      expect(ct.requests.length - before).toBe(1);
+      const stored = (await s.store.watches.get(s.scope, watch.id))!;
+      expect(stored.lastError).toBe("The CT service returned issuances it had already returned (it ignored `after`)");
+      expect(stored.issuancesSeen).toBe(3);
+      expect(stored.nextPollAt).toBeGreaterThanOrEqual(Date.now() + 3_000_000); // next interval, not at once
+      expect(await s.issued()).toEqual([]); // no issuance announced again
+    } finally {
+      ct.ignoreAfter = false;
+    }
+    // Once the service behaves again, the new issuance is announced once.
+    expect(await s.pollOnce(poller, watch)).toBe("ok");
+    expect((await s.issued()).map((e) => e.data.dnsNames)).toEqual([["new.loop.test"]]);
+  });
+
   test("includeSubdomains false asks for the domain alone", async () => {
     const s = await setup();
     const watch = await s.watch({ domain: "exact.test", includeSubdomains: false });

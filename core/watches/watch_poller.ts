@@ -64,6 +64,8 @@ export class WatchPoller {
     let cursor = watch.cursor;
     let pending = watch.autoMonitor ? [...watch.pendingNames] : [];
     let pages = 0;
+    /** Issuance ids returned in this poll. */
+    const seen = new Set<string>();
     const save = async (progress: { newIssuances: number; events: EventRecord[]; done: false } | { done: true; lastError: string | null; nextPollAt: number; baselineDone: boolean }) => {
       const now = clock.now();
       const saved = await store.watches.savePoll(
@@ -118,6 +120,13 @@ export class WatchPoller {
       }
       pages++;
       if (issuances.length === 0) break;
+      if (wentBack(issuances, cursor, seen)) {
+        // A service that ignores `after` would page forever and announce old issuances again.
+        const message = "The CT service returned issuances it had already returned (it ignored `after`)";
+        await save({ done: true, lastError: message, nextPollAt: clock.now() + intervalMs, baselineDone: watch.baselineDone });
+        this.options.logger.warn("Certificate Transparency poll failed", { watchId: watch.id, error: message });
+        return this.#report("failed");
+      }
       const now = clock.now();
       const events: EventRecord[] = watch.baselineDone
         ? issuances.map((issuance) => ({
@@ -156,4 +165,18 @@ export class WatchPoller {
     this.options.onPoll?.(result);
     return result;
   }
+}
+
+/**
+ * Whether a page holds an issuance returned before: one this poll saw, the cursor itself, or (ids
+ * being Cert Spotter's increasing decimal numbers) one not after the cursor. Records the page's ids.
+ */
+function wentBack(issuances: ReadonlyArray<{ id: string }>, cursor: string | null, seen: Set<string>): boolean {
+  const decimal = /^\d{1,30}$/;
+  for (const { id } of issuances) {
+    if (seen.has(id) || id === cursor) return true;
+    if (cursor && decimal.test(id) && decimal.test(cursor) && BigInt(id) <= BigInt(cursor)) return true;
+    seen.add(id);
+  }
+  return false;
 }

@@ -26,6 +26,8 @@ export interface CtServer {
   pageSize: number;
   /** When set, requests without `Authorization: Bearer <token>` get 401. */
   token: string | null;
+  /** When true, the service misbehaves: it ignores `after` and answers every request from the start. */
+  ignoreAfter: boolean;
   /** Answers the next `count` requests with this status (and Retry-After when given). */
   fail(status: number, count: number, retryAfter?: string): void;
   close(): Promise<void>;
@@ -41,6 +43,7 @@ export async function startCtServer(): Promise<CtServer> {
   server.requests = [];
   server.pageSize = 2;
   server.token = null;
+  server.ignoreAfter = false;
   server.fail = (status, count, retryAfter) => {
     failures = [...failures, ...Array.from({ length: count }, () => ({ status, retryAfter }))];
   };
@@ -95,7 +98,7 @@ export async function startCtServer(): Promise<CtServer> {
     if (!domain) return send(400, { code: "bad_request", message: "domain is required" });
     const subdomains = url.searchParams.get("include_subdomains") === "true";
     const expand = url.searchParams.getAll("expand");
-    const after = url.searchParams.get("after");
+    const after = server.ignoreAfter ? null : url.searchParams.get("after");
     const start = after ? issuances.findIndex((issuance) => issuance.id === after) + 1 : 0;
     if (after && start === 0) return send(400, { code: "bad_request", message: "unknown after" });
     const page = issuances
