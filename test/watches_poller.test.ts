@@ -222,6 +222,40 @@ describe("CT watches: polling Cert Spotter's issuances API", () => {
     expect((await s.store.watches.get(s.scope, watch.id))!.lastError).toMatch(/^The CT service did not answer/);
   });
 
+  test("autoMonitor adds that outlast the lease renew it: no other process takes the watch over meanwhile", async () => {
+    const s = await setup();
+    const names = ["a.slowadd.test", "b.slowadd.test", "c.slowadd.test", "d.slowadd.test"];
+    for (const name of names) ct.log(await leaf([name]), ca);
+    const watch = await s.watch({ domain: "slowadd.test", autoMonitor: true });
+    const leaseMs = 300;
+    const added: string[] = [];
+    // Each add takes half the lease (a slow TLS handshake): four of them outlast it.
+    const slow = new WatchPoller({
+      ...(s.poller() as any).options,
+      leaseMs,
+      addCertificate: async (_watch: WatchRecord, name: string) => {
+        await Bun.sleep(leaseMs / 2);
+        added.push(name);
+        return true;
+      },
+    });
+    const [claimed] = await s.store.watches.claimDue({ owner: "proc_a", now: Date.now(), leaseUntil: Date.now() + leaseMs, limit: 10 });
+    expect(claimed!.id).toBe(watch.id);
+    const polling = slow.poll(claimed!);
+    // While the adds go on, another process finds nothing due.
+    const takenOver: string[] = [];
+    while (added.length < names.length) {
+      await Bun.sleep(50);
+      for (const other of await s.store.watches.claimDue({ owner: "proc_b", now: Date.now(), leaseUntil: Date.now() + leaseMs, limit: 10 })) takenOver.push(other.id);
+    }
+    expect(await polling).toBe("ok");
+    expect(takenOver).toEqual([]);
+    expect(added.sort()).toEqual(names);
+    const stored = (await s.store.watches.get(s.scope, watch.id))!;
+    expect(stored.pendingNames).toEqual([]);
+    expect(stored.nextPollAt).toBeGreaterThan(Date.now() + 3_000_000); // released until the next interval
+  });
+
   test("CERTKEEPER_CT_TOKEN is sent as a bearer token and never appears in lastError", async () => {
     const s = await setup();
     const watch = await s.watch({ domain: "token.test" });

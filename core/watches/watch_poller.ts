@@ -66,6 +66,8 @@ export class WatchPoller {
     let pages = 0;
     /** Issuance ids returned in this poll. */
     const seen = new Set<string>();
+    /** When the lease was last extended (the claim, or a progress save). */
+    let renewedAt = clock.now();
     const save = async (progress: { newIssuances: number; events: EventRecord[]; done: false } | { done: true; lastError: string | null; nextPollAt: number; baselineDone: boolean }) => {
       const now = clock.now();
       const saved = await store.watches.savePoll(
@@ -98,6 +100,7 @@ export class WatchPoller {
             },
         progress.done ? [] : progress.events,
       );
+      if (saved && !progress.done) renewedAt = now;
       if (saved && !progress.done && progress.events.length > 0) this.options.onEvents?.();
       return saved;
     };
@@ -148,7 +151,11 @@ export class WatchPoller {
 
     let lastError: string | null = null;
     const stillPending: string[] = [];
+    // Each add may take a whole TLS time limit: renew the lease as it runs out, as the pages do.
     for (const name of pending) {
+      if (clock.now() - renewedAt > leaseMs / 3 && !(await save({ newIssuances: 0, events: [], done: false }))) {
+        return this.#report("failed"); // the lease was lost
+      }
       try {
         await this.options.addCertificate(watch, name);
       } catch (error) {
