@@ -55,7 +55,7 @@ async function firstChecks(count: number, prefix: string): Promise<number> {
     Array.from({ length: concurrency }, async () => {
       while (next < count) {
         const n = next++;
-        const outcome = await core.services.monitor.inspect(`${prefix}${n}.${DOMAIN}`, port);
+        const outcome = await core.services.monitor.inspect({ domain: `${prefix}${n}.${DOMAIN}`, port });
         if (!outcome.ok) throw new Error(`a first check failed: ${outcome.message}`);
       }
     }),

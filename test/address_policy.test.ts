@@ -56,7 +56,32 @@ describe("CERTKEEPER_RESOLVE rules", () => {
     expect(await resolveVetted("b.test", { rules, allowPrivateTargets: true })).toEqual([{ address: "127.0.0.1", family: 4 }]);
   });
 
-  test.each(["noequals", "=1.2.3.4", "a.test=not-an-ip", "a.*.test=1.2.3.4", "*.=1.2.3.4"])("refuses the malformed rule %p", (text) => {
+  test("several addresses separated by | stand for a name with several A/AAAA records, in the order given", async () => {
+    const multi = parseResolveRules("lb.test=127.0.0.3|::1| 127.0.0.1");
+    expect(matchResolveRule(multi, "lb.test")).toEqual({ pattern: "lb.test", address: "127.0.0.3", addresses: ["127.0.0.3", "::1", "127.0.0.1"] });
+    expect(await resolveVetted("lb.test", { rules: multi, allowPrivateTargets: true })).toEqual([
+      { address: "127.0.0.3", family: 4 },
+      { address: "::1", family: 6 },
+      { address: "127.0.0.1", family: 4 },
+    ]);
+  });
+
+  test("endpointAddresses(): distinct, IPv4 first then IPv6, numeric order, at most 16, each vetted on its own", async () => {
+    const { endpointAddresses } = await import("../core/net/endpoint_addresses.ts");
+    const many = Array.from({ length: 20 }, (_, i) => `10.0.0.${20 - i}`).join("|");
+    const rules = parseResolveRules(`lb.test=2001:db8::2|127.0.0.10|127.0.0.9|2001:db8::2|::1|127.0.0.9,big.test=${many}`);
+    expect(await endpointAddresses("lb.test", { rules, allowPrivateTargets: false })).toEqual([
+      { address: "127.0.0.9", family: 4, refused: "a loopback address" },
+      { address: "127.0.0.10", family: 4, refused: "a loopback address" },
+      { address: "::1", family: 6, refused: "a loopback address" },
+      { address: "2001:db8::2", family: 6, refused: "a reserved address (reserved)" },
+    ]);
+    const big = await endpointAddresses("big.test", { rules, allowPrivateTargets: true });
+    expect(big.map((a) => a.address)).toEqual(Array.from({ length: 16 }, (_, i) => `10.0.0.${i + 1}`));
+    expect(big.every((a) => a.refused === null)).toBe(true);
+  });
+
+  test.each(["noequals", "=1.2.3.4", "a.test=not-an-ip", "a.test=1.2.3.4|nope", "a.test=1.2.3.4|", "a.*.test=1.2.3.4", "*.=1.2.3.4"])("refuses the malformed rule %p", (text) => {
     expect(() => parseResolveRules(text)).toThrow();
   });
 });

@@ -34,6 +34,15 @@ async function addAndGet(domain: string, port: number): Promise<any> {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
+/** SHA-256 of the DER, upper-case hex pairs joined by ':' (CONTRACT §11), computed independently. */
+function fingerprint(issued: Issued): string {
+  return new Bun.CryptoHasher("sha256").update(new Uint8Array(issued.cert.rawData)).digest("hex").toUpperCase().match(/../g)!.join(":");
+}
+
+function serialOf(issued: Issued): string {
+  return issued.cert.serialNumber.toUpperCase().replace(/^00(?=[89A-F])/, "").match(/../g)!.join(":");
+}
+
 describe("a valid RSA-2048 certificate sent with its intermediate", () => {
   test("get() shows every field exactly", async () => {
     const { rsaIntermediate } = await testPki();
@@ -71,12 +80,23 @@ describe("a valid RSA-2048 certificate sent with its intermediate", () => {
       createdAt: cert.lastCheckedAt,
       updatedAt: cert.lastCheckedAt,
       chain: [
-        { subject: domain, issuer: "certkeeper Test RSA CA", validFrom: iso(notBeforeSecond), validTo: iso(notAfterSecond) },
+        {
+          subject: domain,
+          issuer: "certkeeper Test RSA CA",
+          validFrom: iso(notBeforeSecond),
+          validTo: iso(notAfterSecond),
+          serialNumber: "0A:1B:2C:3D",
+          fingerprintSha256: fingerprint(leaf),
+          daysUntilExpiry: 90,
+        },
         {
           subject: "certkeeper Test RSA CA",
           issuer: "certkeeper Test Root CA",
           validFrom: rsaIntermediate.cert.notBefore.toISOString(),
           validTo: rsaIntermediate.cert.notAfter.toISOString(),
+          serialNumber: serialOf(rsaIntermediate),
+          fingerprintSha256: fingerprint(rsaIntermediate),
+          daysUntilExpiry: Math.floor((rsaIntermediate.cert.notAfter.getTime() - Date.now()) / DAY),
         },
       ],
       statusReason: null,
@@ -84,6 +104,24 @@ describe("a valid RSA-2048 certificate sent with its intermediate", () => {
       revocation: { status: "not_checked", source: null, checkedAt: null, revokedAt: null, reason: null },
       tags: [],
       mutedUntil: null,
+      protocol: "tls",
+      connectTo: null,
+      endpoints: [
+        {
+          address: "127.0.0.1",
+          status: "valid",
+          statusReason: null,
+          serialNumber: "0A:1B:2C:3D",
+          fingerprintSha256: fingerprint(leaf),
+          expiresAt: iso(notAfterSecond),
+          lastCheckedAt: cert.lastCheckedAt,
+        },
+      ],
+      // The intermediate expires before the root that anchors the path.
+      chainExpiresAt: rsaIntermediate.cert.notAfter.toISOString(),
+      publicKey: { algorithm: "RSA", size: 2048, curve: null },
+      tls: { protocol: "TLSv1.3", cipher: expect.stringMatching(/^TLS_(AES_128_GCM_SHA256|AES_256_GCM_SHA384|CHACHA20_POLY1305_SHA256)$/) },
+      warnings: [],
     });
   });
 });
@@ -232,7 +270,7 @@ describe("the path to a trusted root", () => {
     expect([cert.status, cert.statusReason]).toEqual(["invalid", "untrusted_issuer"]);
   });
 
-  test("an unchanged chain is judged again once its intermediate expires", async () => {
+  test("an unchanged chain is judged again once its intermediate expires; before, the leaf is expiring (chain_expiring)", async () => {
     const { root } = await testPki();
     const clock = new FakeClock(Date.now());
     const own = await createHarness({ clock });
@@ -241,7 +279,8 @@ describe("the path to a trusted root", () => {
     const leaf = await createLeaf({ issuer: shortLived, dnsNames: [domain], daysLeft: 90 });
     const port = await serve(leaf, shortLived);
     const added = expectData(await own.request("POST", "/v1/certificates", { body: { domain, port } }), 201);
-    expect(expectData(await own.request("POST", `/v1/certificates/${added.id}/check`), 200).status).toBe("valid");
+    const before = expectData(await own.request("POST", `/v1/certificates/${added.id}/check`), 200);
+    expect([before.status, before.statusReason, before.chainExpiresAt]).toEqual(["expiring", "chain_expiring", shortLived.cert.notAfter.toISOString()]);
     clock.advance(11 * DAY);
     const later = expectData(await own.request("POST", `/v1/certificates/${added.id}/check`), 200);
     expect([later.status, later.statusReason]).toEqual(["invalid", "untrusted_issuer"]);

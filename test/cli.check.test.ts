@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
+import { startStarttlsServer } from "./support/starttls_servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { expectFailure, expectUsageError, ISO, runCli, runCliJson, workspacesRemovedAfterAll, type Workspace } from "./support/cli.ts";
 
@@ -49,6 +50,8 @@ describe("check DOMAIN[:PORT]", () => {
     ...extra,
   });
 
+  const FINGERPRINT = /^[0-9A-F]{2}(:[0-9A-F]{2}){31}$/;
+
   test("check --json shows the certificate as GET would, without id, name, thresholds and timestamps of a record", async () => {
     const { rsaIntermediate } = await testPki();
     const before = Date.now();
@@ -59,6 +62,7 @@ describe("check DOMAIN[:PORT]", () => {
       [
         "domain", "status", "daysUntilExpiry", "expiresAt", "issuedAt", "issuer", "subject", "subjectAlternativeNames",
         "serialNumber", "signatureAlgorithm", "port", "lastCheckedAt", "chain", "statusReason", "revocation",
+        "protocol", "connectTo", "endpoints", "chainExpiresAt", "publicKey", "tls", "warnings",
       ].sort(),
     );
     expect(cert).toEqual({
@@ -75,17 +79,46 @@ describe("check DOMAIN[:PORT]", () => {
       port: server.port,
       lastCheckedAt: expect.stringMatching(ISO),
       chain: [
-        { subject: domain, issuer: "certkeeper Test RSA CA", validFrom: second(notBefore), validTo: second(notAfter) },
+        {
+          subject: domain,
+          issuer: "certkeeper Test RSA CA",
+          validFrom: second(notBefore),
+          validTo: second(notAfter),
+          serialNumber: "C1:A2:B3",
+          fingerprintSha256: expect.stringMatching(FINGERPRINT),
+          daysUntilExpiry: 90,
+        },
         {
           subject: "certkeeper Test RSA CA",
           issuer: "certkeeper Test Root CA",
           validFrom: rsaIntermediate.cert.notBefore.toISOString(),
           validTo: rsaIntermediate.cert.notAfter.toISOString(),
+          serialNumber: expect.stringMatching(/^[0-9A-F]{2}(:[0-9A-F]{2})+$/),
+          fingerprintSha256: expect.stringMatching(FINGERPRINT),
+          daysUntilExpiry: expect.any(Number),
         },
       ],
       statusReason: null,
       // The leaf names neither an OCSP responder nor a CRL.
       revocation: { status: "not_checked", source: null, checkedAt: null, revokedAt: null, reason: null },
+      protocol: "tls",
+      connectTo: null,
+      endpoints: [
+        {
+          address: "127.0.0.1",
+          status: "valid",
+          statusReason: null,
+          serialNumber: "C1:A2:B3",
+          fingerprintSha256: cert.chain[0].fingerprintSha256,
+          expiresAt: second(notAfter),
+          lastCheckedAt: cert.lastCheckedAt,
+        },
+      ],
+      chainExpiresAt: rsaIntermediate.cert.notAfter.toISOString(),
+      // The leaf's key is the test PKI's default, ECDSA P-256 (signed by an RSA intermediate).
+      publicKey: { algorithm: "EC", size: 256, curve: "P-256" },
+      tls: { protocol: "TLSv1.3", cipher: expect.stringMatching(/^TLS_/) },
+      warnings: [],
     });
     const checkedAt = Date.parse(cert.lastCheckedAt);
     expect(checkedAt).toBeGreaterThanOrEqual(before);
@@ -139,9 +172,32 @@ describe("check DOMAIN[:PORT]", () => {
     for (const target of ["127.0.0.1:19443", "::1", "[::1]:8443"]) {
       const result = await runCli(["check", target], { env: env() });
       expectUsageError(result, /IP address/, 3);
-      expect(result.stderr).toContain("CERTKEEPER_RESOLVE=example.com=");
+      expect(result.stderr).toContain("certkeeper check example.com");
+      expect(result.stderr).toContain("--connect-to ");
       expect(result.stderr).toContain("CERTKEEPER_ALLOW_PRIVATE_TARGETS=true");
     }
+  });
+
+  test("check --connect-to ADDRESS connects there, verifying the domain; --protocol speaks STARTTLS first", async () => {
+    const { rsaIntermediate } = await testPki();
+    const elsewhere = `elsewhere.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [elsewhere] });
+    const pop = await startStarttlsServer("pop3", { cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem, host: "127.0.0.5" });
+    try {
+      // The name itself does not resolve: only --connect-to says where the server is.
+      const cert = await runCliJson(["check", `${elsewhere}:${pop.port}`, "--protocol", "pop3", "--connect-to", "127.0.0.5"], {
+        env: env({ CERTKEEPER_RESOLVE: `${elsewhere}=none` }),
+      });
+      expect([cert.status, cert.protocol, cert.connectTo, cert.endpoints.map((e: any) => e.address)]).toEqual(["valid", "pop3", "127.0.0.5", ["127.0.0.5"]]);
+      expect(pop.received()).toEqual(["STLS\r\n"]);
+    } finally {
+      await pop.close();
+    }
+  });
+
+  test("check --protocol with an unknown protocol, or --connect-to with a bad address, is a usage error (exit 3)", async () => {
+    expectUsageError(await runCli(["check", domain, "--protocol", "https"], { env: env() }), /--protocol must be one of tls, smtp/, 3);
+    expectUsageError(await runCli(["check", domain, "--connect-to", "a b"], { env: env() }), /--connect-to/, 3);
   });
 
   test("check without a domain is a usage error (exit 3)", async () => {

@@ -59,8 +59,8 @@ describe("configFromEnv()", () => {
       logLevel: "debug",
       logFormat: "pretty",
       resolve: [
-        { pattern: "a.test", address: "127.0.0.1" },
-        { pattern: "*.b.test", address: null },
+        { pattern: "a.test", address: "127.0.0.1", addresses: ["127.0.0.1"] },
+        { pattern: "*.b.test", address: null, addresses: [] },
       ],
       extraCaFile: "/tmp/ca.pem",
       allowPrivateTargets: true,

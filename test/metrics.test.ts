@@ -132,6 +132,7 @@ describe("GET /metrics", () => {
     const families = await scrape();
     expect([...families.keys()].sort()).toEqual([
       "certkeeper_build_info",
+      "certkeeper_certificate_chain_expiry_timestamp_seconds",
       "certkeeper_certificate_days_until_expiry",
       "certkeeper_certificate_expiry_timestamp_seconds",
       "certkeeper_certificate_revocation_status",
@@ -141,6 +142,7 @@ describe("GET /metrics", () => {
       "certkeeper_ct_polls_total",
       "certkeeper_deliveries_pending",
       "certkeeper_deliveries_total",
+      "certkeeper_endpoint_expiry_timestamp_seconds",
       "certkeeper_revocation_requests_total",
       "process_resident_memory_bytes",
       "process_start_time_seconds",
@@ -172,6 +174,18 @@ describe("GET /metrics", () => {
       expect(value(families, "certkeeper_certificate_expiry_timestamp_seconds", labels)).toBe(Date.parse(c.expiresAt) / 1000);
     }
     expect(listed.find((c) => c.domain.startsWith("expired."))!.daysUntilExpiry).toBeLessThan(0);
+    // One endpoint series per address that gave a certificate, equal to the API's endpoints.
+    const endpoints = listed.flatMap((c) => c.endpoints.filter((e: any) => e.expiresAt).map((e: any) => ({ c, e })));
+    expect(endpoints.length).toBeGreaterThan(0);
+    expect(families.get("certkeeper_endpoint_expiry_timestamp_seconds")!.metrics.length).toBe(endpoints.length);
+    for (const { c, e } of endpoints) {
+      const labels = { organization: h.org.id, mode: c.mode, domain: c.domain, port: String(c.port), status: e.status, protocol: c.protocol, address: e.address };
+      expect(value(families, "certkeeper_endpoint_expiry_timestamp_seconds", labels)).toBe(Date.parse(e.expiresAt) / 1000);
+    }
+    for (const c of listed.filter((c) => c.chainExpiresAt)) {
+      const labels = { organization: h.org.id, mode: c.mode, domain: c.domain, port: String(c.port), status: c.status };
+      expect(value(families, "certkeeper_certificate_chain_expiry_timestamp_seconds", labels)).toBe(Date.parse(c.chainExpiresAt) / 1000);
+    }
     for (const status of ["valid", "expiring", "expired", "invalid", "unreachable"]) {
       expect({ status, count: value(families, "certkeeper_certificates", { status }) }).toEqual({
         status,
@@ -236,7 +250,7 @@ describe("GET /metrics", () => {
     for (const url of [good.url, broken.url, "discord.com"]) expect(text).not.toContain(url);
     const labelNames = new Set<string>();
     for (const family of parse(text).values()) for (const m of family.metrics) for (const k of Object.keys(m.labels ?? {})) labelNames.add(k);
-    expect([...labelNames].sort()).toEqual(["domain", "mode", "organization", "port", "result", "revocation", "runtime", "source", "status", "type", "version"]);
+    expect([...labelNames].sort()).toEqual(["address", "domain", "mode", "organization", "port", "protocol", "result", "revocation", "runtime", "source", "status", "type", "version"]);
   });
 });
 
@@ -310,10 +324,10 @@ describe("the exposition format", () => {
       return text.replace(/^process_resident_memory_bytes .*$/m, "");
     };
     const whole = await render();
-    expect(limits).toEqual([500, 500, 500]);
+    expect(limits).toEqual([500, 500, 500, 500, 500]);
     limits.length = 0;
     expect(await render(2)).toBe(whole);
-    // 7 certificates in pages of 2: 4 reads per pass, three passes (one per per-certificate family).
-    expect(limits).toEqual(Array(12).fill(2));
+    // 7 certificates in pages of 2: 4 reads per pass, five passes (one per per-certificate family).
+    expect(limits).toEqual(Array(20).fill(2));
   });
 });

@@ -35,6 +35,13 @@ function certificate(overrides: Partial<CertificateView> = {}): CertificateView 
     revocation: { status: "good", source: "ocsp", checkedAt: "2025-05-05T09:00:00.000Z", revokedAt: null, reason: null },
     tags: [],
     mutedUntil: null,
+    protocol: "tls",
+    connectTo: null,
+    endpoints: [],
+    chainExpiresAt: null,
+    publicKey: { algorithm: "EC", size: 256, curve: "P-256" },
+    tls: { protocol: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256" },
+    warnings: [],
     ...overrides,
   };
 }

@@ -102,6 +102,32 @@ describe("revocation in checks", () => {
     expect(expectData(await h.request("GET", "/v1/certificates?status=valid"), 200).map((c: { id: string }) => c.id)).not.toContain(created.id);
   });
 
+  test("a name behind two addresses, one node serving a revoked leaf: that endpoint and the certificate are revoked, announced once, naming the endpoint", async () => {
+    const { rsaIntermediate } = await testPki();
+    const domain = `tworevoked.${TEST_DOMAIN}`;
+    const good = await createLeaf({ issuer: rsaIntermediate, keyType: "rsa", dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-multi`], daysLeft: 30 });
+    const bad = await createLeaf({ issuer: rsaIntermediate, keyType: "rsa", dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-multi`], daysLeft: 90, freshKey: true });
+    answerOcsp("/ocsp-multi", rsaIntermediate, new Map([[good.cert.serialNumber, "good"], [bad.cert.serialNumber, "revoked"]]));
+    const first = await serve(good, rsaIntermediate);
+    const second = await startTlsServer({ cert: chainPem(bad, rsaIntermediate), key: bad.keyPem, port: first.port, host: "127.0.0.2" });
+    servers.push(second);
+    const h = await harness({ resolve: [{ pattern: domain, address: "127.0.0.1", addresses: ["127.0.0.1", "127.0.0.2"] }, { pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] });
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: first.port } }), 201);
+    const shown = expectData(await h.request("GET", `/v1/certificates/${created.id}`), 200);
+    // The certificate-level fields follow the good leaf (it expires first); the other node's leaf is revoked.
+    expect([shown.status, shown.statusReason, shown.revocation.status, shown.endpoints.map((e: any) => [e.address, e.status])]).toEqual([
+      "revoked",
+      "revoked",
+      "good",
+      [["127.0.0.1", "expiring"], ["127.0.0.2", "revoked"]],
+    ]);
+    for (let i = 0; i < 2; i++) expectData(await h.request("POST", `/v1/certificates/${created.id}/check`), 200);
+    const revoked = (await events(h, created.id)).filter((e: { type: string }) => e.type === "certificate.revoked");
+    expect(revoked.map((e: any) => e.data.endpoint)).toEqual([
+      { address: "127.0.0.2", serialNumber: bad.cert.serialNumber.toUpperCase().replace(/^00(?=[89A-F])/, "").match(/../g)!.join(":"), expiresAt: bad.cert.notAfter.toISOString() },
+    ]);
+  });
+
   test("a good leaf is valid; re-checks reuse the cached answer until nextUpdate: the responder is asked once", async () => {
     const h = await harness();
     const { ecIntermediate } = await testPki();

@@ -8,7 +8,9 @@ import { existsSync } from "node:fs";
 import { isIP } from "node:net";
 import type { Config } from "../../core/config/mod.ts";
 import { CertkeeperError } from "../../core/base/mod.ts";
-import { normalizeDomain, presentChecked } from "../../core/certificates/mod.ts";
+import { normalizeConnectTo, normalizeDomain, presentChecked } from "../../core/certificates/mod.ts";
+import { PROTOCOLS, type Protocol } from "../../core/base/mod.ts";
+import { DEFAULT_PORTS } from "../../core/starttls/mod.ts";
 import type { CertificateSource } from "../../core/monitor/mod.ts";
 import { TrustStore } from "../../core/tls/mod.ts";
 import { wire } from "../wiring/mod.ts";
@@ -20,6 +22,8 @@ const EXIT_BY_STATUS: Record<string, number> = { valid: 0, expiring: 1, expired:
 interface Target {
   domain: string;
   port: number;
+  protocol: Protocol;
+  connectTo: string | null;
 }
 
 /** One target's result: the check view (nulls where nothing was retrieved) and why it failed. */
@@ -30,9 +34,9 @@ interface CheckResult {
 
 export const checkCommand: CommandSpec = {
   name: "check",
-  flags: [],
+  flags: ["protocol", "connect-to"],
   positionals: { synopsis: "DOMAIN[:PORT]...", min: 1, max: 100 },
-  synopsis: "check DOMAIN[:PORT]... [--json]",
+  synopsis: "check DOMAIN[:PORT]... [--protocol P] [--connect-to ADDRESS] [--json]",
   usageExitCode: 3,
   help: [
     "Retrieves each target's certificate now and judges it as the server would (stores nothing).",
@@ -45,10 +49,24 @@ export const checkCommand: CommandSpec = {
     "Targets on loopback or private addresses are refused unless CERTKEEPER_ALLOW_PRIVATE_TARGETS=true.",
     "Certificates from an internal CA need CERTKEEPER_EXTRA_CA_FILE=ca.pem. To check a server by its",
     "IP address, give the name its certificate is for and where to find it:",
-    "  CERTKEEPER_RESOLVE=app.internal=10.0.0.5 certkeeper check app.internal:8443",
+    "  certkeeper check app.internal:8443 --connect-to 10.0.0.5",
+    "",
+    "--protocol P speaks P's STARTTLS upgrade first: tls (default), smtp, imap, pop3, ftp, postgres, mysql,",
+    "ldap or xmpp; without a port, P's own (smtp 25, imap 143, pop3 110, ftp 21, postgres 5432, mysql 3306,",
+    "ldap 389, xmpp 5222). --connect-to ADDRESS connects there (a host name or an IP address) instead of",
+    "the domain; SNI and host-name verification still use the domain. Every address of a name is checked.",
   ].join("\n"),
-  async run({ config, args }) {
-    const targets = args.map(parseTarget);
+  async run({ config, args, flags }) {
+    const protocol = (flags.protocol ?? "tls") as Protocol;
+    if (!PROTOCOLS.includes(protocol)) throw new UsageError(`--protocol must be one of ${PROTOCOLS.join(", ")}; got "${flags.protocol}"`);
+    let connectTo: string | null;
+    try {
+      connectTo = normalizeConnectTo(flags["connect-to"]);
+    } catch (error) {
+      if (error instanceof CertkeeperError) throw new UsageError(`--connect-to: ${error.message}`);
+      throw error;
+    }
+    const targets = args.map((arg) => ({ ...parseTarget(arg, DEFAULT_PORTS[protocol]), protocol, connectTo }));
     // Nothing is stored: the wiring's in-memory store is gone with the command.
     const wired = await wire(config, { store: "memory", trust: loadTrust(config) });
     const results = await mapLimited(targets, config.checkConcurrency, (target) => checkOne(wired.core.source, config, target)).finally(() =>
@@ -66,16 +84,16 @@ export const checkCommand: CommandSpec = {
 };
 
 /** `DOMAIN[:PORT]`, normalized; a usage error (exit 3) naming what to write instead. */
-export function parseTarget(input: string): Target {
+export function parseTarget(input: string, defaultPort = 443): Pick<Target, "domain" | "port"> {
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(input);
   const match = bracketed ?? /^(.*?)(?::(\d+))?$/.exec(input)!;
   const host = match[1]!;
-  const port = match[2] === undefined ? 443 : Number(match[2]);
+  const port = match[2] === undefined ? defaultPort : Number(match[2]);
   if (isIP(host) !== 0 || isIP(input) !== 0) {
     throw new UsageError(
       `"${input}" is an IP address: check takes the host name the certificate was issued for, and checks it ` +
         `with SNI and host-name verification. To check a server by its address, name both: ` +
-        `CERTKEEPER_RESOLVE=example.com=${isIP(input) === 6 ? input : host} certkeeper check example.com${match[2] ? `:${port}` : ""} ` +
+        `certkeeper check example.com${match[2] ? `:${port}` : ""} --connect-to ${isIP(input) === 6 ? input : host} ` +
         `(loopback and private addresses also need CERTKEEPER_ALLOW_PRIVATE_TARGETS=true)`,
     );
   }
@@ -105,9 +123,12 @@ export function loadTrust(config: Config): TrustStore {
 
 async function checkOne(source: CertificateSource, config: Config, target: Target): Promise<CheckResult> {
   const now = Date.now();
-  const outcome = await source.inspect(target.domain, target.port);
+  const outcome = await source.inspect(target);
   if (outcome.ok) {
-    const view = presentChecked({ ...target, details: outcome.details, problem: outcome.problem, failure: null, lastCheckedAt: now }, now);
+    const view = presentChecked(
+      { ...target, details: outcome.details, problem: outcome.problem, failure: null, lastCheckedAt: now, tls: outcome.tls ?? null, endpoints: outcome.endpoints ?? [] },
+      now,
+    );
     return { view: view as CheckResult["view"], explanation: explainProblem(view.statusReason, target, config) };
   }
   let explanation = `${target.domain}:${target.port}: no certificate could be retrieved: ${outcome.message}.`;
@@ -130,6 +151,21 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
     lastCheckedAt: new Date(now).toISOString(),
     chain: [],
     statusReason: outcome.reason,
+    protocol: target.protocol,
+    connectTo: target.connectTo,
+    endpoints: (outcome.endpoints ?? []).map((e) => ({
+      address: e.address,
+      status: "unreachable",
+      statusReason: e.failure,
+      serialNumber: null,
+      fingerprintSha256: null,
+      expiresAt: null,
+      lastCheckedAt: new Date(now).toISOString(),
+    })),
+    chainExpiresAt: null,
+    publicKey: null,
+    tls: null,
+    warnings: [],
   };
   return { view, explanation };
 }

@@ -49,6 +49,8 @@ const OPTIONS = {
   mode: { type: "string" },
   status: { type: "string" },
   to: { type: "string" },
+  protocol: { type: "string" },
+  "connect-to": { type: "string" },
 } as const;
 
 function usage(): string {

@@ -1,10 +1,15 @@
 /** Certificates in memory, with the SQL store's ordering, leasing and compare-and-swap semantics. */
-import type { CertificateStore } from "../../core/store/mod.ts";
+import type { CertificateStore, CertificateTarget } from "../../core/store/mod.ts";
 import type { CertificateRecord } from "../../core/base/mod.ts";
 import { certificateStatus } from "../../core/certificates/mod.ts";
 import { copyCertificate, inScope, type MemoryState } from "./state.ts";
 
 type Stored = CertificateRecord & { leaseOwner: string | null };
+
+/** CONTRACT §11: one certificate per domain, port, protocol and connectTo in a scope. */
+function sameTarget(a: CertificateTarget, b: CertificateTarget): boolean {
+  return a.domain === b.domain && a.port === b.port && (a.protocol ?? "tls") === (b.protocol ?? "tls") && (a.connectTo ?? null) === (b.connectTo ?? null);
+}
 
 function withoutLease({ leaseOwner: _, ...record }: Stored): CertificateRecord {
   return copyCertificate(record);
@@ -19,7 +24,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
   return {
     async insert(record, { limit, events }) {
       const existing = inScopeList(record);
-      if (existing.some((c) => c.domain === record.domain && c.port === record.port)) return "duplicate";
+      if (existing.some((c) => sameTarget(c, record))) return "duplicate";
       if (existing.length >= limit) return "limit_reached";
       state.write();
       state.certificates.set(record.id, { ...copyCertificate(record), leaseOwner: null });
@@ -32,14 +37,16 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       return record && inScope(record, scope) ? withoutLease(record) : null;
     },
 
-    async findByDomain(scope, domain, port) {
-      const record = inScopeList(scope).find((c) => c.domain === domain && c.port === port);
+    async findByDomain(scope, target) {
+      const record = inScopeList(scope).find((c) => sameTarget(c, target));
       return record ? withoutLease(record) : null;
     },
 
     async existing(scope, targets) {
       const wanted = new Set(targets.map((t) => `${t.domain}:${t.port}`));
-      return new Set(inScopeList(scope).map((c) => `${c.domain}:${c.port}`).filter((target) => wanted.has(target)));
+      // An import adds default targets (TLS, no connectTo): only those make an imported line a duplicate.
+      const defaults = inScopeList(scope).filter((c) => (c.protocol ?? "tls") === "tls" && (c.connectTo ?? null) === null);
+      return new Set(defaults.map((c) => `${c.domain}:${c.port}`).filter((target) => wanted.has(target)));
     },
 
     async count(scope) {
@@ -81,8 +88,15 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
     async updateSettings(scope, id, patch) {
       const record = state.certificates.get(id);
       if (!record || !inScope(record, scope)) return null;
+      if (patch.connectTo !== undefined && inScopeList(scope).some((c) => c.id !== id && sameTarget(c, { ...record, connectTo: patch.connectTo! }))) {
+        return "duplicate";
+      }
       state.write();
       if (patch.name !== undefined) record.name = patch.name;
+      if (patch.connectTo !== undefined) {
+        record.connectTo = patch.connectTo;
+        record.nextCheckAt = Math.min(record.nextCheckAt, patch.updatedAt);
+      }
       if (patch.alertThresholds !== undefined) {
         record.alertThresholds = [...patch.alertThresholds];
         record.nextCheckAt = Math.min(record.nextCheckAt, patch.updatedAt);
@@ -140,7 +154,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (!stored || stored.version !== record.version) return false;
       state.write();
       // Only what a check decides; name and thresholds belong to the caller (and bump the version).
-      const { name, alertThresholds, tags, mutedUntil, ...checked } = copyCertificate(record);
+      const { name, alertThresholds, tags, mutedUntil, connectTo, protocol, ...checked } = copyCertificate(record);
       Object.assign(stored, checked, { version: record.version + 1, leaseOwner: null });
       state.addEvents(events);
       return true;

@@ -75,7 +75,7 @@ export function memoryImports(state: MemoryState): ImportStore {
         let certificateId: string | null = null;
         if (outcome.kind === "failed" && outcome.unlessBlocked) {
           const { target, duplicate, limitReached } = outcome.unlessBlocked;
-          if (await certificates.findByDomain(record, target.domain, target.port)) error = duplicate;
+          if (await certificates.findByDomain(record, target)) error = duplicate;
           else if ((await certificates.count(record)) >= record.certificateLimit) error = limitReached;
         }
         if (outcome.kind === "create") {

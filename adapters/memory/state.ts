@@ -95,7 +95,15 @@ export function copy<T>(value: T): T {
  * shared rather than cloned: they are replaced whole, never changed, and a check copies them often.
  */
 export function copyCertificate<T extends CertificateRecord>(record: T): T {
-  return { ...record, alertThresholds: [...record.alertThresholds], tags: [...record.tags], details: deepFreeze(record.details) };
+  return {
+    ...record,
+    alertThresholds: [...record.alertThresholds],
+    tags: [...record.tags],
+    details: deepFreeze(record.details),
+    endpoints: deepFreeze(record.endpoints),
+    alertMemory: deepFreeze(record.alertMemory),
+    tls: deepFreeze(record.tls),
+  };
 }
 
 function deepFreeze<T>(value: T): T {

@@ -2,7 +2,7 @@
 import type { CertificateStore, InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
-import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, placeholders, statusPeriods } from "./rows.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, placeholders, statusPeriods } from "./rows.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
 
@@ -23,9 +23,19 @@ function statusAt(statuses: number): string {
  * JSON and the expiry index untouched.
  */
 function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: boolean) {
-  const details = detailsChanged ? ["fingerprint", "not_before", "not_after", "details", "problem"] : [];
+  // Endpoints, the connection and the alert memory change only with the details or with events.
+  const details = detailsChanged ? ["fingerprint", "not_before", "not_after", "details", "problem", "endpoints", "tls", "alert_memory"] : [];
   const detailValues: SqlValue[] = detailsChanged
-    ? [r.fingerprint, r.details.notBefore, r.details.notAfter, JSON.stringify(r.details), r.problem]
+    ? [
+        r.fingerprint,
+        r.details.notBefore,
+        r.details.notAfter,
+        JSON.stringify(r.details),
+        r.problem,
+        JSON.stringify(r.endpoints),
+        r.tls ? JSON.stringify(r.tls) : null,
+        JSON.stringify(r.alertMemory),
+      ]
     : [];
   // The failure can change without the details: the timeline is written with every check.
   return target.execute(
@@ -50,18 +60,23 @@ function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: b
   );
 }
 
-/** Writes a patch's settings; the updated record, or null when no such certificate is in scope. */
+/**
+ * Writes a patch's settings; the updated record, or null when no such certificate is in scope. A new
+ * connectTo that makes it the target of another certificate violates UNIQUE (ConstraintError).
+ */
 async function updateSettingsRow(
   target: Executor,
   { scope, id, patch }: { scope: Scope; id: string; patch: Parameters<CertificateStore["updateSettings"]>[2] },
 ): Promise<CertificateRecord | null> {
   const thresholds = patch.alertThresholds;
+  const newTarget = patch.connectTo !== undefined;
   const { rows } = await target.execute(
     `UPDATE certificates SET
        name = COALESCE(?, name),
        alert_thresholds = COALESCE(?, alert_thresholds),
        tags = COALESCE(?, tags),
        muted_until = CASE WHEN ? THEN ? ELSE muted_until END,
+       connect_to = COALESCE(?, connect_to),
        next_check_at = CASE WHEN ? THEN MIN(next_check_at, ?) ELSE next_check_at END,
        updated_at = ?,
        version = version + 1
@@ -73,7 +88,8 @@ async function updateSettingsRow(
       patch.tags ? JSON.stringify(patch.tags) : null,
       patch.mutedUntil === undefined ? 0 : 1,
       patch.mutedUntil ?? null,
-      thresholds ? 1 : 0,
+      newTarget ? connectToValue(patch.connectTo!) : null,
+      thresholds || newTarget ? 1 : 0,
       patch.updatedAt,
       patch.updatedAt,
       id,
@@ -104,8 +120,8 @@ export async function insertCertificate(
   );
   if (rowsAffected === 0) {
     const { rows } = await tx.execute(
-      "SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ?",
-      [record.organizationId, record.mode, record.domain, record.port],
+      "SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ? AND protocol = ? AND connect_to = ?",
+      [record.organizationId, record.mode, record.domain, record.port, record.protocol, connectToValue(record.connectTo)],
     );
     return rows.length > 0 ? "duplicate" : "limit_reached";
   }
@@ -164,10 +180,10 @@ export function sqlCertificates(db: Executor): CertificateStore {
       return rows[0] ? certificateFrom(rows[0]) : null;
     },
 
-    async findByDomain(scope, domain, port) {
+    async findByDomain(scope, target) {
       const { rows } = await db.execute(
-        `${SELECT} WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ?`,
-        [scope.organizationId, scope.mode, domain, port],
+        `${SELECT} WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ? AND protocol = ? AND connect_to = ?`,
+        [scope.organizationId, scope.mode, target.domain, target.port, target.protocol ?? "tls", connectToValue(target.connectTo ?? null)],
       );
       return rows[0] ? certificateFrom(rows[0]) : null;
     },
@@ -178,7 +194,9 @@ export function sqlCertificates(db: Executor): CertificateStore {
       for (let start = 0; start < domains.length; start += 500) {
         const chunk = domains.slice(start, start + 500);
         const { rows } = await db.execute(
-          `SELECT domain, port FROM certificates WHERE organization_id = ? AND mode = ? AND domain IN (${placeholders(chunk.length)})`,
+          // An import adds default targets (TLS, no connectTo): only those make an imported line a duplicate.
+          `SELECT domain, port FROM certificates WHERE organization_id = ? AND mode = ? AND protocol = 'tls' AND connect_to = ''
+             AND domain IN (${placeholders(chunk.length)})`,
           [scope.organizationId, scope.mode, ...chunk],
         );
         for (const row of rows) found.add(`${row.domain}:${row.port}`);
@@ -247,18 +265,24 @@ export function sqlCertificates(db: Executor): CertificateStore {
 
     async updateSettings(scope, id, patch) {
       const thresholds = patch.alertThresholds;
-      if (thresholds || patch.tags) {
-        // New thresholds move the moment the certificate becomes expiring: its timeline is written anew,
-        // from the row as it is inside the same write transaction. New tags replace its rows in certificate_tags.
-        return db.transaction(async (tx) => {
-          const updated = await updateSettingsRow(tx, { scope, id, patch });
-          if (!updated) return null;
-          if (thresholds) await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [statusPeriods(updated), id]);
-          if (patch.tags) await writeTags(tx, { id, ...scope }, patch.tags);
-          return updated;
-        });
+      try {
+        if (thresholds || patch.tags) {
+          // New thresholds move the moment the certificate becomes expiring: its timeline is written anew,
+          // from the row as it is inside the same write transaction. New tags replace its rows in certificate_tags.
+          return await db.transaction(async (tx) => {
+            const updated = await updateSettingsRow(tx, { scope, id, patch });
+            if (!updated) return null;
+            if (thresholds) await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [statusPeriods(updated), id]);
+            if (patch.tags) await writeTags(tx, { id, ...scope }, patch.tags);
+            return updated;
+          });
+        }
+        return await updateSettingsRow(db, { scope, id, patch });
+      } catch (error) {
+        // A new connectTo that is another certificate's target.
+        if (error instanceof ConstraintError) return "duplicate";
+        throw error;
       }
-      return updateSettingsRow(db, { scope, id, patch });
     },
 
     async remove(scope, id, at) {

@@ -8,7 +8,7 @@ import { statusPeriods } from "./rows.ts";
 
 type Step = string | ((tx: Executor) => Promise<void>);
 
-const MIGRATIONS: Step[][] = [
+export const MIGRATIONS: Step[][] = [
   [
     `CREATE TABLE organizations (
       id TEXT PRIMARY KEY,
@@ -214,6 +214,52 @@ const MIGRATIONS: Step[][] = [
       error_message TEXT,
       PRIMARY KEY (import_id, idx)
     ) WITHOUT ROWID`,
+  ],
+  // 6: every address, STARTTLS and where to connect (CONTRACT §11-§13). A target is now domain, port,
+  // protocol and connectTo together, and SQLite cannot change a table constraint: rebuild the table.
+  // connect_to is '' for "the domain" (UNIQUE treats NULLs as distinct). Certificates stored before are
+  // due at once, so a check fills in their endpoints, chain details, key and connection.
+  [
+    `CREATE TABLE certificates_v6 (
+      id TEXT PRIMARY KEY,
+      organization_id TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      domain TEXT NOT NULL,
+      port INTEGER NOT NULL,
+      name TEXT NOT NULL,
+      alert_thresholds TEXT NOT NULL,
+      status_periods TEXT NOT NULL DEFAULT '[]',
+      created_at INTEGER NOT NULL,
+      updated_at INTEGER NOT NULL,
+      fingerprint TEXT NOT NULL,
+      not_before INTEGER NOT NULL,
+      not_after INTEGER NOT NULL,
+      details TEXT NOT NULL,
+      problem TEXT,
+      last_checked_at INTEGER NOT NULL,
+      failure TEXT,
+      failure_count INTEGER NOT NULL,
+      alerted_threshold INTEGER,
+      expiry_alerted INTEGER NOT NULL,
+      health TEXT NOT NULL,
+      next_check_at INTEGER NOT NULL,
+      lease_owner TEXT,
+      version INTEGER NOT NULL,
+      tags TEXT NOT NULL DEFAULT '[]',
+      muted_until INTEGER,
+      protocol TEXT NOT NULL DEFAULT 'tls',
+      connect_to TEXT NOT NULL DEFAULT '',
+      endpoints TEXT NOT NULL DEFAULT '[]',
+      tls TEXT,
+      alert_memory TEXT NOT NULL DEFAULT '{"leaves":[],"chain":[]}',
+      UNIQUE (organization_id, mode, domain, port, protocol, connect_to)
+    )`,
+    `INSERT INTO certificates_v6 (id, organization_id, mode, domain, port, name, alert_thresholds, status_periods, created_at, updated_at, fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version, tags, muted_until) SELECT id, organization_id, mode, domain, port, name, alert_thresholds, status_periods, created_at, updated_at, fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version, tags, muted_until FROM certificates`,
+    `DROP TABLE certificates`,
+    `ALTER TABLE certificates_v6 RENAME TO certificates`,
+    `CREATE INDEX certificates_expiry ON certificates (organization_id, mode, not_after, id)`,
+    `CREATE INDEX certificates_due ON certificates (next_check_at)`,
+    `UPDATE certificates SET next_check_at = 0`,
   ],
 ];
 

@@ -60,7 +60,11 @@ export function apiKeyFrom(row: Row, prefix = ""): ApiKeyRecord {
 export const CERTIFICATE_COLUMNS =
   "id, organization_id, mode, domain, port, name, alert_thresholds, status_periods, created_at, updated_at, " +
   "fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, " +
-  "alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version, tags, muted_until";
+  "alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version, tags, muted_until, " +
+  "protocol, connect_to, endpoints, tls, alert_memory";
+
+/** connect_to is '' for "the domain", so that the UNIQUE constraint treats it as a value. */
+export const connectToValue = (connectTo: string | null) => connectTo ?? "";
 
 export function certificateFrom(row: Row): CertificateRecord {
   return {
@@ -86,6 +90,11 @@ export function certificateFrom(row: Row): CertificateRecord {
     version: num(row.version),
     tags: JSON.parse(str(row.tags ?? "[]")),
     mutedUntil: numOrNull(row.muted_until),
+    protocol: str(row.protocol) as CertificateRecord["protocol"],
+    connectTo: str(row.connect_to) === "" ? null : str(row.connect_to),
+    endpoints: JSON.parse(str(row.endpoints)),
+    tls: row.tls === null || row.tls === undefined ? null : JSON.parse(str(row.tls)),
+    alertMemory: JSON.parse(str(row.alert_memory)),
   };
 }
 
@@ -93,7 +102,7 @@ export function certificateFrom(row: Row): CertificateRecord {
  * The `status_periods` column: core's timeline of the certificate's status as `[[from, until, status], …]`
  * (ms, `until` exclusive), so SQL filters by status by comparing times (see STATUS_AT in certificates.ts).
  */
-export function statusPeriods(r: Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds">): string {
+export function statusPeriods(r: Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds"> & { endpoints?: CertificateRecord["endpoints"] }): string {
   return JSON.stringify(statusTimeline(r).map((period) => [period.from, period.until, period.status]));
 }
 
@@ -126,6 +135,11 @@ export function certificateValues(r: CertificateRecord): SqlValue[] {
     r.version,
     JSON.stringify(r.tags),
     r.mutedUntil,
+    r.protocol,
+    connectToValue(r.connectTo),
+    JSON.stringify(r.endpoints),
+    r.tls ? JSON.stringify(r.tls) : null,
+    JSON.stringify(r.alertMemory),
   ];
 }
 

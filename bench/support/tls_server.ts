@@ -1,7 +1,8 @@
 /**
  * A TLS server in a process of its own for the check benchmark: presents a leaf and its intermediate
  * from a freshly generated local PKI, the leaf naming an OCSP responder served here too (answering
- * `good`, signed by the intermediate, valid a day). Prints `{ port, rootPem, ocspUrl }` as one JSON line,
+ * `good`, signed by the intermediate, valid a day), on 127.0.0.1 to 127.0.0.4 (one port: four nodes behind
+ * a name). Prints `{ port, rootPem, ocspUrl }` as one JSON line,
  * serves until killed; each OCSP request is reported on stderr as one line `ocsp`.
  */
 import http from "node:http";
@@ -24,11 +25,14 @@ responder.on("request", (req, res) => {
     res.end(answer);
   });
 });
-const server = tls.createServer({ cert: chainPem(leaf, intermediate), key: leaf.keyPem }, (socket) => {
-  socket.on("error", () => {});
-  socket.end();
-});
-server.on("tlsClientError", () => {});
-server.listen(0, "127.0.0.1", () => {
-  console.log(JSON.stringify({ port: (server.address() as { port: number }).port, rootPem: root.certPem, ocspUrl }));
-});
+function node(host: string, port: number): Promise<number> {
+  const server = tls.createServer({ cert: chainPem(leaf, intermediate), key: leaf.keyPem }, (socket) => {
+    socket.on("error", () => {});
+    socket.end();
+  });
+  server.on("tlsClientError", () => {});
+  return new Promise((resolve) => server.listen(port, host, () => resolve((server.address() as { port: number }).port)));
+}
+const port = await node("127.0.0.1", 0);
+for (const host of ["127.0.0.2", "127.0.0.3", "127.0.0.4"]) await node(host, port);
+console.log(JSON.stringify({ port, rootPem: root.certPem, ocspUrl }));

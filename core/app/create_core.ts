@@ -238,7 +238,7 @@ export function createCore(options: CoreOptions): Core {
  */
 async function addWatchedName(services: Services, watch: WatchRecord, name: string): Promise<boolean> {
   const { store } = services;
-  if (await store.certificates.findByDomain(watch, name, 443)) return false;
+  if (await store.certificates.findByDomain(watch, { domain: name, port: 443, protocol: "tls", connectTo: null })) return false;
   const organization = await store.organizations.get(watch.organizationId);
   if (!organization) throw new Error("the organization no longer exists");
   const principal = { keyId: `watch:${watch.id}`, userId: "", role: "owner" as const, scope: { organizationId: watch.organizationId, mode: watch.mode }, limits: organization.limits };

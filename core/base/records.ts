@@ -5,6 +5,36 @@ export interface ChainEntry {
   issuer: string;
   validFrom: string;
   validTo: string;
+  serialNumber: string;
+  fingerprintSha256: string;
+}
+
+/** Warnings a certificate chain carries by itself (CONTRACT §13); `legacy_protocol` comes from the connection. */
+export type CertificateWarning = "weak_key" | "weak_signature";
+
+/** A certificate above the leaf on the trusted path: the one that expires first. */
+export interface ChainCertificate {
+  subject: string;
+  issuer: string;
+  serialNumber: string;
+  notAfter: number;
+}
+
+/** The leaf's public key as CONTRACT §13 shows it. */
+export interface PublicKeyInfo {
+  algorithm: "RSA" | "EC" | "Ed25519" | "Ed448" | string;
+  size: number;
+  curve: string | null;
+}
+
+/** `tls`: TLS from the first byte; every other protocol upgrades a plain connection first (CONTRACT §12). */
+export const PROTOCOLS = ["tls", "smtp", "imap", "pop3", "ftp", "postgres", "mysql", "ldap", "xmpp"] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
+
+/** The negotiated connection: protocol version and OpenSSL cipher name. */
+export interface TlsConnection {
+  protocol: string;
+  cipher: string;
 }
 
 /** What a retrieval tells about a certificate, independent of time and of who monitors it. */
@@ -23,6 +53,15 @@ export interface CertificateDetails {
    * among them), so an unchanged chain is judged again then; absent or null when nothing bounds it.
    */
   pathValidUntil?: number | null;
+  /** SHA-256 of the leaf's DER, upper-case hex pairs joined by `:`. */
+  fingerprintSha256?: string;
+  publicKey?: PublicKeyInfo;
+  warnings?: CertificateWarning[];
+  /**
+   * The certificate above the leaf on the trusted path (the intermediates sent and the anchoring root)
+   * that expires first; null when there is no trusted path or nothing above the leaf.
+   */
+  chainExpiry?: ChainCertificate | null;
   /** Whether the leaf is revoked (CONTRACT §14); absent on details stored before revocation checks. */
   revocation?: RevocationState;
 }
@@ -55,7 +94,7 @@ export interface RevocationState {
 export type ChainProblem = "self_signed" | "untrusted_issuer" | "hostname_mismatch";
 
 /** A failure to reach a target, as CONTRACT §5's statusReason values name it. */
-export type NetFailureReason = "dns_error" | "connection_refused" | "timeout" | "tls_error";
+export type NetFailureReason = "dns_error" | "connection_refused" | "timeout" | "tls_error" | "starttls_refused";
 
 /** CONTRACT §5's statuses, in the order the first that applies wins. */
 export const CERTIFICATE_STATUSES = ["expired", "revoked", "unreachable", "invalid", "expiring", "valid"] as const;
@@ -69,10 +108,12 @@ export const STATUS_REASONS = [
   "untrusted_issuer",
   "hostname_mismatch",
   "expiring_soon",
+  "chain_expiring",
   "dns_error",
   "connection_refused",
   "timeout",
   "tls_error",
+  "starttls_refused",
   "revoked",
 ] as const;
 export type StatusReason = (typeof STATUS_REASONS)[number];
@@ -141,6 +182,31 @@ export interface KeyGrant {
   organization: OrganizationRecord;
 }
 
+/** What one address behind a certificate's name served at the last check (CONTRACT §11). */
+export interface EndpointRecord {
+  address: string;
+  /** The chain's fingerprint, or null when this address gave no certificate. */
+  fingerprint: string | null;
+  details: CertificateDetails | null;
+  problem: ChainProblem | null;
+  /** Why no certificate came from this address; null when one did. */
+  failure: NetFailureReason | null;
+  tls: TlsConnection | null;
+}
+
+/**
+ * Alerts already announced for certificates other than the one the certificate-level fields show now,
+ * so a name whose nodes flip between an old and a new certificate announces nothing twice.
+ */
+export interface AlertMemory {
+  /** Per leaf (`serial@notAfter`): the lowest threshold announced and whether expiry was. */
+  leaves: Array<{ key: string; notAfter: number; alertedThreshold: number | null; expiryAlerted: boolean; chainExpiry?: ChainCertificate | null }>;
+  /** Per chain certificate serial: the lowest threshold announced by `certificate.chain_expiring`. */
+  chain: Array<{ serial: string; alertedThreshold: number }>;
+  /** Serials announced by `certificate.revoked`, the most recent first (absent: none yet). */
+  revoked?: string[];
+}
+
 /** What the service last announced about a certificate's health, so each change is announced once. */
 export type Health = "ok" | "invalid" | "unreachable";
 
@@ -148,6 +214,9 @@ export interface CertificateRecord extends Scope {
   id: string;
   domain: string;
   port: number;
+  protocol: Protocol;
+  /** A host name or IP literal connected to instead of the domain; null: the domain. */
+  connectTo: string | null;
   name: string;
   /** Distinct, sorted descending. */
   alertThresholds: number[];
@@ -163,6 +232,11 @@ export interface CertificateRecord extends Scope {
   details: CertificateDetails;
   /** A trust or hostname problem of the last retrieved chain. */
   problem: ChainProblem | null;
+  /** The connection of the endpoint the details describe. */
+  tls: TlsConnection | null;
+  /** Every address at the last conclusive check, IPv4 first, each in numeric order. */
+  endpoints: EndpointRecord[];
+  alertMemory: AlertMemory;
   lastCheckedAt: number;
 
   /** Set once a failing certificate is declared unreachable. */

@@ -4,17 +4,20 @@
  */
 import { CertkeeperError, quote } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
-import { normalizeDomain } from "./domain_name.ts";
+import { normalizeConnectTo, normalizeDomain } from "./domain_name.ts";
+import { DEFAULT_PORTS } from "../starttls/mod.ts";
 import { rejectUnknownFields, validate } from "../schemas/validate.ts";
 import { AddCertificateBody } from "../schemas/certificate.ts";
 import { DEFAULT_ALERT_THRESHOLDS } from "./status.ts";
 import { sortTags } from "../schemas/tags.ts";
-import { applyCheck, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "../monitor/check_apply.ts";
-import type { CertificateRecord, Scope } from "../base/records.ts";
+import { applyCheck, EMPTY_ALERT_MEMORY, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "../monitor/check_apply.ts";
+import type { CertificateRecord, Protocol, Scope } from "../base/records.ts";
 
 export interface AddCertificateInput {
   domain: string;
   port: number;
+  protocol: Protocol;
+  connectTo: string | null;
   name: string;
   alertThresholds: number[];
   tags: string[];
@@ -28,9 +31,12 @@ export function parseAddCertificate(raw: unknown): AddCertificateInput {
   rejectUnknownFields(AddCertificateBody, raw as Record<string, unknown>);
   const domain = normalizeDomain((raw as { domain?: unknown }).domain);
   const body = validate(AddCertificateBody, raw);
+  const protocol = body.protocol ?? "tls";
   return {
     domain,
-    port: body.port ?? 443,
+    port: body.port ?? DEFAULT_PORTS[protocol],
+    protocol,
+    connectTo: normalizeConnectTo(body.connectTo),
     name: body.name ?? domain,
     alertThresholds: sortThresholds(body.alertThresholds ?? DEFAULT_ALERT_THRESHOLDS),
     tags: sortTags(body.tags ?? []),
@@ -64,6 +70,8 @@ function initialRecord(
     id: newId("cert"),
     domain: input.domain,
     port: input.port,
+    protocol: input.protocol,
+    connectTo: input.connectTo,
     name: input.name,
     alertThresholds: input.alertThresholds,
     tags: input.tags,
@@ -73,6 +81,9 @@ function initialRecord(
     fingerprint: outcome.fingerprint,
     details: outcome.details,
     problem: outcome.problem,
+    tls: outcome.tls ?? null,
+    endpoints: outcome.endpoints ?? [],
+    alertMemory: EMPTY_ALERT_MEMORY,
     lastCheckedAt: now,
     failure: null,
     failureCount: 0,
@@ -84,17 +95,19 @@ function initialRecord(
   };
 }
 
+/** `domain:port`, with the protocol and the address connected to when they are not the defaults. */
+function target(input: AddCertificateInput): string {
+  return `${input.domain}:${input.port}${input.protocol === "tls" ? "" : ` (${input.protocol})`}${input.connectTo ? ` via ${input.connectTo}` : ""}`;
+}
+
 export function unreachable(input: AddCertificateInput, why: string): CertkeeperError {
-  return new CertkeeperError(
-    "certificate_unreachable",
-    `No TLS certificate could be retrieved from ${quote(`${input.domain}:${input.port}`)}: ${why}. Nothing was stored.`,
-  );
+  return new CertkeeperError("certificate_unreachable", `No TLS certificate could be retrieved from ${quote(target(input))}: ${why}. Nothing was stored.`);
 }
 
 export function duplicate(input: AddCertificateInput): CertkeeperError {
   return new CertkeeperError(
     "duplicate_domain",
-    `${quote(`${input.domain}:${input.port}`)} is already monitored: get it with GET /v1/certificates?domain=${input.domain}.`,
+    `${quote(target(input))} is already monitored: get it with GET /v1/certificates?domain=${input.domain}.`,
   );
 }
 

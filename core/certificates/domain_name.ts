@@ -57,3 +57,30 @@ function toAscii(input: string): string | null {
   const ascii = domainToASCII(name);
   return ascii === "" ? null : ascii.replace(/\.$/, "");
 }
+
+/**
+ * CONTRACT §11's `connectTo`: an IPv4 or IPv6 literal (brackets allowed, stored without them, IPv6 in
+ * its canonical form) or a host name by the domain rules (a single label such as `localhost` too).
+ * Null and absent mean "the domain". Anything else is `invalid_request`.
+ */
+export function normalizeConnectTo(input: unknown): string | null {
+  if (input === undefined || input === null) return null;
+  const refuse = (why: string) =>
+    new CertkeeperError("invalid_request", `Field "connectTo" ${why}: give a host name or an IP address such as "203.0.113.10".`);
+  if (typeof input !== "string") throw refuse(`must be a string; got ${quote(input)}`);
+  const bare = input.replace(/^\[(.*)\]$/, "$1");
+  const family = isIP(bare);
+  if (family === 4) return bare;
+  if (family === 6) return canonicalIpv6(bare);
+  if (input === "" || /[\s/:@*]/.test(input)) throw refuse(`value ${quote(input)} is not a host name or an IP address`);
+  const ascii = toAscii(input);
+  const labels = ascii?.split(".") ?? [];
+  if (!ascii || ascii.length > 253 || labels.some((label) => !LABEL.test(label)) || /^\d+$/.test(labels.at(-1)!)) {
+    throw refuse(`value ${quote(input)} is not a host name or an IP address`);
+  }
+  return ascii;
+}
+
+function canonicalIpv6(address: string): string {
+  return new URL(`http://[${address}]/`).hostname.replace(/^\[|\]$/g, "");
+}

@@ -1,7 +1,7 @@
 /** The certificate as callers see it: SPEC.md 2.2's fields, in its order, as CONTRACT §5 formats them. */
-import { iso } from "../base/time.ts";
+import { daysUntil, iso } from "../base/time.ts";
 import type { CertificateRecord, RevocationState } from "../base/records.ts";
-import { certificateStatus } from "./status.ts";
+import { certificateStatus, endpointStatus } from "./status.ts";
 import {
   CREATED_FIELDS,
   UNMONITORED_FIELDS,
@@ -32,12 +32,41 @@ export function presentCertificate(record: CertificateRecord, now: number): Cert
     lastCheckedAt: iso(record.lastCheckedAt),
     createdAt: iso(record.createdAt),
     updatedAt: iso(record.updatedAt),
-    chain: d.chain,
+    chain: d.chain.map((entry) => ({
+      ...entry,
+      // Certificates stored before these fields existed get them at their next check.
+      serialNumber: entry.serialNumber ?? "",
+      fingerprintSha256: entry.fingerprintSha256 ?? "",
+      daysUntilExpiry: daysUntil(Date.parse(entry.validTo), now),
+    })),
     statusReason,
     revocation: presentRevocation(d.revocation),
     tags: record.tags,
     mutedUntil: record.mutedUntil === null ? null : iso(record.mutedUntil),
+    protocol: record.protocol ?? "tls",
+    connectTo: record.connectTo ?? null,
+    endpoints: (record.endpoints ?? []).map((endpoint) => {
+      const judged = endpointStatus(endpoint, record.alertThresholds, now);
+      return {
+        address: endpoint.address,
+        status: judged.status,
+        statusReason: judged.statusReason,
+        serialNumber: endpoint.details?.serialNumber ?? null,
+        fingerprintSha256: endpoint.details?.fingerprintSha256 ?? null,
+        expiresAt: endpoint.details ? iso(endpoint.details.notAfter) : null,
+        lastCheckedAt: iso(record.lastCheckedAt),
+      };
+    }),
+    chainExpiresAt: d.chainExpiry ? iso(d.chainExpiry.notAfter) : null,
+    publicKey: d.publicKey ?? null,
+    tls: record.tls ?? null,
+    warnings: [...(d.warnings ?? []), ...(isLegacyProtocol(record.tls?.protocol) ? (["legacy_protocol"] as const) : [])],
   };
+}
+
+/** TLS 1.1 or older (CONTRACT §13's `legacy_protocol`). */
+export function isLegacyProtocol(protocol: string | undefined): boolean {
+  return protocol === "TLSv1" || protocol === "TLSv1.1" || protocol === "SSLv3" || protocol === "SSLv2";
 }
 
 /** CONTRACT §14's field; details stored before revocation checks existed read as not_checked. */
@@ -55,7 +84,7 @@ export function presentCreated(record: CertificateRecord, now: number): CreatedC
 
 /** The CLI's `check`: the get view of a certificate nobody monitors (no thresholds: expiring within 30 days). */
 export function presentChecked(
-  input: Pick<CertificateRecord, "domain" | "port" | "details" | "problem" | "failure" | "lastCheckedAt">,
+  input: Pick<CertificateRecord, "domain" | "port" | "details" | "problem" | "failure" | "lastCheckedAt" | "protocol" | "connectTo" | "endpoints" | "tls">,
   now: number,
 ): CheckedCertificateView {
   const unmonitored = { ...input, id: "", name: "", alertThresholds: [], tags: [], mutedUntil: null, createdAt: 0, updatedAt: 0 } as unknown as CertificateRecord;

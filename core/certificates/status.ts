@@ -8,7 +8,7 @@
  * restates the rule. A new status (Part II's `revoked`, a `chain_expiring` reason) is a new line here.
  */
 import { DAY, daysUntil } from "../base/time.ts";
-import type { CertificateRecord, CertificateStatus, StatusReason } from "../base/records.ts";
+import type { CertificateDetails, CertificateRecord, CertificateStatus, ChainProblem, EndpointRecord, StatusReason } from "../base/records.ts";
 export { CERTIFICATE_STATUSES, type CertificateStatus, type StatusReason } from "../base/records.ts";
 
 /** With no alert thresholds, a certificate counts as expiring within this many days. */
@@ -20,7 +20,15 @@ export function expiringHorizon(alertThresholds: readonly number[]): number {
   return alertThresholds.length === 0 ? DEFAULT_EXPIRING_DAYS : Math.max(...alertThresholds);
 }
 
-export type StatusInput = Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds">;
+export type StatusInput = Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds"> & {
+  /** Every address at the last check (CONTRACT §11); absent or empty: the certificate-level fields only. */
+  endpoints?: readonly EndpointRecord[];
+};
+
+type Judged = { status: CertificateStatus; statusReason: StatusReason | null };
+
+/** Worst first, over the answering endpoints (CONTRACT §11). */
+const RANK: Record<CertificateStatus, number> = { expired: 0, revoked: 1, unreachable: 2, invalid: 3, expiring: 4, valid: 5 };
 
 /** How the rule asks about time (moments in ms since the epoch). */
 interface RuleClock {
@@ -30,18 +38,56 @@ interface RuleClock {
   after(moment: number): boolean;
 }
 
-/** The first status of CONTRACT §5's list that applies, and why. */
-function rule(record: StatusInput, clock: RuleClock): { status: CertificateStatus; statusReason: StatusReason | null } {
-  const { notBefore, notAfter } = record.details;
-  // daysUntilExpiry = floor((notAfter − now) / day) ≤ horizon  ⇔  now > notAfter − (horizon + 1) days.
-  const expiringAfter = notAfter - (expiringHorizon(record.alertThresholds) + 1) * DAY;
-  if (clock.after(notAfter)) return { status: "expired", statusReason: "expired" };
+/**
+ * The first status of CONTRACT §5's list that applies, and why: over the certificate-level fields
+ * (the earliest-expiring leaf) and every answering endpoint (CONTRACT §11), the worst first.
+ */
+function rule(record: StatusInput, clock: RuleClock): Judged {
+  if (clock.after(record.details.notAfter)) return { status: "expired", statusReason: "expired" };
   if (record.details.revocation?.status === "revoked") return { status: "revoked", statusReason: "revoked" };
   if (record.failure) return { status: "unreachable", statusReason: record.failure };
+  let worst = leafRule(record.details, record.problem, record.alertThresholds, clock);
+  for (const endpoint of record.endpoints ?? []) {
+    if (!endpoint.details) continue;
+    const judged = leafRule(endpoint.details, endpoint.problem, record.alertThresholds, clock);
+    if (RANK[judged.status] < RANK[worst.status]) worst = judged;
+  }
+  return worst;
+}
+
+/** The status of one retrieved chain, as if it were the only one. */
+function leafRule(details: CertificateDetails, problem: ChainProblem | null, alertThresholds: readonly number[], clock: RuleClock): Judged {
+  const { notBefore, notAfter } = details;
+  const horizon = expiringHorizon(alertThresholds);
+  // daysUntilExpiry = floor((notAfter − now) / day) ≤ horizon  ⇔  now > notAfter − (horizon + 1) days.
+  const expiringAfter = notAfter - (horizon + 1) * DAY;
+  if (clock.after(notAfter)) return { status: "expired", statusReason: "expired" };
+  if (details.revocation?.status === "revoked") return { status: "revoked", statusReason: "revoked" };
   if (!clock.atOrAfter(notBefore)) return { status: "invalid", statusReason: "not_yet_valid" };
-  if (record.problem) return { status: "invalid", statusReason: record.problem };
+  if (problem) return { status: "invalid", statusReason: problem };
   if (clock.after(expiringAfter)) return { status: "expiring", statusReason: "expiring_soon" };
+  // A certificate above the leaf that expires before it, within the horizon (CONTRACT §13).
+  const above = details.chainExpiry;
+  if (above && above.notAfter < notAfter && clock.after(above.notAfter - (horizon + 1) * DAY)) {
+    return { status: "expiring", statusReason: "chain_expiring" };
+  }
   return { status: "valid", statusReason: null };
+}
+
+/** The status of one endpoint now: unreachable with its reason, or its chain's status. */
+export function endpointStatus(endpoint: EndpointRecord, alertThresholds: readonly number[], now: number): Judged {
+  if (!endpoint.details) return { status: "unreachable", statusReason: endpoint.failure ?? "tls_error" };
+  return leafRule(endpoint.details, endpoint.problem, alertThresholds, nowClock(now));
+}
+
+/** Whether a trust, hostname or validity-start problem makes the certificate invalid now (expiry aside). */
+export function isInvalid(record: StatusInput, now: number): boolean {
+  const bad = (details: CertificateDetails, problem: ChainProblem | null) => problem !== null || now < details.notBefore;
+  return bad(record.details, record.problem) || (record.endpoints ?? []).some((e) => e.details !== null && bad(e.details, e.problem));
+}
+
+function nowClock(now: number): RuleClock {
+  return { atOrAfter: (moment: number) => now >= moment, after: (moment: number) => now > moment };
 }
 
 /** The status of `record` at `now`, why, and the whole days left. */
@@ -49,8 +95,7 @@ export function certificateStatus(
   record: StatusInput,
   now: number,
 ): { status: CertificateStatus; statusReason: StatusReason | null; daysUntilExpiry: number } {
-  const clock = { atOrAfter: (moment: number) => now >= moment, after: (moment: number) => now > moment };
-  return { ...rule(record, clock), daysUntilExpiry: daysUntil(record.details.notAfter, now) };
+  return { ...rule(record, nowClock(now)), daysUntilExpiry: daysUntil(record.details.notAfter, now) };
 }
 
 /** The bounds of all time in a timeline (safe integers, so SQL compares them exactly). */

@@ -1,5 +1,6 @@
 /**
- * CERTKEEPER_RESOLVE: static name overrides, `host=address[,host=address…]`. `*.example.test` matches
+ * CERTKEEPER_RESOLVE: static name overrides, `host=address[|address…][,host=address…]`. Several
+ * addresses separated by `|` stand for a name with several A/AAAA records. `*.example.test` matches
  * every subdomain of example.test (not example.test itself); the address `none` makes the name fail
  * as NXDOMAIN would. The most specific rule wins: an exact name, then the longest wildcard suffix.
  */
@@ -8,8 +9,10 @@ import { isIP } from "node:net";
 export interface ResolveRule {
   /** Lower-case host name, or `*.suffix` for every subdomain. */
   pattern: string;
-  /** An IP address, or null for "does not resolve". */
+  /** The first IP address, or null for "does not resolve". */
   address: string | null;
+  /** Every address the rule lists (empty for "does not resolve"); absent: just `address`. */
+  addresses?: string[];
 }
 
 export function parseResolveRules(text: string): ResolveRule[] {
@@ -24,10 +27,12 @@ export function parseResolveRules(text: string): ResolveRule[] {
       if (eq <= 0 || pattern === "" || pattern === "*." || (pattern.includes("*") && !/^\*\.[^*]+$/.test(pattern))) {
         throw new Error(`"${part}" is not a rule: write host=address or *.domain=address`);
       }
-      if (address !== "none" && isIP(address) === 0) {
-        throw new Error(`"${address}" in "${part}" is not an IP address or "none"`);
+      if (address === "none") return { pattern, address: null, addresses: [] };
+      const addresses = address.split("|").map((one) => one.trim());
+      for (const one of addresses) {
+        if (isIP(one) === 0) throw new Error(`"${one}" in "${part}" is not an IP address or "none"`);
       }
-      return { pattern, address: address === "none" ? null : address };
+      return { pattern, address: addresses[0]!, addresses };
     });
 }
 

@@ -155,12 +155,12 @@ export class ImportWorker {
       const scope = { organizationId: record.organizationId, mode: record.mode };
       if (page.taken.has(`${input.domain}:${input.port}`)) return failed(duplicate(input));
       if (page.full) return failed(limitReached(record.certificateLimit));
-      const outcome = await monitor.inspect(input.domain, input.port);
+      const outcome = await monitor.inspect(input);
       if (!outcome.ok) {
         return {
           ...failed(unreachable(input, outcome.message)),
           unlessBlocked: {
-            target: { domain: input.domain, port: input.port },
+            target: { domain: input.domain, port: input.port, protocol: input.protocol, connectTo: input.connectTo },
             duplicate: errorBody(duplicate(input)).error,
             limitReached: errorBody(limitReached(record.certificateLimit)).error,
           },

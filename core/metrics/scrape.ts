@@ -9,7 +9,7 @@
  * for await (const chunk of scrapeMetrics({ store, metrics, now: Date.now() })) stream.write(chunk);
  */
 import packageJson from "../../package.json" with { type: "json" };
-import { CERTIFICATE_STATUSES, certificateStatus, type CertificateStatus } from "../certificates/status.ts";
+import { CERTIFICATE_STATUSES, certificateStatus, endpointStatus, type CertificateStatus } from "../certificates/status.ts";
 import type { ChannelType, Mode } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import { Counter, decadeBuckets, familyHeader, Histogram, sampleLine } from "./exposition.ts";
@@ -142,6 +142,44 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
       const { status } = certificateStatus(record, now);
       const revocation = record.details.revocation?.status ?? "not_checked";
       text += sampleLine("certkeeper_certificate_revocation_status", { ...seriesLabels(record, status), revocation }, 1);
+    }
+    yield text;
+  }
+
+  yield familyHeader(
+    "certkeeper_endpoint_expiry_timestamp_seconds",
+    "gauge",
+    "When the certificate each address behind a monitored name served at the last check expires, in Unix seconds " +
+      "(one series per address that gave a certificate): a node still serving an old certificate shows here.",
+  );
+  for await (const page of certificatePages(store, pageSize)) {
+    let text = "";
+    for (const record of page) {
+      for (const endpoint of record.endpoints ?? []) {
+        if (!endpoint.details) continue;
+        const { status } = endpointStatus(endpoint, record.alertThresholds, now);
+        text += sampleLine(
+          "certkeeper_endpoint_expiry_timestamp_seconds",
+          { ...seriesLabels(record, status), protocol: record.protocol ?? "tls", address: endpoint.address },
+          endpoint.details.notAfter / 1000,
+        );
+      }
+    }
+    yield text;
+  }
+
+  yield familyHeader(
+    "certkeeper_certificate_chain_expiry_timestamp_seconds",
+    "gauge",
+    "When the first certificate above each monitored leaf on its trusted path (intermediates and the anchoring root) " +
+      "expires, in Unix seconds; no series without a trusted path.",
+  );
+  for await (const page of certificatePages(store, pageSize)) {
+    let text = "";
+    for (const record of page) {
+      const above = record.details.chainExpiry;
+      if (!above) continue;
+      text += sampleLine("certkeeper_certificate_chain_expiry_timestamp_seconds", seriesLabels(record, certificateStatus(record, now).status), above.notAfter / 1000);
     }
     yield text;
   }

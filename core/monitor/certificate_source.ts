@@ -1,20 +1,25 @@
 /** Where check outcomes come from: real TLS servers, or (in simulations) anything that answers alike. */
 import { NetFailure } from "../net/resolver.ts";
-import { retrieveChain, type RetrieveOptions } from "../tls/certificate_retrieve.ts";
+import type { RetrieveOptions } from "../tls/certificate_retrieve.ts";
+import { retrieveEndpoints, type EndpointRetrieval } from "../tls/endpoint_retrieve.ts";
 import { describeChain, parseCertificates } from "../tls/certificate_parse.ts";
 import { judgeChain } from "../tls/chain_verify.ts";
 import { systemClock, type Clock } from "../base/time.ts";
 import type { TrustStore } from "../tls/trust_store.ts";
 import type { CheckOutcome } from "./check_apply.ts";
-import type { CertificateRecord, ChainProblem } from "../base/records.ts";
+import type { CertificateDetails, CertificateRecord, ChainProblem } from "../base/records.ts";
 import { askAboutChain, LeafRevocation, type RevocationChecker } from "../revocation/mod.ts";
 import type { Certificate } from "../tls/x509.ts";
+import { outcomeOfEndpoints, type EndpointOutcome } from "./endpoints_outcome.ts";
 
-export type KnownCertificate = Pick<CertificateRecord, "fingerprint" | "details" | "problem">;
+export type KnownCertificate = Pick<CertificateRecord, "fingerprint" | "details" | "problem"> & Partial<Pick<CertificateRecord, "endpoints">>;
+
+/** What to check: the domain (SNI, host-name verification), its port, how to speak, where to connect. */
+export type CheckTarget = Pick<CertificateRecord, "domain" | "port"> & Partial<Pick<CertificateRecord, "protocol" | "connectTo">>;
 
 export interface CertificateSource {
-  /** Retrieves and judges the certificate of `domain:port`; `known` lets an unchanged chain skip parsing. */
-  inspect(domain: string, port: number, known?: KnownCertificate): Promise<CheckOutcome>;
+  /** Retrieves and judges the certificate of every address of `target`; `known` lets unchanged chains skip parsing. */
+  inspect(target: CheckTarget, known?: KnownCertificate): Promise<CheckOutcome>;
 }
 
 export interface TlsCertificateSourceOptions {
@@ -25,6 +30,8 @@ export interface TlsCertificateSourceOptions {
   revocation?: RevocationChecker | null;
 }
 
+type Verdict = { details: CertificateDetails; problem: ChainProblem | null } | string;
+
 export class TlsCertificateSource implements CertificateSource {
   readonly #revocation: LeafRevocation;
 
@@ -32,41 +39,73 @@ export class TlsCertificateSource implements CertificateSource {
     this.#revocation = new LeafRevocation(Boolean(options.revocation));
   }
 
-  async inspect(domain: string, port: number, known?: KnownCertificate): Promise<CheckOutcome> {
-    let chain;
+  async inspect(target: CheckTarget, known?: KnownCertificate): Promise<CheckOutcome> {
+    const { domain, port } = target;
+    let retrievals: EndpointRetrieval[];
     try {
-      chain = await retrieveChain(domain, port, this.options.retrieve);
+      retrievals = await retrieveEndpoints(domain, port, { ...this.options.retrieve, protocol: target.protocol, connectTo: target.connectTo });
     } catch (error) {
-      if (error instanceof NetFailure) return { ok: false, reason: error.reason, message: error.message };
+      if (error instanceof NetFailure) return { ok: false, reason: error.reason, message: error.message, endpoints: [] };
       throw error;
     }
     const now = (this.options.clock ?? systemClock).now();
+    // Several addresses usually serve one chain: judge each distinct chain once.
+    const judged = new Map<string, Promise<Verdict>>();
+    const endpoints = await Promise.all(
+      retrievals.map(async (retrieval): Promise<EndpointOutcome> => {
+        if (!retrieval.ok) {
+          return { address: retrieval.address, fingerprint: null, details: null, problem: null, failure: retrieval.reason, tls: null, message: retrieval.message };
+        }
+        const fingerprint = `${retrieval.chain.fingerprint}|${retrieval.tls.protocol}|${retrieval.tls.cipher}`;
+        let verdict = judged.get(fingerprint);
+        if (!verdict) {
+          verdict = this.#judge(retrieval, fingerprint, known, domain, now);
+          judged.set(fingerprint, verdict);
+        }
+        const result = await verdict;
+        if (typeof result === "string") {
+          return { address: retrieval.address, fingerprint: null, details: null, problem: null, failure: "tls_error", tls: null, message: result };
+        }
+        return { address: retrieval.address, fingerprint, ...result, failure: null, tls: retrieval.tls };
+      }),
+    );
+    return outcomeOfEndpoints(endpoints);
+  }
+
+  async #judge(retrieval: Extract<EndpointRetrieval, { ok: true }>, fingerprint: string, known: KnownCertificate | undefined, domain: string, now: number): Promise<Verdict> {
+    const { chain } = retrieval;
     // Parsing and path building cost milliseconds of CPU against a sub-millisecond handshake; the
     // same chain to the same domain gets the same answer until an intermediate on its path expires.
-    if (known && known.fingerprint === chain.fingerprint && now <= (known.details.pathValidUntil ?? Infinity)) {
-      // A current revocation answer is reused as it is: the common re-check asks nobody and the
-      // details object stays the stored one, so nothing is rewritten.
+    const prior =
+      (known?.fingerprint === fingerprint ? known : undefined) ??
+      known?.endpoints?.find((endpoint) => endpoint.fingerprint === fingerprint && endpoint.details);
+    if (prior?.details && now <= (prior.details.pathValidUntil ?? Infinity)) {
+      // The stored details object itself when it is the certificate-level one: nothing to rewrite.
+      const base =
+        known && prior.details.serialNumber === known.details.serialNumber && prior.details.notAfter === known.details.notAfter ? known.details : prior.details;
+      // A current revocation answer is reused as it is: the common re-check asks nobody.
       const revocation = await this.#revocation.state({
-        previous: known.details.revocation,
-        ask: () => this.#ask(parseCertificates(chain.ders), trustedChain(known.problem), chain.stapled, now),
+        previous: base.revocation,
+        ask: () => this.#ask(parseCertificates(chain.ders), trustedChain(prior.problem), chain.stapled, now),
         now,
       });
-      const details = revocation === known.details.revocation ? known.details : { ...known.details, revocation };
-      return { ok: true, fingerprint: chain.fingerprint, details, problem: known.problem };
+      return { details: revocation === base.revocation ? base : { ...base, revocation }, problem: prior.problem };
     }
     try {
       const certs = parseCertificates(chain.ders);
-      const { problem, pathValidUntil } = await judgeChain(certs, domain, this.options.trust, now);
+      const { problem, pathValidUntil, chainExpiry } = await judgeChain(certs, domain, this.options.trust, now);
       const described = describeChain(certs);
-      const sameLeaf = known && known.details.serialNumber === described.serialNumber && known.details.issuer === described.issuer;
+      const sameLeaf = [known?.details, ...(known?.endpoints ?? []).map((endpoint) => endpoint.details)].find(
+        (details) => details && details.serialNumber === described.serialNumber && details.issuer === described.issuer,
+      );
       const revocation = await this.#revocation.state({
-        previous: sameLeaf ? known.details.revocation : undefined,
+        previous: sameLeaf?.revocation,
         ask: () => this.#ask(certs, trustedChain(problem), chain.stapled, now),
         now,
       });
-      return { ok: true, fingerprint: chain.fingerprint, details: { ...described, pathValidUntil, revocation }, problem };
+      return { details: { ...described, pathValidUntil, chainExpiry, revocation }, problem };
     } catch (error) {
-      return { ok: false, reason: "tls_error", message: `${domain}:${port} sent a certificate that cannot be parsed (${(error as Error).message})` };
+      return `${domain} (${retrieval.address}) sent a certificate that cannot be parsed (${(error as Error).message})`;
     }
   }
 

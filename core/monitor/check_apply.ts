@@ -4,17 +4,33 @@
  * writer that lost a race simply apply its outcome again to the fresher state.
  */
 import type { CertificateDetails, ChainProblem, NetFailureReason } from "../base/records.ts";
-import type { CertificateRecord, EventRecord, EventType, Health } from "../base/records.ts";
+import type { AlertMemory, CertificateRecord, EndpointRecord, EventRecord, EventType, Health, RevocationState, TlsConnection } from "../base/records.ts";
 import { newId } from "../base/ids.ts";
 import { iso } from "../base/time.ts";
-import { certificateStatus } from "../certificates/status.ts";
+import { certificateStatus, isInvalid } from "../certificates/status.ts";
 import { presentCertificate } from "../certificates/present.ts";
 import { nextAlertAt, thresholdToAnnounce } from "./threshold_crossings.ts";
 
 /** What a retrieval found. */
 export type CheckOutcome =
-  | { ok: true; fingerprint: string; details: CertificateDetails; problem: ChainProblem | null }
-  | { ok: false; reason: NetFailureReason; message: string };
+  | {
+      ok: true;
+      /** Of every endpoint's chain and failure together: unchanged means nothing changed anywhere. */
+      fingerprint: string;
+      /** Of the answering endpoint whose leaf expires first. */
+      details: CertificateDetails;
+      problem: ChainProblem | null;
+      tls?: TlsConnection | null;
+      endpoints?: EndpointRecord[];
+    }
+  | { ok: false; reason: NetFailureReason; message: string; endpoints?: EndpointRecord[] };
+
+/** Most certificates (leaves, or chain certificates) whose announced alerts are remembered. */
+const MEMORY_SIZE = 8;
+
+export const EMPTY_ALERT_MEMORY: AlertMemory = { leaves: [], chain: [] };
+
+const leafKey = (details: CertificateDetails) => `${details.serialNumber}@${details.notAfter}`;
 
 export interface CheckPolicy {
   intervalMs: number;
@@ -59,33 +75,75 @@ export function applyCheck(
     }
     next.failure = outcome.reason;
     next.health = "unreachable";
+    const endpoints = outcome.endpoints ?? [];
+    if (!sameEndpoints(previous.endpoints, endpoints)) next.endpoints = endpoints;
     if (previous.health !== "unreachable") drafts.push({ type: "certificate.unreachable", extra: { error: outcome.message } });
   } else {
     const renewed =
       !options.isNew &&
       (outcome.details.serialNumber !== previous.details.serialNumber ||
         outcome.details.notAfter > previous.details.notAfter);
+    const unchanged =
+      outcome.fingerprint === previous.fingerprint &&
+      outcome.problem === previous.problem &&
+      sameRevocation(outcome.details.revocation, previous.details.revocation);
+    const endpoints = outcome.endpoints ?? [];
     next.fingerprint = outcome.fingerprint;
-    next.details = outcome.details;
+    // Keep the stored objects when nothing changed, so the store can skip rewriting them.
+    next.details = unchanged ? previous.details : outcome.details;
+    next.endpoints = sameEndpoints(previous.endpoints, endpoints) ? previous.endpoints : endpoints;
+    next.tls = outcome.tls ?? null;
     next.problem = outcome.problem;
     next.failure = null;
     next.failureCount = 0;
     if (renewed) {
-      drafts.push({
-        type: "certificate.renewed",
-        extra: { previous: { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) } },
-      });
-      next.alertedThreshold = null;
-      next.expiryAlerted = false;
+      // The earliest-expiring leaf is another one. Seen before (a node that flips back to an old
+      // certificate): its alerts are where they were, and it is no renewal.
+      const leaves = remember(next.alertMemory.leaves, {
+          key: leafKey(previous.details),
+          notAfter: previous.details.notAfter,
+          alertedThreshold: previous.alertedThreshold,
+          expiryAlerted: previous.expiryAlerted,
+          chainExpiry: previous.details.chainExpiry ?? null,
+        }, (e) => e.key);
+      const known = leaves.find((entry) => entry.key === leafKey(outcome.details));
+      next.alertMemory = { ...next.alertMemory, leaves };
+      if (known) {
+        next.alertedThreshold = known.alertedThreshold;
+        next.expiryAlerted = known.expiryAlerted;
+      } else {
+        drafts.push({
+          type: "certificate.renewed",
+          extra: { previous: { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) } },
+        });
+        next.alertedThreshold = null;
+        next.expiryAlerted = false;
+      }
     }
-    // Revocation is final: each serial is announced once, when first seen revoked.
-    const revoked = outcome.details.revocation?.status === "revoked";
-    const knownRevoked =
-      !options.isNew &&
-      previous.details.revocation?.status === "revoked" &&
-      previous.details.serialNumber === outcome.details.serialNumber;
-    if (revoked && !knownRevoked) drafts.push({ type: "certificate.revoked" });
-    const health: Health = outcome.problem || now < outcome.details.notBefore ? "invalid" : "ok";
+    // Revocation is final: each serial is announced once, when first seen revoked, whichever endpoint
+    // serves it (CONTRACT §14); a leaf other than the certificate-level one is named in data.endpoint.
+    const announcedRevoked = new Set(next.alertMemory.revoked ?? []);
+    if (!options.isNew && previous.details.revocation?.status === "revoked") announcedRevoked.add(previous.details.serialNumber);
+    const revokedNow = [
+      { details: outcome.details, address: null as string | null },
+      ...(outcome.endpoints ?? []).map((e) => ({ details: e.details, address: e.address })),
+    ].filter((leaf) => leaf.details?.revocation?.status === "revoked");
+    const newlyRevoked: string[] = [];
+    for (const { details, address } of revokedNow) {
+      const serial = details!.serialNumber;
+      if (announcedRevoked.has(serial)) continue;
+      announcedRevoked.add(serial);
+      newlyRevoked.push(serial);
+      drafts.push(
+        serial === outcome.details.serialNumber
+          ? { type: "certificate.revoked" }
+          : { type: "certificate.revoked", extra: { endpoint: { address, serialNumber: serial, expiresAt: iso(details!.notAfter) } } },
+      );
+    }
+    if (newlyRevoked.length > 0) {
+      next.alertMemory = { ...next.alertMemory, revoked: [...newlyRevoked, ...(next.alertMemory.revoked ?? [])].slice(0, MEMORY_SIZE) };
+    }
+    const health: Health = isInvalid(next, now) ? "invalid" : "ok";
     next.health = health;
     if (health === "invalid" && previous.health !== "invalid") drafts.push({ type: "certificate.invalid" });
     if (health === "ok" && previous.health !== "ok") {
@@ -112,8 +170,52 @@ export function applyCheck(
     }
   }
 
-  const due = nextAlertAt(next.alertThresholds, notAfter, next.alertedThreshold, next.expiryAlerted, now);
-  next.nextCheckAt = Math.min(now + policy.intervalMs, due ?? Infinity);
+  // A certificate above the leaf that expires before it (CONTRACT §13): its thresholds, once per serial.
+  let chainDue: number | null = null;
+  const above = next.details.chainExpiry;
+  if (above && above.notAfter < notAfter && now <= above.notAfter) {
+    const alerted = next.alertMemory.chain.find((entry) => entry.serial === above.serialNumber)?.alertedThreshold ?? null;
+    const threshold = thresholdToAnnounce(next.alertThresholds, above.notAfter, alerted, now);
+    if (threshold !== null) {
+      drafts.push({
+        type: "certificate.chain_expiring",
+        extra: {
+          threshold,
+          chainCertificate: { subject: above.subject, issuer: above.issuer, serialNumber: above.serialNumber, expiresAt: iso(above.notAfter) },
+        },
+      });
+      next.alertMemory = {
+        ...next.alertMemory,
+        chain: remember(next.alertMemory.chain, { serial: above.serialNumber, alertedThreshold: threshold }, (e) => e.serial),
+      };
+    }
+    // Its thresholds, and the moment it expires (the chain is judged again then).
+    chainDue = nextAlertAt(next.alertThresholds, above.notAfter, threshold ?? alerted, false, now);
+  }
+
+  let due = nextAlertAt(next.alertThresholds, notAfter, next.alertedThreshold, next.expiryAlerted, now) ?? Infinity;
+  // Other nodes' leaves, served now or earlier: when one of them crosses a threshold it may be the
+  // earliest-expiring one by then (its node answering while the current one's does not), so look then.
+  const others = new Map<string, AlertMemory["leaves"][number]>();
+  for (const entry of next.alertMemory.leaves) others.set(entry.key, entry);
+  for (const endpoint of next.endpoints) {
+    const d = endpoint.details;
+    if (d && !others.has(leafKey(d))) {
+      others.set(leafKey(d), { key: leafKey(d), notAfter: d.notAfter, alertedThreshold: null, expiryAlerted: false, chainExpiry: d.chainExpiry ?? null });
+    }
+  }
+  others.delete(leafKey(next.details));
+  for (const other of others.values()) {
+    const at = nextAlertAt(next.alertThresholds, other.notAfter, other.alertedThreshold, other.expiryAlerted, now);
+    if (at !== null) due = Math.min(due, at);
+    const chain = other.chainExpiry;
+    if (chain && chain.notAfter < other.notAfter) {
+      const alerted = next.alertMemory.chain.find((entry) => entry.serial === chain.serialNumber)?.alertedThreshold ?? null;
+      const chainAt = nextAlertAt(next.alertThresholds, chain.notAfter, alerted, false, now);
+      if (chainAt !== null) due = Math.min(due, chainAt);
+    }
+  }
+  next.nextCheckAt = Math.min(now + policy.intervalMs, due, chainDue ?? Infinity);
   if (drafts.length > 0 || changed(previous, next)) next.updatedAt = now;
   return { record: next, events: drafts.map((draft) => toEvent(next, draft, now)) };
 }
@@ -124,8 +226,36 @@ function changed(a: CertificateRecord, b: CertificateRecord): boolean {
     a.fingerprint !== b.fingerprint ||
     a.problem !== b.problem ||
     a.failure !== b.failure ||
+    a.endpoints !== b.endpoints ||
     a.details.revocation?.status !== b.details.revocation?.status
   );
+}
+
+/** Same addresses serving the same chains with the same judgement and failures. */
+function sameEndpoints(a: readonly EndpointRecord[], b: readonly EndpointRecord[]): boolean {
+  return (
+    a.length === b.length &&
+    a.every((x, i) => {
+      const y = b[i]!;
+      return (
+        x.address === y.address &&
+        x.fingerprint === y.fingerprint &&
+        x.problem === y.problem &&
+        x.failure === y.failure &&
+        sameRevocation(x.details?.revocation, y.details?.revocation)
+      );
+    })
+  );
+}
+
+/** The same revocation answer (the source hands back the stored object when it reused it). */
+function sameRevocation(a: RevocationState | undefined, b: RevocationState | undefined): boolean {
+  return a === b || (a?.status === b?.status && a?.checkedAt === b?.checkedAt && a?.validUntil === b?.validUntil);
+}
+
+/** `entry` first (replacing an older entry with its key), then the most recent others, MEMORY_SIZE at most. */
+function remember<T>(list: readonly T[], entry: T, key: (item: T) => string): T[] {
+  return [entry, ...list.filter((item) => key(item) !== key(entry))].slice(0, MEMORY_SIZE);
 }
 
 function toEvent(record: CertificateRecord, draft: Draft, now: number): EventRecord {

@@ -9,7 +9,7 @@ import type { CertificateRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import type { Logger } from "../base/log.ts";
 import { applyCheck, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "./check_apply.ts";
-import type { CertificateSource } from "./certificate_source.ts";
+import type { CertificateSource, CheckTarget } from "./certificate_source.ts";
 
 /** How many times a lost race is retried before giving up (each retry re-reads the record). */
 const MAX_SAVE_ATTEMPTS = 5;
@@ -42,9 +42,9 @@ export class Monitor {
   }
 
   /** Retrieves a certificate, timing it for the metrics. */
-  async inspect(domain: string, port: number, known?: CertificateRecord): Promise<CheckOutcome> {
+  async inspect(target: CheckTarget, known?: CertificateRecord): Promise<CheckOutcome> {
     const started = performance.now();
-    const outcome = await this.options.source.inspect(domain, port, known);
+    const outcome = await this.options.source.inspect(target, known);
     this.options.onCheck?.({ ok: outcome.ok, seconds: (performance.now() - started) / 1000 });
     return outcome;
   }
@@ -54,7 +54,7 @@ export class Monitor {
    * was deleted meanwhile.
    */
   async check(record: CertificateRecord, options: { manual: boolean }): Promise<AppliedCheck | null> {
-    const outcome = await this.inspect(record.domain, record.port, record);
+    const outcome = await this.inspect(record, record);
     return this.save(record, outcome, options.manual);
   }
 
@@ -67,7 +67,11 @@ export class Monitor {
       const detailsChanged =
         applied.record.fingerprint !== current.fingerprint ||
         applied.record.details !== current.details ||
-        applied.record.problem !== current.problem;
+        applied.record.problem !== current.problem ||
+        applied.record.endpoints !== current.endpoints ||
+        applied.record.alertMemory !== current.alertMemory ||
+        applied.record.tls?.protocol !== current.tls?.protocol ||
+        applied.record.tls?.cipher !== current.tls?.cipher;
       if (await store.certificates.saveCheck(applied.record, applied.events, { detailsChanged })) {
         if (applied.events.length > 0) this.options.onEvents?.();
         return { record: { ...applied.record, version: applied.record.version + 1 }, events: applied.events };

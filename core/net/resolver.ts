@@ -46,14 +46,14 @@ export async function resolveVetted(host: string, options: ResolverOptions): Pro
   return addresses;
 }
 
-async function resolveHost(host: string, rules: ResolveRule[]): Promise<ResolvedAddress[]> {
+export async function resolveHost(host: string, rules: ResolveRule[]): Promise<ResolvedAddress[]> {
   // A host name ending in a letter is no IP literal: skip isIP's large IPv6 expression on the hot path.
   const family = /[a-z]$/i.test(host) ? 0 : isIP(host);
   if (family !== 0) return [{ address: host, family: family as 4 | 6 }];
   const rule = matchResolveRule(rules, host);
   if (rule) {
     if (rule.address === null) throw new NetFailure("dns_error", `${host} does not resolve (NXDOMAIN)`);
-    return [{ address: rule.address, family: isIP(rule.address) as 4 | 6 }];
+    return (rule.addresses ?? [rule.address]).map((address) => ({ address, family: isIP(address) as 4 | 6 }));
   }
   try {
     const answers = await lookup(host, { all: true, verbatim: true });

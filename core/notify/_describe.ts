@@ -48,6 +48,7 @@ const NET_REASONS: Record<string, string> = {
   connection_refused: "the connection was refused",
   timeout: "the server did not answer in time",
   tls_error: "the TLS handshake failed",
+  starttls_refused: "the server does not offer or refused the STARTTLS upgrade",
 };
 
 /** The certificate snapshot an event carries, or null (a test event may have none). */
@@ -139,19 +140,29 @@ export function describeEvent(event: EventRecord): Described {
         createdAt,
       };
     }
+    case "certificate.chain_expiring": {
+      const above = data.chainCertificate as { subject?: unknown; serialNumber?: unknown; expiresAt?: unknown } | undefined;
+      const name = typeof above?.subject === "string" ? above.subject : "a certificate of its chain";
+      const when = typeof above?.expiresAt === "string" ? formatDate(above.expiresAt) : "soon";
+      if (typeof data.threshold === "number") facts.push({ name: "Alert threshold", value: days(data.threshold) });
+      if (typeof above?.subject === "string") facts.push({ name: "Chain certificate", value: above.subject });
+      if (typeof above?.serialNumber === "string") facts.push({ name: "Chain certificate serial", value: above.serialNumber });
+      if (typeof above?.expiresAt === "string") facts.push({ name: "Chain certificate expires", value: when });
+      return {
+        label,
+        headline: `${t}: chain certificate ${name} expires on ${when}`,
+        summary:
+          `The certificate ${name}, above the TLS certificate for ${t} in its chain, expires on ${when}, before the ` +
+          `certificate itself (${expires}). Install a current chain before then.`,
+        facts,
+        createdAt,
+      };
+    }
     case "certificate.recovered":
       return {
         label,
         headline: `${t}: certificate is valid again`,
         summary: `The TLS certificate for ${t} is valid again. It expires on ${expires}.`,
-        facts,
-        createdAt,
-      };
-    case "certificate.chain_expiring":
-      return {
-        label,
-        headline: `${t}: a certificate of its chain expires soon`,
-        summary: `A certificate in the chain ${t} sends expires soon: renew or replace it before then.`,
         facts,
         createdAt,
       };

@@ -15,7 +15,8 @@ export const addCertificate = defineOperation({
   tag: "Certificates",
   summary: "Add a certificate to monitor",
   description:
-    "Retrieves the certificate from the domain at once and starts monitoring it. Nothing is stored when no " +
+    "Retrieves the certificate from every address of the domain (or of connectTo) at once, speaking the " +
+    "protocol's STARTTLS upgrade first when one is given, and starts monitoring it. Nothing is stored when no " +
     "certificate can be retrieved (422 certificate_not_found).",
   access: "write",
   query: NoQuery,
@@ -40,10 +41,10 @@ export const addCertificate = defineOperation({
     const limit = principal.limits.certificates;
 
     // Cheap refusals first, so a duplicate or a full plan costs no TLS connection.
-    if (await store.certificates.findByDomain(scope, input.domain, input.port)) throw duplicate(input);
+    if (await store.certificates.findByDomain(scope, input)) throw duplicate(input);
     if ((await store.certificates.count(scope)) >= limit) throw limitReached(limit);
 
-    const outcome = await monitor.inspect(input.domain, input.port);
+    const outcome = await monitor.inspect(input);
     if (!outcome.ok) throw unreachable(input, outcome.message);
     const { record, events } = firstCheck(scope, input, outcome, clock.now(), monitor.policy(true));
     const now = record.createdAt;

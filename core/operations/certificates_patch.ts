@@ -8,6 +8,8 @@ import { defineOperation, NoQuery } from "./operation.ts";
 import { certificateNotFound } from "./_certificates.ts";
 import { sortThresholds } from "../certificates/add_rules.ts";
 import { sortTags } from "../schemas/tags.ts";
+import { normalizeConnectTo } from "../certificates/domain_name.ts";
+import { CertkeeperError, quote } from "../base/errors.ts";
 
 export const patchCertificate = defineOperation({
   id: "patchCertificate",
@@ -15,33 +17,44 @@ export const patchCertificate = defineOperation({
   method: "PATCH",
   path: "/v1/certificates/:id",
   tag: "Certificates",
-  summary: "Change a certificate's name, alert thresholds, tags or mute",
+  summary: "Change a certificate's name, alert thresholds, tags, mute or connectTo",
   description:
     "Thresholds the certificate has already passed are not announced again; a threshold added below the " +
     "days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with " +
-    "data.muted: true and delivered nowhere.",
+    "data.muted: true and delivered nowhere. A new connectTo is stored and checked at once.",
   access: "write",
   params: IdParams,
   query: NoQuery,
   body: PatchCertificateBody,
   status: 200,
   response: Envelope(Certificate),
-  errors: ["permission_denied", "payload_too_large", "unsupported_media_type", "certificate_not_found"],
+  errors: ["permission_denied", "payload_too_large", "unsupported_media_type", "certificate_not_found", "duplicate_domain"],
   example: { request: { name: "Shop", alertThresholds: [21, 7, 1], tags: ["team:payments"], mutedUntil: "2026-12-01T06:00:00.000Z" } },
   async handle({ principal, services }, { params, body }) {
     const patch = validate(PatchCertificateBody, body);
+    const connectTo = "connectTo" in patch ? normalizeConnectTo(patch.connectTo) : undefined;
     const now = services.clock.now();
     const id = params.id!;
+    const before = connectTo !== undefined && isId("cert", id) ? await services.store.certificates.get(principal.scope, id) : null;
     const record = isId("cert", id)
       ? await services.store.certificates.updateSettings(principal.scope, id, {
           name: patch.name,
           alertThresholds: patch.alertThresholds && sortThresholds(patch.alertThresholds),
           tags: patch.tags && sortTags(patch.tags),
           mutedUntil: patch.mutedUntil === undefined ? undefined : patch.mutedUntil === null ? null : Date.parse(patch.mutedUntil),
+          connectTo: connectTo === undefined || connectTo === before?.connectTo ? undefined : connectTo,
           updatedAt: now,
         })
       : null;
+    if (record === "duplicate") {
+      throw new CertkeeperError("duplicate_domain", `Another certificate already watches ${quote(before!.domain)} through ${quote(connectTo ?? before!.domain)}: patch or delete that one.`);
+    }
     if (!record) throw certificateNotFound(id);
+    if (connectTo !== undefined && connectTo !== before?.connectTo) {
+      // Another server to watch: check it now, so the answer shows what it serves.
+      const checked = await services.monitor.check(record, { manual: true });
+      return { data: presentCertificate(checked?.record ?? record, services.clock.now()) };
+    }
     // A threshold added below the days left must fire at its crossing, not at the next interval.
     if (patch.alertThresholds) services.scheduler.poke();
     return { data: presentCertificate(record, now) };

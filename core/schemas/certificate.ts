@@ -1,7 +1,7 @@
 /** Certificate schemas: request bodies and the resource, written once for validation, types and OpenAPI. */
 import { Type, type Static } from "@sinclair/typebox";
 import { Id, PageQuery, Timestamp } from "./common.ts";
-import { CERTIFICATE_STATUSES, STATUS_REASONS } from "../base/records.ts";
+import { CERTIFICATE_STATUSES, PROTOCOLS, STATUS_REASONS } from "../base/records.ts";
 import { Tags, Tag, MAX_TAGS } from "./tags.ts";
 
 export const CertificateName = Type.String({ minLength: 1, maxLength: 100, description: "Friendly name; default: the domain" });
@@ -13,6 +13,24 @@ export const AlertThresholds = Type.Array(Type.Integer({ minimum: 0, maximum: 73
   examples: [[30, 14, 7, 3, 1]],
 });
 
+export const Protocol = Type.Union(
+  PROTOCOLS.map((protocol) => Type.Literal(protocol)),
+  {
+    description:
+      "tls: TLS from the first byte (default); otherwise the protocol whose STARTTLS upgrade is spoken first. " +
+      "Default port: tls 443, smtp 25, imap 143, pop3 110, ftp 21, postgres 5432, mysql 3306, ldap 389, xmpp 5222",
+  },
+);
+
+export const ConnectTo = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  description:
+    "A host name or an IPv4/IPv6 literal to resolve and connect to instead of the domain; SNI and host-name " +
+    "verification still use the domain. Null: the domain",
+  examples: ["203.0.113.10", "node-4.lb.example.com"],
+});
+
 export const AddCertificateBody = Type.Object(
   {
     domain: Type.String({
@@ -20,9 +38,11 @@ export const AddCertificateBody = Type.Object(
       examples: ["example.com"],
     }),
     name: Type.Optional(CertificateName),
-    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: "Default 443", examples: [443] })),
+    port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: "Default: the protocol's port (443 for tls)", examples: [443] })),
     alertThresholds: Type.Optional(AlertThresholds),
     tags: Type.Optional(Tags),
+    protocol: Type.Optional(Protocol),
+    connectTo: Type.Optional(Type.Union([ConnectTo, Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -38,6 +58,7 @@ export const PatchCertificateBody = Type.Object(
     alertThresholds: Type.Optional(AlertThresholds),
     tags: Type.Optional(Tags),
     mutedUntil: Type.Optional(MutedUntil),
+    connectTo: Type.Optional(Type.Union([ConnectTo, Type.Null()])),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -53,11 +74,9 @@ export const StatusReason = Type.Union(
   { description: "Why the status is not valid; null when valid" },
 );
 
-export const ChainEntry = Type.Object({
-  subject: Type.String(),
-  issuer: Type.String(),
-  validFrom: Timestamp,
-  validTo: Timestamp,
+const Fingerprint = Type.String({
+  description: "SHA-256 of the certificate's DER, upper-case hex pairs joined by ':'",
+  examples: ["3F:A1:0B:…"],
 });
 
 export const Revocation = Type.Object(
@@ -77,6 +96,51 @@ export const Revocation = Type.Object(
   },
   { additionalProperties: false, description: "Whether the leaf is revoked, as its OCSP responder or CRL says" },
 );
+
+export const ChainEntry = Type.Object(
+  {
+    subject: Type.String(),
+    issuer: Type.String(),
+    validFrom: Timestamp,
+    validTo: Timestamp,
+    serialNumber: Type.String({ examples: ["04:A3:1F:9C"] }),
+    fingerprintSha256: Fingerprint,
+    daysUntilExpiry: Type.Integer({ description: "floor((validTo − now) / 24 h)" }),
+  },
+  { additionalProperties: false },
+);
+
+export const Endpoint = Type.Object(
+  {
+    address: Type.String({ description: "An address the name resolved to", examples: ["203.0.113.10"] }),
+    status: CertificateStatus,
+    statusReason: StatusReason,
+    serialNumber: Type.Union([Type.String(), Type.Null()]),
+    fingerprintSha256: Type.Union([Fingerprint, Type.Null()]),
+    expiresAt: Type.Union([Timestamp, Type.Null()]),
+    lastCheckedAt: Timestamp,
+  },
+  { additionalProperties: false, description: "What one address served at the last check; certificate fields null when it gave none" },
+);
+
+export const PublicKey = Type.Object(
+  {
+    algorithm: Type.String({ description: "RSA, EC, Ed25519 or Ed448", examples: ["EC"] }),
+    size: Type.Integer({ description: "Key size in bits", examples: [256] }),
+    curve: Type.Union([Type.String({ examples: ["P-256"] }), Type.Null()]),
+  },
+  { additionalProperties: false, description: "The leaf's public key" },
+);
+
+export const TlsConnection = Type.Object(
+  {
+    protocol: Type.String({ examples: ["TLSv1.3"] }),
+    cipher: Type.String({ description: "OpenSSL's name of the cipher suite", examples: ["TLS_AES_128_GCM_SHA256"] }),
+  },
+  { additionalProperties: false, description: "The connection of the endpoint the certificate-level fields describe" },
+);
+
+export const WARNINGS = ["weak_key", "weak_signature", "legacy_protocol"] as const;
 
 const certificateFields = {
   id: Id("cert", "cert_3kT9vQm2Xy7LpA0bN5cZ"),
@@ -101,6 +165,17 @@ const certificateFields = {
   revocation: Revocation,
   tags: Type.Array(Type.String(), { description: "Sorted", examples: [["env:prod", "team:payments"]] }),
   mutedUntil: Type.Union([Timestamp, Type.Null()], { description: "Until then its events are delivered nowhere; null: not muted" }),
+  protocol: Protocol,
+  connectTo: Type.Union([Type.String(), Type.Null()], { description: "Where to connect instead of the domain; null: the domain" }),
+  endpoints: Type.Array(Endpoint, { description: "One entry per address, IPv4 first then IPv6, each in ascending numeric order" }),
+  chainExpiresAt: Type.Union([Timestamp, Type.Null()], {
+    description: "Earliest notAfter above the leaf on the trusted path (intermediates and the anchoring root); null without a trusted path",
+  }),
+  publicKey: Type.Union([PublicKey, Type.Null()]),
+  tls: Type.Union([TlsConnection, Type.Null()]),
+  warnings: Type.Array(Type.Union(WARNINGS.map((warning) => Type.Literal(warning))), {
+    description: "weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older); never change status",
+  }),
 };
 
 export const Certificate = Type.Object(certificateFields, { additionalProperties: false });

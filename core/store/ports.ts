@@ -107,6 +107,9 @@ export interface CertificateSummary {
 
 export type InsertCertificateResult = "created" | "duplicate" | "limit_reached";
 
+/** A monitored target: protocol `tls` and connectTo null when not given. */
+export type CertificateTarget = Pick<CertificateRecord, "domain" | "port"> & Partial<Pick<CertificateRecord, "protocol" | "connectTo">>;
+
 export interface CertificateStore {
   /**
    * Inserts the certificate and the events its first check raised, atomically, unless its domain and
@@ -114,7 +117,8 @@ export interface CertificateStore {
    */
   insert(record: CertificateRecord, options: { limit: number; events: EventRecord[] }): Promise<InsertCertificateResult>;
   get(scope: Scope, id: string): Promise<CertificateRecord | null>;
-  findByDomain(scope: Scope, domain: string, port: number): Promise<CertificateRecord | null>;
+  /** The certificate watching this domain, port, protocol and connectTo together (CONTRACT §11's uniqueness). */
+  findByDomain(scope: Scope, target: CertificateTarget): Promise<CertificateRecord | null>;
   /** Which of `targets` are monitored in the scope, as `domain:port` strings. */
   existing(scope: Scope, targets: Array<{ domain: string; port: number }>): Promise<Set<string>>;
   count(scope: Scope): Promise<number>;
@@ -126,14 +130,15 @@ export interface CertificateStore {
   listAll(query: { limit: number; afterId?: string }): Promise<CertificateRecord[]>;
   /**
    * Changes the caller-owned settings and bumps the version (a check computed with the old thresholds
-   * then re-applies). New thresholds make the certificate due now, so they are judged at once.
-   * Returns the updated record, or null when missing.
+   * then re-applies). New thresholds or a new connectTo make the certificate due now, so they are judged
+   * at once. Returns the updated record, null when missing, "duplicate" when the new connectTo makes
+   * it the same target as another certificate of its scope.
    */
   updateSettings(
     scope: Scope,
     id: string,
-    patch: { name?: string; alertThresholds?: number[]; tags?: string[]; mutedUntil?: number | null; updatedAt: number },
-  ): Promise<CertificateRecord | null>;
+    patch: { name?: string; alertThresholds?: number[]; tags?: string[]; mutedUntil?: number | null; connectTo?: string | null; updatedAt: number },
+  ): Promise<CertificateRecord | null | "duplicate">;
   /** Deletes it and cancels its pending deliveries. */
   remove(scope: Scope, id: string, at: number): Promise<boolean>;
 
@@ -245,7 +250,7 @@ export type ImportItemOutcome =
        * when the plan is full, else with `error`.
        */
       unlessBlocked?: {
-        target: { domain: string; port: number };
+        target: CertificateTarget;
         duplicate: { code: string; message: string };
         limitReached: { code: string; message: string };
       };

@@ -1,6 +1,8 @@
 /** Turns DER certificates into the fields of SPEC.md 2.2, formatted as CONTRACT §5 says. */
+import { createHash } from "node:crypto";
 import { Certificate, x509 } from "./x509.ts";
-import type { CertificateDetails } from "../base/records.ts";
+import type { CertificateDetails, CertificateWarning, ChainCertificate } from "../base/records.ts";
+import { isWeakKey, publicKeyInfo } from "./public_key.ts";
 
 /** OpenSSL's long names (LN_ in its obj_mac.h) of the signature algorithms certificates use. */
 const SIGNATURE_NAMES: Record<string, string> = {
@@ -43,10 +45,26 @@ export function parseCertificates(ders: Uint8Array[]): Certificate[] {
   return ders.map((der) => new Certificate(new Uint8Array(der)));
 }
 
+/** Signature algorithms whose hash is broken (SHA-1, MD5, and older). */
+const WEAK_SIGNATURES = new Set([
+  "1.2.840.113549.1.1.2",
+  "1.2.840.113549.1.1.3",
+  "1.2.840.113549.1.1.4",
+  "1.2.840.113549.1.1.5",
+  "1.2.840.10045.4.1",
+  "1.2.840.10040.4.3",
+  "1.3.14.3.2.29",
+]);
+
 /** Every field of the leaf and the chain, from certificates parsed by {@link parseCertificates}. */
 export function describeChain(certs: Certificate[]): CertificateDetails {
   const leaf = certs[0];
   if (!leaf) throw new Error("describeChain() needs at least one certificate");
+  const publicKey = publicKeyInfo(leaf);
+  const warnings: CertificateWarning[] = [];
+  if (isWeakKey(publicKey)) warnings.push("weak_key");
+  // A root's own signature is never checked by anyone; every other certificate's is.
+  if (certs.some((cert) => cert.issuer !== cert.subject && WEAK_SIGNATURES.has(cert.signatureOid))) warnings.push("weak_signature");
   return {
     serialNumber: formatSerial(leaf.serialNumber),
     notBefore: leaf.notBefore.getTime(),
@@ -60,7 +78,27 @@ export function describeChain(certs: Certificate[]): CertificateDetails {
       issuer: firstField(cert.issuerName, ["CN", "O"]) ?? cert.issuer,
       validFrom: cert.notBefore.toISOString(),
       validTo: cert.notAfter.toISOString(),
+      serialNumber: formatSerial(cert.serialNumber),
+      fingerprintSha256: fingerprintOf(cert),
     })),
+    fingerprintSha256: fingerprintOf(leaf),
+    publicKey,
+    warnings,
+  };
+}
+
+/** SHA-256 of a certificate's DER as upper-case hex pairs joined by `:` (CONTRACT §11). */
+export function fingerprintOf(cert: Certificate): string {
+  return createHash("sha256").update(new Uint8Array(cert.rawData)).digest("hex").toUpperCase().match(/../g)!.join(":");
+}
+
+/** A chain certificate as the `certificate.chain_expiring` event names it. */
+export function chainCertificate(cert: Certificate): ChainCertificate {
+  return {
+    subject: firstField(cert.subjectName, ["CN", "O"]) ?? cert.subject,
+    issuer: firstField(cert.issuerName, ["CN", "O"]) ?? cert.issuer,
+    serialNumber: formatSerial(cert.serialNumber),
+    notAfter: cert.notAfter.getTime(),
   };
 }
 

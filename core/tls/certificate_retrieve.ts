@@ -21,7 +21,7 @@ export interface RetrieveOptions extends ResolverOptions {
 }
 
 /** No server presents a chain that ends in this anchor; see INERT_TRUST_ANCHOR's use below. */
-const INERT_TRUST_ANCHOR = `-----BEGIN CERTIFICATE-----
+export const INERT_TRUST_ANCHOR = `-----BEGIN CERTIFICATE-----
 MIIByjCCAXGgAwIBAgIUDKB+K3qNL1c0nB283SGNOPcUp8kwCgYIKoZIzj0EAwIw
 OjE4MDYGA1UEAwwvY2VydGtlZXBlciBpbmVydCB0cnVzdCBhbmNob3IgKG1hdGNo
 ZXMgbm90aGluZykwIBcNMjYxMTIwMjM0NzMxWhgPMjEyNjEwMjcyMzQ3MzFaMDox
@@ -67,7 +67,7 @@ export async function retrieveChain(domain: string, port: number, options: Retri
   }
 }
 
-function chainOf(peer: PeerCertificate | undefined, domain: string, port: number): RetrievedChain {
+export function chainOf(peer: PeerCertificate | undefined, domain: string, port: number): RetrievedChain {
   const ders: Uint8Array[] = [];
   const fingerprints: string[] = [];
   // The issuer links are circular at a self-signed certificate; stop on a repeat and at a depth limit.

@@ -7,8 +7,8 @@
  */
 import { x509, type Certificate } from "./x509.ts";
 import type { TrustStore } from "./trust_store.ts";
-import { dnsNames } from "./certificate_parse.ts";
-import type { ChainProblem } from "../base/records.ts";
+import { chainCertificate, dnsNames } from "./certificate_parse.ts";
+import type { ChainCertificate, ChainProblem } from "../base/records.ts";
 
 
 export interface ChainJudgement {
@@ -18,6 +18,8 @@ export interface ChainJudgement {
    * when no intermediate bounds it. Until then, the same chain gets the same judgement.
    */
   pathValidUntil: number | null;
+  /** The certificate above the leaf on the trusted path, anchor included, that expires first; null without one. */
+  chainExpiry: ChainCertificate | null;
 }
 
 /** Longest path we build; real chains have two or three certificates. */
@@ -31,26 +33,39 @@ export async function judgeChain(certs: Certificate[], domain: string, trust: Tr
   const leaf = certs[0]!;
   const path = await trustedPath(leaf, certs.slice(1), trust, now, 0);
   if (path === undefined) {
-    return { problem: (await leaf.isSelfSigned()) ? "self_signed" : "untrusted_issuer", pathValidUntil: null };
+    return { problem: (await leaf.isSelfSigned()) ? "self_signed" : "untrusted_issuer", pathValidUntil: null, chainExpiry: null };
   }
-  return { problem: matchesHostname(dnsNames(leaf), domain) ? null : "hostname_mismatch", pathValidUntil: path };
+  const sent = path.filter((step) => step.sent);
+  const pathValidUntil = sent.length === 0 ? null : Math.min(...sent.map(({ cert }) => cert.notAfter.getTime()));
+  const earliest = path.reduce<Certificate | null>((first, { cert }) => (!first || cert.notAfter < first.notAfter ? cert : first), null);
+  return {
+    problem: matchesHostname(dnsNames(leaf), domain) ? null : "hostname_mismatch",
+    pathValidUntil,
+    chainExpiry: earliest ? chainCertificate(earliest) : null,
+  };
+}
+
+interface PathStep {
+  cert: Certificate;
+  /** False for a trusted root from the trust store that the server did not send. */
+  sent: boolean;
 }
 
 /**
- * The earliest notAfter of the sent intermediates on a trusted path from `cert` (null when none), or
- * undefined when there is no trusted path.
+ * The certificates above `cert` on a trusted path (the sent intermediates, then the anchoring root;
+ * empty when `cert` is itself an anchor), or undefined when there is no trusted path.
  */
-async function trustedPath(cert: Certificate, pool: Certificate[], trust: TrustStore, now: number, depth: number): Promise<number | null | undefined> {
-  if (await trust.isAnchor(cert)) return null;
+async function trustedPath(cert: Certificate, pool: Certificate[], trust: TrustStore, now: number, depth: number): Promise<PathStep[] | undefined> {
+  if (await trust.isAnchor(cert)) return [];
   for (const anchor of trust.anchorsNamed(cert.issuer)) {
-    if (await signedBy(cert, anchor)) return null;
+    if (await signedBy(cert, anchor)) return [{ cert: anchor, sent: false }];
   }
   if (depth >= MAX_DEPTH) return undefined;
   for (const [index, candidate] of pool.entries()) {
     if (candidate.subject !== cert.issuer || !canIssue(candidate, now) || !(await signedBy(cert, candidate))) continue;
     const rest = pool.filter((_, i) => i !== index); // each sent certificate once per path: no loops
     const further = await trustedPath(candidate, rest, trust, now, depth + 1);
-    if (further !== undefined) return Math.min(candidate.notAfter.getTime(), further ?? Infinity);
+    if (further !== undefined) return [{ cert: candidate, sent: true }, ...further];
   }
   return undefined;
 }

@@ -12,6 +12,11 @@ export class Certificate extends x509.X509Certificate {
   get signatureOid(): string {
     return this.asn.signatureAlgorithm.algorithm;
   }
+
+  /** The SubjectPublicKeyInfo as parsed ASN.1: algorithm OID, parameters and key bits. */
+  get subjectPublicKeyInfo() {
+    return this.asn.tbsCertificate.subjectPublicKeyInfo;
+  }
 }
 
 export { x509 };

@@ -13,7 +13,7 @@ export interface paths {
     get: operations["listCertificates"];
     /**
      * Add a certificate to monitor
-     * @description Retrieves the certificate from the domain at once and starts monitoring it. Nothing is stored when no certificate can be retrieved (422 certificate_not_found).
+     * @description Retrieves the certificate from every address of the domain (or of connectTo) at once, speaking the protocol's STARTTLS upgrade first when one is given, and starts monitoring it. Nothing is stored when no certificate can be retrieved (422 certificate_not_found).
      */
     post: operations["addCertificate"];
   };
@@ -33,8 +33,8 @@ export interface paths {
      */
     delete: operations["deleteCertificate"];
     /**
-     * Change a certificate's name, alert thresholds, tags or mute
-     * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere.
+     * Change a certificate's name, alert thresholds, tags, mute or connectTo
+     * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere. A new connectTo is stored and checked at once.
      */
     patch: operations["patchCertificate"];
   };
@@ -196,13 +196,20 @@ export interface components {
       domain: string;
       /** @description Friendly name; default: the domain */
       name?: string;
-      /** @description Default 443 */
+      /** @description Default: the protocol's port (443 for tls) */
       port?: number;
       /** @description Days before expiry at which to alert; default [30, 14, 7, 3, 1]; returned sorted descending */
       alertThresholds?: number[];
       /** @description 0–20 distinct tags; returned sorted */
       tags?: string[];
+      protocol?: components["schemas"]["Protocol"];
+      connectTo?: string | null;
     };
+    /**
+     * @description tls: TLS from the first byte (default); otherwise the protocol whose STARTTLS upgrade is spoken first. Default port: tls 443, smtp 25, imap 143, pop3 110, ftp 21, postgres 5432, mysql 3306, ldap 389, xmpp 5222
+     * @enum {string}
+     */
+    Protocol: "tls" | "smtp" | "imap" | "pop3" | "ftp" | "postgres" | "mysql" | "ldap" | "xmpp";
     Certificate: {
       id: string;
       domain: string;
@@ -250,6 +257,17 @@ export interface components {
       tags: string[];
       /** @description Until then its events are delivered nowhere; null: not muted */
       mutedUntil: string | null;
+      protocol: components["schemas"]["Protocol"];
+      /** @description Where to connect instead of the domain; null: the domain */
+      connectTo: string | null;
+      /** @description One entry per address, IPv4 first then IPv6, each in ascending numeric order */
+      endpoints: components["schemas"]["Endpoint"][];
+      /** @description Earliest notAfter above the leaf on the trusted path (intermediates and the anchoring root); null without a trusted path */
+      chainExpiresAt: string | null;
+      publicKey: components["schemas"]["PublicKey"] | null;
+      tls: components["schemas"]["TlsConnection"] | null;
+      /** @description weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older); never change status */
+      warnings: ("weak_key" | "weak_signature" | "legacy_protocol")[];
     };
     ChainEntry: {
       subject: string;
@@ -264,12 +282,17 @@ export interface components {
        * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
        */
       validTo: string;
+      serialNumber: string;
+      /** @description SHA-256 of the certificate's DER, upper-case hex pairs joined by ':' */
+      fingerprintSha256: string;
+      /** @description floor((validTo − now) / 24 h) */
+      daysUntilExpiry: number;
     };
     /**
      * @description Why the status is not valid; null when valid
      * @enum {string|null}
      */
-    StatusReason: "expired" | "not_yet_valid" | "self_signed" | "untrusted_issuer" | "hostname_mismatch" | "expiring_soon" | "dns_error" | "connection_refused" | "timeout" | "tls_error" | "revoked" | null;
+    StatusReason: "expired" | "not_yet_valid" | "self_signed" | "untrusted_issuer" | "hostname_mismatch" | "expiring_soon" | "chain_expiring" | "dns_error" | "connection_refused" | "timeout" | "tls_error" | "starttls_refused" | "revoked" | null;
     /** @description Whether the leaf is revoked, as its OCSP responder or CRL says */
     Revocation: {
       /**
@@ -284,6 +307,35 @@ export interface components {
       revokedAt: string | null;
       /** @description RFC 5280 CRLReason name */
       reason: string | null;
+    };
+    /** @description What one address served at the last check; certificate fields null when it gave none */
+    Endpoint: {
+      /** @description An address the name resolved to */
+      address: string;
+      status: components["schemas"]["CertificateStatus"];
+      statusReason: components["schemas"]["StatusReason"];
+      serialNumber: string | null;
+      fingerprintSha256: string | null;
+      expiresAt: string | null;
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      lastCheckedAt: string;
+    };
+    /** @description The leaf's public key */
+    PublicKey: {
+      /** @description RSA, EC, Ed25519 or Ed448 */
+      algorithm: string;
+      /** @description Key size in bits */
+      size: number;
+      curve: string | null;
+    };
+    /** @description The connection of the endpoint the certificate-level fields describe */
+    TlsConnection: {
+      protocol: string;
+      /** @description OpenSSL's name of the cipher suite */
+      cipher: string;
     };
     CertificateSummary: {
       /** @description Certificates monitored in this mode */
@@ -320,6 +372,7 @@ export interface components {
       /** @description 0–20 distinct tags; returned sorted */
       tags?: string[];
       mutedUntil?: components["schemas"]["MutedUntil"];
+      connectTo?: string | null;
     };
     /** @description Until then the certificate's events are recorded with data.muted: true and delivered nowhere; null: not muted */
     MutedUntil: string | null;
@@ -667,7 +720,7 @@ export interface operations {
   };
   /**
    * Add a certificate to monitor
-   * @description Retrieves the certificate from the domain at once and starts monitoring it. Nothing is stored when no certificate can be retrieved (422 certificate_not_found).
+   * @description Retrieves the certificate from every address of the domain (or of connectTo) at once, speaking the protocol's STARTTLS upgrade first when one is given, and starts monitoring it. Nothing is stored when no certificate can be retrieved (422 certificate_not_found).
    */
   addCertificate: {
     requestBody: {
@@ -1212,8 +1265,8 @@ export interface operations {
     };
   };
   /**
-   * Change a certificate's name, alert thresholds, tags or mute
-   * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere.
+   * Change a certificate's name, alert thresholds, tags, mute or connectTo
+   * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere. A new connectTo is stored and checked at once.
    */
   patchCertificate: {
     parameters: {
@@ -1317,6 +1370,22 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "certificate_not_found";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Conflict with an existing resource: `duplicate_domain`. */
+      409: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "duplicate_domain";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };

@@ -7,7 +7,8 @@ import * as x509 from "@peculiar/x509";
 
 x509.cryptoProvider.set(globalThis.crypto);
 
-export type KeyType = "rsa" | "ec";
+/** rsa: RSA-2048; ec: ECDSA P-256; rsa1024 (weak); p384: ECDSA P-384; ed25519. */
+export type KeyType = "rsa" | "ec" | "rsa1024" | "p384" | "ed25519";
 
 const RSA = {
   name: "RSASSA-PKCS1-v1_5",
@@ -16,6 +17,10 @@ const RSA = {
   modulusLength: 2048,
 };
 const EC = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
+const RSA1024 = { ...RSA, modulusLength: 1024 };
+const P384 = { name: "ECDSA", namedCurve: "P-384", hash: "SHA-384" };
+const ED25519 = { name: "Ed25519" };
+const ALGORITHMS: Record<KeyType, Algorithm> = { rsa: RSA, ec: EC, rsa1024: RSA1024, p384: P384, ed25519: ED25519 };
 
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -40,11 +45,14 @@ function sharedKeys(type: KeyType): Promise<CryptoKeyPair> {
 }
 
 export function generateKeys(type: KeyType): Promise<CryptoKeyPair> {
-  return crypto.subtle.generateKey(type === "rsa" ? RSA : EC, true, ["sign", "verify"]) as Promise<CryptoKeyPair>;
+  return crypto.subtle.generateKey(ALGORITHMS[type] as RsaHashedKeyGenParams, true, ["sign", "verify"]) as Promise<CryptoKeyPair>;
 }
 
-function algorithmOf(keys: CryptoKeyPair) {
-  return keys.privateKey.algorithm.name === "ECDSA" ? EC : RSA;
+/** The signing algorithm for a key pair; `hash` overrides the hash (SHA-1 for a weak signature). */
+function algorithmOf(keys: CryptoKeyPair, hash?: string) {
+  const algorithm = keys.privateKey.algorithm as EcKeyAlgorithm;
+  const base = algorithm.name === "Ed25519" ? ED25519 : algorithm.name === "ECDSA" ? (algorithm.namedCurve === "P-384" ? P384 : EC) : RSA;
+  return hash ? { ...base, hash } : base;
 }
 
 async function keyToPem(key: CryptoKey): Promise<string> {
@@ -131,6 +139,17 @@ export interface LeafOptions {
   crlUrls?: string[];
   /** Extended key usages instead of serverAuth (an OCSP signing certificate: "1.3.6.1.5.5.7.3.9"). */
   extendedKeyUsages?: string[];
+  /** The hash of the issuer's signature, e.g. "SHA-1"; default SHA-256 (SHA-384 for P-384). */
+  signatureHash?: string;
+}
+
+/** WebCrypto binds an RSA key to one hash: the same private key, bound to `hash`, for signing. */
+async function withHash(keys: CryptoKeyPair, hash: string | undefined): Promise<CryptoKeyPair> {
+  if (!hash || keys.privateKey.algorithm.name !== "RSASSA-PKCS1-v1_5") return keys;
+  const algorithm = { name: "RSASSA-PKCS1-v1_5", hash };
+  const privateKey = await crypto.subtle.importKey("pkcs8", await crypto.subtle.exportKey("pkcs8", keys.privateKey), algorithm, true, ["sign"]);
+  const publicKey = await crypto.subtle.importKey("spki", await crypto.subtle.exportKey("spki", keys.publicKey), algorithm, true, ["verify"]);
+  return { privateKey, publicKey };
 }
 
 /** A server certificate, signed by `options.issuer` or by itself. */
@@ -169,15 +188,15 @@ export async function createLeaf(options: LeafOptions = {}): Promise<Issued> {
         subject,
         issuer: issuer.cert.subject,
         publicKey: keys.publicKey,
-        signingKey: issuer.keys.privateKey,
-        signingAlgorithm: algorithmOf(issuer.keys),
+        signingKey: (await withHash(issuer.keys, options.signatureHash)).privateKey,
+        signingAlgorithm: algorithmOf(issuer.keys, options.signatureHash),
         extensions: [...extensions, await x509.AuthorityKeyIdentifierExtension.create(issuer.keys.publicKey)],
       })
     : await x509.X509CertificateGenerator.createSelfSigned({
         ...common,
         name: subject,
-        keys,
-        signingAlgorithm: algorithmOf(keys),
+        keys: await withHash(keys, options.signatureHash),
+        signingAlgorithm: algorithmOf(keys, options.signatureHash),
       });
   return finish(cert, keys);
 }

@@ -12,12 +12,14 @@ export interface TestServer {
 export interface TlsTestServer extends TestServer {
   /** Serves another certificate from now on (a renewal). */
   setCertificate(cert: string, key: string): void;
+  /** The SNI name of every handshake so far ("" for none). */
+  servernames(): string[];
 }
 
-function listen(server: net.Server, port = 0): Promise<number> {
+function listen(server: net.Server, port = 0, host = "127.0.0.1"): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once("error", reject);
-    server.listen(port, "127.0.0.1", () => resolve((server.address() as net.AddressInfo).port));
+    server.listen(port, host, () => resolve((server.address() as net.AddressInfo).port));
   });
 }
 
@@ -41,22 +43,36 @@ function track(server: net.Server) {
   return { sockets, connections: () => count };
 }
 
+export interface TlsServerOptions {
+  cert: string;
+  key: string;
+  port?: number;
+  /** Listen address (any loopback address); default 127.0.0.1. */
+  host?: string;
+  /** Protocol versions the server accepts, e.g. both "TLSv1" for a server that speaks only TLS 1.0. */
+  minVersion?: tls.SecureVersion;
+  maxVersion?: tls.SecureVersion;
+}
+
 /** A TLS server presenting `cert` (PEM: the leaf, then any intermediates it sends). */
-export async function startTlsServer(options: { cert: string; key: string; port?: number }): Promise<TlsTestServer> {
-  let context = { cert: options.cert, key: options.key };
-  const server = tls.createServer({ ...context, SNICallback: (_name, cb) => cb(null, tls.createSecureContext(context)) }, (socket) => {
+export async function startTlsServer(options: TlsServerOptions): Promise<TlsTestServer> {
+  const versions = { ...(options.minVersion && { minVersion: options.minVersion }), ...(options.maxVersion && { maxVersion: options.maxVersion }) };
+  let context: tls.SecureContextOptions = { cert: options.cert, key: options.key, ...versions };
+  const names: string[] = [];
+  const server = tls.createServer({ ...context, SNICallback: (name, cb) => (names.push(name), cb(null, tls.createSecureContext(context))) }, (socket) => {
     socket.on("error", () => {});
     socket.end();
   });
   server.on("tlsClientError", () => {});
   const { sockets, connections } = track(server);
-  const port = await listen(server, options.port);
+  const port = await listen(server, options.port, options.host);
   return {
     port,
     connections,
     close: closer(server, sockets),
+    servernames: () => [...names],
     setCertificate(cert, key) {
-      context = { cert, key };
+      context = { cert, key, ...versions };
     },
   };
 }

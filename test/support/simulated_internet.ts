@@ -1,12 +1,15 @@
 /**
- * A deterministic model of many TLS servers over a year, for the monitoring simulation: each server
- * serves a certificate that its operator renews (on time, late, or not at all), goes down for
- * outages, and some drop single connections at random. It answers certkeeper's checks as a
+ * A deterministic model of many TLS servers over a year, for the monitoring simulation: each name is
+ * served by one or more nodes (addresses) whose operators renew their certificates on time, late, or
+ * not at all, and at different moments on different nodes (one node may be forgotten altogether);
+ * some chains carry an intermediate that expires before the leaf; servers go down for outages, and
+ * some nodes drop single connections at random. It answers certkeeper's checks as a
  * CertificateSource, and it is the ground truth the simulation's oracle judges alerts against.
  */
-import type { CertificateSource, KnownCertificate } from "../../core/monitor/certificate_source.ts";
+import type { CertificateSource, CheckTarget, KnownCertificate } from "../../core/monitor/certificate_source.ts";
 import type { CheckOutcome } from "../../core/monitor/check_apply.ts";
-import type { CertificateDetails, RevocationAnswer } from "../../core/base/records.ts";
+import { outcomeOfEndpoints, type EndpointOutcome } from "../../core/monitor/endpoints_outcome.ts";
+import type { CertificateDetails, ChainCertificate, RevocationAnswer } from "../../core/base/records.ts";
 import { LeafRevocation, type RevocationChecker } from "../../core/revocation/mod.ts";
 import type { Clock } from "../../core/base/time.ts";
 import { DAY, HOUR } from "../../core/base/time.ts";
@@ -29,26 +32,54 @@ export interface ServedCertificate {
   from: number;
   notBefore: number;
   notAfter: number;
+  /** An intermediate above it that expires before it, or none. */
+  intermediate: ChainCertificate | null;
   /** When its CA revoked it (ground truth), if ever. */
   revokedAt?: number;
 }
 
+export interface SimulatedNode {
+  address: string;
+  certificates: ServedCertificate[];
+}
+
 export interface SimulatedServer {
   domain: string;
+  nodes: SimulatedNode[];
+  /** Every certificate any node serves, by serial. */
   certificates: ServedCertificate[];
   /** [from, to) periods in which every connection fails. */
   outages: Array<[number, number]>;
-  /** Probability that any one check fails on its own (a flapping server). */
+  /** Probability that any one connection fails on its own (a flapping node). */
   flakiness: number;
   alertThresholds: number[];
 }
 
 export type RenewalPolicy = "on-time" | "late" | "lapses" | "yearly";
 
-/** What one check of a server saw: when, and the serial served (null: the connection failed). */
+/**
+ * What one check of a server saw: when, and the serial of the earliest-expiring leaf among the nodes
+ * that answered (null: none did), with the intermediate above it that expires before it.
+ */
 export interface CheckRecord {
   at: number;
   serial: string | null;
+  intermediate: string | null;
+}
+
+export interface ServerOptions {
+  start: number;
+  end: number;
+  policy: RenewalPolicy;
+  outages: number;
+  flakiness: number;
+  alertThresholds: number[];
+  /** Nodes behind the name (default 1); each renews on its own schedule. */
+  nodes?: number;
+  /** One node never renews after its first certificate. */
+  forgottenNode?: boolean;
+  /** The chain's intermediate expires 10-40 days before the leaf. */
+  shortIntermediate?: boolean;
 }
 
 /**
@@ -81,7 +112,7 @@ export class SimulatedResponder {
 
 export class SimulatedInternet implements CertificateSource {
   readonly servers = new Map<string, SimulatedServer>();
-  /** Every check each server answered, in order: what certkeeper could have known, and when. */
+  /** Every check of each server, in order: what certkeeper could have known, and when. */
   readonly log = new Map<string, CheckRecord[]>();
   checks = 0;
   failures = 0;
@@ -96,55 +127,87 @@ export class SimulatedInternet implements CertificateSource {
   ) {}
 
   /**
-   * Revokes the certificate `server` serves at `at`; with `replaceAfter`, the operator replaces it that
-   * long after (a new serial, valid 90 days), else it keeps being served until its planned renewal.
+   * Revokes the certificate the single node of `server` serves at `at`; with `replaceAfter`, the
+   * operator replaces it that long after (a new serial, valid 90 days), else it keeps being served until
+   * its planned renewal.
    */
   revoke(server: SimulatedServer, at: number, replaceAfter: number | null): ServedCertificate {
-    const cert = SimulatedInternet.servedAt(server, at);
+    const node = server.nodes[0]!;
+    const served = SimulatedInternet.servedAt(node, at);
+    const cert = server.certificates.find((c) => c.serial === served.serial)!;
     cert.revokedAt = at;
+    served.revokedAt = at;
     if (replaceAfter !== null) {
       const from = at + replaceAfter;
-      const index = server.certificates.indexOf(cert);
-      server.certificates.splice(index + 1, 0, { serial: `${cert.serial}-replacement`, from, notBefore: from - HOUR, notAfter: from + 90 * DAY });
+      const replacement = { serial: `${cert.serial}-replacement`, from, notBefore: from - HOUR, notAfter: from + 90 * DAY, intermediate: null };
+      node.certificates.splice(node.certificates.indexOf(served) + 1, 0, replacement);
+      server.certificates.push({ ...replacement });
     }
     return cert;
   }
 
-  /** A server whose certificates over [start, end) follow `policy`. */
-  addServer(domain: string, options: { start: number; end: number; policy: RenewalPolicy; outages: number; flakiness: number; alertThresholds: number[] }): SimulatedServer {
+  /** A server whose nodes' certificates over [start, end) follow `policy`. */
+  addServer(domain: string, options: ServerOptions): SimulatedServer {
     const r = this.random;
-    const certificates: ServedCertificate[] = [];
     const lifetime = options.policy === "yearly" ? 365 * DAY : 90 * DAY;
-    // The first certificate was issued somewhere in the lifetime before the start.
-    let notBefore = options.start - Math.floor(r() * (lifetime - 2 * DAY));
-    let from = options.start - 400 * DAY;
-    let serial = 1;
-    while (from < options.end) {
-      const notAfter = notBefore + lifetime;
-      certificates.push({ serial: `${domain}#${serial++}`, from, notBefore, notAfter });
-      const renewAt =
-        options.policy === "late"
-          ? notAfter - Math.floor(r() * 10 * DAY)
-          : options.policy === "lapses"
-            ? notAfter + Math.floor(r() * 6 * DAY) // the operator notices a few days after expiry
-            : notAfter - 30 * DAY - Math.floor(r() * 2 * DAY);
-      from = renewAt;
-      notBefore = renewAt - HOUR;
+    // The first certificate was issued somewhere in the lifetime before the start; every node has it.
+    const firstNotBefore = options.start - Math.floor(r() * (lifetime - 2 * DAY));
+    const nodeCount = options.nodes ?? 1;
+    const forgotten = options.forgottenNode ? Math.floor(r() * nodeCount) : -1;
+    const nodes: SimulatedNode[] = [];
+    const bySerial = new Map<string, ServedCertificate>();
+    let serialCounter = 1;
+    for (let n = 0; n < nodeCount; n++) {
+      const certificates: ServedCertificate[] = [];
+      let notBefore = firstNotBefore;
+      let from = options.start - 400 * DAY;
+      while (from < options.end) {
+        const notAfter = notBefore + lifetime;
+        // Nodes renewed together get the same certificate (one serial); the first node sets it.
+        let cert = [...bySerial.values()].find((c) => c.notBefore === notBefore);
+        if (!cert) {
+          const intermediate = options.shortIntermediate
+            ? { subject: "Simulated Intermediate", issuer: "Simulated Root", serialNumber: `${domain}/ica#${serialCounter}`, notAfter: notAfter - (10 + Math.floor(r() * 30)) * DAY }
+            : null;
+          cert = { serial: `${domain}#${serialCounter++}`, from, notBefore, notAfter, intermediate };
+          bySerial.set(cert.serial, cert);
+        }
+        certificates.push({ ...cert, from });
+        if (n === forgotten) break; // never renewed: serves its first certificate all year
+        // Each node is renewed at its own moment, hours to days apart.
+        const renewAt =
+          options.policy === "late"
+            ? notAfter - Math.floor(r() * 10 * DAY)
+            : options.policy === "lapses"
+              ? notAfter + Math.floor(r() * 6 * DAY) // the operator notices a few days after expiry
+              : notAfter - 30 * DAY - Math.floor(r() * 2 * DAY);
+        from = renewAt;
+        // Renewed nodes of one name share the renewal's certificate when renewed within a day.
+        notBefore = nodeCount > 1 ? Math.floor(renewAt / DAY) * DAY : renewAt - HOUR;
+      }
+      nodes.push({ address: `192.0.2.${n + 1}`, certificates });
     }
     const outages: Array<[number, number]> = [];
     for (let i = 0; i < options.outages; i++) {
       const at = options.start + Math.floor(r() * (options.end - options.start));
       outages.push([at, at + HOUR + Math.floor(r() * 3 * DAY)]);
     }
-    const server = { domain, certificates, outages, flakiness: options.flakiness, alertThresholds: options.alertThresholds };
+    const server = {
+      domain,
+      nodes,
+      certificates: [...bySerial.values()],
+      outages,
+      flakiness: options.flakiness,
+      alertThresholds: options.alertThresholds,
+    };
     this.servers.set(domain, server);
     return server;
   }
 
-  /** The certificate `server` serves at `at`. */
-  static servedAt(server: SimulatedServer, at: number): ServedCertificate {
-    let current = server.certificates[0]!;
-    for (const cert of server.certificates) if (cert.from <= at) current = cert;
+  /** The certificate `node` serves at `at`. */
+  static servedAt(node: SimulatedNode, at: number): ServedCertificate {
+    let current = node.certificates[0]!;
+    for (const cert of node.certificates) if (cert.from <= at) current = cert;
     return current;
   }
 
@@ -152,36 +215,67 @@ export class SimulatedInternet implements CertificateSource {
     return server.outages.some(([from, to]) => from <= at && at < to);
   }
 
-  async inspect(domain: string, _port?: number, known?: KnownCertificate): Promise<CheckOutcome> {
+  async inspect(target: CheckTarget, known?: KnownCertificate): Promise<CheckOutcome> {
+    const { domain } = target;
     this.checks++;
     const server = this.servers.get(domain);
     const now = this.clock.now();
-    if (!server) return { ok: false, reason: "dns_error", message: `${domain} does not resolve` };
+    if (!server) return { ok: false, reason: "dns_error", message: `${domain} does not resolve`, endpoints: [] };
     const log = this.log.get(domain) ?? [];
     this.log.set(domain, log);
-    if (SimulatedInternet.down(server, now) || this.random() < server.flakiness) {
-      this.failures++;
-      log.push({ at: now, serial: null });
-      return { ok: false, reason: "timeout", message: `${domain}:443 did not complete the connection in time` };
+    const down = SimulatedInternet.down(server, now);
+    const endpoints: EndpointOutcome[] = [];
+    for (const node of server.nodes) {
+      endpoints.push(await this.#node(domain, node, down || this.random() < server.flakiness, known, now));
     }
-    const cert = SimulatedInternet.servedAt(server, now);
-    log.push({ at: now, serial: cert.serial });
-    const described = details(domain, cert);
+    const outcome = outcomeOfEndpoints(endpoints);
+    if (!outcome.ok) {
+      this.failures++;
+      log.push({ at: now, serial: null, intermediate: null });
+    } else {
+      const above = outcome.details.chainExpiry;
+      log.push({ at: now, serial: outcome.details.serialNumber, intermediate: above && above.notAfter < outcome.details.notAfter ? above.serialNumber : null });
+    }
+    return outcome;
+  }
+
+  async #node(domain: string, node: SimulatedNode, failing: boolean, known: KnownCertificate | undefined, now: number): Promise<EndpointOutcome> {
+    if (failing) {
+      return { address: node.address, fingerprint: null, details: null, problem: null, failure: "timeout", tls: null, message: `${domain}:443 did not complete the connection in time` };
+    }
+    const cert = SimulatedInternet.servedAt(node, now);
+    // An intermediate past its notAfter breaks the trusted path: the chain is then untrusted.
+    const lapsed = cert.intermediate !== null && now > cert.intermediate.notAfter;
+    let described = details(domain, cert, lapsed);
     if (this.revocation) {
       const { checker, responder } = this.revocation;
-      described.revocation = await this.#leafRevocation.state({
-        previous: known?.details.serialNumber === cert.serial ? known.details.revocation : undefined,
+      const previous = [known?.details, ...(known?.endpoints ?? []).map((e) => e.details)].find((d) => d?.serialNumber === cert.serial)?.revocation;
+      const revocation = await this.#leafRevocation.state({
+        previous,
         ask: () => checker.answer(`simulated-ca:${cert.serial}`, now, async () => responder.answer(cert, now)),
         now,
       });
+      described = { ...described, revocation };
     }
-    return { ok: true, fingerprint: cert.serial, details: described, problem: null };
+    return {
+      address: node.address,
+      fingerprint: `${cert.serial}${lapsed ? "/lapsed" : ""}`,
+      details: described,
+      problem: lapsed ? "untrusted_issuer" : null,
+      failure: null,
+      tls: { protocol: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256" },
+    };
   }
 }
 
-function details(domain: string, cert: ServedCertificate): CertificateDetails {
+const cache = new Map<string, CertificateDetails>();
+
+function details(domain: string, cert: ServedCertificate, lapsed: boolean): CertificateDetails {
+  const key = `${cert.serial}${lapsed}`;
+  const known = cache.get(key);
+  if (known) return known;
   const iso = (ms: number) => new Date(ms).toISOString();
-  return {
+  const made: CertificateDetails = {
     serialNumber: cert.serial,
     notBefore: cert.notBefore,
     notAfter: cert.notAfter,
@@ -189,6 +283,9 @@ function details(domain: string, cert: ServedCertificate): CertificateDetails {
     subject: domain,
     subjectAlternativeNames: [domain],
     signatureAlgorithm: "ecdsa-with-SHA256",
-    chain: [{ subject: domain, issuer: "Simulated CA", validFrom: iso(cert.notBefore), validTo: iso(cert.notAfter) }],
+    chain: [{ subject: domain, issuer: "Simulated CA", validFrom: iso(cert.notBefore), validTo: iso(cert.notAfter), serialNumber: cert.serial, fingerprintSha256: cert.serial }],
+    chainExpiry: lapsed ? null : cert.intermediate,
   };
+  cache.set(key, made);
+  return made;
 }

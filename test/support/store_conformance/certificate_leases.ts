@@ -167,7 +167,7 @@ export function describeCertificateLeases(get: () => Store) {
 
       // A settings change also makes a check computed before it stale.
       const current = (await store.certificates.get(live, record.id))!;
-      const updated = await store.certificates.updateSettings(live, record.id, { name: "New name", updatedAt: NOW + 3 });
+      const updated = (await store.certificates.updateSettings(live, record.id, { name: "New name", updatedAt: NOW + 3 })) as CertificateRecord | null;
       expect(await store.certificates.saveCheck({ ...current, lastCheckedAt: NOW + 4 }, [])).toBe(false);
       expect(await store.certificates.get(live, record.id)).toEqual(updated);
     });

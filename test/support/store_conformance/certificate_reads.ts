@@ -144,7 +144,7 @@ export function describeCertificateReads(get: () => Store) {
       const record = await addCertificate(store, certificateRecord(live, { alertThresholds: [10], notAfter: NOW + 25 * DAY }));
       const expiring = { limit: 10, now: NOW, statuses: ["expiring"] as CertificateStatus[] };
       expect(await store.certificates.list(live, expiring)).toEqual([]);
-      const updated = await store.certificates.updateSettings(live, record.id, { alertThresholds: [30], updatedAt: NOW });
+      const updated = (await store.certificates.updateSettings(live, record.id, { alertThresholds: [30], updatedAt: NOW })) as CertificateRecord | null;
       expect(ids(await store.certificates.list(live, expiring))).toEqual([record.id]);
       await store.certificates.updateSettings(live, record.id, { alertThresholds: [], updatedAt: NOW });
       expect(ids(await store.certificates.list(live, expiring))).toEqual([record.id]);

@@ -1,3 +1,4 @@
+import type { CertificateRecord } from "../../../core/base/records.ts";
 /** The store conformance suite's part for writing certificates: insert, updateSettings, remove. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
@@ -24,8 +25,8 @@ export function describeCertificateWrites(get: () => Store) {
       });
       expect(await store.certificates.insert(record, { limit: 5, events: [] })).toBe("created");
       expect(await store.certificates.get(live, record.id)).toEqual(record);
-      expect(await store.certificates.findByDomain(live, record.domain, 8443)).toEqual(record);
-      expect(await store.certificates.findByDomain(live, record.domain, 443)).toBeNull();
+      expect(await store.certificates.findByDomain(live, { ...record, port: 8443 })).toEqual(record);
+      expect(await store.certificates.findByDomain(live, { ...record, port: 443 })).toBeNull();
       expect(await store.certificates.count(live)).toBe(1);
     });
 
@@ -36,7 +37,7 @@ export function describeCertificateWrites(get: () => Store) {
       const record = await addCertificate(store, certificateRecord(live));
       for (const scope of [testScope, other.live]) {
         expect(await store.certificates.get(scope, record.id)).toBeNull();
-        expect(await store.certificates.findByDomain(scope, record.domain, record.port)).toBeNull();
+        expect(await store.certificates.findByDomain(scope, record)).toBeNull();
         expect(await store.certificates.count(scope)).toBe(0);
         expect(await store.certificates.list(scope, { limit: 10, now: NOW })).toEqual([]);
       }
@@ -141,10 +142,10 @@ export function describeCertificateWrites(get: () => Store) {
       const store = get();
       const { live } = await newOrganization(store);
       const record = await addCertificate(store, certificateRecord(live, { version: 2, nextCheckAt: NOW + HOUR }));
-      const updated = await store.certificates.updateSettings(live, record.id, { name: "Shop", updatedAt: NOW });
+      const updated = (await store.certificates.updateSettings(live, record.id, { name: "Shop", updatedAt: NOW })) as CertificateRecord | null;
       expect(updated).toEqual({ ...record, name: "Shop", updatedAt: NOW, version: 3 });
       expect(await store.certificates.get(live, record.id)).toEqual(updated);
-      const again = await store.certificates.updateSettings(live, record.id, { updatedAt: NOW + 1 });
+      const again = (await store.certificates.updateSettings(live, record.id, { updatedAt: NOW + 1 })) as CertificateRecord | null;
       expect(again).toEqual({ ...record, name: "Shop", updatedAt: NOW + 1, version: 4 });
     });
 
@@ -152,7 +153,7 @@ export function describeCertificateWrites(get: () => Store) {
       const store = get();
       const { live } = await newOrganization(store);
       const record = await addCertificate(store, certificateRecord(live, { nextCheckAt: NOW + 6 * HOUR }));
-      const updated = await store.certificates.updateSettings(live, record.id, { alertThresholds: [45, 10], updatedAt: NOW });
+      const updated = (await store.certificates.updateSettings(live, record.id, { alertThresholds: [45, 10], updatedAt: NOW })) as CertificateRecord | null;
       expect(updated).toEqual({ ...record, alertThresholds: [45, 10], updatedAt: NOW, version: 1, nextCheckAt: NOW });
       expect(await store.certificates.get(live, record.id)).toEqual(updated);
     });

@@ -58,6 +58,8 @@ export function apiKeyRecord(user: UserRecord, overrides: Partial<ApiKeyRecord> 
   };
 }
 
+const fingerprint = () => hex(32).toUpperCase().match(/../g)!.join(":");
+
 export function certificateDetails(domain: string, overrides: Partial<CertificateDetails> = {}): CertificateDetails {
   const { notBefore = NOW - 30 * DAY, notAfter = NOW + 60 * DAY, ...fields } = overrides;
   return {
@@ -69,9 +71,13 @@ export function certificateDetails(domain: string, overrides: Partial<Certificat
     subjectAlternativeNames: [domain, `www.${domain}`],
     signatureAlgorithm: "sha256WithRSAEncryption",
     chain: [
-      { subject: domain, issuer: "certkeeper Test RSA CA", validFrom: new Date(notBefore).toISOString(), validTo: new Date(notAfter).toISOString() },
-      { subject: "certkeeper Test RSA CA", issuer: "certkeeper Test Root CA", validFrom: "2030-01-01T00:00:00.000Z", validTo: "2040-01-01T00:00:00.000Z" },
+      { subject: domain, issuer: "certkeeper Test RSA CA", validFrom: new Date(notBefore).toISOString(), validTo: new Date(notAfter).toISOString(), serialNumber: "0A:1B", fingerprintSha256: fingerprint() },
+      { subject: "certkeeper Test RSA CA", issuer: "certkeeper Test Root CA", validFrom: "2030-01-01T00:00:00.000Z", validTo: "2040-01-01T00:00:00.000Z", serialNumber: "0C:1D", fingerprintSha256: fingerprint() },
     ],
+    fingerprintSha256: fingerprint(),
+    publicKey: { algorithm: "RSA", size: 2048, curve: null },
+    warnings: [],
+    chainExpiry: null,
     ...fields,
   };
 }
@@ -98,6 +104,11 @@ export function certificateRecord(
     fingerprint: hex(32),
     details: certificateDetails(domain, { notBefore, notAfter, ...(revocation ? { revocation } : {}) }),
     problem: null,
+    protocol: "tls",
+    connectTo: null,
+    tls: { protocol: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256" },
+    endpoints: [],
+    alertMemory: { leaves: [], chain: [] },
     lastCheckedAt: NOW - DAY,
     failure: null,
     failureCount: 0,

@@ -1,3 +1,4 @@
+import type { CertificateRecord } from "../../../core/base/records.ts";
 /** The store conformance suite's part for fleets (CONTRACT §16): tags, mutes, channel filters and routing. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
@@ -26,13 +27,13 @@ export function describeFleet(get: () => Store) {
       const store = get();
       const { live } = await newOrganization(store);
       const cert = await addCertificate(store, certificateRecord(live, { tags: ["old"] }));
-      const updated = await store.certificates.updateSettings(live, cert.id, { tags: ["new", "x"], mutedUntil: NOW + HOUR, updatedAt: NOW });
+      const updated = (await store.certificates.updateSettings(live, cert.id, { tags: ["new", "x"], mutedUntil: NOW + HOUR, updatedAt: NOW })) as CertificateRecord | null;
       expect(updated).toMatchObject({ tags: ["new", "x"], mutedUntil: NOW + HOUR, version: cert.version + 1 });
       expect(ids(await store.certificates.list(live, { limit: 10, tags: ["old"], now: NOW }))).toEqual([]);
       expect(ids(await store.certificates.list(live, { limit: 10, tags: ["new"], now: NOW }))).toEqual([cert.id]);
-      const renamed = await store.certificates.updateSettings(live, cert.id, { name: "Renamed", updatedAt: NOW });
+      const renamed = (await store.certificates.updateSettings(live, cert.id, { name: "Renamed", updatedAt: NOW })) as CertificateRecord | null;
       expect(renamed).toMatchObject({ tags: ["new", "x"], mutedUntil: NOW + HOUR });
-      expect((await store.certificates.updateSettings(live, cert.id, { mutedUntil: null, updatedAt: NOW }))?.mutedUntil).toBeNull();
+      expect(((await store.certificates.updateSettings(live, cert.id, { mutedUntil: null, updatedAt: NOW })) as CertificateRecord | null)?.mutedUntil).toBeNull();
       // A saved check leaves tags and the mute as the caller set them.
       const current = (await store.certificates.get(live, cert.id))!;
       expect(await store.certificates.saveCheck({ ...current, tags: ["stale"], mutedUntil: NOW + DAY, lastCheckedAt: NOW }, [])).toBe(true);
@@ -72,14 +73,14 @@ export function describeFleet(get: () => Store) {
       expect(await store.certificates.saveCheck({ ...cert, lastCheckedAt: NOW }, [expiring])).toBe(true);
       expect((await deliveriesOf(store, live, expiring.id)).map((d) => d.channelId).sort()).toEqual([all.id, teamA.id, both.id].sort());
 
-      const muted = (await store.certificates.updateSettings(live, cert.id, { mutedUntil: NOW + DAY, updatedAt: NOW }))!;
+      const muted = (await store.certificates.updateSettings(live, cert.id, { mutedUntil: NOW + DAY, updatedAt: NOW })) as CertificateRecord;
       const silenced = certificateEvent(muted, "certificate.expired", NOW);
       expect(silenced.data.muted).toBe(true);
       expect(await store.certificates.saveCheck({ ...muted, lastCheckedAt: NOW }, [silenced])).toBe(true);
       expect(await deliveriesOf(store, live, silenced.id)).toEqual([]);
       expect((await store.events.get(live, silenced.id))?.data.muted).toBe(true);
 
-      const unmuted = (await store.certificates.updateSettings(live, cert.id, { mutedUntil: NOW - 1, updatedAt: NOW }))!;
+      const unmuted = (await store.certificates.updateSettings(live, cert.id, { mutedUntil: NOW - 1, updatedAt: NOW })) as CertificateRecord;
       const expired = certificateEvent(unmuted, "certificate.expired", NOW);
       expect(expired.data.muted).toBeUndefined();
       expect(await store.certificates.saveCheck({ ...unmuted, lastCheckedAt: NOW }, [expired])).toBe(true);

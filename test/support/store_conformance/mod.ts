@@ -20,6 +20,7 @@ import { describeAccounts } from "./accounts.ts";
 import { describeCertificateWrites } from "./certificate_writes.ts";
 import { describeCertificateReads } from "./certificate_reads.ts";
 import { describeCertificateLeases } from "./certificate_leases.ts";
+import { describeCertificateTargets } from "./certificate_targets.ts";
 import { describeChannels } from "./channels.ts";
 import { describeEvents } from "./events.ts";
 import { describeDeliveries } from "./deliveries.ts";
@@ -70,6 +71,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Opene
     describeCertificateWrites(() => store);
     describeCertificateReads(() => store);
     describeCertificateLeases(() => store);
+    describeCertificateTargets(() => store);
     describeChannels(() => store);
     describeEvents(() => store);
     describeDeliveries(() => store);

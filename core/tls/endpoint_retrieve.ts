@@ -1,0 +1,161 @@
+/**
+ * Retrieves the certificate chain from every address behind a name (CONTRACT §11), concurrently and
+ * under one deadline, with SNI for the domain; speaks a STARTTLS protocol first when asked (§12), and
+ * accepts TLS 1.0 and 1.1 handshakes so that such servers are still watched (§13).
+ */
+import net from "node:net";
+import tls, { createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
+import { NetFailure, type ResolverOptions } from "../net/resolver.ts";
+import type { NetFailureReason, Protocol, TlsConnection } from "../base/records.ts";
+import { endpointAddresses } from "../net/endpoint_addresses.ts";
+import { upgrade } from "../starttls/mod.ts";
+import { chainOf, INERT_TRUST_ANCHOR, type RetrievedChain } from "./certificate_retrieve.ts";
+
+export interface EndpointRetrieveOptions extends ResolverOptions {
+  timeoutMs: number;
+  /** Default `tls`. */
+  protocol?: Protocol;
+  /** A host name or IP literal to resolve and connect to instead of the domain (CONTRACT §11). */
+  connectTo?: string | null;
+}
+
+
+export type EndpointRetrieval =
+  | { address: string; ok: true; chain: RetrievedChain; tls: TlsConnection }
+  | { address: string; ok: false; reason: NetFailureReason; message: string };
+
+let context: SecureContext | undefined;
+
+/** One context for every check; TLS 1.0 and 1.1 allowed (BoringSSL and OpenSSL both still speak them). */
+function secureContext(): SecureContext {
+  return (context ??= createSecureContext({ ca: [INERT_TRUST_ANCHOR], minVersion: "TLSv1" }));
+}
+
+/**
+ * Every address of `connectTo ?? domain`, each with its chain or why it gave none. Throws NetFailure
+ * `dns_error` (or `timeout`) when the name gives no address at all.
+ */
+export async function retrieveEndpoints(domain: string, port: number, options: EndpointRetrieveOptions): Promise<EndpointRetrieval[]> {
+  const signal = AbortSignal.timeout(options.timeoutMs);
+  const host = options.connectTo ?? domain;
+  const addresses = await untilAborted(endpointAddresses(host, options), signal, `${host}:${port}`);
+  if (addresses.length === 0) throw new NetFailure("dns_error", `${host} has no addresses`);
+  return Promise.all(
+    addresses.map(async ({ address, refused }): Promise<EndpointRetrieval> => {
+      if (refused) {
+        // The kind of address, not the address: callers must not map the server's network through us.
+        return { address, ok: false, reason: "connection_refused", message: `${host} resolves to ${refused}, which certkeeper does not connect to` };
+      }
+      try {
+        return { address, ok: true, ...(await retrieveFrom(address, domain, port, options.protocol ?? "tls", signal)) };
+      } catch (error) {
+        if (!(error instanceof NetFailure)) throw error;
+        return { address, ok: false, reason: error.reason, message: error.message };
+      }
+    }),
+  );
+}
+
+async function retrieveFrom(address: string, domain: string, port: number, protocol: Protocol, signal: AbortSignal) {
+  const label = `${domain}:${port}`;
+  const target = net.isIPv6(address) ? `[${address}]:${port}` : `${address}:${port}`;
+  let socket: TLSSocket;
+  if (protocol === "tls") {
+    socket = await guarded(stapling(tls.connect({ host: address, port, servername: domain, secureContext: secureContext(), rejectUnauthorized: false, requestOCSP: true })), signal, label, target);
+  } else {
+    const plain = await guarded(net.connect({ host: address, port }), signal, label, target);
+    try {
+      await untilAborted(upgrade(protocol, plain, { domain, label }), signal, label, () => plain.destroy());
+    } catch (error) {
+      plain.destroy();
+      throw error;
+    }
+    socket = await guarded(
+      stapling(tls.connect({ socket: plain, servername: domain, secureContext: secureContext(), rejectUnauthorized: false, requestOCSP: true })),
+      signal,
+      label,
+      target,
+      true,
+    );
+  }
+  try {
+    const found = chainOf(socket.getPeerCertificate(true), domain, port);
+    const stapled = staples.get(socket);
+    const chain = stapled ? { ...found, stapled } : found;
+    return { chain, tls: { protocol: socket.getProtocol() ?? "unknown", cipher: socket.getCipher()?.name ?? "unknown" } };
+  } finally {
+    socket.destroy();
+  }
+}
+
+/** The OCSP answer each socket's server stapled (Node emits 'OCSPResponse'; Bun 1.4 never does). */
+const staples = new WeakMap<TLSSocket, Uint8Array>();
+
+function stapling(socket: TLSSocket): TLSSocket {
+  socket.once("OCSPResponse", (response: Buffer) => {
+    if (response?.length) staples.set(socket, new Uint8Array(response));
+  });
+  return socket;
+}
+
+/** Waits for `socket` to connect (and, for TLS, to finish its handshake); destroys it on failure or abort. */
+function guarded<S extends net.Socket>(socket: S, signal: AbortSignal, label: string, target: string, connected = false): Promise<S> {
+  const isTls = socket instanceof tls.TLSSocket;
+  return new Promise((resolve, reject) => {
+    socket.on("error", () => {}); // errors after we settle must not take the process down
+    let tcpConnected = connected;
+    const settle = (failure?: NetFailure) => {
+      socket.off("connect", onConnect);
+      socket.off("secureConnect", onReady);
+      socket.off("error", onError);
+      socket.off("close", onClose);
+      signal.removeEventListener("abort", onAbort);
+      if (failure) {
+        socket.destroy();
+        reject(failure);
+      } else resolve(socket);
+    };
+    const onConnect = () => {
+      tcpConnected = true;
+      if (!isTls) settle();
+    };
+    const onReady = () => settle();
+    const onError = (error: NodeJS.ErrnoException) => {
+      const code = error.code || error.message;
+      settle(
+        tcpConnected
+          ? new NetFailure("tls_error", `TLS handshake with ${label} (${target}) failed (${code})`)
+          : code === "ETIMEDOUT"
+            ? timeout(label)
+            : new NetFailure("connection_refused", `${label} (${target}) refused the connection (${code})`),
+      );
+    };
+    const onClose = () => settle(new NetFailure(tcpConnected ? "tls_error" : "connection_refused", `${label} (${target}) closed the connection`));
+    const onAbort = () => settle(timeout(label));
+    if (signal.aborted) return onAbort();
+    socket.once("connect", onConnect);
+    if (isTls) socket.once("secureConnect", onReady);
+    socket.once("error", onError);
+    socket.once("close", onClose);
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+function timeout(label: string): NetFailure {
+  return new NetFailure("timeout", `${label} did not complete the connection in time`);
+}
+
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, label: string, onAbort?: () => void): Promise<T> {
+  if (signal.aborted) {
+    onAbort?.();
+    return Promise.reject(timeout(label));
+  }
+  return new Promise((resolve, reject) => {
+    const abort = () => {
+      onAbort?.();
+      reject(timeout(label));
+    };
+    signal.addEventListener("abort", abort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
+  });
+}
