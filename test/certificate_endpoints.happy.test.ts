@@ -119,6 +119,31 @@ describe("every address behind a name", () => {
   });
 });
 
+describe("re-checks", () => {
+  test("a re-check whose leaves are unchanged on every address reuses the stored judgement: nothing is parsed or rewritten", async () => {
+    const created = await add({ domain: fresh_name(), name: "unchanged" });
+    const record = (await h.store.certificates.get({ organizationId: h.org.id, mode: "live" }, created.id))!;
+    const saves: Array<boolean | undefined> = [];
+    const certificates = h.core.services.store.certificates;
+    const original = certificates.saveCheck;
+    certificates.saveCheck = (r, events, options) => {
+      saves.push(options?.detailsChanged);
+      return original.call(certificates, r, events, options);
+    };
+    try {
+      const first = await h.core.services.monitor.check(record, { manual: false });
+      const second = await h.core.services.monitor.check(first!.record, { manual: false });
+      // The same objects as stored: the source recognised every chain by its fingerprint.
+      expect(second!.record.details).toBe(first!.record.details);
+      expect(second!.record.endpoints).toBe(first!.record.endpoints);
+      expect(second!.record.endpoints.length).toBe(3);
+      expect(saves).toEqual([false, false]);
+    } finally {
+      certificates.saveCheck = original;
+    }
+  });
+});
+
 describe("connectTo", () => {
   test("an IP literal is connected to instead of the domain, which need not resolve; SNI is still the domain", async () => {
     const domain = `nowhere.${TEST_DOMAIN}`;
