@@ -143,6 +143,29 @@ describe("the chain", () => {
     }
   });
 
+  test("chain_expiring is expiring for the list filter of the SQL store too, and the event's certificate carries the new fields", async () => {
+    const { root } = await testPki();
+    const own = await createHarness({ store: "libsql" });
+    try {
+      const shortCa = await createIntermediateCa(root, { name: "CN=Short SQL CA", notAfter: new Date(Date.now() + 20 * DAY) });
+      const cert = await watch({ issuer: shortCa, daysLeft: 90 }, {}, own);
+      expect([cert.status, cert.statusReason]).toEqual(["expiring", "chain_expiring"]);
+      const ids = async (status: string) => (expectData(await own.request("GET", `/v1/certificates?status=${status}`), 200) as any[]).map((c) => c.id);
+      expect(await ids("expiring")).toEqual([cert.id]);
+      expect(await ids("valid")).toEqual([]);
+      const [event] = (expectData(await own.request("GET", "/v1/events"), 200) as any[]).filter((e) => e.type === "certificate.chain_expiring");
+      expect(event.data.certificate).toMatchObject({
+        chainExpiresAt: shortCa.cert.notAfter.toISOString(),
+        endpoints: [expect.objectContaining({ address: "127.0.0.1", status: "expiring", statusReason: "chain_expiring" })],
+        publicKey: expect.objectContaining({ algorithm: expect.any(String) }),
+        tls: expect.objectContaining({ protocol: "TLSv1.3" }),
+        warnings: [],
+      });
+    } finally {
+      await own.close();
+    }
+  });
+
   test("an intermediate expiring after the leaf raises nothing and leaves the status alone", async () => {
     const cert = await watch({ daysLeft: 90 });
     expect([cert.status, cert.statusReason]).toEqual(["valid", null]);
