@@ -27,6 +27,11 @@ export type CheckOutcome =
 
 /** Most certificates (leaves, or chain certificates) whose announced alerts are remembered. */
 const MEMORY_SIZE = 8;
+/**
+ * Most revoked serials remembered as announced. Revocation is announced at most once per serial
+ * (CONTRACT §14), so this is far above any real rotation; it only bounds what a hostile CA could grow.
+ */
+const REVOKED_MEMORY_SIZE = 256;
 
 export const EMPTY_ALERT_MEMORY: AlertMemory = { leaves: [], chain: [] };
 
@@ -141,7 +146,7 @@ export function applyCheck(
       );
     }
     if (newlyRevoked.length > 0) {
-      next.alertMemory = { ...next.alertMemory, revoked: [...newlyRevoked, ...(next.alertMemory.revoked ?? [])].slice(0, MEMORY_SIZE) };
+      next.alertMemory = { ...next.alertMemory, revoked: [...newlyRevoked, ...(next.alertMemory.revoked ?? [])].slice(0, REVOKED_MEMORY_SIZE) };
     }
     const health: Health = isInvalid(next, now) ? "invalid" : "ok";
     next.health = health;
