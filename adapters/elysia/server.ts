@@ -6,6 +6,7 @@
  * console.log(server.url);
  * await server.stop();
  */
+import http from "node:http";
 import type { Config } from "../../core/config/mod.ts";
 import type { Core } from "../../core/app/mod.ts";
 import { wire, type WireOptions } from "../wiring/mod.ts";
@@ -23,10 +24,19 @@ export interface RunningServer {
 /** What to use instead of the defaults: a store of yours (not closed by stop()), a logger, trusted roots, … */
 export type ServerOptions = Omit<WireOptions, "outboxDir">;
 
+/**
+ * Most bytes of request line and headers Bun reads before answering a bare 431 itself (its default is
+ * 16 KiB). Raised so that a long URL or header reaches core and is answered in CONTRACT §4's envelope
+ * (a query over core's MAX_QUERY_BYTES: 400 invalid_request); only beyond this is the answer Bun's.
+ */
+export const MAX_HEADER_BYTES = 256 * 1024;
+
 export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
   const wired = await wire(config, { passwords: bunPasswords, ...options });
   const { core, logger, store } = wired;
   const app = createHttpApp(core);
+  // Bun.serve reads node:http's process-wide limit (set before listening; it only ever grows here).
+  if (http.maxHeaderSize < MAX_HEADER_BYTES) (http as { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;
   // reusePort off: a second server on the same port must fail to start, not silently take half the traffic.
   app.listen({ hostname: config.host, port: config.port, idleTimeout: 30, reusePort: false });
   const server = app.server!;

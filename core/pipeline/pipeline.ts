@@ -35,6 +35,8 @@ export interface Call {
   params?: Record<string, unknown>;
   /** Query parameters: strings as in a URL (repeated ones as arrays), or values of their schema's type. */
   query?: Record<string, unknown>;
+  /** Why the query could not be read at all (HTTP: one over MAX_QUERY_BYTES): refused at validation, after the caller is known. */
+  queryError?: CertkeeperError;
   /** The request body (in-process faces). */
   body?: unknown;
   /** How to read the body instead (HTTP): only once the caller is known and may send it. */
@@ -63,6 +65,7 @@ export async function runOperation(services: Services, call: Call): Promise<Outc
     authorize(principal.role, operation.access);
     const raw = operation.body && call.readBody ? await call.readBody() : call.body;
     const params = operation.params ? (validate(operation.params, call.params ?? {}) as Record<string, string>) : {};
+    if (call.queryError) throw call.queryError;
     const query = validateQuery(operation.query, call.query ?? {}) as Record<string, unknown>;
     let body: unknown;
     if (operation.body) body = operation.parseBody ? operation.parseBody(raw, services) : validate(operation.body, raw);
