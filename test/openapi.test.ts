@@ -84,6 +84,23 @@ describe("GET /v1/openapi.json", () => {
     expect(get.responses["200"].content["application/json"].schema.properties.data).toEqual({ $ref: "#/components/schemas/Certificate" });
   });
 
+  test("accepts every Part II value wherever its kind is: statuses, statusReasons, event kinds, channel types", () => {
+    const values = (schema: Json): unknown[] => schema.enum ?? (schema.anyOf ?? schema.oneOf).flatMap((s: Json) => s.const ?? s.enum ?? (s.type === "null" ? [null] : []));
+    const schemas = document.components.schemas;
+    // Literal lists, not the product's constants: a value dropped from both must still fail here.
+    expect(values(schemas.CertificateStatus).sort()).toEqual(["expired", "expiring", "invalid", "revoked", "unreachable", "valid"]);
+    expect(values(schemas.StatusReason)).toEqual(
+      expect.arrayContaining(["chain_expiring", "starttls_refused", "revoked", "expiring_soon", "connection_refused", null]),
+    );
+    expect(values(schemas.Endpoint.properties.statusReason.$ref ? schemas.StatusReason : schemas.Endpoint.properties.statusReason)).toContain("starttls_refused");
+    expect(values(schemas.Event.properties.type)).toEqual(
+      expect.arrayContaining(["certificate.chain_expiring", "certificate.revoked", "certificate.issued"]),
+    );
+    expect(values(schemas.Channel.properties.type)).toEqual(expect.arrayContaining(["pagerduty", "teams", "telegram"]));
+    const status = document.paths["/v1/certificates"].get.parameters.find((p: Json) => p.name === "status");
+    expect(status.schema.items).toEqual({ $ref: "#/components/schemas/CertificateStatus" });
+  });
+
   test.each(OPERATIONS.map((operation) => [operation.id, operation] as const))(
     "%s appears with its method, path, parameters, body and every error code",
     (_id, operation) => {
