@@ -25,6 +25,8 @@ describe("400 invalid_request", () => {
     ["connectTo with spaces", { connectTo: "lb example.com" }, 'Field "connectTo"'],
     ["connectTo a number", { connectTo: 10 }, 'Field "connectTo"'],
     ["connectTo a bad label", { connectTo: "-lb.example.com" }, 'Field "connectTo"'],
+    ["connectTo an IPv6 address with a zone index", { connectTo: "fe80::1%eth0" }, 'Field "connectTo"'],
+    ["connectTo a bracketed IPv6 address with a zone index", { connectTo: "[fe80::1%25eth0]" }, 'Field "connectTo"'],
   ])("%s", async (_case, fields, named) => {
     const response = await h.request("POST", "/v1/certificates", { body: { domain: `bad.${TEST_DOMAIN}`, ...fields } });
     expectError(response, 400, "invalid_request");

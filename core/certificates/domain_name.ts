@@ -71,8 +71,9 @@ export function normalizeConnectTo(input: unknown): string | null {
   const bare = input.replace(/^\[(.*)\]$/, "$1");
   const family = isIP(bare);
   if (family === 4) return bare;
-  if (family === 6) return canonicalIpv6(bare);
-  if (input === "" || /[\s/:@*]/.test(input)) throw refuse(`value ${quote(input)} is not a host name or an IP address`);
+  // A zone index (`fe80::1%eth0`) names an interface of this host, not a server: refused like a port.
+  if (family === 6 && !bare.includes("%")) return canonicalIpv6(bare);
+  if (input === "" || /[\s/:@*%]/.test(input)) throw refuse(`value ${quote(input)} is not a host name or an IP address`);
   const ascii = toAscii(input);
   const labels = ascii?.split(".") ?? [];
   if (!ascii || ascii.length > 253 || labels.some((label) => !LABEL.test(label)) || /^\d+$/.test(labels.at(-1)!)) {
