@@ -63,3 +63,36 @@ describe("applyCheck: certificate.revoked", () => {
     expect(new Set(revoked).size).toBe(12);
   });
 });
+
+describe("applyCheck: certificate.chain_expiring", () => {
+  test("a node whose leaf expires later but whose intermediate expires first announces it once per threshold, naming the endpoint", () => {
+    const domain = "twonodes.example.com";
+    const first = certificateDetails(domain, { notAfter: NOW + 40 * DAY });
+    const intermediate = { subject: "Short CA", issuer: "Root", serialNumber: "AB:CD", notAfter: NOW + 20 * DAY + HOUR };
+    const second = { ...certificateDetails(domain, { notAfter: NOW + 90 * DAY }), chainExpiry: intermediate };
+    const outcome: CheckOutcome = {
+      ok: true,
+      fingerprint: "both",
+      details: first,
+      problem: null,
+      endpoints: [
+        { address: "127.0.0.1", fingerprint: "a", details: first, problem: null, failure: null, tls: null },
+        { address: "127.0.0.2", fingerprint: "b", details: second, problem: null, failure: null, tls: null },
+      ],
+    };
+    let record: CertificateRecord = certificateRecord(scope, { domain, details: first });
+    const chainEvents: Array<Record<string, unknown>> = [];
+    // Every six hours for 10 days: the intermediate crosses 30 (at once) and 14 (after 6 days).
+    for (let at = NOW, i = 0; at <= NOW + 10 * DAY; at += 6 * HOUR, i++) {
+      const applied = applyCheck(record, outcome, at, policy, { isNew: i === 0 });
+      chainEvents.push(...applied.events.filter((e) => e.type === "certificate.chain_expiring").map((e) => e.data));
+      record = applied.record;
+    }
+    expect(chainEvents.map((d) => [d.threshold, d.chainCertificate, d.endpoint])).toEqual([
+      [30, { subject: "Short CA", issuer: "Root", serialNumber: "AB:CD", expiresAt: new Date(intermediate.notAfter).toISOString() }, { address: "127.0.0.2", serialNumber: second.serialNumber, expiresAt: new Date(second.notAfter).toISOString() }],
+      [14, expect.objectContaining({ serialNumber: "AB:CD" }), expect.objectContaining({ address: "127.0.0.2" })],
+    ]);
+    // The status says so too (the worst endpoint first).
+    expect((chainEvents[0]!.certificate as { status: string; statusReason: string })).toMatchObject({ status: "expiring", statusReason: "chain_expiring" });
+  });
+});

@@ -3,7 +3,7 @@
  * the same previous state, outcome and time always give the same result, which is what lets a
  * writer that lost a race simply apply its outcome again to the fresher state.
  */
-import type { CertificateDetails, ChainProblem, NetFailureReason } from "../base/records.ts";
+import type { CertificateDetails, ChainCertificate, ChainProblem, NetFailureReason } from "../base/records.ts";
 import type { AlertMemory, CertificateRecord, EndpointRecord, EventRecord, EventType, Health, RevocationState, TlsConnection } from "../base/records.ts";
 import { newId } from "../base/ids.ts";
 import { iso } from "../base/time.ts";
@@ -175,10 +175,24 @@ export function applyCheck(
     }
   }
 
-  // A certificate above the leaf that expires before it (CONTRACT §13): its thresholds, once per serial.
+  // A certificate above a leaf that expires before it (CONTRACT §13): its thresholds, once per serial.
+  // The certificate-level leaf's chain first, then every other leaf an endpoint serves now: a node
+  // renewed under a short-lived intermediate makes the status `expiring` (chain_expiring), so it is
+  // announced too (named in data.endpoint), not only once the intermediate has expired.
   let chainDue: number | null = null;
-  const above = next.details.chainExpiry;
-  if (above && above.notAfter < notAfter && now <= above.notAfter) {
+  const chains: Array<{ above: ChainCertificate; leafNotAfter: number; endpoint?: Record<string, unknown> }> = [];
+  if (next.details.chainExpiry) chains.push({ above: next.details.chainExpiry, leafNotAfter: notAfter });
+  if (outcome.ok) {
+    for (const { address, details } of next.endpoints) {
+      if (!details?.chainExpiry || leafKey(details) === leafKey(next.details)) continue;
+      const endpoint = { address, serialNumber: details.serialNumber, expiresAt: iso(details.notAfter) };
+      chains.push({ above: details.chainExpiry, leafNotAfter: details.notAfter, endpoint });
+    }
+  }
+  const judgedChains = new Set<string>();
+  for (const { above, leafNotAfter, endpoint } of chains) {
+    if (judgedChains.has(above.serialNumber) || !(above.notAfter < leafNotAfter && now <= above.notAfter)) continue;
+    judgedChains.add(above.serialNumber);
     const alerted = next.alertMemory.chain.find((entry) => entry.serial === above.serialNumber)?.alertedThreshold ?? null;
     const threshold = thresholdToAnnounce(next.alertThresholds, above.notAfter, alerted, now);
     if (threshold !== null) {
@@ -187,6 +201,7 @@ export function applyCheck(
         extra: {
           threshold,
           chainCertificate: { subject: above.subject, issuer: above.issuer, serialNumber: above.serialNumber, expiresAt: iso(above.notAfter) },
+          ...(endpoint ? { endpoint } : {}),
         },
       });
       next.alertMemory = {
@@ -195,7 +210,8 @@ export function applyCheck(
       };
     }
     // Its thresholds, and the moment it expires (the chain is judged again then).
-    chainDue = nextAlertAt(next.alertThresholds, above.notAfter, threshold ?? alerted, false, now);
+    const at = nextAlertAt(next.alertThresholds, above.notAfter, threshold ?? alerted, false, now);
+    if (at !== null) chainDue = Math.min(chainDue ?? Infinity, at);
   }
 
   let due = nextAlertAt(next.alertThresholds, notAfter, next.alertedThreshold, next.expiryAlerted, now) ?? Infinity;

@@ -132,6 +132,8 @@ export const Event = Type.Object(
     data: Type.Record(Type.String(), Type.Unknown(), {
       description:
         "{ certificate: the certificate as GET showed it then, threshold?, muted? (true: recorded while the certificate was muted, delivered nowhere) } " +
+        "(certificate.chain_expiring adds chainCertificate: { subject, issuer, serialNumber, expiresAt }; certificate.chain_expiring and " +
+        "certificate.revoked about a leaf another endpoint serves add endpoint: { address, serialNumber, expiresAt }; certificate.renewed adds previous) " +
         "(test events: { message, channel }; certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer })",
     }),
     deliveries: Type.Array(Delivery),
