@@ -15,7 +15,7 @@ beforeAll(async () => {
   const { root } = await testPki();
   const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
   transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
-  h = await createHarness({ transports, deliveryTimeoutMs: 1000 });
+  h = await createHarness({ transports, config: { deliveryTimeoutMs: 1000 } });
   receiver = await startHttpReceiver();
 });
 afterAll(async () => {

@@ -19,6 +19,7 @@ describe("configFromEnv()", () => {
       ctUrl: "https://api.certspotter.com",
       ctIntervalMs: 3600_000,
       ctToken: undefined,
+      deliveryTimeoutMs: 10_000,
     });
   });
 
@@ -39,6 +40,7 @@ describe("configFromEnv()", () => {
       CERTKEEPER_SMTP_URL: "smtp://u:p@127.0.0.1:2525",
       CERTKEEPER_MAIL_FROM: "alerts@example.com",
       CERTKEEPER_DELIVERY_RETRY: "1s,5m",
+      CERTKEEPER_DELIVERY_TIMEOUT: "2500ms",
       CERTKEEPER_METRICS_TOKEN: "m",
       CERTKEEPER_REVOCATION: "off",
       CERTKEEPER_CT_URL: "http://127.0.0.1:9000/",
@@ -67,6 +69,7 @@ describe("configFromEnv()", () => {
       smtpUrl: "smtp://u:p@127.0.0.1:2525",
       mailFrom: "alerts@example.com",
       deliveryRetryMs: [1000, 300_000],
+      deliveryTimeoutMs: 2500,
       metricsToken: "m",
       revocation: false,
       ctUrl: "http://127.0.0.1:9000",
@@ -97,6 +100,8 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_PAGERDUTY_URL", "ftp://events.example"],
     ["CERTKEEPER_TELEGRAM_URL", "https://user:pw@api.example"],
     ["CERTKEEPER_EVENT_RETENTION", "forever"],
+    ["CERTKEEPER_DELIVERY_TIMEOUT", "0s"],
+    ["CERTKEEPER_DELIVERY_TIMEOUT", "soon"],
   ])("refuses %s=%p naming the variable", (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(name);
   });

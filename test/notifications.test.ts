@@ -57,10 +57,11 @@ async function world(overrides: { config?: Partial<Config>; store?: Store; dir?:
     deliveryRetryMs: [1000, 5000, 60_000],
     checkIntervalMs: 6 * HOUR,
     logLevel: "error",
+    deliveryTimeoutMs: 500,
     ...overrides.config,
   };
   const transports = createTransports(config, trust);
-  const h = await createHarness({ store, clock, config, transports, trust, deliveryTimeoutMs: 500, random: () => 0.5 });
+  const h = await createHarness({ store, clock, config, transports, trust, random: () => 0.5 });
   const leafForChat = await createLeaf({ issuer: (await testPki()).rsaIntermediate, dnsNames: [`chat.${TEST_DOMAIN}`] });
   const hook = await startHttpReceiver();
   const chat = await startHttpReceiver({

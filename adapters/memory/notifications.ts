@@ -82,9 +82,10 @@ export function memoryEvents(state: MemoryState): EventStore {
       const event = state.events.get(id);
       return event && inScope(event, scope) ? withDeliveries(event) : null;
     },
-    async claimDueDeliveries({ owner, now, leaseUntil, limit }) {
+    async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization = Infinity, inFlight = {} }) {
       const due = [...state.pending].map((key) => state.deliveries.get(key)!).filter((d) => d.nextAttemptAt <= now);
-      const jobs: DeliveryJob[] = [];
+      // Rank within the organization, earliest first, plus what the caller has in flight there.
+      const byOrganization = new Map<string, typeof due>();
       for (const delivery of due.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)) {
         const channel = state.channels.get(delivery.channelId);
         if (!channel?.enabled) {
@@ -93,10 +94,20 @@ export function memoryEvents(state: MemoryState): EventStore {
           state.pending.delete(`${delivery.eventId} ${delivery.channelId}`);
           continue;
         }
-        if (jobs.length === limit) continue;
-        const event = state.events.get(delivery.eventId)!;
+        const organizationId = state.events.get(delivery.eventId)!.organizationId;
+        byOrganization.set(organizationId, [...(byOrganization.get(organizationId) ?? []), delivery]);
+      }
+      const ranked = [...byOrganization].flatMap(([organizationId, deliveries]) =>
+        deliveries.map((delivery, i) => ({ delivery, rank: i + 1 + (inFlight[organizationId] ?? 0) })),
+      );
+      const chosen = ranked
+        .filter(({ rank }) => rank <= perOrganization)
+        .sort((a, b) => a.rank - b.rank || a.delivery.nextAttemptAt - b.delivery.nextAttemptAt)
+        .slice(0, limit);
+      const jobs: DeliveryJob[] = [];
+      for (const { delivery } of chosen) {
         state.write();
-        jobs.push({ delivery: withoutLease(delivery), event: copy(event), channel: copy(channel) });
+        jobs.push({ delivery: withoutLease(delivery), event: copy(state.events.get(delivery.eventId)!), channel: copy(state.channels.get(delivery.channelId)!) });
         delivery.nextAttemptAt = leaseUntil;
         delivery.leaseOwner = owner;
       }

@@ -9,7 +9,7 @@ import tls from "node:tls";
 // function and would open sockets of its own, bypassing the guard. The file path loads the package.
 import { Agent, request } from "undici/index.js";
 import type buildConnector from "undici/types/connector.d.ts";
-import { connectGuarded, NetFailure } from "../../core/net/mod.ts";
+import { connectGuarded, deadline, NetFailure } from "../../core/net/mod.ts";
 import type { ResolveRule } from "../../core/config/mod.ts";
 import type { HttpResult, HttpTransport, OutgoingHttpRequest } from "../../core/notify/mod.ts";
 import type { TrustStore } from "../../core/tls/mod.ts";
@@ -18,7 +18,10 @@ export interface HttpTransportOptions {
   trust: TrustStore;
   resolve: ResolveRule[];
   allowPrivateTargets: boolean;
-  /** Time limit of resolving, connecting and the TLS handshake of one new connection; default 10 s. */
+  /**
+   * Time limit of resolving, connecting and the TLS handshake of one new connection; default 10 s.
+   * Keep it below the attempt's timeout: an address that never completes a connection then fails fast.
+   */
   connectTimeoutMs?: number;
   /** Response bytes read before the rest is dropped; default 4 KiB. */
   maxResponseBytes?: number;
@@ -48,7 +51,9 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
       connect: guardedConnector({ ...options, allowPrivateTargets }),
       keepAliveTimeout: 4_000,
       keepAliveMaxTimeout: 30_000,
-      connections: 4,
+      // Above the deliverer's per-organization cap: one organization's hung requests to a host shared
+      // with others (a chat service, a webhook relay) never leave the others' requests queued here.
+      connections: 16,
       pipelining: 1,
     });
   const agent = agentFor(options.allowPrivateTargets);
@@ -62,8 +67,8 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
         throw new NetFailure("connection_refused", `${url.protocol} URLs cannot be posted to`);
       }
       const where = url.host;
-      const controller = new AbortController();
-      const timer = setTimeout(() => controller.abort(), timeoutMs);
+      // Not a bare timer: an answer that came while the process was paused still counts (deadline.ts).
+      const limit = deadline(timeoutMs);
       try {
         const headers = { ...outgoing.headers };
         const has = (name: string) => Object.keys(headers).some((key) => key.toLowerCase() === name);
@@ -78,9 +83,9 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
         let response: Awaited<ReturnType<typeof request>>;
         try {
           const dispatcher = outgoing.operator ? (operatorAgent ??= agentFor(true)) : agent;
-          response = await request(url, { method: "POST", headers, body: outgoing.body, dispatcher, signal: controller.signal });
+          response = await request(url, { method: "POST", headers, body: outgoing.body, dispatcher, signal: limit.signal });
         } catch (error) {
-          if (controller.signal.aborted) throw new NetFailure("timeout", `${where} did not answer within ${timeoutMs} ms`);
+          if (limit.signal.aborted) throw new NetFailure("timeout", `${where} did not answer within ${timeoutMs} ms`);
           throw asNetFailure(error, where);
         }
         await drain(response.body, maxBytes);
@@ -92,7 +97,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
           retryAfterMs: parseRetryAfter(response.headers["retry-after"], Date.now()),
         };
       } finally {
-        clearTimeout(timer);
+        limit.clear();
       }
     },
     close: async () => {

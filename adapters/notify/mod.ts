@@ -31,7 +31,8 @@ export function createTransports(config: Config, trust: TrustStore, options: { o
     trust,
     resolve: config.resolve,
     allowPrivateTargets: config.allowPrivateTargets,
-    connectTimeoutMs: config.tlsTimeoutMs,
+    // Shorter than the attempt: a host that never completes a connection fails fast, freeing its slot.
+    connectTimeoutMs: Math.min(config.tlsTimeoutMs, Math.ceil(config.deliveryTimeoutMs / 2)),
   });
   const smtp = config.smtpUrl ? createSmtpTransport({ url: config.smtpUrl, trust, resolve: config.resolve }) : null;
   const email = smtp ?? createOutboxTransport({ dir: options.outboxDir ?? DEFAULT_OUTBOX_DIR });

@@ -95,7 +95,7 @@ export function sqlEvents(db: Executor): EventStore {
       return (await withDeliveries(db, rows.map((row) => eventFrom(row))))[0] ?? null;
     },
 
-    async claimDueDeliveries({ owner, now, leaseUntil, limit }) {
+    async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization, inFlight }) {
       await db.execute(
         `UPDATE deliveries SET status = 'failed', last_error = 'Cancelled: the channel was disabled or deleted', updated_at = ?
          WHERE status = 'pending' AND next_attempt_at <= ?
@@ -105,10 +105,18 @@ export function sqlEvents(db: Executor): EventStore {
       // Read, then lease, in one write transaction, as claimDue does: claimers at once lease disjoint
       // sets, and the deliveries come back as they were before the lease.
       const deliveries = await db.transaction(async (tx) => {
+        // Each due delivery's rank within its organization, plus what the caller has in flight there.
         const { rows } = await tx.execute(
-          `SELECT rowid, ${DELIVERY_COLUMNS} FROM deliveries WHERE status = 'pending' AND next_attempt_at <= ?
-           ORDER BY next_attempt_at LIMIT ?`,
-          [now, limit],
+          `SELECT due.* FROM (
+             SELECT d.rowid AS rowid, ${DELIVERY_COLUMNS.split(", ").map((c) => `d.${c} AS ${c}`).join(", ")}, e.organization_id AS org,
+               ROW_NUMBER() OVER (PARTITION BY e.organization_id ORDER BY d.next_attempt_at, d.rowid) AS rank
+             FROM deliveries d JOIN events e ON e.id = d.event_id
+             WHERE d.status = 'pending' AND d.next_attempt_at <= ?
+           ) AS due LEFT JOIN json_each(?) AS busy ON busy.key = due.org
+           WHERE due.rank + COALESCE(busy.value, 0) <= ?
+           ORDER BY due.rank + COALESCE(busy.value, 0), due.next_attempt_at, due.rowid
+           LIMIT ?`,
+          [now, JSON.stringify(inFlight ?? {}), perOrganization ?? Number.MAX_SAFE_INTEGER, limit],
         );
         if (rows.length > 0) {
           await tx.execute(`UPDATE deliveries SET next_attempt_at = ?, lease_owner = ? WHERE rowid IN (${placeholders(rows.length)})`, [

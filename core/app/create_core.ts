@@ -44,8 +44,6 @@ export interface CoreOptions {
   /** How notifications leave the process; without them, deliveries wait in the outbox. */
   transports?: Transports;
   onCheck?: CheckObserver;
-  /** Cut-off of one delivery attempt; default 10 s. */
-  deliveryTimeoutMs?: number;
   /** Jitter source for delivery retries (tests make it deterministic). */
   random?: () => number;
 }
@@ -75,7 +73,13 @@ export interface Core {
 }
 
 const USAGE_FLUSH_MS = 30 * SECOND;
-const DELIVERY_CONCURRENCY = 8;
+/** Delivery attempts in flight in one process; they wait on the network, not on the CPU. */
+const DELIVERY_CONCURRENCY = 32;
+/**
+ * Of which one organization may hold at most this many: its dead endpoints then leave most slots to
+ * the others, and claims go to the least busy organization first.
+ */
+const DELIVERY_PER_ORGANIZATION = 8;
 
 export function createCore(options: CoreOptions): Core {
   const { config } = options;
@@ -117,7 +121,8 @@ export function createCore(options: CoreOptions): Core {
         telegramUrl: config.telegramUrl,
         owner,
         concurrency: DELIVERY_CONCURRENCY,
-        timeoutMs: options.deliveryTimeoutMs ?? 10 * SECOND,
+        perOrganization: DELIVERY_PER_ORGANIZATION,
+        timeoutMs: config.deliveryTimeoutMs,
         pollMs,
         random: options.random,
         onAttempt: (result) => metrics.observeDelivery(result),

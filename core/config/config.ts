@@ -21,6 +21,8 @@ export interface Config {
   smtpUrl: string | undefined;
   mailFrom: string;
   deliveryRetryMs: number[];
+  /** Time limit of one delivery attempt, connect to last byte of the answer. */
+  deliveryTimeoutMs: number;
   metricsToken: string | undefined;
   /** CERTKEEPER_REVOCATION: ask OCSP responders and CRLs whether leaves are revoked (CONTRACT §14). */
   revocation: boolean;
@@ -56,6 +58,7 @@ export const DEFAULT_CONFIG: Config = {
   smtpUrl: undefined,
   mailFrom: "certkeeper@localhost",
   deliveryRetryMs: DEFAULT_DELIVERY_RETRY.split(",").map(parseDuration),
+  deliveryTimeoutMs: 10 * SECOND,
   metricsToken: undefined,
   revocation: true,
   ctUrl: "https://api.certspotter.com",
@@ -105,6 +108,7 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     smtpUrl: parse("CERTKEEPER_SMTP_URL", d.smtpUrl, smtpUrl),
     mailFrom: get("CERTKEEPER_MAIL_FROM") ?? d.mailFrom,
     deliveryRetryMs: parse("CERTKEEPER_DELIVERY_RETRY", d.deliveryRetryMs, (v) => v.split(",").map(positiveDuration)),
+    deliveryTimeoutMs: parse("CERTKEEPER_DELIVERY_TIMEOUT", d.deliveryTimeoutMs, positiveDuration),
     metricsToken: get("CERTKEEPER_METRICS_TOKEN"),
     revocation: parse("CERTKEEPER_REVOCATION", d.revocation, boolean),
     ctUrl: parse("CERTKEEPER_CT_URL", d.ctUrl, httpUrl),

@@ -3,6 +3,14 @@
  * check that raised them; this worker leases due deliveries, makes one attempt each, and records the
  * outcome only while it still holds the lease. A delivery is never lost (it stays pending in the
  * database across restarts) and is marked delivered the moment a receiver accepts it.
+ *
+ * Fair: at most `perOrganization` attempts of one organization are in flight in this process, and
+ * due deliveries are claimed least busy organization first, so one organization's dead endpoints
+ * hold a few slots for one attempt timeout each, never everyone's alerts.
+ *
+ * Single: the lease outlasts an attempt (timeout and margin), and this process never starts an
+ * attempt of a delivery whose earlier attempt it is still waiting for, even when a long pause let
+ * the lease run out and the delivery was claimed again.
  */
 import type { Clock } from "../base/time.ts";
 import { SECOND } from "../base/time.ts";
@@ -29,6 +37,8 @@ export interface DelivererOptions {
   telegramUrl?: string;
   owner: string;
   concurrency: number;
+  /** Most attempts of one organization in flight at once; default `concurrency`. */
+  perOrganization?: number;
   /** Cut-off of one attempt. */
   timeoutMs: number;
   pollMs: number;
@@ -48,15 +58,33 @@ export interface AttemptResult {
   gone: boolean;
 }
 
+/**
+ * How long a claimed delivery stays leased to one process: its attempt's timeout with a wide margin,
+ * so that another process takes it over only when this one died or stalled for that long.
+ */
+export function deliveryLeaseMs(timeoutMs: number): number {
+  return Math.max(2 * 60 * SECOND, timeoutMs * 3);
+}
+
 export class Deliverer {
   readonly loop: WorkLoop<DeliveryJob>;
+  /** Attempts in flight in this process, by delivery (`eventId channelId`): their organization. */
+  readonly #inFlight = new Map<string, string>();
 
   constructor(private readonly options: DelivererOptions) {
     const { store, owner } = options;
-    const leaseMs = Math.max(2 * 60 * SECOND, options.timeoutMs * 3);
+    const leaseMs = deliveryLeaseMs(options.timeoutMs);
+    const perOrganization = options.perOrganization ?? options.concurrency;
     this.loop = new WorkLoop<DeliveryJob>(
       {
-        claim: (limit, now) => store.events.claimDueDeliveries({ owner, now, leaseUntil: now + leaseMs, limit }),
+        claim: async (limit, now) => {
+          const inFlight: Record<string, number> = {};
+          for (const organizationId of this.#inFlight.values()) inFlight[organizationId] = (inFlight[organizationId] ?? 0) + 1;
+          const jobs = await store.events.claimDueDeliveries({ owner, now, leaseUntil: now + leaseMs, limit, perOrganization, inFlight });
+          // A delivery claimed again while its attempt here is still waiting (a pause outlasted the lease):
+          // the new lease is ours, so that attempt's answer still counts; a second attempt would be a copy.
+          return jobs.filter((job) => !this.#inFlight.has(keyOf(job)));
+        },
         nextDueAt: () => store.events.nextDeliveryAt(),
         run: (job) => this.#deliver(job),
         describe: (job) => ({ eventId: job.event.id, channelId: job.channel.id }),
@@ -141,7 +169,17 @@ export class Deliverer {
     }
   }
 
-  async #deliver({ delivery, event, channel }: DeliveryJob): Promise<void> {
+  async #deliver(job: DeliveryJob): Promise<void> {
+    const key = keyOf(job);
+    this.#inFlight.set(key, job.event.organizationId);
+    try {
+      await this.#attemptAndRecord(job);
+    } finally {
+      this.#inFlight.delete(key);
+    }
+  }
+
+  async #attemptAndRecord({ delivery, event, channel }: DeliveryJob): Promise<void> {
     const { store, clock, owner, retryMs, logger } = this.options;
     const outcome = await this.attempt(event, channel);
     const attempts = delivery.attempts + 1;
@@ -180,6 +218,10 @@ export class Deliverer {
     const random = this.options.random ?? Math.random;
     return Math.round(ms * (0.9 + 0.2 * random()));
   }
+}
+
+function keyOf({ delivery }: DeliveryJob): string {
+  return `${delivery.eventId} ${delivery.channelId}`;
 }
 
 function describeStatus(status: number): string {

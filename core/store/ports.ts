@@ -209,6 +209,17 @@ export interface DeliveryJob {
   channel: ChannelRecord;
 }
 
+export interface ClaimDeliveriesOptions {
+  owner: string;
+  now: number;
+  leaseUntil: number;
+  limit: number;
+  /** Most deliveries of one organization the caller may hold, `inFlight` included; default: no cap. */
+  perOrganization?: number;
+  /** How many deliveries of each organization (by id) the caller has in flight; default none. */
+  inFlight?: Readonly<Record<string, number>>;
+}
+
 export interface EventStore {
   /** Inserts an event with exactly these deliveries (a channel test). */
   insert(event: EventRecord, deliveries: DeliveryRecord[]): Promise<void>;
@@ -217,11 +228,16 @@ export interface EventStore {
   get(scope: Scope, id: string): Promise<EventWithDeliveries | null>;
 
   /**
-   * Leases up to `limit` pending deliveries whose nextAttemptAt has come, earliest first (moving it to
-   * `leaseUntil`, as claimDue does; they are returned as they were before the lease). Deliveries to a
-   * channel that is disabled or gone are settled as failed instead.
+   * Leases up to `limit` pending deliveries whose nextAttemptAt has come (moving it to `leaseUntil`, as
+   * claimDue does; they are returned as they were before the lease). Deliveries to a channel that is
+   * disabled or gone are settled as failed instead.
+   *
+   * Shared fairly between organizations: an organization's n-th due delivery (earliest first) ranks
+   * n + its count in `inFlight`; lower ranks are claimed first (ties: earliest nextAttemptAt), and
+   * none whose rank exceeds `perOrganization`. So an organization with many deliveries, or many in
+   * flight, never crowds out one with a single delivery due.
    */
-  claimDueDeliveries(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<DeliveryJob[]>;
+  claimDueDeliveries(options: ClaimDeliveriesOptions): Promise<DeliveryJob[]>;
   /** The earliest nextAttemptAt of pending deliveries, or null. */
   nextDeliveryAt(): Promise<number | null>;
   /** How many deliveries are pending (leased ones included), over every organization: for metrics. */

@@ -59,6 +59,50 @@ export function describeDeliveries(get: () => Store) {
       expect(await store.events.nextDeliveryAt()).toBe(NOW + MINUTE);
     });
 
+    /** One delivery per event, due at `at`, to one channel of its own per organization. */
+    async function dueDeliveries(store: Store, scope: Scope, times: number[]): Promise<string[]> {
+      const channel = await addChannel(store, channelRecord(scope));
+      const keys: string[] = [];
+      for (const at of times) {
+        const { event } = await eventWithDeliveries(store, scope, [channel.id], { nextAttemptAt: at });
+        keys.push(`${event.id} ${channel.id}`);
+      }
+      return keys;
+    }
+    const claimedKeys = (jobs: Array<{ delivery: DeliveryRecord }>) => jobs.map((j) => `${j.delivery.eventId} ${j.delivery.channelId}`);
+
+    test("claimDueDeliveries() takes every organization's earliest first, then their second: one with many due never crowds out the others", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const busy = await dueDeliveries(store, (await newOrganization(store)).live, [NOW - 50, NOW - 49, NOW - 48, NOW - 47, NOW - 46]);
+      const [quiet] = await dueDeliveries(store, (await newOrganization(store)).live, [NOW - 1]);
+      const pair = await dueDeliveries(store, (await newOrganization(store)).live, [NOW - 10, NOW - 9]);
+      const lease = { owner: "one", now: NOW, leaseUntil: NOW + MINUTE };
+      expect(claimedKeys(await store.events.claimDueDeliveries({ ...lease, limit: 3 }))).toEqual([busy[0]!, pair[0]!, quiet!]);
+      expect(claimedKeys(await store.events.claimDueDeliveries({ ...lease, limit: 3 }))).toEqual([busy[1]!, pair[1]!, busy[2]!]);
+      expect(claimedKeys(await store.events.claimDueDeliveries({ ...lease, limit: 10 }))).toEqual([busy[3]!, busy[4]!]);
+    });
+
+    test("claimDueDeliveries() counts what the caller has in flight: at most `perOrganization` each, the least busy first", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const a = await newOrganization(store);
+      const b = await newOrganization(store);
+      const loaded = await dueDeliveries(store, a.live, [NOW - 50, NOW - 49, NOW - 48, NOW - 47]);
+      const light = await dueDeliveries(store, b.live, [NOW - 5, NOW - 4, NOW - 3]);
+      // Test mode is the same organization: it shares the organization's count.
+      const [testMode] = await dueDeliveries(store, a.test, [NOW - 60]);
+      const lease = { owner: "one", now: NOW, leaseUntil: NOW + MINUTE, perOrganization: 4 };
+      const inFlight = { [a.org.id]: 2, [b.org.id]: 1, org_unrelated: 4 };
+      // Ranks: a's 3 (testMode), 4, then over the cap; b's 2, 3, 4.
+      expect(claimedKeys(await store.events.claimDueDeliveries({ ...lease, inFlight, limit: 3 }))).toEqual([light[0]!, testMode!, light[1]!]);
+      // Ranks now: b's 2; a's 3, 4, then over the cap.
+      expect(claimedKeys(await store.events.claimDueDeliveries({ ...lease, inFlight, limit: 10 }))).toEqual([light[2]!, loaded[0]!, loaded[1]!]);
+      // Nothing more while the caller is that busy; all of a's once it is not.
+      expect(await store.events.claimDueDeliveries({ ...lease, inFlight: { [a.org.id]: 4 }, limit: 10 })).toEqual([]);
+      expect(claimedKeys(await store.events.claimDueDeliveries({ ...lease, limit: 10 }))).toEqual(loaded.slice(2));
+    });
+
     test("claimDueDeliveries() leases at most `limit`, and two at once lease disjoint sets", async () => {
       const store = get();
       await parkLeftovers(store);
