@@ -144,6 +144,8 @@ export function freePort(): Promise<number> {
 
 export interface ServeProcess {
   url: string;
+  /** The process id (to pause it with SIGSTOP, for instance). */
+  pid: number;
   /** What the process has written so far. */
   output(): { stdout: string; stderr: string };
   /** Sends `signal` and waits for the exit code (SIGKILL and -1 after `timeoutMs`). */
@@ -170,6 +172,7 @@ export async function startServe(options: { env: Record<string, string>; cwd?: s
   const url = `http://127.0.0.1:${port}`;
   const process_: ServeProcess = {
     url,
+    pid: child.pid,
     output: () => ({ stdout, stderr }),
     async stop(signal = "SIGTERM", timeoutMs = 5000) {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode ?? -1;

@@ -23,6 +23,8 @@ export interface Answer {
   body?: string;
   /** Never answer (the connection stays open until the receiver closes). */
   hang?: boolean;
+  /** Answer only after this long (a slow receiver). */
+  delayMs?: number;
 }
 
 export interface HttpReceiver {
@@ -63,8 +65,12 @@ export async function startHttpReceiver(options: { tls?: { cert: string; key: st
       requests.push(request);
       for (const waiter of waiters.filter((w) => requests.length >= w.count)) waiter.resolve();
       if (answer.hang) return;
-      res.writeHead(answer.status, answer.headers);
-      res.end(answer.body ?? "");
+      const send = () => {
+        res.writeHead(answer.status, answer.headers);
+        res.end(answer.body ?? "");
+      };
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
     });
   };
   const server = options.tls ? https.createServer({ cert: options.tls.cert, key: options.tls.key }, handler) : http.createServer(handler);
