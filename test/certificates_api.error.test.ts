@@ -88,6 +88,9 @@ describe("400 invalid_domain", () => {
     ["a wildcard", { domain: "*.a.com" }],
     ["with spaces", { domain: "a .com" }],
     ["empty", { domain: "" }],
+    ["percent-encoded (it would be decoded into another name)", { domain: "exa%6dple.com" }],
+    ["with a full-width letter (IDNA would map it)", { domain: "ｅxample.com" }],
+    ["with a zero-width space (IDNA would drop it)", { domain: "exa\u200bmple.com" }],
   ])("domain %s", async (_case, body) => {
     expectError(await add(body), 400, "invalid_domain");
   });

@@ -19,6 +19,9 @@ describe("normalizeDomain()", () => {
 
   test("stores internationalized names in punycode", () => {
     expect(normalizeDomain("bücher.example")).toBe("xn--bcher-kva.example");
+    expect(normalizeDomain("BÜCHER.example")).toBe("xn--bcher-kva.example");
+    expect(normalizeDomain("bu\u0308cher.example")).toBe("xn--bcher-kva.example"); // the same letter, decomposed
+    expect(normalizeDomain("straße.de")).toBe("xn--strae-oqa.de");
     expect(normalizeDomain("例え.テスト")).toBe("xn--r8jz45g.xn--zckzah");
   });
 
@@ -51,6 +54,16 @@ describe("normalizeDomain()", () => {
     [`${"a".repeat(64)}.com`, "63"],
     [Array.from({ length: 5 }, () => "a".repeat(50)).join(".") + ".com", "253"],
     ["user@a.com", "user information"],
+    ["exa%6dple.com", 'character "%"'],
+    ["exa%2emple.com", 'character "%"'],
+    ["e\\x.com", 'character "\\\\"'],
+    ["a!b.com", 'character "!"'],
+    ["a\u0000b.com", "not allowed"],
+    ["ｅxample.com", "would change"],
+    ["ex\u00adample.com", "would change"],
+    ["exa\u200bmple.com", "would change"],
+    ["a\u3002b.com", "would change"],
+    ["\ufb01.com", "would change"],
   ])("refuses %p as invalid_domain (%s)", (input, hint) => {
     const { code, message } = refusal(input);
     expect(code).toBe("invalid_domain");

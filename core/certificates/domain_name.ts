@@ -4,7 +4,7 @@
  * most 253 characters, the last label not all digits.
  */
 import { isIP } from "node:net";
-import { domainToASCII } from "node:url";
+import { domainToASCII, domainToUnicode } from "node:url";
 import { CertkeeperError, quote } from "../base/errors.ts";
 
 const LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
@@ -36,8 +36,14 @@ function reasonInvalid(input: string): string | null {
   if (input.includes(":")) return "give the port in the port field, not in the domain";
   if (input.includes("*")) return "wildcards cannot be monitored; give one concrete host name";
   if (input.includes("@")) return "give the host name alone, without user information";
+  // URL and IDNA processing would decode "%6d" or drop a "\\" and what follows: the name must be as it is.
+  const strange = [...input.toLowerCase()].find((c) => c < "\u0080" && !/[a-z0-9.-]/.test(c));
+  if (strange !== undefined) return `character ${quote(strange)} is not allowed: a host name has only letters, digits, hyphens and dots`;
   const ascii = toAscii(input);
   if (!ascii) return "it is not a valid host name";
+  if (!sameName(input, ascii)) {
+    return "it contains characters that name processing would change into others (full-width letters, invisible characters, other dots): write the name as it is";
+  }
   if (ascii.length > 253) return "it is longer than 253 characters";
   const labels = ascii.split(".");
   if (labels.length < 2) return "give a fully qualified name with at least two labels, such as \"example.com\"";
@@ -49,6 +55,17 @@ function reasonInvalid(input: string): string | null {
   }
   if (/^\d+$/.test(labels.at(-1)!)) return "the last label cannot be all digits";
   return null;
+}
+
+/**
+ * Whether the punycode form names what the caller wrote, up to case and Unicode normalization: IDNA
+ * maps full-width letters to ASCII, drops soft hyphens and zero-width characters, turns "。" into a
+ * dot. Such a name would be stored as another one than given, so it is refused.
+ */
+function sameName(input: string, ascii: string): boolean {
+  const name = input.toLowerCase().replace(/\.$/, "");
+  if (/^[a-z0-9.-]*$/.test(name)) return true;
+  return domainToUnicode(ascii) === name.normalize("NFC");
 }
 
 function toAscii(input: string): string | null {
