@@ -89,6 +89,8 @@ export async function readForm(request: Request): Promise<Record<string, string>
     if (error instanceof CertkeeperError && error.code === "payload_too_large") {
       throw new FormError(`The form is larger than ${MAX_FORM_BYTES / 1024} KiB, so it was not read.`, 413);
     }
+    // The browser hung up mid-form: nothing of ours failed.
+    if (error instanceof CertkeeperError && error.code === "invalid_request") throw new FormError(error.message, 400);
     throw error;
   }
   const form: Record<string, string> = {};

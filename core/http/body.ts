@@ -35,7 +35,13 @@ export async function readBounded(request: Request, maxBytes: number = MAX_BODY_
   const chunks: Uint8Array[] = [];
   let size = 0;
   for (;;) {
-    const { done, value } = await reader.read();
+    const { done, value } = await reader.read().catch((error: unknown) => {
+      // The client hung up or stopped sending mid-body: its doing, answered (to no one) and logged as a
+      // bad request at info, not as a failure of ours.
+      throw new CertkeeperError("invalid_request", "The request body ended early: the connection was closed before all of it arrived.", {
+        cause: error,
+      });
+    });
     if (done) break;
     size += value.byteLength;
     if (size > maxBytes) {
