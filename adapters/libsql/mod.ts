@@ -11,7 +11,7 @@ import { dirname } from "node:path";
 import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
 import { ConstraintError, type Executor, type ResultSet, type SqlValue } from "../sql/executor.ts";
-import type { Store } from "../../core/store/mod.ts";
+import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
 import { walChangeToken } from "./wal_token.ts";
 import { LocalExecutor } from "./local_executor.ts";
 
@@ -85,6 +85,8 @@ class LibsqlExecutor implements Executor {
       });
       await tx.commit();
       return result;
+    } catch (error) {
+      throw storageFailure(error) ?? error;
     } finally {
       tx.close();
     }
@@ -104,6 +106,18 @@ async function run(target: Client | Transaction, statement: InStatement): Promis
     if (/UNIQUE constraint failed|PRIMARY KEY constraint|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)/i.test(text)) {
       throw new ConstraintError((error as Error).message);
     }
-    throw error;
+    throw storageFailure(error) ?? error;
   }
+}
+
+/**
+ * The database refusing writes, as core names it: SQLITE_FULL (the disk, or a size limit, is full)
+ * and SQLITE_READONLY (a read-only file, folder or mount), by code locally or in a server's message.
+ */
+export function storageFailure(error: unknown): StorageUnavailableError | null {
+  if (error instanceof StorageUnavailableError) return error;
+  const text = `${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`;
+  if (/SQLITE_FULL|database or disk is full/i.test(text)) return new StorageUnavailableError("full", { cause: error });
+  if (/SQLITE_READONLY|readonly database|read-only file ?system/i.test(text)) return new StorageUnavailableError("read_only", { cause: error });
+  return null;
 }

@@ -261,6 +261,8 @@ export const MIGRATIONS: Step[][] = [
     `CREATE INDEX certificates_due ON certificates (next_check_at)`,
     `UPDATE certificates SET next_check_at = 0`,
   ],
+  // 7: one row that readiness rewrites, to learn whether the database still accepts writes.
+  [`CREATE TABLE write_probe (id INTEGER PRIMARY KEY, probed_at INTEGER NOT NULL, pad BLOB NOT NULL)`],
 ];
 
 /** Computes the timeline of every certificate stored before migration 3, a page at a time. */

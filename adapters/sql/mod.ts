@@ -39,7 +39,12 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     shared: options.shared,
     changeToken: options.changeToken,
     async ping() {
-      await db.execute("SELECT 1");
+      // A few pages, as a small real write takes: a disk with no room for them refuses this too.
+      await db.execute(
+        `INSERT INTO write_probe (id, probed_at, pad) VALUES (1, ?, zeroblob(8192))
+         ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at, pad = excluded.pad`,
+        [Date.now()],
+      );
     },
     close: () => db.close(),
   };

@@ -32,6 +32,7 @@ export const ERROR_STATUS = {
   certificate_unreachable: 422,
   rate_limit_exceeded: 429,
   internal_error: 500,
+  storage_unavailable: 503,
 } as const;
 
 /**

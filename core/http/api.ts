@@ -54,6 +54,9 @@ export function createApi(services: Services): Api {
   function answer(outcome: Outcome, requestId: string, request: Request): Response {
     if (!outcome.ok && outcome.error.code === "internal_error") {
       logger.error("request failed", { requestId, method: request.method, path: pathOf(request), error: outcome.error.cause });
+    } else if (!outcome.ok && outcome.error.code === "storage_unavailable") {
+      // Not the caller's doing and not a bug: the operator has to free space or make the database writable.
+      logger.error("the database refuses writes", { requestId, method: request.method, path: pathOf(request), message: outcome.error.message });
     }
     const { status, body } = envelope(outcome, requestId);
     return respond(status, body, requestId, outcome.headers);

@@ -1,5 +1,5 @@
-/** /healthz and /readyz: the process is up; the database answers. */
-import type { Store } from "../store/ports.ts";
+/** /healthz and /readyz: the process is up; the database answers and accepts writes. */
+import { StorageUnavailableError, type Store } from "../store/ports.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 const READY_TIMEOUT_MS = 2000;
@@ -15,8 +15,13 @@ export async function readyz(store: Store): Promise<Response> {
       new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), READY_TIMEOUT_MS).unref?.()),
     ]);
     return new Response(JSON.stringify({ status: "ready" }), { headers: JSON_HEADERS });
-  } catch {
-    return new Response(JSON.stringify({ status: "unavailable", reason: "The database does not answer." }), {
+  } catch (error) {
+    // A full or read-only database answers reads but loses every write: not ready for traffic.
+    const reason =
+      error instanceof StorageUnavailableError
+        ? `The database refuses writes: ${error.reason === "full" ? "its disk is full" : "it is read-only"}.`
+        : "The database does not answer.";
+    return new Response(JSON.stringify({ status: "unavailable", reason }), {
       status: 503,
       headers: JSON_HEADERS,
     });

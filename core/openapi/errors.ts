@@ -50,6 +50,7 @@ const STATUS_TITLES: Record<number, string> = {
   422: "No TLS certificate could be retrieved from the domain (DNS failure, refused, timeout, no TLS, refused address); nothing was stored",
   429: "Rate limit exceeded",
   500: "Internal error",
+  503: "The database refuses writes (its disk is full, or it is read-only); nothing was changed",
 };
 
 /** An example message per code, in the house style (CONTRACT §4, STYLE §4). */
@@ -80,6 +81,8 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
     'No TLS certificate could be retrieved from "example.com:443": the name does not resolve. Nothing was stored.',
   rate_limit_exceeded: "Too many requests: your organization allows 60 per minute for each API key and signed-in user; retry after 42 seconds.",
   internal_error: INTERNAL_ERROR_MESSAGE,
+  storage_unavailable:
+    "The database's disk is full, so nothing can be saved: nothing was changed. Try again once an operator has freed space.",
 };
 
 const counter = { type: "string", pattern: "^[0-9]+$" };

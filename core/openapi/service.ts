@@ -44,10 +44,10 @@ export function servicePaths(converter: SchemaConverter): Record<string, Record<
     "/readyz": get({
       operationId: "getReadiness",
       summary: "Readiness",
-      description: "200 when the database answers (within 2 s), else 503.",
+      description: "200 when the database answers and accepts a small write (within 2 s); 503 when it does not answer, or refuses writes (its disk is full, or it is read-only), until it accepts them again.",
       responses: {
-        "200": { description: "The database answers", content: json(converter.inline(Ready)) },
-        "503": { description: "The database does not answer", content: json(converter.inline(Unavailable)) },
+        "200": { description: "The database answers and accepts writes", content: json(converter.inline(Ready)) },
+        "503": { description: "The database does not answer, or refuses writes", content: json(converter.inline(Unavailable)) },
       },
     }),
     "/v1/openapi.json": get({

@@ -66,6 +66,8 @@ export const COMMON_ERRORS: ErrorCode[] = [
   "rate_limit_exceeded",
   "invalid_request",
   "internal_error",
+  // Any request may need a write (a shared rate limit, key use), and a full or read-only database refuses it.
+  "storage_unavailable",
 ];
 
 export const NoQuery = Type.Object({}, { additionalProperties: false });

@@ -21,12 +21,34 @@ import type {
   WatchRecord,
 } from "../base/records.ts";
 import type { CertificateStatus } from "../base/records.ts";
+import { CertkeeperError } from "../base/errors.ts";
 
 /** Thrown by `create`/`insert` methods when a unique value (an email, a key hash) is taken. */
 export class DuplicateError extends Error {
   constructor(what: string) {
     super(`${what} already exists`);
     this.name = "DuplicateError";
+  }
+}
+
+/**
+ * Thrown by any store method when the database refuses writes because its disk is full or it is
+ * read-only; nothing was written. Answered as 503 `storage_unavailable`, and /readyz says 503 until the
+ * database accepts writes again.
+ */
+export class StorageUnavailableError extends CertkeeperError {
+  constructor(
+    readonly reason: "full" | "read_only",
+    options: { cause?: unknown } = {},
+  ) {
+    super(
+      "storage_unavailable",
+      reason === "full"
+        ? "The database's disk is full, so nothing can be saved: nothing was changed. Try again once an operator has freed space."
+        : "The database is read-only, so nothing can be saved: nothing was changed. Try again once it accepts writes.",
+      options,
+    );
+    this.name = "StorageUnavailableError";
   }
 }
 
@@ -425,7 +447,10 @@ export interface Store {
    * read on every request; undefined when the store cannot tell, and nothing may be cached.
    */
   changeToken?(): string;
-  /** Resolves when the store answers. */
+  /**
+   * Resolves when the store answers and accepts writes (it writes a little to find out); throws
+   * {@link StorageUnavailableError} when it refuses them, or whatever else prevents an answer.
+   */
   ping(): Promise<void>;
   close(): Promise<void>;
 }
