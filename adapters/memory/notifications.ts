@@ -2,6 +2,7 @@
 import type { ChannelStore, DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/mod.ts";
 import type { DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { copy, inScope, withoutLease, type MemoryState } from "./state.ts";
+import { fairShare, type FairShareCandidate } from "../../core/store/fair_share.ts";
 
 export function memoryChannels(state: MemoryState): ChannelStore {
   return {
@@ -82,30 +83,23 @@ export function memoryEvents(state: MemoryState): EventStore {
       const event = state.events.get(id);
       return event && inScope(event, scope) ? withDeliveries(event) : null;
     },
-    async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization = Infinity, inFlight = {} }) {
-      const due = [...state.pending].map((key) => state.deliveries.get(key)!).filter((d) => d.nextAttemptAt <= now);
-      // Rank within the organization, earliest first, plus what the caller has in flight there.
-      const byOrganization = new Map<string, typeof due>();
-      for (const delivery of due.sort((a, b) => a.nextAttemptAt - b.nextAttemptAt)) {
-        const channel = state.channels.get(delivery.channelId);
-        if (!channel?.enabled) {
+    async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization, inFlight }) {
+      const candidates: Array<FairShareCandidate & { delivery: DeliveryRecord & { leaseOwner: string | null } }> = [];
+      let order = 0;
+      for (const key of state.pending) {
+        const delivery = state.deliveries.get(key)!;
+        order++; // the pending set keeps insertion order
+        if (delivery.nextAttemptAt > now) continue;
+        if (!state.channels.get(delivery.channelId)?.enabled) {
           state.write();
           Object.assign(delivery, { status: "failed", lastError: "Cancelled: the channel was disabled or deleted", updatedAt: now });
-          state.pending.delete(`${delivery.eventId} ${delivery.channelId}`);
+          state.pending.delete(key);
           continue;
         }
-        const organizationId = state.events.get(delivery.eventId)!.organizationId;
-        byOrganization.set(organizationId, [...(byOrganization.get(organizationId) ?? []), delivery]);
+        candidates.push({ delivery, organizationId: state.events.get(delivery.eventId)!.organizationId, nextAttemptAt: delivery.nextAttemptAt, order });
       }
-      const ranked = [...byOrganization].flatMap(([organizationId, deliveries]) =>
-        deliveries.map((delivery, i) => ({ delivery, rank: i + 1 + (inFlight[organizationId] ?? 0) })),
-      );
-      const chosen = ranked
-        .filter(({ rank }) => rank <= perOrganization)
-        .sort((a, b) => a.rank - b.rank || a.delivery.nextAttemptAt - b.delivery.nextAttemptAt)
-        .slice(0, limit);
       const jobs: DeliveryJob[] = [];
-      for (const { delivery } of chosen) {
+      for (const { delivery } of fairShare(candidates, { limit, perOrganization, inFlight })) {
         state.write();
         jobs.push({ delivery: withoutLease(delivery), event: copy(state.events.get(delivery.eventId)!), channel: copy(state.channels.get(delivery.channelId)!) });
         delivery.nextAttemptAt = leaseUntil;

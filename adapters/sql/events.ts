@@ -4,9 +4,11 @@ import type { ChannelRecord, DeliveryRecord, EventRecord } from "../../core/base
 import { isMuted, routeEvent } from "../../core/channels/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
 import { channelFrom, deliveryFrom, eventFrom, placeholders } from "./rows.ts";
+import { candidatesPerOrganization, fairShare } from "../../core/store/fair_share.ts";
 
 const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
 const DELIVERY_COLUMNS = "event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at";
+const CANCELLED = "Cancelled: the channel was disabled or deleted";
 const CHANNEL_COLUMNS = "id, organization_id, mode, type, name, enabled, config, signing_secret, created_at, updated_at, filter";
 
 /**
@@ -40,9 +42,9 @@ export async function insertEvents(tx: Executor, events: EventRecord[]): Promise
     const routed = routeEvent(event, channels);
     if (routed.length === 0) continue;
     await tx.execute(
-      `INSERT INTO deliveries (event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at)
-       VALUES ${routed.map(() => "(?, ?, 'pending', 0, ?, NULL, ?)").join(", ")}`,
-      routed.flatMap((channel) => [event.id, channel.id, event.createdAt, event.createdAt]),
+      `INSERT INTO deliveries (event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at, organization_id)
+       VALUES ${routed.map(() => "(?, ?, 'pending', 0, ?, NULL, ?, ?)").join(", ")}`,
+      routed.flatMap((channel) => [event.id, channel.id, event.createdAt, event.createdAt, event.organizationId]),
     );
   }
 }
@@ -71,8 +73,8 @@ export function sqlEvents(db: Executor): EventStore {
         );
         for (const d of deliveries) {
           await tx.execute(
-            `INSERT INTO deliveries (${DELIVERY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-            [d.eventId, d.channelId, d.status, d.attempts, d.nextAttemptAt, d.lastError, d.updatedAt],
+            `INSERT INTO deliveries (${DELIVERY_COLUMNS}, organization_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+            [d.eventId, d.channelId, d.status, d.attempts, d.nextAttemptAt, d.lastError, d.updatedAt, event.organizationId],
           );
         }
       });
@@ -96,36 +98,59 @@ export function sqlEvents(db: Executor): EventStore {
     },
 
     async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization, inFlight }) {
+      // From the disabled channels to their pending deliveries (CROSS JOIN keeps that order): cheap
+      // however large the outbox.
       await db.execute(
-        `UPDATE deliveries SET status = 'failed', last_error = 'Cancelled: the channel was disabled or deleted', updated_at = ?
-         WHERE status = 'pending' AND next_attempt_at <= ?
-           AND channel_id NOT IN (SELECT id FROM channels WHERE enabled = 1)`,
-        [now, now],
+        `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
+         WHERE rowid IN (
+           SELECT d.rowid FROM channels c CROSS JOIN deliveries d ON d.channel_id = c.id
+           WHERE c.enabled = 0 AND d.status = 'pending' AND d.next_attempt_at <= ?
+         )`,
+        [CANCELLED, now, now],
       );
       // Read, then lease, in one write transaction, as claimDue does: claimers at once lease disjoint
       // sets, and the deliveries come back as they were before the lease.
+      const share = { limit, perOrganization, inFlight };
       const deliveries = await db.transaction(async (tx) => {
-        // Each due delivery's rank within its organization, plus what the caller has in flight there.
-        const { rows } = await tx.execute(
-          `SELECT due.* FROM (
-             SELECT d.rowid AS rowid, ${DELIVERY_COLUMNS.split(", ").map((c) => `d.${c} AS ${c}`).join(", ")}, e.organization_id AS org,
-               ROW_NUMBER() OVER (PARTITION BY e.organization_id ORDER BY d.next_attempt_at, d.rowid) AS rank
-             FROM deliveries d JOIN events e ON e.id = d.event_id
-             WHERE d.status = 'pending' AND d.next_attempt_at <= ?
-           ) AS due LEFT JOIN json_each(?) AS busy ON busy.key = due.org
-           WHERE due.rank + COALESCE(busy.value, 0) <= ?
-           ORDER BY due.rank + COALESCE(busy.value, 0), due.next_attempt_at, due.rowid
-           LIMIT ?`,
-          [now, JSON.stringify(inFlight ?? {}), perOrganization ?? Number.MAX_SAFE_INTEGER, limit],
+        // The organizations with pending deliveries, one index seek each, and of each its earliest due
+        // few (never more than could be taken): the candidates of the fair share.
+        const { rows: heads } = await tx.execute(
+          `WITH RECURSIVE organizations (org) AS (
+             SELECT MIN(organization_id) FROM deliveries WHERE status = 'pending'
+             UNION ALL
+             SELECT (SELECT MIN(organization_id) FROM deliveries WHERE status = 'pending' AND organization_id > org)
+             FROM organizations WHERE org IS NOT NULL
+           )
+           SELECT org, (
+             SELECT group_concat(rowid || ' ' || next_attempt_at) FROM (
+               SELECT rowid, next_attempt_at FROM deliveries
+               WHERE status = 'pending' AND organization_id = o.org AND next_attempt_at <= ?
+               ORDER BY next_attempt_at, rowid LIMIT ?
+             )
+           ) AS due
+           FROM organizations o WHERE org IS NOT NULL`,
+          [now, candidatesPerOrganization(share)],
         );
-        if (rows.length > 0) {
-          await tx.execute(`UPDATE deliveries SET next_attempt_at = ?, lease_owner = ? WHERE rowid IN (${placeholders(rows.length)})`, [
-            leaseUntil,
-            owner,
-            ...rows.map((row) => row.rowid as SqlValue),
-          ]);
-        }
-        return rows.map((row) => deliveryFrom(row));
+        const candidates = heads.flatMap((head) =>
+          head.due === null
+            ? []
+            : String(head.due)
+                .split(",")
+                .map((pair) => {
+                  const [rowid, at] = pair.split(" ").map(Number);
+                  return { organizationId: String(head.org), nextAttemptAt: at!, order: rowid! };
+                }),
+        );
+        const chosen = fairShare(candidates, share).map((candidate) => candidate.order);
+        if (chosen.length === 0) return [];
+        const { rows } = await tx.execute(`SELECT rowid, ${DELIVERY_COLUMNS} FROM deliveries WHERE rowid IN (${placeholders(chosen.length)})`, chosen);
+        await tx.execute(`UPDATE deliveries SET next_attempt_at = ?, lease_owner = ? WHERE rowid IN (${placeholders(chosen.length)})`, [
+          leaseUntil,
+          owner,
+          ...chosen,
+        ]);
+        const byRowid = new Map(rows.map((row) => [Number(row.rowid), deliveryFrom(row)]));
+        return chosen.map((rowid) => byRowid.get(rowid)!);
       });
       if (deliveries.length === 0) return [];
       const eventIds = [...new Set(deliveries.map((d) => d.eventId))];
@@ -140,8 +165,16 @@ export function sqlEvents(db: Executor): EventStore {
       for (const delivery of deliveries) {
         const event = eventById.get(delivery.eventId);
         const channel = channelById.get(delivery.channelId);
-        // A channel deleted between the two statements: its delivery was cancelled by the delete.
-        if (event && channel) jobs.push({ delivery, event, channel });
+        if (event && channel?.enabled) {
+          jobs.push({ delivery, event, channel });
+        } else {
+          // The channel went (or was switched off) since: settled as the cancellation above would.
+          await db.execute(
+            `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?, lease_owner = NULL
+             WHERE event_id = ? AND channel_id = ? AND lease_owner = ? AND status = 'pending'`,
+            [CANCELLED, now, delivery.eventId, delivery.channelId, owner],
+          );
+        }
       }
       return jobs;
     },
