@@ -83,7 +83,7 @@ export function memoryEvents(state: MemoryState): EventStore {
       const event = state.events.get(id);
       return event && inScope(event, scope) ? withDeliveries(event) : null;
     },
-    async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization, inFlight }) {
+    async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization, inFlight, after }) {
       const candidates: Array<FairShareCandidate & { delivery: DeliveryRecord & { leaseOwner: string | null } }> = [];
       let order = 0;
       for (const key of state.pending) {
@@ -99,7 +99,7 @@ export function memoryEvents(state: MemoryState): EventStore {
         candidates.push({ delivery, organizationId: state.events.get(delivery.eventId)!.organizationId, nextAttemptAt: delivery.nextAttemptAt, order });
       }
       const jobs: DeliveryJob[] = [];
-      for (const { delivery } of fairShare(candidates, { limit, perOrganization, inFlight })) {
+      for (const { delivery } of fairShare(candidates, { limit, perOrganization, inFlight, after })) {
         state.write();
         jobs.push({ delivery: withoutLease(delivery), event: copy(state.events.get(delivery.eventId)!), channel: copy(state.channels.get(delivery.channelId)!) });
         delivery.nextAttemptAt = leaseUntil;

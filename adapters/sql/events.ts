@@ -97,7 +97,7 @@ export function sqlEvents(db: Executor): EventStore {
       return (await withDeliveries(db, rows.map((row) => eventFrom(row))))[0] ?? null;
     },
 
-    async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization, inFlight }) {
+    async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization, inFlight, after }) {
       // From the disabled channels to their pending deliveries (CROSS JOIN keeps that order): cheap
       // however large the outbox.
       await db.execute(
@@ -110,7 +110,7 @@ export function sqlEvents(db: Executor): EventStore {
       );
       // Read, then lease, in one write transaction, as claimDue does: claimers at once lease disjoint
       // sets, and the deliveries come back as they were before the lease.
-      const share = { limit, perOrganization, inFlight };
+      const share = { limit, perOrganization, inFlight, after };
       const deliveries = await db.transaction(async (tx) => {
         // The organizations with pending deliveries, one index seek each, and of each its earliest due
         // few (never more than could be taken): the candidates of the fair share.

@@ -34,6 +34,11 @@ export interface WorkLoopOptions {
    * lease runs out.
    */
   prefetch?: number;
+  /**
+   * Claim only once this many slots are free (or nothing is in flight): one claim per few items
+   * finished rather than per item, when claiming costs more than an item. Default 1.
+   */
+  minBatch?: number;
 }
 
 export class WorkLoop<T> {
@@ -95,8 +100,9 @@ export class WorkLoop<T> {
       try {
         this.#startReady();
         const free = concurrency - this.#inFlight.size;
+        const enough = free >= Math.min(this.options.minBatch ?? 1, concurrency) || (free > 0 && this.#inFlight.size === 0);
         // Ask when work is due first (a read), so an idle loop never takes a write lock to find nothing.
-        const next = free > 0 ? await this.source.nextDueAt() : null;
+        const next = enough ? await this.source.nextDueAt() : null;
         if (next !== null && next <= clock.now()) {
           const claimed = await this.#claim(free + prefetch);
           if (claimed === free + prefetch) continue; // a full batch: more may be due right now

@@ -70,6 +70,8 @@ export class Deliverer {
   readonly loop: WorkLoop<DeliveryJob>;
   /** Attempts in flight in this process, by delivery (`eventId channelId`): their organization. */
   readonly #inFlight = new Map<string, string>();
+  /** The organization of the last delivery claimed: the next claim starts after it (round-robin). */
+  #lastOrganization: string | undefined;
 
   constructor(private readonly options: DelivererOptions) {
     const { store, owner } = options;
@@ -80,7 +82,9 @@ export class Deliverer {
         claim: async (limit, now) => {
           const inFlight: Record<string, number> = {};
           for (const organizationId of this.#inFlight.values()) inFlight[organizationId] = (inFlight[organizationId] ?? 0) + 1;
-          const jobs = await store.events.claimDueDeliveries({ owner, now, leaseUntil: now + leaseMs, limit, perOrganization, inFlight });
+          const after = this.#lastOrganization;
+          const jobs = await store.events.claimDueDeliveries({ owner, now, leaseUntil: now + leaseMs, limit, perOrganization, inFlight, after });
+          this.#lastOrganization = jobs.at(-1)?.event.organizationId ?? after;
           // A delivery claimed again while its attempt here is still waiting (a pause outlasted the lease):
           // the new lease is ours, so that attempt's answer still counts; a second attempt would be a copy.
           return jobs.filter((job) => !this.#inFlight.has(keyOf(job)));
@@ -89,7 +93,16 @@ export class Deliverer {
         run: (job) => this.#deliver(job),
         describe: (job) => ({ eventId: job.event.id, channelId: job.channel.id }),
       },
-      { name: "deliverer", clock: options.clock, logger: options.logger, concurrency: options.concurrency, pollMs: options.pollMs },
+      {
+        name: "deliverer",
+        clock: options.clock,
+        logger: options.logger,
+        concurrency: options.concurrency,
+        pollMs: options.pollMs,
+        // A claim ranks every organization's due deliveries: worth it for a few slots, not for each one.
+        // Attempts last at most a timeout, so a quarter of the slots are free within one.
+        minBatch: Math.max(1, Math.floor(options.concurrency / 4)),
+      },
     );
   }
 

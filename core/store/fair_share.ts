@@ -2,7 +2,9 @@
  * Which due deliveries a claim takes, shared fairly between organizations (EventStore's
  * claimDueDeliveries): an organization's n-th due delivery, earliest first, ranks n plus what the
  * caller already has in flight of that organization; lower ranks first (ties: earliest due), none
- * ranked over `perOrganization`. Every store applies this one rule to the candidates it reads.
+ * ranked over `perOrganization`. Equal ranks go round-robin when `after` names the organization the
+ * caller served last: the organizations after it (by id, wrapping around) first. Every store applies
+ * this one rule to the candidates it reads.
  *
  * @example
  * const chosen = fairShare(candidates, { limit: 8, perOrganization: 4, inFlight: { org_a: 2 } });
@@ -19,6 +21,8 @@ export interface FairShareOptions {
   limit: number;
   perOrganization?: number;
   inFlight?: Readonly<Record<string, number>>;
+  /** The organization served last: equal ranks start with the next one (round-robin). */
+  after?: string;
 }
 
 /** The candidates to take, in the order taken. */
@@ -41,7 +45,16 @@ export function fairShare<T extends FairShareCandidate>(candidates: T[], options
       ranked.push({ candidate, rank });
     }
   }
-  ranked.sort((a, b) => a.rank - b.rank || earliest(a.candidate, b.candidate));
+  const after = options.after;
+  const turn =
+    after === undefined
+      ? () => 0
+      : (a: FairShareCandidate, b: FairShareCandidate) => {
+          const wrapA = a.organizationId > after ? 0 : 1;
+          const wrapB = b.organizationId > after ? 0 : 1;
+          return wrapA - wrapB || (a.organizationId < b.organizationId ? -1 : a.organizationId > b.organizationId ? 1 : 0);
+        };
+  ranked.sort((a, b) => a.rank - b.rank || turn(a.candidate, b.candidate) || earliest(a.candidate, b.candidate));
   return ranked.slice(0, options.limit).map(({ candidate }) => candidate);
 }
 

@@ -240,6 +240,8 @@ export interface ClaimDeliveriesOptions {
   perOrganization?: number;
   /** How many deliveries of each organization (by id) the caller has in flight; default none. */
   inFlight?: Readonly<Record<string, number>>;
+  /** The organization the caller claimed for last: equal ranks start after it. */
+  after?: string;
 }
 
 export interface EventStore {
@@ -254,10 +256,11 @@ export interface EventStore {
    * claimDue does; they are returned as they were before the lease). Deliveries to a channel that is
    * disabled or gone are settled as failed instead.
    *
-   * Shared fairly between organizations: an organization's n-th due delivery (earliest first) ranks
-   * n + its count in `inFlight`; lower ranks are claimed first (ties: earliest nextAttemptAt), and
-   * none whose rank exceeds `perOrganization`. So an organization with many deliveries, or many in
-   * flight, never crowds out one with a single delivery due.
+   * Shared fairly between organizations (core/store/fair_share.ts): an organization's n-th due
+   * delivery (earliest first) ranks n + its count in `inFlight`; lower ranks are claimed first, none
+   * whose rank exceeds `perOrganization`; equal ranks round-robin from the organization after `after`
+   * (by id, wrapping around), else earliest nextAttemptAt first. So an organization with many
+   * deliveries, or many in flight, never crowds out one with a single delivery due.
    */
   claimDueDeliveries(options: ClaimDeliveriesOptions): Promise<DeliveryJob[]>;
   /** The earliest nextAttemptAt of pending deliveries, or null. */

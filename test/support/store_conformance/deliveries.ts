@@ -83,6 +83,24 @@ export function describeDeliveries(get: () => Store) {
       expect(claimedKeys(await store.events.claimDueDeliveries({ ...lease, limit: 10 }))).toEqual([busy[3]!, busy[4]!]);
     });
 
+    test("claimDueDeliveries() goes round-robin among equal ranks: the organizations after `after` first, wrapping around", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const organizations = [await newOrganization(store), await newOrganization(store), await newOrganization(store)];
+      organizations.sort((x, y) => (x.org.id < y.org.id ? -1 : 1));
+      // The first organization's deliveries are the oldest: without `after`, they would go first.
+      const [first, second, third] = [
+        await dueDeliveries(store, organizations[0]!.live, [NOW - 30, NOW - 29]),
+        await dueDeliveries(store, organizations[1]!.live, [NOW - 20, NOW - 19]),
+        await dueDeliveries(store, organizations[2]!.live, [NOW - 10, NOW - 9]),
+      ];
+      const lease = { owner: "one", now: NOW, leaseUntil: NOW + MINUTE };
+      const claim = async (after: string, limit: number) => claimedKeys(await store.events.claimDueDeliveries({ ...lease, after, limit }));
+      expect(await claim(organizations[1]!.org.id, 2)).toEqual([third![0]!, first![0]!]);
+      expect(await claim(organizations[0]!.org.id, 1)).toEqual([second![0]!]);
+      expect(await claim(organizations[1]!.org.id, 10)).toEqual([third![1]!, first![1]!, second![1]!]);
+    });
+
     test("claimDueDeliveries() counts what the caller has in flight: at most `perOrganization` each, the least busy first", async () => {
       const store = get();
       await parkLeftovers(store);
