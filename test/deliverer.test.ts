@@ -7,10 +7,10 @@
 import { describe, expect, test } from "bun:test";
 import { Deliverer, deliveryLeaseMs } from "../core/notify/deliverer.ts";
 import { deadline } from "../core/net/deadline.ts";
-import { silentLogger } from "../core/log.ts";
+import { silentLogger } from "../core/base/log.ts";
 import type { HttpResult, OutgoingHttpRequest, Transports } from "../core/notify/ports.ts";
 import type { Store } from "../core/store/ports.ts";
-import type { Scope } from "../core/model.ts";
+import type { Scope } from "../core/base/records.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { channelRecord, deliveryRecord, eventRecord, NOW, organizationRecord } from "./support/store_conformance/mod.ts";
 import { FakeClock } from "./support/fake_clock.ts";

@@ -5,9 +5,9 @@
  * however many of X's attempts are queued ahead of it. Real TLS servers, real receivers, real clock.
  */
 import { afterEach, expect, test } from "bun:test";
-import { DAY, HOUR } from "../core/time.ts";
+import { DAY, HOUR } from "../core/base/time.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
-import { DEFAULT_CONFIG, type Config } from "../core/config.ts";
+import { DEFAULT_CONFIG, type Config } from "../core/config/config.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { startSilentServer, startTlsServer } from "./support/servers.ts";

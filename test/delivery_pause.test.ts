@@ -6,7 +6,7 @@
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { DAY, HOUR } from "../core/time.ts";
+import { DAY, HOUR } from "../core/base/time.ts";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";

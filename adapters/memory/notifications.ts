@@ -1,8 +1,7 @@
 /** Channels, events and deliveries in memory. */
-import type { ChannelStore, DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/mod.ts";
+import { fairShare, type ChannelStore, type DeliveryJob, type EventStore, type EventWithDeliveries, type FairShareCandidate } from "../../core/store/mod.ts";
 import type { DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { copy, inScope, withoutLease, type MemoryState } from "./state.ts";
-import { fairShare, type FairShareCandidate } from "../../core/store/fair_share.ts";
 
 export function memoryChannels(state: MemoryState): ChannelStore {
   return {

@@ -1,10 +1,9 @@
 /** Events and their deliveries (the outbox) in SQL. */
-import type { DeliveryJob, EventStore, EventWithDeliveries } from "../../core/store/mod.ts";
+import { candidatesPerOrganization, fairShare, type DeliveryJob, type EventStore, type EventWithDeliveries } from "../../core/store/mod.ts";
 import type { ChannelRecord, DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { isMuted, routeEvent } from "../../core/channels/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
 import { channelFrom, deliveryFrom, eventFrom, placeholders } from "./rows.ts";
-import { candidatesPerOrganization, fairShare } from "../../core/store/fair_share.ts";
 
 const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
 const DELIVERY_COLUMNS = "event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at";
