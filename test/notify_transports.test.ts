@@ -414,6 +414,19 @@ describe("SMTP transport", () => {
     expect(smtp.received).toHaveLength(0);
   });
 
+  test("an SMTP server that accepts the connection and never greets fails the attempt within the delivery timeout", async () => {
+    const silent = await startSilentServer();
+    const transport = createSmtpTransport({ url: `smtp://${auth}@127.0.0.1:${silent.port}`, trust, timeoutMs: 600 });
+    const started = performance.now();
+    const error = await transport.send(message).then(
+      () => null,
+      (e: Error) => e,
+    );
+    await silent.close();
+    expect(error?.message).toStartWith("Email to ops@example.com was not sent: ");
+    expect(performance.now() - started).toBeLessThan(600 + 400);
+  });
+
   test("an unreachable SMTP server fails with a safe message", async () => {
     const port = await refusedPort();
     const transport = createSmtpTransport({ url: `smtp://${auth}@127.0.0.1:${port}`, trust });

@@ -34,7 +34,7 @@ export function createTransports(config: Config, trust: TrustStore, options: { o
     // Shorter than the attempt: a host that never completes a connection fails fast, freeing its slot.
     connectTimeoutMs: Math.min(config.tlsTimeoutMs, Math.ceil(config.deliveryTimeoutMs / 2)),
   });
-  const smtp = config.smtpUrl ? createSmtpTransport({ url: config.smtpUrl, trust, resolve: config.resolve }) : null;
+  const smtp = config.smtpUrl ? createSmtpTransport({ url: config.smtpUrl, trust, resolve: config.resolve, timeoutMs: config.deliveryTimeoutMs }) : null;
   const email = smtp ?? createOutboxTransport({ dir: options.outboxDir ?? DEFAULT_OUTBOX_DIR });
   const fetch = createHttpFetcher({ trust, resolve: config.resolve, allowPrivateTargets: config.allowPrivateTargets });
   // The CT service is the operator's choice, like the SMTP server: no private-address rule.

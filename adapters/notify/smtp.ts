@@ -12,6 +12,11 @@ export interface SmtpTransportOptions {
   trust: TrustStore;
   /** CERTKEEPER_RESOLVE, which names the SMTP server too. */
   resolve?: ResolveRule[];
+  /**
+   * CERTKEEPER_DELIVERY_TIMEOUT: the longest the server may stay silent (connecting and its greeting:
+   * at most half of it); default 30 s.
+   */
+  timeoutMs?: number;
 }
 
 export interface ClosableEmailTransport extends EmailTransport {
@@ -41,9 +46,9 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
     port: Number(url.port) || (secure ? 465 : 587),
     secure,
     auth: user ? { user, pass: password } : undefined,
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 30_000,
+    connectionTimeout: Math.min(10_000, Math.ceil((options.timeoutMs ?? 30_000) / 2)),
+    greetingTimeout: Math.min(10_000, Math.ceil((options.timeoutMs ?? 30_000) / 2)),
+    socketTimeout: options.timeoutMs ?? 30_000,
     disableFileAccess: true,
     disableUrlAccess: true,
     tls: {
