@@ -129,7 +129,7 @@ export interface paths {
   "/readyz": {
     /**
      * Readiness
-     * @description 200 when the database answers (within 2 s), else 503.
+     * @description 200 when the database answers and accepts a small write (within 2 s); 503 when it does not answer, or refuses writes (its disk is full, or it is read-only), until it accepts them again.
      */
     get: operations["getReadiness"];
   };
@@ -509,7 +509,7 @@ export interface components {
     ErrorEnvelope: {
       error: {
         /** @enum {string} */
-        code: "invalid_request" | "invalid_domain" | "invalid_channel_type" | "invalid_config" | "invalid_webhook_url" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "certificate_limit_reached" | "channel_limit_reached" | "watch_limit_reached" | "permission_denied" | "certificate_not_found" | "channel_not_found" | "watch_not_found" | "import_not_found" | "not_found" | "method_not_allowed" | "duplicate_domain" | "duplicate_watch" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error";
+        code: "invalid_request" | "invalid_domain" | "invalid_channel_type" | "invalid_config" | "invalid_webhook_url" | "missing_api_key" | "invalid_api_key" | "expired_api_key" | "certificate_limit_reached" | "channel_limit_reached" | "watch_limit_reached" | "permission_denied" | "certificate_not_found" | "channel_not_found" | "watch_not_found" | "import_not_found" | "not_found" | "method_not_allowed" | "duplicate_domain" | "duplicate_watch" | "payload_too_large" | "unsupported_media_type" | "rate_limit_exceeded" | "internal_error" | "storage_unavailable";
         message: string;
       };
     };
@@ -710,6 +710,22 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
@@ -926,6 +942,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /**
@@ -1131,6 +1163,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /**
@@ -1256,6 +1304,22 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
@@ -1460,6 +1524,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /**
@@ -1591,6 +1671,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /**
@@ -1691,6 +1787,22 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
@@ -1871,6 +1983,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /** Get a channel */
@@ -1977,6 +2105,22 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
@@ -2108,6 +2252,22 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
@@ -2287,6 +2447,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /**
@@ -2418,6 +2594,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /**
@@ -2518,6 +2710,22 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
@@ -2646,6 +2854,22 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
@@ -2871,6 +3095,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /** Get a watch */
@@ -3005,6 +3245,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /** Delete a watch */
@@ -3127,6 +3383,22 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
@@ -3330,6 +3602,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /**
@@ -3522,6 +3810,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /**
@@ -3664,6 +3968,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /**
@@ -3685,11 +4005,11 @@ export interface operations {
   };
   /**
    * Readiness
-   * @description 200 when the database answers (within 2 s), else 503.
+   * @description 200 when the database answers and accepts a small write (within 2 s); 503 when it does not answer, or refuses writes (its disk is full, or it is read-only), until it accepts them again.
    */
   getReadiness: {
     responses: {
-      /** @description The database answers */
+      /** @description The database answers and accepts writes */
       200: {
         content: {
           "application/json": {
@@ -3698,7 +4018,7 @@ export interface operations {
           };
         };
       };
-      /** @description The database does not answer */
+      /** @description The database does not answer, or refuses writes */
       503: {
         content: {
           "application/json": {
