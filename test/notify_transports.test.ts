@@ -193,6 +193,28 @@ describe("HTTP transport", () => {
     expect(failure.message).toBe(`${HOOKS}:${silent.port} did not answer within 300 ms`);
   });
 
+  test("keeps at most perHost requests in flight to one origin; the others wait their turn, their time starting then", async () => {
+    let inFlight = 0;
+    let most = 0;
+    const slow = track(
+      await httpReceiver((_req, res) => {
+        most = Math.max(most, ++inFlight);
+        setTimeout(() => {
+          inFlight--;
+          res.writeHead(200).end();
+        }, 250);
+      }),
+    );
+    const limited = createHttpTransport({ trust, resolve: RESOLVE, allowPrivateTargets: true, perHost: 2 });
+    closers.push(() => limited.close());
+    // Four posts of 250 ms each, two at a time, each within its 400 ms once its turn came.
+    const results = await Promise.all(
+      Array.from({ length: 4 }, () => limited.post({ url: `http://${HOOKS}:${slow.port}/`, ...post }, { timeoutMs: 400 })),
+    );
+    expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    expect(most).toBe(2);
+  });
+
   test("cuts off a TCP listener that never speaks HTTP at the timeout", async () => {
     const silent = track(await startSilentServer());
     await expectNetFailure(allowed.post({ url: `http://${HOOKS}:${silent.port}/`, ...post }, { timeoutMs: 300 }), "timeout");

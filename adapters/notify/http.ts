@@ -13,6 +13,7 @@ import { connectGuarded, deadline, NetFailure } from "../../core/net/mod.ts";
 import type { ResolveRule } from "../../core/config/mod.ts";
 import type { HttpResult, HttpTransport, OutgoingHttpRequest } from "../../core/notify/mod.ts";
 import type { TrustStore } from "../../core/tls/mod.ts";
+import { HostSlots } from "./_host_slots.ts";
 
 export interface HttpTransportOptions {
   trust: TrustStore;
@@ -27,6 +28,12 @@ export interface HttpTransportOptions {
   maxResponseBytes?: number;
   /** Sent unless the request names its own; default `certkeeper`. */
   userAgent?: string;
+  /**
+   * Most requests in flight to one origin; the others wait their turn before their time starts.
+   * Default 16: above the deliverer's per-organization cap, so one organization's hung requests to a
+   * host shared with others (a chat service, a webhook relay) leave room for the others'.
+   */
+  perHost?: number;
 }
 
 export interface ClosableHttpTransport extends HttpTransport {
@@ -44,6 +51,8 @@ export interface ClosableHttpTransport extends HttpTransport {
 export function createHttpTransport(options: HttpTransportOptions): ClosableHttpTransport {
   const maxBytes = options.maxResponseBytes ?? 4096;
   const userAgent = options.userAgent ?? "certkeeper";
+  const perHost = options.perHost ?? 16;
+  const slots = new HostSlots(perHost);
   // undici pools connections per origin (scheme, host name, port), and every new connection resolves
   // and vets afresh: a kept-alive socket only ever carries requests for the name it was vetted for.
   const agentFor = (allowPrivateTargets: boolean) =>
@@ -51,9 +60,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
       connect: guardedConnector({ ...options, allowPrivateTargets }),
       keepAliveTimeout: 4_000,
       keepAliveMaxTimeout: 30_000,
-      // Above the deliverer's per-organization cap: one organization's hung requests to a host shared
-      // with others (a chat service, a webhook relay) never leave the others' requests queued here.
-      connections: 16,
+      connections: perHost,
       pipelining: 1,
     });
   const agent = agentFor(options.allowPrivateTargets);
@@ -67,6 +74,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
         throw new NetFailure("connection_refused", `${url.protocol} URLs cannot be posted to`);
       }
       const where = url.host;
+      const release = await slots.acquire(url.origin);
       // Not a bare timer: an answer that came while the process was paused still counts (deadline.ts).
       const limit = deadline(timeoutMs);
       try {
@@ -98,6 +106,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
         };
       } finally {
         limit.clear();
+        release();
       }
     },
     close: async () => {
