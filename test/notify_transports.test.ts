@@ -202,14 +202,15 @@ describe("HTTP transport", () => {
         setTimeout(() => {
           inFlight--;
           res.writeHead(200).end();
-        }, 250);
+        }, 600);
       }),
     );
     const limited = createHttpTransport({ trust, resolve: RESOLVE, allowPrivateTargets: true, perHost: 2 });
     closers.push(() => limited.close());
-    // Four posts of 250 ms each, two at a time, each within its 400 ms once its turn came.
+    // Four posts of 600 ms each, two at a time, each within its 1000 ms once its turn came (the second
+    // two would need 1200 ms had their time started with the first two).
     const results = await Promise.all(
-      Array.from({ length: 4 }, () => limited.post({ url: `http://${HOOKS}:${slow.port}/`, ...post }, { timeoutMs: 400 })),
+      Array.from({ length: 4 }, () => limited.post({ url: `http://${HOOKS}:${slow.port}/`, ...post }, { timeoutMs: 1000 })),
     );
     expect(results.map((r) => r.status)).toEqual([200, 200, 200, 200]);
     expect(most).toBe(2);
