@@ -80,7 +80,7 @@ async function organizationWithWebhooks(core: Core, urls: string[]): Promise<{ s
     const id = newId("ch");
     const now = Date.now();
     await core.services.store.channels.insert(
-      { ...scope, id, type: "webhook", name: `Hook ${i}`, enabled: true, config: { url, headers: {} }, signingSecret: `whsec_${Buffer.from(id).toString("base64")}`, createdAt: now, updatedAt: now },
+      { ...scope, id, type: "webhook", name: `Hook ${i}`, enabled: true, filter: null, config: { url, headers: {} }, signingSecret: `whsec_${Buffer.from(id).toString("base64")}`, createdAt: now, updatedAt: now },
       { limit: 1000 },
     );
     channelIds.push(id);

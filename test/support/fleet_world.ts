@@ -48,12 +48,13 @@ export async function fleetWorld(options: { config?: Partial<Config> } = {}): Pr
     deliveryRetryMs: [1000, 5000, 60_000],
     checkIntervalMs: 6 * HOUR,
     logLevel: "error",
+    deliveryTimeoutMs: 1000,
     pagerdutyUrl: pagerduty.url,
     telegramUrl: `${telegram.url}/tg`,
     ...options.config,
   };
   const transports = createTransports(config, trust);
-  const h = await createHarness({ store: "libsql", clock, config, transports, trust, deliveryTimeoutMs: 1000, random: () => 0.5 });
+  const h = await createHarness({ store: "libsql", clock, config, transports, trust, random: () => 0.5 });
   const servers: TlsTestServer[] = [];
   return {
     h,
