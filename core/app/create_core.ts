@@ -44,6 +44,8 @@ export interface CoreOptions {
   /** How notifications leave the process; without them, deliveries wait in the outbox. */
   transports?: Transports;
   onCheck?: CheckObserver;
+  /** Cut-off of one delivery attempt; default config.deliveryTimeoutMs (CERTKEEPER_DELIVERY_TIMEOUT). */
+  deliveryTimeoutMs?: number;
   /** Jitter source for delivery retries (tests make it deterministic). */
   random?: () => number;
 }
@@ -122,7 +124,7 @@ export function createCore(options: CoreOptions): Core {
         owner,
         concurrency: DELIVERY_CONCURRENCY,
         perOrganization: DELIVERY_PER_ORGANIZATION,
-        timeoutMs: config.deliveryTimeoutMs,
+        timeoutMs: options.deliveryTimeoutMs ?? config.deliveryTimeoutMs,
         pollMs,
         random: options.random,
         onAttempt: (result) => metrics.observeDelivery(result),
