@@ -10,6 +10,7 @@
  */
 import Database from "libsql";
 import { ConstraintError, type Executor, type ResultSet, type SqlValue } from "../sql/executor.ts";
+import { storageFailure } from "./storage_failure.ts";
 
 /** Statements kept prepared; beyond this the oldest is dropped (IN lists and batches vary in length). */
 const MAX_STATEMENTS = 256;
@@ -132,5 +133,5 @@ function mapError(error: unknown): unknown {
   if (/UNIQUE constraint failed|PRIMARY KEY constraint|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)/i.test(text)) {
     return new ConstraintError((error as Error).message);
   }
-  return error;
+  return storageFailure(error) ?? error;
 }

@@ -11,9 +11,12 @@ import { dirname } from "node:path";
 import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
 import { ConstraintError, type Executor, type ResultSet, type SqlValue } from "../sql/executor.ts";
-import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
+import type { Store } from "../../core/store/mod.ts";
 import { walChangeToken } from "./wal_token.ts";
 import { LocalExecutor } from "./local_executor.ts";
+import { storageFailure } from "./storage_failure.ts";
+
+export { storageFailure } from "./storage_failure.ts";
 
 export interface LibsqlOptions {
   /** `file:path`, `:memory:`, `http(s)://…` or `libsql://…`. */
@@ -108,16 +111,4 @@ async function run(target: Client | Transaction, statement: InStatement): Promis
     }
     throw storageFailure(error) ?? error;
   }
-}
-
-/**
- * The database refusing writes, as core names it: SQLITE_FULL (the disk, or a size limit, is full)
- * and SQLITE_READONLY (a read-only file, folder or mount), by code locally or in a server's message.
- */
-export function storageFailure(error: unknown): StorageUnavailableError | null {
-  if (error instanceof StorageUnavailableError) return error;
-  const text = `${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`;
-  if (/SQLITE_FULL|database or disk is full/i.test(text)) return new StorageUnavailableError("full", { cause: error });
-  if (/SQLITE_READONLY|readonly database|read-only file ?system/i.test(text)) return new StorageUnavailableError("read_only", { cause: error });
-  return null;
 }
