@@ -17,7 +17,10 @@ export const DEFAULT_ALERT_THRESHOLDS = [30, 14, 7, 3, 1];
 
 /** The days-until-expiry at or below which a certificate is `expiring`. */
 export function expiringHorizon(alertThresholds: readonly number[]): number {
-  return alertThresholds.length === 0 ? DEFAULT_EXPIRING_DAYS : Math.max(...alertThresholds);
+  if (alertThresholds.length === 0) return DEFAULT_EXPIRING_DAYS;
+  let horizon = alertThresholds[0]!;
+  for (const threshold of alertThresholds) if (threshold > horizon) horizon = threshold;
+  return horizon;
 }
 
 export type StatusInput = Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds"> & {
@@ -87,7 +90,18 @@ export function isInvalid(record: StatusInput, now: number): boolean {
 }
 
 function nowClock(now: number): RuleClock {
-  return { atOrAfter: (moment: number) => now >= moment, after: (moment: number) => now > moment };
+  return new AtTime(now);
+}
+
+/** The rule's clock at one moment: one small object, its methods on the prototype. */
+class AtTime implements RuleClock {
+  constructor(private readonly now: number) {}
+  atOrAfter(moment: number): boolean {
+    return this.now >= moment;
+  }
+  after(moment: number): boolean {
+    return this.now > moment;
+  }
 }
 
 /** The status of `record` at `now`, why, and the whole days left. */
@@ -95,7 +109,9 @@ export function certificateStatus(
   record: StatusInput,
   now: number,
 ): { status: CertificateStatus; statusReason: StatusReason | null; daysUntilExpiry: number } {
-  return { ...rule(record, nowClock(now)), daysUntilExpiry: daysUntil(record.details.notAfter, now) };
+  // Asked for every certificate of every read: no closures, no spread.
+  const { status, statusReason } = rule(record, nowClock(now));
+  return { status, statusReason, daysUntilExpiry: daysUntil(record.details.notAfter, now) };
 }
 
 /** The bounds of all time in a timeline (safe integers, so SQL compares them exactly). */
