@@ -8,7 +8,7 @@
  * connections in flight (connect, handshake, read the peer chain, close; nothing else).
  *
  * Prints checks per second, the ratio to the floor, and the CPU time this process spent per check
- * (user + system, every thread) for both. Run `--runs` times, the floor first each time.
+ * (user + system, every thread) for both. Each of `--runs` runs alternates the two in slices.
  *
  * With `--addresses 4`, every name resolves to 127.0.0.1 to 127.0.0.4 (each server listens on all four):
  * a check connects to all four (CONTRACT §11), and the ratio is taken per connection.
@@ -44,6 +44,9 @@ const concurrency = Number(values.concurrency);
 const count = Number(values.certificates);
 const serverCount = Number(values.servers);
 const DOMAIN = "bench.certkeeper.test";
+/** Each run alternates the floor and certkeeper this many times, `seconds / SLICES` each. */
+const SLICES = 4;
+const WARM_UP_MS = 500;
 const domainOf = (n: number) => `c${n}.${DOMAIN}`;
 
 const children = await Promise.all(
@@ -65,18 +68,26 @@ function cpuSeconds(): number {
   return (user + system) / 1e6;
 }
 
-interface Measured {
-  perSecond: number;
-  cpuUsPerCheck: number;
+/** Checks completed, seconds elapsed and CPU seconds used, summed over a run's slices. */
+class Measured {
+  checks = 0;
+  seconds = 0;
+  cpu = 0;
+  get perSecond(): number {
+    return this.checks / this.seconds;
+  }
+  get cpuUsPerCheck(): number {
+    return (this.cpu * 1e6) / Math.max(this.checks, 1);
+  }
 }
 
-/** Counts what `done()` reports for `secs` seconds, with this process's CPU time meanwhile. */
-async function measure(secs: number, done: () => number): Promise<Measured> {
+/** Adds to `into` what `done()` reports for `secs` seconds, with this process's CPU time meanwhile. */
+async function measure(secs: number, done: () => number, into: Measured): Promise<void> {
   const [checksBefore, cpuBefore, started] = [done(), cpuSeconds(), performance.now()];
   await Bun.sleep(secs * 1000);
-  const checks = done() - checksBefore;
-  const elapsed = (performance.now() - started) / 1000;
-  return { perSecond: checks / elapsed, cpuUsPerCheck: ((cpuSeconds() - cpuBefore) * 1e6) / Math.max(checks, 1) };
+  into.checks += done() - checksBefore;
+  into.seconds += (performance.now() - started) / 1000;
+  into.cpu += cpuSeconds() - cpuBefore;
 }
 
 /** The floor: connect, handshake, read the peer chain, close. Nothing else. */
@@ -99,7 +110,7 @@ function bareCheck(n: number): Promise<void> {
 }
 
 /** `concurrency` workers of the bare loop over the same names and servers, for `secs` seconds. */
-async function bareLoop(secs: number): Promise<Measured> {
+async function bareLoop(secs: number, into: Measured): Promise<void> {
   let done = 0;
   let next = 0;
   let running = true;
@@ -109,11 +120,10 @@ async function bareLoop(secs: number): Promise<Measured> {
       done++;
     }
   });
-  await Bun.sleep(SECOND); // warm-up
-  const result = await measure(secs, () => done);
+  await Bun.sleep(WARM_UP_MS);
+  await measure(secs, () => done, into);
   running = false;
   await Promise.all(workers);
-  return result;
 }
 
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-checks-"));
@@ -150,16 +160,22 @@ if (failures > 0) throw new Error(`${failures} of the first ${checks} checks fai
 
 console.log(
   `Scheduled re-checks at saturation: ${count} certificates on ${serverCount} local TLS servers (own processes), ` +
-    `${concurrency} in flight, ${seconds} s each, ${runs} run(s)` +
+    `${concurrency} in flight, ${seconds} s each per run (in ${SLICES} alternating slices), ${runs} run(s)` +
     (addresses > 1 ? `; every name behind ${addresses} addresses: ${addresses} connections per check, ratio per connection` : ""),
 );
 const rows: string[] = [];
 for (let run = 0; run < runs; run++) {
-  const floor = await bareLoop(seconds);
-  core.start();
-  await Bun.sleep(2 * SECOND); // warm-up
-  const measured = await measure(seconds, () => checks);
-  await core.stop();
+  // The two alternate in slices of a few seconds: on a machine shared with other work, the load drifts
+  // more between two long measurements than the difference being measured.
+  const floor = new Measured();
+  const measured = new Measured();
+  for (let slice = 0; slice < SLICES; slice++) {
+    await bareLoop(seconds / SLICES, floor);
+    core.start();
+    await Bun.sleep(WARM_UP_MS);
+    await measure(seconds / SLICES, () => checks, measured);
+    await core.stop();
+  }
   if (failures > 0) throw new Error(`${failures} re-checks failed`);
   const cell = (m: Measured) => `${m.perSecond.toFixed(0).padStart(6)}/s  ${m.cpuUsPerCheck.toFixed(0).padStart(5)} µs CPU/check`;
   const ratio = (measured.perSecond * addresses) / floor.perSecond;
