@@ -52,3 +52,28 @@ describe("GET /v1/certificates/summary", () => {
     expectError(await h.request("GET", "/v1/certificates/summary?weeks=4"), 400, "invalid_request");
   });
 });
+
+describe("POST /v1/watches/{id}/poll", () => {
+  test("answers the watch and makes it due now; a missing watch is 404; a member key is refused", async () => {
+    const watch = expectData(await h.request("POST", "/v1/watches", { body: { domain: "poll.example" } }), 201);
+    const scope = { organizationId: h.org.id, mode: "live" as const };
+    await pollFinishedADayAgo(h.store, scope, watch.id);
+    const polled = expectData(await h.request("POST", `/v1/watches/${watch.id}/poll`), 200);
+    expect(polled).toMatchObject({ id: watch.id, domain: "poll.example", lastError: null, lastPolledAt: expect.any(String) });
+    expect((await h.store.watches.get(scope, watch.id))!.nextPollAt).toBeLessThanOrEqual(Date.now());
+    expectError(await h.request("POST", "/v1/watches/wch_0000000000000000missing/poll"), 404, "watch_not_found");
+    expectError(await h.request("POST", `/v1/watches/${watch.id}/poll`, { key: h.keys.member.key }), 403, "permission_denied");
+  });
+});
+
+/** Leases the watch and saves a poll that makes it due a day from now, as a finished poll does. */
+async function pollFinishedADayAgo(store: Harness["store"], scope: { organizationId: string; mode: "live" }, id: string) {
+  const now = Date.now();
+  const claimed = (await store.watches.claimDue({ owner: "test", now, leaseUntil: now + 60_000, limit: 1000 })).find((w) => w.id === id)!;
+  const saved = await store.watches.savePoll(
+    { id, owner: "test", cursor: claimed.cursor, newIssuances: 0, baselineDone: true, pendingNames: [], lastPolledAt: now, lastError: null, nextPollAt: now + DAY, release: true, updatedAt: now },
+    [],
+  );
+  expect(saved).toBe(true);
+  expect((await store.watches.get(scope, id))!.nextPollAt).toBe(now + DAY);
+}

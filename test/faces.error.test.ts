@@ -61,6 +61,7 @@ const CASES: Case[] = [
   { name: "a missing watch", operation: "getWatch", params: { id: "wch_0000000000000000missing" }, expected: [404, "watch_not_found"] },
   { name: "a patch of a watch's domain", operation: "patchWatch", params: { id: "wch_0000000000000000missing" }, body: { domain: "b.com" }, expected: [400, "invalid_request"] },
   { name: "a removal of a missing watch", operation: "deleteWatch", params: { id: "wch_0000000000000000missing" }, expected: [404, "watch_not_found"] },
+  { name: "a poll of a missing watch", operation: "pollWatch", params: { id: "wch_0000000000000000missing" }, expected: [404, "watch_not_found"] },
   { name: "a bad tag filter", operation: "listCertificates", query: { tag: "Team A" }, expected: [400, "invalid_request"] },
   { name: "a tag with a space", operation: "patchCertificate", params: { id: MISSING_CERTIFICATE }, body: { tags: ["a b"] }, expected: [400, "invalid_request"] },
   { name: "a filter of an unknown event kind", operation: "addChannel", body: { type: "email", name: "x", config: { email: "a@b.co" }, filter: { events: ["nope"] } }, expected: [400, "invalid_request"] },

@@ -261,3 +261,36 @@ describe("the Watches tab", () => {
     expect((await member.browser.get("/watches?mode=test")).text).not.toContain("watched.example");
   });
 });
+
+describe("the Watches tab's Poll now", () => {
+  test("makes the watch due at once for owners and admins; members see no button and are refused", async () => {
+    const watch = expectData(await h.request("POST", "/v1/watches", { body: { domain: "poll-now.example" } }), 201);
+    // Due a day ahead, as after a poll.
+    const scope = { organizationId: h.org.id, mode: "live" as const };
+    await pollFinishedADayAgo(h.store, scope, watch.id);
+    const page = await owner.browser.get("/watches?mode=live");
+    expect(page.text).toContain(`<form method="post" action="/watches/${watch.id}/poll">`);
+    const polled = await owner.browser.post(`/watches/${watch.id}/poll`, { mode: "live" });
+    expect({ status: polled.status, location: polled.headers.get("location") }).toEqual({ status: 303, location: "/watches?mode=live&notice=watch-polled" });
+    expect((await owner.browser.follow(polled)).text).toContain("The watch is being polled now");
+    expect((await h.store.watches.get(scope, watch.id))!.nextPollAt).toBeLessThanOrEqual(Date.now());
+
+    const memberPage = await member.browser.get("/watches?mode=live");
+    expect(memberPage.text).toContain("poll-now.example");
+    expect(memberPage.text).not.toContain(`action="/watches/${watch.id}/poll"`);
+    expect((await member.browser.post(`/watches/${watch.id}/poll`, { mode: "live" })).status).toBe(403);
+    expect((await owner.browser.post("/watches/wch_0000000000000000missing/poll", { mode: "live" })).status).toBe(404);
+  });
+});
+
+/** Leases the watch and saves a poll that makes it due a day from now, as a finished poll does. */
+async function pollFinishedADayAgo(store: Harness["store"], scope: { organizationId: string; mode: "live" }, id: string) {
+  const now = Date.now();
+  const claimed = (await store.watches.claimDue({ owner: "test", now, leaseUntil: now + 60_000, limit: 1000 })).find((w) => w.id === id)!;
+  const saved = await store.watches.savePoll(
+    { id, owner: "test", cursor: claimed.cursor, newIssuances: 0, baselineDone: true, pendingNames: [], lastPolledAt: now, lastError: null, nextPollAt: now + DAY, release: true, updatedAt: now },
+    [],
+  );
+  expect(saved).toBe(true);
+  expect((await store.watches.get(scope, id))!.nextPollAt).toBe(now + DAY);
+}

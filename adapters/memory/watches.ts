@@ -42,6 +42,15 @@ export function memoryWatches(state: MemoryState): WatchStore {
       watches.delete(id);
       return true;
     },
+    async pollSoon(scope, id, at) {
+      const watch = watches.get(id);
+      if (!watch || !inScope(watch, scope)) return null;
+      if (watch.leaseOwner === null && at < watch.nextPollAt) {
+        state.write();
+        watch.nextPollAt = at;
+      }
+      return strip(watch);
+    },
     async claimDue({ owner, now, leaseUntil, limit }) {
       const due = [...watches.values()]
         .filter((w) => w.nextPollAt <= now)

@@ -93,6 +93,13 @@ export function sqlWatches(db: Executor): WatchStore {
       const { rowsAffected } = await db.execute("DELETE FROM watches WHERE id = ? AND organization_id = ? AND mode = ?", [id, scope.organizationId, scope.mode]);
       return rowsAffected > 0;
     },
+    async pollSoon(scope, id, at) {
+      await db.execute(
+        "UPDATE watches SET next_poll_at = MIN(next_poll_at, ?) WHERE id = ? AND organization_id = ? AND mode = ? AND lease_owner IS NULL",
+        [at, id, scope.organizationId, scope.mode],
+      );
+      return store.get(scope, id);
+    },
     async claimDue({ owner, now, leaseUntil, limit }) {
       return db.transaction(async (tx) => {
         const { rows } = await tx.execute(`${select} WHERE next_poll_at <= ? ORDER BY next_poll_at, id LIMIT ?`, [now, limit]);

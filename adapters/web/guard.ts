@@ -119,6 +119,7 @@ const NOTICES: Record<string, string> = {
   "certificate-removed": "The certificate is no longer monitored.",
   "password-changed": "Your password was changed. Every other session of yours has ended.",
   "certificate-checked": "The certificate was checked just now.",
+  "watch-polled": "The watch is being polled now: reload in a moment to see its last poll and last error.",
 };
 
 export function noticeOf(request: Request): string | null {

@@ -21,6 +21,7 @@ import { checkCertificate } from "../operations/certificates_check.ts";
 import { testChannel } from "../operations/channels_test_event.ts";
 import { listEvents } from "../operations/events_list.ts";
 import { OPERATIONS } from "../operations/mod.ts";
+import { pollWatch } from "../operations/watches_write.ts";
 import type { CertificateSummaryView } from "../schemas/certificate.ts";
 import type { CertificateView, CreatedCertificateView } from "../schemas/certificate.ts";
 import type { ChannelView } from "../schemas/channel.ts";
@@ -97,6 +98,8 @@ export interface ActingWorkspace {
   testChannel(id: string): Promise<{ eventId: string; channelId: string; status: string; responseStatus: number | null; error: string | null }>;
   /** The CT watches of the mode, when this build has them (CONTRACT §15); null otherwise. */
   watches(): Promise<unknown[] | null>;
+  /** Polls the watch now (a write): the watches tab's "Poll now". */
+  pollWatch(id: string): Promise<void>;
 }
 
 export class Workspace {
@@ -184,6 +187,9 @@ export class Workspace {
       },
       async testChannel(id) {
         return (await run(testChannel, { params: { id } })).data as Awaited<ReturnType<ActingWorkspace["testChannel"]>>;
+      },
+      async pollWatch(id) {
+        await run(pollWatch, { params: { id } });
       },
       async watches() {
         const listWatches = OPERATIONS.find((operation) => operation.id === "listWatches");

@@ -14,7 +14,7 @@ import { testChannel } from "./channels_test_event.ts";
 import { listEvents } from "./events_list.ts";
 import { addWatch } from "./watches_add.ts";
 import { getWatch, listWatches } from "./watches_read.ts";
-import { deleteWatch, patchWatch } from "./watches_write.ts";
+import { deleteWatch, patchWatch, pollWatch } from "./watches_write.ts";
 import { createImport } from "./imports_create.ts";
 import { getImport } from "./imports_get.ts";
 
@@ -38,6 +38,7 @@ const operations = [
   getWatch,
   patchWatch,
   deleteWatch,
+  pollWatch,
   createImport,
   getImport,
 ] as const satisfies readonly Operation[];

@@ -49,3 +49,29 @@ export const deleteWatch = defineOperation({
     return { data: { id, deleted: true } };
   },
 });
+
+export const pollWatch = defineOperation({
+  id: "pollWatch",
+  embed: "watches.poll",
+  method: "POST",
+  path: "/v1/watches/:id/poll",
+  tag: "Watches",
+  summary: "Poll a watch now",
+  description:
+    "Makes the watch due now: a server process asks the Certificate Transparency service at once (unless a poll of " +
+    "it is already under way) and records the result in lastPolledAt and lastError, as a scheduled poll would. " +
+    "Answers the watch as it is when asked; GET it again to see the result.",
+  access: "write",
+  params: IdParams,
+  query: NoQuery,
+  status: 200,
+  response: Envelope(Watch),
+  errors: ["permission_denied", "watch_not_found"],
+  async handle({ principal, services }, { params }) {
+    const id = params.id!;
+    const watch = isId("wch", id) ? await services.store.watches.pollSoon(principal.scope, id, services.clock.now()) : null;
+    if (!watch) throw watchNotFound(id);
+    services.watches?.poke();
+    return { data: presentWatch(watch) };
+  },
+});

@@ -416,6 +416,11 @@ export interface WatchStore {
     patch: Partial<Pick<WatchRecord, "includeSubdomains" | "autoMonitor" | "allowedIssuers">> & { updatedAt: number },
   ): Promise<WatchRecord | null>;
   remove(scope: Scope, id: string): Promise<boolean>;
+  /**
+   * Makes the watch due at `at` (or keeps an earlier time) unless a poll of it is under way; returns the
+   * watch, or null when it is not in the scope. The "Poll now" of the settings area.
+   */
+  pollSoon(scope: Scope, id: string, at: number): Promise<WatchRecord | null>;
   /** Leases up to `limit` due watches to `owner` (their nextPollAt moves to `leaseUntil`), as claimDue does. */
   claimDue(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<WatchRecord[]>;
   /** The earliest nextPollAt of all watches (leases included), or null when there are none. */

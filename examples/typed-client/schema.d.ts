@@ -105,6 +105,13 @@ export interface paths {
     /** Change a watch's subdomains, autoMonitor or allowed issuers */
     patch: operations["patchWatch"];
   };
+  "/v1/watches/{id}/poll": {
+    /**
+     * Poll a watch now
+     * @description Makes the watch due now: a server process asks the Certificate Transparency service at once (unless a poll of it is already under way) and records the result in lastPolledAt and lastError, as a scheduled poll would. Answers the watch as it is when asked; GET it again to see the result.
+     */
+    post: operations["pollWatch"];
+  };
   "/v1/imports": {
     /**
      * Import many certificates at once
@@ -3628,6 +3635,159 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  /**
+   * Poll a watch now
+   * @description Makes the watch due now: a server process asks the Certificate Transparency service at once (unless a poll of it is already under way) and records the result in lastPolledAt and lastError, as a scheduled poll would. Answers the watch as it is when asked; GET it again to see the result.
+   */
+  pollWatch: {
+    parameters: {
+      path: {
+        /** @description The resource's identifier */
+        id: string;
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        };
+        content: {
+          "application/json": {
+            data: {
+              id: string;
+              domain: string;
+              includeSubdomains: boolean;
+              autoMonitor: boolean;
+              allowedIssuers: string[];
+              /** @description When the last poll ended; null before the first */
+              lastPolledAt: string | null;
+              /** @description Why the last poll failed or a name could not be monitored; null after a clean poll */
+              lastError: string | null;
+              /** @description Issuances recorded so far, the first poll's included */
+              issuancesSeen: number;
+              /**
+               * Format: date-time
+               * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+               */
+              createdAt: string;
+              /**
+               * Format: date-time
+               * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+               */
+              updatedAt: string;
+            };
+            meta: {
+              requestId: string;
+            };
+          };
+        };
+      };
+      /** @description The request is malformed or a field is invalid: `invalid_request`. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "invalid_request";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, invalid or revoked: `missing_api_key`, `invalid_api_key`, `expired_api_key`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The key may not do this: `permission_denied`. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "permission_denied";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Not found: `watch_not_found`. */
+      404: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "watch_not_found";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "rate_limit_exceeded";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal_error`. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "internal_error";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };

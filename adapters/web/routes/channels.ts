@@ -1,7 +1,8 @@
 /** The Channels and Watches tabs: GET /channels, POST /channels/:id/test, GET /watches. */
 import type { Core } from "../../../core/app/mod.ts";
 import { CertkeeperError } from "../../../core/base/mod.ts";
-import { change, signedIn, type WebRoute } from "../guard.ts";
+import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
+import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { channelsPage } from "../views/channels.ts";
 import { watchesPage } from "../views/watches.ts";
@@ -42,7 +43,16 @@ export function channelRoutes(core: Core): WebRoute[] {
         const mode = modeOf(new URL(request.url).searchParams.get("mode"));
         const watches = await workspace.as(me, mode).watches();
         if (watches === null) throw new CertkeeperError("not_found", "This server has no Certificate Transparency watches.");
-        return htmlResponse(watchesPage(me, mode, watches));
+        return htmlResponse(watchesPage(me, mode, watches, noticeOf(request)));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/watches/:id/poll",
+      handle: change(core, async ({ params }, me, form) => {
+        const mode = modeOf(form.mode);
+        await workspace.as(me, mode).pollWatch(params.id!);
+        return redirect(`/watches?mode=${mode}&notice=watch-polled`);
       }),
     },
   ];

@@ -77,6 +77,21 @@ export function describeWatches(get: () => Store) {
       expect(await store.watches.get(live, watch.id)).toBeNull();
     });
 
+    test("pollSoon() makes a watch due now, never later, not while it is leased, and only in its scope", async () => {
+      const store = get();
+      const { live, test: other } = await newOrganization(store);
+      const watch = watchRecord(live, { nextPollAt: FAR + DAY });
+      await store.watches.insert(watch, { limit: 10 });
+      expect(await store.watches.pollSoon(other, watch.id, FAR)).toBeNull();
+      expect(await store.watches.pollSoon(live, newId("wch"), FAR)).toBeNull();
+      expect(await store.watches.pollSoon(live, watch.id, FAR + 2 * DAY)).toEqual({ ...watch, nextPollAt: FAR + DAY });
+      expect(await store.watches.pollSoon(live, watch.id, FAR)).toEqual({ ...watch, nextPollAt: FAR });
+      const claimed = await store.watches.claimDue({ owner: "a", now: FAR, leaseUntil: FAR + HOUR, limit: 1000 });
+      expect(claimed.some((w) => w.id === watch.id)).toBe(true);
+      // Under a lease (a poll under way), the lease's time stands.
+      expect((await store.watches.pollSoon(live, watch.id, FAR + 1))!.nextPollAt).toBe(FAR + HOUR);
+    });
+
     test("claimDue() leases a due watch once; savePoll() writes only under the lease, with the events", async () => {
       const store = get();
       const { live } = await newOrganization(store);
