@@ -3794,6 +3794,22 @@ export interface operations {
           };
         };
       };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
     };
   };
   /**
