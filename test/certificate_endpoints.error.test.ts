@@ -35,7 +35,9 @@ describe("400 invalid_request", () => {
 
   test("protocol cannot be changed by PATCH; a bad connectTo in PATCH is refused, nothing changed", async () => {
     const missing = "cert_0000000000000000";
-    expectError(await h.request("PATCH", `/v1/certificates/${missing}`, { body: { protocol: "smtp" } }), 400, "invalid_request");
+    const protocol = await h.request("PATCH", `/v1/certificates/${missing}`, { body: { protocol: "smtp" } });
+    expectError(protocol, 400, "invalid_request");
+    expect(protocol.body.error.message).toContain('Field "protocol" cannot be changed by PATCH');
     expectError(await h.request("PATCH", `/v1/certificates/${missing}`, { body: { connectTo: "a b" } }), 400, "invalid_request");
     expectError(await h.request("PATCH", `/v1/certificates/${missing}`, { body: { connectTo: "10.0.0.1" } }), 404, "certificate_not_found");
   });

@@ -26,6 +26,16 @@ export const patchCertificate = defineOperation({
   params: IdParams,
   query: NoQuery,
   body: PatchCertificateBody,
+  parseBody: (raw) => {
+    // Not a field PATCH takes (CONTRACT §12): say why, rather than that it is unknown.
+    if (typeof raw === "object" && raw !== null && !Array.isArray(raw) && Object.hasOwn(raw, "protocol")) {
+      throw new CertkeeperError(
+        "invalid_request",
+        'Field "protocol" cannot be changed by PATCH: delete the certificate and add it again with the new protocol.',
+      );
+    }
+    return validate(PatchCertificateBody, raw);
+  },
   status: 200,
   response: Envelope(Certificate),
   errors: ["permission_denied", "payload_too_large", "unsupported_media_type", "certificate_not_found", "duplicate_domain"],
