@@ -22,10 +22,10 @@ const revocation = (status: RevocationState["status"]): RevocationState => ({
 
 const served = (details: CertificateDetails): CheckOutcome => ({
   ok: true,
-  fingerprint: details.fingerprintSha256,
+  fingerprint: details.fingerprintSha256!,
   details,
   problem: null,
-  endpoints: [{ address: "127.0.0.1", fingerprint: details.fingerprintSha256, details, problem: null, failure: null, tls: null }],
+  endpoints: [{ address: "127.0.0.1", fingerprint: details.fingerprintSha256!, details, problem: null, failure: null, tls: null }],
 });
 
 describe("applyCheck: certificate.revoked", () => {
