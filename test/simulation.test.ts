@@ -266,8 +266,12 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
       // An intermediate that expires before the leaf: each threshold, while it is the one served.
       const above = cert.intermediate;
       if (above) {
+        // A leaf is issued under an intermediate with 50-80 days left: a high threshold (60) may be
+        // crossed before the chain is first served. Then the alert is owed from its first sighting on,
+        // as for a certificate added inside a threshold.
+        const firstSeen = log.find((check) => check.intermediate === above.serialNumber)?.at ?? Infinity;
         for (const t of server.alertThresholds) {
-          const at = above.notAfter - (t + 1) * DAY + 1;
+          const at = Math.max(above.notAfter - (t + 1) * DAY + 1, firstSeen);
           if (at < START + HOUR || at > END - TOLERANCE) continue;
           if (!owed(log, above.serialNumber, at, "intermediate")) continue;
           chainAlerts++;

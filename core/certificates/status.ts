@@ -51,11 +51,25 @@ function rule(record: StatusInput, clock: RuleClock): Judged {
   if (record.failure) return { status: "unreachable", statusReason: record.failure };
   let worst = leafRule(record.details, record.problem, record.alertThresholds, clock);
   for (const endpoint of record.endpoints ?? []) {
-    if (!endpoint.details) continue;
+    // The endpoint the certificate-level fields describe (every endpoint, for one address) adds nothing.
+    if (!endpoint.details || sameLeaf(endpoint.details, endpoint.problem, record.details, record.problem)) continue;
     const judged = leafRule(endpoint.details, endpoint.problem, record.alertThresholds, clock);
     if (RANK[judged.status] < RANK[worst.status]) worst = judged;
   }
   return worst;
+}
+
+/** The same leaf judged the same way: its status follows from the same fields. */
+function sameLeaf(a: CertificateDetails, aProblem: ChainProblem | null, b: CertificateDetails, bProblem: ChainProblem | null): boolean {
+  return (
+    a === b ||
+    (a.serialNumber === b.serialNumber &&
+      a.notBefore === b.notBefore &&
+      a.notAfter === b.notAfter &&
+      aProblem === bProblem &&
+      a.revocation?.status === b.revocation?.status &&
+      (a.chainExpiry?.notAfter ?? null) === (b.chainExpiry?.notAfter ?? null))
+  );
 }
 
 /** The status of one retrieved chain, as if it were the only one. */

@@ -20,6 +20,11 @@ export interface EndpointAddress {
 /** Resolves `host` (a name or an IP literal) to the addresses to check; throws NetFailure `dns_error`. */
 export async function endpointAddresses(host: string, options: ResolverOptions): Promise<EndpointAddress[]> {
   const resolved = await resolveHost(host, options.rules);
+  if (resolved.length === 1) {
+    // One address (the common case, and every IP literal): nothing to order or deduplicate.
+    const { address, family } = resolved[0]!;
+    return [{ address, family, refused: options.allowPrivateTargets ? null : refusedAddressReason(address) }];
+  }
   const distinct = new Map<string, { address: string; family: 4 | 6; bytes: number[] }>();
   for (const { address, family } of resolved) {
     const parsed = ipaddr.parse(address);
