@@ -268,14 +268,16 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
       if (above) {
         // A leaf is issued under an intermediate with 50-80 days left: a high threshold (60) may be
         // crossed before the chain is first served. Then the alert is owed from its first sighting on,
-        // as for a certificate added inside a threshold.
+        // as for a certificate added inside a threshold. Another node may have shown it (and had it
+        // announced) earlier: any announcement after the real crossing counts.
         const firstSeen = log.find((check) => check.intermediate === above.serialNumber)?.at ?? Infinity;
         for (const t of server.alertThresholds) {
-          const at = Math.max(above.notAfter - (t + 1) * DAY + 1, firstSeen);
+          const crossing = above.notAfter - (t + 1) * DAY + 1;
+          const at = Math.max(crossing, firstSeen);
           if (at < START + HOUR || at > END - TOLERANCE) continue;
           if (!owed(log, above.serialNumber, at, "intermediate")) continue;
           chainAlerts++;
-          if (announcedAtOrBelow(above.serialNumber, t, at, at + TOLERANCE)) continue;
+          if (announcedAtOrBelow(above.serialNumber, t, crossing, at + TOLERANCE)) continue;
           if (announcedAtOrBelow(above.serialNumber, t, at, Infinity)) late.push(`${above.serialNumber} ${t}`);
           else missed.push(`${above.serialNumber} ${t} at ${new Date(at).toISOString()}`);
         }
