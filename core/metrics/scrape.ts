@@ -10,7 +10,7 @@
  */
 import packageJson from "../../package.json" with { type: "json" };
 import { CERTIFICATE_STATUSES, certificateStatus, endpointStatus, type CertificateStatus } from "../certificates/status.ts";
-import type { ChannelType, Mode } from "../base/records.ts";
+import type { CertificateRecord, ChannelType, Mode } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import { Counter, decadeBuckets, familyHeader, Histogram, sampleLine } from "./exposition.ts";
 
@@ -100,61 +100,46 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
   ) + sampleLine("certkeeper_deliveries_pending", {}, await store.events.countPending());
 
   const byStatus = new Map<CertificateStatus, number>(CERTIFICATE_STATUSES.map((status) => [status, 0]));
-  yield familyHeader(
+  const family = (name: string, help: string, samples: (record: CertificateRecord) => string) =>
+    certificateFamily({ store, pageSize, name, help, samples });
+
+  yield* family(
     "certkeeper_certificate_expiry_timestamp_seconds",
-    "gauge",
     "When each monitored certificate expires (notAfter of the certificate last retrieved), in Unix seconds.",
-  );
-  for await (const page of certificatePages(store, pageSize)) {
-    let text = "";
-    for (const record of page) {
+    (record) => {
       const { status } = certificateStatus(record, now);
       byStatus.set(status, byStatus.get(status)! + 1);
-      text += sampleLine("certkeeper_certificate_expiry_timestamp_seconds", seriesLabels(record, status), record.details.notAfter / 1000);
-    }
-    yield text;
-  }
+      return sampleLine("certkeeper_certificate_expiry_timestamp_seconds", seriesLabels(record, status), record.details.notAfter / 1000);
+    },
+  );
 
-  yield familyHeader(
+  yield* family(
     "certkeeper_certificate_days_until_expiry",
-    "gauge",
     "Whole days until each monitored certificate expires, as the API's daysUntilExpiry: floor((notAfter - now) / 24 h) " +
       "at scrape time, negative once expired.",
-  );
-  for await (const page of certificatePages(store, pageSize)) {
-    let text = "";
-    for (const record of page) {
+    (record) => {
       const { status, daysUntilExpiry } = certificateStatus(record, now);
-      text += sampleLine("certkeeper_certificate_days_until_expiry", seriesLabels(record, status), daysUntilExpiry);
-    }
-    yield text;
-  }
+      return sampleLine("certkeeper_certificate_days_until_expiry", seriesLabels(record, status), daysUntilExpiry);
+    },
+  );
 
-  yield familyHeader(
+  yield* family(
     "certkeeper_certificate_revocation_status",
-    "gauge",
     "Always 1, one series per monitored certificate: the label revocation tells what OCSP or the CRL last said " +
       "(good, revoked, unknown, unavailable, not_checked).",
-  );
-  for await (const page of certificatePages(store, pageSize)) {
-    let text = "";
-    for (const record of page) {
+    (record) => {
       const { status } = certificateStatus(record, now);
       const revocation = record.details.revocation?.status ?? "not_checked";
-      text += sampleLine("certkeeper_certificate_revocation_status", { ...seriesLabels(record, status), revocation }, 1);
-    }
-    yield text;
-  }
+      return sampleLine("certkeeper_certificate_revocation_status", { ...seriesLabels(record, status), revocation }, 1);
+    },
+  );
 
-  yield familyHeader(
+  yield* family(
     "certkeeper_endpoint_expiry_timestamp_seconds",
-    "gauge",
     "When the certificate each address behind a monitored name served at the last check expires, in Unix seconds " +
       "(one series per address that gave a certificate): a node still serving an old certificate shows here.",
-  );
-  for await (const page of certificatePages(store, pageSize)) {
-    let text = "";
-    for (const record of page) {
+    (record) => {
+      let text = "";
       for (const endpoint of record.endpoints ?? []) {
         if (!endpoint.details) continue;
         const { status } = endpointStatus(endpoint, record.alertThresholds, now);
@@ -164,25 +149,20 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
           endpoint.details.notAfter / 1000,
         );
       }
-    }
-    yield text;
-  }
+      return text;
+    },
+  );
 
-  yield familyHeader(
+  yield* family(
     "certkeeper_certificate_chain_expiry_timestamp_seconds",
-    "gauge",
     "When the first certificate above each monitored leaf on its trusted path (intermediates and the anchoring root) " +
       "expires, in Unix seconds; no series without a trusted path.",
-  );
-  for await (const page of certificatePages(store, pageSize)) {
-    let text = "";
-    for (const record of page) {
+    (record) => {
       const above = record.details.chainExpiry;
-      if (!above) continue;
-      text += sampleLine("certkeeper_certificate_chain_expiry_timestamp_seconds", seriesLabels(record, certificateStatus(record, now).status), above.notAfter / 1000);
-    }
-    yield text;
-  }
+      if (!above) return "";
+      return sampleLine("certkeeper_certificate_chain_expiry_timestamp_seconds", seriesLabels(record, certificateStatus(record, now).status), above.notAfter / 1000);
+    },
+  );
 
   let counts = familyHeader("certkeeper_certificates", "gauge", "Monitored certificates by status, over every organization and mode.");
   for (const [status, count] of byStatus) counts += sampleLine("certkeeper_certificates", { status }, count);
@@ -208,6 +188,22 @@ function seriesLabels(
   status: CertificateStatus,
 ) {
   return { organization: record.organizationId, mode: record.mode, domain: record.domain, port: record.port, status };
+}
+
+/** One gauge family with its samples for every certificate, rendered a page of the store at a time. */
+async function* certificateFamily(options: {
+  store: Store;
+  pageSize: number;
+  name: string;
+  help: string;
+  samples: (record: CertificateRecord) => string;
+}): AsyncGenerator<string> {
+  yield familyHeader(options.name, "gauge", options.help);
+  for await (const page of certificatePages(options.store, options.pageSize)) {
+    let text = "";
+    for (const record of page) text += options.samples(record);
+    yield text;
+  }
 }
 
 async function* certificatePages(store: Store, limit: number) {
