@@ -6,6 +6,7 @@
 import net from "node:net";
 import tls, { createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
 import { NetFailure, type ResolverOptions } from "../net/resolver.ts";
+import { socketReady, untilAborted } from "../net/socket_ready.ts";
 import type { NetFailureReason, Protocol, TlsConnection } from "../base/records.ts";
 import { endpointAddresses } from "../net/endpoint_addresses.ts";
 import { upgrade } from "../starttls/mod.ts";
@@ -58,24 +59,21 @@ export async function retrieveEndpoints(domain: string, port: number, options: E
 
 async function retrieveFrom(address: string, domain: string, port: number, protocol: Protocol, signal: AbortSignal) {
   const label = `${domain}:${port}`;
-  const target = net.isIPv6(address) ? `[${address}]:${port}` : `${address}:${port}`;
+  const ready = { signal, peer: `${label} (${net.isIPv6(address) ? `[${address}]:${port}` : `${address}:${port}`})`, target: label };
   let socket: TLSSocket;
   if (protocol === "tls") {
-    socket = await guarded(stapling(tls.connect({ host: address, port, servername: domain, secureContext: secureContext(), rejectUnauthorized: false, requestOCSP: true })), signal, label, target);
+    socket = await socketReady(stapling(tls.connect({ host: address, port, servername: domain, secureContext: secureContext(), rejectUnauthorized: false, requestOCSP: true })), ready);
   } else {
-    const plain = await guarded(net.connect({ host: address, port }), signal, label, target);
+    const plain = await socketReady(net.connect({ host: address, port }), ready);
     try {
       await untilAborted(upgrade(protocol, plain, { domain, label }), signal, label, () => plain.destroy());
     } catch (error) {
       plain.destroy();
       throw error;
     }
-    socket = await guarded(
+    socket = await socketReady(
       stapling(tls.connect({ socket: plain, servername: domain, secureContext: secureContext(), rejectUnauthorized: false, requestOCSP: true })),
-      signal,
-      label,
-      target,
-      true,
+      { ...ready, connected: true },
     );
   }
   try {
@@ -98,64 +96,3 @@ function stapling(socket: TLSSocket): TLSSocket {
   return socket;
 }
 
-/** Waits for `socket` to connect (and, for TLS, to finish its handshake); destroys it on failure or abort. */
-function guarded<S extends net.Socket>(socket: S, signal: AbortSignal, label: string, target: string, connected = false): Promise<S> {
-  const isTls = socket instanceof tls.TLSSocket;
-  return new Promise((resolve, reject) => {
-    socket.on("error", () => {}); // errors after we settle must not take the process down
-    let tcpConnected = connected;
-    const settle = (failure?: NetFailure) => {
-      socket.off("connect", onConnect);
-      socket.off("secureConnect", onReady);
-      socket.off("error", onError);
-      socket.off("close", onClose);
-      signal.removeEventListener("abort", onAbort);
-      if (failure) {
-        socket.destroy();
-        reject(failure);
-      } else resolve(socket);
-    };
-    const onConnect = () => {
-      tcpConnected = true;
-      if (!isTls) settle();
-    };
-    const onReady = () => settle();
-    const onError = (error: NodeJS.ErrnoException) => {
-      const code = error.code || error.message;
-      settle(
-        tcpConnected
-          ? new NetFailure("tls_error", `TLS handshake with ${label} (${target}) failed (${code})`)
-          : code === "ETIMEDOUT"
-            ? timeout(label)
-            : new NetFailure("connection_refused", `${label} (${target}) refused the connection (${code})`),
-      );
-    };
-    const onClose = () => settle(new NetFailure(tcpConnected ? "tls_error" : "connection_refused", `${label} (${target}) closed the connection`));
-    const onAbort = () => settle(timeout(label));
-    if (signal.aborted) return onAbort();
-    socket.once("connect", onConnect);
-    if (isTls) socket.once("secureConnect", onReady);
-    socket.once("error", onError);
-    socket.once("close", onClose);
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
-function timeout(label: string): NetFailure {
-  return new NetFailure("timeout", `${label} did not complete the connection in time`);
-}
-
-function untilAborted<T>(promise: Promise<T>, signal: AbortSignal, label: string, onAbort?: () => void): Promise<T> {
-  if (signal.aborted) {
-    onAbort?.();
-    return Promise.reject(timeout(label));
-  }
-  return new Promise((resolve, reject) => {
-    const abort = () => {
-      onAbort?.();
-      reject(timeout(label));
-    };
-    signal.addEventListener("abort", abort, { once: true });
-    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", abort));
-  });
-}
