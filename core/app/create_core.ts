@@ -19,6 +19,7 @@ import { EventRetention } from "../notify/retention.ts";
 import { ImportWorker, importLeaseMs } from "../imports/import_worker.ts";
 import type { Transports } from "../notify/ports.ts";
 import { TlsCertificateSource, type CertificateSource } from "../monitor/certificate_source.ts";
+import { ConnectionBudget } from "../net/connection_budget.ts";
 import { createApi, type Api } from "../http/api.ts";
 import { callOperation, type Call } from "../pipeline/pipeline.ts";
 import { OPERATIONS, type Operation, type OperationResult } from "../operations/mod.ts";
@@ -136,6 +137,7 @@ export function createCore(options: CoreOptions): Core {
     source,
     logger,
     intervalMs: config.checkIntervalMs,
+    connections: new ConnectionBudget(config.checkConcurrency),
     onCheck: (result) => {
       metrics.observeCheck(result);
       options.onCheck?.(result);

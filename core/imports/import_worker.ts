@@ -155,7 +155,7 @@ export class ImportWorker {
       const scope = { organizationId: record.organizationId, mode: record.mode };
       if (page.taken.has(`${input.domain}:${input.port}`)) return failed(duplicate(input));
       if (page.full) return failed(limitReached(record.certificateLimit));
-      const outcome = await monitor.inspect(input);
+      const outcome = await monitor.inspect(input, undefined, { background: true });
       if (!outcome.ok) {
         return {
           ...failed(unreachable(input, outcome.message)),

@@ -1,5 +1,6 @@
 /** Where check outcomes come from: real TLS servers, or (in simulations) anything that answers alike. */
 import { NetFailure } from "../net/resolver.ts";
+import type { ConnectionBudget } from "../net/connection_budget.ts";
 import type { RetrieveOptions } from "../tls/certificate_retrieve.ts";
 import { retrieveEndpoints, type EndpointRetrieval } from "../tls/endpoint_retrieve.ts";
 import { describeChain, parseCertificates } from "../tls/certificate_parse.ts";
@@ -17,9 +18,14 @@ export type KnownCertificate = Pick<CertificateRecord, "fingerprint" | "details"
 /** What to check: the domain (SNI, host-name verification), its port, how to speak, where to connect. */
 export type CheckTarget = Pick<CertificateRecord, "domain" | "port"> & Partial<Pick<CertificateRecord, "protocol" | "connectTo">>;
 
+export interface InspectOptions {
+  /** Connections to take before connecting: background checks share one budget (CHECK_CONCURRENCY). */
+  connections?: ConnectionBudget;
+}
+
 export interface CertificateSource {
   /** Retrieves and judges the certificate of every address of `target`; `known` lets unchanged chains skip parsing. */
-  inspect(target: CheckTarget, known?: KnownCertificate): Promise<CheckOutcome>;
+  inspect(target: CheckTarget, known?: KnownCertificate, options?: InspectOptions): Promise<CheckOutcome>;
 }
 
 export interface TlsCertificateSourceOptions {
@@ -39,11 +45,16 @@ export class TlsCertificateSource implements CertificateSource {
     this.#revocation = new LeafRevocation(Boolean(options.revocation));
   }
 
-  async inspect(target: CheckTarget, known?: KnownCertificate): Promise<CheckOutcome> {
+  async inspect(target: CheckTarget, known?: KnownCertificate, options?: InspectOptions): Promise<CheckOutcome> {
     const { domain, port } = target;
     let retrievals: EndpointRetrieval[];
     try {
-      retrievals = await retrieveEndpoints(domain, port, { ...this.options.retrieve, protocol: target.protocol, connectTo: target.connectTo });
+      retrievals = await retrieveEndpoints(domain, port, {
+        ...this.options.retrieve,
+        protocol: target.protocol,
+        connectTo: target.connectTo,
+        connections: options?.connections,
+      });
     } catch (error) {
       if (error instanceof NetFailure) return { ok: false, reason: error.reason, message: error.message, endpoints: [] };
       throw error;

@@ -1,5 +1,5 @@
 /** Checking certificates: retrieval as a source, applying a check, the monitor and the scheduler. */
-export { TlsCertificateSource, type CertificateSource, type KnownCertificate } from "./certificate_source.ts";
+export { TlsCertificateSource, type CertificateSource, type InspectOptions, type KnownCertificate } from "./certificate_source.ts";
 export { applyCheck, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "./check_apply.ts";
 export { Monitor, type CheckObserver, type MonitorOptions } from "./monitor.ts";
 export { createScheduler, type Scheduler, type SchedulerOptions } from "./scheduler.ts";

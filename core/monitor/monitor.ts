@@ -10,6 +10,7 @@ import type { Store } from "../store/ports.ts";
 import type { Logger } from "../base/log.ts";
 import { applyCheck, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "./check_apply.ts";
 import type { CertificateSource, CheckTarget } from "./certificate_source.ts";
+import type { ConnectionBudget } from "../net/connection_budget.ts";
 
 /** How many times a lost race is retried before giving up (each retry re-reads the record). */
 const MAX_SAVE_ATTEMPTS = 5;
@@ -25,6 +26,11 @@ export interface MonitorOptions {
   logger: Logger;
   intervalMs: number;
   onCheck?: CheckObserver;
+  /**
+   * Connections background checks (the scheduler's, an import's) may have open at once; checks asked
+   * for through the API do not wait for it.
+   */
+  connections?: ConnectionBudget;
   /** Called after a saved check raised events (their deliveries are due now). */
   onEvents?: () => void;
 }
@@ -41,10 +47,10 @@ export class Monitor {
     };
   }
 
-  /** Retrieves a certificate, timing it for the metrics. */
-  async inspect(target: CheckTarget, known?: CertificateRecord): Promise<CheckOutcome> {
+  /** Retrieves a certificate, timing it for the metrics; a `background` check waits for the connection budget. */
+  async inspect(target: CheckTarget, known?: CertificateRecord, options: { background?: boolean } = {}): Promise<CheckOutcome> {
     const started = performance.now();
-    const outcome = await this.options.source.inspect(target, known);
+    const outcome = await this.options.source.inspect(target, known, options.background ? { connections: this.options.connections } : undefined);
     this.options.onCheck?.({ ok: outcome.ok, seconds: (performance.now() - started) / 1000 });
     return outcome;
   }
@@ -54,7 +60,7 @@ export class Monitor {
    * was deleted meanwhile.
    */
   async check(record: CertificateRecord, options: { manual: boolean }): Promise<AppliedCheck | null> {
-    const outcome = await this.inspect(record, record);
+    const outcome = await this.inspect(record, record, { background: !options.manual });
     return this.save(record, outcome, options.manual);
   }
 

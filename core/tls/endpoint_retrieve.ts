@@ -8,7 +8,8 @@ import tls, { createSecureContext, type SecureContext, type TLSSocket } from "no
 import { NetFailure, type ResolverOptions } from "../net/resolver.ts";
 import { socketReady, untilAborted } from "../net/socket_ready.ts";
 import type { NetFailureReason, Protocol, TlsConnection } from "../base/records.ts";
-import { endpointAddresses } from "../net/endpoint_addresses.ts";
+import { endpointAddresses, type EndpointAddress } from "../net/endpoint_addresses.ts";
+import type { ConnectionBudget } from "../net/connection_budget.ts";
 import { upgrade } from "../starttls/mod.ts";
 import { chainOf, INERT_TRUST_ANCHOR, type RetrievedChain } from "./certificate_retrieve.ts";
 
@@ -18,6 +19,8 @@ export interface EndpointRetrieveOptions extends ResolverOptions {
   protocol?: Protocol;
   /** A host name or IP literal to resolve and connect to instead of the domain (CONTRACT §11). */
   connectTo?: string | null;
+  /** Connections to take before connecting (one per address); waiting for them is not timed. */
+  connections?: ConnectionBudget;
 }
 
 
@@ -37,10 +40,35 @@ function secureContext(): SecureContext {
  * `dns_error` (or `timeout`) when the name gives no address at all.
  */
 export async function retrieveEndpoints(domain: string, port: number, options: EndpointRetrieveOptions): Promise<EndpointRetrieval[]> {
-  const signal = AbortSignal.timeout(options.timeoutMs);
+  const started = performance.now();
+  let signal = AbortSignal.timeout(options.timeoutMs);
   const host = options.connectTo ?? domain;
   const addresses = await untilAborted(endpointAddresses(host, options), signal, `${host}:${port}`);
   if (addresses.length === 0) throw new NetFailure("dns_error", `${host} has no addresses`);
+  const budget = options.connections;
+  const connecting = budget ? addresses.filter((address) => !address.refused).length : 0;
+  let release = connecting > 0 ? budget!.tryAcquire(connecting) : null;
+  if (connecting > 0 && !release) {
+    const waitFrom = performance.now();
+    release = await budget!.acquire(connecting);
+    // The time limit is the network's: what resolving took counts, the wait for connections does not.
+    signal = AbortSignal.timeout(Math.max(0, options.timeoutMs - (waitFrom - started)));
+  }
+  try {
+    return await connectEach(addresses, host, domain, port, options, signal);
+  } finally {
+    release?.();
+  }
+}
+
+function connectEach(
+  addresses: EndpointAddress[],
+  host: string,
+  domain: string,
+  port: number,
+  options: EndpointRetrieveOptions,
+  signal: AbortSignal,
+): Promise<EndpointRetrieval[]> {
   return Promise.all(
     addresses.map(async ({ address, refused }): Promise<EndpointRetrieval> => {
       if (refused) {
