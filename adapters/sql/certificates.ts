@@ -2,7 +2,7 @@
 import type { CertificateStore, InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
-import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, placeholders, statusPeriods } from "./rows.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
 
@@ -32,7 +32,7 @@ function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: b
         r.details.notAfter,
         JSON.stringify(r.details),
         r.problem,
-        JSON.stringify(r.endpoints),
+        endpointsValue(r),
         r.tls ? JSON.stringify(r.tls) : null,
         JSON.stringify(r.alertMemory),
       ]

@@ -2,8 +2,10 @@
 import type {
   ApiKeyRecord,
   CertificateRecord,
+  CertificateDetails,
   ChannelRecord,
   DeliveryRecord,
+  EndpointRecord,
   EventRecord,
   OrganizationRecord,
   UserRecord,
@@ -67,6 +69,7 @@ export const CERTIFICATE_COLUMNS =
 export const connectToValue = (connectTo: string | null) => connectTo ?? "";
 
 export function certificateFrom(row: Row): CertificateRecord {
+  const details: CertificateDetails = JSON.parse(str(row.details));
   return {
     id: str(row.id),
     organizationId: str(row.organization_id),
@@ -78,7 +81,7 @@ export function certificateFrom(row: Row): CertificateRecord {
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
     fingerprint: str(row.fingerprint),
-    details: JSON.parse(str(row.details)),
+    details,
     problem: strOrNull(row.problem) as CertificateRecord["problem"],
     lastCheckedAt: num(row.last_checked_at),
     failure: strOrNull(row.failure) as CertificateRecord["failure"],
@@ -92,10 +95,30 @@ export function certificateFrom(row: Row): CertificateRecord {
     mutedUntil: numOrNull(row.muted_until),
     protocol: str(row.protocol) as CertificateRecord["protocol"],
     connectTo: str(row.connect_to) === "" ? null : str(row.connect_to),
-    endpoints: JSON.parse(str(row.endpoints)),
+    endpoints: endpointsFrom(str(row.endpoints), details),
     tls: row.tls === null || row.tls === undefined ? null : JSON.parse(str(row.tls)),
     alertMemory: JSON.parse(str(row.alert_memory)),
   };
+}
+
+/**
+ * In the `endpoints` column, an endpoint whose details are the certificate's own (every address of a
+ * name with one node, and the node whose leaf expires first) stores this mark instead of a second copy:
+ * a row then fits one database page, and a re-check rewrites one page where it rewrote two or three.
+ * Rows written before the mark hold full copies and read the same.
+ */
+const SAME_DETAILS = "=";
+
+/** The `endpoints` column for `r` (see SAME_DETAILS). */
+export function endpointsValue(r: Pick<CertificateRecord, "details" | "endpoints">): string {
+  return JSON.stringify(r.endpoints.map((endpoint) => (endpoint.details === r.details ? { ...endpoint, details: SAME_DETAILS } : endpoint)));
+}
+
+function endpointsFrom(text: string, details: CertificateDetails): EndpointRecord[] {
+  const endpoints = JSON.parse(text) as (Omit<EndpointRecord, "details"> & { details: EndpointRecord["details"] | typeof SAME_DETAILS })[];
+  // The certificate's own object, not a copy: an unchanged re-check then sees its details unchanged by identity.
+  for (const endpoint of endpoints) if (endpoint.details === SAME_DETAILS) endpoint.details = details;
+  return endpoints as EndpointRecord[];
 }
 
 /**
@@ -137,7 +160,7 @@ export function certificateValues(r: CertificateRecord): SqlValue[] {
     r.mutedUntil,
     r.protocol,
     connectToValue(r.connectTo),
-    JSON.stringify(r.endpoints),
+    endpointsValue(r),
     r.tls ? JSON.stringify(r.tls) : null,
     JSON.stringify(r.alertMemory),
   ];
