@@ -11,6 +11,10 @@
 import Database from "libsql";
 import { ConstraintError, type Executor, type ResultSet, type SqlValue } from "../sql/executor.ts";
 import { storageFailure } from "./storage_failure.ts";
+import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
+
+/** How often the background checkpointer copies the WAL back into the database. */
+const CHECKPOINT_EVERY_MS = 100;
 
 /** Statements kept prepared; beyond this the oldest is dropped (IN lists and batches vary in length). */
 const MAX_STATEMENTS = 256;
@@ -34,10 +38,26 @@ export class LocalExecutor implements Executor {
   #prepared = new Map<string, Prepared>();
   /** Open transaction: statements outside it wait, as they would share its connection. */
   #lock: Promise<void> = Promise.resolve();
+  #busyTimeoutMs: number;
+  #checkpointer: Checkpointer | undefined;
+  /** The background checkpointer's latest round, for tests and diagnostics. */
+  lastCheckpoint: CheckpointRound | undefined;
 
   /** `path`: a file path or ":memory:"; `busyTimeoutMs`: how long a write waits for another process's lock. */
   constructor(path: string, options: { busyTimeoutMs: number }) {
     this.#db = new Database(path, { timeout: options.busyTimeoutMs });
+    this.#busyTimeoutMs = options.busyTimeoutMs;
+  }
+
+  /** For a file in WAL mode: checkpoints from a worker thread (checkpointer.ts), this connection only as a backstop. */
+  checkpointInBackground(path: string): void {
+    if (this.#checkpointer) return;
+    this.#run(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`, []);
+    this.#checkpointer = startCheckpointer(path, {
+      everyMs: CHECKPOINT_EVERY_MS,
+      busyTimeoutMs: this.#busyTimeoutMs,
+      onRound: (round) => (this.lastCheckpoint = round),
+    });
   }
 
   async execute(sql: string, args: SqlValue[] = []): Promise<ResultSet> {
@@ -75,6 +95,7 @@ export class LocalExecutor implements Executor {
 
   async close(): Promise<void> {
     await this.#lock;
+    await this.#checkpointer?.stop();
     this.#prepared.clear();
     this.#db.close();
   }

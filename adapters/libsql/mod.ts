@@ -54,6 +54,7 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
     // a power cut at most the last commits. A check result and the events it raised are one
     // transaction, so both would be lost together and the next check raises the events again.
     await executor.execute("PRAGMA synchronous = NORMAL");
+    executor.checkpointInBackground(filePath);
   }
   const wal = filePath ? walChangeToken(filePath) : undefined;
   return createSqlStore(executor, { shared: false, changeToken: () => `${executor.writes}:${wal?.() ?? ""}` });

@@ -1,0 +1,107 @@
+/**
+ * The embedded database's write path: a real libSQL file checkpointed by a background thread (the main
+ * connection only as a backstop), and certificate rows that keep one copy of the certificate's details
+ * where an endpoint serves those same details.
+ */
+import { afterAll, describe, expect, test } from "bun:test";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "libsql";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
+import { BACKSTOP_PAGES } from "../adapters/libsql/checkpointer.ts";
+import { certificateRecord, certificateDetails, NOW } from "./support/store_conformance/factories.ts";
+import { addCertificate, newOrganization } from "./support/store_conformance/_helpers.ts";
+import { DAY } from "../core/base/time.ts";
+
+const dirs: string[] = [];
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+function tempFile(): string {
+  const dir = mkdtempSync(join(tmpdir(), "certkeeper-local-"));
+  dirs.push(dir);
+  return join(dir, "certkeeper.db");
+}
+
+/** What a reader sees in the database file alone, without its WAL: only what was checkpointed. */
+function rowsInMainFile(path: string, table: string): number {
+  const copy = `${path}.copy`;
+  rmSync(`${copy}-wal`, { force: true });
+  copyFileSync(path, copy);
+  const db = new Database(copy, { readonly: true });
+  try {
+    const exists = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table);
+    return exists ? (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n : 0;
+  } finally {
+    db.close();
+  }
+}
+
+describe("background checkpoints", () => {
+  test("committed pages reach the database file without the main connection checkpointing", async () => {
+    const path = tempFile();
+    const store = await openLibsqlStore({ url: `file:${path}` });
+    const { live } = await newOrganization(store);
+    for (let i = 0; i < 20; i++) await addCertificate(store, certificateRecord(live));
+    // A few hundred WAL pages, far below any automatic threshold: only the background thread copies them.
+    const deadline = Date.now() + 5_000;
+    while (rowsInMainFile(path, "certificates") < 20 && Date.now() < deadline) await Bun.sleep(50);
+    expect(rowsInMainFile(path, "certificates")).toBe(20);
+    await store.close();
+  });
+
+  test("the main connection keeps a higher threshold as its backstop, and close() stops the thread", async () => {
+    const path = tempFile();
+    const executor = new LocalExecutor(path, { busyTimeoutMs: 1_000 });
+    await executor.execute("PRAGMA journal_mode = WAL");
+    executor.checkpointInBackground(path);
+    const { rows } = await executor.execute("PRAGMA wal_autocheckpoint");
+    expect(Number(Object.values(rows[0]!)[0])).toBe(BACKSTOP_PAGES);
+    await executor.execute("CREATE TABLE t (v TEXT)");
+    for (let i = 0; i < 50; i++) await executor.execute("INSERT INTO t VALUES (?)", ["x".repeat(2000)]);
+    const deadline = Date.now() + 5_000;
+    while ((executor.lastCheckpoint?.copied ?? 0) === 0 && Date.now() < deadline) await Bun.sleep(50);
+    expect(executor.lastCheckpoint).toMatchObject({ busy: 0 });
+    expect(executor.lastCheckpoint!.copied).toBe(executor.lastCheckpoint!.frames);
+    await executor.close();
+    // Closed by both connections: the last one out checkpoints everything and removes the WAL.
+    expect(rowsInMainFile(path, "t")).toBe(50);
+  });
+});
+
+describe("certificate rows", () => {
+  test("an endpoint serving the certificate's own details stores a mark, not a copy, and reads back as that same object", async () => {
+    const path = tempFile();
+    const store = await openLibsqlStore({ url: `file:${path}` });
+    const { live } = await newOrganization(store);
+    const base = certificateRecord(live);
+    const other = certificateDetails(base.domain, { notAfter: NOW + 10 * DAY });
+    const record = {
+      ...base,
+      endpoints: [
+        { address: "192.0.2.1", fingerprint: "fp-a", details: base.details, problem: null, failure: null, tls: base.tls },
+        { address: "192.0.2.2", fingerprint: "fp-b", details: other, problem: null, failure: null, tls: base.tls },
+        { address: "192.0.2.3", fingerprint: null, details: null, problem: null, failure: "timeout" as const, tls: null },
+      ],
+    };
+    await addCertificate(store, record);
+    const read = (await store.certificates.get(live, record.id))!;
+    expect(read).toEqual(record);
+    expect(read.endpoints[0]!.details).toBe(read.details);
+    expect(read.endpoints[1]!.details).not.toBe(read.details);
+
+    const db = new Database(path);
+    const stored = JSON.parse((db.prepare("SELECT endpoints FROM certificates WHERE id = ?").get(record.id) as { endpoints: string }).endpoints);
+    expect(stored.map((endpoint: { details: unknown }) => (typeof endpoint.details === "string" ? endpoint.details : endpoint.details && "copy"))).toEqual(["=", "copy", null]);
+
+    // A row written before the mark existed holds full copies, and reads the same.
+    const fullCopies = JSON.stringify(record.endpoints);
+    db.prepare("UPDATE certificates SET endpoints = ? WHERE id = ?").run(fullCopies, record.id);
+    db.close();
+    const old = (await store.certificates.get(live, record.id))!;
+    expect(old.endpoints).toEqual(record.endpoints);
+    await store.close();
+  });
+});
