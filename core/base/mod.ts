@@ -17,4 +17,4 @@ export {
 export { BASE62, isId, newId, randomBase62, type IdPrefix } from "./ids.ts";
 export { DAY, daysUntil, HOUR, iso, MINUTE, parseDuration, SECOND, systemClock, type Clock } from "./time.ts";
 export { createLogger, silentLogger, type LogFields, type LogFormat, type Logger, type LoggerOptions, type LogLevel } from "./log.ts";
-export { WorkLoop, type WorkLoopOptions, type WorkSource } from "./work_loop.ts";
+export { WorkLoop, type LastStep, type WorkLoopOptions, type WorkSource } from "./work_loop.ts";

@@ -7,6 +7,12 @@
  * With `prefetch`, a claim leases that many items beyond the free slots and keeps them in memory,
  * starting each as a slot frees up: at saturation one claim (a write transaction) then serves
  * concurrency + prefetch items instead of one per finished item.
+ *
+ * An item's `run` may hand back its last step (saving what it found) instead of taking it: the item's
+ * slot is free at once, and the steps handed back are taken together, in one turn of the event loop,
+ * once `group.size` have gathered, `group.waitMs` after the first, or when nothing else is running. A
+ * store that writes what arrives in one turn as one statement (the re-check saves) then writes a
+ * dozen where it wrote a few, without holding any slot while the group gathers.
  */
 import type { Clock } from "./time.ts";
 import type { Logger } from "./log.ts";
@@ -16,10 +22,14 @@ export interface WorkSource<T> {
   claim(limit: number, now: number): Promise<T[]>;
   /** When the next item becomes due, or null when there is none. */
   nextDueAt(): Promise<number | null>;
-  run(item: T): Promise<void>;
+  /** Works an item; may hand back its last step, to be taken with others (see `group`). */
+  run(item: T): Promise<void | LastStep>;
   /** Fields identifying an item in logs. */
   describe(item: T): Record<string, unknown>;
 }
+
+/** What an item left to do once its slot is free: taken later, together with others. */
+export type LastStep = () => Promise<void>;
 
 export interface WorkLoopOptions {
   name: string;
@@ -39,6 +49,8 @@ export interface WorkLoopOptions {
    * finished rather than per item, when claiming costs more than an item. Default 1.
    */
   minBatch?: number;
+  /** How last steps gather (see above); default: each taken as soon as it is handed back. */
+  group?: { size: number; waitMs: number };
 }
 
 export class WorkLoop<T> {
@@ -48,6 +60,11 @@ export class WorkLoop<T> {
   /** Claimed, waiting for a free slot. */
   #ready: T[] = [];
   #wake = new AbortController();
+  /** Last steps handed back, gathering. */
+  #held: { item: T; step: LastStep }[] = [];
+  #heldTimer: ReturnType<typeof setTimeout> | undefined;
+  /** Last steps being taken. */
+  #finishing = new Set<Promise<void>>();
 
   constructor(
     private readonly source: WorkSource<T>,
@@ -68,6 +85,7 @@ export class WorkLoop<T> {
     // Claimed but not started: dropped (their leases run out); the loop may have added to them until now.
     this.#ready = [];
     await Promise.all(this.#inFlight);
+    await this.#finishAll();
   }
 
   /** Wakes the loop early: work was just added in this process. */
@@ -83,9 +101,10 @@ export class WorkLoop<T> {
     let total = 0;
     for (;;) {
       const claimed = await this.#claim(this.options.concurrency);
-      if (claimed === 0 && this.#inFlight.size === 0) return total;
+      if (claimed === 0 && this.#inFlight.size === 0 && this.#held.length === 0 && this.#finishing.size === 0) return total;
       total += claimed;
       while (this.#inFlight.size > 0) await Promise.all(this.#inFlight);
+      await this.#finishAll();
     }
   }
 
@@ -133,13 +152,51 @@ export class WorkLoop<T> {
   #start(item: T): void {
     const task = this.source
       .run(item)
-      .catch((error) => this.options.logger.error(`${this.options.name}: work failed`, { ...this.source.describe(item), error }))
+      .then(
+        (step) => {
+          if (typeof step === "function") this.#hold(item, step);
+        },
+        (error) => this.#failed(item, error),
+      )
       .finally(() => {
         this.#inFlight.delete(task);
         // The freed slot goes to the next claimed item at once; the loop is woken only to claim more.
         this.#startReady();
         if (this.#ready.length === 0) this.#wake.abort();
+        // Nothing running: nothing more will join the group soon.
+        if (this.#inFlight.size === 0) this.#takeHeld();
       });
     this.#inFlight.add(task);
+  }
+
+  #failed(item: T, error: unknown): void {
+    this.options.logger.error(`${this.options.name}: work failed`, { ...this.source.describe(item), error });
+  }
+
+  #hold(item: T, step: LastStep): void {
+    const group = this.options.group;
+    this.#held.push({ item, step });
+    if (!group || this.#held.length >= group.size) this.#takeHeld();
+    else this.#heldTimer ??= setTimeout(() => this.#takeHeld(), group.waitMs);
+  }
+
+  /** Takes every held last step now, all in this turn of the event loop. */
+  #takeHeld(): void {
+    clearTimeout(this.#heldTimer);
+    this.#heldTimer = undefined;
+    const held = this.#held;
+    this.#held = [];
+    for (const { item, step } of held) {
+      const finishing: Promise<void> = Promise.resolve()
+        .then(step)
+        .catch((error) => this.#failed(item, error))
+        .finally(() => this.#finishing.delete(finishing));
+      this.#finishing.add(finishing);
+    }
+  }
+
+  async #finishAll(): Promise<void> {
+    this.#takeHeld();
+    while (this.#finishing.size > 0) await Promise.all(this.#finishing);
   }
 }

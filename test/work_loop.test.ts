@@ -1,0 +1,133 @@
+/**
+ * The background work loop's grouped last steps (core/base/work_loop.ts): an item that hands back its
+ * last step frees its slot at once; the steps handed back are taken together, in one turn of the event
+ * loop, when the group is full, when its wait is over, or when nothing else is running; runDue() and
+ * stop() wait for them; a failing step is logged and does not stop the loop.
+ */
+import { describe, expect, test } from "bun:test";
+import { createLogger, systemClock, WorkLoop, type LastStep, type WorkSource } from "../core/base/mod.ts";
+
+interface World {
+  loop: WorkLoop<number>;
+  /** Item number → the event-loop turn its last step ran in. */
+  stepTurns: Map<number, number>;
+  /** The order things happened in: "start N", "step N". */
+  log: string[];
+  errors: string[];
+  due: number[];
+  /** Releases item N's run. */
+  finish(n: number): void;
+}
+
+let turn = 0;
+// A counter that moves once per macrotask: steps run in the same turn share a number.
+const ticker = setInterval(() => turn++, 0);
+ticker.unref();
+
+function world(options: { concurrency: number; group?: { size: number; waitMs: number }; failStep?: number }): World {
+  const stepTurns = new Map<number, number>();
+  const log: string[] = [];
+  const errors: string[] = [];
+  const due: number[] = [];
+  const release = new Map<number, () => void>();
+  const source: WorkSource<number> = {
+    claim: async (limit) => due.splice(0, limit),
+    nextDueAt: async () => (due.length > 0 ? 0 : null),
+    run: async (n): Promise<LastStep> => {
+      log.push(`start ${n}`);
+      await new Promise<void>((resolve) => release.set(n, resolve));
+      return async () => {
+        stepTurns.set(n, turn);
+        log.push(`step ${n}`);
+        if (n === options.failStep) throw new Error(`step ${n} broke`);
+      };
+    },
+    describe: (n) => ({ item: n }),
+  };
+  const logger = createLogger("error", (line) => errors.push(line));
+  const loop = new WorkLoop(source, { name: "test", clock: systemClock, logger, concurrency: options.concurrency, pollMs: 20, group: options.group });
+  return { loop, stepTurns, log, errors, due, finish: (n) => release.get(n)?.() };
+}
+
+const until = async (condition: () => boolean) => {
+  const deadline = Date.now() + 3_000;
+  while (!condition() && Date.now() < deadline) await Bun.sleep(2);
+  expect(condition()).toBe(true);
+};
+
+describe("grouped last steps", () => {
+  test("an item's slot is free as soon as it hands back its step; the steps gathered are taken together once the group is full", async () => {
+    const w = world({ concurrency: 3, group: { size: 3, waitMs: 10_000 } });
+    w.due.push(1, 2, 3, 4);
+    w.loop.start();
+    await until(() => w.log.includes("start 3"));
+    w.finish(1);
+    // Item 1's slot went to item 4 while its step waits for the group.
+    await until(() => w.log.includes("start 4"));
+    w.finish(2);
+    await Bun.sleep(20);
+    expect(w.stepTurns.size).toBe(0);
+    w.finish(3);
+    await until(() => w.stepTurns.size === 3);
+    expect(new Set([1, 2, 3].map((n) => w.stepTurns.get(n))).size).toBe(1);
+    expect(w.log.includes("step 4")).toBe(false);
+    w.finish(4);
+    // Nothing else running: item 4's step is taken without waiting out the group's 10 s.
+    await until(() => w.log.includes("step 4"));
+    await w.loop.stop();
+  });
+
+  test("runDue() returns once every step it handed back has been taken", async () => {
+    const w = world({ concurrency: 2, group: { size: 10, waitMs: 10_000 } });
+    w.due.push(1, 2, 3);
+    const running = w.loop.runDue();
+    for (const n of [1, 2, 3]) {
+      await until(() => w.log.includes(`start ${n}`));
+      w.finish(n);
+    }
+    expect(await running).toBe(3);
+    expect([...w.stepTurns.keys()].sort()).toEqual([1, 2, 3]);
+  });
+
+  test("a partial group is taken when its wait is over, while other items still run", async () => {
+    const w = world({ concurrency: 2, group: { size: 10, waitMs: 30 } });
+    w.due.push(1, 2);
+    const running = w.loop.runDue();
+    await until(() => w.log.includes("start 2"));
+    w.finish(1);
+    const finishedAt = performance.now();
+    await until(() => w.stepTurns.has(1));
+    expect(performance.now() - finishedAt).toBeGreaterThanOrEqual(25);
+    expect(w.log.includes("step 2")).toBe(false); // item 2 is still running
+    w.finish(2);
+    await running;
+    expect([...w.stepTurns.keys()].sort()).toEqual([1, 2]);
+  });
+
+  test("without a group each step is taken as soon as it is handed back", async () => {
+    const w = world({ concurrency: 2 });
+    w.due.push(1, 2);
+    const running = w.loop.runDue();
+    await until(() => w.log.includes("start 2"));
+    w.finish(1);
+    await until(() => w.stepTurns.has(1));
+    expect(w.log.includes("step 2")).toBe(false);
+    w.finish(2);
+    await running;
+  });
+
+  test("stop() waits for held steps; a failing step is logged and the others are taken", async () => {
+    const w = world({ concurrency: 3, group: { size: 10, waitMs: 10_000 }, failStep: 2 });
+    w.due.push(1, 2, 3);
+    w.loop.start();
+    await until(() => w.log.includes("start 3"));
+    w.finish(1);
+    w.finish(2);
+    await until(() => !w.log.includes("step 1") && w.log.filter((e) => e.startsWith("start")).length === 3);
+    const stopped = w.loop.stop();
+    w.finish(3);
+    await stopped;
+    expect([...w.stepTurns.keys()].sort()).toEqual([1, 2, 3]);
+    expect(w.errors.some((line) => line.includes("step 2 broke"))).toBe(true);
+  });
+});
