@@ -111,6 +111,7 @@ export class WorkLoop<T> {
   async #run(): Promise<void> {
     const { clock, logger, pollMs, concurrency, name } = this.options;
     const prefetch = this.options.prefetch ?? 0;
+    let busy = false;
     while (this.#running) {
       // A fresh signal per round: a slot freeing with nothing left in memory, or a poke(), from now on
       // cuts this round's sleep short.
@@ -120,11 +121,16 @@ export class WorkLoop<T> {
         this.#startReady();
         const free = concurrency - this.#inFlight.size;
         const enough = free >= Math.min(this.options.minBatch ?? 1, concurrency) || (free > 0 && this.#inFlight.size === 0);
-        // Ask when work is due first (a read), so an idle loop never takes a write lock to find nothing.
-        const next = enough ? await this.source.nextDueAt() : null;
+        // Ask when work is due first (a read), so an idle loop never takes a write lock to find nothing;
+        // right after a full batch more is likely due, and the claim itself finds out.
+        const next = enough ? (busy ? clock.now() : await this.source.nextDueAt()) : null;
+        busy = false;
         if (next !== null && next <= clock.now()) {
           const claimed = await this.#claim(free + prefetch);
-          if (claimed === free + prefetch) continue; // a full batch: more may be due right now
+          if (claimed === free + prefetch) {
+            busy = true;
+            continue; // a full batch: more may be due right now
+          }
           if (claimed > 0) wait = 10; // the rest may be leased by others: look again soon
         } else if (next !== null) {
           wait = Math.min(pollMs, Math.max(next - clock.now(), 10));
