@@ -25,32 +25,66 @@ export interface CheckpointRound {
 }
 
 export interface Checkpointer {
-  /** Stops the thread and closes its connection. */
+  /** Stops the thread and closes its connection (at once when it has already ended). */
   stop(): Promise<void>;
 }
 
-export function startCheckpointer(path: string, options: { everyMs: number; busyTimeoutMs: number; onRound?: (round: CheckpointRound) => void }): Checkpointer {
+export interface CheckpointerOptions {
+  everyMs: number;
+  busyTimeoutMs: number;
+  onRound?: (round: CheckpointRound) => void;
+  /**
+   * The thread could not start, ended, or its checkpoints fail (e.g. a read-only file): called once,
+   * so that the main connection takes checkpointing back.
+   */
+  onFailure?: (reason: string) => void;
+}
+
+export function startCheckpointer(path: string, options: CheckpointerOptions): Checkpointer {
   const worker = new Worker(new URL("./checkpoint_worker.ts", import.meta.url), {
     workerData: { path, everyMs: options.everyMs, busyTimeoutMs: options.busyTimeoutMs },
   });
   // The thread must never keep a process alive that is otherwise done.
   worker.unref();
-  let stopped: Promise<void> | undefined;
+  let stopping = false;
+  let exited = false;
+  let failed = false;
+  let failedRounds = 0;
+  const fail = (reason: string) => {
+    if (failed || stopping) return;
+    failed = true;
+    options.onFailure?.(reason);
+  };
   worker.on("message", (message) => {
-    if (typeof message === "object" && message && "frames" in message) options.onRound?.(message as CheckpointRound);
+    if (typeof message !== "object" || !message) return;
+    if ("frames" in message) {
+      failedRounds = 0;
+      options.onRound?.(message as CheckpointRound);
+    } else if ("error" in message && ++failedRounds >= 3) {
+      // One failed round may be a busy moment; three in a row mean it cannot work here.
+      fail(String((message as { error: unknown }).error));
+    }
   });
-  worker.on("error", () => {});
+  worker.on("error", (error) => fail(error instanceof Error ? error.message : String(error)));
+  const exit = new Promise<void>((resolve) =>
+    worker.on("exit", () => {
+      exited = true;
+      fail("the checkpoint thread ended");
+      resolve();
+    }),
+  );
+  let stopped: Promise<void> | undefined;
   return {
     stop: () =>
-      (stopped ??= new Promise<void>((resolve) => {
-        const done = () => {
-          void worker.terminate().finally(resolve);
-        };
-        worker.on("message", (message) => message === "stopped" && done());
-        worker.on("exit", () => resolve());
+      (stopped ??= (async () => {
+        stopping = true;
+        if (exited) return;
         worker.postMessage("stop");
         // A thread that does not answer is not waited for.
-        setTimeout(done, 2_000).unref();
-      })),
+        const timer = setTimeout(() => void worker.terminate(), 2_000);
+        await Promise.race([exit, new Promise<void>((resolve) => worker.on("message", (message) => message === "stopped" && resolve()))]);
+        clearTimeout(timer);
+        if (!exited) await worker.terminate();
+      })()),
   };
 }

@@ -42,6 +42,8 @@ export class LocalExecutor implements Executor {
   #checkpointer: Checkpointer | undefined;
   /** The background checkpointer's latest round, for tests and diagnostics. */
   lastCheckpoint: CheckpointRound | undefined;
+  /** Why the background checkpointer stopped working (the connection then checkpoints by itself again). */
+  checkpointFailure: string | undefined;
 
   /** `path`: a file path or ":memory:"; `busyTimeoutMs`: how long a write waits for another process's lock. */
   constructor(path: string, options: { busyTimeoutMs: number }) {
@@ -57,6 +59,11 @@ export class LocalExecutor implements Executor {
       everyMs: CHECKPOINT_EVERY_MS,
       busyTimeoutMs: this.#busyTimeoutMs,
       onRound: (round) => (this.lastCheckpoint = round),
+      onFailure: (reason) => {
+        this.checkpointFailure = reason;
+        // Back to SQLite's own threshold: the WAL must not grow to the backstop's size unattended.
+        if (this.#db.open) this.#run("PRAGMA wal_autocheckpoint = 1000", []);
+      },
     });
   }
 
