@@ -32,6 +32,17 @@ import { CertkeeperError } from "../base/errors.ts";
 import type { WatchRecord } from "../base/records.ts";
 import { addCertificate } from "../operations/mod.ts";
 
+/**
+ * How long a scheduled check's lease lasts. A leased certificate may wait for a slot (the scheduler
+ * leases as many ahead as it runs) and then for connections (shared with an import's checks); each
+ * check ahead of it in that queue holds its connections for at most one TLS timeout. So the lease
+ * covers every check that can be ahead (3 × CHECK_CONCURRENCY) plus its own, and never runs out under
+ * a live process however many addresses its names have; it only delays a dead process's certificates.
+ */
+export function checkLeaseMs(config: Pick<Config, "tlsTimeoutMs" | "checkConcurrency">): number {
+  return Math.max(LEASE_MS, config.tlsTimeoutMs * (3 * config.checkConcurrency + 1));
+}
+
 export interface CoreOptions {
   config: Config;
   store: Store;
@@ -151,7 +162,7 @@ export function createCore(options: CoreOptions): Core {
     logger,
     owner,
     concurrency: config.checkConcurrency,
-    leaseMs: Math.max(LEASE_MS, config.tlsTimeoutMs * 3),
+    leaseMs: checkLeaseMs(config),
     pollMs,
     intervalMs: config.checkIntervalMs,
   });

@@ -77,8 +77,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
       logger: options.logger,
       concurrency: options.concurrency,
       pollMs: options.pollMs,
-      // One lease per two slots' worth: a claimed certificate waits at most about one check for a slot,
-      // far inside its lease (at least three TLS time-outs).
+      // One lease per two slots' worth: a claimed certificate waits for a slot and then for connections,
+      // inside its lease (create_core.ts checkLeaseMs).
       prefetch: options.concurrency,
       group: { size: SAVE_GROUP, waitMs: SAVE_WAIT_MS },
     },
