@@ -78,6 +78,19 @@ describe("migrations", () => {
   });
 });
 
+test("a database migrated by a newer certkeeper is refused with a clear reason, its contents untouched", async () => {
+  const url = `file:${join(dir, "newer.db")}`;
+  const store = await openLibsqlStore({ url });
+  await store.close();
+  const client = createClient({ url });
+  await client.execute({ sql: "INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", args: [SCHEMA_VERSION + 1, Date.now()] });
+  await expect(migrate(executorOver(client))).rejects.toThrow(/newer certkeeper \(schema \d+; this one knows \d+\)/);
+  const { rows } = await client.execute("SELECT MAX(version) AS version FROM schema_migrations");
+  expect(Number(rows[0]!.version)).toBe(SCHEMA_VERSION + 1);
+  client.close();
+  await expect(openLibsqlStore({ url })).rejects.toThrow(/newer certkeeper/);
+});
+
 function details(notBefore: number, notAfter: number) {
   return {
     serialNumber: "01",

@@ -305,6 +305,12 @@ export async function migrate(executor: Executor, options: { until?: number } = 
   await executor.transaction(async (tx) => {
     const { rows } = await tx.execute("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations");
     const current = Number(rows[0]!.version);
+    if (current > MIGRATIONS.length) {
+      // Rows written by a newer certkeeper may use forms this one cannot read (e.g. compact endpoints).
+      throw new Error(
+        `the database was last migrated by a newer certkeeper (schema ${current}; this one knows ${MIGRATIONS.length}): run that version or newer, not an older one`,
+      );
+    }
     for (let version = current + 1; version <= (options.until ?? MIGRATIONS.length); version++) {
       for (const step of MIGRATIONS[version - 1]!) {
         if (typeof step === "string") await tx.execute(step);
