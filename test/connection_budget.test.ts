@@ -46,6 +46,21 @@ describe("ConnectionBudget", () => {
     expect(budget.free).toBe(2);
   });
 
+  test("a wait given up leaves the queue, and those behind it go on", async () => {
+    const budget = new ConnectionBudget(2);
+    const first = await budget.acquire(2);
+    const cancel = new AbortController();
+    const given = budget.acquire(2, cancel.signal);
+    const behind = budget.acquire(1);
+    cancel.abort(new Error("stopping"));
+    await expect(given).rejects.toThrow("stopping");
+    first();
+    const release = await behind;
+    expect(budget.free).toBe(1);
+    release();
+    await expect(budget.acquire(1, AbortSignal.abort(new Error("already")))).resolves.toBeFunction();
+  });
+
   test("only a positive whole number is a budget", () => {
     expect(() => new ConnectionBudget(0)).toThrow(RangeError);
     expect(() => new ConnectionBudget(1.5)).toThrow(RangeError);
@@ -158,6 +173,30 @@ describe("background checks share CERTKEEPER_CHECK_CONCURRENCY connections", () 
         ADDRESSES.map((address) => [address, "valid", null]),
       );
     }
+  });
+
+  test("stopping gives up the checks still waiting for connections: they save nothing and stop() does not wait out their turns", async () => {
+    for (let i = 0; i < CONCURRENCY; i++) {
+      expectData(await h.request("POST", "/v1/certificates", { body: { domain: `stop${i}.${ZONE}`, port: fronts.port } }), 201);
+    }
+    // Every certificate of the organization (earlier tests' too) is due once the clock moves.
+    const lastChecks = async () =>
+      new Map<string, string>((expectData(await h.request("GET", "/v1/certificates?limit=100"), 200) as any[]).map((c) => [c.id, c.lastCheckedAt]));
+    const before = await lastChecks();
+    expect(before.size).toBeGreaterThanOrEqual(CONCURRENCY);
+    clock.advance(2 * DAY);
+    fronts.reset();
+    h.core.start();
+    // The first check holds every connection; the other three wait.
+    const deadline = Date.now() + 3_000;
+    while (fronts.most() < CONCURRENCY && Date.now() < deadline) await Bun.sleep(5);
+    const started = performance.now();
+    await h.core.stop();
+    // One wave (HOLD_MS), not four.
+    expect(performance.now() - started).toBeLessThan(3 * HOLD_MS);
+    const after = await lastChecks();
+    const checked = [...after].filter(([id, at]) => at !== before.get(id));
+    expect(checked).toHaveLength(1);
   });
 
   test("a check asked for through the API does not wait behind the scheduler's", async () => {

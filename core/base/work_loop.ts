@@ -22,8 +22,11 @@ export interface WorkSource<T> {
   claim(limit: number, now: number): Promise<T[]>;
   /** When the next item becomes due, or null when there is none. */
   nextDueAt(): Promise<number | null>;
-  /** Works an item; may hand back its last step, to be taken with others (see `group`). */
-  run(item: T): Promise<void | LastStep>;
+  /**
+   * Works an item; may hand back its last step, to be taken with others (see `group`). `stopping` aborts
+   * when the loop is told to stop: work still waiting for something may give up (its lease runs out).
+   */
+  run(item: T, stopping: AbortSignal): Promise<void | LastStep>;
   /** Fields identifying an item in logs. */
   describe(item: T): Record<string, unknown>;
 }
@@ -60,6 +63,7 @@ export class WorkLoop<T> {
   /** Claimed, waiting for a free slot. */
   #ready: T[] = [];
   #wake = new AbortController();
+  #stopping = new AbortController();
   /** Last steps handed back, gathering. */
   #held: { item: T; step: LastStep }[] = [];
   #heldTimer: ReturnType<typeof setTimeout> | undefined;
@@ -74,6 +78,7 @@ export class WorkLoop<T> {
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    if (this.#stopping.signal.aborted) this.#stopping = new AbortController();
     this.#loop = this.#run();
   }
 
@@ -81,6 +86,7 @@ export class WorkLoop<T> {
   async stop(): Promise<void> {
     this.#running = false;
     this.#wake.abort();
+    this.#stopping.abort();
     await this.#loop;
     // Claimed but not started: dropped (their leases run out); the loop may have added to them until now.
     this.#ready = [];
@@ -98,6 +104,7 @@ export class WorkLoop<T> {
    * move a clock by hand instead of starting the loop. Returns the number of items run.
    */
   async runDue(): Promise<number> {
+    if (!this.#running && this.#stopping.signal.aborted) this.#stopping = new AbortController();
     let total = 0;
     for (;;) {
       const claimed = await this.#claim(this.options.concurrency);
@@ -157,7 +164,7 @@ export class WorkLoop<T> {
 
   #start(item: T): void {
     const task = this.source
-      .run(item)
+      .run(item, this.#stopping.signal)
       .then(
         (step) => {
           if (typeof step === "function") this.#hold(item, step);

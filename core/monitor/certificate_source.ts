@@ -21,6 +21,8 @@ export type CheckTarget = Pick<CertificateRecord, "domain" | "port"> & Partial<P
 export interface InspectOptions {
   /** Connections to take before connecting: background checks share one budget (CHECK_CONCURRENCY). */
   connections?: ConnectionBudget;
+  /** Aborts a check still waiting for connections (it throws CheckCancelled). */
+  cancel?: AbortSignal;
 }
 
 export interface CertificateSource {
@@ -54,6 +56,7 @@ export class TlsCertificateSource implements CertificateSource {
         protocol: target.protocol,
         connectTo: target.connectTo,
         connections: options?.connections,
+        cancel: options?.cancel,
       });
     } catch (error) {
       if (error instanceof NetFailure) return { ok: false, reason: error.reason, message: error.message, endpoints: [] };

@@ -48,9 +48,13 @@ export class Monitor {
   }
 
   /** Retrieves a certificate, timing it for the metrics; a `background` check waits for the connection budget. */
-  async inspect(target: CheckTarget, known?: CertificateRecord, options: { background?: boolean } = {}): Promise<CheckOutcome> {
+  async inspect(target: CheckTarget, known?: CertificateRecord, options: { background?: boolean; cancel?: AbortSignal } = {}): Promise<CheckOutcome> {
     const started = performance.now();
-    const outcome = await this.options.source.inspect(target, known, options.background ? { connections: this.options.connections } : undefined);
+    const outcome = await this.options.source.inspect(
+      target,
+      known,
+      options.background ? { connections: this.options.connections, cancel: options.cancel } : undefined,
+    );
     this.options.onCheck?.({ ok: outcome.ok, seconds: (performance.now() - started) / 1000 });
     return outcome;
   }

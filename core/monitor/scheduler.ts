@@ -12,6 +12,7 @@ import type { Logger } from "../base/log.ts";
 import type { CertificateRecord } from "../base/records.ts";
 import { WorkLoop } from "../base/work_loop.ts";
 import type { Monitor } from "./monitor.ts";
+import { CheckCancelled } from "../tls/endpoint_retrieve.ts";
 
 export interface SchedulerOptions {
   store: Store;
@@ -62,8 +63,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         await capOnce();
         return store.certificates.nextDueAt();
       },
-      run: async (record) => {
-        const outcome = await monitor.inspect(record, record, { background: true });
+      run: async (record, stopping) => {
+        let outcome;
+        try {
+          outcome = await monitor.inspect(record, record, { background: true, cancel: stopping });
+        } catch (error) {
+          // Stopping while it waited for connections: nothing was checked, its lease runs out.
+          if (error instanceof CheckCancelled) return;
+          throw error;
+        }
         // Saved with the checks finishing around it (one statement for the lot), its slot free meanwhile.
         return async () => {
           await monitor.save(record, outcome, false);

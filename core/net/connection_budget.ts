@@ -37,13 +37,30 @@ export class ConnectionBudget {
   /**
    * Waits until `count` connections are free (at most the whole budget: a check with more addresses
    * than the budget takes all of it) and takes them; the returned function gives them back, once.
+   * Rejects with `signal`'s reason if it aborts first.
    */
-  acquire(count: number): Promise<() => void> {
+  acquire(count: number, signal?: AbortSignal): Promise<() => void> {
     const now = this.tryAcquire(count);
     if (now) return Promise.resolve(now);
+    if (signal?.aborted) return Promise.reject(signal.reason);
     const taken = this.#clamp(count);
-    return new Promise((resolve) => {
-      this.#waiting.push({ count: taken, grant: () => resolve(this.#releaser(taken)) });
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        count: taken,
+        grant: () => {
+          signal?.removeEventListener("abort", giveUp);
+          resolve(this.#releaser(taken));
+        },
+      };
+      // Given up while waiting: out of the queue, and those behind it may go first.
+      const giveUp = () => {
+        const at = this.#waiting.indexOf(waiter);
+        if (at >= 0) this.#waiting.splice(at, 1);
+        reject(signal!.reason);
+        this.#grant();
+      };
+      signal?.addEventListener("abort", giveUp, { once: true });
+      this.#waiting.push(waiter);
     });
   }
 

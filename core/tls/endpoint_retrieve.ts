@@ -21,8 +21,18 @@ export interface EndpointRetrieveOptions extends ResolverOptions {
   connectTo?: string | null;
   /** Connections to take before connecting (one per address); waiting for them is not timed. */
   connections?: ConnectionBudget;
+  /** Gives up waiting for connections (throws CheckCancelled): the process is stopping. */
+  cancel?: AbortSignal;
 }
 
+
+/** A check that gave up before connecting because its process is stopping: it has no result to save. */
+export class CheckCancelled extends Error {
+  constructor(target: string) {
+    super(`the check of ${target} was cancelled before it connected: certkeeper is stopping`);
+    this.name = "CheckCancelled";
+  }
+}
 
 export type EndpointRetrieval =
   | { address: string; ok: true; chain: RetrievedChain; tls: TlsConnection }
@@ -50,7 +60,11 @@ export async function retrieveEndpoints(domain: string, port: number, options: E
   let release = connecting > 0 ? budget!.tryAcquire(connecting) : null;
   if (connecting > 0 && !release) {
     const waitFrom = performance.now();
-    release = await budget!.acquire(connecting);
+    try {
+      release = await budget!.acquire(connecting, options.cancel);
+    } catch {
+      throw new CheckCancelled(`${domain}:${port}`);
+    }
     // The time limit is the network's: what resolving took counts, the wait for connections does not.
     signal = AbortSignal.timeout(Math.max(0, options.timeoutMs - (waitFrom - started)));
   }
