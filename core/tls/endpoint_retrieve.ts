@@ -7,6 +7,7 @@ import net from "node:net";
 import tls, { createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
 import { NetFailure, type ResolverOptions } from "../net/resolver.ts";
 import { socketReady, untilAborted } from "../net/socket_ready.ts";
+import { deadline } from "../net/deadline.ts";
 import type { NetFailureReason, Protocol, TlsConnection } from "../base/records.ts";
 import { endpointAddresses, type EndpointAddress } from "../net/endpoint_addresses.ts";
 import type { ConnectionBudget } from "../net/connection_budget.ts";
@@ -51,27 +52,34 @@ function secureContext(): SecureContext {
  */
 export async function retrieveEndpoints(domain: string, port: number, options: EndpointRetrieveOptions): Promise<EndpointRetrieval[]> {
   const started = performance.now();
-  let signal = AbortSignal.timeout(options.timeoutMs);
-  const host = options.connectTo ?? domain;
-  const addresses = await untilAborted(endpointAddresses(host, options), signal, `${host}:${port}`);
-  if (addresses.length === 0) throw new NetFailure("dns_error", `${host} has no addresses`);
-  const budget = options.connections;
-  const connecting = budget ? addresses.filter((address) => !address.refused).length : 0;
-  let release = connecting > 0 ? budget!.tryAcquire(connecting) : null;
-  if (connecting > 0 && !release) {
-    const waitFrom = performance.now();
-    try {
-      release = await budget!.acquire(connecting, options.cancel);
-    } catch {
-      throw new CheckCancelled(`${domain}:${port}`);
-    }
-    // The time limit is the network's: what resolving took counts, the wait for connections does not.
-    signal = AbortSignal.timeout(Math.max(0, options.timeoutMs - (waitFrom - started)));
-  }
+  // A timer cleared when the check is done: an AbortSignal.timeout would still fire (and build its
+  // error) seconds after every check, for nobody.
+  let limit = deadline(options.timeoutMs);
   try {
-    return await connectEach(addresses, host, domain, port, options, signal);
+    const host = options.connectTo ?? domain;
+    const addresses = await untilAborted(endpointAddresses(host, options), limit.signal, `${host}:${port}`);
+    if (addresses.length === 0) throw new NetFailure("dns_error", `${host} has no addresses`);
+    const budget = options.connections;
+    const connecting = budget ? addresses.filter((address) => !address.refused).length : 0;
+    let release = connecting > 0 ? budget!.tryAcquire(connecting) : null;
+    if (connecting > 0 && !release) {
+      const waitFrom = performance.now();
+      try {
+        release = await budget!.acquire(connecting, options.cancel);
+      } catch {
+        throw new CheckCancelled(`${domain}:${port}`);
+      }
+      // The time limit is the network's: what resolving took counts, the wait for connections does not.
+      limit.clear();
+      limit = deadline(Math.max(0, options.timeoutMs - (waitFrom - started)));
+    }
+    try {
+      return await connectEach(addresses, host, domain, port, options, limit.signal);
+    } finally {
+      release?.();
+    }
   } finally {
-    release?.();
+    limit.clear();
   }
 }
 
@@ -84,13 +92,13 @@ function connectEach(
   signal: AbortSignal,
 ): Promise<EndpointRetrieval[]> {
   return Promise.all(
-    addresses.map(async ({ address, refused }): Promise<EndpointRetrieval> => {
+    addresses.map(async ({ address, family, refused }): Promise<EndpointRetrieval> => {
       if (refused) {
         // The kind of address, not the address: callers must not map the server's network through us.
         return { address, ok: false, reason: "connection_refused", message: `${host} resolves to ${refused}, which certkeeper does not connect to` };
       }
       try {
-        return { address, ok: true, ...(await retrieveFrom(address, domain, port, options.protocol ?? "tls", signal)) };
+        return { address, ok: true, ...(await retrieveFrom(address, family, domain, port, options.protocol ?? "tls", signal)) };
       } catch (error) {
         if (!(error instanceof NetFailure)) throw error;
         return { address, ok: false, reason: error.reason, message: error.message };
@@ -99,9 +107,9 @@ function connectEach(
   );
 }
 
-async function retrieveFrom(address: string, domain: string, port: number, protocol: Protocol, signal: AbortSignal) {
+async function retrieveFrom(address: string, family: 4 | 6, domain: string, port: number, protocol: Protocol, signal: AbortSignal) {
   const label = `${domain}:${port}`;
-  const ready = { signal, peer: `${label} (${net.isIPv6(address) ? `[${address}]:${port}` : `${address}:${port}`})`, target: label };
+  const ready = { signal, peer: `${label} (${family === 6 ? `[${address}]:${port}` : `${address}:${port}`})`, target: label };
   let socket: TLSSocket;
   if (protocol === "tls") {
     socket = await socketReady(stapling(tls.connect({ host: address, port, servername: domain, secureContext: secureContext(), rejectUnauthorized: false, requestOCSP: true })), ready);
