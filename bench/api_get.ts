@@ -17,7 +17,8 @@
  *   bun bench/api_get.ts [--connections 64] [--seconds 10] [--runs 2] [--log-level info] [--profile DIR]
  *
  * With `--profile DIR` the server runs under Bun's CPU profiler (`--cpu-prof-md`), only certkeeper is
- * loaded, and the profile (Markdown, hottest functions first) is written to DIR when it stops.
+ * loaded, and the profile (Markdown, hottest functions first) is written to DIR when it stops; `--only get`
+ * or `--only list` profiles one of the two loads.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     // Unset: certkeeper's default (info). Pass warn to see what the request lines cost.
     "log-level": { type: "string" },
     profile: { type: "string" },
+    only: { type: "string" },
   },
 });
 const connections = Number(values.connections);
@@ -146,7 +148,8 @@ try {
     });
 
   if (values.profile) {
-    for (const paths of Object.values(targets)) {
+    for (const [name, paths] of Object.entries(targets)) {
+      if (values.only && values.only !== name) continue;
       const r = await load("certkeeper", paths, seconds);
       console.log(`${paths.length} path(s): ${Math.round(r.requestsPerSecond)} req/s, ${Math.round(r.cpuUsPerRequest)} µs CPU/request`);
     }

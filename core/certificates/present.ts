@@ -37,7 +37,7 @@ export function presentCertificate(record: CertificateRecord, now: number): Cert
       // Certificates stored before these fields existed get them at their next check.
       serialNumber: entry.serialNumber ?? "",
       fingerprintSha256: entry.fingerprintSha256 ?? "",
-      daysUntilExpiry: daysUntil(Date.parse(entry.validTo), now),
+      daysUntilExpiry: daysUntil(validToMs(entry), now),
     })),
     statusReason,
     revocation: presentRevocation(d.revocation),
@@ -62,6 +62,17 @@ export function presentCertificate(record: CertificateRecord, now: number): Cert
     tls: record.tls ?? null,
     warnings: [...(d.warnings ?? []), ...(isLegacyProtocol(record.tls?.protocol) ? (["legacy_protocol"] as const) : [])],
   };
+}
+
+/**
+ * A chain entry's expiry in ms. Parsing its date text was a tenth of a busy server's time; the stored
+ * entries live on in the read cache, so each is parsed once.
+ */
+const validTos = new WeakMap<object, number>();
+function validToMs(entry: { validTo: string }): number {
+  let ms = validTos.get(entry);
+  if (ms === undefined) validTos.set(entry, (ms = Date.parse(entry.validTo)));
+  return ms;
 }
 
 /** TLS 1.1 or older (CONTRACT §13's `legacy_protocol`). */
