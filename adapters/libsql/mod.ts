@@ -57,7 +57,20 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
     executor.checkpointInBackground(filePath);
   }
   const wal = filePath ? walChangeToken(filePath) : undefined;
-  return createSqlStore(executor, { shared: false, changeToken: () => `${executor.writes}:${wal?.() ?? ""}` });
+  // Asked twice a request: a new string only when something moved.
+  let writes = -1;
+  let walToken: string | undefined;
+  let token = "";
+  const changeToken = () => {
+    const now = wal?.();
+    if (executor.writes !== writes || now !== walToken) {
+      writes = executor.writes;
+      walToken = now;
+      token = `${writes}:${now ?? ""}`;
+    }
+    return token;
+  };
+  return createSqlStore(executor, { shared: false, changeToken });
 }
 
 /** The file path of a `file:` URL, or null for memory and remote databases. */
