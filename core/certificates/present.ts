@@ -1,7 +1,7 @@
 /** The certificate as callers see it: SPEC.md 2.2's fields, in its order, as CONTRACT §5 formats them. */
-import { daysUntil, iso } from "../base/time.ts";
+import { iso } from "../base/time.ts";
 import type { CertificateRecord, RevocationState } from "../base/records.ts";
-import { certificateStatus, endpointStatus } from "./status.ts";
+import { certificateStatus, ClockAt, endpointStatus } from "./status.ts";
 import {
   CREATED_FIELDS,
   UNMONITORED_FIELDS,
@@ -12,7 +12,30 @@ import {
 
 /** Every field of SPEC.md 2.2 plus statusReason: get, list, patch, check, and event payloads. */
 export function presentCertificate(record: CertificateRecord, now: number): CertificateView {
-  const { status, statusReason, daysUntilExpiry } = certificateStatus(record, now);
+  return present(record, new ClockAt(now));
+}
+
+/**
+ * {@link presentCertificate}'s view as JSON text. A record that cannot change (a frozen one: what the
+ * store's read cache hands out) is rendered once and the text reused for as long as nothing in the view
+ * changes with time: its status and every whole-days count stay what they were until the moment the
+ * clock noted while rendering (the next threshold, expiry or day boundary of the leaf, its chain and its
+ * endpoints). Serving the same text saves a busy server a view and a serialisation per request.
+ */
+export function certificateJson(record: CertificateRecord, now: number): string {
+  const hit = renderings.get(record);
+  if (hit !== undefined && hit.from <= now && now < hit.until) return hit.json;
+  const clock = new ClockAt(now);
+  const json = JSON.stringify(present(record, clock));
+  // Whole milliseconds only: the clock's horizon is exact for them.
+  if (Object.isFrozen(record) && Number.isInteger(now)) renderings.set(record, { json, from: now, until: clock.changesAt });
+  return json;
+}
+
+const renderings = new WeakMap<CertificateRecord, { json: string; from: number; until: number }>();
+
+function present(record: CertificateRecord, clock: ClockAt): CertificateView {
+  const { status, statusReason, daysUntilExpiry } = certificateStatus(record, clock);
   const d = record.details;
   return {
     id: record.id,
@@ -37,7 +60,7 @@ export function presentCertificate(record: CertificateRecord, now: number): Cert
       // Certificates stored before these fields existed get them at their next check.
       serialNumber: entry.serialNumber ?? "",
       fingerprintSha256: entry.fingerprintSha256 ?? "",
-      daysUntilExpiry: daysUntil(validToMs(entry), now),
+      daysUntilExpiry: clock.daysUntil(validToMs(entry)),
     })),
     statusReason,
     revocation: presentRevocation(d.revocation),
@@ -46,7 +69,7 @@ export function presentCertificate(record: CertificateRecord, now: number): Cert
     protocol: record.protocol ?? "tls",
     connectTo: record.connectTo ?? null,
     endpoints: (record.endpoints ?? []).map((endpoint) => {
-      const judged = endpointStatus(endpoint, record.alertThresholds, now);
+      const judged = endpointStatus(endpoint, record.alertThresholds, clock);
       return {
         address: endpoint.address,
         status: judged.status,

@@ -91,10 +91,10 @@ function leafRule(details: CertificateDetails, problem: ChainProblem | null, ale
   return { status: "valid", statusReason: null };
 }
 
-/** The status of one endpoint now: unreachable with its reason, or its chain's status. */
-export function endpointStatus(endpoint: EndpointRecord, alertThresholds: readonly number[], now: number): Judged {
+/** The status of one endpoint at `at` (a time, or a {@link ClockAt}): unreachable with its reason, or its chain's status. */
+export function endpointStatus(endpoint: EndpointRecord, alertThresholds: readonly number[], at: number | ClockAt): Judged {
   if (!endpoint.details) return { status: "unreachable", statusReason: endpoint.failure ?? "tls_error" };
-  return leafRule(endpoint.details, endpoint.problem, alertThresholds, nowClock(now));
+  return leafRule(endpoint.details, endpoint.problem, alertThresholds, clockAt(at));
 }
 
 /** Whether a trust, hostname or validity-start problem makes the certificate invalid now (expiry aside). */
@@ -103,29 +103,48 @@ export function isInvalid(record: StatusInput, now: number): boolean {
   return bad(record.details, record.problem) || (record.endpoints ?? []).some((e) => e.details !== null && bad(e.details, e.problem));
 }
 
-function nowClock(now: number): RuleClock {
-  return new AtTime(now);
-}
+const clockAt = (at: number | ClockAt): ClockAt => (typeof at === "number" ? new ClockAt(at) : at);
 
-/** The rule's clock at one moment: one small object, its methods on the prototype. */
-class AtTime implements RuleClock {
-  constructor(private readonly now: number) {}
+/**
+ * The rule's clock at one moment (one small object, its methods on the prototype), which also notes
+ * the first later moment at which any answer it gave would change: until then, whatever was judged
+ * with it (statuses, whole days left) stays the same, so a rendering of it can be reused.
+ */
+export class ClockAt implements RuleClock {
+  /** The first moment after `now` at which an answer given so far changes (whole milliseconds). */
+  changesAt = TIMELINE_END;
+
+  constructor(readonly now: number) {}
+
   atOrAfter(moment: number): boolean {
+    if (moment > this.now && moment < this.changesAt) this.changesAt = moment;
     return this.now >= moment;
   }
+
   after(moment: number): boolean {
+    // Later than `moment` is, in whole milliseconds, from the next one on.
+    const next = Math.floor(moment) + 1;
+    if (next > this.now && next < this.changesAt) this.changesAt = next;
     return this.now > moment;
+  }
+
+  /** {@link daysUntil}(until, now): it drops by one as soon as less than that many whole days are left. */
+  daysUntil(until: number): number {
+    const days = daysUntil(until, this.now);
+    this.after(until - days * DAY);
+    return days;
   }
 }
 
-/** The status of `record` at `now`, why, and the whole days left. */
+/** The status of `record` at `at` (a time, or a {@link ClockAt}), why, and the whole days left. */
 export function certificateStatus(
   record: StatusInput,
-  now: number,
+  at: number | ClockAt,
 ): { status: CertificateStatus; statusReason: StatusReason | null; daysUntilExpiry: number } {
   // Asked for every certificate of every read: no closures, no spread.
-  const { status, statusReason } = rule(record, nowClock(now));
-  return { status, statusReason, daysUntilExpiry: daysUntil(record.details.notAfter, now) };
+  const clock = clockAt(at);
+  const { status, statusReason } = rule(record, clock);
+  return { status, statusReason, daysUntilExpiry: clock.daysUntil(record.details.notAfter) };
 }
 
 /** The bounds of all time in a timeline (safe integers, so SQL compares them exactly). */

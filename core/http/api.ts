@@ -6,7 +6,7 @@
 import { asCertkeeperError, CertkeeperError, errorBody, quote } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
 import { readJsonBody } from "./body.ts";
-import { admit, envelope, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
+import { admit, envelopeJson, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
 import type { Operation } from "../operations/operation.ts";
 import type { Services } from "../app/services.ts";
 
@@ -36,7 +36,11 @@ export function createApi(services: Services): Api {
   const { logger } = services;
 
   function respond(status: number, body: unknown, requestId: string, headers: Record<string, string> = {}): Response {
-    return new Response(JSON.stringify(body), { status, headers: { ...JSON_HEADERS, "x-request-id": requestId, ...headers } });
+    return respondJson(status, JSON.stringify(body), requestId, headers);
+  }
+
+  function respondJson(status: number, json: string, requestId: string, headers: Record<string, string> = {}): Response {
+    return new Response(json, { status, headers: { ...JSON_HEADERS, "x-request-id": requestId, ...headers } });
   }
 
   function logRequest(request: Request, status: number, requestId: string, started: number, level: "info" | "debug" = "info") {
@@ -58,8 +62,8 @@ export function createApi(services: Services): Api {
       // Not the caller's doing and not a bug: the operator has to free space or make the database writable.
       logger.error("the database refuses writes", { requestId, method: request.method, path: pathOf(request), message: outcome.error.message });
     }
-    const { status, body } = envelope(outcome, requestId);
-    return respond(status, body, requestId, outcome.headers);
+    const { status, json } = envelopeJson(outcome, requestId);
+    return respondJson(status, json, requestId, outcome.headers);
   }
 
   return {

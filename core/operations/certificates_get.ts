@@ -1,8 +1,8 @@
 /** GET /v1/certificates/{id}: every field of the certificate, status computed now. */
 import { Certificate } from "../schemas/certificate.ts";
 import { Envelope, IdParams } from "../schemas/common.ts";
-import { presentCertificate } from "../certificates/present.ts";
-import { defineOperation, NoQuery } from "./operation.ts";
+import { certificateJson, presentCertificate } from "../certificates/present.ts";
+import { defineOperation, NoQuery, renderedResult } from "./operation.ts";
 import { findCertificate } from "./_certificates.ts";
 
 export const getCertificate = defineOperation({
@@ -20,6 +20,7 @@ export const getCertificate = defineOperation({
   errors: ["certificate_not_found"],
   async handle({ principal, services }, { params }) {
     const record = await findCertificate(services, principal.scope, params.id!);
-    return { data: presentCertificate(record, services.clock.now()) };
+    const now = services.clock.now();
+    return renderedResult(certificateJson(record, now), () => presentCertificate(record, now));
   },
 });

@@ -2,8 +2,8 @@
 import { Certificate, ListCertificatesQuery } from "../schemas/certificate.ts";
 import { ListEnvelope } from "../schemas/common.ts";
 import type { CertificateStatus } from "../base/records.ts";
-import { presentCertificate } from "../certificates/present.ts";
-import { defineOperation } from "./operation.ts";
+import { certificateJson, presentCertificate } from "../certificates/present.ts";
+import { defineOperation, renderedResult } from "./operation.ts";
 import { decodeCursor, pageLimit, paginate } from "./_page.ts";
 
 export const listCertificates = defineOperation({
@@ -34,6 +34,10 @@ export const listCertificates = defineOperation({
       now,
     });
     const { page, nextCursor } = paginate(records, limit, (r) => [r.details.notAfter, r.id]);
-    return { data: page.map((record) => presentCertificate(record, now)), nextCursor };
+    return renderedResult(
+      `[${page.map((record) => certificateJson(record, now)).join(",")}]`,
+      () => page.map((record) => presentCertificate(record, now)),
+      nextCursor,
+    );
   },
 });

@@ -26,6 +26,32 @@ export interface OperationResult {
   data: unknown;
   /** For lists: the cursor of the next page, or null on the last. */
   nextCursor?: string | null;
+  /**
+   * `data` as JSON text, when the operation has it rendered already: the HTTP face answers with it
+   * instead of serialising `data` (see {@link renderedResult}).
+   */
+  dataJson?: string;
+}
+
+/**
+ * A result whose data is already JSON text (`dataJson`). HTTP sends the text; the in-process faces
+ * (the embedding API, the settings area) read `data`, built by `build` on first reading, so a request
+ * that only sends text never builds it.
+ */
+export function renderedResult(dataJson: string, build: () => unknown, nextCursor?: string | null): OperationResult {
+  let data: unknown;
+  let built = false;
+  return {
+    get data() {
+      if (!built) {
+        data = build();
+        built = true;
+      }
+      return data;
+    },
+    dataJson,
+    ...(nextCursor === undefined ? {} : { nextCursor }),
+  };
 }
 
 export interface Operation {

@@ -4,12 +4,13 @@
  *
  * @example
  * const outcome = await runOperation(services, { operation: getCertificate, caller: { kind: "api_key", authorization }, params: { id } });
- * const { status, body } = envelope(outcome, requestId);
+ * const { status, json } = envelopeJson(outcome, requestId); // or envelope(): the body as a value
  */
 export {
   admit,
   callOperation,
   envelope,
+  envelopeJson,
   principalOf,
   runOperation,
   type Actor,

@@ -88,9 +88,23 @@ export async function callOperation(services: Services, call: Call): Promise<Ope
 export function envelope(outcome: Outcome, requestId: string): { status: number; body: unknown } {
   if (!outcome.ok) return { status: outcome.error.status, body: errorBody(outcome.error) };
   const { data, nextCursor } = outcome.result;
-  const meta = nextCursor === undefined ? { requestId } : { requestId, nextCursor };
-  return { status: outcome.status, body: { data, meta } };
+  return { status: outcome.status, body: { data, meta: metaOf(requestId, nextCursor) } };
 }
+
+/**
+ * {@link envelope} as the JSON text a response carries. Data the operation rendered already
+ * (`dataJson`) is set into the envelope as it is, not built and serialised again.
+ */
+export function envelopeJson(outcome: Outcome, requestId: string): { status: number; json: string } {
+  if (outcome.ok && outcome.result.dataJson !== undefined) {
+    const meta = JSON.stringify(metaOf(requestId, outcome.result.nextCursor));
+    return { status: outcome.status, json: `{"data":${outcome.result.dataJson},"meta":${meta}}` };
+  }
+  const { status, body } = envelope(outcome, requestId);
+  return { status, json: JSON.stringify(body) };
+}
+
+const metaOf = (requestId: string, nextCursor: string | null | undefined) => (nextCursor === undefined ? { requestId } : { requestId, nextCursor });
 
 /** The principal a caller acts as; an API key is authenticated (401 when missing, invalid or revoked). */
 export async function principalOf(services: Services, caller: Caller): Promise<Principal> {
