@@ -11,7 +11,7 @@ import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import type { Store } from "../core/store/ports.ts";
 import type { Scope } from "../core/base/records.ts";
-import { HOUR } from "../core/base/time.ts";
+import { HOUR, MINUTE } from "../core/base/time.ts";
 import {
   apiKeyRecord,
   certificateRecord,
@@ -163,6 +163,17 @@ function describeTwoClients(name: string, database: () => Promise<{ url: string;
         [a, b, a, b, a, b].map((store) => store.certificates.insert(certificateRecord(live, { domain }), { limit: 100, events: [] })),
       );
       expect(results.sort()).toEqual(["created", "duplicate", "duplicate", "duplicate", "duplicate", "duplicate"]);
+    });
+
+    test("claimDue() hands out the other client's save of a certificate this one saved last", async () => {
+      const live = await scope();
+      const record = certificateRecord(live, { nextCheckAt: NOW - MINUTE });
+      await a.certificates.insert(record, { limit: 100, events: [] });
+      const saved = { ...record, lastCheckedAt: NOW, nextCheckAt: NOW - 1, failureCount: 1 };
+      expect(await a.certificates.saveCheck(saved, [], { detailsChanged: false })).toBe(true);
+      expect(await b.certificates.saveCheck({ ...saved, version: 1, failureCount: 2 }, [], { detailsChanged: false })).toBe(true);
+      const claimed = await a.certificates.claimDue({ owner: "a", now: NOW, leaseUntil: NOW + HOUR, limit: 100 });
+      expect(claimed.find((r) => r.id === record.id)).toMatchObject({ version: 2, failureCount: 2 });
     });
 
     test("saveCheck() by both from one version: exactly one wins", async () => {

@@ -136,3 +136,59 @@ describe("grouped last steps", () => {
     expect(w.errors.some((line) => line.includes("step 2 broke"))).toBe(true);
   });
 });
+
+describe("claims at saturation", () => {
+  /** Items due at given times; runs finish at once. Counts the source's calls. */
+  function timed(concurrency: number, pollMs: number) {
+    const pending: { n: number; dueAt: number }[] = [];
+    const ran: { n: number; at: number }[] = [];
+    const calls = { claim: 0, nextDueAt: 0 };
+    const source: WorkSource<number> = {
+      claim: async (limit, now) => {
+        calls.claim++;
+        pending.sort((a, b) => a.dueAt - b.dueAt);
+        const due = pending.filter((item) => item.dueAt <= now).slice(0, limit);
+        for (const item of due) pending.splice(pending.indexOf(item), 1);
+        return due.map((item) => item.n);
+      },
+      nextDueAt: async () => {
+        // Counted while work is waiting: once all is done, every slot freeing asks again, as it should.
+        if (pending.length > 0) calls.nextDueAt++;
+        return pending.length === 0 ? null : Math.min(...pending.map((item) => item.dueAt));
+      },
+      run: async (n) => {
+        ran.push({ n, at: Date.now() });
+        await Bun.sleep(1);
+      },
+      describe: (n) => ({ item: n }),
+    };
+    const loop = new WorkLoop(source, { name: "test", clock: systemClock, logger: createLogger("error", () => {}), concurrency, pollMs, prefetch: concurrency });
+    return { loop, pending, ran, calls };
+  }
+
+  test("after a full claim the next claim is made without first asking when work is due", async () => {
+    const w = timed(4, 10_000);
+    for (let n = 0; n < 200; n++) w.pending.push({ n, dueAt: 0 });
+    w.loop.start();
+    await until(() => w.ran.length === 200);
+    await w.loop.stop();
+    expect(w.calls.claim).toBeGreaterThan(20);
+    // Asked before the first claim only, not once per claim.
+    expect(w.calls.nextDueAt).toBe(1);
+  });
+
+  test("when a claim made on that guess finds nothing, the loop still wakes for the next item's time, not the poll's", async () => {
+    const w = timed(1, 10_000);
+    // Two items fill the first claim (a slot and one prefetched): once both are done, with nothing left
+    // running to wake the loop, the next claim is made on the guess and finds nothing.
+    for (let n = 0; n < 2; n++) w.pending.push({ n, dueAt: 0 });
+    const later = Date.now() + 300;
+    w.pending.push({ n: 99, dueAt: later });
+    w.loop.start();
+    await until(() => w.ran.some((r) => r.n === 99));
+    await w.loop.stop();
+    const at = w.ran.find((r) => r.n === 99)!.at;
+    expect(at).toBeGreaterThanOrEqual(later);
+    expect(at - later).toBeLessThan(1_000);
+  });
+});

@@ -118,6 +118,8 @@ export class WorkLoop<T> {
   async #run(): Promise<void> {
     const { clock, logger, pollMs, concurrency, name } = this.options;
     const prefetch = this.options.prefetch ?? 0;
+    // The last claim came back full: more is likely due, and the next claim itself finds out, so the
+    // loop does not first ask when work is due (a read per claim at saturation).
     let busy = false;
     while (this.#running) {
       // A fresh signal per round: a slot freeing with nothing left in memory, or a poke(), from now on
@@ -130,14 +132,13 @@ export class WorkLoop<T> {
         const enough = free >= Math.min(this.options.minBatch ?? 1, concurrency) || (free > 0 && this.#inFlight.size === 0);
         // Ask when work is due first (a read), so an idle loop never takes a write lock to find nothing;
         // right after a full batch more is likely due, and the claim itself finds out.
+        const guessed = enough && busy;
         const next = enough ? (busy ? clock.now() : await this.source.nextDueAt()) : null;
-        busy = false;
         if (next !== null && next <= clock.now()) {
           const claimed = await this.#claim(free + prefetch);
-          if (claimed === free + prefetch) {
-            busy = true;
-            continue; // a full batch: more may be due right now
-          }
+          busy = claimed === free + prefetch;
+          if (busy) continue; // a full batch: more may be due right now
+          if (guessed && claimed === 0) continue; // nothing was due after all: ask when something is
           if (claimed > 0) wait = 10; // the rest may be leased by others: look again soon
         } else if (next !== null) {
           wait = Math.min(pollMs, Math.max(next - clock.now(), 10));

@@ -227,5 +227,48 @@ export function describeCertificateLeases(get: () => Store) {
       await store.certificates.remove(live, record.id, NOW);
       expect(await store.certificates.saveCheck({ ...winner, version: 1 }, [], { detailsChanged: false })).toBe(false);
     });
+
+    test("claimDue() after this store saved a check hands out the certificate as stored: saves, settings, stale saves, moved next checks", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const record = await addCertificate(store, certificateRecord(live, { nextCheckAt: NOW - MINUTE }));
+      let at = NOW;
+      /** Claims the certificate (alone due) and expects it exactly as a read gave it just before. */
+      const claimAsStored = async () => {
+        const stored = await store.certificates.get(live, record.id);
+        const claimed = await store.certificates.claimDue({ owner: "one", now: at, leaseUntil: at + MINUTE, limit: 10 });
+        expect(claimed).toEqual([stored!]);
+        at += 2 * MINUTE;
+        return claimed[0]!;
+      };
+      const check = (from: CertificateRecord, fields: Partial<CertificateRecord>) => ({ ...from, lastCheckedAt: at, nextCheckAt: at, ...fields });
+
+      let current = await claimAsStored();
+      // An unchanged re-check, then one with new details and an event.
+      expect(await store.certificates.saveCheck(check(current, { failureCount: 1 }), [], { detailsChanged: false })).toBe(true);
+      current = await claimAsStored();
+      expect(current).toMatchObject({ version: 1, failureCount: 1 });
+      const renewed = certificateDetails(record.domain, { notAfter: NOW + 90 * DAY });
+      expect(await store.certificates.saveCheck(check(current, { fingerprint: hex(32), details: renewed, failureCount: 0 }), [eventRecord(live, { certificateId: record.id })])).toBe(true);
+      current = await claimAsStored();
+      expect(current.details).toEqual(renewed);
+      // Settings changed after the save.
+      await store.certificates.saveCheck(check(current, {}), [], { detailsChanged: false });
+      expect(await store.certificates.updateSettings(live, record.id, { name: "Renamed", tags: ["edge"], mutedUntil: NOW + DAY, updatedAt: at })).not.toBeNull();
+      current = await claimAsStored();
+      expect(current).toMatchObject({ name: "Renamed", tags: ["edge"], mutedUntil: NOW + DAY });
+      // A stale save writes nothing and is not what the next claim hands out.
+      const fresh = check(current, { failureCount: 5 });
+      expect(await store.certificates.saveCheck(fresh, [], { detailsChanged: false })).toBe(true);
+      expect(await store.certificates.saveCheck(check(current, { failureCount: 9 }), [], { detailsChanged: false })).toBe(false);
+      current = await claimAsStored();
+      expect(current.failureCount).toBe(5);
+      // A next check moved by capNextChecks after the save.
+      expect(await store.certificates.saveCheck(check(current, { lastCheckedAt: at - HOUR, nextCheckAt: at + DAY }), [], { detailsChanged: false })).toBe(true);
+      expect(await store.certificates.capNextChecks(MINUTE)).toBe(1);
+      current = await claimAsStored();
+      expect(current.nextCheckAt).toBe(at - 2 * MINUTE - HOUR + MINUTE);
+    });
   });
 }
