@@ -1,7 +1,7 @@
 /**
- * A year of monitoring, simulated: 1,000 certificates (10,000 in `npm run bench:simulation`) whose operators renew on time, late, or let them
- * lapse, whose servers go down for hours or days, and some of which drop single connections at random
- * (flapping). A fifth of the names are served by 2-4 nodes renewed at different moments (in a third of
+ * A year of monitoring, simulated: 1,000 certificates (10,000 in `npm run bench:simulation`) whose
+ * operators renew on time, late, or let them lapse, whose servers go down for hours or days, and some of
+ * which drop single connections at random (flapping). A fifth of the names are served by 2-4 nodes renewed at different moments (in a third of
  * those, one node is forgotten and keeps its first certificate all year), and a tenth carry an
  * intermediate that expires before the leaf (announced by `certificate.chain_expiring`). The clock is injected and moved an hour at a time; the network is a deterministic model
  * (test/support/simulated_internet.ts); the store, monitor, scheduler and deliverer are the real ones,
