@@ -58,16 +58,22 @@ export class Counter {
   }
 
   inc(labels: Labels, by = 1): void {
-    const ordered = Object.fromEntries(this.labelNames.map((name) => [name, labels[name] ?? ""]));
-    const key = JSON.stringify(Object.values(ordered));
+    const key = this.#key(labels);
     const series = this.#series.get(key);
     if (series) series.value += by;
-    else this.#series.set(key, { labels: ordered, value: by });
+    else this.#series.set(key, { labels: Object.fromEntries(this.labelNames.map((name) => [name, labels[name] ?? ""])), value: by });
   }
 
   /** The current value for `labels` (0 when never counted). */
   value(labels: Labels): number {
-    return this.#series.get(JSON.stringify(this.labelNames.map((name) => labels[name] ?? "")))?.value ?? 0;
+    return this.#series.get(this.#key(labels))?.value ?? 0;
+  }
+
+  /** The series' key: its label values in the counter's order, each quoted (counted once per check: no arrays). */
+  #key(labels: Labels): string {
+    let key = "";
+    for (const name of this.labelNames) key += `${JSON.stringify(String(labels[name] ?? ""))},`;
+    return key;
   }
 
   render(): string {
