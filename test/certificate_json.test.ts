@@ -7,6 +7,7 @@
 import { describe, expect, test } from "bun:test";
 import { DAY, type CertificateRecord, type Scope } from "../core/base/mod.ts";
 import { certificateJson, presentCertificate } from "../core/certificates/present.ts";
+import { renderedResult } from "../core/operations/operation.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
 
 const scope: Scope = { organizationId: "org_json", mode: "live" };
@@ -107,4 +108,25 @@ describe("certificateJson", () => {
     record.name = "Renamed";
     expect(JSON.parse(certificateJson(record, NOW)).name).toBe("Renamed");
   });
+});
+
+test("a time between whole milliseconds is rendered anew, never served a text rendered for a whole one", () => {
+  const notAfter = NOW + 5_000;
+  const record = deepFreeze(certificateRecord(scope, { notBefore: NOW - 1_000, notAfter }));
+  // Rendered at expiry, reused until the next whole millisecond, at which it is expired.
+  expect(JSON.parse(certificateJson(record, notAfter)).status).toBe("expiring");
+  const between = notAfter + 0.5;
+  expect(certificateJson(record, between)).toBe(JSON.stringify(presentCertificate(record, between)));
+  expect(JSON.parse(certificateJson(record, between)).status).toBe("expired");
+});
+
+test("a rendered result shows an embedder its data (built once, when read) and cursor only; HTTP reads the text", () => {
+  let built = 0;
+  const result = renderedResult('{"id":"c1"}', () => (built++, { id: "c1" }), null);
+  expect(built).toBe(0);
+  expect(result.dataJson).toBe('{"id":"c1"}');
+  expect(JSON.parse(JSON.stringify(result))).toEqual({ data: { id: "c1" }, nextCursor: null });
+  expect(Object.keys(result).sort()).toEqual(["data", "nextCursor"]);
+  expect(result.data).toBe(result.data);
+  expect(built).toBe(1);
 });

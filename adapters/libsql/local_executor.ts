@@ -34,6 +34,7 @@ interface Prepared {
 export class LocalExecutor implements Executor {
   /** Counts this process's writes: part of the change token. */
   writes = 0;
+  #onClose: Array<() => void> = [];
   #db: Database.Database;
   #prepared = new Map<string, Prepared>();
   /** Open transaction: statements outside it wait, as they would share its connection. */
@@ -100,7 +101,13 @@ export class LocalExecutor implements Executor {
     }
   }
 
+  /** Runs `fn` when the connection is about to close (what reads beside it must stop first). */
+  onClose(fn: () => void): void {
+    this.#onClose.push(fn);
+  }
+
   async close(): Promise<void> {
+    for (const fn of this.#onClose.splice(0)) fn();
     await this.#lock;
     await this.#checkpointer?.stop();
     this.#prepared.clear();

@@ -57,12 +57,13 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
     executor.checkpointInBackground(filePath);
   }
   const wal = filePath ? walChangeToken(filePath) : undefined;
+  if (wal) executor.onClose(() => wal.close());
   // Asked twice a request: a new string only when something moved.
   let writes = -1;
   let walToken: string | undefined;
   let token = "";
   const changeToken = () => {
-    const now = wal?.();
+    const now = wal?.read();
     if (executor.writes !== writes || now !== walToken) {
       writes = executor.writes;
       walToken = now;

@@ -11,16 +11,25 @@
  * The mapping is safe while this process keeps a connection open: SQLite truncates the index only when
  * the first connection of all opens it, and unlinks it only when the last one closes.
  */
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 
 const HEADER_BYTES = 48;
 const HEADER_WORDS = HEADER_BYTES / 4;
 
 type Mmap = (path: string, options: { shared: boolean }) => Uint8Array;
 
-/** The token: a string that stays the same object while the header does, and a new one when it moved. */
-export function walChangeToken(databasePath: string): () => string {
-  const shmPath = `${databasePath}-shm`;
+export interface WalChangeToken {
+  /** A string that stays the same while the header does, and is new when it moved. */
+  read(): string;
+  /** The connection closed: from now on every read is a token never seen before (nothing is cached). */
+  close(): void;
+}
+
+/** The change token of the database at `databasePath`, for as long as this process's connection to it is open. */
+export function walChangeToken(databasePath: string): WalChangeToken {
+  // SQLite keeps the index beside the file a symbolic link points to, not beside the link.
+  let shmPath: string | undefined;
+  let closed = false;
   let mmap = (globalThis as { Bun?: { mmap?: Mmap } }).Bun?.mmap;
   const seen = new Uint32Array(HEADER_WORDS);
   let generation = 0;
@@ -44,14 +53,16 @@ export function walChangeToken(databasePath: string): () => string {
     return token;
   };
 
-  return () => {
+  const read = (): string => {
+    if (closed) return `unreadable-${++unreadable}`;
     if (mapped) return settle(mapped);
     try {
+      shmPath ??= `${realpathSync(databasePath)}-shm`;
       fd ??= openSync(shmPath, "r");
       // Mapped only once SQLite has sized the index (a mapping past the end of a file faults on access).
       if (mmap && fstatSync(fd).size >= 4096) {
         try {
-          const bytes = mmap(shmPath, { shared: true });
+          const bytes = mmap(shmPath!, { shared: true });
           mapped = new Uint32Array(bytes.buffer, bytes.byteOffset, HEADER_WORDS);
         } catch {
           mmap = undefined; // not mappable here (a read-only file): pread from now on
@@ -71,5 +82,15 @@ export function walChangeToken(databasePath: string): () => string {
     // Unknown state: a token never seen before, so every cache treats it as a change.
     token = "";
     return `unreadable-${++unreadable}`;
+  };
+  return {
+    read,
+    close: () => {
+      // A mapping of a file that SQLite may now truncate or remove is not read again.
+      closed = true;
+      mapped = undefined;
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
   };
 }

@@ -24,10 +24,10 @@ export function presentCertificate(record: CertificateRecord, now: number): Cert
  */
 export function certificateJson(record: CertificateRecord, now: number): string {
   const hit = renderings.get(record);
-  if (hit !== undefined && hit.from <= now && now < hit.until) return hit.json;
+  // Whole milliseconds only, as stored: the clock's horizon is exact for them.
+  if (hit !== undefined && hit.from <= now && now < hit.until && Number.isInteger(now)) return hit.json;
   const clock = new ClockAt(now);
   const json = JSON.stringify(present(record, clock));
-  // Whole milliseconds only: the clock's horizon is exact for them.
   if (Object.isFrozen(record) && Number.isInteger(now)) renderings.set(record, { json, from: now, until: clock.changesAt });
   return json;
 }

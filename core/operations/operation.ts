@@ -41,7 +41,7 @@ export interface OperationResult {
 export function renderedResult(dataJson: string, build: () => unknown, nextCursor?: string | null): OperationResult {
   let data: unknown;
   let built = false;
-  return {
+  const result: OperationResult = {
     get data() {
       if (!built) {
         data = build();
@@ -49,9 +49,11 @@ export function renderedResult(dataJson: string, build: () => unknown, nextCurso
       }
       return data;
     },
-    dataJson,
     ...(nextCursor === undefined ? {} : { nextCursor }),
   };
+  // Not enumerable: an embedder serialising or comparing a result sees `data` (and `nextCursor`) only.
+  Object.defineProperty(result, "dataJson", { value: dataJson, enumerable: false });
+  return result;
 }
 
 export interface Operation {
