@@ -23,12 +23,13 @@ export function presentCertificate(record: CertificateRecord, now: number): Cert
  * endpoints). Serving the same text saves a busy server a view and a serialisation per request.
  */
 export function certificateJson(record: CertificateRecord, now: number): string {
+  // Whole milliseconds only: the clock's horizon is exact for them.
+  if (!Number.isInteger(now)) return JSON.stringify(presentCertificate(record, now));
   const hit = renderings.get(record);
-  // Whole milliseconds only, as stored: the clock's horizon is exact for them.
-  if (hit !== undefined && hit.from <= now && now < hit.until && Number.isInteger(now)) return hit.json;
+  if (hit !== undefined && hit.from <= now && now < hit.until) return hit.json;
   const clock = new ClockAt(now);
   const json = JSON.stringify(present(record, clock));
-  if (Object.isFrozen(record) && Number.isInteger(now)) renderings.set(record, { json, from: now, until: clock.changesAt });
+  if (Object.isFrozen(record)) renderings.set(record, { json, from: now, until: clock.changesAt });
   return json;
 }
 

@@ -171,15 +171,12 @@ export function statusTimeline(record: StatusInput): StatusPeriod[] {
   const periods: StatusPeriod[] = [];
   let from = TIMELINE_START;
   for (;;) {
-    // The rule's answer at `from` holds until the first moment after `from` that it compared with:
-    // until then every comparison it made comes out the same, so it takes the same path.
-    let until = TIMELINE_END;
-    const atOrAfter = (moment: number) => {
-      if (moment > from && moment < until) until = moment;
-      return from >= moment;
-    };
-    // Periods start at whole milliseconds, the clock's unit: later than `moment` is from the next one on.
-    const { status, statusReason } = rule(record, { atOrAfter, after: (moment) => atOrAfter(Math.floor(moment) + 1) });
+    // The rule's answer at `from` holds until the first moment after `from` that it compared with
+    // (the clock notes it): until then every comparison it made comes out the same, so it takes the
+    // same path. Periods start at whole milliseconds, the clock's unit.
+    const clock = new ClockAt(from);
+    const { status, statusReason } = rule(record, clock);
+    const until = clock.changesAt;
     const last = periods.at(-1);
     if (last && last.status === status && last.statusReason === statusReason) last.until = until;
     else periods.push({ from, until, status, statusReason });
