@@ -5,11 +5,12 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import Database from "libsql";
-import { copyFileSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { walChangeToken } from "../adapters/libsql/wal_token.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { organizationRecord } from "./support/store_conformance/factories.ts";
 
 const dirs: string[] = [];
 const folder = () => {
@@ -73,6 +74,35 @@ describe("walChangeToken", () => {
     expect(new Set(after).size).toBe(3);
     other.close();
     owner.close();
+  });
+
+  test("reading the token keeps SQLite's lock on the index, so another process never takes itself for the first and resets it", async () => {
+    const path = join(folder(), "l.db");
+    const store = await openLibsqlStore({ url: `file:${path}` });
+    await store.organizations.create(organizationRecord());
+    const shm = `${path}-shm`;
+    /** This process's POSIX locks on the index, from the kernel's list (Linux). */
+    const locksHeld = () => {
+      const inode = statSync(shm).ino;
+      return readFileSync("/proc/locks", "utf8")
+        .split("\n")
+        .filter((line) => line.includes(` ${process.pid} `) && line.includes(`:${inode} `)).length;
+    };
+    const supported = existsSync("/proc/locks");
+    const held = supported ? locksHeld() : 0;
+    if (supported) expect(held).toBeGreaterThan(0);
+    // Closing any descriptor of the index (as a read that opened and closed one, or Bun.mmap, would)
+    // releases every lock this process holds on it, SQLite's included.
+    const before = store.changeToken!();
+    for (let i = 0; i < 5; i++) store.changeToken!();
+    if (supported) expect(locksHeld()).toBe(held);
+    // Another process (the CLI) opens, writes and closes; the store sees it and goes on.
+    const script = `const D = require("libsql"); const db = new D(${JSON.stringify(path)}); db.exec("CREATE TABLE IF NOT EXISTS probe (x)"); db.exec("INSERT INTO probe VALUES (1)"); db.close();`;
+    const child = Bun.spawn([process.execPath, "-e", script], { cwd: join(import.meta.dir, ".."), stderr: "pipe" });
+    expect({ code: await child.exited, stderr: await new Response(child.stderr).text() }).toEqual({ code: 0, stderr: "" });
+    expect(store.changeToken!()).not.toBe(before);
+    await store.organizations.create(organizationRecord());
+    await store.close();
   });
 
   test("a store's token stops when the store closes", async () => {

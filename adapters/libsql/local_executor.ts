@@ -101,17 +101,20 @@ export class LocalExecutor implements Executor {
     }
   }
 
-  /** Runs `fn` when the connection is about to close (what reads beside it must stop first). */
+  /**
+   * Runs `fn` once the connection has closed: what reads the database's files beside it (the change
+   * token) may then close its own descriptors without releasing SQLite's locks.
+   */
   onClose(fn: () => void): void {
     this.#onClose.push(fn);
   }
 
   async close(): Promise<void> {
-    for (const fn of this.#onClose.splice(0)) fn();
     await this.#lock;
     await this.#checkpointer?.stop();
     this.#prepared.clear();
     this.#db.close();
+    for (const fn of this.#onClose.splice(0)) fn();
   }
 
   #run(sql: string, args: SqlValue[]): ResultSet {

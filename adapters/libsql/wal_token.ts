@@ -2,46 +2,42 @@
  * A change token for a local SQLite database in WAL mode, read from the WAL index (`-shm`) header.
  *
  * Every commit, by any process, rewrites that 48-byte header (its change counter, frame count and
- * checksums move). Where the runtime can map a file (Bun), the header is read from the same shared
- * memory SQLite itself reads it from: a comparison of twelve words, no system call. Elsewhere it is
- * one pread. Either way it costs microseconds at most, where even the cheapest query costs tens of
+ * checksums move). Reading it is one pread, microseconds, where even the cheapest query costs tens of
  * them: this is what lets the API cache key grants and rows while still seeing a key revoked by the CLI
- * on the very next request.
+ * on the very next request. The header is compared word by word with the last one read, and a new token
+ * string is made only when it moved.
  *
- * The mapping is safe while this process keeps a connection open: SQLite truncates the index only when
- * the first connection of all opens it, and unlinks it only when the last one closes.
+ * The descriptor stays open until the connection has closed. Closing any descriptor of a file releases
+ * every POSIX lock this process holds on it, SQLite's included: with its lock on the index gone, another
+ * process opening the database would take itself for the first and truncate the index under this one's
+ * feet (a bus error). For the same reason the index is not mapped with `Bun.mmap`, which opens and
+ * closes a descriptor of its own.
  */
-import { closeSync, fstatSync, openSync, readSync, realpathSync } from "node:fs";
+import { closeSync, openSync, readSync, realpathSync } from "node:fs";
 
 const HEADER_BYTES = 48;
 const HEADER_WORDS = HEADER_BYTES / 4;
 
-type Mmap = (path: string, options: { shared: boolean }) => Uint8Array;
-
 export interface WalChangeToken {
   /** A string that stays the same while the header does, and is new when it moved. */
   read(): string;
-  /** The connection closed: from now on every read is a token never seen before (nothing is cached). */
+  /** The connection has closed: from now on every read is a token never seen before (nothing is cached). */
   close(): void;
 }
 
 /** The change token of the database at `databasePath`, for as long as this process's connection to it is open. */
 export function walChangeToken(databasePath: string): WalChangeToken {
-  // SQLite keeps the index beside the file a symbolic link points to, not beside the link.
-  let shmPath: string | undefined;
+  let fd: number | undefined;
   let closed = false;
-  let mmap = (globalThis as { Bun?: { mmap?: Mmap } }).Bun?.mmap;
+  const buffer = Buffer.alloc(HEADER_BYTES);
+  const words = new Uint32Array(buffer.buffer, buffer.byteOffset, HEADER_WORDS);
   const seen = new Uint32Array(HEADER_WORDS);
   let generation = 0;
   let token = "";
-  let mapped: Uint32Array | undefined;
-  let fd: number | undefined;
-  const buffer = Buffer.alloc(HEADER_BYTES);
-  const bufferWords = new Uint32Array(buffer.buffer, buffer.byteOffset, HEADER_WORDS);
   let unreadable = 0;
 
-  /** Takes `words` as the header now; a new token only if it differs from the last one seen. */
-  const settle = (words: Uint32Array): string => {
+  /** The header just read as a token: the last one unless a word moved. */
+  const settle = (): string => {
     let same = token !== "";
     for (let i = 0; i < HEADER_WORDS; i++) {
       if (words[i] !== seen[i]) {
@@ -53,42 +49,23 @@ export function walChangeToken(databasePath: string): WalChangeToken {
     return token;
   };
 
-  const read = (): string => {
-    if (closed) return `unreadable-${++unreadable}`;
-    if (mapped) return settle(mapped);
-    try {
-      shmPath ??= `${realpathSync(databasePath)}-shm`;
-      fd ??= openSync(shmPath, "r");
-      // Mapped only once SQLite has sized the index (a mapping past the end of a file faults on access).
-      if (mmap && fstatSync(fd).size >= 4096) {
+  return {
+    read() {
+      if (!closed) {
         try {
-          const bytes = mmap(shmPath!, { shared: true });
-          mapped = new Uint32Array(bytes.buffer, bytes.byteOffset, HEADER_WORDS);
+          // SQLite keeps the index beside the file a symbolic link points to, not beside the link.
+          fd ??= openSync(`${realpathSync(databasePath)}-shm`, "r");
+          if (readSync(fd, buffer, 0, HEADER_BYTES, 0) === HEADER_BYTES) return settle();
         } catch {
-          mmap = undefined; // not mappable here (a read-only file): pread from now on
-        }
-        if (mapped) {
-          closeSync(fd);
-          fd = undefined;
-          return settle(mapped);
+          // Not there yet (SQLite makes it with the first read): asked again next time.
         }
       }
-      if (readSync(fd, buffer, 0, HEADER_BYTES, 0) === HEADER_BYTES) return settle(bufferWords);
-    } catch {
-      // The index is recreated when the last connection closes; reopen on the next read.
-      if (fd !== undefined) closeSync(fd);
-      fd = undefined;
-    }
-    // Unknown state: a token never seen before, so every cache treats it as a change.
-    token = "";
-    return `unreadable-${++unreadable}`;
-  };
-  return {
-    read,
-    close: () => {
-      // A mapping of a file that SQLite may now truncate or remove is not read again.
+      // Unknown state: a token never seen before, so every cache treats it as a change.
+      token = "";
+      return `unreadable-${++unreadable}`;
+    },
+    close() {
       closed = true;
-      mapped = undefined;
       if (fd !== undefined) closeSync(fd);
       fd = undefined;
     },
