@@ -49,12 +49,18 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
   // for every statement.
   const executor = new LocalExecutor(filePath ?? ":memory:", { busyTimeoutMs });
   if (filePath) {
-    await executor.execute("PRAGMA journal_mode = WAL");
-    // In WAL mode NORMAL fsyncs at checkpoints, not at every commit: a crashed process loses nothing,
-    // a power cut at most the last commits. A check result and the events it raised are one
-    // transaction, so both would be lost together and the next check raises the events again.
-    await executor.execute("PRAGMA synchronous = NORMAL");
-    executor.checkpointInBackground(filePath);
+    try {
+      await executor.execute("PRAGMA journal_mode = WAL");
+      // In WAL mode NORMAL fsyncs at checkpoints, not at every commit: a crashed process loses nothing,
+      // a power cut at most the last commits. A check result and the events it raised are one
+      // transaction, so both would be lost together and the next check raises the events again.
+      await executor.execute("PRAGMA synchronous = NORMAL");
+      await executor.checkpointInBackground(filePath);
+    } catch (error) {
+      // A file that cannot be opened (or set up): the connection's thread is not left behind.
+      await executor.close();
+      throw error;
+    }
   }
   const wal = filePath ? walChangeToken(filePath) : undefined;
   if (wal) executor.onClose(() => wal.close());
@@ -71,7 +77,13 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
     }
     return token;
   };
-  return createSqlStore(executor, { shared: false, changeToken });
+  try {
+    return await createSqlStore(executor, { shared: false, changeToken });
+  } catch (error) {
+    // E.g. a database migrated by a newer certkeeper: its connection and threads are not left behind.
+    await executor.close();
+    throw error;
+  }
 }
 
 /** The file path of a `file:` URL, or null for memory and remote databases. */

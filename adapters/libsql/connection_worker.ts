@@ -1,0 +1,100 @@
+/**
+ * The thread that owns a local database's connection (local_executor.ts). Every statement of the
+ * process runs here, one after another in the order they were sent, so SQLite's work never runs on
+ * the event loop that completes handshakes and answers requests. That work includes reading pages,
+ * building rows, writing the WAL at each commit, and waiting out another process's write lock.
+ *
+ * Requests are `[id, op, sql, args]` (connection_protocol.ts). Each answer is `[id, outcome, error]`,
+ * with rows as arrays and their columns named once.
+ */
+import Database from "libsql";
+import { parentPort, workerData } from "node:worker_threads";
+import { OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
+
+/** Statements kept prepared; beyond this the oldest is dropped (IN lists and batches vary in length). */
+const MAX_STATEMENTS = 256;
+
+interface Prepared {
+  statement: Database.Statement;
+  /** Whether it returns rows (SELECT, or a write with RETURNING). */
+  reader: boolean;
+  /** The names of the columns it returns. */
+  columns: string[];
+  /** Whether returned rows mean a change (a write with RETURNING). */
+  writes: boolean;
+}
+
+const { path, busyTimeoutMs } = workerData as { path: string; busyTimeoutMs: number };
+const prepared = new Map<string, Prepared>();
+let db: Database.Database | undefined;
+// An open that fails is the answer to every request, so the first statement's caller learns why.
+let openFailure: WorkerError | undefined;
+try {
+  db = new Database(path, { timeout: busyTimeoutMs });
+} catch (error) {
+  openFailure = errorOf(error);
+}
+
+parentPort!.on("message", (request: Request) => {
+  const id = request[0];
+  let answer: Answer;
+  try {
+    if (openFailure) throw openFailure;
+    switch (request[1]) {
+      case OP_RUN:
+        answer = [id, run(request[2], request[3]), null];
+        break;
+      case OP_ROLLBACK:
+        rollback();
+        answer = [id, null, null];
+        break;
+      default:
+        close();
+        answer = [id, null, null];
+    }
+  } catch (error) {
+    answer = [id, null, error === openFailure ? openFailure! : errorOf(error)];
+  }
+  parentPort!.postMessage(answer);
+});
+
+function run(sql: string, args: unknown[]): Outcome {
+  const statement = prepare(sql);
+  if (statement.reader) {
+    const rows = statement.statement.all(args) as unknown[][];
+    return [rows, rows.length > 0 ? statement.columns : null, statement.writes ? rows.length : 0];
+  }
+  const { changes } = statement.statement.run(args) as { changes: number };
+  return [null, null, changes];
+}
+
+/** Rolls back the transaction left open by a failed statement or COMMIT; nothing when none is open. */
+function rollback(): void {
+  if (db!.inTransaction) db!.exec("ROLLBACK");
+}
+
+function close(): void {
+  prepared.clear();
+  if (db?.open) db.close();
+}
+
+function prepare(sql: string): Prepared {
+  let found = prepared.get(sql);
+  if (found) return found;
+  const statement = db!.prepare(sql);
+  const reader = statement.reader;
+  // Rows as arrays: the driver's own objects cost a native property definition per column, and
+  // arrays cross to the main thread more cheaply than objects.
+  if (reader) statement.raw(true);
+  const columns = reader ? statement.columns().map((column) => column.name) : [];
+  found = { statement, reader, columns, writes: reader && !/^\s*(SELECT|PRAGMA|WITH|EXPLAIN)\b/i.test(sql) };
+  if (prepared.size >= MAX_STATEMENTS) prepared.delete(prepared.keys().next().value!);
+  prepared.set(sql, found);
+  return found;
+}
+
+/** What of an error crosses the thread boundary: SQLite's code and message are what callers test. */
+function errorOf(error: unknown): WorkerError {
+  const { message, code } = error as { message?: unknown; code?: unknown };
+  return { message: String(message ?? error), code: typeof code === "string" ? code : undefined };
+}
