@@ -147,6 +147,17 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(config: Config): Promise<number> {
+  // Listened for before anything starts: /healthz may answer while start-up still works (the first
+  // start's instructions read the database), and a SIGTERM then must still stop the server cleanly.
+  let stopRequested!: () => void;
+  const stopping = new Promise<void>((resolve) => (stopRequested = resolve));
+  const shutdown = () => {
+    process.off("SIGTERM", shutdown);
+    process.off("SIGINT", shutdown);
+    stopRequested();
+  };
+  process.on("SIGTERM", shutdown);
+  process.on("SIGINT", shutdown);
   let server;
   try {
     // A missing or unreadable CA file is named by its variable, before anything starts.
@@ -156,21 +167,16 @@ async function serve(config: Config): Promise<number> {
     const { startServer } = await import("../elysia/server.ts");
     server = await startServer(config);
   } catch (error) {
+    shutdown();
     // A busy port or an unreachable database: say so in one line, not with a stack trace.
     return fail(`certkeeper could not start: ${(error as Error).message}`, 1);
   }
-  await new Promise<void>((resolve) => {
-    const shutdown = () => {
-      process.off("SIGTERM", shutdown);
-      process.off("SIGINT", shutdown);
-      server.stop().then(resolve, (error) => {
-        console.error(`certkeeper: error while stopping: ${(error as Error).message}`);
-        resolve();
-      });
-    };
-    process.on("SIGTERM", shutdown);
-    process.on("SIGINT", shutdown);
-  });
+  await stopping;
+  try {
+    await server.stop();
+  } catch (error) {
+    console.error(`certkeeper: error while stopping: ${(error as Error).message}`);
+  }
   return 0;
 }
 
