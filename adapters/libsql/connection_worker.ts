@@ -9,7 +9,7 @@
  */
 import Database from "libsql";
 import { parentPort, workerData } from "node:worker_threads";
-import { OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
+import { OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
 
 /** Statements kept prepared; beyond this the oldest is dropped (IN lists and batches vary in length). */
 const MAX_STATEMENTS = 256;
@@ -35,25 +35,20 @@ try {
   openFailure = errorOf(error);
 }
 
-parentPort!.on("message", (request: Request) => {
-  const id = request[0];
+parentPort!.on("message", ([id, op, sql, args]: Request) => {
   let answer: Answer;
-  try {
-    if (openFailure) throw openFailure;
-    switch (request[1]) {
-      case OP_RUN:
-        answer = [id, run(request[2], request[3]), null];
-        break;
-      case OP_ROLLBACK:
-        rollback();
+  if (openFailure) answer = [id, null, openFailure];
+  else {
+    try {
+      if (op === OP_RUN) answer = [id, run(sql, args), null];
+      else {
+        if (op === OP_ROLLBACK) rollback();
+        else if (op === OP_CLOSE) close();
         answer = [id, null, null];
-        break;
-      default:
-        close();
-        answer = [id, null, null];
+      }
+    } catch (error) {
+      answer = [id, null, errorOf(error)];
     }
-  } catch (error) {
-    answer = [id, null, error === openFailure ? openFailure! : errorOf(error)];
   }
   parentPort!.postMessage(answer);
 });

@@ -12,8 +12,8 @@
  * loop one message out and one back per statement.
  */
 import { Worker } from "node:worker_threads";
-import { ConstraintError, type Executor, type ResultSet, type SqlValue } from "../sql/executor.ts";
-import { storageFailure } from "./storage_failure.ts";
+import type { Executor, ResultSet, SqlValue } from "../sql/executor.ts";
+import { executorError } from "./storage_failure.ts";
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
 import { OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
 
@@ -111,7 +111,7 @@ export class LocalExecutor implements Executor {
       return result;
     } catch (error) {
       // After every statement sent before it, so nothing of the transaction runs outside it.
-      await this.#send([++this.#nextId, OP_ROLLBACK, "", []]).catch(() => {});
+      await this.#send(OP_ROLLBACK).catch(() => {});
       // Nothing was committed: a change counted inside must not count.
       this.writes = writesBefore;
       throw error;
@@ -134,7 +134,7 @@ export class LocalExecutor implements Executor {
     return (this.#closed ??= (async () => {
       await this.#lock;
       await this.#checkpointer?.stop();
-      await this.#send([++this.#nextId, OP_CLOSE, "", []]).catch(() => {});
+      await this.#send(OP_CLOSE).catch(() => {});
       this.#end(new Error("The database connection is closed"));
       await this.#worker.terminate();
       for (const fn of this.#onClose.splice(0)) fn();
@@ -142,18 +142,20 @@ export class LocalExecutor implements Executor {
   }
 
   async #run(sql: string, args: SqlValue[]): Promise<ResultSet> {
-    const outcome = (await this.#send([++this.#nextId, OP_RUN, sql, args])) as Outcome;
+    const outcome = (await this.#send(OP_RUN, sql, args))!;
     // Only a change counts: an UPDATE that matched nothing must not flush every cache.
     if (outcome[2] > 0) this.writes++;
     return resultSet(outcome);
   }
 
-  #send(request: Request): Promise<Outcome | null> {
+  /** Sends one request to the connection's thread; its answer settles the promise. */
+  #send(op: Request[1], sql = "", args: SqlValue[] = []): Promise<Outcome | null> {
     if (this.#ended) return Promise.reject(this.#ended);
     if (this.#pending.size === 0) this.#worker.ref();
+    const id = ++this.#nextId;
     return new Promise((resolve, reject) => {
-      this.#pending.set(request[0], { resolve, reject });
-      this.#worker.postMessage(request);
+      this.#pending.set(id, { resolve, reject });
+      this.#worker.postMessage([id, op, sql, args] satisfies Request);
     });
   }
 
@@ -190,10 +192,7 @@ function rowObjects(rows: unknown[][], columns: string[]): ResultSet["rows"] {
   return objects;
 }
 
+/** SQLite's error from the connection's thread, as the remote executor names the same error. */
 function mapError({ message, code }: WorkerError): unknown {
-  if (/UNIQUE constraint failed|PRIMARY KEY constraint|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)/i.test(`${code ?? ""} ${message}`)) {
-    return new ConstraintError(message);
-  }
-  const error = Object.assign(new Error(message), code ? { code } : {});
-  return storageFailure(error) ?? error;
+  return executorError(Object.assign(new Error(message), code ? { code } : {}));
 }

@@ -10,11 +10,11 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
-import { ConstraintError, type Executor, type ResultSet, type SqlValue } from "../sql/executor.ts";
+import type { Executor, ResultSet, SqlValue } from "../sql/executor.ts";
 import type { Store } from "../../core/store/mod.ts";
 import { walChangeToken } from "./wal_token.ts";
 import { LocalExecutor } from "./local_executor.ts";
-import { storageFailure } from "./storage_failure.ts";
+import { executorError, storageFailure } from "./storage_failure.ts";
 
 export { storageFailure } from "./storage_failure.ts";
 
@@ -132,10 +132,6 @@ async function run(target: Client | Transaction, statement: InStatement): Promis
     const result = await target.execute(statement);
     return { rows: result.rows as unknown as ResultSet["rows"], rowsAffected: result.rowsAffected };
   } catch (error) {
-    const text = `${(error as { code?: string }).code ?? ""} ${(error as Error).message}`;
-    if (/UNIQUE constraint failed|PRIMARY KEY constraint|SQLITE_CONSTRAINT_(UNIQUE|PRIMARYKEY)/i.test(text)) {
-      throw new ConstraintError((error as Error).message);
-    }
-    throw storageFailure(error) ?? error;
+    throw executorError(error);
   }
 }
