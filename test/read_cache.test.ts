@@ -68,6 +68,31 @@ describe("the read cache over a database another process writes to", () => {
     expect(await cached.certificates.list(scope, { ...query, limit: 1 })).toHaveLength(1);
   });
 
+  test("readers that miss one entry together share one read; a reader after a write starts a read of its own", async () => {
+    const { cached, other, reads, scope } = await twoClients();
+    const first = certificateRecord(scope, { notAfter: NOW + 10 * DAY });
+    await other.certificates.insert(first, { limit: 100, events: [] });
+    const query = { limit: 10, now: NOW };
+
+    // As after a write empties the cache under load: many requests for one page at once.
+    const pages = await Promise.all(Array.from({ length: 20 }, () => cached.certificates.list(scope, query)));
+    expect(pages.map(ids)).toEqual(Array.from({ length: 20 }, () => [first.id]));
+    expect(reads.list).toBe(1);
+
+    // A read begun before a write is not joined by a reader that comes after it.
+    const second = certificateRecord(scope, { notAfter: NOW + 20 * DAY });
+    await other.certificates.insert(second, { limit: 100, events: [] });
+    const before = cached.certificates.list(scope, query);
+    const third = certificateRecord(scope, { notAfter: NOW + 30 * DAY });
+    await other.certificates.insert(third, { limit: 100, events: [] });
+    const after = cached.certificates.list(scope, query);
+    expect(ids(await after)).toEqual([first.id, second.id, third.id]);
+    await before;
+    expect(reads.list).toBe(3);
+    // Shared values are frozen: one reader cannot change what the others hold.
+    expect(Object.isFrozen((await cached.certificates.list(scope, query))[0])).toBe(true);
+  });
+
   test("a list filtered by status is read every time: a certificate turns expiring with nothing written", async () => {
     const { cached, other, reads, scope } = await twoClients();
     // Thresholds up to 30 days: expiring once 30 whole days or fewer are left.

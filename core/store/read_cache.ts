@@ -6,6 +6,10 @@
  * another server on the same file), empties it before the next read. So a revoked key is refused on
  * the very next request, and a renewed certificate is shown at once.
  *
+ * Readers that miss the same entry while it is being read share that one read: after a write empties
+ * the cache, 64 requests for one list page make one query, not 64 queued on the connection's thread
+ * (measured: 51 such reads took up to 264 ms, and list p99 went from 44–54 ms to 155–178 ms).
+ *
  * Stores that cannot produce a change token (a shared libSQL server) are returned as they are.
  */
 import type { CertificateRecord, KeyGrant, Scope } from "../base/records.ts";
@@ -24,6 +28,8 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
   const grants = new Map<string, KeyGrant | null>();
   const certificates = new Map<string, CertificateRecord | null>();
   const pages = new Map<string, CertificateRecord[]>();
+  /** Reads under way, by cache and key; emptied with the caches, so a read begins after every write it must see. */
+  const reading = new Map<Map<string, unknown>, Map<string, Promise<unknown>>>();
 
   /** The current token; the caches are emptied first when it moved. */
   function current(): string {
@@ -32,6 +38,7 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
       grants.clear();
       certificates.clear();
       pages.clear();
+      reading.clear();
       token = now;
     }
     return now;
@@ -42,10 +49,26 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     const before = current();
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
-    const value = await read();
+    let flights = reading.get(cache);
+    if (!flights) reading.set(cache, (flights = new Map()));
+    const shared = flights.get(key) as Promise<T> | undefined;
+    if (shared) return shared;
+    const flight = readInto(cache, key, before, read);
+    flights.set(key, flight);
+    try {
+      return await flight;
+    } finally {
+      // Only its own entry: the caches (and this map with them) may have been emptied and refilled meanwhile.
+      if (flights.get(key) === flight) flights.delete(key);
+    }
+  }
+
+  async function readInto<T>(cache: Map<string, T>, key: string, before: string, read: () => Promise<T>): Promise<T> {
+    // Frozen even when not kept: every reader that joined the read holds the same value.
+    const value = freeze(await read());
     if (changeToken!() === before) {
       if (cache.size >= max) cache.clear();
-      cache.set(key, freeze(value));
+      cache.set(key, value);
     }
     return value;
   }
