@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { certificateRecord, NOW, organizationRecord } from "./support/store_conformance/mod.ts";
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "certkeeper-connection-"));
 
@@ -67,6 +68,75 @@ describe("the local database's connection thread", () => {
     // Nothing was committed, so the change token's counter did not move.
     expect(executor.writes).toBe(writesBefore);
     await executor.close();
+  });
+
+  test("a batch is one transaction: each statement's answer in order, or nothing at all when one fails", async () => {
+    const executor = new LocalExecutor(":memory:", { busyTimeoutMs: 1_000 });
+    await executor.execute("CREATE TABLE t (v TEXT PRIMARY KEY, n INTEGER)");
+    const writes = executor.writes;
+    const [inserted, read] = await executor.batch([
+      { sql: "INSERT INTO t VALUES (?, ?), (?, ?)", args: ["a", 1, "b", 2] },
+      { sql: "SELECT v FROM t ORDER BY v" },
+    ]);
+    expect(inserted!.rowsAffected).toBe(2);
+    expect(read!.rows).toEqual([{ v: "a" }, { v: "b" }]);
+    expect(executor.writes).toBe(writes + 1);
+
+    const failed = await executor
+      .batch([{ sql: "UPDATE t SET n = n + 10" }, { sql: "INSERT INTO t VALUES ('a', 3)" }])
+      .catch((error: Error) => error);
+    expect((failed as Error).name).toBe("ConstraintError");
+    expect((await executor.execute("SELECT v, n FROM t ORDER BY v")).rows).toEqual([
+      { v: "a", n: 1 },
+      { v: "b", n: 2 },
+    ]);
+    expect(executor.writes).toBe(writes + 1);
+
+    // A batch sent while a transaction is open waits for it, instead of running inside it.
+    let release!: () => void;
+    const open = executor.transaction(async (tx) => {
+      await tx.execute("INSERT INTO t VALUES ('c', 3)");
+      await new Promise<void>((resolve) => (release = resolve));
+      await tx.execute("INSERT INTO t VALUES ('d', 4)");
+    });
+    const counted = executor.batch([{ sql: "SELECT count(*) AS n FROM t" }]);
+    await Bun.sleep(20);
+    release();
+    await open;
+    expect((await counted)[0]!.rows).toEqual([{ n: 4 }]);
+    await executor.close();
+  });
+
+  test("two processes' schedulers leasing from one file at once lease disjoint sets", async () => {
+    const url = `file:${join(tempDir(), "certkeeper.db")}`;
+    const [one, two] = [await openLibsqlStore({ url }), await openLibsqlStore({ url })];
+    const org = organizationRecord();
+    await one.organizations.create(org);
+    const scope = { organizationId: org.id, mode: "live" as const };
+    const ids: string[] = [];
+    for (let i = 0; i < 40; i++) {
+      // Many share a due time: the two statements of a lease must pick the same rows among equals.
+      const record = certificateRecord(scope, { nextCheckAt: NOW - (i % 4) });
+      await one.certificates.insert(record, { limit: 100, events: [] });
+      ids.push(record.id);
+    }
+    const leased: string[] = [];
+    for (let round = 0; round < 5; round++) {
+      const lease = { now: NOW, leaseUntil: NOW + 60_000, limit: 3 };
+      const [a, b] = await Promise.all([
+        one.certificates.claimDue({ ...lease, owner: "one" }),
+        two.certificates.claimDue({ ...lease, owner: "two" }),
+      ]);
+      expect(a).toHaveLength(3);
+      expect(b).toHaveLength(3);
+      leased.push(...a.map((r) => r.id), ...b.map((r) => r.id));
+    }
+    expect(new Set(leased).size).toBe(30);
+    // The ten left are exactly those not leased, and still due.
+    const rest = await one.certificates.claimDue({ owner: "one", now: NOW, leaseUntil: NOW + 60_000, limit: 100 });
+    expect(rest.map((r) => r.id).sort()).toEqual(ids.filter((id) => !leased.includes(id)).sort());
+    await one.close();
+    await two.close();
   });
 
   test("a database file that cannot be opened fails the open with SQLite's reason", async () => {

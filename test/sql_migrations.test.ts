@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createClient, type Client } from "@libsql/client";
 import { DAY } from "../core/base/mod.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
-import type { Executor, ResultSet, SqlValue } from "../adapters/sql/mod.ts";
+import { batchInTransaction, type Executor, type ResultSet, type SqlValue } from "../adapters/sql/mod.ts";
 import { migrate, SCHEMA_VERSION } from "../adapters/sql/migrations.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-migrations-"));
@@ -20,12 +20,18 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function executorOver(client: Client): Executor {
   const run = async (target: Pick<Client, "execute">, sql: string, args: SqlValue[] = []) =>
     (await target.execute({ sql, args })) as unknown as ResultSet;
-  return {
+  const executor: Executor = {
     execute: (sql, args) => run(client, sql, args),
+    batch: (statements) => batchInTransaction(executor, statements),
     async transaction(fn) {
       const tx = await client.transaction("write");
       try {
-        const result = await fn({ execute: (sql, args) => run(tx, sql, args), transaction: () => Promise.reject(new Error("nested")), close: async () => {} });
+        const result = await fn({
+          execute: (sql, args) => run(tx, sql, args),
+          batch: () => Promise.reject(new Error("nested")),
+          transaction: () => Promise.reject(new Error("nested")),
+          close: async () => {},
+        });
         await tx.commit();
         return result;
       } finally {
@@ -34,6 +40,7 @@ function executorOver(client: Client): Executor {
     },
     close: async () => client.close(),
   };
+  return executor;
 }
 
 describe("migrations", () => {

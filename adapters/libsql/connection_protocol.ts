@@ -7,8 +7,12 @@ export const OP_RUN = 0;
 export const OP_ROLLBACK = 1;
 /** Closes the connection. */
 export const OP_CLOSE = 2;
+/** Runs statements in order as one write transaction; the answer holds each one's outcome. */
+export const OP_BATCH = 3;
 
-export type Request = [id: number, op: typeof OP_RUN | typeof OP_ROLLBACK | typeof OP_CLOSE, sql: string, args: SqlValue[]];
+export type Request =
+  | [id: number, op: typeof OP_RUN | typeof OP_ROLLBACK | typeof OP_CLOSE, sql: string, args: SqlValue[]]
+  | [id: number, op: typeof OP_BATCH, statements: Array<[sql: string, args: SqlValue[]]>];
 
 export interface WorkerError {
   message: string;
@@ -19,5 +23,5 @@ export interface WorkerError {
 /** One statement's rows as arrays and their columns (null without rows), and the rows it changed. */
 export type Outcome = [rows: unknown[][] | null, columns: string[] | null, rowsAffected: number];
 
-/** A statement's outcome, or why it failed. */
-export type Answer = [id: number, outcome: Outcome | null, error: WorkerError | null];
+/** A statement's outcome (a batch's: one per statement), or why it failed. */
+export type Answer = [id: number, outcome: Outcome | Outcome[] | null, error: WorkerError | null];

@@ -4,12 +4,12 @@
  * the event loop that completes handshakes and answers requests. That work includes reading pages,
  * building rows, writing the WAL at each commit, and waiting out another process's write lock.
  *
- * Requests are `[id, op, sql, args]` (connection_protocol.ts). Each answer is `[id, outcome, error]`,
- * with rows as arrays and their columns named once.
+ * Requests are `[id, op, sql, args]`, or `[id, OP_BATCH, statements]` (connection_protocol.ts). Each
+ * answer is `[id, outcome, error]`, with rows as arrays and their columns named once.
  */
 import Database from "libsql";
 import { parentPort, workerData } from "node:worker_threads";
-import { OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
+import { OP_BATCH, OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
 
 /** Statements kept prepared; beyond this the oldest is dropped (IN lists and batches vary in length). */
 const MAX_STATEMENTS = 256;
@@ -35,15 +35,17 @@ try {
   openFailure = errorOf(error);
 }
 
-parentPort!.on("message", ([id, op, sql, args]: Request) => {
+parentPort!.on("message", (request: Request) => {
+  const id = request[0];
   let answer: Answer;
   if (openFailure) answer = [id, null, openFailure];
   else {
     try {
-      if (op === OP_RUN) answer = [id, run(sql, args), null];
+      if (request[1] === OP_RUN) answer = [id, run(request[2], request[3]), null];
+      else if (request[1] === OP_BATCH) answer = [id, batch(request[2]), null];
       else {
-        if (op === OP_ROLLBACK) rollback();
-        else if (op === OP_CLOSE) close();
+        if (request[1] === OP_ROLLBACK) rollback();
+        else if (request[1] === OP_CLOSE) close();
         answer = [id, null, null];
       }
     } catch (error) {
@@ -52,6 +54,19 @@ parentPort!.on("message", ([id, op, sql, args]: Request) => {
   }
   parentPort!.postMessage(answer);
 });
+
+/** The statements as one write transaction: each one's outcome, or none of them if one fails. */
+function batch(statements: Array<[sql: string, args: unknown[]]>): Outcome[] {
+  db!.exec("BEGIN IMMEDIATE");
+  try {
+    const outcomes = statements.map(([sql, args]) => run(sql, args));
+    db!.exec("COMMIT");
+    return outcomes;
+  } catch (error) {
+    rollback();
+    throw error;
+  }
+}
 
 function run(sql: string, args: unknown[]): Outcome {
   const statement = prepare(sql);

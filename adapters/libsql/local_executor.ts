@@ -12,16 +12,16 @@
  * loop one message out and one back per statement.
  */
 import { Worker } from "node:worker_threads";
-import type { Executor, ResultSet, SqlValue } from "../sql/executor.ts";
+import type { Executor, ResultSet, SqlValue, Statement } from "../sql/executor.ts";
 import { executorError } from "./storage_failure.ts";
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
-import { OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
+import { OP_BATCH, OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
 
 /** How often the background checkpointer copies the WAL back into the database. */
 const CHECKPOINT_EVERY_MS = 100;
 
 interface Pending {
-  resolve: (outcome: Outcome | null) => void;
+  resolve: (outcome: Outcome | Outcome[] | null) => void;
   reject: (error: unknown) => void;
 }
 
@@ -93,6 +93,14 @@ export class LocalExecutor implements Executor {
     return this.#run(sql, args);
   }
 
+  async batch(statements: Statement[]): Promise<ResultSet[]> {
+    await this.#lock;
+    const outcomes = (await this.#send([OP_BATCH, statements.map(({ sql, args }) => [sql, args ?? []])])) as Outcome[];
+    // One committed transaction: it counts once, if it changed anything.
+    if (outcomes.some((outcome) => outcome[2] > 0)) this.writes++;
+    return outcomes.map(resultSet);
+  }
+
   async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
     // One transaction at a time: SQLite has one writer anyway, and the connection is shared.
     const previous = this.#lock;
@@ -104,6 +112,7 @@ export class LocalExecutor implements Executor {
       await this.#run("BEGIN IMMEDIATE", []);
       const result = await fn({
         execute: (sql, args = []) => this.#run(sql, args),
+        batch: () => Promise.reject(new Error("nested transactions are not supported")),
         transaction: () => Promise.reject(new Error("nested transactions are not supported")),
         close: async () => {},
       });
@@ -111,7 +120,7 @@ export class LocalExecutor implements Executor {
       return result;
     } catch (error) {
       // After every statement sent before it, so nothing of the transaction runs outside it.
-      await this.#send(OP_ROLLBACK).catch(() => {});
+      await this.#send([OP_ROLLBACK, "", []]).catch(() => {});
       // Nothing was committed: a change counted inside must not count.
       this.writes = writesBefore;
       throw error;
@@ -134,7 +143,7 @@ export class LocalExecutor implements Executor {
     return (this.#closed ??= (async () => {
       await this.#lock;
       await this.#checkpointer?.stop();
-      await this.#send(OP_CLOSE).catch(() => {});
+      await this.#send([OP_CLOSE, "", []]).catch(() => {});
       this.#end(new Error("The database connection is closed"));
       await this.#worker.terminate();
       for (const fn of this.#onClose.splice(0)) fn();
@@ -142,20 +151,20 @@ export class LocalExecutor implements Executor {
   }
 
   async #run(sql: string, args: SqlValue[]): Promise<ResultSet> {
-    const outcome = (await this.#send(OP_RUN, sql, args))!;
+    const outcome = (await this.#send([OP_RUN, sql, args])) as Outcome;
     // Only a change counts: an UPDATE that matched nothing must not flush every cache.
     if (outcome[2] > 0) this.writes++;
     return resultSet(outcome);
   }
 
-  /** Sends one request to the connection's thread; its answer settles the promise. */
-  #send(op: Request[1], sql = "", args: SqlValue[] = []): Promise<Outcome | null> {
+  /** Sends one request (numbered here) to the connection's thread; its answer settles the promise. */
+  #send(request: Request extends [number, ...infer Rest] ? Rest : never): Promise<Outcome | Outcome[] | null> {
     if (this.#ended) return Promise.reject(this.#ended);
     if (this.#pending.size === 0) this.#worker.ref();
     const id = ++this.#nextId;
     return new Promise((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
-      this.#worker.postMessage([id, op, sql, args] satisfies Request);
+      this.#worker.postMessage([id, ...request] as Request);
     });
   }
 

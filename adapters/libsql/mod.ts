@@ -10,7 +10,7 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
-import type { Executor, ResultSet, SqlValue } from "../sql/executor.ts";
+import type { Executor, ResultSet, SqlValue, Statement } from "../sql/executor.ts";
 import type { Store } from "../../core/store/mod.ts";
 import { walChangeToken } from "./wal_token.ts";
 import { LocalExecutor } from "./local_executor.ts";
@@ -105,11 +105,21 @@ class LibsqlExecutor implements Executor {
     return run(this.#client, { sql, args });
   }
 
+  async batch(statements: Statement[]): Promise<ResultSet[]> {
+    try {
+      const results = await this.#client.batch(statements.map(({ sql, args }) => ({ sql, args: args ?? [] })), "write");
+      return results.map((result) => ({ rows: result.rows as unknown as ResultSet["rows"], rowsAffected: result.rowsAffected }));
+    } catch (error) {
+      throw executorError(error);
+    }
+  }
+
   async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
     const tx = await this.#client.transaction("write");
     try {
       const result = await fn({
         execute: (sql, args = []) => run(tx, { sql, args }),
+        batch: () => Promise.reject(new Error("nested transactions are not supported")),
         transaction: () => Promise.reject(new Error("nested transactions are not supported")),
         close: async () => {},
       });

@@ -304,19 +304,16 @@ export function sqlCertificates(db: Executor): CertificateStore {
     },
 
     async claimDue({ owner, now, leaseUntil, limit }) {
-      // Read, then lease, in one write transaction: two processes running it at once lease disjoint
-      // sets, and the caller gets the rows as they were (RETURNING would give the leased nextCheckAt).
-      return db.transaction(async (tx) => {
-        const { rows } = await tx.execute(`${SELECT} WHERE next_check_at <= ? ORDER BY next_check_at LIMIT ?`, [now, limit]);
-        const due = rows.map(certificateFrom);
-        if (due.length === 0) return [];
-        await tx.execute(`UPDATE certificates SET next_check_at = ?, lease_owner = ? WHERE id IN (${placeholders(due.length)})`, [
-          leaseUntil,
-          owner,
-          ...due.map((record) => record.id),
-        ]);
-        return due;
-      });
+      // Read, then lease, in one write transaction sent as one request (a message to the connection's
+      // thread, a round trip to a server): two processes running it at once lease disjoint sets, and
+      // the caller gets the rows as they were (RETURNING would give the leased nextCheckAt). Both
+      // statements pick the same rows: the same order, total (rowid breaks ties), in one transaction.
+      const due = `FROM certificates WHERE next_check_at <= ? ORDER BY next_check_at, rowid LIMIT ?`;
+      const [picked] = await db.batch([
+        { sql: `SELECT ${CERTIFICATE_COLUMNS} ${due}`, args: [now, limit] },
+        { sql: `UPDATE certificates SET next_check_at = ?, lease_owner = ? WHERE rowid IN (SELECT rowid ${due})`, args: [leaseUntil, owner, now, limit] },
+      ]);
+      return picked!.rows.map(certificateFrom);
     },
 
     async nextDueAt() {

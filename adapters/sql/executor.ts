@@ -1,6 +1,7 @@
 /**
- * The three things the SQL store needs from a database driver (as in Lucia's SQLite adapter): run a
- * statement, run a function in a write transaction, close. The libSQL adapter supplies one.
+ * What the SQL store needs from a database driver (as in Lucia's SQLite adapter): run a statement,
+ * run a few statements as one write transaction in one request, run a function in a write
+ * transaction, close. The libSQL adapter supplies one.
  */
 export type SqlValue = string | number | bigint | null | Uint8Array;
 export type Row = Record<string, unknown>;
@@ -10,14 +11,34 @@ export interface ResultSet {
   rowsAffected: number;
 }
 
+export interface Statement {
+  sql: string;
+  args?: SqlValue[];
+}
+
 export interface Executor {
   execute(sql: string, args?: SqlValue[]): Promise<ResultSet>;
+  /**
+   * Runs the statements in order as one write transaction, sent as one request (one message to a
+   * local connection's thread, one round trip to a database server): all commit, or none if one fails.
+   * For work whose later statements need nothing computed from earlier answers.
+   */
+  batch(statements: Statement[]): Promise<ResultSet[]>;
   /**
    * Runs `fn` in a write transaction (taken at BEGIN, so concurrent writers queue rather than fail)
    * and commits; rolls back if it throws.
    */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+/** `batch` for an executor without a request of its own for it: the statements one by one in `transaction`. */
+export function batchInTransaction(db: Executor, statements: Statement[]): Promise<ResultSet[]> {
+  return db.transaction(async (tx) => {
+    const results: ResultSet[] = [];
+    for (const { sql, args } of statements) results.push(await tx.execute(sql, args));
+    return results;
+  });
 }
 
 /** Thrown by executors for a UNIQUE or PRIMARY KEY violation. */

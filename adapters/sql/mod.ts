@@ -50,5 +50,5 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
   };
 }
 
-export type { Executor, ResultSet, Row, SqlValue } from "./executor.ts";
-export { ConstraintError } from "./executor.ts";
+export type { Executor, ResultSet, Row, SqlValue, Statement } from "./executor.ts";
+export { batchInTransaction, ConstraintError } from "./executor.ts";
