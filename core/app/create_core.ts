@@ -34,13 +34,13 @@ import { addCertificate } from "../operations/mod.ts";
 
 /**
  * How long a scheduled check's lease lasts. A leased certificate may wait for a slot (the scheduler
- * leases as many ahead as it runs) and then for connections (shared with an import's checks); each
- * check ahead of it in that queue holds its connections for at most one TLS timeout. So the lease
- * covers every check that can be ahead (3 × CHECK_CONCURRENCY) plus its own, and never runs out under
+ * leases twice as many ahead as it runs) and then for connections (shared with an import's checks);
+ * each check ahead of it in that queue holds its connections for at most one TLS timeout. So the lease
+ * covers every check that can be ahead (4 × CHECK_CONCURRENCY) plus its own, and never runs out under
  * a live process however many addresses its names have; it only delays a dead process's certificates.
  */
 export function checkLeaseMs(config: Pick<Config, "tlsTimeoutMs" | "checkConcurrency">): number {
-  return Math.max(LEASE_MS, config.tlsTimeoutMs * (3 * config.checkConcurrency + 1));
+  return Math.max(LEASE_MS, config.tlsTimeoutMs * (4 * config.checkConcurrency + 1));
 }
 
 export interface CoreOptions {
