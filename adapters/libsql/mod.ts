@@ -6,12 +6,12 @@
  * @example
  * const store = await openLibsqlStore({ url: "file:./data/certkeeper.db" });
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
 import type { Executor, ResultSet, SqlValue, Statement } from "../sql/executor.ts";
-import type { Store } from "../../core/store/mod.ts";
+import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
 import { walChangeToken } from "./wal_token.ts";
 import { LocalExecutor } from "./local_executor.ts";
 import { executorError, storageFailure } from "./storage_failure.ts";
@@ -77,13 +77,34 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
     }
     return token;
   };
+  let store: Store;
   try {
-    return await createSqlStore(executor, { shared: false, changeToken });
+    store = await createSqlStore(executor, { shared: false, changeToken });
   } catch (error) {
     // E.g. a database migrated by a newer certkeeper: its connection and threads are not left behind.
     await executor.close();
     throw error;
   }
+  if (!filePath) return store;
+  const write = store.ping;
+  return {
+    ...store,
+    async ping() {
+      await write();
+      // The probe's small write can land in WAL space a checkpoint freed, and succeed on a disk with no
+      // room left: the next checkpoint, or the WAL's next growth, would then fail.
+      if (freeBytes(filePath) < FULL_BELOW_BYTES) throw new StorageUnavailableError("full");
+    },
+  };
+}
+
+/** Less room than this on a database file's disk counts as full (see ping above). */
+const FULL_BELOW_BYTES = 1024 * 1024;
+
+/** Room left for this process on the disk holding `path`: root may also use the blocks reserved for it. */
+function freeBytes(path: string): number {
+  const { bavail, bfree, bsize } = statfsSync(dirname(path));
+  return (process.getuid?.() === 0 ? bfree : bavail) * bsize;
 }
 
 /** The file path of a `file:` URL, or null for memory and remote databases. */
