@@ -94,11 +94,16 @@ describe("the local database's connection thread", () => {
 
     // A batch sent while a transaction is open waits for it, instead of running inside it.
     let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
     const open = executor.transaction(async (tx) => {
       await tx.execute("INSERT INTO t VALUES ('c', 3)");
-      await new Promise<void>((resolve) => (release = resolve));
+      entered();
+      await held;
       await tx.execute("INSERT INTO t VALUES ('d', 4)");
     });
+    await inside;
     const counted = executor.batch([{ sql: "SELECT count(*) AS n FROM t" }]);
     await Bun.sleep(20);
     release();
@@ -107,7 +112,7 @@ describe("the local database's connection thread", () => {
     await executor.close();
   });
 
-  test("two processes' schedulers leasing from one file at once lease disjoint sets", async () => {
+  test("two connections to one file (as two processes have) leasing at once lease disjoint sets", async () => {
     const url = `file:${join(tempDir(), "certkeeper.db")}`;
     const [one, two] = [await openLibsqlStore({ url }), await openLibsqlStore({ url })];
     const org = organizationRecord();

@@ -31,15 +31,27 @@ async function twoClients() {
   const other = await openLibsqlStore({ url });
   opened.push(server, other);
   const reads = { list: 0, findByHash: 0 };
+  /** While `gate` is set, a list read tells `onRead` it has read, then answers only once the gate opens. */
+  const held: { gate?: Promise<void>; onRead?: () => void } = {};
   const counted: Store = {
     ...server,
     apiKeys: { ...server.apiKeys, findByHash: (hash) => (reads.findByHash++, server.apiKeys.findByHash(hash)) },
-    certificates: { ...server.certificates, list: (scope, query) => (reads.list++, server.certificates.list(scope, query)) },
+    certificates: {
+      ...server.certificates,
+      list: async (scope, query) => {
+        reads.list++;
+        const { gate, onRead } = held;
+        const records = await server.certificates.list(scope, query);
+        onRead?.();
+        await gate;
+        return records;
+      },
+    },
   };
   const org = organizationRecord();
   await server.organizations.create(org);
   const scope: Scope = { organizationId: org.id, mode: "live" };
-  return { cached: withReadCache(counted), other, reads, org, scope };
+  return { cached: withReadCache(counted), other, reads, held, org, scope };
 }
 
 const ids = (records: Array<{ id: string }>) => records.map((r) => r.id);
@@ -69,7 +81,7 @@ describe("the read cache over a database another process writes to", () => {
   });
 
   test("readers that miss one entry together share one read; a reader after a write starts a read of its own", async () => {
-    const { cached, other, reads, scope } = await twoClients();
+    const { cached, other, reads, held, scope } = await twoClients();
     const first = certificateRecord(scope, { notAfter: NOW + 10 * DAY });
     await other.certificates.insert(first, { limit: 100, events: [] });
     const query = { limit: 10, now: NOW };
@@ -79,15 +91,21 @@ describe("the read cache over a database another process writes to", () => {
     expect(pages.map(ids)).toEqual(Array.from({ length: 20 }, () => [first.id]));
     expect(reads.list).toBe(1);
 
-    // A read begun before a write is not joined by a reader that comes after it.
+    // A read made before a write, still under way, is not joined by a reader that comes after the write.
     const second = certificateRecord(scope, { notAfter: NOW + 20 * DAY });
     await other.certificates.insert(second, { limit: 100, events: [] });
+    let open!: () => void;
+    held.gate = new Promise((resolve) => (open = resolve));
+    const read = new Promise<void>((resolve) => (held.onRead = resolve));
     const before = cached.certificates.list(scope, query);
+    await read;
+    held.gate = held.onRead = undefined;
     const third = certificateRecord(scope, { notAfter: NOW + 30 * DAY });
     await other.certificates.insert(third, { limit: 100, events: [] });
     const after = cached.certificates.list(scope, query);
     expect(ids(await after)).toEqual([first.id, second.id, third.id]);
-    await before;
+    open();
+    expect(ids(await before)).toEqual([first.id, second.id]);
     expect(reads.list).toBe(3);
     // Shared values are frozen: one reader cannot change what the others hold.
     expect(Object.isFrozen((await cached.certificates.list(scope, query))[0])).toBe(true);

@@ -82,7 +82,7 @@ describe.skipIf(!mounted)("a database whose disk fills up", () => {
       if (response.status === 201) stored.push(`While full ${i}`);
       else refused = response;
     }
-    expectError(refused, 503, "storage_unavailable");
+    expectError(refused!, 503, "storage_unavailable");
     expect(refused!.body.error.message).toContain("disk is full");
     // Reads still work.
     expect(expectData(await h.request("GET", `/v1/channels/${before.id}`), 200).name).toBe("Before");

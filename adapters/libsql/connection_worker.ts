@@ -63,7 +63,10 @@ function batch(statements: Array<[sql: string, args: unknown[]]>): Outcome[] {
     db!.exec("COMMIT");
     return outcomes;
   } catch (error) {
-    rollback();
+    // The statement's error is the answer: one from ROLLBACK itself must not hide it (SQLITE_FULL).
+    try {
+      rollback();
+    } catch {}
     throw error;
   }
 }

@@ -93,7 +93,7 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
       await write();
       // The probe's small write can land in WAL space a checkpoint freed, and succeed on a disk with no
       // room left: the next checkpoint, or the WAL's next growth, would then fail.
-      if (freeBytes(filePath) < FULL_BELOW_BYTES) throw new StorageUnavailableError("full");
+      if ((freeBytes(filePath) ?? Infinity) < FULL_BELOW_BYTES) throw new StorageUnavailableError("full");
     },
   };
 }
@@ -101,10 +101,18 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
 /** Less room than this on a database file's disk counts as full (see ping above). */
 const FULL_BELOW_BYTES = 1024 * 1024;
 
-/** Room left for this process on the disk holding `path`: root may also use the blocks reserved for it. */
-function freeBytes(path: string): number {
-  const { bavail, bfree, bsize } = statfsSync(dirname(path));
-  return (process.getuid?.() === 0 ? bfree : bavail) * bsize;
+/**
+ * Room left on the disk holding the database file (through a symbolic link, the target's, where SQLite
+ * keeps the WAL too): the blocks any user may take, as root may not have the reserved ones either (in
+ * a rootless container). Null when the system cannot tell; the write probe then decides alone.
+ */
+function freeBytes(path: string): number | null {
+  try {
+    const { bavail, bsize } = statfsSync(path);
+    return bavail * bsize;
+  } catch {
+    return null;
+  }
 }
 
 /** The file path of a `file:` URL, or null for memory and remote databases. */

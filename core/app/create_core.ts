@@ -35,9 +35,11 @@ import { addCertificate } from "../operations/mod.ts";
 /**
  * How long a scheduled check's lease lasts. A leased certificate may wait for a slot (the scheduler
  * leases twice as many ahead as it runs) and then for connections (shared with an import's checks);
- * each check ahead of it in that queue holds its connections for at most one TLS timeout. So the lease
- * covers every check that can be ahead (4 × CHECK_CONCURRENCY) plus its own, and never runs out under
- * a live process however many addresses its names have; it only delays a dead process's certificates.
+ * each check ahead of it in that queue holds its connections for at most one TLS timeout. The lease
+ * counts every check that can be ahead (4 × CHECK_CONCURRENCY) plus its own. In overload (every name
+ * behind CHECK_CONCURRENCY addresses or more, every check running to its limit, an import beside) the
+ * wait can be longer: a certificate that waited half its lease for a slot is then handed back instead
+ * of started (scheduler.ts). A longer lease only delays a dead process's certificates.
  */
 export function checkLeaseMs(config: Pick<Config, "tlsTimeoutMs" | "checkConcurrency">): number {
   return Math.max(LEASE_MS, config.tlsTimeoutMs * (4 * config.checkConcurrency + 1));

@@ -47,7 +47,10 @@ const SAVE_WAIT_MS = 20;
 const PREFETCH_PER_SLOT = 2;
 
 export function createScheduler(options: SchedulerOptions): Scheduler {
-  const { store, owner, leaseMs, monitor, intervalMs } = options;
+  const { store, owner, leaseMs, monitor, intervalMs, clock } = options;
+  // When each certificate in memory was leased: one that waited half its lease for a slot is handed
+  // back (due again when the lease runs out) rather than started, so its check never outlasts the lease.
+  const leasedAt = new WeakMap<CertificateRecord, number>();
   // Once per process, retried on the next round if the store failed to answer.
   let capped: Promise<void> | undefined;
   const capOnce = () =>
@@ -64,13 +67,16 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     {
       claim: async (limit, now) => {
         await capOnce();
-        return store.certificates.claimDue({ owner, now, leaseUntil: now + leaseMs, limit });
+        const leased = await store.certificates.claimDue({ owner, now, leaseUntil: now + leaseMs, limit });
+        for (const record of leased) leasedAt.set(record, now);
+        return leased;
       },
       nextDueAt: async () => {
         await capOnce();
         return store.certificates.nextDueAt();
       },
       run: async (record, stopping) => {
+        if (clock.now() - (leasedAt.get(record) ?? clock.now()) > leaseMs / 2) return;
         let outcome;
         try {
           outcome = await monitor.inspect(record, record, { background: true, cancel: stopping });
@@ -88,7 +94,7 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
     },
     {
       name: "scheduler",
-      clock: options.clock,
+      clock,
       logger: options.logger,
       concurrency: options.concurrency,
       pollMs: options.pollMs,

@@ -1,0 +1,59 @@
+/**
+ * A certificate the scheduler leased ahead of its slots is checked inside its lease or not at all: one
+ * that waited half its lease for a slot (overload) is handed back, due again when the lease runs out,
+ * so another process that leases it then never checks it at the same time as this one.
+ */
+import { expect, test } from "bun:test";
+import { createCore, DEFAULT_CONFIG, silentLogger } from "../core/mod.ts";
+import type { CertificateSource } from "../core/monitor/mod.ts";
+import { LEASE_MS } from "../core/config/mod.ts";
+import { createMemoryStore } from "../adapters/memory/mod.ts";
+import { FakeClock } from "./support/fake_clock.ts";
+import { certificateRecord, organizationRecord } from "./support/store_conformance/mod.ts";
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) await Bun.sleep(10);
+}
+
+test("a certificate leased ahead that waited half its lease for a slot is handed back, and checked once its lease has run out", async () => {
+  const clock = new FakeClock(Date.now());
+  const store = createMemoryStore();
+  const org = organizationRecord();
+  await store.organizations.create(org);
+  const scope = { organizationId: org.id, mode: "live" as const };
+  const domains: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const record = certificateRecord(scope, { nextCheckAt: clock.now() - 1000 + i });
+    await store.certificates.insert(record, { limit: 10, events: [] });
+    domains.push(record.domain);
+  }
+  // The first check hangs until released; each ends in an error (nothing saved: its lease runs out).
+  const asked: string[] = [];
+  let release!: () => void;
+  const hanging = new Promise<void>((resolve) => (release = resolve));
+  const source: CertificateSource = {
+    async inspect(target) {
+      asked.push(target.domain);
+      if (asked.length === 1) await hanging;
+      throw new Error("unreachable");
+    },
+  };
+  // One slot, so two certificates are leased ahead of it; a 10 s TLS timeout makes the lease LEASE_MS.
+  const config = { ...DEFAULT_CONFIG, checkConcurrency: 1, tlsTimeoutMs: 10_000, allowPrivateTargets: true };
+  const core = createCore({ config, store, clock, logger: silentLogger, source });
+  core.start();
+  await until(() => asked.length === 1);
+  expect(asked).toEqual([domains[0]!]);
+
+  // The slot frees after more than half the lease: the two waiting are not started...
+  clock.advance(LEASE_MS / 2 + 1000);
+  release();
+  await Bun.sleep(200);
+  expect(asked).toEqual([domains[0]!]);
+
+  // ...and are checked once their lease has run out, as another process would lease them.
+  clock.advance(LEASE_MS);
+  await until(() => asked.includes(domains[1]!) && asked.includes(domains[2]!));
+  expect(asked.slice(1)).toEqual(expect.arrayContaining([domains[1], domains[2]]));
+  await core.stop();
+});
