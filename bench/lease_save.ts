@@ -1,0 +1,89 @@
+/**
+ * The database's share of a re-check, alone: certificates leased and saved through the real embedded
+ * libSQL store (its connection thread, its checkpointer), as the scheduler does at saturation, with no
+ * TLS. Leases of `--lease` certificates, each batch saved as an unchanged re-check (`--save` a
+ * statement), over `--certificates` realistic rows. Prints the CPU time of every thread of this process
+ * per certificate leased and saved, and each thread's share: the figures the README's "The re-check
+ * path" compares group sizes by. Each size is run `--runs` times, interleaved. Of the two threads named
+ * Worker, the busier is the connection's, the other the checkpointer's; `bun` is the event loop.
+ *
+ *   bun bench/lease_save.ts [--certificates 2000] [--sizes 12/8,33/27] [--runs 2] [--rounds-of 12000]
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { sampleCertificate } from "./support/sample.ts";
+import { newId, PLAN_LIMITS } from "../core/base/mod.ts";
+
+const { values } = parseArgs({
+  options: {
+    certificates: { type: "string", default: "2000" },
+    sizes: { type: "string", default: "12/8,33/27" },
+    runs: { type: "string", default: "2" },
+    "rounds-of": { type: "string", default: "12000" },
+  },
+});
+const count = Number(values.certificates);
+const perRun = Number(values["rounds-of"]);
+const sizes = values.sizes.split(",").map((size) => size.split("/").map(Number) as [lease: number, save: number]);
+
+/** CPU seconds per thread of this process, by name (a worker's name is its thread id). */
+function threadCpu(): Map<string, number> {
+  const threads = new Map<string, number>();
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      threads.set(name.startsWith("Worker") ? `${name}#${tid}` : name, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return threads;
+}
+
+const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-lease-"));
+const url = `file:${join(dir, "bench.db")}`;
+const setup = await openLibsqlStore({ url });
+let now = Date.now();
+const org = { id: newId("org"), name: "Bench", plan: "enterprise" as const, limits: { ...PLAN_LIMITS.enterprise }, createdAt: now };
+await setup.organizations.create(org);
+const scope = { organizationId: org.id, mode: "live" as const };
+for (let i = 0; i < count; i++) {
+  await setup.certificates.insert({ ...sampleCertificate(scope, i, now), nextCheckAt: now - 1 }, { limit: count, events: [] });
+}
+await setup.close();
+
+console.log(`Leasing and saving ${count} certificates through the embedded store, ${perRun} per run; CPU per certificate, every thread`);
+for (let run = 0; run < Number(values.runs); run++) {
+  for (const [lease, save] of sizes) {
+    const store = await openLibsqlStore({ url });
+    const before = threadCpu();
+    const { user, system } = process.cpuUsage();
+    let done = 0;
+    while (done < perRun) {
+      now += 1000;
+      const leased = await store.certificates.claimDue({ owner: "bench", now, leaseUntil: now + 60_000, limit: lease });
+      for (let i = 0; i < leased.length; i += save) {
+        const group = leased.slice(i, i + save);
+        // Saved together, as the scheduler's group commit does: an unchanged re-check's bookkeeping.
+        await Promise.all(group.map((r) => store.certificates.saveCheck({ ...r, lastCheckedAt: now, nextCheckAt: now + 1000 + (done % 100), updatedAt: now }, [], { detailsChanged: false })));
+      }
+      done += leased.length;
+    }
+    const cpu = process.cpuUsage({ user, system });
+    const after = threadCpu();
+    await store.close();
+    const shares = [...after]
+      .map(([name, seconds]) => [name, ((seconds - (before.get(name) ?? 0)) * 1e6) / done] as const)
+      .filter(([, us]) => us >= 1)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, us]) => `${name.replace(/#\d+$/, "")} ${us.toFixed(0)}`)
+      .join(", ");
+    console.log(`run ${run + 1}  lease ${String(lease).padStart(3)} / save ${String(save).padStart(3)}  ${(((cpu.user + cpu.system) / done)).toFixed(1).padStart(6)} µs CPU a certificate  (${shares})`);
+  }
+}
+rmSync(dir, { recursive: true, force: true });
