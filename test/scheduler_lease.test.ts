@@ -11,8 +11,12 @@ import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { FakeClock } from "./support/fake_clock.ts";
 import { certificateRecord, organizationRecord } from "./support/store_conformance/mod.ts";
 
-async function until(condition: () => boolean): Promise<void> {
-  for (let i = 0; i < 200 && !condition(); i++) await Bun.sleep(10);
+async function until(condition: () => boolean, clock?: FakeClock): Promise<void> {
+  for (let i = 0; i < 200 && !condition(); i++) {
+    await Bun.sleep(10);
+    // The loop's sleeps are on the fake clock: a nudge wakes one begun after the last move.
+    clock?.advance(1000);
+  }
 }
 
 test("a certificate leased ahead that waited half its lease for a slot is handed back, and checked once its lease has run out", async () => {
@@ -53,7 +57,41 @@ test("a certificate leased ahead that waited half its lease for a slot is handed
 
   // ...and are checked once their lease has run out, as another process would lease them.
   clock.advance(LEASE_MS);
-  await until(() => asked.includes(domains[1]!) && asked.includes(domains[2]!));
+  await until(() => asked.includes(domains[1]!) && asked.includes(domains[2]!), clock);
   expect(asked.slice(1)).toEqual(expect.arrayContaining([domains[1], domains[2]]));
+  await core.stop();
+});
+
+test("a certificate leased ahead that waited less than half its lease is started as soon as its slot frees", async () => {
+  const clock = new FakeClock(Date.now());
+  const store = createMemoryStore();
+  const org = organizationRecord();
+  await store.organizations.create(org);
+  const scope = { organizationId: org.id, mode: "live" as const };
+  const domains: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const record = certificateRecord(scope, { nextCheckAt: clock.now() - 1000 + i });
+    await store.certificates.insert(record, { limit: 10, events: [] });
+    domains.push(record.domain);
+  }
+  const asked: string[] = [];
+  let release!: () => void;
+  const hanging = new Promise<void>((resolve) => (release = resolve));
+  const source: CertificateSource = {
+    async inspect(target) {
+      asked.push(target.domain);
+      if (asked.length === 1) await hanging;
+      throw new Error("unreachable");
+    },
+  };
+  const config = { ...DEFAULT_CONFIG, checkConcurrency: 1, tlsTimeoutMs: 10_000, allowPrivateTargets: true };
+  const core = createCore({ config, store, clock, logger: silentLogger, source });
+  core.start();
+  await until(() => asked.length === 1);
+
+  clock.advance(LEASE_MS / 2 - 1000);
+  release();
+  await until(() => asked.length === 2);
+  expect(asked).toEqual([domains[0]!, domains[1]!]);
   await core.stop();
 });

@@ -39,7 +39,8 @@ import { addCertificate } from "../operations/mod.ts";
  * counts every check that can be ahead (4 × CHECK_CONCURRENCY) plus its own. In overload (every name
  * behind CHECK_CONCURRENCY addresses or more, every check running to its limit, an import beside) the
  * wait can be longer: a certificate that waited half its lease for a slot is then handed back instead
- * of started (scheduler.ts). A longer lease only delays a dead process's certificates.
+ * of started (scheduler.ts), and waits for the rest of its lease. A longer lease delays a dead
+ * process's certificates, and those handed back.
  */
 export function checkLeaseMs(config: Pick<Config, "tlsTimeoutMs" | "checkConcurrency">): number {
   return Math.max(LEASE_MS, config.tlsTimeoutMs * (4 * config.checkConcurrency + 1));

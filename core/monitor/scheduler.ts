@@ -49,7 +49,8 @@ const PREFETCH_PER_SLOT = 2;
 export function createScheduler(options: SchedulerOptions): Scheduler {
   const { store, owner, leaseMs, monitor, intervalMs, clock } = options;
   // When each certificate in memory was leased: one that waited half its lease for a slot is handed
-  // back (due again when the lease runs out) rather than started, so its check never outlasts the lease.
+  // back (due again when the lease runs out) rather than started, so its check starts with half its
+  // lease ahead of it.
   const leasedAt = new WeakMap<CertificateRecord, number>();
   // Once per process, retried on the next round if the store failed to answer.
   let capped: Promise<void> | undefined;
@@ -76,7 +77,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         return store.certificates.nextDueAt();
       },
       run: async (record, stopping) => {
-        if (clock.now() - (leasedAt.get(record) ?? clock.now()) > leaseMs / 2) return;
+        if (clock.now() - (leasedAt.get(record) ?? clock.now()) > leaseMs / 2) {
+          options.logger.warn("check handed back: it waited half its lease for a slot (overload)", { certificateId: record.id });
+          return;
+        }
         let outcome;
         try {
           outcome = await monitor.inspect(record, record, { background: true, cancel: stopping });
