@@ -19,19 +19,23 @@ async function until(condition: () => boolean, clock?: FakeClock): Promise<void>
   }
 }
 
-test("a certificate leased ahead that waited half its lease for a slot is handed back, and checked once its lease has run out", async () => {
+/**
+ * A running core with one check slot (so two certificates are leased ahead of it; a 10 s TLS timeout
+ * makes the lease LEASE_MS) over `count` due certificates. The first check hangs until `release()`;
+ * each ends in an error (nothing saved: its lease runs out). `asked` lists the domains checked, in order.
+ */
+async function oneSlot(count: number) {
   const clock = new FakeClock(Date.now());
   const store = createMemoryStore();
   const org = organizationRecord();
   await store.organizations.create(org);
   const scope = { organizationId: org.id, mode: "live" as const };
   const domains: string[] = [];
-  for (let i = 0; i < 3; i++) {
+  for (let i = 0; i < count; i++) {
     const record = certificateRecord(scope, { nextCheckAt: clock.now() - 1000 + i });
     await store.certificates.insert(record, { limit: 10, events: [] });
     domains.push(record.domain);
   }
-  // The first check hangs until released; each ends in an error (nothing saved: its lease runs out).
   const asked: string[] = [];
   let release!: () => void;
   const hanging = new Promise<void>((resolve) => (release = resolve));
@@ -42,11 +46,15 @@ test("a certificate leased ahead that waited half its lease for a slot is handed
       throw new Error("unreachable");
     },
   };
-  // One slot, so two certificates are leased ahead of it; a 10 s TLS timeout makes the lease LEASE_MS.
   const config = { ...DEFAULT_CONFIG, checkConcurrency: 1, tlsTimeoutMs: 10_000, allowPrivateTargets: true };
   const core = createCore({ config, store, clock, logger: silentLogger, source });
   core.start();
   await until(() => asked.length === 1);
+  return { clock, core, domains, asked, release };
+}
+
+test("a certificate leased ahead that waited half its lease for a slot is handed back, and checked once its lease has run out", async () => {
+  const { clock, core, domains, asked, release } = await oneSlot(3);
   expect(asked).toEqual([domains[0]!]);
 
   // The slot frees after more than half the lease: the two waiting are not started...
@@ -63,32 +71,7 @@ test("a certificate leased ahead that waited half its lease for a slot is handed
 });
 
 test("a certificate leased ahead that waited less than half its lease is started as soon as its slot frees", async () => {
-  const clock = new FakeClock(Date.now());
-  const store = createMemoryStore();
-  const org = organizationRecord();
-  await store.organizations.create(org);
-  const scope = { organizationId: org.id, mode: "live" as const };
-  const domains: string[] = [];
-  for (let i = 0; i < 2; i++) {
-    const record = certificateRecord(scope, { nextCheckAt: clock.now() - 1000 + i });
-    await store.certificates.insert(record, { limit: 10, events: [] });
-    domains.push(record.domain);
-  }
-  const asked: string[] = [];
-  let release!: () => void;
-  const hanging = new Promise<void>((resolve) => (release = resolve));
-  const source: CertificateSource = {
-    async inspect(target) {
-      asked.push(target.domain);
-      if (asked.length === 1) await hanging;
-      throw new Error("unreachable");
-    },
-  };
-  const config = { ...DEFAULT_CONFIG, checkConcurrency: 1, tlsTimeoutMs: 10_000, allowPrivateTargets: true };
-  const core = createCore({ config, store, clock, logger: silentLogger, source });
-  core.start();
-  await until(() => asked.length === 1);
-
+  const { clock, core, domains, asked, release } = await oneSlot(2);
   clock.advance(LEASE_MS / 2 - 1000);
   release();
   await until(() => asked.length === 2);
