@@ -6,38 +6,13 @@ import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, type Client } from "@libsql/client";
+import { createClient } from "@libsql/client";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
-import { batchInTransaction, type Executor, type ResultSet, type SqlValue } from "../adapters/sql/mod.ts";
+import { executorOver } from "./support/executor_over.ts";
 import { migrate } from "../adapters/sql/migrations.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-migration-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-function executorOver(client: Client): Executor {
-  const run = async (target: Pick<Client, "execute">, sql: string, args: SqlValue[] = []) => (await target.execute({ sql, args })) as unknown as ResultSet;
-  const executor: Executor = {
-    execute: (sql, args) => run(client, sql, args),
-    batch: (statements) => batchInTransaction(executor, statements),
-    async transaction(fn) {
-      const tx = await client.transaction("write");
-      try {
-        const result = await fn({
-          execute: (sql, args) => run(tx, sql, args),
-          batch: () => Promise.reject(new Error("nested")),
-          transaction: () => Promise.reject(new Error("nested")),
-          close: async () => {},
-        });
-        await tx.commit();
-        return result;
-      } finally {
-        tx.close();
-      }
-    },
-    close: async () => client.close(),
-  };
-  return executor;
-}
 
 test("a version 5 database migrates: a certificate keeps its fields, gets protocol tls, no connectTo, no endpoints, and is due at once", async () => {
   const url = `file:${join(dir, "v5.db")}`;

@@ -7,41 +7,14 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createClient, type Client } from "@libsql/client";
+import { createClient } from "@libsql/client";
 import { DAY } from "../core/base/mod.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
-import { batchInTransaction, type Executor, type ResultSet, type SqlValue } from "../adapters/sql/mod.ts";
+import { executorOver } from "./support/executor_over.ts";
 import { migrate, SCHEMA_VERSION } from "../adapters/sql/migrations.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-migrations-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** A bare executor over one libSQL client, as a test needs it (no queueing, no change counting). */
-function executorOver(client: Client): Executor {
-  const run = async (target: Pick<Client, "execute">, sql: string, args: SqlValue[] = []) =>
-    (await target.execute({ sql, args })) as unknown as ResultSet;
-  const executor: Executor = {
-    execute: (sql, args) => run(client, sql, args),
-    batch: (statements) => batchInTransaction(executor, statements),
-    async transaction(fn) {
-      const tx = await client.transaction("write");
-      try {
-        const result = await fn({
-          execute: (sql, args) => run(tx, sql, args),
-          batch: () => Promise.reject(new Error("nested")),
-          transaction: () => Promise.reject(new Error("nested")),
-          close: async () => {},
-        });
-        await tx.commit();
-        return result;
-      } finally {
-        tx.close();
-      }
-    },
-    close: async () => client.close(),
-  };
-  return executor;
-}
 
 describe("migrations", () => {
   test("a version 2 database with certificates opens at the current version and filters them by status", async () => {

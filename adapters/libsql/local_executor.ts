@@ -12,7 +12,7 @@
  * loop one message out and one back per statement.
  */
 import { Worker } from "node:worker_threads";
-import type { Executor, ResultSet, SqlValue, Statement } from "../sql/executor.ts";
+import { insideTransaction, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
 import { executorError } from "./storage_failure.ts";
 import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
 import { OP_BATCH, OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
@@ -110,12 +110,7 @@ export class LocalExecutor implements Executor {
     const writesBefore = this.writes;
     try {
       await this.#run("BEGIN IMMEDIATE", []);
-      const result = await fn({
-        execute: (sql, args = []) => this.#run(sql, args),
-        batch: () => Promise.reject(new Error("nested transactions are not supported")),
-        transaction: () => Promise.reject(new Error("nested transactions are not supported")),
-        close: async () => {},
-      });
+      const result = await fn(insideTransaction((sql, args = []) => this.#run(sql, args)));
       await this.#run("COMMIT", []);
       return result;
     } catch (error) {

@@ -10,7 +10,7 @@ import { mkdirSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
 import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
-import type { Executor, ResultSet, SqlValue, Statement } from "../sql/executor.ts";
+import { insideTransaction, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
 import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
 import { walChangeToken } from "./wal_token.ts";
 import { LocalExecutor } from "./local_executor.ts";
@@ -146,12 +146,7 @@ class LibsqlExecutor implements Executor {
   async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
     const tx = await this.#client.transaction("write");
     try {
-      const result = await fn({
-        execute: (sql, args = []) => run(tx, { sql, args }),
-        batch: () => Promise.reject(new Error("nested transactions are not supported")),
-        transaction: () => Promise.reject(new Error("nested transactions are not supported")),
-        close: async () => {},
-      });
+      const result = await fn(insideTransaction((sql, args = []) => run(tx, { sql, args })));
       await tx.commit();
       return result;
     } catch (error) {

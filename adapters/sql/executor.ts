@@ -32,13 +32,13 @@ export interface Executor {
   close(): Promise<void>;
 }
 
-/** `batch` for an executor without a request of its own for it: the statements one by one in `transaction`. */
-export function batchInTransaction(db: Executor, statements: Statement[]): Promise<ResultSet[]> {
-  return db.transaction(async (tx) => {
-    const results: ResultSet[] = [];
-    for (const { sql, args } of statements) results.push(await tx.execute(sql, args));
-    return results;
-  });
+/**
+ * The executor a transaction's function gets: its statements run inside the transaction, and a
+ * transaction or batch of its own (which would have to nest) is refused.
+ */
+export function insideTransaction(execute: Executor["execute"]): Executor {
+  const nested = () => Promise.reject(new Error("nested transactions are not supported"));
+  return { execute, batch: nested, transaction: nested, close: async () => {} };
 }
 
 /** Thrown by executors for a UNIQUE or PRIMARY KEY violation. */

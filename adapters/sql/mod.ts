@@ -51,4 +51,4 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
 }
 
 export type { Executor, ResultSet, Row, SqlValue, Statement } from "./executor.ts";
-export { batchInTransaction, ConstraintError } from "./executor.ts";
+export { ConstraintError, insideTransaction } from "./executor.ts";
