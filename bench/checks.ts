@@ -17,7 +17,7 @@
  *
  *   bun bench/checks.ts [--seconds 10] [--runs 2] [--concurrency 16] [--certificates 2000] [--servers 4] [--addresses 1]
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import tls from "node:tls";
@@ -70,11 +70,28 @@ function cpuSeconds(): number {
   return (user + system) / 1e6;
 }
 
+/** CPU seconds per thread of this process, by name (a worker's name is its thread id). */
+function threadCpu(): Map<string, number> {
+  const threads = new Map<string, number>();
+  for (const tid of readdirSync("/proc/self/task")) {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      threads.set(name.startsWith("Worker") ? `${name}#${tid}` : name, (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return threads;
+}
+
 /** Checks completed, seconds elapsed and CPU seconds used, summed over a run's slices. */
 class Measured {
   checks = 0;
   seconds = 0;
   cpu = 0;
+  threads = new Map<string, number>();
   get perSecond(): number {
     return this.checks / this.seconds;
   }
@@ -85,8 +102,9 @@ class Measured {
 
 /** Adds to `into` what `done()` reports for `secs` seconds, with this process's CPU time meanwhile. */
 async function measure(secs: number, done: () => number, into: Measured): Promise<void> {
-  const [checksBefore, cpuBefore, started] = [done(), cpuSeconds(), performance.now()];
+  const [checksBefore, cpuBefore, started, threadsBefore] = [done(), cpuSeconds(), performance.now(), threadCpu()];
   await Bun.sleep(secs * 1000);
+  for (const [name, seconds] of threadCpu()) into.threads.set(name, (into.threads.get(name) ?? 0) + seconds - (threadsBefore.get(name) ?? 0));
   into.checks += done() - checksBefore;
   into.seconds += (performance.now() - started) / 1000;
   into.cpu += cpuSeconds() - cpuBefore;
@@ -184,6 +202,14 @@ for (let run = 0; run < runs; run++) {
   const connections = addresses > 1 ? `  (${(measured.perSecond * addresses).toFixed(0)} connections/s)` : "";
   rows.push(`run ${run + 1}   bare node:tls loop ${cell(floor)}   certkeeper ${cell(measured)}${connections}   ratio ${ratio.toFixed(2)}x`);
   console.log(rows.at(-1));
+  const shares = (m: Measured) =>
+    [...m.threads]
+      .map(([name, secs]) => [name.replace(/#\d+$/, ""), (secs * 1e6) / Math.max(m.checks, 1)] as const)
+      .filter(([, us]) => us >= 1)
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+      .join(", ");
+  console.log(`        µs CPU per check by thread: bare ${shares(floor)}; certkeeper ${shares(measured)}`);
 }
 console.log(addresses > 1 ? "(target: >= 0.8x the bare loop per connection)" : "(target: >= 0.9x the bare loop)");
 
