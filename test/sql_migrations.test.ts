@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
-import { DAY, HOUR } from "../core/base/mod.ts";
+import { DAY } from "../core/base/mod.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { executorOver } from "./support/executor_over.ts";
 import { migrate, SCHEMA_VERSION } from "../adapters/sql/migrations.ts";
@@ -56,33 +56,6 @@ describe("migrations", () => {
     expect(columns).not.toContain("expiring_horizon");
     await reopened.close();
   });
-});
-
-test("a check in flight when a version 7 database is migrated keeps its lease until it runs out", async () => {
-  const url = `file:${join(dir, "v7.db")}`;
-  const now = Date.now();
-  const old = executorOver(createClient({ url }));
-  await migrate(old, { until: 7 });
-  // Version 7 leased a certificate by moving its next check to the lease's end.
-  await old.execute(
-    `INSERT INTO certificates (id, organization_id, mode, domain, port, name, alert_thresholds, created_at, updated_at,
-       fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, alerted_threshold,
-       expiry_alerted, health, next_check_at, lease_owner, version)
-     VALUES ('cert_leased00000000000', 'org_1', 'live', 'leased.example', 443, 'leased', '[30]', ?, ?, 'fp', ?, ?, ?, NULL, ?, NULL, 0, NULL, 0, 'ok', ?, 'old-process', 1)`,
-    [now, now, now - 10 * DAY, now + 90 * DAY, JSON.stringify(details(now - 10 * DAY, now + 90 * DAY)), now - DAY, now + DAY],
-  );
-  await old.close();
-  const store = await openLibsqlStore({ url });
-  try {
-    // Still a check in flight: a shorter interval at start does not bring it forward.
-    expect(await store.certificates.capNextChecks(HOUR)).toBe(0);
-    expect(await store.certificates.nextDueAt()).toBe(now + DAY);
-    expect(await store.certificates.claimDue({ owner: "new", now: now + DAY - 1, leaseUntil: now + 2 * DAY, limit: 10 })).toEqual([]);
-    const claimed = await store.certificates.claimDue({ owner: "new", now: now + DAY, leaseUntil: now + 2 * DAY, limit: 10 });
-    expect(claimed.map((record) => record.id)).toEqual(["cert_leased00000000000"]);
-  } finally {
-    await store.close();
-  }
 });
 
 test("a database migrated by a newer certkeeper is refused with a clear reason, its contents untouched", async () => {

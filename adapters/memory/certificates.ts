@@ -4,15 +4,14 @@ import type { CertificateRecord } from "../../core/base/mod.ts";
 import { certificateStatus } from "../../core/certificates/mod.ts";
 import { copyCertificate, inScope, type MemoryState } from "./state.ts";
 
-/** `leaseUntil`: when the lease of a check in flight runs out; null when none is (the SQL store's certificate_leases). */
-type Stored = CertificateRecord & { leaseUntil: number | null };
+type Stored = CertificateRecord & { leaseOwner: string | null };
 
 /** CONTRACT §11: one certificate per domain, port, protocol and connectTo in a scope. */
 function sameTarget(a: CertificateTarget, b: CertificateTarget): boolean {
   return a.domain === b.domain && a.port === b.port && (a.protocol ?? "tls") === (b.protocol ?? "tls") && (a.connectTo ?? null) === (b.connectTo ?? null);
 }
 
-function withoutLease({ leaseUntil: _, ...record }: Stored): CertificateRecord {
+function withoutLease({ leaseOwner: _, ...record }: Stored): CertificateRecord {
   return copyCertificate(record);
 }
 
@@ -28,7 +27,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (existing.some((c) => sameTarget(c, record))) return "duplicate";
       if (existing.length >= limit) return "limit_reached";
       state.write();
-      state.certificates.set(record.id, { ...copyCertificate(record), leaseUntil: null });
+      state.certificates.set(record.id, { ...copyCertificate(record), leaseOwner: null });
       state.addEvents(events);
       return "created";
     },
@@ -119,36 +118,30 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       return true;
     },
 
-    async claimDue({ now, leaseUntil, limit }) {
-      let ended = false;
-      for (const c of state.certificates.values()) {
-        if (c.leaseUntil !== null && c.leaseUntil <= now) {
-          c.leaseUntil = null;
-          ended = true;
-        }
-      }
+    async claimDue({ owner, now, leaseUntil, limit }) {
       const due = [...state.certificates.values()]
-        .filter((c) => c.leaseUntil === null && c.nextCheckAt <= now)
+        .filter((c) => c.nextCheckAt <= now)
         .sort((a, b) => a.nextCheckAt - b.nextCheckAt)
         .slice(0, limit);
-      if (ended || due.length > 0) state.write();
-      for (const record of due) record.leaseUntil = leaseUntil;
-      return due.map(withoutLease);
+      if (due.length > 0) state.write();
+      return due.map((record) => {
+        const claimed = withoutLease(record);
+        record.nextCheckAt = leaseUntil;
+        record.leaseOwner = owner;
+        return claimed;
+      });
     },
 
     async nextDueAt() {
       let next: number | null = null;
-      for (const c of state.certificates.values()) {
-        const at = c.leaseUntil ?? c.nextCheckAt;
-        if (next === null || at < next) next = at;
-      }
+      for (const c of state.certificates.values()) if (next === null || c.nextCheckAt < next) next = c.nextCheckAt;
       return next;
     },
 
     async capNextChecks(intervalMs) {
       let moved = 0;
       for (const record of state.certificates.values()) {
-        if (record.leaseUntil === null && record.nextCheckAt > record.lastCheckedAt + intervalMs) {
+        if (record.leaseOwner === null && record.nextCheckAt > record.lastCheckedAt + intervalMs) {
           if (moved++ === 0) state.write();
           record.nextCheckAt = record.lastCheckedAt + intervalMs;
         }
@@ -158,18 +151,11 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
 
     async saveCheck(record, events) {
       const stored = state.certificates.get(record.id);
-      if (!stored) return false;
-      // The save ends the lease, whether or not it wins: a check that lost to another write is due
-      // again when its stored next check comes.
-      if (stored.leaseUntil !== null) {
-        stored.leaseUntil = null;
-        state.write();
-      }
-      if (stored.version !== record.version) return false;
+      if (!stored || stored.version !== record.version) return false;
       state.write();
       // Only what a check decides; name and thresholds belong to the caller (and bump the version).
       const { name, alertThresholds, tags, mutedUntil, connectTo, protocol, ...checked } = copyCertificate(record);
-      Object.assign(stored, checked, { version: record.version + 1 });
+      Object.assign(stored, checked, { version: record.version + 1, leaseOwner: null });
       state.addEvents(events);
       return true;
     },

@@ -19,7 +19,7 @@ export class MemoryState {
   organizations = new Map<string, OrganizationRecord>();
   users = new Map<string, UserRecord>();
   apiKeys = new Map<string, ApiKeyRecord>();
-  certificates = new Map<string, CertificateRecord & { leaseUntil: number | null }>();
+  certificates = new Map<string, CertificateRecord & { leaseOwner: string | null }>();
   channels = new Map<string, ChannelRecord>();
   events = new Map<string, EventRecord & { seq: number }>();
   /** Keyed by `${eventId} ${channelId}`. */

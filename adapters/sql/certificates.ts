@@ -1,8 +1,8 @@
 /** Certificates in SQL: keyset listing, leases for the scheduler, and check results written atomically. */
 import type { CertificateStore, InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Scope } from "../../core/base/mod.ts";
-import { ConstraintError, type Executor, type SqlValue, type Statement } from "./executor.ts";
-import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, endLeases, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
+import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
 
@@ -12,9 +12,6 @@ const SELECT = `SELECT ${CERTIFICATE_COLUMNS} FROM certificates`;
  * "The status at `now` is one of …", over the timeline core computed (rows.ts statusPeriods): no status
  * rule here, only times compared. Binds `now` twice, then the statuses.
  */
-/** No lease holds the certificate (of the outer query's `certificates`). */
-const UNLEASED = "NOT EXISTS (SELECT 1 FROM certificate_leases WHERE certificate_leases.id = certificates.id)";
-
 function statusAt(statuses: number): string {
   return `EXISTS (SELECT 1 FROM json_each(status_periods) AS period
     WHERE json_extract(period.value, '$[0]') <= ? AND ? < json_extract(period.value, '$[1]')
@@ -25,7 +22,7 @@ function statusAt(statuses: number): string {
  * Writes a check result over the stored version. An unchanged chain leaves the details, their 1 KB of
  * JSON and the expiry index untouched.
  */
-function updateChecked(r: CertificateRecord, detailsChanged: boolean): Statement {
+function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: boolean) {
   // Endpoints, the connection and the alert memory change only with the details or with events.
   const details = detailsChanged ? ["fingerprint", "not_before", "not_after", "details", "problem", "endpoints", "tls", "alert_memory"] : [];
   const detailValues: SqlValue[] = detailsChanged
@@ -41,12 +38,12 @@ function updateChecked(r: CertificateRecord, detailsChanged: boolean): Statement
       ]
     : [];
   // The failure can change without the details: the timeline is written with every check.
-  return {
-    sql: `UPDATE certificates SET ${details.map((column) => `${column} = ?, `).join("")}last_checked_at = ?,
+  return target.execute(
+    `UPDATE certificates SET ${details.map((column) => `${column} = ?, `).join("")}last_checked_at = ?,
        failure = ?, failure_count = ?, alerted_threshold = ?, expiry_alerted = ?, health = ?,
-       next_check_at = ?, updated_at = ?, status_periods = ?, version = version + 1
+       next_check_at = ?, updated_at = ?, status_periods = ?, lease_owner = NULL, version = version + 1
      WHERE id = ? AND version = ?`,
-    args: [
+    [
       ...detailValues,
       r.lastCheckedAt,
       r.failure,
@@ -60,7 +57,7 @@ function updateChecked(r: CertificateRecord, detailsChanged: boolean): Statement
       r.id,
       r.version,
     ],
-  };
+  );
 }
 
 /**
@@ -167,7 +164,7 @@ async function writeTags(
 }
 
 export function sqlCertificates(db: Executor): CertificateStore {
-  const rechecks = new RecheckBatcher(db, async (record) => (await db.batch([updateChecked(record, false), endLeases([record.id])]))[0]!.rowsAffected > 0);
+  const rechecks = new RecheckBatcher(db, async (record) => (await updateChecked(db, record, false)).rowsAffected > 0);
   const store: CertificateStore = {
     async insert(record, { limit, events }) {
       try {
@@ -297,7 +294,6 @@ export function sqlCertificates(db: Executor): CertificateStore {
         ]);
         if (rowsAffected === 0) return false;
         await tx.execute("DELETE FROM certificate_tags WHERE certificate_id = ?", [id]);
-        await tx.execute("DELETE FROM certificate_leases WHERE id = ?", [id]);
         await tx.execute(
           `UPDATE deliveries SET status = 'failed', last_error = 'Cancelled: the certificate was deleted', updated_at = ?
            WHERE status = 'pending' AND event_id IN (SELECT id FROM events WHERE certificate_id = ?)`,
@@ -309,36 +305,28 @@ export function sqlCertificates(db: Executor): CertificateStore {
 
     async claimDue({ owner, now, leaseUntil, limit }) {
       // Read, then lease, in one write transaction sent as one request (a message to the connection's
-      // thread, a round trip to a server): two processes running it at once lease disjoint sets. Both
+      // thread, a round trip to a server): two processes running it at once lease disjoint sets, and
+      // the caller gets the rows as they were (RETURNING would give the leased nextCheckAt). Both
       // statements pick the same rows: the same order, total (rowid breaks ties), in one transaction.
-      // A lease is a row of certificate_leases: the certificate's own row is written once a check, by
-      // its save, which also ends the lease. Leases that ran out (a process that died mid-check, a
-      // check handed back) are dropped first, and their certificates are due again.
-      const due = `FROM certificates WHERE next_check_at <= ? AND ${UNLEASED} ORDER BY next_check_at, rowid LIMIT ?`;
-      const [, picked] = await db.batch([
-        { sql: "DELETE FROM certificate_leases WHERE until <= ?", args: [now] },
+      const due = `FROM certificates WHERE next_check_at <= ? ORDER BY next_check_at, rowid LIMIT ?`;
+      const [picked] = await db.batch([
         { sql: `SELECT ${CERTIFICATE_COLUMNS} ${due}`, args: [now, limit] },
-        { sql: `INSERT INTO certificate_leases (id, owner, until) SELECT id, ?, ? ${due}`, args: [owner, leaseUntil, now, limit] },
+        { sql: `UPDATE certificates SET next_check_at = ?, lease_owner = ? WHERE rowid IN (SELECT rowid ${due})`, args: [leaseUntil, owner, now, limit] },
       ]);
       return picked!.rows.map(certificateFrom);
     },
 
     async nextDueAt() {
-      // A leased certificate is next due when its lease runs out, unless saved first.
-      const { rows } = await db.execute(
-        `SELECT MIN(at) AS at FROM (
-           SELECT MIN(next_check_at) AS at FROM certificates WHERE ${UNLEASED}
-           UNION ALL SELECT MIN(until) FROM certificate_leases)`,
-      );
+      const { rows } = await db.execute("SELECT MIN(next_check_at) AS at FROM certificates");
       return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);
     },
 
     async capNextChecks(intervalMs) {
-      // A lease marks a check in flight (or a dead process's, which runs out by itself), whose own save
-      // decides the next check.
+      // lease_owner is cleared by every save: a set one marks a check in flight (or a dead process's
+      // lease, which runs out by itself), whose own save decides the next check.
       const { rowsAffected } = await db.execute(
         `UPDATE certificates SET next_check_at = last_checked_at + ?
-         WHERE ${UNLEASED} AND next_check_at > last_checked_at + ?`,
+         WHERE lease_owner IS NULL AND next_check_at > last_checked_at + ?`,
         [intervalMs, intervalMs],
       );
       return rowsAffected;
@@ -347,13 +335,12 @@ export function sqlCertificates(db: Executor): CertificateStore {
     async saveCheck(record, events, options = {}) {
       const detailsChanged = options.detailsChanged !== false;
       if (!detailsChanged && events.length === 0) return rechecks.save(record);
-      const update = updateChecked(record, detailsChanged);
-      // Most checks raise nothing: the row and the end of its lease in one request, where a
-      // transaction would cost two more (the most frequent write of a running server).
-      if (events.length === 0) return (await db.batch([update, endLeases([record.id])]))[0]!.rowsAffected > 0;
+      const update = (target: Executor) => updateChecked(target, record, detailsChanged);
+      // Most checks raise nothing: one UPDATE is atomic on its own, and a transaction would cost two
+      // more statements (the most frequent write of a running server).
+      if (events.length === 0) return (await update(db)).rowsAffected > 0;
       return db.transaction(async (tx) => {
-        await tx.execute(endLeases([record.id]).sql, [record.id]);
-        if ((await tx.execute(update.sql, update.args)).rowsAffected === 0) return false;
+        if ((await update(tx)).rowsAffected === 0) return false;
         await insertEvents(tx, events);
         return true;
       });

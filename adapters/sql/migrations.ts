@@ -270,14 +270,6 @@ export const MIGRATIONS: Step[][] = [
     `UPDATE deliveries SET organization_id = (SELECT organization_id FROM events WHERE events.id = deliveries.event_id)`,
     `CREATE INDEX deliveries_due_by_organization ON deliveries (status, organization_id, next_attempt_at)`,
   ],
-  // 8: check leases in a table of their own. A lease used to rewrite its certificate's row (about 3 KB,
-  // a page of its own) only to move next_check_at; the row is rewritten anyway when the check is saved.
-  // A few dozen leases in flight fit in a page or two. Leases taken before this keep their end.
-  [
-    `CREATE TABLE certificate_leases (id TEXT PRIMARY KEY, owner TEXT NOT NULL, until INTEGER NOT NULL) WITHOUT ROWID`,
-    `INSERT INTO certificate_leases (id, owner, until) SELECT id, lease_owner, next_check_at FROM certificates WHERE lease_owner IS NOT NULL`,
-    `UPDATE certificates SET lease_owner = NULL WHERE lease_owner IS NOT NULL`,
-  ],
 ];
 
 /** Computes the timeline of every certificate stored before migration 3, a page at a time. */

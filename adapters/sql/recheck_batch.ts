@@ -8,9 +8,8 @@
  * interleaved with TLS handshakes, each prepared statement costs several times its cost alone.
  */
 import type { CertificateRecord } from "../../core/base/mod.ts";
-import type { Executor, ResultSet, SqlValue } from "./executor.ts";
-
-import { endLeases, statusPeriods } from "./rows.ts";
+import type { Executor, SqlValue } from "./executor.ts";
+import { statusPeriods } from "./rows.ts";
 
 /** At most this many rows per statement (SQLite binds at most 32,766 values). */
 const MAX_BATCH = 200;
@@ -87,17 +86,17 @@ export class RecheckBatcher {
       }
       const row = `(${Array.from({ length: COLUMNS_PER_ROW }, () => "?").join(", ")})`;
       // VALUES columns are named column1, column2, … in SQLite.
-      const [{ rows }] = await this.db.batch([{ sql: 
+      const { rows } = await this.db.execute(
         `UPDATE certificates SET
            last_checked_at = v.column3, failure = v.column4, failure_count = v.column5,
            alerted_threshold = v.column6, expiry_alerted = v.column7, health = v.column8,
            next_check_at = v.column9, updated_at = v.column10, status_periods = v.column11,
-           version = certificates.version + 1
+           lease_owner = NULL, version = certificates.version + 1
          FROM (VALUES ${batch.map(() => row).join(", ")}) AS v
          WHERE certificates.id = v.column1 AND certificates.version = v.column2
          RETURNING certificates.id AS id`,
-        args }, endLeases(batch.map(({ record }) => record.id)),
-      ]) as [ResultSet, ResultSet];
+        args,
+      );
       const saved = new Set(rows.map((r) => String(r.id)));
       for (const pending of batch) pending.resolve(saved.has(pending.record.id));
     } catch (error) {

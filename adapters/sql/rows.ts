@@ -11,7 +11,7 @@ import type {
   UserRecord,
 } from "../../core/base/mod.ts";
 import { statusTimeline } from "../../core/certificates/mod.ts";
-import type { Row, SqlValue, Statement } from "./executor.ts";
+import type { Row, SqlValue } from "./executor.ts";
 
 const num = (value: unknown) => Number(value);
 const numOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
@@ -210,10 +210,4 @@ export function deliveryFrom(row: Row, prefix = ""): DeliveryRecord {
 /** `?, ?, ?` for n values. */
 export function placeholders(n: number): string {
   return Array.from({ length: n }, () => "?").join(", ");
-}
-
-
-/** Ends the lease of each certificate saved (certificate_leases): its save decided its next check. */
-export function endLeases(ids: string[]): Statement {
-  return { sql: `DELETE FROM certificate_leases WHERE id IN (${placeholders(ids.length)})`, args: ids };
 }

@@ -1,6 +1,6 @@
 /**
- * The re-check loop: leases due certificates (a lease runs out by itself, so a process that dies
- * mid-check leaves them due again; each save ends its lease) and checks them with bounded concurrency.
+ * The re-check loop: leases due certificates (their nextCheckAt moves to the lease's end, so a process
+ * that dies mid-check leaves them due again) and checks them with bounded concurrency.
  *
  * Before its first look at the store it brings every stored next check forward to at most the last
  * check plus this process's interval: times chosen under a longer CERTKEEPER_CHECK_INTERVAL must not

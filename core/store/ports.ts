@@ -165,16 +165,12 @@ export interface CertificateStore {
   remove(scope: Scope, id: string, at: number): Promise<boolean>;
 
   /**
-   * Leases up to `limit` certificates whose nextCheckAt has come and that no lease holds, to `owner`
-   * until `leaseUntil`: no other process claims them before then, and a process that dies mid-check
-   * leaves them due again when the lease runs out. A lease leaves the record as it is (nextCheckAt
-   * included); saveCheck ends it, whether it wins or loses. Returned as they are.
+   * Leases up to `limit` certificates whose nextCheckAt has come, to `owner`: their nextCheckAt moves
+   * to `leaseUntil`, so no other process claims them before then, and a process that dies mid-check
+   * leaves them due again when the lease runs out. Returned as they were before the lease.
    */
   claimDue(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<CertificateRecord[]>;
-  /**
-   * When a certificate is next due: the earliest nextCheckAt, where a leased certificate counts at its
-   * lease's end; null when there are none.
-   */
+  /** The earliest nextCheckAt of all certificates (leases included), or null when there are none. */
   nextDueAt(): Promise<number | null>;
   /**
    * Brings the nextCheckAt of every certificate not under lease forward to at most its lastCheckedAt
