@@ -17,7 +17,7 @@
  *
  *   bun bench/checks.ts [--seconds 10] [--runs 2] [--concurrency 16] [--certificates 2000] [--servers 4] [--addresses 1]
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import tls from "node:tls";
@@ -26,6 +26,7 @@ import { createCore, DEFAULT_CONFIG, silentLogger, TrustStore } from "../core/mo
 import { SECOND } from "../core/base/mod.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
+import { threadCpu } from "./support/thread_cpu.ts";
 import { parseResolveRules } from "../core/config/mod.ts";
 
 const { values } = parseArgs({
@@ -68,22 +69,6 @@ const portOf = (n: number) => children[n % serverCount]!.port;
 function cpuSeconds(): number {
   const { user, system } = process.cpuUsage();
   return (user + system) / 1e6;
-}
-
-/** CPU seconds per thread of this process, by name (a worker's name is its thread id). */
-function threadCpu(): Map<string, number> {
-  const threads = new Map<string, number>();
-  for (const tid of readdirSync("/proc/self/task")) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      threads.set(name.startsWith("Worker") ? `${name}#${tid}` : name, (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return threads;
 }
 
 /** Checks completed, seconds elapsed and CPU seconds used, summed over a run's slices. */

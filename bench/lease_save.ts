@@ -9,12 +9,13 @@
  *
  *   bun bench/lease_save.ts [--certificates 2000] [--sizes 12/8,33/27] [--runs 2] [--rounds-of 12000]
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
+import { threadCpu } from "./support/thread_cpu.ts";
 import { newId, PLAN_LIMITS, type CertificateRecord } from "../core/base/mod.ts";
 
 const { values } = parseArgs({
@@ -28,22 +29,6 @@ const { values } = parseArgs({
 const count = Number(values.certificates);
 const perRun = Number(values["rounds-of"]);
 const sizes = values.sizes.split(",").map((size) => size.split("/").map(Number) as [lease: number, save: number]);
-
-/** CPU seconds per thread of this process, by name (a worker's name is its thread id). */
-function threadCpu(): Map<string, number> {
-  const threads = new Map<string, number>();
-  for (const tid of readdirSync("/proc/self/task")) {
-    try {
-      const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      threads.set(name.startsWith("Worker") ? `${name}#${tid}` : name, (Number(fields[11]) + Number(fields[12])) / 100);
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return threads;
-}
 
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-lease-"));
 process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
