@@ -11,8 +11,9 @@ export const OP_CLOSE = 2;
 export const OP_BATCH = 3;
 
 export type Request =
-  | [id: number, op: typeof OP_RUN | typeof OP_ROLLBACK | typeof OP_CLOSE, sql: string, args: SqlValue[]]
-  | [id: number, op: typeof OP_BATCH, statements: Array<[sql: string, args: SqlValue[]]>];
+  | [id: number, op: typeof OP_RUN, sql: string, args: SqlValue[]]
+  | [id: number, op: typeof OP_BATCH, statements: Array<[sql: string, args: SqlValue[]]>]
+  | [id: number, op: typeof OP_ROLLBACK | typeof OP_CLOSE];
 
 export interface WorkerError {
   message: string;

@@ -4,12 +4,13 @@
  * the event loop that completes handshakes and answers requests. That work includes reading pages,
  * building rows, writing the WAL at each commit, and waiting out another process's write lock.
  *
- * Requests are `[id, op, sql, args]`, or `[id, OP_BATCH, statements]` (connection_protocol.ts). Each
- * answer is `[id, outcome, error]`, with rows as arrays and their columns named once.
+ * Requests are `[id, OP_RUN, sql, args]`, `[id, OP_BATCH, statements]`, `[id, OP_ROLLBACK]` or
+ * `[id, OP_CLOSE]` (connection_protocol.ts). Each answer is `[id, outcome, error]`, with rows as arrays
+ * and their columns named once.
  */
 import Database from "libsql";
 import { parentPort, workerData } from "node:worker_threads";
-import { OP_BATCH, OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
+import { OP_BATCH, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
 
 /** Statements kept prepared; beyond this the oldest is dropped (IN lists and batches vary in length). */
 const MAX_STATEMENTS = 256;
@@ -45,7 +46,7 @@ parentPort!.on("message", (request: Request) => {
       else if (request[1] === OP_BATCH) answer = [id, batch(request[2]), null];
       else {
         if (request[1] === OP_ROLLBACK) rollback();
-        else if (request[1] === OP_CLOSE) close();
+        else close();
         answer = [id, null, null];
       }
     } catch (error) {

@@ -115,7 +115,7 @@ export class LocalExecutor implements Executor {
       return result;
     } catch (error) {
       // After every statement sent before it, so nothing of the transaction runs outside it.
-      await this.#send([OP_ROLLBACK, "", []]).catch(() => {});
+      await this.#send([OP_ROLLBACK]).catch(() => {});
       // Nothing was committed: a change counted inside must not count.
       this.writes = writesBefore;
       throw error;
@@ -138,7 +138,7 @@ export class LocalExecutor implements Executor {
     return (this.#closed ??= (async () => {
       await this.#lock;
       await this.#checkpointer?.stop();
-      await this.#send([OP_CLOSE, "", []]).catch(() => {});
+      await this.#send([OP_CLOSE]).catch(() => {});
       this.#end(new Error("The database connection is closed"));
       await this.#worker.terminate();
       for (const fn of this.#onClose.splice(0)) fn();
