@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import type { Store } from "../core/store/ports.ts";
-import type { Scope } from "../core/base/records.ts";
+import type { CertificateRecord, Scope } from "../core/base/records.ts";
 import { HOUR, MINUTE } from "../core/base/time.ts";
 import {
   apiKeyRecord,
@@ -174,6 +174,46 @@ function describeTwoClients(name: string, database: () => Promise<{ url: string;
       expect(await b.certificates.saveCheck({ ...saved, version: 1, failureCount: 2 }, [], { detailsChanged: false })).toBe(true);
       const claimed = await a.certificates.claimDue({ owner: "a", now: NOW, leaseUntil: NOW + HOUR, limit: 100 });
       expect(claimed.find((r) => r.id === record.id)).toMatchObject({ version: 2, failureCount: 2 });
+    });
+
+    test("claimDue() hands out certificates as stored whether this client saved them last, the other did, or both in turn", async () => {
+      const live = await scope();
+      const records = Array.from({ length: 4 }, (_, i) => certificateRecord(live, { nextCheckAt: NOW - HOUR + i }));
+      for (const record of records) await a.certificates.insert(record, { limit: 100, events: [] });
+      let at = NOW;
+      let current = records;
+      /** Saves the first `count` through `store` as unchanged re-checks due again at once. */
+      const save = async (store: Store, failureCount: number, count = current.length) => {
+        const saved = current.slice(0, count).map((r) => ({ ...r, lastCheckedAt: at, nextCheckAt: at, failureCount }));
+        expect(await Promise.all(saved.map((r) => store.certificates.saveCheck(r, [], { detailsChanged: false })))).toEqual(saved.map(() => true));
+        current = [...saved.map((r) => ({ ...r, version: r.version + 1 })), ...current.slice(count)];
+      };
+      /** Claims them with `a`: exactly as a read gives them just before. */
+      const claimAll = async () => {
+        const byId = (x: CertificateRecord, y: CertificateRecord) => x.id.localeCompare(y.id);
+        const stored = (await Promise.all(current.map((r) => b.certificates.get(live, r.id)))) as CertificateRecord[];
+        const claimed = await a.certificates.claimDue({ owner: "a", now: at, leaseUntil: at + MINUTE, limit: 100 });
+        expect([...claimed].sort(byId)).toEqual(stored.sort(byId));
+        at += 2 * MINUTE;
+        current = [...claimed].sort(byId);
+      };
+      await claimAll();
+      // Saved by this client, claimed twice.
+      await save(a, 1);
+      await claimAll();
+      await save(a, 2);
+      await claimAll();
+      // Saved by this client, then all again by the other: none as this one kept them.
+      await save(a, 3);
+      await save(b, 4);
+      await claimAll();
+      await save(a, 5);
+      await claimAll();
+      // Half of them saved again by the other.
+      await save(a, 6);
+      await save(b, 7, 2);
+      await claimAll();
+      expect(current.map((r) => r.failureCount)).toEqual([7, 7, 6, 6]);
     });
 
     test("saveCheck() by both from one version: exactly one wins", async () => {

@@ -5,6 +5,7 @@ import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
+import { RecentSaves } from "./recent_saves.ts";
 
 const SELECT = `SELECT ${CERTIFICATE_COLUMNS} FROM certificates`;
 
@@ -163,8 +164,27 @@ async function writeTags(
   );
 }
 
+/** Gives leases back: each of `ids` still leased by `owner` until `leaseUntil` is due at its old next check again. */
+async function releaseLeases(db: Executor, ids: string[], nextCheckAt: Map<string, number>, owner: string, leaseUntil: number): Promise<void> {
+  await db.execute(
+    `UPDATE certificates SET next_check_at = v.column2, lease_owner = NULL
+       FROM (VALUES ${ids.map(() => "(?, ?)").join(", ")}) AS v
+      WHERE certificates.id = v.column1 AND certificates.lease_owner = ? AND certificates.next_check_at = ?`,
+    [...ids.flatMap((id) => [id, nextCheckAt.get(id)!]), owner, leaseUntil],
+  );
+}
+
 export function sqlCertificates(db: Executor): CertificateStore {
   const rechecks = new RecheckBatcher(db, async (record) => (await updateChecked(db, record, false)).rowsAffected > 0);
+  const recent = new RecentSaves();
+  // Whether most of the last claim's rows were kept here. When they were not (other processes check
+  // them too, or the fleet is checked rarely), a claim reads whole rows in its one request, as it
+  // would with nothing kept, rather than ids first and the rows after.
+  let mostlyKept = true;
+  const kept = (record: CertificateRecord) => (saved: boolean) => {
+    if (saved) recent.keep(record);
+    return saved;
+  };
   const store: CertificateStore = {
     async insert(record, { limit, events }) {
       try {
@@ -286,7 +306,7 @@ export function sqlCertificates(db: Executor): CertificateStore {
     },
 
     async remove(scope, id, at) {
-      return db.transaction(async (tx) => {
+      const removed = await db.transaction(async (tx) => {
         const { rowsAffected } = await tx.execute("DELETE FROM certificates WHERE id = ? AND organization_id = ? AND mode = ?", [
           id,
           scope.organizationId,
@@ -301,6 +321,8 @@ export function sqlCertificates(db: Executor): CertificateStore {
         );
         return true;
       });
+      if (removed) recent.forget(id);
+      return removed;
     },
 
     async claimDue({ owner, now, leaseUntil, limit }) {
@@ -309,11 +331,46 @@ export function sqlCertificates(db: Executor): CertificateStore {
       // the caller gets the rows as they were (RETURNING would give the leased nextCheckAt). Both
       // statements pick the same rows: the same order, total (rowid breaks ties), in one transaction.
       const due = `FROM certificates WHERE next_check_at <= ? ORDER BY next_check_at, rowid LIMIT ?`;
-      const [picked] = await db.batch([
-        { sql: `SELECT ${CERTIFICATE_COLUMNS} ${due}`, args: [now, limit] },
-        { sql: `UPDATE certificates SET next_check_at = ?, lease_owner = ? WHERE rowid IN (SELECT rowid ${due})`, args: [leaseUntil, owner, now, limit] },
-      ]);
-      return picked!.rows.map(certificateFrom);
+      const lease = { sql: `UPDATE certificates SET next_check_at = ?, lease_owner = ? WHERE rowid IN (SELECT rowid ${due})`, args: [leaseUntil, owner, now, limit] };
+      if (recent.size === 0 || !mostlyKept) {
+        const [picked] = await db.batch([{ sql: `SELECT ${CERTIFICATE_COLUMNS} ${due}`, args: [now, limit] }, lease]);
+        const records = picked!.rows.map(certificateFrom);
+        if (records.length > 0) mostlyKept = records.filter((r) => recent.drop(r.id, r.version)).length * 2 >= records.length;
+        return records;
+      }
+      // Rows this process saved lately come from memory (recent_saves.ts); the others are read whole
+      // once leased, their next check as it was before the lease.
+      const [picked] = await db.batch([{ sql: `SELECT id, version, next_check_at ${due}`, args: [now, limit] }, lease]);
+      const leased: (CertificateRecord | string)[] = [];
+      const missing: string[] = [];
+      const nextCheckAt = new Map<string, number>();
+      for (const row of picked!.rows) {
+        const id = String(row.id);
+        nextCheckAt.set(id, Number(row.next_check_at));
+        const record = recent.take(id, Number(row.version), Number(row.next_check_at));
+        if (record) {
+          leased.push(record);
+        } else {
+          leased.push(id);
+          missing.push(id);
+        }
+      }
+      if (leased.length > 0) mostlyKept = missing.length * 2 <= leased.length;
+      if (missing.length === 0) return leased as CertificateRecord[];
+      let rows;
+      try {
+        ({ rows } = await db.execute(`${SELECT} WHERE id IN (${placeholders(missing.length)})`, missing));
+      } catch (error) {
+        // Nothing is handed out: the lease is given back, so that they are due again at once rather
+        // than when it runs out (if this fails too, they are, as for a process that died).
+        const ids = leased.map((entry) => (typeof entry === "string" ? entry : entry.id));
+        await releaseLeases(db, ids, nextCheckAt, owner, leaseUntil).catch(() => {});
+        throw error;
+      }
+      const read = new Map<string, CertificateRecord>();
+      for (const row of rows) read.set(String(row.id), { ...certificateFrom(row), nextCheckAt: nextCheckAt.get(String(row.id))! });
+      // A row deleted since its lease is left out.
+      return leased.flatMap((entry) => (typeof entry === "string" ? (read.get(entry) ?? []) : [entry]));
     },
 
     async nextDueAt() {
@@ -334,16 +391,18 @@ export function sqlCertificates(db: Executor): CertificateStore {
 
     async saveCheck(record, events, options = {}) {
       const detailsChanged = options.detailsChanged !== false;
-      if (!detailsChanged && events.length === 0) return rechecks.save(record);
+      if (!detailsChanged && events.length === 0) return rechecks.save(record).then(kept(record));
       const update = (target: Executor) => updateChecked(target, record, detailsChanged);
       // Most checks raise nothing: one UPDATE is atomic on its own, and a transaction would cost two
       // more statements (the most frequent write of a running server).
-      if (events.length === 0) return (await update(db)).rowsAffected > 0;
-      return db.transaction(async (tx) => {
-        if ((await update(tx)).rowsAffected === 0) return false;
-        await insertEvents(tx, events);
-        return true;
-      });
+      if (events.length === 0) return kept(record)((await update(db)).rowsAffected > 0);
+      return kept(record)(
+        await db.transaction(async (tx) => {
+          if ((await update(tx)).rowsAffected === 0) return false;
+          await insertEvents(tx, events);
+          return true;
+        }),
+      );
     },
   };
   return store;

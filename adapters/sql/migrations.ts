@@ -2,6 +2,10 @@
  * The schema, as numbered migrations applied once each, in a write transaction, on start. Migration N
  * is the Nth entry of MIGRATIONS (schema_migrations records the versions applied); a new one is
  * appended, never inserted. A step is a statement, or a function for what SQL alone cannot compute.
+ *
+ * A migration that changes what a certificate row reads as (anything but next_check_at, lease_owner and
+ * status_periods) must raise its version, as every write does: a running process hands out the records
+ * it saved as long as their version stands (recent_saves.ts).
  */
 import type { Executor } from "./executor.ts";
 import { statusPeriods } from "./rows.ts";

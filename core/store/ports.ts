@@ -167,7 +167,9 @@ export interface CertificateStore {
   /**
    * Leases up to `limit` certificates whose nextCheckAt has come, to `owner`: their nextCheckAt moves
    * to `leaseUntil`, so no other process claims them before then, and a process that dies mid-check
-   * leaves them due again when the lease runs out. Returned as they were before the lease.
+   * leaves them due again when the lease runs out. Returned with the nextCheckAt they had before the
+   * lease; the rest as stored then, or (a store may read it just after the lease) as a write since left
+   * it, at that write's version.
    */
   claimDue(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<CertificateRecord[]>;
   /** The earliest nextCheckAt of all certificates (leases included), or null when there are none. */
@@ -183,8 +185,9 @@ export interface CertificateStore {
    * channel routeEvent (core/channels/channel_filter.ts) gives it, in one transaction. Only when the stored version still
    * equals `record.version`; the stored version then becomes version + 1. Returns false (writing
    * nothing) when someone else wrote first (a check or a settings change), or the certificate is gone.
-   * `detailsChanged: false` (default true) promises that fingerprint and details are as stored, so a
-   * store may leave them (and their indexes) untouched: the common re-check of an unchanged certificate.
+   * `detailsChanged: false` (default true) promises that fingerprint, details, problem, endpoints, tls
+   * and alertMemory are as stored, so a store may leave them (and their indexes) untouched, and take
+   * `record` for the stored certificate: the common re-check of an unchanged certificate.
    */
   saveCheck(record: CertificateRecord, events: EventRecord[], options?: { detailsChanged?: boolean }): Promise<boolean>;
 }
