@@ -6,9 +6,9 @@
  * id, so a record taken from here is the row as a fresh read would give it.
  *
  * At saturation that spares the database thread reading and handing over each leased row's 2.5 KB (the
- * details, endpoints and alert memory as JSON text) and the event loop parsing it again. Only saves whose
- * next check is due within HORIZON_MS of the check are kept, at most MAX_ENTRIES of them: a fleet checked every few
- * hours keeps next to nothing here, and its leases read whole rows as before.
+ * details, endpoints and alert memory as JSON text) and the event loop parsing it again. Only saves
+ * whose next check is due within HORIZON_MS of the check are kept, at most MAX_ENTRIES of them: a fleet
+ * checked every few hours keeps next to nothing here, and its leases read whole rows as before.
  */
 import type { CertificateRecord } from "../../core/base/mod.ts";
 
@@ -50,18 +50,21 @@ export class RecentSaves {
    * the one kept. Taken either way: its next save keeps it again.
    */
   take(id: string, version: number, nextCheckAt: number): CertificateRecord | undefined {
-    const entry = this.#entries.get(id);
-    if (!entry) return undefined;
-    this.#entries.delete(id);
-    return entry.version === version ? { ...entry.record, version, nextCheckAt } : undefined;
+    const record = this.#remove(id, version);
+    return record ? { ...record, version, nextCheckAt } : undefined;
   }
 
   /** Drops the entry of `id`; true when it held `version` (what take() would have handed out). */
   drop(id: string, version: number): boolean {
+    return this.#remove(id, version) !== undefined;
+  }
+
+  /** Removes the entry of `id`, returning its record if it was kept at `version`. */
+  #remove(id: string, version: number): CertificateRecord | undefined {
     const entry = this.#entries.get(id);
-    if (!entry) return false;
+    if (!entry) return undefined;
     this.#entries.delete(id);
-    return entry.version === version;
+    return entry.version === version ? entry.record : undefined;
   }
 
   /** Forgets `id` (deleted). */
