@@ -26,7 +26,7 @@ import { createCore, DEFAULT_CONFIG, silentLogger, TrustStore } from "../core/mo
 import { SECOND } from "../core/base/mod.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
-import { threadCpu } from "./support/thread_cpu.ts";
+import { cpuShares, threadCpu, threadCpuSince } from "./support/thread_cpu.ts";
 import { parseResolveRules } from "../core/config/mod.ts";
 
 const { values } = parseArgs({
@@ -89,7 +89,7 @@ class Measured {
 async function measure(secs: number, done: () => number, into: Measured): Promise<void> {
   const [checksBefore, cpuBefore, started, threadsBefore] = [done(), cpuSeconds(), performance.now(), threadCpu()];
   await Bun.sleep(secs * 1000);
-  for (const [name, seconds] of threadCpu()) into.threads.set(name, (into.threads.get(name) ?? 0) + seconds - (threadsBefore.get(name) ?? 0));
+  for (const [name, seconds] of threadCpuSince(threadsBefore)) into.threads.set(name, (into.threads.get(name) ?? 0) + seconds);
   into.checks += done() - checksBefore;
   into.seconds += (performance.now() - started) / 1000;
   into.cpu += cpuSeconds() - cpuBefore;
@@ -187,13 +187,7 @@ for (let run = 0; run < runs; run++) {
   const connections = addresses > 1 ? `  (${(measured.perSecond * addresses).toFixed(0)} connections/s)` : "";
   rows.push(`run ${run + 1}   bare node:tls loop ${cell(floor)}   certkeeper ${cell(measured)}${connections}   ratio ${ratio.toFixed(2)}x`);
   console.log(rows.at(-1));
-  const shares = (m: Measured) =>
-    [...m.threads]
-      .map(([name, secs]) => [name.replace(/#\d+$/, ""), (secs * 1e6) / Math.max(m.checks, 1)] as const)
-      .filter(([, us]) => us >= 1)
-      .sort((a, b) => b[1] - a[1])
-      .map(([name, us]) => `${name} ${us.toFixed(0)}`)
-      .join(", ");
+  const shares = (m: Measured) => cpuShares(m.threads, m.checks);
   console.log(`        µs CPU per check by thread: bare ${shares(floor)}; certkeeper ${shares(measured)}`);
 }
 console.log(addresses > 1 ? "(target: >= 0.8x the bare loop per connection)" : "(target: >= 0.9x the bare loop)");

@@ -15,7 +15,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
-import { threadCpu } from "./support/thread_cpu.ts";
+import { cpuShares, threadCpu, threadCpuSince } from "./support/thread_cpu.ts";
 import { newId, PLAN_LIMITS, type CertificateRecord } from "../core/base/mod.ts";
 
 const { values } = parseArgs({
@@ -70,14 +70,8 @@ for (let run = 0; run < Number(values.runs); run++) {
     }
     if (waiting.length > 0) await saveGroup(waiting);
     const cpu = process.cpuUsage({ user, system });
-    const after = threadCpu();
+    const shares = cpuShares(threadCpuSince(before), done);
     await store.close();
-    const shares = [...after]
-      .map(([name, seconds]) => [name, ((seconds - (before.get(name) ?? 0)) * 1e6) / done] as const)
-      .filter(([, us]) => us >= 1)
-      .sort((a, b) => b[1] - a[1])
-      .map(([name, us]) => `${name.replace(/#\d+$/, "")} ${us.toFixed(0)}`)
-      .join(", ");
     console.log(`run ${run + 1}  lease ${String(lease).padStart(3)} / save ${String(save).padStart(3)}  ${(((cpu.user + cpu.system) / done)).toFixed(1).padStart(6)} µs CPU a certificate  (${shares})`);
   }
 }

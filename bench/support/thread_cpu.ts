@@ -15,3 +15,18 @@ export function threadCpu(): Map<string, number> {
   }
   return threads;
 }
+
+/** What each thread spent between two threadCpu() readings. */
+export function threadCpuSince(before: Map<string, number>, after = threadCpu()): Map<string, number> {
+  return new Map([...after].map(([name, seconds]) => [name, seconds - (before.get(name) ?? 0)]));
+}
+
+/** Each thread's CPU per item, busiest first, as `name µs` (threads under 1 µs left out; Worker ids dropped). */
+export function cpuShares(threads: Map<string, number>, items: number): string {
+  return [...threads]
+    .map(([name, seconds]) => [name.replace(/#\d+$/, ""), (seconds * 1e6) / Math.max(items, 1)] as const)
+    .filter(([, us]) => us >= 1)
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, us]) => `${name} ${us.toFixed(0)}`)
+    .join(", ");
+}
