@@ -10,7 +10,8 @@ import { join } from "node:path";
 import Database from "libsql";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
-import { BACKSTOP_PAGES } from "../adapters/libsql/checkpointer.ts";
+import { BACKSTOP_BYTES } from "../adapters/libsql/checkpointer.ts";
+import { backupLibsqlFile } from "../adapters/libsql/backup.ts";
 import { certificateRecord, certificateDetails, NOW } from "./support/store_conformance/factories.ts";
 import { addCertificate, newOrganization } from "./support/store_conformance/_helpers.ts";
 import { DAY } from "../core/base/time.ts";
@@ -65,9 +66,10 @@ describe("background checkpoints", () => {
     const path = tempFile();
     const executor = new LocalExecutor(path, { busyTimeoutMs: 1_000 });
     await executor.execute("PRAGMA journal_mode = WAL");
-    executor.checkpointInBackground(path);
+    await executor.checkpointInBackground(path);
     const { rows } = await executor.execute("PRAGMA wal_autocheckpoint");
-    expect(Number(Object.values(rows[0]!)[0])).toBe(BACKSTOP_PAGES);
+    // SQLite's 4 KiB pages here (no page size was asked for): 40 MiB of them.
+    expect(Number(Object.values(rows[0]!)[0])).toBe(BACKSTOP_BYTES / 4096);
     await executor.execute("CREATE TABLE t (v TEXT)");
     for (let i = 0; i < 50; i++) await executor.execute("INSERT INTO t VALUES (?)", ["x".repeat(2000)]);
     const deadline = Date.now() + 5_000;
@@ -93,6 +95,56 @@ describe("background checkpoints", () => {
     const started = performance.now();
     await executor.close();
     expect(performance.now() - started).toBeLessThan(500);
+  });
+});
+
+describe("page size", () => {
+  const pragma = (path: string, name: string) => {
+    const db = new Database(path, { readonly: true });
+    try {
+      return Object.values(db.prepare(`PRAGMA ${name}`).get() as object)[0];
+    } finally {
+      db.close();
+    }
+  };
+
+  test("a new database file has 16 KiB pages, and its backstop is still 40 MiB of WAL", async () => {
+    const path = tempFile();
+    const store = await openLibsqlStore({ url: `file:${path}` });
+    const { live } = await newOrganization(store);
+    await addCertificate(store, certificateRecord(live));
+    await store.close();
+    expect(pragma(path, "page_size")).toBe(16_384);
+    expect(pragma(path, "journal_mode")).toBe("wal");
+
+    const executor = new LocalExecutor(path, { busyTimeoutMs: 1_000 });
+    await executor.checkpointInBackground(path);
+    const { rows } = await executor.execute("PRAGMA wal_autocheckpoint");
+    expect(Number(Object.values(rows[0]!)[0])).toBe(BACKSTOP_BYTES / 16_384);
+    await executor.close();
+  });
+
+  test("a database made with 4 KiB pages keeps them and its data; its backup has 16 KiB pages and the same data", async () => {
+    const path = tempFile();
+    // As an earlier certkeeper created it: SQLite's default pages.
+    const old = new Database(path);
+    old.exec("PRAGMA journal_mode = WAL");
+    old.close();
+    expect(pragma(path, "page_size")).toBe(4096);
+    const store = await openLibsqlStore({ url: `file:${path}` });
+    const { live } = await newOrganization(store);
+    const records = [certificateRecord(live), certificateRecord(live)];
+    for (const record of records) await addCertificate(store, record);
+    await store.close();
+    expect(pragma(path, "page_size")).toBe(4096);
+
+    const copy = `${path}.backup`;
+    await backupLibsqlFile(`file:${path}`, copy);
+    expect(pragma(copy, "page_size")).toBe(16_384);
+    const restored = await openLibsqlStore({ url: `file:${copy}` });
+    for (const record of records) expect(await restored.certificates.get(live, record.id)).toEqual(record);
+    await restored.close();
+    expect(pragma(copy, "page_size")).toBe(16_384);
   });
 });
 

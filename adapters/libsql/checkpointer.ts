@@ -7,13 +7,18 @@
  * that copying was the largest share of a re-check's database time (a batched save: 42 µs a row with
  * automatic checkpoints, 19 without; a lease transaction's commit: about 1 ms). Here another
  * connection, on a worker thread, checkpoints every `everyMs` instead, and the main connection's own
- * automatic checkpoint moves to a higher threshold (BACKSTOP_PAGES) so that the WAL stays bounded
+ * automatic checkpoint moves to a higher threshold (BACKSTOP_BYTES) so that the WAL stays bounded
  * even if this thread falls behind or fails.
  */
 import { Worker } from "node:worker_threads";
 
-/** The main connection's automatic checkpoint threshold while the checkpointer runs (40 MB of 4 KB pages). */
-export const BACKSTOP_PAGES = 10_000;
+/** The WAL size at which the main connection checkpoints by itself while the checkpointer runs. */
+export const BACKSTOP_BYTES = 40 * 1024 * 1024;
+
+/** BACKSTOP_BYTES in pages of `pageSize` bytes (SQLite's threshold counts pages). */
+export function backstopPages(pageSize: number): number {
+  return Math.ceil(BACKSTOP_BYTES / pageSize);
+}
 
 export interface CheckpointRound {
   /** 1 when a checkpoint could not complete because of a reader or writer. */

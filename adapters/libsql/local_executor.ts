@@ -14,7 +14,7 @@
 import { Worker } from "node:worker_threads";
 import { insideTransaction, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
 import { executorError } from "./storage_failure.ts";
-import { BACKSTOP_PAGES, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
+import { backstopPages, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
 import { OP_BATCH, OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
 
 /** How often the background checkpointer copies the WAL back into the database. */
@@ -46,6 +46,7 @@ export class LocalExecutor implements Executor {
   #lock: Promise<void> = Promise.resolve();
   #busyTimeoutMs: number;
   #checkpointer: Checkpointer | undefined;
+  #checkpointing: Promise<void> | undefined;
   /** The background checkpointer's latest round, for tests and diagnostics. */
   lastCheckpoint: CheckpointRound | undefined;
   /** Why the background checkpointer stopped working (the connection then checkpoints by itself again). */
@@ -72,9 +73,14 @@ export class LocalExecutor implements Executor {
   }
 
   /** For a file in WAL mode: checkpoints from a worker thread (checkpointer.ts), this connection only as a backstop. */
-  async checkpointInBackground(path: string): Promise<void> {
-    if (this.#checkpointer) return;
-    const setting = this.execute(`PRAGMA wal_autocheckpoint = ${BACKSTOP_PAGES}`);
+  checkpointInBackground(path: string): Promise<void> {
+    return (this.#checkpointing ??= this.#startCheckpointer(path));
+  }
+
+  async #startCheckpointer(path: string): Promise<void> {
+    // SQLite's threshold counts pages: the backstop is the same size in bytes whatever the file's page size.
+    const { rows } = await this.execute("PRAGMA page_size");
+    const setting = this.execute(`PRAGMA wal_autocheckpoint = ${backstopPages(Number(Object.values(rows[0]!)[0]))}`);
     this.#checkpointer = startCheckpointer(path, {
       everyMs: CHECKPOINT_EVERY_MS,
       busyTimeoutMs: this.#busyTimeoutMs,
