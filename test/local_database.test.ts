@@ -81,6 +81,19 @@ describe("background checkpoints", () => {
     expect(rowsInMainFile(path, "t")).toBe(50);
   });
 
+  test("close() while the checkpointer is still starting stops it too", async () => {
+    const path = tempFile();
+    const executor = new LocalExecutor(path, { busyTimeoutMs: 1_000 });
+    await executor.execute("PRAGMA journal_mode = WAL");
+    const starting = executor.checkpointInBackground(path);
+    await executor.close();
+    await starting.catch(() => {});
+    // A checkpointer left running would go on reporting a round every 100 ms.
+    executor.lastCheckpoint = undefined;
+    await Bun.sleep(400);
+    expect(executor.lastCheckpoint).toBeUndefined();
+  });
+
   test("a checkpointer that cannot work hands checkpoints back to the main connection, and close() does not wait for it", async () => {
     const path = tempFile();
     const executor = new LocalExecutor(path, { busyTimeoutMs: 1_000 });

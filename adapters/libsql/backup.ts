@@ -1,6 +1,6 @@
 /** A consistent copy of a local libSQL (SQLite) database file, taken while others read and write it. */
 import { existsSync, statSync } from "node:fs";
-import { createClient } from "@libsql/client";
+import Database from "libsql";
 import { PAGE_SIZE } from "./mod.ts";
 
 /**
@@ -11,13 +11,14 @@ import { PAGE_SIZE } from "./mod.ts";
 export async function backupLibsqlFile(url: string, to: string): Promise<{ bytes: number }> {
   const source = url.slice("file:".length).split("?")[0]!;
   if (!existsSync(source)) throw new Error(`the database file "${source}" does not exist (CERTKEEPER_DATABASE_URL)`);
-  const client = createClient({ url, timeout: 10_000 });
+  // One connection of libSQL's own driver: the page size asked for is that connection's, and VACUUM
+  // INTO reads it (the source keeps its own: it is not empty, and VACUUM INTO never writes it).
+  const db = new Database(source, { timeout: 10_000 });
   try {
-    // Read by VACUUM INTO alone: the source's own page size cannot change in WAL mode.
-    await client.execute(`PRAGMA page_size = ${PAGE_SIZE}`);
-    await client.execute({ sql: "VACUUM INTO ?", args: [to] });
+    db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
+    db.prepare("VACUUM INTO ?").run([to]);
   } finally {
-    client.close();
+    db.close();
   }
   return { bytes: statSync(to).size };
 }

@@ -80,7 +80,9 @@ export class LocalExecutor implements Executor {
   async #startCheckpointer(path: string): Promise<void> {
     // SQLite's threshold counts pages: the backstop is the same size in bytes whatever the file's page size.
     const { rows } = await this.execute("PRAGMA page_size");
-    const setting = this.execute(`PRAGMA wal_autocheckpoint = ${backstopPages(Number(Object.values(rows[0]!)[0]))}`);
+    const pageSize = Number(Object.values(rows[0] ?? {})[0]);
+    // NaN would read as 0 to SQLite: no automatic checkpoint at all.
+    const setting = this.execute(`PRAGMA wal_autocheckpoint = ${backstopPages(Number.isInteger(pageSize) && pageSize >= 512 ? pageSize : 4096)}`);
     this.#checkpointer = startCheckpointer(path, {
       everyMs: CHECKPOINT_EVERY_MS,
       busyTimeoutMs: this.#busyTimeoutMs,
@@ -143,6 +145,8 @@ export class LocalExecutor implements Executor {
   close(): Promise<void> {
     return (this.#closed ??= (async () => {
       await this.#lock;
+      // A checkpointer still starting is started, then stopped: never left running.
+      await this.#checkpointing?.catch(() => {});
       await this.#checkpointer?.stop();
       await this.#send([OP_CLOSE]).catch(() => {});
       this.#end(new Error("The database connection is closed"));
