@@ -8,14 +8,17 @@
  * connections in flight (connect, handshake, read the peer chain, close; nothing else).
  *
  * Prints checks per second, the ratio to the floor, and the CPU time this process spent per check
- * (user + system, every thread) for both. Each of `--runs` runs alternates the two in slices.
+ * (user + system, every thread) for both. Each of `--runs` runs alternates the two in `--slices`
+ * slices, 8 of 2.5 s a side by default: the floor drifts by up to a third between runs on this
+ * machine, and runs of 8 slices spread less than runs of 4 (the same evening: 0.85–0.96x over 16 runs
+ * of 8, 0.83–1.02x over 12 runs of 4).
  *
  * With `--addresses 4`, every name resolves to 127.0.0.1 to 127.0.0.4 (each server listens on all four):
  * a check connects to all four (CONTRACT §11), and the ratio is taken per connection. Both sides then
  * hold `--concurrency` connections in flight: the bare loop by its workers, certkeeper by its connection
  * budget (four checks of four connections at a time).
  *
- *   bun bench/checks.ts [--seconds 10] [--runs 2] [--concurrency 16] [--certificates 2000] [--servers 4] [--addresses 1]
+ *   bun bench/checks.ts [--seconds 20] [--runs 2] [--slices 8] [--concurrency 16] [--certificates 2000] [--servers 4] [--addresses 1]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -31,12 +34,13 @@ import { parseResolveRules } from "../core/config/mod.ts";
 
 const { values } = parseArgs({
   options: {
-    seconds: { type: "string", default: "10" },
+    seconds: { type: "string", default: "20" },
     runs: { type: "string", default: "2" },
     concurrency: { type: "string", default: String(DEFAULT_CONFIG.checkConcurrency) },
     certificates: { type: "string", default: "2000" },
     servers: { type: "string", default: "4" },
     addresses: { type: "string", default: "1" },
+    slices: { type: "string", default: "8" },
   },
 });
 const addresses = Number(values.addresses);
@@ -48,7 +52,8 @@ const count = Number(values.certificates);
 const serverCount = Number(values.servers);
 const DOMAIN = "bench.certkeeper.test";
 /** Each run alternates the floor and certkeeper this many times, `seconds / SLICES` each. */
-const SLICES = 4;
+const SLICES = Number(values.slices);
+if (!Number.isInteger(SLICES) || SLICES < 1) throw new Error("--slices is a whole number of at least 1");
 const WARM_UP_MS = 500;
 const domainOf = (n: number) => `c${n}.${DOMAIN}`;
 
