@@ -29,7 +29,7 @@ import { createCore, DEFAULT_CONFIG, silentLogger, TrustStore } from "../core/mo
 import { SECOND } from "../core/base/mod.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
-import { cpuShares, threadCpu, threadCpuSince } from "./support/thread_cpu.ts";
+import { cpuShares, machineCpu, processesCpu, threadCpu, threadCpuSince } from "./support/thread_cpu.ts";
 import { parseResolveRules } from "../core/config/mod.ts";
 
 const { values } = parseArgs({
@@ -81,6 +81,11 @@ class Measured {
   checks = 0;
   seconds = 0;
   cpu = 0;
+  /** CPU seconds the TLS servers' processes used meanwhile. */
+  servers = 0;
+  /** The machine's busy and idle CPU seconds meanwhile (all cores). */
+  busy = 0;
+  idle = 0;
   threads = new Map<string, number>();
   get perSecond(): number {
     return this.checks / this.seconds;
@@ -88,13 +93,25 @@ class Measured {
   get cpuUsPerCheck(): number {
     return (this.cpu * 1e6) / Math.max(this.checks, 1);
   }
+  get serversUsPerCheck(): number {
+    return (this.servers * 1e6) / Math.max(this.checks, 1);
+  }
+  get busyShare(): number {
+    return this.busy / Math.max(this.busy + this.idle, 1e-9);
+  }
 }
 
 /** Adds to `into` what `done()` reports for `secs` seconds, with this process's CPU time meanwhile. */
 async function measure(secs: number, done: () => number, into: Measured): Promise<void> {
+  const serverPids = children.map(({ child }) => child.pid);
   const [checksBefore, cpuBefore, started, threadsBefore] = [done(), cpuSeconds(), performance.now(), threadCpu()];
+  const [serversBefore, machineBefore] = [processesCpu(serverPids), machineCpu()];
   await Bun.sleep(secs * 1000);
   for (const [name, seconds] of threadCpuSince(threadsBefore)) into.threads.set(name, (into.threads.get(name) ?? 0) + seconds);
+  const machine = machineCpu();
+  into.servers += processesCpu(serverPids) - serversBefore;
+  into.busy += machine.busy - machineBefore.busy;
+  into.idle += machine.idle - machineBefore.idle;
   into.checks += done() - checksBefore;
   into.seconds += (performance.now() - started) / 1000;
   into.cpu += cpuSeconds() - cpuBefore;
@@ -194,6 +211,10 @@ for (let run = 0; run < runs; run++) {
   console.log(rows.at(-1));
   const shares = (m: Measured) => cpuShares(m.threads, m.checks);
   console.log(`        µs CPU per check by thread: bare ${shares(floor)}; certkeeper ${shares(measured)}`);
+  // The event loop is the thread named after the runtime (bun); a share near 100 % means it is what limits the rate.
+  const whole = (m: Measured) =>
+    `event loop ${(((m.threads.get("bun") ?? 0) / m.seconds) * 100).toFixed(0)} % busy, the TLS servers ${m.serversUsPerCheck.toFixed(0)} µs a check, the machine ${(m.busyShare * 100).toFixed(0)} % busy`;
+  console.log(`        beside it: bare ${whole(floor)}; certkeeper ${whole(measured)}`);
 }
 console.log(addresses > 1 ? "(target: >= 0.8x the bare loop per connection)" : "(target: >= 0.9x the bare loop)");
 

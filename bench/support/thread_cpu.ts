@@ -30,3 +30,27 @@ export function cpuShares(threads: Map<string, number>, items: number): string {
     .map(([name, us]) => `${name} ${us.toFixed(0)}`)
     .join(", ");
 }
+
+/** CPU seconds the processes `pids` have used so far (user + system, all their threads); 0 for one that ended. */
+export function processesCpu(pids: number[]): number {
+  let seconds = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      seconds += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // The process ended.
+    }
+  }
+  return seconds;
+}
+
+/** The whole machine's CPU time so far, busy and idle (idle + iowait), in seconds over all cores. */
+export function machineCpu(): { busy: number; idle: number } {
+  const [, ...ticks] = readFileSync("/proc/stat", "utf8").split("\n")[0]!.trim().split(/\s+/).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is already inside user).
+  const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+  const busy = ticks.slice(0, 8).reduce((sum, t) => sum + t, 0) - idle;
+  return { busy: busy / 100, idle: idle / 100 };
+}
