@@ -177,6 +177,45 @@ describe("claims at saturation", () => {
     expect(w.calls.nextDueAt).toBe(1);
   });
 
+  test("with prefetch, the next claim goes out while claimed items still wait, and memory holds at most prefetch and half a round more", async () => {
+    // A claim answers after 30 ms (a database under load), an item takes 5: claiming only once every
+    // claimed item had started would leave the slots empty for most of each claim's round trip.
+    const concurrency = 4;
+    const prefetch = 8;
+    const due = Array.from({ length: 120 }, (_, n) => n);
+    let started = 0;
+    let claimed = 0;
+    const waitingAtClaim: number[] = [];
+    let mostWaiting = 0;
+    const source: WorkSource<number> = {
+      claim: async (limit) => {
+        waitingAtClaim.push(claimed - started);
+        await Bun.sleep(30);
+        const items = due.splice(0, limit);
+        claimed += items.length;
+        mostWaiting = Math.max(mostWaiting, claimed - started);
+        return items;
+      },
+      nextDueAt: async () => (due.length > 0 ? 0 : null),
+      run: async () => {
+        started++;
+        await Bun.sleep(5);
+      },
+      describe: (n) => ({ item: n }),
+    };
+    const loop = new WorkLoop(source, { name: "test", clock: systemClock, logger: createLogger("error", () => {}), concurrency, pollMs: 10_000, prefetch });
+    loop.start();
+    await until(() => started === 120);
+    await loop.stop();
+    // The first claim finds nothing in memory; every later one while claimed items were still waiting.
+    expect(waitingAtClaim[0]).toBe(0);
+    const later = waitingAtClaim.slice(1, -1);
+    expect(later.length).toBeGreaterThan(5);
+    for (const waiting of later) expect(waiting).toBeGreaterThan(0);
+    // Prefetch plus the low-water mark (half of min(prefetch, concurrency)), and one claim's slots.
+    expect(mostWaiting).toBeLessThanOrEqual(concurrency + prefetch + concurrency / 2);
+  });
+
   test("when a claim made on that guess finds nothing, the loop still wakes for the next item's time, not the poll's", async () => {
     const w = timed(1, 10_000);
     // Two items fill the first claim (a slot and one prefetched): once both are done, with nothing left

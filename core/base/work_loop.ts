@@ -6,7 +6,10 @@
  *
  * With `prefetch`, a claim leases that many items beyond the free slots and keeps them in memory,
  * starting each as a slot frees up: at saturation one claim (a write transaction) then serves
- * concurrency + prefetch items instead of one per finished item.
+ * concurrency + prefetch items instead of one per finished item. The next claim goes out while a few
+ * of them still wait (half of min(prefetch, concurrency)), so that slots freeing during its round trip
+ * are not left empty: measured at saturation (bench/checks.ts), 6 % more re-checks a second than
+ * claiming only once every claimed item has started (9 of 10 alternating pairs).
  *
  * An item's `run` may hand back its last step (saving what it found) instead of taking it: the item's
  * slot is free at once, and the steps handed back are taken together, in one turn of the event loop,
@@ -70,10 +73,18 @@ export class WorkLoop<T> {
   /** Last steps being taken. */
   #finishing = new Set<Promise<void>>();
 
+  /**
+   * Claimed items left waiting at which the loop claims again (0 without prefetch: it claims once they
+   * are all started). Half a round of slots: at saturation the claim answers before they run out.
+   */
+  readonly #lowWater: number;
+
   constructor(
     private readonly source: WorkSource<T>,
     private readonly options: WorkLoopOptions,
-  ) {}
+  ) {
+    this.#lowWater = options.prefetch ? Math.floor(Math.min(options.prefetch, options.concurrency) / 2) : 0;
+  }
 
   start(): void {
     if (this.#running) return;
@@ -122,14 +133,17 @@ export class WorkLoop<T> {
     // loop does not first ask when work is due (a read per claim at saturation).
     let busy = false;
     while (this.#running) {
-      // A fresh signal per round: a slot freeing with nothing left in memory, or a poke(), from now on
-      // cuts this round's sleep short.
+      // A fresh signal per round: a slot freeing with few items left in memory, or a poke(), from now
+      // on cuts this round's sleep short.
       const wake = (this.#wake = new AbortController());
       let wait = pollMs;
       try {
         this.#startReady();
         const free = concurrency - this.#inFlight.size;
-        const enough = free >= Math.min(this.options.minBatch ?? 1, concurrency) || (free > 0 && this.#inFlight.size === 0);
+        // With prefetch, the next claim goes out while a few claimed items still wait: slots that free
+        // up during the claim's round trip start those instead of standing empty until it answers.
+        const runningLow = this.#lowWater > 0 && this.#inFlight.size > 0 && this.#ready.length <= this.#lowWater;
+        const enough = free >= Math.min(this.options.minBatch ?? 1, concurrency) || (free > 0 && this.#inFlight.size === 0) || runningLow;
         // Ask when work is due first (a read), so an idle loop never takes a write lock to find nothing;
         // right after a full batch more is likely due, and the claim itself finds out.
         const guessed = enough && busy;
@@ -176,7 +190,7 @@ export class WorkLoop<T> {
         this.#inFlight.delete(task);
         // The freed slot goes to the next claimed item at once; the loop is woken only to claim more.
         this.#startReady();
-        if (this.#ready.length === 0) this.#wake.abort();
+        if (this.#ready.length <= this.#lowWater) this.#wake.abort();
         // Nothing running: nothing more will join the group soon.
         if (this.#inFlight.size === 0) this.#takeHeld();
       });
