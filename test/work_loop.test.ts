@@ -212,8 +212,42 @@ describe("claims at saturation", () => {
     const later = waitingAtClaim.slice(1, -1);
     expect(later.length).toBeGreaterThan(5);
     for (const waiting of later) expect(waiting).toBeGreaterThan(0);
-    // Prefetch plus the low-water mark (half of min(prefetch, concurrency)), and one claim's slots.
-    expect(mostWaiting).toBeLessThanOrEqual(concurrency + prefetch + concurrency / 2);
+    // The first claim's (a claim for every slot and prefetch); later ones ask for prefetch more with
+    // at most the low-water mark (half of min(prefetch, concurrency)) still waiting.
+    expect(mostWaiting).toBeLessThanOrEqual(concurrency + prefetch);
+  });
+
+  test("stop() during a claim starts none of the claimed items still waiting, nor what the claim brings", async () => {
+    const due = Array.from({ length: 200 }, (_, n) => n);
+    let started = 0;
+    let claims = 0;
+    let startedAtStop: number | undefined;
+    let stopped: Promise<void> | undefined;
+    const source: WorkSource<number> = {
+      claim: async (limit) => {
+        // The third claim goes out with items still waiting (the low-water mark): stop now.
+        if (++claims === 3) {
+          startedAtStop = started;
+          stopped = loop.stop();
+        }
+        await Bun.sleep(30);
+        return due.splice(0, limit);
+      },
+      nextDueAt: async () => (due.length > 0 ? 0 : null),
+      run: async () => {
+        started++;
+        await Bun.sleep(5);
+      },
+      describe: (n) => ({ item: n }),
+    };
+    const loop = new WorkLoop(source, { name: "test", clock: systemClock, logger: createLogger("error", () => {}), concurrency: 4, pollMs: 10_000, prefetch: 8 });
+    loop.start();
+    await until(() => stopped !== undefined);
+    await stopped;
+    expect(startedAtStop).toBeGreaterThan(0);
+    expect(started).toBe(startedAtStop!);
+    await Bun.sleep(50);
+    expect(started).toBe(startedAtStop!);
   });
 
   test("when a claim made on that guess finds nothing, the loop still wakes for the next item's time, not the poll's", async () => {

@@ -34,16 +34,17 @@ import { addCertificate } from "../operations/mod.ts";
 
 /**
  * How long a scheduled check's lease lasts. A leased certificate may wait for a slot (the scheduler
- * leases twice as many ahead as it runs) and then for connections (shared with an import's checks);
- * each check ahead of it in that queue holds its connections for at most one TLS timeout. The lease
- * counts every check that can be ahead (4 × CHECK_CONCURRENCY) plus its own. In overload (every name
+ * leases twice as many ahead as it runs, and claims again while half a round still waits: work_loop.ts)
+ * and then for connections (shared with an import's checks); each check ahead of it in that queue
+ * holds its connections for at most one TLS timeout. The lease counts every check that can be ahead
+ * (4.5 × CHECK_CONCURRENCY) plus its own. In overload (every name
  * behind CHECK_CONCURRENCY addresses or more, every check running to its limit, an import beside) the
  * wait can be longer: a certificate that waited half its lease for a slot is then handed back instead
  * of started (scheduler.ts), and waits for the rest of its lease. A longer lease delays a dead
  * process's certificates, and those handed back.
  */
 export function checkLeaseMs(config: Pick<Config, "tlsTimeoutMs" | "checkConcurrency">): number {
-  return Math.max(LEASE_MS, config.tlsTimeoutMs * (4 * config.checkConcurrency + 1));
+  return Math.max(LEASE_MS, config.tlsTimeoutMs * (4 * config.checkConcurrency + Math.floor(config.checkConcurrency / 2) + 1));
 }
 
 export interface CoreOptions {

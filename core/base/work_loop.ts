@@ -7,9 +7,10 @@
  * With `prefetch`, a claim leases that many items beyond the free slots and keeps them in memory,
  * starting each as a slot frees up: at saturation one claim (a write transaction) then serves
  * concurrency + prefetch items instead of one per finished item. The next claim goes out while a few
- * of them still wait (half of min(prefetch, concurrency)), so that slots freeing during its round trip
- * are not left empty: measured at saturation (bench/checks.ts), 6 % more re-checks a second than
- * claiming only once every claimed item has started (9 of 10 alternating pairs).
+ * of them still wait (half of min(prefetch, concurrency), rounded down: with one slot, none), so that
+ * slots freeing during its round trip start those instead of standing empty: measured at saturation
+ * (bench/checks.ts), 6 % more re-checks a second than claiming only once every claimed item had
+ * started (9 of 10 alternating pairs). At most prefetch + that many wait in memory.
  *
  * An item's `run` may hand back its last step (saving what it found) instead of taking it: the item's
  * slot is free at once, and the steps handed back are taken together, in one turn of the event loop,
@@ -75,7 +76,8 @@ export class WorkLoop<T> {
 
   /**
    * Claimed items left waiting at which the loop claims again (0 without prefetch: it claims once they
-   * are all started). Half a round of slots: at saturation the claim answers before they run out.
+   * are all started). Half a round of slots: no slot stands empty while a claim answers within about
+   * half an item's run time.
    */
   readonly #lowWater: number;
 
@@ -172,8 +174,9 @@ export class WorkLoop<T> {
     return items.length;
   }
 
-  /** Starts claimed items while slots are free. */
+  /** Starts claimed items while slots are free; none once stop() was called (they are dropped). */
   #startReady(): void {
+    if (this.#stopping.signal.aborted) return;
     while (this.#ready.length > 0 && this.#inFlight.size < this.options.concurrency) this.#start(this.#ready.shift()!);
   }
 
