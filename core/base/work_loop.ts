@@ -8,9 +8,10 @@
  * starting each as a slot frees up: at saturation one claim (a write transaction) then serves
  * concurrency + prefetch items instead of one per finished item. The next claim goes out while a few
  * of them still wait (half of min(prefetch, concurrency), rounded down: with one slot, none), so that
- * slots freeing during its round trip start those instead of standing empty: measured at saturation
- * (bench/checks.ts), 6 % more re-checks a second than claiming only once every claimed item had
- * started (9 of 10 alternating pairs). At most prefetch + that many wait in memory.
+ * slots freeing during its round trip start those instead of standing empty: at saturation (the
+ * scheduler alone over bench/checks.ts's certificates and servers), 6 % more re-checks a second than
+ * claiming only once every claimed item had started (9 of 10 alternating pairs). At most prefetch +
+ * that many wait in memory.
  *
  * An item's `run` may hand back its last step (saving what it found) instead of taking it: the item's
  * slot is free at once, and the steps handed back are taken together, in one turn of the event loop,
