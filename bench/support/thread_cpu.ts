@@ -7,8 +7,7 @@ export function threadCpu(): Map<string, number> {
     try {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
       const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      threads.set(name.startsWith("Worker") ? `${name}#${tid}` : name, (Number(fields[11]) + Number(fields[12])) / 100);
+      threads.set(name.startsWith("Worker") ? `${name}#${tid}` : name, cpuSecondsOf(stat));
     } catch {
       // The thread ended meanwhile.
     }
@@ -36,9 +35,7 @@ export function processesCpu(pids: number[]): number {
   let seconds = 0;
   for (const pid of pids) {
     try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      seconds += (Number(fields[11]) + Number(fields[12])) / 100;
+      seconds += cpuSecondsOf(readFileSync(`/proc/${pid}/stat`, "utf8"));
     } catch {
       // The process ended.
     }
@@ -53,4 +50,10 @@ export function machineCpu(): { busy: number; idle: number } {
   const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
   const busy = ticks.slice(0, 8).reduce((sum, t) => sum + t, 0) - idle;
   return { busy: busy / 100, idle: idle / 100 };
+}
+
+/** User + system CPU seconds in a /proc `stat` line (utime and stime, after the parenthesised name). */
+function cpuSecondsOf(stat: string): number {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
