@@ -20,6 +20,7 @@ import { ImportWorker, importLeaseMs } from "../imports/import_worker.ts";
 import type { Transports } from "../notify/ports.ts";
 import { TlsCertificateSource, type CertificateSource } from "../monitor/certificate_source.ts";
 import { ConnectionBudget } from "../net/connection_budget.ts";
+import type { EndpointConnector } from "../tls/endpoint_retrieve.ts";
 import { createApi, type Api } from "../http/api.ts";
 import { callOperation, type Call } from "../pipeline/pipeline.ts";
 import { OPERATIONS, type Operation, type OperationResult } from "../operations/mod.ts";
@@ -56,6 +57,11 @@ export interface CoreOptions {
   trust?: TrustStore;
   /** Where check outcomes come from; default: real TLS. */
   source?: CertificateSource;
+  /**
+   * Who opens a real-TLS check's connections and reads the chains (the handshakes, most of a check's
+   * CPU); default: the event loop. The wiring hands them to threads of their own (CERTKEEPER_CHECK_THREADS).
+   */
+  connector?: EndpointConnector;
   passwords?: PasswordHasher;
   /** How notifications leave the process; without them, deliveries wait in the outbox. */
   transports?: Transports;
@@ -122,6 +128,7 @@ export function createCore(options: CoreOptions): Core {
     new TlsCertificateSource({
       trust,
       retrieve: { timeoutMs: config.tlsTimeoutMs, rules: config.resolve, allowPrivateTargets: config.allowPrivateTargets },
+      connector: options.connector,
       clock,
       revocation,
     });

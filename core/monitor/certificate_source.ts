@@ -2,7 +2,7 @@
 import { NetFailure } from "../net/resolver.ts";
 import type { ConnectionBudget } from "../net/connection_budget.ts";
 import type { RetrieveOptions } from "../tls/certificate_retrieve.ts";
-import { retrieveEndpoints, type EndpointRetrieval } from "../tls/endpoint_retrieve.ts";
+import { retrieveEndpoints, type EndpointConnector, type EndpointRetrieval } from "../tls/endpoint_retrieve.ts";
 import { describeChain, parseCertificates } from "../tls/certificate_parse.ts";
 import { judgeChain } from "../tls/chain_verify.ts";
 import { systemClock, type Clock } from "../base/time.ts";
@@ -33,6 +33,8 @@ export interface CertificateSource {
 export interface TlsCertificateSourceOptions {
   trust: TrustStore;
   retrieve: RetrieveOptions;
+  /** Opens the connections and reads the chains; default: on this thread. */
+  connector?: EndpointConnector;
   clock?: Clock;
   /** Asks whether leaves are revoked; absent: every leaf is `not_checked` (CERTKEEPER_REVOCATION=off). */
   revocation?: RevocationChecker | null;
@@ -57,6 +59,7 @@ export class TlsCertificateSource implements CertificateSource {
         connectTo: target.connectTo,
         connections: options?.connections,
         cancel: options?.cancel,
+        connector: this.options.connector,
       });
     } catch (error) {
       if (error instanceof NetFailure) return { ok: false, reason: error.reason, message: error.message, endpoints: [] };

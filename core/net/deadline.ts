@@ -17,6 +17,8 @@
 export interface Deadline {
   /** Aborted once the time is up. */
   readonly signal: AbortSignal;
+  /** When the time is up, on `performance.now()`'s clock. */
+  readonly dueAt: number;
   /** Stops the timer (call it when the work is done). */
   clear(): void;
 }
@@ -44,6 +46,7 @@ export function deadline(ms: number, options: DeadlineOptions = {}): Deadline {
   let timer = setTimeout(fire, ms);
   return {
     signal: controller.signal,
+    dueAt: due,
     clear: () => clearTimeout(timer),
   };
 }

@@ -24,6 +24,28 @@ export interface EndpointRetrieveOptions extends ResolverOptions {
   connections?: ConnectionBudget;
   /** Gives up waiting for connections (throws CheckCancelled): the process is stopping. */
   cancel?: AbortSignal;
+  /** Who opens the connections once the addresses are known and the budget taken; default: this thread. */
+  connector?: EndpointConnector;
+}
+
+/** The addresses of one check, resolved and vetted, with the time left to reach them all. */
+export interface EndpointsRequest {
+  addresses: EndpointAddress[];
+  /** The name the addresses came from (`connectTo` or the domain), for messages. */
+  host: string;
+  /** SNI and the name in messages. */
+  domain: string;
+  port: number;
+  protocol: Protocol;
+  timeoutMs: number;
+}
+
+/**
+ * Opens a check's connections and reads each address's chain: the handshakes, the bulk of a check's
+ * CPU. Plain data in, plain data out, so it can run on another thread (adapters/check_threads).
+ */
+export interface EndpointConnector {
+  connect(request: EndpointsRequest): Promise<EndpointRetrieval[]>;
 }
 
 
@@ -74,7 +96,11 @@ export async function retrieveEndpoints(domain: string, port: number, options: E
       limit = deadline(Math.max(0, options.timeoutMs - (waitFrom - started)));
     }
     try {
-      return await connectEach(addresses, host, domain, port, options, limit.signal);
+      if (!options.connector) return await connectEach({ addresses, host, domain, port, protocol: options.protocol ?? "tls" }, limit.signal);
+      // The connector keeps the time limit from here on; this thread's timer stops with it.
+      const timeoutMs = Math.max(0, limit.dueAt - performance.now());
+      limit.clear();
+      return await options.connector.connect({ addresses, host, domain, port, protocol: options.protocol ?? "tls", timeoutMs });
     } finally {
       release?.();
     }
@@ -83,12 +109,18 @@ export async function retrieveEndpoints(domain: string, port: number, options: E
   }
 }
 
+/** Connects to every address of `request` on this thread, under its time limit. */
+export async function connectEndpoints(request: EndpointsRequest): Promise<EndpointRetrieval[]> {
+  const limit = deadline(request.timeoutMs);
+  try {
+    return await connectEach(request, limit.signal);
+  } finally {
+    limit.clear();
+  }
+}
+
 function connectEach(
-  addresses: EndpointAddress[],
-  host: string,
-  domain: string,
-  port: number,
-  options: EndpointRetrieveOptions,
+  { addresses, host, domain, port, protocol }: Omit<EndpointsRequest, "timeoutMs">,
   signal: AbortSignal,
 ): Promise<EndpointRetrieval[]> {
   return Promise.all(
@@ -98,7 +130,7 @@ function connectEach(
         return { address, ok: false, reason: "connection_refused", message: `${host} resolves to ${refused}, which certkeeper does not connect to` };
       }
       try {
-        return { address, ok: true, ...(await retrieveFrom(address, family, domain, port, options.protocol ?? "tls", signal)) };
+        return { address, ok: true, ...(await retrieveFrom(address, family, domain, port, protocol, signal)) };
       } catch (error) {
         if (!(error instanceof NetFailure)) throw error;
         return { address, ok: false, reason: error.reason, message: error.message };
