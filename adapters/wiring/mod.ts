@@ -17,6 +17,7 @@ import { TrustStore } from "../../core/tls/mod.ts";
 import { openLibsqlStore } from "../libsql/mod.ts";
 import { createMemoryStore } from "../memory/mod.ts";
 import { createTransports, type ClosableTransports } from "../notify/mod.ts";
+import { CheckThreads } from "../check_threads/mod.ts";
 
 export interface WireOptions extends Partial<Omit<CoreOptions, "config" | "store" | "transports">> {
   /**
@@ -35,6 +36,8 @@ export interface Wired {
   transports: ClosableTransports;
   logger: Logger;
   core: Core;
+  /** Where checks' handshakes run beside the event loop (CERTKEEPER_CHECK_THREADS); absent at 0 or with a given source. */
+  checkThreads: CheckThreads | undefined;
   /** Releases what the wiring opened: the transports' connections, and the store unless it was given. */
   release(): Promise<void>;
   /** Stops core's background work (waiting for what is in flight), then releases. */
@@ -51,10 +54,14 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<W
       : (storeOption ?? (await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken })));
   const trust = options.trust ?? TrustStore.system(config.extraCaFile);
   const transports = createTransports(config, trust, { outboxDir });
-  const core = createCore({ ...coreOptions, config, store, logger, trust, transports });
+  // Handshakes on the event loop and CERTKEEPER_CHECK_THREADS threads beside it, unless a source or
+  // connector was given.
+  const threads = !options.source && !options.connector && config.checkThreads > 0 ? new CheckThreads(config.checkThreads) : undefined;
+  const core = createCore({ ...coreOptions, connector: options.connector ?? threads, config, store, logger, trust, transports });
   let released: Promise<void> | undefined;
   const release = () =>
     (released ??= (async () => {
+      await threads?.close();
       await transports.close();
       if (ownsStore) await store.close();
     })());
@@ -65,6 +72,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<W
     transports,
     logger,
     core,
+    checkThreads: threads,
     release,
     async close() {
       await core.stop();

@@ -13,6 +13,11 @@ export interface Config {
   checkIntervalMs: number;
   tlsTimeoutMs: number;
   checkConcurrency: number;
+  /**
+   * CERTKEEPER_CHECK_THREADS: threads that open checks' connections beside the event loop (0: the event
+   * loop alone). Not in CONTRACT §1; the README's configuration table documents it.
+   */
+  checkThreads: number;
   logLevel: LogLevel;
   logFormat: LogFormat;
   resolve: ResolveRule[];
@@ -50,6 +55,7 @@ export const DEFAULT_CONFIG: Config = {
   checkIntervalMs: 6 * HOUR,
   tlsTimeoutMs: 10 * SECOND,
   checkConcurrency: 16,
+  checkThreads: 1,
   logLevel: "info",
   logFormat: "auto",
   resolve: [],
@@ -100,6 +106,7 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     checkIntervalMs: parse("CERTKEEPER_CHECK_INTERVAL", d.checkIntervalMs, positiveDuration),
     tlsTimeoutMs: parse("CERTKEEPER_TLS_TIMEOUT", d.tlsTimeoutMs, positiveDuration),
     checkConcurrency: parse("CERTKEEPER_CHECK_CONCURRENCY", d.checkConcurrency, (v) => integer(v, 1, 1024)),
+    checkThreads: parse("CERTKEEPER_CHECK_THREADS", d.checkThreads, (v) => integer(v, 0, 64)),
     logLevel: parse("CERTKEEPER_LOG_LEVEL", d.logLevel, logLevel),
     logFormat: parse("CERTKEEPER_LOG_FORMAT", d.logFormat, logFormat),
     resolve: parse("CERTKEEPER_RESOLVE", d.resolve, parseResolveRules),
