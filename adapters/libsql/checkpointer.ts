@@ -48,6 +48,7 @@ export interface CheckpointerOptions {
 export function startCheckpointer(path: string, options: CheckpointerOptions): Checkpointer {
   const worker = new Worker(new URL("./checkpoint_worker.ts", import.meta.url), {
     workerData: { path, everyMs: options.everyMs, busyTimeoutMs: options.busyTimeoutMs },
+    name: "ck-checkpoint",
   });
   // The thread must never keep a process alive that is otherwise done.
   worker.unref();

@@ -58,7 +58,11 @@ export class LocalExecutor implements Executor {
    */
   constructor(path: string, options: { busyTimeoutMs: number }) {
     this.#busyTimeoutMs = options.busyTimeoutMs;
-    this.#worker = new Worker(new URL("./connection_worker.ts", import.meta.url), { workerData: { path, busyTimeoutMs: options.busyTimeoutMs } });
+    this.#worker = new Worker(new URL("./connection_worker.ts", import.meta.url), {
+      workerData: { path, busyTimeoutMs: options.busyTimeoutMs },
+      // The thread's name in `top -H` and /proc.
+      name: "ck-database",
+    });
     // Held only while a statement is under way: an idle connection never keeps a finished process alive.
     this.#worker.unref();
     this.#worker.on("message", (answer: Answer) => {

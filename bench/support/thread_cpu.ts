@@ -1,13 +1,13 @@
 import { readdirSync, readFileSync } from "node:fs";
 
-/** CPU seconds per thread of this process, by name (a worker's name is its thread id). */
+/** CPU seconds per thread of this process, by name (a worker's, which several threads share, with its thread id). */
 export function threadCpu(): Map<string, number> {
   const threads = new Map<string, number>();
   for (const tid of readdirSync("/proc/self/task")) {
     try {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
       const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      threads.set(name.startsWith("Worker") ? `${name}#${tid}` : name, cpuSecondsOf(stat));
+      threads.set(/^(Worker|ck-)/.test(name) ? `${name}#${tid}` : name, cpuSecondsOf(stat));
     } catch {
       // The thread ended meanwhile.
     }
