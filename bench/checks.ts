@@ -7,6 +7,10 @@
  * same process and against the same servers and names, the floor: a bare node:tls loop with as many
  * connections in flight (connect, handshake, read the peer chain, close; nothing else).
  *
+ * Certkeeper opens the checks' connections as a server started by `npm start` does: on the event loop
+ * and on CERTKEEPER_CHECK_THREADS threads beside it (1 by default; `--threads 0` for the event loop
+ * alone). The bare loop has one thread, the event loop.
+ *
  * Prints checks per second, the ratio to the floor, and the CPU time this process spent per check
  * (user + system, every thread) for both. Each of `--runs` runs alternates the two in `--slices`
  * slices, 8 of 2.5 s a side by default: the floor drifts by up to a third between runs on this
@@ -18,7 +22,7 @@
  * hold `--concurrency` connections in flight: the bare loop by its workers, certkeeper by its connection
  * budget (four checks of four connections at a time).
  *
- *   bun bench/checks.ts [--seconds 20] [--runs 2] [--slices 8] [--concurrency 16] [--certificates 2000] [--servers 4] [--addresses 1]
+ *   bun bench/checks.ts [--seconds 20] [--runs 2] [--slices 8] [--concurrency 16] [--certificates 2000] [--servers 4] [--addresses 1] [--threads 1]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -32,6 +36,7 @@ import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
 import { cpuShares, machineCpu, processesCpu, threadCpu, threadCpuSince } from "./support/thread_cpu.ts";
 import { parseResolveRules } from "../core/config/mod.ts";
+import { CheckThreads } from "../adapters/check_threads/mod.ts";
 
 const { values } = parseArgs({
   options: {
@@ -42,6 +47,7 @@ const { values } = parseArgs({
     servers: { type: "string", default: "4" },
     addresses: { type: "string", default: "1" },
     slices: { type: "string", default: "8" },
+    threads: { type: "string", default: String(DEFAULT_CONFIG.checkThreads) },
   },
 });
 const addresses = Number(values.addresses);
@@ -51,6 +57,8 @@ const runs = Number(values.runs);
 const concurrency = Number(values.concurrency);
 const count = Number(values.certificates);
 const serverCount = Number(values.servers);
+const threadCount = Number(values.threads);
+if (!Number.isInteger(threadCount) || threadCount < 0) throw new Error("--threads is a whole number (0: the event loop alone)");
 const DOMAIN = "bench.certkeeper.test";
 /** Each run alternates the floor and certkeeper this many times, `seconds / SLICES` each. */
 const SLICES = Number(values.slices);
@@ -167,6 +175,8 @@ const side = new Database(join(dir, "bench.db"), { timeout: 5_000 });
 const releaseDropped = () => side.prepare("UPDATE certificates SET next_check_at = 0, lease_owner = NULL WHERE lease_owner IS NOT NULL").run();
 let checks = 0;
 let failures = 0;
+// As the wiring gives a server (adapters/wiring): handshakes on the event loop and these threads.
+const threads = threadCount > 0 ? new CheckThreads(threadCount) : undefined;
 const core = createCore({
   config: {
     ...DEFAULT_CONFIG,
@@ -178,6 +188,7 @@ const core = createCore({
   },
   store,
   logger: silentLogger,
+  connector: threads,
   trust: new TrustStore(children.map((c) => c.rootPem)),
   onCheck: ({ ok }) => {
     checks++;
@@ -198,7 +209,7 @@ if (failures > 0) throw new Error(`${failures} of the first ${checks} checks fai
 
 console.log(
   `Scheduled re-checks at saturation: ${count} certificates on ${serverCount} local TLS servers (own processes), ` +
-    `${concurrency} in flight, ${seconds} s each per run (in ${SLICES} alternating slices), ${runs} run(s)` +
+    `${concurrency} in flight, ${threadCount > 0 ? `handshakes on the event loop and ${threadCount} thread(s)` : "handshakes on the event loop alone"}, ${seconds} s each per run (in ${SLICES} alternating slices), ${runs} run(s)` +
     (addresses > 1 ? `; every name behind ${addresses} addresses: ${addresses} connections per check, ratio per connection` : ""),
 );
 const rows: string[] = [];
@@ -231,6 +242,7 @@ for (let run = 0; run < runs; run++) {
 console.log(addresses > 1 ? "(target: >= 0.8x the bare loop per connection)" : "(target: >= 0.9x the bare loop)");
 
 for (const { child } of children) child.kill();
+await threads?.close();
 await store.close();
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);
