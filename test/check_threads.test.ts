@@ -1,8 +1,9 @@
 /**
  * Check threads (CERTKEEPER_CHECK_THREADS, adapters/check_threads): a check's connections are opened on
  * the event loop or on a thread, whichever has fewer checks under way, and either way the check reads
- * the same chains, speaks STARTTLS the same, and fails the same. Real TLS servers on 127.0.0.1 and
- * 127.0.0.2, a real SMTP server (smtp-server), a server that never answers.
+ * the same chains, speaks STARTTLS the same, and fails the same, within its time limit. A stuck or
+ * failing thread costs its checks a failure, never the process. Real TLS servers on 127.0.0.1,
+ * 127.0.0.2 and 127.0.0.3, a real SMTP server (smtp-server), servers that never answer.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import net from "node:net";
@@ -12,136 +13,245 @@ import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { CheckThreads } from "../adapters/check_threads/mod.ts";
 import { wire } from "../adapters/wiring/mod.ts";
-import { connectEndpoints, TrustStore, type EndpointRetrieval, type EndpointsRequest } from "../core/tls/mod.ts";
+import { connectEndpoints, TrustStore, type EndpointConnector, type EndpointRetrieval, type EndpointsRequest } from "../core/tls/mod.ts";
+import { retrieveEndpoints } from "../core/tls/endpoint_retrieve.ts";
+import { ConnectionBudget, preciseNow } from "../core/net/mod.ts";
 import { DEFAULT_CONFIG } from "../core/config/mod.ts";
 import { parseResolveRules } from "../core/config/resolve_rules.ts";
-import { silentLogger } from "../core/base/mod.ts";
+import { createLogger, silentLogger } from "../core/base/mod.ts";
 
 const DOMAIN = `threads.${TEST_DOMAIN}`;
 let first: Issued;
 let second: Issued;
 let firstChain: string;
 let port: number;
+/** On 127.0.0.3: a name resolving to it is refused by the private-address rule, so it must see nobody. */
+let refusedNode: TlsTestServer;
 const closers: Array<() => Promise<unknown>> = [];
-let threads: CheckThreads;
 
 beforeAll(async () => {
   const { rsaIntermediate } = await testPki();
   first = await createLeaf({ issuer: rsaIntermediate, dnsNames: [DOMAIN], daysLeft: 90 });
   second = await createLeaf({ issuer: rsaIntermediate, dnsNames: [DOMAIN], daysLeft: 20 });
   firstChain = chainPem(first, rsaIntermediate);
-  const a: TlsTestServer = await startTlsServer({ cert: chainPem(first, rsaIntermediate), key: first.keyPem });
+  const a = await startTlsServer({ cert: firstChain, key: first.keyPem });
   port = a.port;
-  const b: TlsTestServer = await startTlsServer({ cert: chainPem(second, rsaIntermediate), key: second.keyPem, port, host: "127.0.0.2" });
-  closers.push(() => a.close(), () => b.close());
-  threads = new CheckThreads(2);
-  closers.push(() => threads.close());
+  const b = await startTlsServer({ cert: chainPem(second, rsaIntermediate), key: second.keyPem, port, host: "127.0.0.2" });
+  refusedNode = await startTlsServer({ cert: firstChain, key: first.keyPem, port, host: "127.0.0.3" });
+  closers.push(() => a.close(), () => b.close(), () => refusedNode.close());
 });
 
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
 
-/** Two addresses that answer, one the private-address rule refuses (never connected to). */
+/** Own threads for one test, closed after the file. */
+function threadsFor(size: number, options?: ConstructorParameters<typeof CheckThreads>[1]): CheckThreads {
+  const threads = new CheckThreads(size, options);
+  closers.push(() => threads.close());
+  return threads;
+}
+
+/** A server that accepts connections and never says a word. */
+async function silentServer(): Promise<number> {
+  const server = net.createServer(() => {});
+  const held: net.Socket[] = [];
+  server.on("connection", (socket) => held.push(socket));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  closers.push(async () => {
+    for (const socket of held) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return (server.address() as net.AddressInfo).port;
+}
+
 const request = (overrides: Partial<EndpointsRequest> = {}): EndpointsRequest => ({
   addresses: [
-    { address: "127.0.0.1", family: 4, refused: null },
-    { address: "127.0.0.2", family: 4, refused: null },
-    { address: "10.0.0.1", family: 4, refused: "a private address" },
+    { address: "127.0.0.1", family: 4 },
+    { address: "127.0.0.2", family: 4 },
   ],
   host: DOMAIN,
   domain: DOMAIN,
   port,
   protocol: "tls",
-  timeoutMs: 5_000,
+  dueAt: preciseNow() + 5_000,
   ...overrides,
 });
+const one = (targetPort: number, ms: number) => request({ addresses: [{ address: "127.0.0.1", family: 4 }], port: targetPort, dueAt: preciseNow() + ms });
 
 /** What a comparison needs: the chain bytes as plain arrays, whichever thread read them. */
 const plain = (retrievals: EndpointRetrieval[]) =>
   retrievals.map((r) => (r.ok ? { address: r.address, ders: r.chain.ders.map((der) => [...der]), fingerprint: r.chain.fingerprint, tls: r.tls } : r));
 
 /** `count` checks at once: the event loop takes some, the threads the rest. */
-async function atOnce(count: number, make: () => EndpointsRequest) {
+async function atOnce(threads: CheckThreads, count: number, make: () => EndpointsRequest) {
   const before = { ...threads.handed };
   const results = await Promise.all(Array.from({ length: count }, () => threads.connect(make())));
   return { results, eventLoop: threads.handed.eventLoop - before.eventLoop, onThreads: threads.handed.threads - before.threads };
 }
 
+const sameBytes = (a: Uint8Array, b: ArrayBuffer) => Buffer.from(a).equals(Buffer.from(b));
+
 describe("a check's connections, on the event loop or a thread", () => {
-  test("every address's chain and connection are the same whichever thread read them; a refused address is never connected to", async () => {
+  test("every address's chain and connection are the same whichever thread read them; threads start as they are needed", async () => {
+    const threads = threadsFor(2);
+    expect(threads.running).toBe(0);
     const expected = plain(await connectEndpoints(request()));
-    expect(expected.map((r: any) => [r.address, r.ok ?? true, r.ders?.length ?? r.reason])).toEqual([
-      ["127.0.0.1", true, 2],
-      ["127.0.0.2", true, 2],
-      ["10.0.0.1", false, "connection_refused"],
+    expect(expected.map((r: any) => [r.address, r.ders?.length])).toEqual([
+      ["127.0.0.1", 2],
+      ["127.0.0.2", 2],
     ]);
-    const { results, eventLoop, onThreads } = await atOnce(12, () => request());
+    const { results, eventLoop, onThreads } = await atOnce(threads, 12, () => request());
     for (const result of results) expect(plain(result)).toEqual(expected);
-    // Shared: neither side took them all, and the threads started as they were needed.
+    // Shared: neither side took them all.
     expect(eventLoop).toBeGreaterThan(0);
     expect(onThreads).toBeGreaterThan(0);
     expect(threads.running).toBe(2);
     expect(threads.pending).toBe(0);
     // The leaves are the two servers' own.
-    const [a, b] = results[0]!;
-    expect(a!.ok && Buffer.from(a!.chain.ders[0]!).equals(Buffer.from(first.cert.rawData))).toBe(true);
-    expect(b!.ok && Buffer.from(b!.chain.ders[0]!).equals(Buffer.from(second.cert.rawData))).toBe(true);
+    const [a, b] = results.at(-1)!;
+    expect(a!.ok && sameBytes(a!.chain.ders[0]!, first.cert.rawData)).toBe(true);
+    expect(b!.ok && sameBytes(b!.chain.ders[0]!, second.cert.rawData)).toBe(true);
   });
 
   test("STARTTLS on a thread: a real SMTP server (smtp-server) upgrades and its chain is read", async () => {
+    const threads = threadsFor(1);
     const smtp = new SMTPServer({ secure: false, key: first.keyPem, cert: firstChain, authOptional: true, logger: false });
     await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()));
     closers.push(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
     const smtpPort = (smtp.server.address() as net.AddressInfo).port;
-    const smtpRequest = () => request({ addresses: [{ address: "127.0.0.1", family: 4, refused: null }], port: smtpPort, protocol: "smtp" });
-    const { results, onThreads } = await atOnce(6, smtpRequest);
+    const { results, onThreads } = await atOnce(threads, 6, () => ({ ...one(smtpPort, 5_000), protocol: "smtp" }));
     expect(onThreads).toBeGreaterThan(0);
-    for (const [endpoint] of results) {
-      expect(endpoint!.ok).toBe(true);
-      if (endpoint!.ok) expect(Buffer.from(endpoint!.chain.ders[0]!).equals(Buffer.from(first.cert.rawData))).toBe(true);
-    }
+    for (const [endpoint] of results) expect(endpoint!.ok && sameBytes(endpoint!.chain.ders[0]!, first.cert.rawData)).toBe(true);
   });
 
-  test("a server that never answers fails as a timeout at the check's time limit, on a thread as on the event loop", async () => {
-    const silent = net.createServer(() => {});
-    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", () => resolve()));
-    const held: net.Socket[] = [];
-    silent.on("connection", (socket) => held.push(socket));
-    closers.push(async () => {
-      for (const socket of held) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
-    });
-    const silentPort = (silent.address() as net.AddressInfo).port;
+  test("a server that never answers fails as a timeout at the check's time limit, counted from before a new thread started", async () => {
+    const threads = threadsFor(1);
+    const silentPort = await silentServer();
     const started = performance.now();
-    const { results, onThreads } = await atOnce(6, () => request({ addresses: [{ address: "127.0.0.1", family: 4, refused: null }], port: silentPort, timeoutMs: 400 }));
-    const took = performance.now() - started;
-    expect(onThreads).toBeGreaterThan(0);
-    for (const [endpoint] of results) expect(endpoint).toMatchObject({ address: "127.0.0.1", ok: false, reason: "timeout" });
-    expect(took).toBeGreaterThanOrEqual(350);
-    expect(took).toBeLessThan(3_000);
+    const dueAt = preciseNow() + 400;
+    // The first is the event loop's; the second goes to a thread that starts now, and its start-up
+    // counts against the same limit: both end together.
+    const done: number[] = [];
+    const [onLoop, onThread] = await Promise.all(
+      [0, 1].map((i) => threads.connect({ ...one(silentPort, 0), dueAt }).then((result) => ((done[i] = performance.now() - started), result))),
+    );
+    expect(threads.handed).toEqual({ eventLoop: 1, threads: 1 });
+    for (const [endpoint] of [onLoop!, onThread!]) expect(endpoint).toMatchObject({ address: "127.0.0.1", ok: false, reason: "timeout" });
+    expect(done[0]!).toBeGreaterThanOrEqual(350);
+    expect(done[0]!).toBeLessThan(1_000);
+    expect(Math.abs(done[1]! - done[0]!)).toBeLessThan(150);
   });
 
-  test("close() ends the threads: a check still under way on one fails, and later checks are refused", async () => {
+  test("the time limit handed on counts resolving, not the wait for the connection budget", async () => {
+    const seen: number[] = [];
+    const recording: EndpointConnector = {
+      connect: async (req) => {
+        seen.push(req.dueAt - preciseNow());
+        return connectEndpoints(req);
+      },
+    };
+    const budget = new ConnectionBudget(1);
+    const held = budget.tryAcquire(1)!;
+    setTimeout(held, 300);
+    const options = { timeoutMs: 1_000, rules: parseResolveRules(`${DOMAIN}=127.0.0.1`), allowPrivateTargets: true, connections: budget, connector: recording };
+    const [endpoint] = await retrieveEndpoints(DOMAIN, port, options);
+    expect(endpoint!.ok).toBe(true);
+    // 300 ms waited for the budget; the connector still had (nearly) the whole second.
+    expect(seen[0]!).toBeGreaterThan(900);
+    expect(seen[0]!).toBeLessThanOrEqual(1_000);
+  });
+
+  test("an address the private-address rule refuses never reaches a connector, and a connector connects only to IP literals", async () => {
+    const calls: EndpointsRequest[] = [];
+    const threads = threadsFor(1);
+    const counting: EndpointConnector = { connect: (req) => (calls.push(req), threads.connect(req)) };
+    const before = refusedNode.servernames().length;
+    const options = { timeoutMs: 2_000, rules: parseResolveRules(`${DOMAIN}=127.0.0.3`), allowPrivateTargets: false, connector: counting };
+    const retrievals = await retrieveEndpoints(DOMAIN, port, options);
+    expect(retrievals).toEqual([expect.objectContaining({ address: "127.0.0.3", ok: false, reason: "connection_refused" })]);
+    expect(calls).toEqual([]);
+    // A name slipped into a request is not resolved and connected to.
+    const byName = await connectEndpoints(request({ addresses: [{ address: "localhost", family: 4 }] }));
+    expect(byName).toEqual([expect.objectContaining({ address: "localhost", ok: false, reason: "connection_refused" })]);
+    expect(refusedNode.servernames().length).toBe(before);
+  });
+});
+
+describe("a thread that misbehaves", () => {
+  test("a stuck thread: its check fails as a timeout shortly after its limit, the thread is ended and logged, and checks stay on the event loop meanwhile", async () => {
+    const errors: string[] = [];
+    const threads = threadsFor(1, {
+      script: new URL("./support/check_threads/silent.ts", import.meta.url),
+      answerGraceMs: 200,
+      sweepMs: 50,
+      restartAfterMs: 60_000,
+      logger: createLogger("error", (line) => errors.push(line)),
+    });
+    const started = performance.now();
+    const { results, onThreads } = await atOnce(threads, 2, () => request({ dueAt: preciseNow() + 300 }));
+    const took = performance.now() - started;
+    expect(onThreads).toBe(1);
+    // The event loop's check read both chains; the stuck thread's failed on every address.
+    expect(results[0]!.map((r) => r.ok)).toEqual([true, true]);
+    expect(results[1]!.map((r) => [r.address, r.ok, !r.ok && r.reason])).toEqual([
+      ["127.0.0.1", false, "timeout"],
+      ["127.0.0.2", false, "timeout"],
+    ]);
+    expect(took).toBeGreaterThanOrEqual(450);
+    expect(took).toBeLessThan(2_000);
+    expect(threads.running).toBe(0);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toContain("gave no answer");
+    // No new thread for a while: both of the next checks are the event loop's, and read their chains.
+    const next = await atOnce(threads, 2, () => request());
+    expect([next.eventLoop, next.onThreads]).toEqual([2, 0]);
+    for (const result of next.results) expect(result.every((r) => r.ok)).toBe(true);
+  });
+
+  test("a thread that fails outright: its check fails with the reason, the failure is logged once, the process goes on", async () => {
+    const errors: string[] = [];
+    const threads = threadsFor(1, {
+      script: new URL("./support/check_threads/failing.ts", import.meta.url),
+      restartAfterMs: 60_000,
+      logger: createLogger("error", (line) => errors.push(line)),
+    });
+    const { results, onThreads } = await atOnce(threads, 2, () => request());
+    expect(onThreads).toBe(1);
+    expect(results[0]!.every((r) => r.ok)).toBe(true);
+    expect(results[1]!.every((r) => !r.ok && r.reason === "timeout" && r.message.includes("the thread broke"))).toBe(true);
+    expect(errors).toHaveLength(1);
+    expect(threads.running).toBe(0);
+  });
+
+  test("close() ends the threads: a check still under way on one fails as unanswered, and later checks are refused", async () => {
     const own = new CheckThreads(1);
-    const silent = net.createServer(() => {});
-    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", () => resolve()));
-    const held: net.Socket[] = [];
-    silent.on("connection", (socket) => held.push(socket));
-    const silentPort = (silent.address() as net.AddressInfo).port;
-    const slow = () => own.connect(request({ addresses: [{ address: "127.0.0.1", family: 4, refused: null }], port: silentPort, timeoutMs: 10_000 }));
+    const silentPort = await silentServer();
     // The first goes to the event loop, the second to the thread.
-    const onLoop = slow();
-    const onThread = slow();
+    const onLoop = own.connect(one(silentPort, 1_000));
+    const onThread = own.connect(one(silentPort, 10_000));
     expect(own.handed).toEqual({ eventLoop: 1, threads: 1 });
     await Bun.sleep(200);
     await own.close();
-    await expect(onThread).rejects.toThrow("the check thread stopped");
+    expect(await onThread).toEqual([expect.objectContaining({ ok: false, reason: "timeout", message: expect.stringContaining("certkeeper is stopping") })]);
     await expect(own.connect(request())).rejects.toThrow("the check threads are closed");
-    for (const socket of held) socket.destroy();
-    const [loopResult] = await onLoop;
-    expect(loopResult!.ok).toBe(false);
-    await new Promise((resolve) => silent.close(resolve));
+    expect(own.running).toBe(0);
+    expect((await onLoop)[0]!.ok).toBe(false);
+  });
+
+  test("a process that checks through a thread and never closes it still exits when its work is done", async () => {
+    const script = `
+      import { CheckThreads } from ${JSON.stringify(new URL("../adapters/check_threads/mod.ts", import.meta.url).pathname)};
+      const threads = new CheckThreads(1);
+      const request = () => ({ addresses: [{ address: "127.0.0.1", family: 4 }], host: "${DOMAIN}", domain: "${DOMAIN}", port: ${port}, protocol: "tls", dueAt: performance.timeOrigin + performance.now() + 5000 });
+      const results = await Promise.all([threads.connect(request()), threads.connect(request())]);
+      console.log(JSON.stringify({ ok: results.map(([r]) => r.ok), handed: threads.handed }));
+    `;
+    const child = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    const exited = await Promise.race([child.exited, Bun.sleep(10_000).then(() => "still running")]);
+    if (exited === "still running") child.kill();
+    expect(exited).toBe(0);
+    expect(JSON.parse(await new Response(child.stdout).text())).toEqual({ ok: [true, true], handed: { eventLoop: 1, threads: 1 } });
   });
 });
 
@@ -156,7 +266,7 @@ describe("the wiring", () => {
         const outcomes = await Promise.all(Array.from({ length: 8 }, () => wired.core.source.inspect({ domain: DOMAIN, port })));
         for (const outcome of outcomes) {
           expect(outcome.ok).toBe(true);
-          // Resolved through CERTKEEPER_RESOLVE, both addresses reached, each leaf judged against the trust store.
+          // Resolved through CERTKEEPER_RESOLVE, both addresses reached, each chain judged against the trust store.
           expect(outcome.endpoints!.map((e) => [e.address, e.failure, e.problem])).toEqual([
             ["127.0.0.1", null, null],
             ["127.0.0.2", null, null],

@@ -20,24 +20,35 @@
  * await threads.close();
  */
 import { Worker } from "node:worker_threads";
+import type { Logger } from "../../core/base/mod.ts";
+import { preciseNow } from "../../core/net/mod.ts";
 import { connectEndpoints, type EndpointConnector, type EndpointRetrieval, type EndpointsRequest } from "../../core/tls/mod.ts";
 import type { ConnectAnswer, ConnectMessage } from "./protocol.ts";
 
-/** Past the check's own time limit, how long a thread may take to answer before its check fails. */
-const ANSWER_GRACE_MS = 5_000;
-/** How often unanswered checks are looked for. */
-const SWEEP_MS = 1_000;
+export interface CheckThreadsOptions {
+  /** Told when a thread fails or stops answering. */
+  logger?: Logger;
+  /** Past a check's time limit, how long a thread may take to answer before it is ended; default 5 s. */
+  answerGraceMs?: number;
+  /** How often unanswered checks are looked for; default 1 s. */
+  sweepMs?: number;
+  /** After a thread failed, how long checks stay on the event loop before another thread starts; default 5 s. */
+  restartAfterMs?: number;
+  /** The thread's script; tests substitute one that misbehaves. Default: check_thread.ts. */
+  script?: URL;
+}
 
 interface Pending {
   resolve: (retrievals: EndpointRetrieval[]) => void;
-  reject: (error: Error) => void;
   request: EndpointsRequest;
-  answerBy: number;
 }
+
+type Settings = Required<Omit<CheckThreadsOptions, "logger">> & Pick<CheckThreadsOptions, "logger">;
 
 class CheckThread {
   readonly pending = new Map<number, Pending>();
   readonly #worker: Worker;
+  readonly #settings: Settings;
   #nextId = 0;
   /** Answers received and not yet settled. */
   #answers: ConnectAnswer[] = [];
@@ -47,10 +58,16 @@ class CheckThread {
     for (const answer of answers) this.#answer(answer);
   };
   #sweeper: ReturnType<typeof setInterval>;
-  ended = false;
+  #sweptAt = performance.now();
+  #ended = false;
 
-  constructor(onEnd: (thread: CheckThread) => void) {
-    this.#worker = new Worker(new URL("./check_thread.ts", import.meta.url), { name: "ck-check" });
+  /** `onEnd`: the thread is gone (`failure`: why, unless it was ended on purpose). */
+  constructor(
+    settings: Settings,
+    private readonly onEnd: (thread: CheckThread, failure: string | null) => void,
+  ) {
+    this.#settings = settings;
+    this.#worker = new Worker(settings.script, { name: "ck-check" });
     // Held only while a check is under way: an idle thread never keeps a finished process alive.
     this.#worker.unref();
     this.#worker.on("message", (answer: ConnectAnswer) => {
@@ -59,69 +76,92 @@ class CheckThread {
       this.#answers.push(answer);
       if (this.#answers.length === 1) setImmediate(this.#settle);
     });
-    const end = (why: string) => {
-      if (this.ended) return;
-      this.ended = true;
-      clearInterval(this.#sweeper);
-      onEnd(this);
-      for (const { reject } of this.pending.values()) reject(new Error(why));
-      this.pending.clear();
-    };
-    this.#worker.on("error", (error) => end(`the check thread failed: ${error instanceof Error ? error.message : String(error)}`));
-    this.#worker.on("exit", () => end("the check thread stopped"));
-    this.#sweeper = setInterval(() => this.#sweep(), SWEEP_MS);
+    this.#worker.on("error", (error) => this.#end(`it failed: ${error instanceof Error ? error.message : String(error)}`));
+    this.#worker.on("exit", () => this.#end("it stopped"));
+    this.#sweeper = setInterval(() => this.#sweep(), settings.sweepMs);
     this.#sweeper.unref();
   }
 
   connect(request: EndpointsRequest): Promise<EndpointRetrieval[]> {
     const id = this.#nextId++;
-    return new Promise((resolve, reject) => {
+    return new Promise((resolve) => {
       if (this.pending.size === 0) this.#worker.ref();
-      this.pending.set(id, { resolve, reject, request, answerBy: performance.now() + request.timeoutMs + ANSWER_GRACE_MS });
+      this.pending.set(id, { resolve, request });
       this.#worker.postMessage([id, request] satisfies ConnectMessage);
     });
   }
 
+  /** Ends the thread on purpose: what is under way fails (close() comes after the scheduler stopped). */
   terminate(): Promise<unknown> {
+    this.#end(null);
     return this.#worker.terminate();
   }
 
   #answer([id, retrievals, error]: ConnectAnswer): void {
     const pending = this.#take(id);
     if (!pending) return;
-    if (retrievals) pending.resolve(retrievals);
-    else pending.reject(new Error(`the check thread could not check ${pending.request.domain}:${pending.request.port}: ${error}`));
+    pending.resolve(retrievals ?? failed(pending.request, "tls_error", `the check could not be made (${error})`));
   }
 
   #take(id: number): Pending | undefined {
     const pending = this.pending.get(id);
     if (!pending) return undefined;
     this.pending.delete(id);
-    if (this.pending.size === 0) this.#worker.unref();
+    if (this.pending.size === 0 && !this.#ended) this.#worker.unref();
     return pending;
   }
 
-  /** A thread that does not answer in time (a defect, or a thread starved of CPU) fails its checks as timeouts. */
+  /**
+   * The thread is gone: answers already received are settled, and every other check under way fails
+   * as unanswered (its connections went with the thread). They are not made again here: whatever ended
+   * the thread could end the event loop the same way.
+   */
+  #end(failure: string | null): void {
+    if (this.#ended) return;
+    this.#settle();
+    this.#ended = true;
+    clearInterval(this.#sweeper);
+    for (const { resolve, request } of this.pending.values()) {
+      resolve(failed(request, "timeout", `no answer: the check thread ended before the check was done (${failure ?? "certkeeper is stopping"})`));
+    }
+    this.pending.clear();
+    this.onEnd(this, failure);
+  }
+
+  /**
+   * A check unanswered well past its time limit means the thread is stuck (a defect): it is ended, its
+   * checks fail as timeouts, and the next check that needs a thread starts a new one.
+   */
   #sweep(): void {
     const now = performance.now();
-    for (const [id, { answerBy, request }] of this.pending) {
-      if (now < answerBy) continue;
-      this.#take(id)!.resolve(
-        request.addresses.map(({ address }) => ({
-          address,
-          ok: false,
-          reason: "timeout",
-          message: `${request.domain}:${request.port} (${address}) did not answer in time: the check thread gave no result within ${request.timeoutMs + ANSWER_GRACE_MS} ms`,
-        })),
-      );
+    // A sweep this late means the process was paused: the thread's own timers get their grace first.
+    const paused = now - this.#sweptAt > this.#settings.sweepMs + 1_000;
+    this.#sweptAt = now;
+    if (paused) return;
+    const wall = preciseNow();
+    for (const { request } of this.pending.values()) {
+      if (wall > request.dueAt + this.#settings.answerGraceMs) {
+        this.#end(`it gave no answer ${this.#settings.answerGraceMs} ms past a check's time limit`);
+        void this.#worker.terminate();
+        return;
+      }
     }
   }
 }
 
+/** Every address of `request` failed for one reason. */
+function failed(request: EndpointsRequest, reason: "timeout" | "tls_error", why: string): EndpointRetrieval[] {
+  const label = `${request.domain}:${request.port}`;
+  return request.addresses.map(({ address }) => ({ address, ok: false, reason, message: `${label} (${address}): ${why}` }));
+}
+
 export class CheckThreads implements EndpointConnector {
   readonly #size: number;
+  readonly #settings: Settings;
   #threads: CheckThread[] = [];
   #closed = false;
+  /** After a thread failed: no new thread before this moment (performance.now()). */
+  #restartAt = 0;
   /** Checks whose connections are open on the event loop now. */
   #here = 0;
   readonly #doneHere = () => void this.#here--;
@@ -129,9 +169,16 @@ export class CheckThreads implements EndpointConnector {
   readonly handed = { eventLoop: 0, threads: 0 };
 
   /** `size`: how many threads beside the event loop, at least 1. */
-  constructor(size: number) {
+  constructor(size: number, options: CheckThreadsOptions = {}) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`check threads: ${size} is not a whole number of at least 1`);
     this.#size = size;
+    this.#settings = {
+      answerGraceMs: 5_000,
+      sweepMs: 1_000,
+      restartAfterMs: 5_000,
+      script: new URL("./check_thread.ts", import.meta.url),
+      ...options,
+    };
   }
 
   /** Checks under way on the threads now. */
@@ -149,9 +196,11 @@ export class CheckThreads implements EndpointConnector {
     // The thread with the fewest checks under way; none while a new one may still start (it has none).
     let least: CheckThread | undefined;
     for (const thread of this.#threads) if (!least || thread.pending.size < least.pending.size) least = thread;
-    if (least && least.pending.size > 0 && this.#threads.length < this.#size) least = undefined;
-    // Ties go to the event loop: no hand-over, and no thread started for a lone check.
-    if (this.#here <= (least?.pending.size ?? 0)) {
+    const mayStart = this.#threads.length < this.#size && performance.now() >= this.#restartAt;
+    if (least && least.pending.size > 0 && mayStart) least = undefined;
+    // Ties go to the event loop: no hand-over, and no thread started for a lone check. With no thread
+    // to take it (one failed moments ago), the event loop takes it too.
+    if (this.#here <= (least?.pending.size ?? 0) || (!least && !mayStart)) {
       this.#here++;
       this.handed.eventLoop++;
       const here = connectEndpoints(request);
@@ -162,7 +211,7 @@ export class CheckThreads implements EndpointConnector {
     return (least ?? this.#start()).connect(request);
   }
 
-  /** Ends every thread; checks still under way fail. */
+  /** Ends every thread; checks still under way on them fail as unanswered. */
   async close(): Promise<void> {
     this.#closed = true;
     const threads = this.#threads;
@@ -171,7 +220,12 @@ export class CheckThreads implements EndpointConnector {
   }
 
   #start(): CheckThread {
-    const thread = new CheckThread((ended) => (this.#threads = this.#threads.filter((t) => t !== ended)));
+    const thread = new CheckThread(this.#settings, (ended, failure) => {
+      this.#threads = this.#threads.filter((t) => t !== ended);
+      if (failure === null || this.#closed) return;
+      this.#restartAt = performance.now() + this.#settings.restartAfterMs;
+      this.#settings.logger?.error("a check thread ended; its checks under way failed", { error: failure });
+    });
     this.#threads.push(thread);
     return thread;
   }

@@ -56,7 +56,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<W
   const transports = createTransports(config, trust, { outboxDir });
   // Handshakes on the event loop and CERTKEEPER_CHECK_THREADS threads beside it, unless a source or
   // connector was given.
-  const threads = !options.source && !options.connector && config.checkThreads > 0 ? new CheckThreads(config.checkThreads) : undefined;
+  const threads = !options.source && !options.connector && config.checkThreads > 0 ? new CheckThreads(config.checkThreads, { logger }) : undefined;
   const core = createCore({ ...coreOptions, connector: options.connector ?? threads, config, store, logger, trust, transports });
   let released: Promise<void> | undefined;
   const release = () =>

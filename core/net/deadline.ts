@@ -30,6 +30,14 @@ export interface DeadlineOptions {
   graceMs?: number;
 }
 
+/**
+ * Now, in milliseconds since the epoch on the monotonic high-resolution clock: comparable between the
+ * threads of one process (each has its own `performance.now()` origin), unmoved by wall-clock changes.
+ */
+export function preciseNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
 export function deadline(ms: number, options: DeadlineOptions = {}): Deadline {
   const { lateMs = 1000, graceMs = 500 } = options;
   const controller = new AbortController();

@@ -2,6 +2,6 @@
 export { refusedAddressReason } from "./address_policy.ts";
 export { ConnectionBudget } from "./connection_budget.ts";
 export { connectGuarded, type ConnectOptions } from "./connect.ts";
-export { deadline, type Deadline, type DeadlineOptions } from "./deadline.ts";
+export { deadline, preciseNow, type Deadline, type DeadlineOptions } from "./deadline.ts";
 export { NetFailure, resolveVetted, type ResolvedAddress, type ResolverOptions } from "./resolver.ts";
 export { FetchFailure, type FetchLimits, type FetchRequest, type FetchResult, type HttpFetcher } from "./http_fetch.ts";

@@ -3,11 +3,11 @@
  * under one deadline, with SNI for the domain; speaks a STARTTLS protocol first when asked (§12), and
  * accepts TLS 1.0 and 1.1 handshakes so that such servers are still watched (§13).
  */
-import net from "node:net";
+import net, { isIP } from "node:net";
 import tls, { createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
 import { NetFailure, type ResolverOptions } from "../net/resolver.ts";
 import { socketReady, untilAborted } from "../net/socket_ready.ts";
-import { deadline } from "../net/deadline.ts";
+import { deadline, preciseNow } from "../net/deadline.ts";
 import type { NetFailureReason, Protocol, TlsConnection } from "../base/records.ts";
 import { endpointAddresses, type EndpointAddress } from "../net/endpoint_addresses.ts";
 import type { ConnectionBudget } from "../net/connection_budget.ts";
@@ -28,16 +28,21 @@ export interface EndpointRetrieveOptions extends ResolverOptions {
   connector?: EndpointConnector;
 }
 
-/** The addresses of one check, resolved and vetted, with the time left to reach them all. */
+/** The addresses of one check, resolved and vetted, with the moment its time limit ends. */
 export interface EndpointsRequest {
-  addresses: EndpointAddress[];
+  /** IP literals the private-address rule allows (refused ones never reach a connector). */
+  addresses: Array<Omit<EndpointAddress, "refused">>;
   /** The name the addresses came from (`connectTo` or the domain), for messages. */
   host: string;
   /** SNI and the name in messages. */
   domain: string;
   port: number;
   protocol: Protocol;
-  timeoutMs: number;
+  /**
+   * When the check's time limit ends, on preciseNow()'s clock: a moment, not a duration, so that the
+   * time a request waits for another thread to take it counts.
+   */
+  dueAt: number;
 }
 
 /**
@@ -96,11 +101,12 @@ export async function retrieveEndpoints(domain: string, port: number, options: E
       limit = deadline(Math.max(0, options.timeoutMs - (waitFrom - started)));
     }
     try {
-      if (!options.connector) return await connectEach({ addresses, host, domain, port, protocol: options.protocol ?? "tls" }, limit.signal);
+      const protocol = options.protocol ?? "tls";
+      if (!options.connector) return await connectEach({ addresses, host, domain, port, protocol }, limit.signal);
       // The connector keeps the time limit from here on; this thread's timer stops with it.
-      const timeoutMs = Math.max(0, limit.dueAt - performance.now());
+      const dueAt = performance.timeOrigin + limit.dueAt;
       limit.clear();
-      return await options.connector.connect({ addresses, host, domain, port, protocol: options.protocol ?? "tls", timeoutMs });
+      return await connectElsewhere(options.connector, addresses, { host, domain, port, protocol, dueAt });
     } finally {
       release?.();
     }
@@ -109,26 +115,48 @@ export async function retrieveEndpoints(domain: string, port: number, options: E
   }
 }
 
+/**
+ * Hands the allowed addresses to `connector`; a refused address is answered here, so the private-address
+ * rule holds whatever the connector does.
+ */
+async function connectElsewhere(
+  connector: EndpointConnector,
+  addresses: EndpointAddress[],
+  request: Omit<EndpointsRequest, "addresses">,
+): Promise<EndpointRetrieval[]> {
+  const allowed = addresses.filter((address) => !address.refused);
+  const reached = allowed.length > 0 ? await connector.connect({ ...request, addresses: allowed.map(({ address, family }) => ({ address, family })) }) : [];
+  let next = 0;
+  return addresses.map((address) => (address.refused ? refusedRetrieval(request.host, address.address, address.refused) : reached[next++]!));
+}
+
 /** Connects to every address of `request` on this thread, under its time limit. */
 export async function connectEndpoints(request: EndpointsRequest): Promise<EndpointRetrieval[]> {
-  const limit = deadline(request.timeoutMs);
+  const limit = deadline(Math.max(0, request.dueAt - preciseNow()));
   try {
-    return await connectEach(request, limit.signal);
+    return await connectEach({ ...request, addresses: request.addresses.map(literalOnly) }, limit.signal);
   } finally {
     limit.clear();
   }
 }
 
+/** Only IP literals are connected to: a name here would be resolved unvetted, past the private-address rule. */
+function literalOnly({ address, family }: Omit<EndpointAddress, "refused">): EndpointAddress {
+  return { address, family, refused: isIP(address) === family ? null : "an address that is not an IP literal" };
+}
+
+function refusedRetrieval(host: string, address: string, refused: string): EndpointRetrieval {
+  // The kind of address, not the address: callers must not map the server's network through us.
+  return { address, ok: false, reason: "connection_refused", message: `${host} resolves to ${refused}, which certkeeper does not connect to` };
+}
+
 function connectEach(
-  { addresses, host, domain, port, protocol }: Omit<EndpointsRequest, "timeoutMs">,
+  { addresses, host, domain, port, protocol }: Omit<EndpointsRequest, "dueAt" | "addresses"> & { addresses: EndpointAddress[] },
   signal: AbortSignal,
 ): Promise<EndpointRetrieval[]> {
   return Promise.all(
     addresses.map(async ({ address, family, refused }): Promise<EndpointRetrieval> => {
-      if (refused) {
-        // The kind of address, not the address: callers must not map the server's network through us.
-        return { address, ok: false, reason: "connection_refused", message: `${host} resolves to ${refused}, which certkeeper does not connect to` };
-      }
+      if (refused) return refusedRetrieval(host, address, refused);
       try {
         return { address, ok: true, ...(await retrieveFrom(address, family, domain, port, protocol, signal)) };
       } catch (error) {

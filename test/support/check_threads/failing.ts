@@ -1,0 +1,6 @@
+/** A check thread that fails outright on its first check (an uncaught error), for test/check_threads.test.ts. */
+import { parentPort } from "node:worker_threads";
+
+parentPort!.on("message", () => {
+  throw new Error("the thread broke");
+});
