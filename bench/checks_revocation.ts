@@ -23,6 +23,7 @@ import type { CertificateRecord } from "../core/base/records.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
+import { CheckThreads } from "../adapters/check_threads/mod.ts";
 
 const { values } = parseArgs({ options: { seconds: { type: "string", default: "5" } } });
 const seconds = Number(values.seconds);
@@ -82,11 +83,13 @@ const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-"));
 const store = await openLibsqlStore({ url: `file:${join(dir, "bench.db")}` });
 const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${DOMAIN}`, address: "127.0.0.1" }], logLevel: "error" as const };
 const trust = new TrustStore([rootPem]);
+// As the wiring gives a server: handshakes on the event loop and CERTKEEPER_CHECK_THREADS threads.
+const threads = new CheckThreads(DEFAULT_CONFIG.checkThreads);
 const transports = createTransports(config, trust, { outboxDir: join(dir, "outbox") });
 
 /** A core with revocation on or off, and one certificate per worker (so workers never race for one record), checked once. */
 async function setUp(revocation: boolean) {
-  const core = createCore({ config: { ...config, revocation }, store, logger: silentLogger, trust, transports });
+  const core = createCore({ config: { ...config, revocation }, store, logger: silentLogger, trust, transports, connector: threads });
   const org = await core.services.admin.createOrganization({ name: `Bench ${revocation ? "on" : "off"}`, plan: "enterprise" });
   const scope = { organizationId: org.id, mode: "live" as const };
   const records: CertificateRecord[] = [];
@@ -150,6 +153,7 @@ console.log(`OCSP requests during the measured re-checks: ${ocspRequests - reque
 console.log("(targets: a re-check of an unchanged certificate at >= 0.8x the bare loop; revocation on at >= 0.9x off)");
 
 child.kill();
+await threads.close();
 await transports.close();
 await store.close();
 rmSync(dir, { recursive: true, force: true });

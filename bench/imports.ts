@@ -17,6 +17,7 @@ import { silentLogger } from "../core/base/log.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { createHttpApp } from "../adapters/elysia/mod.ts";
+import { CheckThreads } from "../adapters/check_threads/mod.ts";
 
 const { values } = parseArgs({ options: { items: { type: "string", default: "10000" }, concurrency: { type: "string", default: "16" } } });
 const items = Number(values.items);
@@ -29,6 +30,8 @@ const { port, rootPem } = JSON.parse(new TextDecoder().decode(value).split("\n")
 
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-"));
 const store = await openLibsqlStore({ url: `file:${join(dir, "bench.db")}` });
+// As the wiring gives a server: handshakes on the event loop and CERTKEEPER_CHECK_THREADS threads.
+const threads = new CheckThreads(DEFAULT_CONFIG.checkThreads);
 const core = createCore({
   config: {
     ...DEFAULT_CONFIG,
@@ -40,6 +43,7 @@ const core = createCore({
   store,
   logger: silentLogger,
   trust: new TrustStore([rootPem]),
+  connector: threads,
 });
 const app = createHttpApp(core);
 const admin = core.services.admin;
@@ -101,6 +105,7 @@ console.log(`  ratio ${(measured.rate / floor).toFixed(2)}x   (target: >= 0.7x)`
 
 child.kill();
 await core.stop();
+await threads.close();
 await store.close();
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);
