@@ -4,13 +4,14 @@
  * event loop, which keeps the store, the caches and the budget.
  */
 import { parentPort } from "node:worker_threads";
+import { preciseNow } from "../../core/net/mod.ts";
 import { connectEndpoints } from "../../core/tls/mod.ts";
-import type { ConnectAnswer, ConnectMessage } from "./protocol.ts";
+import type { ConnectMessage, ThreadMessage } from "./protocol.ts";
 
 const port = parentPort!;
 
 port.on("message", async ([id, request]: ConnectMessage) => {
-  let answer: ConnectAnswer;
+  let answer: ThreadMessage;
   try {
     answer = [id, await connectEndpoints(request)];
   } catch (error) {
@@ -18,3 +19,6 @@ port.on("message", async ([id, request]: ConnectMessage) => {
   }
   port.postMessage(answer);
 });
+
+// Each thread's clock starts at its own origin: the event loop sets requests' time limits by this.
+port.postMessage(["ready", preciseNow()] satisfies ThreadMessage);

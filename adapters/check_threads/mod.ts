@@ -23,7 +23,7 @@ import { Worker } from "node:worker_threads";
 import type { Logger } from "../../core/base/mod.ts";
 import { preciseNow } from "../../core/net/mod.ts";
 import { connectEndpoints, type EndpointConnector, type EndpointRetrieval, type EndpointsRequest } from "../../core/tls/mod.ts";
-import type { ConnectAnswer, ConnectMessage } from "./protocol.ts";
+import type { ConnectAnswer, ConnectMessage, ThreadMessage } from "./protocol.ts";
 
 export interface CheckThreadsOptions {
   /** Told when a thread fails or stops answering. */
@@ -39,7 +39,8 @@ export interface CheckThreadsOptions {
 }
 
 interface Pending {
-  resolve: (retrievals: EndpointRetrieval[]) => void;
+  resolve: (retrievals: EndpointRetrieval[] | PromiseLike<EndpointRetrieval[]>) => void;
+  /** On the event loop's clock. */
   request: EndpointsRequest;
 }
 
@@ -50,6 +51,15 @@ class CheckThread {
   readonly #worker: Worker;
   readonly #settings: Settings;
   #nextId = 0;
+  /**
+   * The event loop's clock minus the thread's, measured when the thread said it was ready (null until
+   * then). Each thread's preciseNow() starts from the wall clock at its own start, so a clock step
+   * between the two starts would otherwise move every time limit. The message's own transit makes it
+   * err towards less time, never more.
+   */
+  #offset: number | null = null;
+  /** Checks handed over before the thread was ready: sent then, their time running meanwhile. */
+  #waiting: number[] = [];
   /** Answers received and not yet settled. */
   #answers: ConnectAnswer[] = [];
   #settle = () => {
@@ -59,21 +69,27 @@ class CheckThread {
   };
   #sweeper: ReturnType<typeof setInterval>;
   #sweptAt = performance.now();
+  /** The last sweep was skipped as late: the next one is not, however late. */
+  #skipped = false;
   #ended = false;
 
-  /** `onEnd`: the thread is gone (`failure`: why, unless it was ended on purpose). */
+  /**
+   * `onEnd`: the thread is gone, with the checks it had under way (to be made again elsewhere);
+   * `failure`: why, unless it was ended on purpose. Throws when the thread cannot be started.
+   */
   constructor(
     settings: Settings,
-    private readonly onEnd: (thread: CheckThread, failure: string | null) => void,
+    private readonly onEnd: (thread: CheckThread, unfinished: Pending[], failure: string | null) => void,
   ) {
     this.#settings = settings;
     this.#worker = new Worker(settings.script, { name: "ck-check" });
     // Held only while a check is under way: an idle thread never keeps a finished process alive.
     this.#worker.unref();
-    this.#worker.on("message", (answer: ConnectAnswer) => {
+    this.#worker.on("message", (message: ThreadMessage) => {
+      if (message[0] === "ready") return this.#ready(message[1]);
       // Settled on the next turn, as the database thread's answers are (adapters/libsql/local_executor.ts):
       // Bun 1.4's test runner does not take a worker's messages while one is being handled.
-      this.#answers.push(answer);
+      this.#answers.push(message as ConnectAnswer);
       if (this.#answers.length === 1) setImmediate(this.#settle);
     });
     this.#worker.on("error", (error) => this.#end(`it failed: ${error instanceof Error ? error.message : String(error)}`));
@@ -87,20 +103,38 @@ class CheckThread {
     return new Promise((resolve) => {
       if (this.pending.size === 0) this.#worker.ref();
       this.pending.set(id, { resolve, request });
-      this.#worker.postMessage([id, request] satisfies ConnectMessage);
+      if (this.#offset === null) this.#waiting.push(id);
+      else this.#send(id, request);
     });
   }
 
-  /** Ends the thread on purpose: what is under way fails (close() comes after the scheduler stopped). */
-  terminate(): Promise<unknown> {
+  /** Ends the thread once what it has under way is answered (each check ends by its time limit). */
+  async close(): Promise<void> {
+    while (this.pending.size > 0 && !this.#ended) await new Promise((resolve) => setTimeout(resolve, 20));
     this.#end(null);
-    return this.#worker.terminate();
+    await this.#worker.terminate();
+  }
+
+  #send(id: number, request: EndpointsRequest): void {
+    this.#worker.postMessage([id, { ...request, dueAt: request.dueAt - this.#offset! }] satisfies ConnectMessage);
+  }
+
+  #ready(threadNow: number): void {
+    this.#offset = preciseNow() - threadNow;
+    for (const id of this.#waiting) {
+      const pending = this.pending.get(id);
+      if (pending) this.#send(id, pending.request);
+    }
+    this.#waiting = [];
   }
 
   #answer([id, retrievals, error]: ConnectAnswer): void {
     const pending = this.#take(id);
     if (!pending) return;
-    pending.resolve(retrievals ?? failed(pending.request, "tls_error", `the check could not be made (${error})`));
+    if (retrievals) return pending.resolve(retrievals);
+    // A defect, not the server's doing: the log has it; the check's result says no more than that.
+    this.#settings.logger?.error("a check thread could not make a check", { target: `${pending.request.domain}:${pending.request.port}`, error });
+    pending.resolve(failed(pending.request, "tls_error", "the check could not be made (certkeeper's log has the cause)"));
   }
 
   #take(id: number): Pending | undefined {
@@ -111,33 +145,31 @@ class CheckThread {
     return pending;
   }
 
-  /**
-   * The thread is gone: answers already received are settled, and every other check under way fails
-   * as unanswered (its connections went with the thread). They are not made again here: whatever ended
-   * the thread could end the event loop the same way.
-   */
+  /** The thread is gone: answers already received are settled, the checks still under way handed back. */
   #end(failure: string | null): void {
     if (this.#ended) return;
     this.#settle();
     this.#ended = true;
     clearInterval(this.#sweeper);
-    for (const { resolve, request } of this.pending.values()) {
-      resolve(failed(request, "timeout", `no answer: the check thread ended before the check was done (${failure ?? "certkeeper is stopping"})`));
-    }
+    const unfinished = [...this.pending.values()];
     this.pending.clear();
-    this.onEnd(this, failure);
+    this.onEnd(this, unfinished, failure);
   }
 
   /**
-   * A check unanswered well past its time limit means the thread is stuck (a defect): it is ended, its
-   * checks fail as timeouts, and the next check that needs a thread starts a new one.
+   * A check unanswered well past its time limit means the thread is stuck (a defect): it is ended, and
+   * the next check that needs a thread starts a new one.
    */
   #sweep(): void {
     const now = performance.now();
     // A sweep this late means the process was paused: the thread's own timers get their grace first.
-    const paused = now - this.#sweptAt > this.#settings.sweepMs + 1_000;
+    const late = now - this.#sweptAt > this.#settings.sweepMs + 1_000;
     this.#sweptAt = now;
-    if (paused) return;
+    if (late && !this.#skipped) {
+      this.#skipped = true;
+      return;
+    }
+    this.#skipped = false;
     const wall = preciseNow();
     for (const { request } of this.pending.values()) {
       if (wall > request.dueAt + this.#settings.answerGraceMs) {
@@ -192,41 +224,63 @@ export class CheckThreads implements EndpointConnector {
   }
 
   connect(request: EndpointsRequest): Promise<EndpointRetrieval[]> {
-    if (this.#closed) return Promise.reject(new Error("the check threads are closed"));
     // The thread with the fewest checks under way; none while a new one may still start (it has none).
     let least: CheckThread | undefined;
     for (const thread of this.#threads) if (!least || thread.pending.size < least.pending.size) least = thread;
-    const mayStart = this.#threads.length < this.#size && performance.now() >= this.#restartAt;
+    const mayStart = !this.#closed && this.#threads.length < this.#size && performance.now() >= this.#restartAt;
     if (least && least.pending.size > 0 && mayStart) least = undefined;
     // Ties go to the event loop: no hand-over, and no thread started for a lone check. With no thread
-    // to take it (one failed moments ago), the event loop takes it too.
-    if (this.#here <= (least?.pending.size ?? 0) || (!least && !mayStart)) {
-      this.#here++;
-      this.handed.eventLoop++;
-      const here = connectEndpoints(request);
-      here.then(this.#doneHere, this.#doneHere);
-      return here;
-    }
+    // to take it (closed, or one failed moments ago), the event loop takes it too.
+    if (this.#here <= (least?.pending.size ?? 0) || (!least && !mayStart)) return this.#connectHere(request);
+    const thread = least ?? this.#start();
+    if (!thread) return this.#connectHere(request);
     this.handed.threads++;
-    return (least ?? this.#start()).connect(request);
+    return thread.connect(request);
   }
 
-  /** Ends every thread; checks still under way on them fail as unanswered. */
+  /** Ends every thread once the checks under way on them are answered; later checks open on the event loop. */
   async close(): Promise<void> {
     this.#closed = true;
     const threads = this.#threads;
     this.#threads = [];
-    await Promise.all(threads.map((thread) => thread.terminate()));
+    await Promise.all(threads.map((thread) => thread.close()));
   }
 
-  #start(): CheckThread {
-    const thread = new CheckThread(this.#settings, (ended, failure) => {
-      this.#threads = this.#threads.filter((t) => t !== ended);
-      if (failure === null || this.#closed) return;
-      this.#restartAt = performance.now() + this.#settings.restartAfterMs;
-      this.#settings.logger?.error("a check thread ended; its checks under way failed", { error: failure });
-    });
-    this.#threads.push(thread);
-    return thread;
+  #connectHere(request: EndpointsRequest): Promise<EndpointRetrieval[]> {
+    this.#here++;
+    this.handed.eventLoop++;
+    const here = connectEndpoints(request);
+    here.then(this.#doneHere, this.#doneHere);
+    return here;
+  }
+
+  /** A new thread, or none when it cannot start now (it failed to start: the event loop takes checks meanwhile). */
+  #start(): CheckThread | undefined {
+    try {
+      const thread = new CheckThread(this.#settings, (ended, unfinished, failure) => this.#ended(ended, unfinished, failure));
+      this.#threads.push(thread);
+      return thread;
+    } catch (error) {
+      this.#failed(`it could not start: ${error instanceof Error ? error.message : String(error)}`);
+      return undefined;
+    }
+  }
+
+  /**
+   * A thread is gone. Its checks still under way are made again on the event loop with the time they
+   * have left (none left: they fail as timeouts): a defect of ours must not read as the server's failure.
+   */
+  #ended(thread: CheckThread, unfinished: Pending[], failure: string | null): void {
+    this.#threads = this.#threads.filter((t) => t !== thread);
+    if (failure !== null) this.#failed(failure);
+    for (const { request, resolve } of unfinished) {
+      if (request.dueAt - preciseNow() > 0) resolve(this.#connectHere(request));
+      else resolve(failed(request, "timeout", "no answer within the time limit"));
+    }
+  }
+
+  #failed(why: string): void {
+    this.#restartAt = performance.now() + this.#settings.restartAfterMs;
+    this.#settings.logger?.error("a check thread ended; checks open on the event loop until another starts", { error: why });
   }
 }

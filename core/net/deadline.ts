@@ -31,8 +31,10 @@ export interface DeadlineOptions {
 }
 
 /**
- * Now, in milliseconds since the epoch on the monotonic high-resolution clock: comparable between the
- * threads of one process (each has its own `performance.now()` origin), unmoved by wall-clock changes.
+ * Now, in milliseconds since the epoch: this thread's wall-clock origin plus its monotonic clock, so
+ * wall-clock steps after the thread started do not move it. Each thread has its own origin, taken from
+ * the wall clock when it started: between threads, compare only through an offset measured between
+ * them (adapters/check_threads does).
  */
 export function preciseNow(): number {
   return performance.timeOrigin + performance.now();

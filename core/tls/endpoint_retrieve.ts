@@ -142,7 +142,7 @@ export async function connectEndpoints(request: EndpointsRequest): Promise<Endpo
 
 /** Only IP literals are connected to: a name here would be resolved unvetted, past the private-address rule. */
 function literalOnly({ address, family }: Omit<EndpointAddress, "refused">): EndpointAddress {
-  return { address, family, refused: isIP(address) === family ? null : "an address that is not an IP literal" };
+  return { address, family, refused: isIP(address) === family ? null : "a name where an IP address was expected" };
 }
 
 function refusedRetrieval(host: string, address: string, refused: string): EndpointRetrieval {
