@@ -38,7 +38,7 @@ export interface Wired {
   core: Core;
   /** Where checks' handshakes run beside the event loop (CERTKEEPER_CHECK_THREADS); absent at 0 or with a given source. */
   checkThreads: CheckThreads | undefined;
-  /** Releases what the wiring opened: the transports' connections, and the store unless it was given. */
+  /** Releases what the wiring opened: the check threads (once their checks under way are answered), the transports' connections, and the store unless it was given. */
   release(): Promise<void>;
   /** Stops core's background work (waiting for what is in flight), then releases. */
   close(): Promise<void>;
