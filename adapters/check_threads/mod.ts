@@ -58,8 +58,6 @@ class CheckThread {
    * err towards less time, never more.
    */
   #offset: number | null = null;
-  /** Checks handed over before the thread was ready: sent then, their time running meanwhile. */
-  #waiting: number[] = [];
   /** Answers received and not yet settled. */
   #answers: ConnectAnswer[] = [];
   #settle = () => {
@@ -103,8 +101,8 @@ class CheckThread {
     return new Promise((resolve) => {
       if (this.pending.size === 0) this.#worker.ref();
       this.pending.set(id, { resolve, request });
-      if (this.#offset === null) this.#waiting.push(id);
-      else this.#send(id, request);
+      // Before the thread is ready, checks wait here (their time running) and go when it is.
+      if (this.#offset !== null) this.#send(id, request);
     });
   }
 
@@ -121,11 +119,8 @@ class CheckThread {
 
   #ready(threadNow: number): void {
     this.#offset = preciseNow() - threadNow;
-    for (const id of this.#waiting) {
-      const pending = this.pending.get(id);
-      if (pending) this.#send(id, pending.request);
-    }
-    this.#waiting = [];
+    // Nothing was sent before: every check under way waited for this.
+    for (const [id, { request }] of this.pending) this.#send(id, request);
   }
 
   #answer([id, retrievals, error]: ConnectAnswer): void {
