@@ -1,7 +1,7 @@
 /** Organizations, users, API keys and rate-limit windows in memory. */
 import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/mod.ts";
 import { copy, type MemoryState } from "./state.ts";
-import type { UserRecord } from "../../core/base/mod.ts";
+import type { Mode, UserRecord } from "../../core/base/mod.ts";
 
 export function memoryAccounts(state: MemoryState): {
   organizations: OrganizationStore;
@@ -23,6 +23,25 @@ export function memoryAccounts(state: MemoryState): {
     },
     async list() {
       return copy([...state.organizations.values()].sort(byOldest));
+    },
+    async update(id, patch) {
+      const org = state.organizations.get(id);
+      if (!org) return null;
+      state.write();
+      if (patch.name !== undefined) org.name = patch.name;
+      if (patch.plan !== undefined) org.plan = patch.plan;
+      if (patch.limits !== undefined) org.limits = copy(patch.limits);
+      return copy(org);
+    },
+    async usage(id) {
+      const count = (records: Iterable<{ organizationId: string; mode: Mode }>, mode: Mode) =>
+        [...records].filter((r) => r.organizationId === id && r.mode === mode).length;
+      const of = (mode: Mode) => ({
+        certificates: count(state.certificates.values(), mode),
+        channels: count(state.channels.values(), mode),
+        watches: count(state.watches.values(), mode),
+      });
+      return { live: of("live"), test: of("test") };
     },
   };
 

@@ -48,6 +48,19 @@ export function memoryChannels(state: MemoryState): ChannelStore {
       channel.enabled = false;
       channel.updatedAt = at;
     },
+    async recordAttempt(id, attempt) {
+      const channel = state.channels.get(id);
+      if (!channel) return;
+      const health = channel.health ?? { lastDeliveryAt: null, lastStatus: null, lastError: null, failingSince: null };
+      if (health.lastDeliveryAt !== null && health.lastDeliveryAt > attempt.at) return;
+      state.write();
+      channel.health = {
+        lastDeliveryAt: attempt.at,
+        lastStatus: attempt.status,
+        lastError: attempt.status === "delivered" ? null : attempt.error,
+        failingSince: attempt.status === "delivered" ? null : (health.failingSince ?? attempt.at),
+      };
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 /** Organizations, users, API keys and rate-limit windows in SQL. */
-import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/mod.ts";
+import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type ScopeUsage, type UserStore } from "../../core/store/mod.ts";
+import type { Mode } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor } from "./executor.ts";
 import { apiKeyFrom, organizationFrom, userFrom } from "./rows.ts";
 
@@ -36,6 +37,40 @@ export function sqlOrganizations(db: Executor): OrganizationStore {
     async list() {
       const { rows } = await db.execute(`SELECT ${ORG_COLUMNS.join(", ")} FROM organizations ORDER BY created_at, id`);
       return rows.map((row) => organizationFrom(row));
+    },
+    async update(id, patch) {
+      const { rows } = await db.execute(
+        `UPDATE organizations SET name = COALESCE(?, name), plan = COALESCE(?, plan), certificate_limit = COALESCE(?, certificate_limit),
+           channel_limit = COALESCE(?, channel_limit), rate_limit = COALESCE(?, rate_limit), watch_limit = COALESCE(?, watch_limit)
+         WHERE id = ? RETURNING ${ORG_COLUMNS.join(", ")}`,
+        [
+          patch.name ?? null,
+          patch.plan ?? null,
+          patch.limits?.certificates ?? null,
+          patch.limits?.channels ?? null,
+          patch.limits?.requestsPerMinute ?? null,
+          patch.limits?.watches ?? null,
+          id,
+        ],
+      );
+      return rows[0] ? organizationFrom(rows[0]) : null;
+    },
+    async usage(id) {
+      const { rows } = await db.execute(
+        `SELECT 'certificates' AS kind, mode, COUNT(*) AS n FROM certificates WHERE organization_id = ? GROUP BY mode
+         UNION ALL SELECT 'channels', mode, COUNT(*) FROM channels WHERE organization_id = ? GROUP BY mode
+         UNION ALL SELECT 'watches', mode, COUNT(*) FROM watches WHERE organization_id = ? GROUP BY mode`,
+        [id, id, id],
+      );
+      const usage: Record<Mode, ScopeUsage> = {
+        live: { certificates: 0, channels: 0, watches: 0 },
+        test: { certificates: 0, channels: 0, watches: 0 },
+      };
+      for (const row of rows) {
+        const mode = String(row.mode) as Mode;
+        if (mode in usage) usage[mode][String(row.kind) as keyof ScopeUsage] = Number(row.n);
+      }
+      return usage;
     },
   };
 }

@@ -1,10 +1,10 @@
 /** Notification channels in SQL. */
 import type { ChannelStore } from "../../core/store/mod.ts";
 import type { Executor } from "./executor.ts";
-import { channelFrom, placeholders } from "./rows.ts";
+import { CHANNEL_HEALTH_COLUMNS, channelFrom, placeholders } from "./rows.ts";
 import { CHANNEL_COLUMNS } from "./events.ts";
 
-const SELECT = `SELECT ${CHANNEL_COLUMNS} FROM channels`;
+const SELECT = `SELECT ${CHANNEL_COLUMNS}, ${CHANNEL_HEALTH_COLUMNS} FROM channels`;
 
 export function sqlChannels(db: Executor): ChannelStore {
   return {
@@ -59,7 +59,7 @@ export function sqlChannels(db: Executor): ChannelStore {
         `UPDATE channels SET name = COALESCE(?, name), enabled = COALESCE(?, enabled), config = COALESCE(?, config),
            filter = CASE WHEN ? THEN ? ELSE filter END, updated_at = ?
          WHERE id = ? AND organization_id = ? AND mode = ?
-         RETURNING ${CHANNEL_COLUMNS}`,
+         RETURNING ${CHANNEL_COLUMNS}, ${CHANNEL_HEALTH_COLUMNS}`,
         [
           patch.name ?? null,
           patch.enabled === undefined ? null : patch.enabled ? 1 : 0,
@@ -94,6 +94,16 @@ export function sqlChannels(db: Executor): ChannelStore {
 
     async disable(id, at) {
       await db.execute("UPDATE channels SET enabled = 0, updated_at = ? WHERE id = ?", [at, id]);
+    },
+
+    async recordAttempt(id, { at, status, error }) {
+      const delivered = status === "delivered" ? 1 : 0;
+      await db.execute(
+        `UPDATE channels SET last_delivery_at = ?, last_delivery_status = ?, last_delivery_error = CASE WHEN ? THEN NULL ELSE ? END,
+           failing_since = CASE WHEN ? THEN NULL ELSE COALESCE(failing_since, ?) END
+         WHERE id = ? AND (last_delivery_at IS NULL OR last_delivery_at <= ?)`,
+        [at, status, delivered, error, delivered, at, id, at],
+      );
     },
   };
 }

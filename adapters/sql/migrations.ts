@@ -274,6 +274,13 @@ export const MIGRATIONS: Step[][] = [
     `UPDATE deliveries SET organization_id = (SELECT organization_id FROM events WHERE events.id = deliveries.event_id)`,
     `CREATE INDEX deliveries_due_by_organization ON deliveries (status, organization_id, next_attempt_at)`,
   ],
+  // Each channel's delivery health (CONTRACT §23): its last attempt, and since when it has been failing.
+  [
+    `ALTER TABLE channels ADD COLUMN last_delivery_at INTEGER`,
+    `ALTER TABLE channels ADD COLUMN last_delivery_status TEXT`,
+    `ALTER TABLE channels ADD COLUMN last_delivery_error TEXT`,
+    `ALTER TABLE channels ADD COLUMN failing_since INTEGER`,
+  ],
 ];
 
 /** Computes the timeline of every certificate stored before migration 3, a page at a time. */

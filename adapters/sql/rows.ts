@@ -179,8 +179,22 @@ export function channelFrom(row: Row, prefix = ""): ChannelRecord {
     filter: row[`${prefix}filter`] === null || row[`${prefix}filter`] === undefined ? null : JSON.parse(str(row[`${prefix}filter`])),
     createdAt: num(row[`${prefix}created_at`]),
     updatedAt: num(row[`${prefix}updated_at`]),
+    // Read where the query selected CHANNEL_HEALTH_COLUMNS and an attempt was recorded.
+    ...(numOrNull(row[`${prefix}last_delivery_at`]) === null
+      ? {}
+      : {
+          health: {
+            lastDeliveryAt: num(row[`${prefix}last_delivery_at`]),
+            lastStatus: strOrNull(row[`${prefix}last_delivery_status`]) as DeliveryRecord["status"] | null,
+            lastError: strOrNull(row[`${prefix}last_delivery_error`]),
+            failingSince: numOrNull(row[`${prefix}failing_since`]),
+          },
+        }),
   };
 }
+
+/** A channel's delivery health (CONTRACT §23), selected beside CHANNEL_COLUMNS where it is shown. */
+export const CHANNEL_HEALTH_COLUMNS = "last_delivery_at, last_delivery_status, last_delivery_error, failing_since";
 
 export function eventFrom(row: Row, prefix = ""): EventRecord & { seq: number } {
   return {

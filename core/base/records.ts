@@ -302,6 +302,28 @@ export interface ChannelRecord extends Scope {
   filter: ChannelFilter | null;
   createdAt: number;
   updatedAt: number;
+  /** How its deliveries went lately; absent: never attempted (or stored before this was kept). */
+  health?: ChannelHealth;
+}
+
+/**
+ * A channel's delivery health (CONTRACT §23), moved by every attempt (tests included): the last
+ * attempt's time, its delivery's status after it (`pending`: failed, to be retried) and error, and
+ * since when it has been failing (the first failed attempt after a success; null after a success).
+ */
+export interface ChannelHealth {
+  lastDeliveryAt: number | null;
+  lastStatus: DeliveryStatus | null;
+  lastError: string | null;
+  failingSince: number | null;
+}
+
+/** One attempt's outcome, as a channel's health records it. */
+export interface DeliveryAttempt {
+  at: number;
+  /** The delivery's status after the attempt: delivered, pending (to be retried) or failed (for good). */
+  status: DeliveryStatus;
+  error: string | null;
 }
 
 export type EventType =

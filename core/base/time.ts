@@ -56,3 +56,26 @@ export function parseDuration(text: string): number {
 export function daysUntil(until: number, now: number): number {
   return Math.floor((until - now) / DAY);
 }
+
+/**
+ * A {@link daysUntil} count in words, the one way certkeeper says it everywhere (email, chat, the
+ * settings area, the CLI): "in 7 days", "in 1 day", "in less than a day", "less than a day ago",
+ * "3 days ago". The count is floor((expiresAt − now) / 1 day), so -1 means it passed less than a day
+ * ago and -4 that it passed 3 whole days ago (not 4).
+ */
+export function relativeDays(daysUntilExpiry: number): string {
+  if (daysUntilExpiry > 0) return `in ${dayCount(daysUntilExpiry)}`;
+  if (daysUntilExpiry === 0) return "in less than a day";
+  const ago = daysAgo(daysUntilExpiry);
+  return ago === 0 ? "less than a day ago" : `${dayCount(ago)} ago`;
+}
+
+/** Whole days since the moment passed, from its {@link daysUntil} count (negative): -1 → 0, -4 → 3. */
+export function daysAgo(daysUntilExpiry: number): number {
+  return Math.max(0, -daysUntilExpiry - 1);
+}
+
+/** "1 day", "7 days". */
+export function dayCount(days: number): string {
+  return days === 1 ? "1 day" : `${days} days`;
+}

@@ -3,6 +3,7 @@
  * summary, and labelled facts. Each renderer (webhook aside) escapes these for its own markup.
  */
 import type { EventRecord, EventType } from "../base/records.ts";
+import { dayCount as days, relativeDays as relative } from "../base/time.ts";
 import type { CertificateView } from "../schemas/certificate.ts";
 
 export interface Fact {
@@ -238,18 +239,6 @@ function certificateFacts(c: CertificateView): Fact[] {
 /** "expires in 7 days", "expires in 1 day", "expires in less than a day". */
 function expiresIn(daysUntilExpiry: number): string {
   return daysUntilExpiry <= 0 ? "expires in less than a day" : `expires in ${days(daysUntilExpiry)}`;
-}
-
-/** daysUntilExpiry is floor((expiresAt − now) / 1 day): -1 means it expired less than a day ago. */
-function relative(daysUntilExpiry: number): string {
-  if (daysUntilExpiry > 0) return `in ${days(daysUntilExpiry)}`;
-  if (daysUntilExpiry === 0) return "in less than a day";
-  const ago = -daysUntilExpiry - 1;
-  return ago === 0 ? "less than a day ago" : `${days(ago)} ago`;
-}
-
-function days(n: number): string {
-  return n === 1 ? "1 day" : `${n} days`;
 }
 
 /** "2025-05-12 10:00 UTC" from an ISO timestamp; anything unreadable is shown as given. */

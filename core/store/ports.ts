@@ -7,12 +7,16 @@ import type {
   ApiKeyRecord,
   CertificateRecord,
   ChannelRecord,
+  DeliveryAttempt,
   DeliveryRecord,
   EventRecord,
   ImportItemResult,
   ImportRecord,
   KeyGrant,
   OrganizationRecord,
+  Limits,
+  Mode,
+  Plan,
   Scope,
   SessionRecord,
   SignInFailures,
@@ -69,10 +73,21 @@ export interface KeepOwnerOption {
   keepOwner?: boolean;
 }
 
+/** What an organization holds in one mode, against which its limits count (CONTRACT §3, §23). */
+export interface ScopeUsage {
+  certificates: number;
+  channels: number;
+  watches: number;
+}
+
 export interface OrganizationStore {
   create(org: OrganizationRecord): Promise<void>;
   get(id: string): Promise<OrganizationRecord | null>;
   list(): Promise<OrganizationRecord[]>;
+  /** Changes the name, plan or limits (a self-hoster's `org update`); the organization as it now is, or null when missing. */
+  update(id: string, patch: { name?: string; plan?: Plan; limits?: Limits }): Promise<OrganizationRecord | null>;
+  /** How many certificates, channels and watches the organization holds in each mode. */
+  usage(id: string): Promise<Record<Mode, ScopeUsage>>;
 }
 
 export interface UserStore {
@@ -213,6 +228,12 @@ export interface ChannelStore {
   remove(scope: Scope, id: string, at: number): Promise<boolean>;
   /** Turns a channel off from outside any scope (its endpoint answered 410 Gone). */
   disable(id: string, at: number): Promise<void>;
+  /**
+   * Moves the channel's health by one attempt's outcome (CONTRACT §23): last time, status and error;
+   * failingSince set by a failure when not set yet, cleared by a delivery. An attempt older than the
+   * last one recorded changes nothing (attempts may finish out of order). A missing channel: nothing.
+   */
+  recordAttempt(id: string, attempt: DeliveryAttempt): Promise<void>;
 }
 
 export interface EventWithDeliveries extends EventRecord {

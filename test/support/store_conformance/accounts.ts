@@ -3,8 +3,9 @@ import { describe, expect, test } from "bun:test";
 import { DuplicateError, type Store } from "../../../core/store/ports.ts";
 import { newId } from "../../../core/base/ids.ts";
 import { DAY, HOUR } from "../../../core/base/time.ts";
-import { apiKeyRecord, hex, NOW, organizationRecord, userRecord } from "./factories.ts";
-import { newOrganization, sortedIds } from "./_helpers.ts";
+import { apiKeyRecord, certificateRecord, channelRecord, hex, NOW, organizationRecord, userRecord } from "./factories.ts";
+import { addCertificate, addChannel, newOrganization, sortedIds } from "./_helpers.ts";
+import { watchRecord } from "./watches.ts";
 
 export function describeAccounts(get: () => Store) {
   describe("organizations, users and API keys", () => {
@@ -15,6 +16,36 @@ export function describeAccounts(get: () => Store) {
       expect(await store.organizations.get(org.id)).toEqual(org);
       expect((await store.organizations.list()).filter((o) => o.id === org.id)).toEqual([org]);
       expect(await store.organizations.get(newId("org"))).toBeNull();
+    });
+
+    test("organizations.update() changes the name, plan and limits it is given, and only those", async () => {
+      const store = get();
+      const org = organizationRecord({ name: "Before", plan: "free", limits: { certificates: 25, channels: 5, requestsPerMinute: 60, watches: 1 } });
+      await store.organizations.create(org);
+      const renamed = await store.organizations.update(org.id, { name: "After" });
+      expect(renamed).toEqual({ ...org, name: "After" });
+      const limits = { certificates: 500, channels: 50, requestsPerMinute: 600, watches: 10 };
+      const upgraded = await store.organizations.update(org.id, { plan: "pro", limits });
+      expect(upgraded).toEqual({ ...org, name: "After", plan: "pro", limits });
+      expect(await store.organizations.get(org.id)).toEqual(upgraded);
+      expect(await store.organizations.update(newId("org"), { name: "Nobody" })).toBeNull();
+    });
+
+    test("organizations.usage() counts certificates, channels and watches per mode, the organization's only", async () => {
+      const store = get();
+      const { org, live, test: testScope } = await newOrganization(store);
+      const other = await newOrganization(store);
+      expect(await store.organizations.usage(org.id)).toEqual({
+        live: { certificates: 0, channels: 0, watches: 0 },
+        test: { certificates: 0, channels: 0, watches: 0 },
+      });
+      for (const scope of [live, live, testScope, other.live]) await addCertificate(store, certificateRecord(scope));
+      for (const scope of [live, testScope, testScope, other.live]) await addChannel(store, channelRecord(scope));
+      for (const scope of [testScope, other.test]) expect(await store.watches.insert(watchRecord(scope), { limit: 10 })).toBe("created");
+      expect(await store.organizations.usage(org.id)).toEqual({
+        live: { certificates: 2, channels: 1, watches: 0 },
+        test: { certificates: 1, channels: 2, watches: 1 },
+      });
     });
 
     test("users: create, get, findByEmail, list by organization, update", async () => {

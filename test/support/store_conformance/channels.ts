@@ -27,6 +27,32 @@ export function describeChannels(get: () => Store) {
       expect(await store.channels.insert(channelRecord(other.live), { limit: 2 })).toBe(true);
     });
 
+    test("recordAttempt() keeps the last attempt and since when the channel fails, for get() and list()", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const channel = await addChannel(store, channelRecord(live));
+      expect((await store.channels.get(live, channel.id))!.health).toBeUndefined();
+      await store.channels.recordAttempt(channel.id, { at: NOW, status: "pending", error: "The endpoint answered HTTP 500" });
+      const failing = { lastDeliveryAt: NOW, lastStatus: "pending", lastError: "The endpoint answered HTTP 500", failingSince: NOW };
+      expect((await store.channels.get(live, channel.id))!.health).toEqual(failing);
+      // A second failure moves the last attempt, not the start of the failing.
+      await store.channels.recordAttempt(channel.id, { at: NOW + 10, status: "failed", error: "timeout" });
+      expect((await store.channels.get(live, channel.id))!.health).toEqual({ lastDeliveryAt: NOW + 10, lastStatus: "failed", lastError: "timeout", failingSince: NOW });
+      // An attempt that finished earlier than the last one recorded changes nothing.
+      await store.channels.recordAttempt(channel.id, { at: NOW + 5, status: "delivered", error: null });
+      expect((await store.channels.get(live, channel.id))!.health!.lastDeliveryAt).toBe(NOW + 10);
+      await store.channels.recordAttempt(channel.id, { at: NOW + 20, status: "delivered", error: "ignored on success" });
+      const healthy = { lastDeliveryAt: NOW + 20, lastStatus: "delivered", lastError: null, failingSince: null };
+      expect((await store.channels.get(live, channel.id))!.health).toEqual(healthy);
+      expect((await store.channels.list(live, { limit: 10 })).find((c) => c.id === channel.id)!.health).toEqual(healthy);
+      await store.channels.recordAttempt(channel.id, { at: NOW + 30, status: "pending", error: "refused" });
+      expect((await store.channels.get(live, channel.id))!.health!.failingSince).toBe(NOW + 30);
+      const renamed = await store.channels.update(live, channel.id, { name: "Renamed", updatedAt: NOW + 31 });
+      expect(renamed!.health).toEqual({ lastDeliveryAt: NOW + 30, lastStatus: "pending", lastError: "refused", failingSince: NOW + 30 });
+      // A channel that is gone: nothing to record, no error.
+      await store.channels.recordAttempt(newId("ch"), { at: NOW, status: "failed", error: "x" });
+    });
+
     test("list() is newest first and pages by `before` (createdAt, id)", async () => {
       const store = get();
       const { live, test: testScope } = await newOrganization(store);
