@@ -67,7 +67,9 @@ describe("POST /v1/watches: conflict and limits", () => {
     expectData(await h.request("POST", "/v1/watches", { body: { domain: "free.limit.test" }, key: owner.key }), 201);
     const refused = await h.request("POST", "/v1/watches", { body: { domain: "free2.limit.test" }, key: owner.key });
     expectError(refused, 402, "watch_limit_reached");
-    expect(refused.body.error.message).toBe("Your plan allows 1 watch and all are in use: delete one or upgrade the plan.");
+    expect(refused.body.error.message).toBe(
+      `Your organization allows 1 watch and all are in use: delete one, or have the operator raise the limit with: certkeeper org update --id ${org.id} --watch-limit N.`,
+    );
   });
 });
 

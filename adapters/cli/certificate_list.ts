@@ -1,9 +1,9 @@
 /**
- * `certificate list --org ORG_ID [--mode live|test] [--status S[,S…]]` (CONTRACT §17): an
- * organization's certificates by expiry, soonest first, as a table or (--json) as GET's items.
+ * `certificate list --org ORG [--mode live|test] [--status S[,S…]]` (CONTRACT §17, §23): an
+ * organization's certificates by expiry, soonest first, with their ids and tags, as a table or
+ * (--json) as GET's items.
  */
 import { CERTIFICATE_STATUSES, presentCertificate, type CertificateStatus } from "../../core/certificates/mod.ts";
-import { CertkeeperError } from "../../core/base/mod.ts";
 import { modeFlag, requiredFlag, UsageError, type CommandSpec } from "./command_table.ts";
 import { table, withAdmin } from "./commands.ts";
 
@@ -12,19 +12,18 @@ const PAGE = 1000;
 export const certificateListCommand: CommandSpec = {
   name: "certificate list",
   flags: ["org", "mode", "status"],
-  synopsis: "certificate list --org ORG_ID [--mode live|test] [--status S[,S...]]",
+  synopsis: "certificate list --org ORG [--mode live|test] [--status S[,S...]]",
   help:
-    "Lists an organization's monitored certificates by expiry, soonest first: status, days left, expiry, reason, domain and port.\n" +
+    "Lists an organization's monitored certificates (--org: its id or name) by expiry, soonest first: id, status,\n" +
+    "days left, expiry, reason, domain and port, tags and name. The id is what certificate remove --id takes.\n" +
     `--mode picks live (default) or test data; --status keeps only ${CERTIFICATE_STATUSES.join(", ")} (a comma list).\n` +
     "With --json: an array of certificates as GET /v1/certificates shows them.",
   async run({ config, flags }) {
-    const organizationId = requiredFlag(flags, "org");
-    const scope = { organizationId, mode: modeFlag(flags) };
+    const ref = requiredFlag(flags, "org");
+    const mode = modeFlag(flags);
     const statuses = flags.status === undefined ? undefined : parseStatuses(String(flags.status));
-    const views = await withAdmin(config, async (_admin, store) => {
-      if (!(await store.organizations.get(organizationId))) {
-        throw new CertkeeperError("invalid_request", `No organization with id "${organizationId}": see org list.`);
-      }
+    const views = await withAdmin(config, async (admin, store) => {
+      const scope = { organizationId: (await admin.findOrganization(ref)).id, mode };
       const now = Date.now();
       const all = [];
       let after: { notAfter: number; id: string } | undefined;
@@ -39,10 +38,19 @@ export const certificateListCommand: CommandSpec = {
     });
     const text =
       views.length === 0
-        ? `No ${statuses ? `${statuses.join(" or ")} ` : ""}certificates in ${scope.mode} data.`
+        ? `No ${statuses ? `${statuses.join(" or ")} ` : ""}certificates in ${mode} data.`
         : table(
-            ["STATUS", "DAYS", "EXPIRES", "REASON", "DOMAIN", "NAME"],
-            views.map((v) => [v.status, String(v.daysUntilExpiry), v.expiresAt.slice(0, 10), v.statusReason ?? "-", `${v.domain}:${v.port}`, v.name === v.domain ? "" : v.name]),
+            ["ID", "STATUS", "DAYS", "EXPIRES", "REASON", "DOMAIN", "TAGS", "NAME"],
+            views.map((v) => [
+              v.id,
+              v.status,
+              String(v.daysUntilExpiry),
+              v.expiresAt.slice(0, 10),
+              v.statusReason ?? "-",
+              `${v.domain}:${v.port}`,
+              v.tags.length > 0 ? v.tags.join(",") : "-",
+              v.name === v.domain ? "" : v.name,
+            ]),
           );
     return { json: views, text };
   },

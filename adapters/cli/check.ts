@@ -15,6 +15,7 @@ import type { CertificateSource } from "../../core/monitor/mod.ts";
 import { TrustStore } from "../../core/tls/mod.ts";
 import { wire } from "../wiring/mod.ts";
 import { UsageError, type CommandSpec } from "./command_table.ts";
+import { cliLogger } from "./commands.ts";
 
 /** Exit codes of a monitoring plugin (Nagios, Icinga, Sensu): the worst status decides. */
 const EXIT_BY_STATUS: Record<string, number> = { valid: 0, expiring: 1, expired: 2, revoked: 2, invalid: 2, unreachable: 2 };
@@ -68,7 +69,7 @@ export const checkCommand: CommandSpec = {
     }
     const targets = args.map((arg) => ({ ...parseTarget(arg, DEFAULT_PORTS[protocol]), protocol, connectTo }));
     // Nothing is stored: the wiring's in-memory store is gone with the command.
-    const wired = await wire(config, { store: "memory", trust: loadTrust(config) });
+    const wired = await wire(config, { store: "memory", trust: loadTrust(config), logger: cliLogger(config) });
     const results = await mapLimited(targets, config.checkConcurrency, (target) => checkOne(wired.core.source, config, target)).finally(() =>
       wired.release(),
     );

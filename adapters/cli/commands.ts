@@ -4,20 +4,45 @@
  */
 import { spawnSync } from "node:child_process";
 import type { Config } from "../../core/config/mod.ts";
-import { presentKey, type Admin } from "../../core/accounts/mod.ts";
+import { presentKey, type Admin, type OrganizationUsage } from "../../core/accounts/mod.ts";
+import { CertkeeperError, createLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
+import type { Principal } from "../../core/auth/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
-import { wire } from "../wiring/mod.ts";
+import { wire, type Wired } from "../wiring/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
-import { optionalInteger, requiredFlag, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
+import { optionalInteger, requiredFlag, UsageError, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
 
-/** Opens the configured database, runs `fn` with the admin operations, closes it. */
-export async function withAdmin<T>(config: Config, fn: (admin: Admin, store: Store) => Promise<T>): Promise<T> {
-  const wired = await wire(config, { passwords: bunPasswords });
+/**
+ * The CLI's logger: stderr only (stdout is the command's answer), warnings and errors only unless
+ * CERTKEEPER_LOG_LEVEL asks for less; what a command did is its answer, not a log line.
+ */
+export function cliLogger(config: Config): Logger {
+  const level = config.logLevel === "debug" ? "debug" : config.logLevel === "error" ? "error" : "warn";
+  const format = config.logFormat === "auto" ? (process.stderr.isTTY ? "pretty" : "json") : config.logFormat;
+  return createLogger(level, { format, write: (line) => process.stderr.write(`${line}\n`) });
+}
+
+/** Opens the configured database with the whole wiring (core, transports), runs `fn`, releases it. */
+export async function withWired<T>(config: Config, fn: (wired: Wired) => Promise<T>): Promise<T> {
+  const wired = await wire(config, { passwords: bunPasswords, logger: cliLogger(config) });
   try {
-    return await fn(wired.core.services.admin, wired.store);
+    return await fn(wired);
   } finally {
     await wired.release();
   }
+}
+
+/** Opens the configured database, runs `fn` with the admin operations, closes it. */
+export async function withAdmin<T>(config: Config, fn: (admin: Admin, store: Store) => Promise<T>): Promise<T> {
+  return withWired(config, (wired) => fn(wired.core.services.admin, wired.store));
+}
+
+/**
+ * The CLI acting in an organization and mode as the embedding host does: an owner, not rate limited,
+ * through the API's own pipeline (validation, rules and errors of the routes).
+ */
+export function ownerOf(org: OrganizationRecord, mode: Mode): Principal {
+  return { keyId: "cli", userId: "cli", role: "owner", scope: { organizationId: org.id, mode }, limits: org.limits };
 }
 
 /** `--password P`, `--password -` (read from stdin), or, when `whenMissing` is "stdin", stdin too. */
@@ -45,48 +70,114 @@ async function promptHidden(prompt: string): Promise<string> {
   }
 }
 
+const LIMIT_FLAGS = ["certificate-limit", "channel-limit", "rate-limit", "watch-limit"];
+
+/** The limit flags given, as Limits fields. */
+function limitFlags(flags: Flags): Partial<Limits> {
+  return {
+    certificates: optionalInteger(flags, "certificate-limit"),
+    channels: optionalInteger(flags, "channel-limit"),
+    requestsPerMinute: optionalInteger(flags, "rate-limit"),
+    watches: optionalInteger(flags, "watch-limit"),
+  };
+}
+
+/** What org create and org update print. */
+function organizationOutcome(org: OrganizationRecord, verb: string): CommandOutcome {
+  return {
+    json: { id: org.id, name: org.name, plan: org.plan, limits: org.limits },
+    text:
+      `Organization ${org.name} ${verb}: ${org.id}\n` +
+      `Plan ${org.plan}: ${count(org.limits.certificates, "certificate")}, ${count(org.limits.channels, "channel")}, ` +
+      `${org.limits.requestsPerMinute} requests per minute per key, ${count(org.limits.watches, "watch", "watches")}.`,
+  };
+}
+
+const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
 const orgCreate: CommandSpec = {
   name: "org create",
-  flags: ["name", "plan", "certificate-limit", "channel-limit", "rate-limit", "watch-limit"],
-  synopsis: "org create --name N [--plan free|pro|enterprise] [--certificate-limit N] [--channel-limit N] [--rate-limit N] [--watch-limit N]",
+  flags: ["name", "plan", ...LIMIT_FLAGS, "if-missing"],
+  synopsis: "org create --name N [--plan free|pro|enterprise] [--certificate-limit N] [--channel-limit N] [--rate-limit N] [--watch-limit N] [--if-missing]",
   help:
     "Creates an organization. Plans: free (25 certificates, 5 channels, 60 requests/min per key, 1 CT watch), " +
-    "pro (500, 50, 600, 10), enterprise (100000, 1000, 6000, 1000); the limit flags override the plan's.",
+    "pro (500, 50, 600, 10), enterprise (100000, 1000, 6000, 1000); the limit flags override the plan's. " +
+    "Self-hosted, the plan is only a set of limits: change them any time with org update.\n" +
+    "--if-missing prints the organization of that name instead when exactly one exists (nothing is changed), " +
+    "so a set-up script can run twice.",
   async run({ config, flags }) {
-    const org = await withAdmin(config, (admin) =>
-      admin.createOrganization({
-        name: requiredFlag(flags, "name"),
-        plan: flags.plan as string | undefined,
-        limits: {
-          certificates: optionalInteger(flags, "certificate-limit"),
-          channels: optionalInteger(flags, "channel-limit"),
-          requestsPerMinute: optionalInteger(flags, "rate-limit"),
-          watches: optionalInteger(flags, "watch-limit"),
-        },
-      }),
-    );
-    const json = { id: org.id, name: org.name, plan: org.plan, limits: org.limits };
-    return {
-      json,
-      text:
-        `Organization ${org.name} created: ${org.id}\n` +
-        `Plan ${org.plan}: ${org.limits.certificates} certificates, ${org.limits.channels} channels, ` +
-        `${org.limits.requestsPerMinute} requests per minute per key, ${org.limits.watches} watches.`,
-    };
+    const name = requiredFlag(flags, "name");
+    const { org, existed } = await withAdmin(config, async (admin) => {
+      if (flags["if-missing"]) {
+        const named = await admin.organizationsNamed(name);
+        if (named.length > 1) {
+          throw new CertkeeperError("invalid_request", `${named.length} organizations are named "${name}": see org list, and use the id of the one you mean.`);
+        }
+        if (named.length === 1) return { org: named[0]!, existed: true };
+      }
+      return { org: await admin.createOrganization({ name, plan: flags.plan as string | undefined, limits: limitFlags(flags) }), existed: false };
+    });
+    return organizationOutcome(org, existed ? "exists already (nothing changed)" : "created");
   },
 };
+
+const orgUpdate: CommandSpec = {
+  name: "org update",
+  flags: ["id", "name", "plan", ...LIMIT_FLAGS],
+  synopsis: "org update --id ORG [--name N] [--plan free|pro|enterprise] [--certificate-limit N] [--channel-limit N] [--watch-limit N] [--rate-limit N]",
+  help:
+    "Changes an organization's name, plan or limits; prints what org create prints. --id takes the id or the\n" +
+    "organization's name. A new --plan brings that plan's limits (then the limit flags override them); without\n" +
+    "--plan, each limit flag replaces that one limit. Limits apply from the next request, in every server process.",
+  async run({ config, flags }) {
+    const ref = requiredFlag(flags, "id");
+    const limits = limitFlags(flags);
+    const changes = { name: flags.name as string | undefined, plan: flags.plan as string | undefined, limits };
+    if (changes.name === undefined && changes.plan === undefined && Object.values(limits).every((v) => v === undefined)) {
+      throw new UsageError(`org update needs something to change: --name, --plan or a limit flag (${LIMIT_FLAGS.map((f) => `--${f}`).join(", ")})`);
+    }
+    const org = await withAdmin(config, async (admin) => admin.updateOrganization((await admin.findOrganization(ref)).id, changes));
+    return organizationOutcome(org, "updated");
+  },
+};
+
+/** "3 of 25", and the test data's when it holds any: "3 of 25 (test: 1 of 25)". */
+function usedOf(usage: OrganizationUsage, field: "certificates" | "channels" | "watches", limit: number): string {
+  const live = `${usage.live[field]} of ${limit}`;
+  return usage.test[field] > 0 ? `${live} (test: ${usage.test[field]} of ${limit})` : live;
+}
 
 const orgList: CommandSpec = {
   name: "org list",
   flags: [],
   synopsis: "org list",
-  help: "Lists every organization with its id, plan and limits, oldest first: how to find an organization's id again.",
+  help:
+    "Lists every organization, oldest first: its id, plan, what it holds and its limits. Limits count per mode:\n" +
+    "\"3 of 25\" is 3 certificates in live data of the 25 allowed, and the test data's count follows when it has any.\n" +
+    "With --json: each organization's limits and its usage ({ live, test } counts) as two fields.",
   async run({ config }) {
-    const orgs = await withAdmin(config, (admin) => admin.listOrganizations());
-    const json = orgs.map((org) => ({ id: org.id, name: org.name, plan: org.plan, limits: org.limits, createdAt: new Date(org.createdAt).toISOString() }));
+    const rows = await withAdmin(config, async (admin) =>
+      Promise.all((await admin.listOrganizations()).map(async (org) => ({ org, usage: await admin.usage(org.id) }))),
+    );
+    const json = rows.map(({ org, usage }) => ({
+      id: org.id,
+      name: org.name,
+      plan: org.plan,
+      limits: org.limits,
+      usage,
+      createdAt: new Date(org.createdAt).toISOString(),
+    }));
     const text = table(
-      ["ID", "NAME", "PLAN", "CERTIFICATES", "CHANNELS", "REQUESTS/MIN", "WATCHES"],
-      json.map((o) => [o.id, o.name, o.plan, String(o.limits.certificates), String(o.limits.channels), String(o.limits.requestsPerMinute), String(o.limits.watches)]),
+      ["ID", "NAME", "PLAN", "CERTIFICATES", "CHANNELS", "WATCHES", "REQUESTS/MIN PER KEY"],
+      rows.map(({ org, usage }) => [
+        org.id,
+        org.name,
+        org.plan,
+        usedOf(usage, "certificates", org.limits.certificates),
+        usedOf(usage, "channels", org.limits.channels),
+        usedOf(usage, "watches", org.limits.watches),
+        `at most ${org.limits.requestsPerMinute}`,
+      ]),
     );
     return { json, text: json.length === 0 ? "No organizations yet: create one with org create --name N." : text };
   },
@@ -94,18 +185,39 @@ const orgList: CommandSpec = {
 
 const userCreate: CommandSpec = {
   name: "user create",
-  flags: ["org", "email", "role", "password"],
-  synopsis: "user create --org ORG_ID --email E --role owner|admin|member [--password P | --password -]",
-  help: "Creates a user of an organization. With --password the user can sign in to the settings area; --password - reads it from standard input. Without it the user can own API keys but not sign in (give one later with user set-password).",
+  flags: ["org", "email", "role", "password", "if-missing"],
+  synopsis: "user create --org ORG --email E --role owner|admin|member [--password P | --password -] [--if-missing]",
+  help:
+    "Creates a user of an organization (--org: its id or name). With --password the user can sign in to the settings area; --password - reads it from standard input. Without it the user can own API keys but not sign in (give one later with user set-password).\n" +
+    "--if-missing prints the user with that email instead when they already belong to that organization with that role (nothing is changed).",
   async run(context) {
     const { config, flags } = context;
-    const input = { organizationId: requiredFlag(flags, "org"), email: requiredFlag(flags, "email"), role: requiredFlag(flags, "role") };
-    const password = await passwordFlag(context, "none");
-    const user = await withAdmin(config, (admin) => admin.createUser({ ...input, password }));
+    const ref = requiredFlag(flags, "org");
+    const email = requiredFlag(flags, "email");
+    const role = requiredFlag(flags, "role");
+    const { user, existed } = await withAdmin(config, async (admin, store) => {
+      const org = await admin.findOrganization(ref);
+      if (flags["if-missing"]) {
+        const existing = await store.users.findByEmail(email.trim().toLowerCase());
+        if (existing && existing.organizationId === org.id && existing.role === role) return { user: existing, existed: true };
+        if (existing) {
+          throw new CertkeeperError(
+            "invalid_request",
+            existing.organizationId === org.id
+              ? `A user with email "${existing.email}" already exists in ${org.name}, as ${existing.role}, not ${role}.`
+              : `A user with email "${existing.email}" already exists in another organization.`,
+          );
+        }
+      }
+      const password = await passwordFlag(context, "none");
+      return { user: await admin.createUser({ organizationId: org.id, email, role, password }), existed: false };
+    });
     const json = { id: user.id, organizationId: user.organizationId, email: user.email, role: user.role };
     return {
       json,
-      text: `User ${user.email} (${user.role}) created: ${user.id}${user.passwordHash ? "\nThey can sign in to the settings area." : ""}`,
+      text: existed
+        ? `User ${user.email} (${user.role}) exists already: ${user.id} (nothing changed)`
+        : `User ${user.email} (${user.role}) created: ${user.id}${user.passwordHash ? "\nThey can sign in to the settings area." : ""}`,
     };
   },
 };
@@ -113,10 +225,10 @@ const userCreate: CommandSpec = {
 const userList: CommandSpec = {
   name: "user list",
   flags: ["org"],
-  synopsis: "user list --org ORG_ID",
-  help: "Lists an organization's users: id, email, role, whether they can sign in (have a password), when they were added.",
+  synopsis: "user list --org ORG",
+  help: "Lists an organization's users (--org: its id or name): id, email, role, whether they can sign in (have a password), when they were added.",
   async run({ config, flags }) {
-    const users = await withAdmin(config, (admin) => admin.listUsers(requiredFlag(flags, "org")));
+    const users = await withAdmin(config, async (admin) => admin.listUsers((await admin.findOrganization(requiredFlag(flags, "org"))).id));
     const json = users.map((user) => ({
       id: user.id,
       organizationId: user.organizationId,
@@ -152,13 +264,13 @@ const userSetPassword: CommandSpec = {
 const keyCreate: CommandSpec = {
   name: "key create",
   flags: ["user", "name", "test"],
-  synopsis: "key create --user USER_ID --name N [--test]",
-  help: "Creates an API key acting as the user (with the user's role). The key is printed once and never again; only its hash is stored. --test makes a ck_test_ key, which sees test data only.",
+  synopsis: "key create --user USER --name N [--test]",
+  help: "Creates an API key acting as the user (--user: their id or email; the key has the user's role). The key is printed once and never again; only its hash is stored. --test makes a ck_test_ key, which sees test data only.",
   async run({ config, flags }) {
     const mode = flags.test ? "test" : "live";
-    const { record, key } = await withAdmin(config, (admin) =>
-      admin.createApiKey({ userId: requiredFlag(flags, "user"), name: requiredFlag(flags, "name"), mode }),
-    );
+    const ref = requiredFlag(flags, "user");
+    const name = requiredFlag(flags, "name");
+    const { record, key } = await withAdmin(config, async (admin) => admin.createApiKey({ userId: (await admin.findUser(ref)).id, name, mode }));
     const json = { id: record.id, key, name: record.name, mode: record.mode, userId: record.userId };
     return {
       json,
@@ -181,10 +293,10 @@ const keyRevoke: CommandSpec = {
 const keyList: CommandSpec = {
   name: "key list",
   flags: ["org"],
-  synopsis: "key list --org ORG_ID",
-  help: "Lists an organization's API keys, newest first, without their secrets.",
+  synopsis: "key list --org ORG",
+  help: "Lists an organization's API keys (--org: its id or name), newest first, without their secrets.",
   async run({ config, flags }) {
-    const keys = await withAdmin(config, (admin) => admin.listApiKeys(requiredFlag(flags, "org")));
+    const keys = await withAdmin(config, async (admin) => admin.listApiKeys((await admin.findOrganization(requiredFlag(flags, "org"))).id));
     const json = keys.map((key) => {
       const { userId: _, ...view } = presentKey(key);
       return view;
@@ -196,7 +308,7 @@ const keyList: CommandSpec = {
   },
 };
 
-export const ACCOUNT_COMMANDS: CommandSpec[] = [orgCreate, orgList, userCreate, userList, userSetPassword, keyCreate, keyRevoke, keyList];
+export const ACCOUNT_COMMANDS: CommandSpec[] = [orgCreate, orgUpdate, orgList, userCreate, userList, userSetPassword, keyCreate, keyRevoke, keyList];
 
 /** Columns padded to their widest cell, two spaces apart. */
 export function table(header: string[], rows: string[][]): string {

@@ -11,6 +11,7 @@ import { wire } from "../wiring/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
 import { modeFlag, requiredFlag, UsageError, type CommandSpec } from "./command_table.ts";
 import { ImportFileError, parseImportFile, type ImportItem } from "./import_file.ts";
+import { cliLogger } from "./commands.ts";
 
 const POLL_MS = 200;
 
@@ -35,7 +36,7 @@ export const importCommand: CommandSpec = {
   name: "import",
   flags: ["org", "mode"],
   positionals: { synopsis: "FILE", min: 1, max: 1 },
-  synopsis: "import --org ORG_ID [--mode live|test] FILE",
+  synopsis: "import --org ORG [--mode live|test] FILE",
   help: [
     "Adds many certificates at once. FILE holds one domain[:port] per line (blank lines and # comments",
     "skipped), or CSV whose header names domain and any of port, name, tags (separated by ;), protocol:",
@@ -49,7 +50,7 @@ export const importCommand: CommandSpec = {
     "the database: if this command is stopped, a running server (or the next import) finishes it.",
   ].join("\n"),
   async run({ config, flags, args, interactive }) {
-    const organizationId = requiredFlag(flags, "org");
+    const ref = requiredFlag(flags, "org");
     const mode = modeFlag(flags);
     const file = args[0]!;
     let text: string;
@@ -69,10 +70,10 @@ export const importCommand: CommandSpec = {
     const getImport = OPERATIONS.find((op) => op.id === "getImport");
     if (!createImport || !getImport) throw new CertkeeperError("invalid_request", "This certkeeper has no imports (POST /v1/imports).");
 
-    const wired = await wire(config, { passwords: bunPasswords });
+    const wired = await wire(config, { passwords: bunPasswords, logger: cliLogger(config) });
     try {
-      const org = await wired.store.organizations.get(organizationId);
-      if (!org) throw new CertkeeperError("invalid_request", `No organization with id "${organizationId}": see org list.`);
+      const org = await wired.core.services.admin.findOrganization(ref);
+      const organizationId = org.id;
       const caller = {
         kind: "host",
         principal: { keyId: "cli", userId: "cli", role: "owner", scope: { organizationId, mode }, limits: org.limits },

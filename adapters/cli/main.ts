@@ -12,7 +12,10 @@ import { checkCommand, loadTrust } from "./check.ts";
 import { certificateListCommand } from "./certificate_list.ts";
 import { backupCommand } from "./backup.ts";
 import { importCommand } from "./import.ts";
+import { certificateAddCommand, certificateRemoveCommand } from "./certificates.ts";
+import { channelListCommand, channelTestCommand } from "./channels.ts";
 import { UsageError, type CommandSpec, type Flags } from "./command_table.ts";
+import packageJson from "../../package.json" with { type: "json" };
 
 const SERVE: CommandSpec = {
   name: "serve",
@@ -25,7 +28,18 @@ const SERVE: CommandSpec = {
   run: () => Promise.reject(new Error("serve runs in main")),
 };
 
-const COMMANDS: CommandSpec[] = [SERVE, ...ACCOUNT_COMMANDS, certificateListCommand, importCommand, checkCommand, backupCommand];
+const COMMANDS: CommandSpec[] = [
+  SERVE,
+  ...ACCOUNT_COMMANDS,
+  certificateAddCommand,
+  certificateListCommand,
+  certificateRemoveCommand,
+  channelListCommand,
+  channelTestCommand,
+  importCommand,
+  checkCommand,
+  backupCommand,
+];
 
 const OPTIONS = {
   json: { type: "boolean" },
@@ -51,6 +65,10 @@ const OPTIONS = {
   to: { type: "string" },
   protocol: { type: "string" },
   "connect-to": { type: "string" },
+  tags: { type: "string" },
+  "alert-policy": { type: "string" },
+  "if-missing": { type: "boolean" },
+  version: { type: "boolean", short: "V" },
 } as const;
 
 function usage(): string {
@@ -60,8 +78,10 @@ function usage(): string {
     ...COMMANDS.map((c) => `  ${c.synopsis}`),
     "  help [COMMAND]",
     "",
-    "Every command but serve takes --json; every command takes --help. Configuration comes from",
-    "CERTKEEPER_* variables (see README). Run as: npm run --silent certkeeper -- <command> [flags]",
+    "Every command but serve takes --json; every command takes --help; --version prints the version.",
+    "Wherever an organization or a user is asked for, its id or its unique name (an email, for a user) will do.",
+    "Configuration comes from CERTKEEPER_* variables (see README), and from a .env file in the folder it runs in.",
+    "Run as: npm run --silent certkeeper -- <command> [flags]",
   ].join("\n");
 }
 
@@ -89,6 +109,9 @@ async function main(argv: string[]): Promise<number> {
   const flags = parsed.values as Flags;
   const positionals = parsed.positionals;
 
+  if (flags.version && (positionals.length === 0 || positionals[0] === "version")) {
+    return print(flags.json ? JSON.stringify({ name: "certkeeper", version: packageJson.version }) : `certkeeper ${packageJson.version}`);
+  }
   if (positionals[0] === "help") {
     if (positionals.length === 1) return print(usage());
     const found = findCommand(positionals.slice(1));
@@ -106,6 +129,7 @@ async function main(argv: string[]): Promise<number> {
   if (flags.help) return print(commandHelp(spec));
 
   const allowed = new Set([...spec.flags, "json", "help"]);
+  if (flags.version) return print(`certkeeper ${packageJson.version}`);
   const stray = Object.keys(flags).find((name) => !allowed.has(name));
   if (stray) return usageFailure(spec, `--${stray} is not a flag of ${spec.name}`);
   const positional = spec.positionals ?? { synopsis: "", min: 0, max: 0 };

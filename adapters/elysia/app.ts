@@ -11,7 +11,7 @@ import type { Core } from "../../core/app/mod.ts";
 import { healthz, readyz } from "../../core/http/mod.ts";
 import { metricsResponse } from "../../core/metrics/mod.ts";
 import { createDocumentation } from "./docs.ts";
-import { clientAddress, createWebRoutes } from "../web/mod.ts";
+import { clientAddress, createWebRoutes, notFoundPage, requestFacts, wantsPage } from "../web/mod.ts";
 
 export function createHttpApp(core: Core): Elysia {
   const app = new Elysia();
@@ -47,7 +47,7 @@ export function createHttpApp(core: Core): Elysia {
         const started = performance.now();
         const address = clientAddress(request, server?.requestIP(request)?.address);
         const response = await route.handle({ request, params: params as Record<string, string>, clientAddress: address });
-        return core.api.finish(request, response, { started });
+        return core.api.finish(request, response, { started, fields: requestFacts(response) });
       },
       { parse: "none" } as never,
     );
@@ -62,6 +62,8 @@ export function createHttpApp(core: Core): Elysia {
     app.all(path, ({ request }) => core.api.methodNotAllowed(request, methods));
   }
   app.onError(({ code, request, error }) => {
+    // A browser asking for a page gets a page; API clients (JSON, curl's */*) get the API's 404.
+    if (code === "NOT_FOUND" && wantsPage(request)) return core.api.finish(request, notFoundPage(request), { fields: { code: "not_found" } });
     if (code === "NOT_FOUND") return core.api.notFound(request);
     core.services.logger.error("unhandled error in the HTTP adapter", { error });
     return core.api.internalError(request);

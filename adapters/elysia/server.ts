@@ -7,7 +7,8 @@
  * await server.stop();
  */
 import http from "node:http";
-import type { Config } from "../../core/config/mod.ts";
+import { resolve } from "node:path";
+import { changedSettings, maskUrl, type Config } from "../../core/config/mod.ts";
 import type { Core } from "../../core/app/mod.ts";
 import { wire, type WireOptions } from "../wiring/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
@@ -38,23 +39,19 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
   // Bun.serve reads node:http's process-wide limit (set before listening; it only ever grows here).
   if (http.maxHeaderSize < MAX_HEADER_BYTES) (http as { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;
   // reusePort off: a second server on the same port must fail to start, not silently take half the traffic.
-  app.listen({ hostname: config.host, port: config.port, idleTimeout: 30, reusePort: false });
+  try {
+    app.listen({ hostname: config.host, port: config.port, idleTimeout: 30, reusePort: false });
+  } catch (error) {
+    await wired.release();
+    throw portError(config, error);
+  }
   const server = app.server!;
   core.start();
   const url = `http://${server.hostname}:${server.port}`;
   logger.info("certkeeper is listening", { url, database: redactDatabaseUrl(config.databaseUrl) });
-  if ((await store.organizations.list()).length === 0) {
-    logger.info("The database is empty: create the first organization and its owner, then sign in", {
-      commands: [
-        "npm run --silent certkeeper -- org create --name 'My org'",
-        "npm run --silent certkeeper -- user create --org ORG_ID --email you@example.com --role owner --password -",
-      ],
-      then:
-        "Put the id org create printed in place of ORG_ID (org list shows it again). The second command reads the " +
-        "password (at least 10 characters): type it (it is not shown) and press Enter.",
-      signIn: `${url}/sign-in`,
-    });
-  }
+  const changed = changedSettings(config);
+  logger.info(Object.keys(changed).length === 0 ? "settings: every one at its default" : "settings that differ from the defaults", changed);
+  if ((await store.organizations.list()).length === 0) logger.info(...firstStartHint(config, url));
   let stopping: Promise<void> | undefined;
   return {
     url,
@@ -78,6 +75,49 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
       return stopping;
     },
   };
+}
+
+/**
+ * What to do on the first start with an empty database: the CLI commands, against the database this
+ * server uses (a custom one named in them, a relative file made absolute, so they work from anywhere).
+ */
+export function firstStartHint(config: Config, url: string): [string, Record<string, unknown>] {
+  const database = commandDatabaseUrl(config.databaseUrl);
+  const prefix = database === null ? "" : `CERTKEEPER_DATABASE_URL='${maskUrl(database)}' `;
+  const cli = `${prefix}npm run --silent certkeeper --`;
+  const credentials = database !== null && maskUrl(database) !== database;
+  return [
+    "The database is empty: create the first organization and its owner, then sign in",
+    {
+      commands: [`${cli} org create --name 'My org'`, `${cli} user create --org 'My org' --email you@example.com --role owner --password -`],
+      then:
+        "Run them in certkeeper's folder. The second reads the password (at least 10 characters): type it (it is not shown) and press Enter." +
+        (credentials ? " Put the database's credentials where the URL shows ********." : "") +
+        (config.databaseAuthToken ? " Set CERTKEEPER_DATABASE_AUTH_TOKEN as for the server." : ""),
+      database: redactDatabaseUrl(config.databaseUrl),
+      signIn: `${url}/sign-in`,
+    },
+  ];
+}
+
+/** The database URL the CLI needs to reach this server's database; null for the default (nothing to set). */
+function commandDatabaseUrl(databaseUrl: string): string | null {
+  if (databaseUrl === "file:./data/certkeeper.db") return null;
+  // A relative file is relative to where the server runs: made absolute, the command works from anywhere.
+  const file = /^file:(?!\/)(.+)$/.exec(databaseUrl);
+  return file ? `file:${resolve(file[1]!)}` : databaseUrl;
+}
+
+/** A listen that failed, in one sentence; a port in use names the variable that chooses another. */
+function portError(config: Config, error: unknown): Error {
+  const message = (error as Error)?.message ?? String(error);
+  if ((error as { code?: string })?.code === "EADDRINUSE" || /in use|EADDRINUSE/i.test(message)) {
+    return new Error(
+      `port ${config.port} on ${config.host} is in use by another process: stop that process, or choose another port with ` +
+        `CERTKEEPER_PORT (for example CERTKEEPER_PORT=${config.port === 65535 ? 3001 : config.port + 1} npm start)`,
+    );
+  }
+  return error instanceof Error ? error : new Error(message);
 }
 
 /** The database URL without credentials, for logs. */

@@ -28,12 +28,26 @@ export interface WebRoute {
 
 export type Form = Record<string, string>;
 
+/** What a page's request line says beyond the request itself: who (user id) and, when it failed, why (a code). */
+const facts = new WeakMap<Response, Record<string, string>>();
+
+/** Notes `fields` for `response`'s request line (see {@link requestFacts}); returns the response. */
+export function noted(response: Response, fields: Record<string, string>): Response {
+  facts.set(response, { ...facts.get(response), ...fields });
+  return response;
+}
+
+/** The facts noted for a page's request line: the signed-in user's id and the error code of a refusal. */
+export function requestFacts(response: Response): Record<string, string> | undefined {
+  return facts.get(response);
+}
+
 /** A page for signed-in users; others are sent to sign in and brought back. */
 export function signedIn(core: Core, handle: (input: WebRequest, me: SignedIn) => Promise<Response>): WebHandler {
   return async (input) => {
     const me = await core.accounts.sessions.resume(cookie(input.request, SESSION_COOKIE));
     if (!me) return toSignIn(input.request);
-    return rendered(me, () => handle(input, me));
+    return noted(await rendered(me, () => handle(input, me)), { userId: me.user.id });
   };
 }
 
@@ -47,29 +61,29 @@ export function change(core: Core, handle: (input: WebRequest, me: SignedIn, for
     try {
       form = await readForm(input.request);
     } catch (error) {
-      if (error instanceof FormError) return formNotRead(me, error);
+      if (error instanceof FormError) return noted(formNotRead(me, error), { userId: me.user.id });
       throw error;
     }
-    if (!core.accounts.sessions.formTokenMatches(me, form._csrf)) return refused();
-    return rendered(me, () => handle(input, me, form));
+    if (!core.accounts.sessions.formTokenMatches(me, form._csrf)) return noted(refused(), { userId: me.user.id });
+    return noted(await rendered(me, () => handle(input, me, form)), { userId: me.user.id });
   };
 }
 
 /** The answer to a cross-site or token-less form post: nothing was done. */
 export function refused(): Response {
-  return errorPage(undefined, {
+  return noted(errorPage(undefined, {
     status: 403,
     title: "Request refused",
     message:
       "This form was not sent from a page of this site, or its security token is missing or expired, so nothing was changed. " +
       "Go back, reload the page and try again.",
-  });
+  }), { code: "form_refused" });
 }
 
 /** The answer to a form that could not be read (400) or was too large to read (413). */
 export function formNotRead(me: SignedIn | undefined, error: FormError): Response {
   const title = error.status === 413 ? "The form is too large" : "The form could not be read";
-  return errorPage(me, { status: error.status, title, message: error.message });
+  return noted(errorPage(me, { status: error.status, title, message: error.message }), { code: error.status === 413 ? "payload_too_large" : "invalid_request" });
 }
 
 export function errorPage(
@@ -98,7 +112,7 @@ async function rendered(me: SignedIn, handle: () => Promise<Response>): Promise<
           : error.status === 404
             ? "Not found"
             : "That did not work";
-    return errorPage(me, { status: error.status, title, message: error.message, headers: error.headers });
+    return noted(errorPage(me, { status: error.status, title, message: error.message, headers: error.headers }), { code: error.code });
   }
 }
 

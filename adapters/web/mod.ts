@@ -10,7 +10,7 @@
  */
 import type { Core } from "../../core/app/mod.ts";
 import { ASSET_VERSION, SCRIPT, STYLESHEET } from "./assets.ts";
-import { errorPage, type WebHandler, type WebRoute } from "./guard.ts";
+import { errorPage, noted, type WebHandler, type WebRoute } from "./guard.ts";
 import { apiKeyRoutes } from "./routes/api_keys.ts";
 import { dashboardRoutes } from "./routes/dashboard.ts";
 import { memberRoutes } from "./routes/members.ts";
@@ -20,6 +20,7 @@ import { certificateRoutes } from "./routes/certificates.ts";
 import { channelRoutes } from "./routes/channels.ts";
 
 export { clientAddress } from "./http.ts";
+export { requestFacts } from "./guard.ts";
 export type { WebRequest, WebHandler, WebRoute } from "./guard.ts";
 
 export function createWebRoutes(core: Core): WebRoute[] {
@@ -46,7 +47,27 @@ function lastResort(core: Core, handle: WebHandler): WebHandler {
     } catch (error) {
       const url = new URL(input.request.url);
       core.services.logger.error("web page failed", { method: input.request.method, path: url.pathname, error });
-      return errorPage(undefined, { status: 500, title: "Something went wrong", message: "Something went wrong on our side; try again in a moment." });
+      return noted(errorPage(undefined, { status: 500, title: "Something went wrong", message: "Something went wrong on our side; try again in a moment." }), {
+        code: "internal_error",
+      });
     }
   };
+}
+
+/**
+ * Whether a request for a missing address comes from a browser showing pages: it accepts HTML (a
+ * browser's navigation does; curl's and fetch's `*\/*` and API clients' JSON do not).
+ */
+export function wantsPage(request: Request): boolean {
+  return request.method === "GET" && /\btext\/html\b/i.test(request.headers.get("accept") ?? "");
+}
+
+/** The 404 a browser gets: a page saying what is missing and where to go. */
+export function notFoundPage(request: Request): Response {
+  const path = new URL(request.url).pathname;
+  return errorPage(undefined, {
+    status: 404,
+    title: "Page not found",
+    message: `There is no page at ${path}. The dashboard lists your certificates; the API is described at /docs.`,
+  });
 }

@@ -3,12 +3,13 @@
  * module once (a new key) and are never stored: only hashes.
  */
 import { CertkeeperError, quote } from "../base/errors.ts";
-import { newId } from "../base/ids.ts";
+import { isId, newId } from "../base/ids.ts";
 import { generateApiKey, keyPrefix } from "../auth/api_key.ts";
-import { DuplicateError, type Store } from "../store/ports.ts";
+import { DuplicateError, type ScopeUsage, type Store } from "../store/ports.ts";
 import { PLAN_LIMITS, type ApiKeyRecord, type Limits, type Mode, type OrganizationRecord, type Plan, type Role, type UserRecord } from "../base/records.ts";
 import type { Clock } from "../base/time.ts";
 import { iso } from "../base/time.ts";
+import { silentLogger, type Logger } from "../base/log.ts";
 
 /** Hashes passwords with a memory-hard function; supplied by the runtime adapter. */
 export interface PasswordHasher {
@@ -48,26 +49,90 @@ export function presentKey(key: ApiKeyRecord): ApiKeyView {
   };
 }
 
+export interface AdminOptions {
+  /** Hashes passwords; without one, no user can be given a password. */
+  passwords?: PasswordHasher;
+  /** Where what was done is logged (CONTRACT §23: keys created and revoked, passwords set). */
+  logger?: Logger;
+}
+
+/** An organization's usage in each mode, as `org list` shows it beside its limits. */
+export type OrganizationUsage = Record<Mode, ScopeUsage>;
+
 export class Admin {
+  private readonly passwords?: PasswordHasher;
+  readonly logger: Logger;
+
   constructor(
     private readonly store: Store,
     private readonly clock: Clock,
-    private readonly passwords?: PasswordHasher,
-  ) {}
+    options: AdminOptions = {},
+  ) {
+    this.passwords = options.passwords;
+    this.logger = options.logger ?? silentLogger;
+  }
 
   async createOrganization(input: { name: string; plan?: string; limits?: Partial<Limits> }): Promise<OrganizationRecord> {
     const name = requireName(input.name, "name");
-    const plan = (input.plan ?? "free") as Plan;
-    if (!PLANS.includes(plan)) invalid(`Plan ${quote(input.plan)} does not exist: use ${PLANS.join(", ")}.`);
-    const limits = { ...PLAN_LIMITS[plan] };
-    for (const [field, value] of Object.entries(input.limits ?? {}) as Array<[keyof Limits, number | undefined]>) {
-      if (value === undefined) continue;
-      if (!Number.isInteger(value) || value < 0) invalid(`Limit ${field} must be a whole number of at least 0; got ${quote(value)}.`);
-      limits[field] = value;
-    }
-    const org: OrganizationRecord = { id: newId("org"), name, plan, limits, createdAt: this.clock.now() };
+    const plan = parsePlan(input.plan ?? "free");
+    const org: OrganizationRecord = { id: newId("org"), name, plan, limits: withOverrides(PLAN_LIMITS[plan], input.limits), createdAt: this.clock.now() };
     await this.store.organizations.create(org);
+    this.logger.info("organization created", { organizationId: org.id, plan, limits: org.limits });
     return org;
+  }
+
+  /**
+   * Changes an organization's name, plan or limits (a self-hoster's `org update`). A new plan brings
+   * its limits, which the given limits then override; without one, the given limits replace those
+   * they name. Every request from the next one on is judged by the new limits.
+   */
+  async updateOrganization(id: string, input: { name?: string; plan?: string; limits?: Partial<Limits> }): Promise<OrganizationRecord> {
+    const current = await this.store.organizations.get(id);
+    if (!current) invalid(`No organization with id ${quote(id)}: see org list.`);
+    const name = input.name === undefined ? undefined : requireName(input.name, "name");
+    const plan = input.plan === undefined ? undefined : parsePlan(input.plan);
+    const limits = withOverrides(plan ? PLAN_LIMITS[plan] : current!.limits, input.limits);
+    const updated = await this.store.organizations.update(id, { name, plan, limits });
+    if (!updated) invalid(`No organization with id ${quote(id)}: see org list.`);
+    this.logger.info("organization updated", { organizationId: id, plan: updated!.plan, limits: updated!.limits });
+    return updated!;
+  }
+
+  /**
+   * The organization named by `ref`: its id, or its name when exactly one organization has it
+   * (compared without regard to case). Refused, naming `org list`, when none or several match.
+   */
+  async findOrganization(ref: string): Promise<OrganizationRecord> {
+    const text = String(ref ?? "").trim();
+    if (isId("org", text)) {
+      const org = await this.store.organizations.get(text);
+      if (org) return org;
+    }
+    const named = await this.organizationsNamed(text);
+    if (named.length === 1) return named[0]!;
+    if (named.length > 1) {
+      invalid(`${named.length} organizations are named ${quote(text)}: give the id of the one you mean (${named.map((o) => o.id).join(", ")}).`);
+    }
+    invalid(`No organization with id or name ${quote(text)}: see org list.`);
+  }
+
+  /** Every organization whose name is `name`, without regard to case, oldest first. */
+  async organizationsNamed(name: string): Promise<OrganizationRecord[]> {
+    const wanted = name.trim().toLowerCase();
+    return (await this.listOrganizations()).filter((org) => org.name.toLowerCase() === wanted);
+  }
+
+  /** The user named by `ref`: their id, or their email address (any case). */
+  async findUser(ref: string): Promise<UserRecord> {
+    const text = String(ref ?? "").trim();
+    const user = isId("usr", text) ? await this.store.users.get(text) : await this.store.users.findByEmail(text.toLowerCase());
+    if (!user) invalid(`No user with id or email ${quote(text)}: see user list --org ORG.`);
+    return user!;
+  }
+
+  /** How many certificates, channels and watches the organization holds in each mode. */
+  usage(organizationId: string): Promise<OrganizationUsage> {
+    return this.store.organizations.usage(organizationId);
   }
 
   async createUser(input: { organizationId: string; email: string; role: string; password?: string }): Promise<UserRecord> {
@@ -92,6 +157,7 @@ export class Admin {
       if (error instanceof DuplicateError) invalid(`A user with email ${quote(email)} already exists.`);
       throw error;
     }
+    this.logger.info("user created", { userId: user.id, organizationId: user.organizationId, role, canSignIn: user.passwordHash !== null });
     return user;
   }
 
@@ -99,6 +165,7 @@ export class Admin {
     if (!(await this.store.users.update(userId, { passwordHash: await this.#hashPassword(password) }))) {
       invalid(`No user with id ${quote(userId)}.`);
     }
+    this.logger.info("password set", { userId });
   }
 
   /** Every organization, oldest first. */
@@ -119,6 +186,7 @@ export class Admin {
     const updated = await this.store.users.update(user!.id, { passwordHash: await this.#hashPassword(password) });
     if (!updated) invalid(`No user with email ${quote(email)}.`);
     await this.store.sessions.removeByUser(user!.id);
+    this.logger.info("password set", { userId: updated!.id });
     return updated!;
   }
 
@@ -141,12 +209,14 @@ export class Admin {
       revokedAt: null,
     };
     await this.store.apiKeys.create(record);
+    this.logger.info("API key created", { keyId: record.id, name, mode: record.mode, userId: record.userId, organizationId: record.organizationId });
     return { record, key: generated.key };
   }
 
   async revokeApiKey(id: string): Promise<ApiKeyRecord> {
     const key = await this.store.apiKeys.revoke(id, this.clock.now());
     if (!key) invalid(`No API key with id ${quote(id)}.`);
+    this.logger.info("API key revoked", { keyId: key!.id, userId: key!.userId, organizationId: key!.organizationId });
     return key!;
   }
 
@@ -162,6 +232,22 @@ export class Admin {
     if (!this.passwords) throw new Error("no password hasher configured");
     return this.passwords.hash(password);
   }
+}
+
+function parsePlan(text: string): Plan {
+  if (!PLANS.includes(text as Plan)) invalid(`Plan ${quote(text)} does not exist: use ${PLANS.join(", ")}.`);
+  return text as Plan;
+}
+
+/** `base` with every limit `overrides` gives, each a whole number of at least 0. */
+function withOverrides(base: Limits, overrides: Partial<Limits> = {}): Limits {
+  const limits = { ...base };
+  for (const [field, value] of Object.entries(overrides) as Array<[keyof Limits, number | undefined]>) {
+    if (value === undefined) continue;
+    if (!Number.isInteger(value) || value < 0) invalid(`Limit ${field} must be a whole number of at least 0; got ${quote(value)}.`);
+    limits[field] = value;
+  }
+  return limits;
 }
 
 function requireName(value: unknown, field: string): string {

@@ -12,6 +12,7 @@ import { iso } from "../base/time.ts";
 import { ROLES } from "./admin.ts";
 import { mayChangeMember, mayManageMembers } from "./roles.ts";
 import type { Sessions } from "./sessions.ts";
+import type { Logger } from "../base/log.ts";
 
 /** A user as the Members tab shows them: never the password hash. */
 export interface MemberView {
@@ -27,13 +28,26 @@ export function presentMember(user: UserRecord): MemberView {
   return { id: user.id, email: user.email, role: user.role, createdAt: iso(user.createdAt), canSignIn: user.passwordHash !== null };
 }
 
+export interface MembersOptions {
+  store: Store;
+  clock: Clock;
+  admin: Admin;
+  sessions: Sessions;
+  /** Where role changes and removals are logged (default: the admin's logger). */
+  logger?: Logger;
+}
+
 export class Members {
-  constructor(
-    private readonly store: Store,
-    private readonly clock: Clock,
-    private readonly admin: Admin,
-    private readonly sessions: Sessions,
-  ) {}
+  private readonly store: Store;
+  private readonly clock: Clock;
+  private readonly admin: Admin;
+  private readonly sessions: Sessions;
+  private readonly logger: Logger;
+
+  constructor(options: MembersOptions) {
+    ({ store: this.store, clock: this.clock, admin: this.admin, sessions: this.sessions } = options);
+    this.logger = options.logger ?? options.admin.logger;
+  }
 
   async list(actor: UserRecord): Promise<MemberView[]> {
     requireManager(actor);
@@ -56,6 +70,9 @@ export class Members {
     try {
       const updated = await this.store.users.update(target.id, { role }, { keepOwner: true });
       if (!updated) throw noSuchUser(userId);
+      if (target.role !== role) {
+        this.logger.info("role changed", { userId: target.id, organizationId: target.organizationId, from: target.role, to: role, by: actor.id });
+      }
       return presentMember(updated);
     } catch (error) {
       if (error instanceof LastOwnerError) throw lastOwner(target, "demoted");
@@ -73,6 +90,7 @@ export class Members {
       throw error;
     }
     await this.sessions.endAllOf(target.id);
+    this.logger.info("user removed", { userId: target.id, organizationId: target.organizationId, role: target.role, by: actor.id });
     return presentMember(target);
   }
 

@@ -34,15 +34,15 @@ export interface AccountsOptions {
 }
 
 export function createAccounts(options: AccountsOptions): Accounts {
-  const { store, clock, admin } = options.services;
+  const { store, clock, admin, logger } = options.services;
   const sessions = new Sessions(store, clock, options.sessionPolicy);
   return {
     sessions,
-    signIn: new SignIn({ store, clock, sessions, passwords: options.passwords, policy: options.throttle }),
+    signIn: new SignIn({ store, clock, sessions, passwords: options.passwords, policy: options.throttle, logger }),
     apiKeys: new ApiKeys(store, admin),
-    members: new Members(store, clock, admin, sessions),
+    members: new Members({ store, clock, admin, sessions, logger }),
     workspace: new Workspace(options.services),
-    passwordChange: new PasswordChange({ store, clock, admin, sessions, passwords: options.passwords, policy: options.throttle }),
+    passwordChange: new PasswordChange({ store, clock, admin, sessions, passwords: options.passwords, policy: options.throttle, logger }),
   };
 }
 
@@ -54,5 +54,5 @@ export type { Actor, ActingWorkspace, Overview, CertificateForm, DashboardQuery,
 export { LIST_TAKES_TAGS } from "./workspace.ts";
 export type { SignInResult } from "./sign_in.ts";
 export type { PasswordChangeResult } from "./password_change.ts";
-export { Admin, MIN_PASSWORD_LENGTH, PLANS, presentKey, ROLES, type ApiKeyView, type PasswordHasher } from "./admin.ts";
+export { Admin, MIN_PASSWORD_LENGTH, PLANS, presentKey, ROLES, type AdminOptions, type ApiKeyView, type OrganizationUsage, type PasswordHasher } from "./admin.ts";
 export { tokensMatch } from "./session_token.ts";

@@ -9,6 +9,7 @@ import { MIN_PASSWORD_LENGTH } from "./admin.ts";
 import type { Store } from "../store/ports.ts";
 import type { Clock } from "../base/time.ts";
 import type { Sessions, SignedIn } from "./sessions.ts";
+import type { Logger } from "../base/log.ts";
 import { emailThrottleKey, SIGN_IN_THROTTLE, waitFor, type ThrottlePolicies } from "./sign_in_throttle.ts";
 
 export type PasswordChangeResult =
@@ -18,7 +19,7 @@ export type PasswordChangeResult =
 
 export class PasswordChange {
   constructor(
-    private readonly options: { store: Store; clock: Clock; admin: Admin; sessions: Sessions; passwords?: PasswordHasher; policy?: ThrottlePolicies },
+    private readonly options: { store: Store; clock: Clock; admin: Admin; sessions: Sessions; passwords?: PasswordHasher; policy?: ThrottlePolicies; logger?: Logger },
   ) {}
 
   async change(me: SignedIn, input: { current: string; next: string; confirm: string }): Promise<PasswordChangeResult> {
@@ -34,6 +35,8 @@ export class PasswordChange {
     const verified = Boolean(user?.passwordHash) && current.length > 0 && current.length <= 1024 && (await passwords.verify(current, user!.passwordHash!));
     if (!verified) {
       await store.signInAttempts.fail(key, { now: clock.now(), windowMs: policy.windowMs });
+      // Counted as a failed sign-in of the email (the slowdown), and logged as one.
+      this.options.logger?.warn("sign-in failed", { email: me.user.email, reason: "wrong current password on a password change", userId: me.user.id });
       return { ok: false, reason: "wrong_current" };
     }
     const next = String(input.next ?? "");

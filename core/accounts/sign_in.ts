@@ -10,6 +10,7 @@ import type { Clock } from "../base/time.ts";
 import { randomBase62 } from "../base/ids.ts";
 import { addressThrottleKey, emailThrottleKey, SIGN_IN_THROTTLE, waitFor, type ThrottlePolicies } from "./sign_in_throttle.ts";
 import type { Sessions } from "./sessions.ts";
+import { silentLogger, type Logger } from "../base/log.ts";
 
 export interface SignInInput {
   email: string;
@@ -29,9 +30,11 @@ export class SignIn {
   readonly #passwords: PasswordHasher | undefined;
   readonly #sessions: Sessions;
   readonly #policy: ThrottlePolicies;
+  readonly #logger: Logger;
   #decoy: Promise<string> | undefined;
 
-  constructor(options: { store: Store; clock: Clock; sessions: Sessions; passwords?: PasswordHasher; policy?: ThrottlePolicies }) {
+  constructor(options: { store: Store; clock: Clock; sessions: Sessions; passwords?: PasswordHasher; policy?: ThrottlePolicies; logger?: Logger }) {
+    this.#logger = options.logger ?? silentLogger;
     this.#store = options.store;
     this.#clock = options.clock;
     this.#passwords = options.passwords;
@@ -55,7 +58,13 @@ export class SignIn {
     const now = this.#clock.now();
     const waits = await Promise.all(keys.map(async ([key, kind]) => waitFor(await this.#store.signInAttempts.get(key), this.#policy[kind], now)));
     const wait = Math.max(...waits);
-    if (wait > 0) return { ok: false, reason: "throttled", retryAfterSeconds: Math.ceil(wait / 1000) };
+    // The email as typed (bounded), never the password: who was tried, and from where.
+    const failed = (reason: string) =>
+      this.#logger.warn("sign-in failed", { email: email.slice(0, 254), reason, ...(input.clientAddress ? { clientAddress: input.clientAddress } : {}) });
+    if (wait > 0) {
+      failed("throttled");
+      return { ok: false, reason: "throttled", retryAfterSeconds: Math.ceil(wait / 1000) };
+    }
 
     const user = email === "" || email.length > 254 ? null : await this.#store.users.findByEmail(email);
     // Without a user, verify against a decoy hash anyway: the answer takes as long either way.
@@ -64,6 +73,7 @@ export class SignIn {
     if (!verified || !user?.passwordHash) {
       const at = this.#clock.now();
       await Promise.all(keys.map(([key, kind]) => this.#store.signInAttempts.fail(key, { now: at, windowMs: this.#policy[kind].windowMs })));
+      failed(user ? (user.passwordHash ? "wrong password" : "no password set") : "no such user");
       return { ok: false, reason: "invalid" };
     }
 

@@ -202,7 +202,7 @@ export function createCore(options: CoreOptions): Core {
     monitor,
     scheduler,
     deliveries: deliverer,
-    admin: new Admin(store, clock, options.passwords),
+    admin: new Admin(store, clock, { passwords: options.passwords, logger }),
     metrics,
     retention: new EventRetention({ store, clock, logger, retentionMs: config.eventRetentionMs }),
     imports,

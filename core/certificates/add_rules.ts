@@ -111,9 +111,18 @@ export function duplicate(input: AddCertificateInput): CertkeeperError {
   );
 }
 
-export function limitReached(limit: number): CertkeeperError {
-  return new CertkeeperError(
-    "certificate_limit_reached",
-    `Your plan allows ${limit} certificates and all are in use: delete one or upgrade the plan.`,
-  );
+export function limitReached(limit: number, organizationId: string): CertkeeperError {
+  return new CertkeeperError("certificate_limit_reached", limitMessage({ limit, what: "certificates", flag: "certificate-limit", organizationId }));
+}
+
+/**
+ * Every `*_limit_reached` message: the limit, and both ways out, a removal or a higher limit, which
+ * the operator of a self-hosted certkeeper sets with `org update` (CONTRACT §23).
+ */
+export function limitMessage(options: { limit: number; what: string; flag: string; organizationId: string }): string {
+  const { limit, what, flag, organizationId } = options;
+  return (
+    `Your organization allows ${limit} ${what} and all are in use: delete one, or have the operator raise the limit ` +
+    `with: certkeeper org update --id ${organizationId} --${flag} N`
+  ) + ".";
 }

@@ -14,5 +14,17 @@ export function presentChannel(channel: ChannelRecord): ChannelView {
     filter: channel.filter,
     createdAt: iso(channel.createdAt),
     updatedAt: iso(channel.updatedAt),
+    health: presentHealth(channel.health),
+  };
+}
+
+/** CONTRACT §23's `health`: nulls until the first attempt. */
+function presentHealth(health: ChannelRecord["health"]): ChannelView["health"] {
+  const time = (ms: number | null | undefined) => (ms === null || ms === undefined ? null : iso(ms));
+  return {
+    lastDeliveryAt: time(health?.lastDeliveryAt),
+    lastStatus: health?.lastStatus ?? null,
+    lastError: health?.lastError ?? null,
+    failingSince: time(health?.failingSince),
   };
 }

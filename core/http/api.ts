@@ -6,7 +6,8 @@
 import { asCertkeeperError, CertkeeperError, errorBody, quote } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
 import { readJsonBody } from "./body.ts";
-import { admit, envelopeJson, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
+import { admit, callerFields, envelopeJson, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
+import type { LogFields } from "../base/log.ts";
 import type { Operation } from "../operations/operation.ts";
 import type { Services } from "../app/services.ts";
 
@@ -27,9 +28,10 @@ export interface Api {
   internalError(request: Request): Response;
   /**
    * For responses made outside the pipeline (health, docs, metrics, pages): gives them an
-   * X-Request-Id if they have none, and writes their request line (health probes pass "debug").
+   * X-Request-Id if they have none, and writes their request line (health probes pass "debug"), with
+   * `fields` (a page's user id and error code).
    */
-  finish(request: Request, response: Response, options?: { started?: number; level?: "info" | "debug" }): Response;
+  finish(request: Request, response: Response, options?: { started?: number; level?: "info" | "debug"; fields?: LogFields }): Response;
 }
 
 export function createApi(services: Services): Api {
@@ -43,7 +45,8 @@ export function createApi(services: Services): Api {
     return new Response(json, { status, headers: { ...JSON_HEADERS, "x-request-id": requestId, ...headers } });
   }
 
-  function logRequest(request: Request, status: number, requestId: string, started: number, level: "info" | "debug" = "info") {
+  /** The request line (CONTRACT §10, §23): with the error code of a failed request, and who made it (key id or user id). */
+  function logRequest(request: Request, status: number, requestId: string, started: number, level: "info" | "debug" = "info", fields?: LogFields) {
     if (!logger.enabled(level)) return;
     logger[level]("request", {
       requestId,
@@ -51,7 +54,13 @@ export function createApi(services: Services): Api {
       path: pathOf(request),
       status,
       ms: Math.round((performance.now() - started) * 100) / 100,
+      ...fields,
     });
+  }
+
+  /** The error code (when it failed) and the caller of an outcome, for its request line. */
+  function outcomeFields(outcome: Outcome): LogFields {
+    return { ...(outcome.ok ? {} : { code: outcome.error.code === "certificate_unreachable" ? "certificate_not_found" : outcome.error.code }), ...callerFields(outcome.principal) };
   }
 
   /** The response to an outcome; an unexpected failure is logged with the request id, never shown. */
@@ -82,7 +91,7 @@ export function createApi(services: Services): Api {
         requestId,
       });
       const response = answer(outcome, requestId, request);
-      logRequest(request, response.status, requestId, started);
+      logRequest(request, response.status, requestId, started, "info", outcomeFields(outcome));
       return response;
     },
 
@@ -99,7 +108,7 @@ export function createApi(services: Services): Api {
 
     internalError(request) {
       const requestId = newId("req");
-      logRequest(request, 500, requestId, performance.now());
+      logRequest(request, 500, requestId, performance.now(), "info", { code: "internal_error" });
       return respond(500, errorBody(asCertkeeperError(undefined)), requestId);
     },
 
@@ -109,7 +118,7 @@ export function createApi(services: Services): Api {
         requestId = newId("req");
         response.headers.set("x-request-id", requestId);
       }
-      logRequest(request, response.status, requestId, options.started ?? performance.now(), options.level);
+      logRequest(request, response.status, requestId, options.started ?? performance.now(), options.level, options.fields);
       return response;
     },
   };
@@ -124,10 +133,11 @@ export function createApi(services: Services): Api {
     const requestId = newId("req");
     let headers: Record<string, string> = {};
     let error = refusal;
+    let principal: Awaited<ReturnType<typeof principalOf>> | null = null;
     const authorization = request.headers.get("authorization");
     if (authorization) {
       const caller: Caller = { kind: "api_key", authorization };
-      const principal = await principalOf(services, caller).catch(() => null);
+      principal = await principalOf(services, caller).catch(() => null);
       if (principal) {
         try {
           headers = await admit(services, principal);
@@ -137,7 +147,7 @@ export function createApi(services: Services): Api {
       }
     }
     const response = respond(error.status, errorBody(error), requestId, { ...headers, ...error.headers });
-    logRequest(request, response.status, requestId, started);
+    logRequest(request, response.status, requestId, started, "info", { code: error.code, ...callerFields(principal ?? undefined) });
     return response;
   }
 }

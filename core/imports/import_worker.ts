@@ -15,6 +15,7 @@ import type { ImportItemOutcome, Store } from "../store/ports.ts";
 import { asCertkeeperError, errorBody } from "../base/errors.ts";
 import { WorkLoop } from "../base/work_loop.ts";
 import type { Monitor } from "../monitor/monitor.ts";
+import { logEventsRaised } from "../base/journal.ts";
 import { duplicate, firstCheck, limitReached, parseAddCertificate, unreachable } from "../certificates/add_rules.ts";
 
 export interface ImportWorkerOptions {
@@ -113,6 +114,7 @@ export class ImportWorker {
         if (batch.length === 0 || !held) return;
         held = await store.imports.settle(record.id, owner, batch, clock.now());
         if (batch.some((o) => o.kind === "create")) createdAny = true;
+        if (held) for (const outcome of batch) if (outcome.kind === "create") logEventsRaised(this.options.logger, outcome.events);
       });
       return writing;
     };
@@ -154,7 +156,7 @@ export class ImportWorker {
       const input = parseAddCertificate(JSON.parse(item.body));
       const scope = { organizationId: record.organizationId, mode: record.mode };
       if (page.taken.has(`${input.domain}:${input.port}`)) return failed(duplicate(input));
-      if (page.full) return failed(limitReached(record.certificateLimit));
+      if (page.full) return failed(limitReached(record.certificateLimit, record.organizationId));
       const outcome = await monitor.inspect(input, undefined, { background: true });
       if (!outcome.ok) {
         return {
@@ -162,7 +164,7 @@ export class ImportWorker {
           unlessBlocked: {
             target: { domain: input.domain, port: input.port, protocol: input.protocol, connectTo: input.connectTo },
             duplicate: errorBody(duplicate(input)).error,
-            limitReached: errorBody(limitReached(record.certificateLimit)).error,
+            limitReached: errorBody(limitReached(record.certificateLimit, record.organizationId)).error,
           },
         };
       }
@@ -173,7 +175,7 @@ export class ImportWorker {
         record: certificate,
         events,
         duplicate: errorBody(duplicate(input)).error,
-        limitReached: errorBody(limitReached(record.certificateLimit)).error,
+        limitReached: errorBody(limitReached(record.certificateLimit, record.organizationId)).error,
       };
     } catch (error) {
       return failed(error);

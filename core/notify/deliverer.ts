@@ -20,6 +20,7 @@ import type { ChannelRecord, DeliveryRecord, EventRecord } from "../base/records
 import { newId } from "../base/ids.ts";
 import { NetFailure } from "../net/resolver.ts";
 import { WorkLoop } from "../base/work_loop.ts";
+import { logEventsRaised } from "../base/journal.ts";
 import type { Transports } from "./ports.ts";
 import { renderNotification } from "./payloads.ts";
 import { channelSecrets, scrubSecrets } from "../channels/channel_config.ts";
@@ -128,6 +129,7 @@ export class Deliverer {
       },
       createdAt: now,
     };
+    logEventsRaised(this.options.logger, [event]);
     const result = await this.attempt(event, channel);
     const delivery: DeliveryRecord = {
       eventId: event.id,
@@ -140,6 +142,7 @@ export class Deliverer {
     };
     await this.options.store.events.insert(event, [delivery]);
     if (result.gone) await this.options.store.channels.disable(channel.id, this.options.clock.now());
+    await this.#recordHealth(channel, event, { attempt: 1, status: delivery.status, error: result.error, at: delivery.updatedAt });
     return { event, result };
   }
 
@@ -177,7 +180,8 @@ export class Deliverer {
       const secrets = channelSecrets(channel.type, channel.config);
       const message = scrubSecrets((error as Error).message ?? String(error), secrets);
       if (error instanceof NetFailure) return result({ error: message });
-      logger.warn("notification attempt failed", { eventId: event.id, channelId: channel.id, error: message });
+      // Logged with the attempt's outcome (#recordHealth); the stack only at debug.
+      logger.debug("notification attempt threw", { eventId: event.id, channelId: channel.id, error: message });
       return result({ error: `Delivery failed: ${message}` });
     }
   }
@@ -224,6 +228,30 @@ export class Deliverer {
       updatedAt: now,
     });
     if (!recorded) logger.warn("delivery outcome not recorded: the lease was lost", { eventId: event.id, channelId: channel.id });
+    else await this.#recordHealth(channel, event, { attempt: attempts, status, error: lastError, at: now });
+  }
+
+  /**
+   * What an attempt tells about its channel (CONTRACT §23): its health moves, and a failed attempt is
+   * logged, at `warn` while the delivery will be tried again, at `error` when it ends failed. The error
+   * is the attempt's own, already without the channel's secrets (never a URL, header or key of it).
+   */
+  async #recordHealth(
+    channel: ChannelRecord,
+    event: EventRecord,
+    outcome: { attempt: number; status: DeliveryRecord["status"]; error: string | null; at: number },
+  ): Promise<void> {
+    const { store, logger } = this.options;
+    if (outcome.status !== "delivered") {
+      const fields = { channelId: channel.id, channelType: channel.type, eventId: event.id, eventType: event.type, attempt: outcome.attempt, error: outcome.error };
+      if (outcome.status === "failed") logger.error("notification delivery failed", fields);
+      else logger.warn("notification attempt failed, will retry", fields);
+    }
+    try {
+      await store.channels.recordAttempt(channel.id, { at: outcome.at, status: outcome.status, error: outcome.status === "delivered" ? null : outcome.error });
+    } catch (error) {
+      logger.warn("could not record a channel's delivery health", { channelId: channel.id, error });
+    }
   }
 
   /** ±10 %: deliveries failing together do not retry together. */

@@ -4,6 +4,8 @@ import { Envelope } from "../schemas/common.ts";
 import { presentCreated } from "../certificates/present.ts";
 import { duplicate, firstCheck, limitReached, parseAddCertificate, unreachable, type AddCertificateInput } from "../certificates/add_rules.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
+import { logEventsRaised } from "../base/journal.ts";
+import { certificateStatus } from "../certificates/status.ts";
 
 export { parseAddCertificate, sortThresholds, type AddCertificateInput } from "../certificates/add_rules.ts";
 
@@ -42,7 +44,7 @@ export const addCertificate = defineOperation({
 
     // Cheap refusals first, so a duplicate or a full plan costs no TLS connection.
     if (await store.certificates.findByDomain(scope, input)) throw duplicate(input);
-    if ((await store.certificates.count(scope)) >= limit) throw limitReached(limit);
+    if ((await store.certificates.count(scope)) >= limit) throw limitReached(limit, scope.organizationId);
 
     const outcome = await monitor.inspect(input);
     if (!outcome.ok) throw unreachable(input, outcome.message);
@@ -50,8 +52,17 @@ export const addCertificate = defineOperation({
     const now = record.createdAt;
     const result = await store.certificates.insert(record, { limit, events });
     if (result === "duplicate") throw duplicate(input);
-    if (result === "limit_reached") throw limitReached(limit);
+    if (result === "limit_reached") throw limitReached(limit, scope.organizationId);
     scheduler.poke();
+    services.logger.info("certificate added", {
+      certificateId: record.id,
+      domain: record.domain,
+      port: record.port,
+      status: certificateStatus(record, now).status,
+      organizationId: record.organizationId,
+      mode: record.mode,
+    });
+    logEventsRaised(services.logger, events);
     if (events.length > 0) services.deliveries?.poke();
     return { data: presentCreated(record, now) };
   },

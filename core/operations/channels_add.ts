@@ -12,6 +12,7 @@ import type { ChannelFilter, ChannelRecord, ChannelType } from "../base/records.
 import { parseFilter } from "../channels/channel_filter.ts";
 import type { Services } from "../app/services.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
+import { limitMessage } from "../certificates/add_rules.ts";
 
 /** Validated as a field of an object, so the message names it. */
 const NameOnly = Type.Object({ name: ChannelName });
@@ -83,10 +84,8 @@ export const addChannel = defineOperation({
       updatedAt: now,
     };
     if (!(await store.channels.insert(record, { limit: principal.limits.channels }))) {
-      throw new CertkeeperError(
-        "channel_limit_reached",
-        `Your plan allows ${principal.limits.channels} channels and all are in use: delete one or upgrade the plan.`,
-      );
+      const { organizationId } = principal.scope;
+      throw new CertkeeperError("channel_limit_reached", limitMessage({ limit: principal.limits.channels, what: "channels", flag: "channel-limit", organizationId }));
     }
     const view = presentChannel(record);
     if (record.signingSecret) view.config = { ...view.config, signingSecret: record.signingSecret };

@@ -8,6 +8,7 @@ import { Envelope } from "../schemas/common.ts";
 import type { WatchRecord } from "../base/records.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
 import { presentWatch } from "./_watches.ts";
+import { limitMessage } from "../certificates/add_rules.ts";
 
 interface AddWatchInput {
   domain: string;
@@ -73,10 +74,8 @@ export const addWatch = defineOperation({
       throw new CertkeeperError("duplicate_watch", `${quote(input.domain)} is already watched: list your watches with GET /v1/watches.`);
     }
     if (result === "limit_reached") {
-      throw new CertkeeperError(
-        "watch_limit_reached",
-        `Your plan allows ${limit} ${limit === 1 ? "watch" : "watches"} and all are in use: delete one or upgrade the plan.`,
-      );
+      const what = limit === 1 ? "watch" : "watches";
+      throw new CertkeeperError("watch_limit_reached", limitMessage({ limit, what, flag: "watch-limit", organizationId: principal.scope.organizationId }));
     }
     services.watches?.poke();
     return { data: presentWatch(record) };

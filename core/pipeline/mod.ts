@@ -8,6 +8,7 @@
  */
 export {
   admit,
+  callerFields,
   callOperation,
   envelope,
   envelopeJson,

@@ -49,17 +49,21 @@ export interface Call {
   admitted?: boolean;
 }
 
-/** What a call came to: the operation's result, or the error to answer; with the rate-limit headers either way. */
+/**
+ * What a call came to: the operation's result, or the error to answer; with the rate-limit headers
+ * either way, and who made it once known (for the request line: the key id or user id, never the key).
+ */
 export type Outcome =
-  | { ok: true; status: number; result: OperationResult; headers: Record<string, string> }
-  | { ok: false; error: CertkeeperError; headers: Record<string, string> };
+  | { ok: true; status: number; result: OperationResult; headers: Record<string, string>; principal?: Principal }
+  | { ok: false; error: CertkeeperError; headers: Record<string, string>; principal?: Principal };
 
 /** Runs one call through every step; never throws (an unexpected failure is an `internal_error` outcome). */
 export async function runOperation(services: Services, call: Call): Promise<Outcome> {
   const { operation } = call;
   let headers: Record<string, string> = {};
+  let principal: Principal | undefined;
   try {
-    const principal = await principalOf(services, call.caller);
+    principal = await principalOf(services, call.caller);
     // The embedding host is the process itself: it is not rate limited.
     if (!call.admitted && call.caller.kind !== "host") headers = await admit(services, principal);
     authorize(principal.role, operation.access);
@@ -70,10 +74,10 @@ export async function runOperation(services: Services, call: Call): Promise<Outc
     let body: unknown;
     if (operation.body) body = operation.parseBody ? operation.parseBody(raw, services) : validate(operation.body, raw);
     const result = await operation.handle({ principal, services, requestId: call.requestId ?? "" }, { params, query, body });
-    return { ok: true, status: operation.status, result, headers };
+    return { ok: true, status: operation.status, result, headers, principal };
   } catch (error) {
     const failed = asCertkeeperError(error);
-    return { ok: false, error: failed, headers: { ...headers, ...failed.headers } };
+    return { ok: false, error: failed, headers: { ...headers, ...failed.headers }, principal };
   }
 }
 
@@ -102,6 +106,13 @@ export function envelopeJson(outcome: Outcome, requestId: string): { status: num
   }
   const { status, body } = envelope(outcome, requestId);
   return { status, json: JSON.stringify(body) };
+}
+
+/** Who made a call, for its request line: the key id (API keys) and the user id; never the key. */
+export function callerFields(principal: Principal | undefined): Record<string, string> {
+  if (!principal) return {};
+  if (principal.keyId.startsWith("key_")) return { keyId: principal.keyId, userId: principal.userId };
+  return principal.userId ? { userId: principal.userId } : { keyId: principal.keyId };
 }
 
 const metaOf = (requestId: string, nextCursor: string | null | undefined) => (nextCursor === undefined ? { requestId } : { requestId, nextCursor });

@@ -81,6 +81,20 @@ export const PatchChannelBody = Type.Object(
 );
 export type PatchChannelBody = Static<typeof PatchChannelBody>;
 
+export const ChannelHealth = Type.Object(
+  {
+    lastDeliveryAt: Type.Union([Timestamp, Type.Null()], { description: "When the last delivery attempt (a test included) ended; null: never" }),
+    lastStatus: Type.Union([Type.Literal("delivered"), Type.Literal("failed"), Type.Literal("pending"), Type.Null()], {
+      description: "Its delivery's status after that attempt: delivered, pending (it failed and will be tried again) or failed (for good)",
+    }),
+    lastError: Type.Union([Type.String(), Type.Null()], { description: "Why that attempt failed; null after a delivery" }),
+    failingSince: Type.Union([Timestamp, Type.Null()], {
+      description: "The first failed attempt since the last delivery; null while deliveries succeed",
+    }),
+  },
+  { additionalProperties: false, description: "How the channel's deliveries went lately" },
+);
+
 export const Channel = Type.Object(
   {
     id: Id("ch", "ch_9aK2mQ7xLp3VtB8nR1cZ"),
@@ -95,6 +109,7 @@ export const Channel = Type.Object(
     filter: Type.Union([Filter, Type.Null()], { description: "Which events the channel receives; null: every event" }),
     createdAt: Timestamp,
     updatedAt: Timestamp,
+    health: ChannelHealth,
   },
   { additionalProperties: false },
 );

@@ -13,6 +13,7 @@ import type { Store } from "../store/ports.ts";
 import { WorkLoop } from "../base/work_loop.ts";
 import { CtFailure, type CtClient } from "./ct_client.ts";
 import { issuedEventData, namesToMonitor } from "./issuance.ts";
+import { logEventsRaised } from "../base/journal.ts";
 
 /** Pages read in one poll; a longer history continues at once in the next poll. */
 const MAX_PAGES_PER_POLL = 200;
@@ -100,6 +101,7 @@ export class WatchPoller {
             },
         progress.done ? [] : progress.events,
       );
+      if (saved && !progress.done) logEventsRaised(this.options.logger, progress.events);
       if (saved && !progress.done) renewedAt = now;
       if (saved && !progress.done && progress.events.length > 0) this.options.onEvents?.();
       return saved;

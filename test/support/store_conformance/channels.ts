@@ -33,7 +33,7 @@ export function describeChannels(get: () => Store) {
       const channel = await addChannel(store, channelRecord(live));
       expect((await store.channels.get(live, channel.id))!.health).toBeUndefined();
       await store.channels.recordAttempt(channel.id, { at: NOW, status: "pending", error: "The endpoint answered HTTP 500" });
-      const failing = { lastDeliveryAt: NOW, lastStatus: "pending", lastError: "The endpoint answered HTTP 500", failingSince: NOW };
+      const failing = { lastDeliveryAt: NOW, lastStatus: "pending" as const, lastError: "The endpoint answered HTTP 500", failingSince: NOW };
       expect((await store.channels.get(live, channel.id))!.health).toEqual(failing);
       // A second failure moves the last attempt, not the start of the failing.
       await store.channels.recordAttempt(channel.id, { at: NOW + 10, status: "failed", error: "timeout" });
@@ -42,7 +42,7 @@ export function describeChannels(get: () => Store) {
       await store.channels.recordAttempt(channel.id, { at: NOW + 5, status: "delivered", error: null });
       expect((await store.channels.get(live, channel.id))!.health!.lastDeliveryAt).toBe(NOW + 10);
       await store.channels.recordAttempt(channel.id, { at: NOW + 20, status: "delivered", error: "ignored on success" });
-      const healthy = { lastDeliveryAt: NOW + 20, lastStatus: "delivered", lastError: null, failingSince: null };
+      const healthy = { lastDeliveryAt: NOW + 20, lastStatus: "delivered" as const, lastError: null, failingSince: null };
       expect((await store.channels.get(live, channel.id))!.health).toEqual(healthy);
       expect((await store.channels.list(live, { limit: 10 })).find((c) => c.id === channel.id)!.health).toEqual(healthy);
       await store.channels.recordAttempt(channel.id, { at: NOW + 30, status: "pending", error: "refused" });

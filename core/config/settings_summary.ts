@@ -1,0 +1,50 @@
+/**
+ * The settings a process runs with that differ from the defaults, named by their variables and
+ * masked where they carry a credential: what the server logs at start (CONTRACT §23), so a log shows
+ * how it was configured without showing a secret.
+ */
+import { DEFAULT_CONFIG, type Config } from "./config.ts";
+import type { ResolveRule } from "./resolve_rules.ts";
+
+export const MASK = "********";
+
+/** `{ CERTKEEPER_PORT: "3001", CERTKEEPER_SMTP_URL: "smtp://ops:********@mail:587", … }`, in the config's order. */
+export function changedSettings(config: Config, defaults: Config = DEFAULT_CONFIG): Record<string, string> {
+  const changed: Record<string, string> = {};
+  for (const [field, value] of Object.entries(config)) {
+    const fallback = (defaults as unknown as Record<string, unknown>)[field];
+    if (JSON.stringify(value) === JSON.stringify(fallback)) continue;
+    changed[variableOf(field)] = render(field, value);
+  }
+  return changed;
+}
+
+/** `checkIntervalMs` → `CERTKEEPER_CHECK_INTERVAL`: the variable a config field is read from. */
+export function variableOf(field: string): string {
+  return `CERTKEEPER_${field.replace(/Ms$/, "").replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()}`;
+}
+
+function render(field: string, value: unknown): string {
+  if (value === undefined || value === null) return "(unset)";
+  if (/token|password|secret/i.test(field)) return MASK;
+  if (/Ms$/.test(field)) return Array.isArray(value) ? value.map((ms) => duration(Number(ms))).join(",") : duration(Number(value));
+  if (field === "resolve") return (value as ResolveRule[]).map((rule) => `${rule.pattern}=${rule.address === null ? "none" : (rule.addresses ?? [rule.address]).join("|")}`).join(",");
+  if (typeof value === "string") return maskUrl(value);
+  return typeof value === "object" ? JSON.stringify(value) : String(value);
+}
+
+/** A URL's password and token query parameters masked; anything that is not a URL as it is. */
+export function maskUrl(text: string): string {
+  return text
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/i, `$1:${MASK}@`)
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^:@/]+@/i, `$1${MASK}@`)
+    .replace(/([?&](?:authToken|token|password|secret)=)[^&]*/gi, `$1${MASK}`);
+}
+
+/** 21600000 → "6h", 1500 → "1500ms": the shortest exact spelling of CONTRACT §1's durations. */
+function duration(ms: number): string {
+  for (const [unit, size] of [["d", 86_400_000], ["h", 3_600_000], ["m", 60_000], ["s", 1000]] as const) {
+    if (ms >= size && ms % size === 0) return `${ms / size}${unit}`;
+  }
+  return `${ms}ms`;
+}
