@@ -165,7 +165,7 @@ describe("GET /metrics", () => {
       expect(families.get(name)!.metrics.length).toBe(listed.length);
     }
     for (const c of listed) {
-      const labels = { organization: h.org.id, mode: c.mode, domain: c.domain, port: String(c.port), status: c.status };
+      const labels = { organization: h.org.id, mode: c.mode, domain: c.domain, port: String(c.port), certificate_id: c.id, status: c.status };
       expect(families.get("certkeeper_certificate_days_until_expiry")!.metrics.find((m) => m.labels?.domain === c.domain)!.labels).toEqual(labels);
       expect({ domain: c.domain, days: value(families, "certkeeper_certificate_days_until_expiry", labels) }).toEqual({
         domain: c.domain,
@@ -179,11 +179,11 @@ describe("GET /metrics", () => {
     expect(endpoints.length).toBeGreaterThan(0);
     expect(families.get("certkeeper_endpoint_expiry_timestamp_seconds")!.metrics.length).toBe(endpoints.length);
     for (const { c, e } of endpoints) {
-      const labels = { organization: h.org.id, mode: c.mode, domain: c.domain, port: String(c.port), status: e.status, protocol: c.protocol, address: e.address };
+      const labels = { organization: h.org.id, mode: c.mode, domain: c.domain, port: String(c.port), certificate_id: c.id, status: e.status, protocol: c.protocol, address: e.address };
       expect(value(families, "certkeeper_endpoint_expiry_timestamp_seconds", labels)).toBe(Date.parse(e.expiresAt) / 1000);
     }
     for (const c of listed.filter((c) => c.chainExpiresAt)) {
-      const labels = { organization: h.org.id, mode: c.mode, domain: c.domain, port: String(c.port), status: c.status };
+      const labels = { organization: h.org.id, mode: c.mode, domain: c.domain, port: String(c.port), certificate_id: c.id, status: c.status };
       expect(value(families, "certkeeper_certificate_chain_expiry_timestamp_seconds", labels)).toBe(Date.parse(c.chainExpiresAt) / 1000);
     }
     for (const status of ["valid", "expiring", "expired", "invalid", "unreachable"]) {
@@ -250,7 +250,7 @@ describe("GET /metrics", () => {
     for (const url of [good.url, broken.url, "discord.com"]) expect(text).not.toContain(url);
     const labelNames = new Set<string>();
     for (const family of parse(text).values()) for (const m of family.metrics) for (const k of Object.keys(m.labels ?? {})) labelNames.add(k);
-    expect([...labelNames].sort()).toEqual(["address", "domain", "mode", "organization", "port", "protocol", "result", "revocation", "runtime", "source", "status", "type", "version"]);
+    expect([...labelNames].sort()).toEqual(["address", "certificate_id", "domain", "mode", "organization", "port", "protocol", "result", "revocation", "runtime", "source", "status", "type", "version"]);
   });
 });
 

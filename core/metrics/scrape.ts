@@ -182,12 +182,17 @@ function processMetrics(metrics: ServiceMetrics): string {
   );
 }
 
-/** The labels of a per-certificate series: who owns it, where it is, its status now. Never a secret. */
+/**
+ * The labels of a per-certificate series: who owns it, where it is, which certificate it is, its
+ * status now. Never a secret. `certificate_id` makes every certificate's series its own: two
+ * certificates of one domain and port that differ only by protocol or connectTo would otherwise share
+ * a label set, and Prometheus would keep one of their samples and drop the other.
+ */
 function seriesLabels(
-  record: { organizationId: string; mode: Mode; domain: string; port: number },
+  record: { id: string; organizationId: string; mode: Mode; domain: string; port: number },
   status: CertificateStatus,
 ) {
-  return { organization: record.organizationId, mode: record.mode, domain: record.domain, port: record.port, status };
+  return { organization: record.organizationId, mode: record.mode, domain: record.domain, port: record.port, certificate_id: record.id, status };
 }
 
 /** One gauge family with its samples for every certificate, rendered a page of the store at a time. */
