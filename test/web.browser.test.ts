@@ -173,6 +173,9 @@ function describeBrowserTests(executablePath: string) {
         const outcome = page.getByRole("status").or(page.getByRole("alert")).or(page.getByRole("heading", { level: 1 }));
         await outcome.first().waitFor();
         expect(await page.getByRole("status").or(page.getByRole("alert")).first().textContent()).toContain("The certificate was added");
+        // The new certificate's own page, then the dashboard that lists it.
+        expect(await page.locator("#verdict").textContent()).toMatch(/^Valid, expires in 60 days/);
+        await page.getByRole("link", { name: /Dashboard \(live\)/ }).click();
         const row = page.locator("tr[data-certificate-id]", { hasText: "Browser site" });
         expect(await row.textContent()).toMatch(/valid[\s\S]*Browser site[\s\S]*60[\s\S]*certkeeper intermediates/);
         await shot("dashboard");

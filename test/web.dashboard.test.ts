@@ -151,7 +151,7 @@ describe("the dashboard", () => {
     expect([...byDomain.text.matchAll(/<tr data-certificate-id=/g)]).toHaveLength(3);
     expect(byDomain.text).toContain('name="domain" type="search" value="SOON-"');
     const byStatus = await viewer.browser.get("/?mode=live&status=expired");
-    expect([...byStatus.text.matchAll(/data-status="expired">\n<td>/g)]).toHaveLength(2);
+    expect([...byStatus.text.matchAll(/data-status="expired">\n<td data-label="Status">/g)]).toHaveLength(2);
     expect(byStatus.text).toContain('<option value="expired" selected>expired</option>');
     const both = await viewer.browser.get("/?mode=live&status=expiring,invalid&domain=self");
     expect([...both.text.matchAll(/<tr data-certificate-id=/g)]).toHaveLength(1);
@@ -187,7 +187,7 @@ describe("a certificate's page", () => {
     for (const key of Object.keys(full).filter((k) => k !== "chain" && k !== "endpoints")) expect(page.text).toContain(`<dt>${label(key)}</dt>`);
     expect(page.text).toMatch(new RegExp(`<dd[^>]*>${full.serialNumber}</dd>`));
     expect(page.text).toContain('<h2 id="chain-heading">Chain sent by the server</h2>');
-    expect(page.text).toContain("<td>certkeeper Test RSA CA</td>");
+    expect(page.text).toContain('<td data-label="Subject">certkeeper Test RSA CA</td>');
     // Added with 5 days left: one certificate.expiring event, for the 7-day threshold.
     expect(page.text).toMatch(/<td><code>certificate\.expiring<\/code><\/td><td>threshold 7 days<\/td>/);
     // A member reads, without the button.
@@ -257,7 +257,7 @@ describe("the Watches tab", () => {
     expect(page.status).toBe(200);
     expect(page.text).toContain('<a href="/watches" aria-current="page">Watches</a>');
     const row = new RegExp(`<tr data-watch-id="${watch.id}">([\\s\\S]*?)</tr>`).exec(page.text)![1]!;
-    expect(row).toStartWith("<td>watched.example</td><td>yes</td><td>yes</td>");
+    expect(row).toStartWith('<td data-label="Domain">watched.example</td><td data-label="Subdomains">yes</td><td data-label="Adds what it finds">yes</td>');
     expect((await member.browser.get("/watches?mode=test")).text).not.toContain("watched.example");
   });
 });

@@ -66,6 +66,32 @@ dl.fields { display: grid; grid-template-columns: minmax(8em, max-content) 1fr; 
 dl.fields dt { color: var(--muted); font-weight: 600; } dl.fields dd { margin: 0; overflow-wrap: anywhere; }
 dl.nested { display: grid; grid-template-columns: max-content 1fr; gap: 0 10px; margin: 0; } dl.nested dd { margin: 0; }
 .status-revoked { color: var(--bad); background: var(--bad-bg); }
+p.verdict { font-size: 1.1em; border-left: 6px solid var(--line); padding: 10px 14px; background: var(--card); border-radius: 6px; margin: 8px 0 12px; }
+p.verdict[data-status="valid"] { border-left-color: var(--ok); } p.verdict[data-status="expiring"] { border-left-color: var(--warn); }
+p.verdict[data-status="expired"], p.verdict[data-status="invalid"], p.verdict[data-status="revoked"] { border-left-color: var(--bad); }
+p.verdict[data-status="unreachable"] { border-left-color: var(--off); }
+.banner { border-radius: 8px; padding: 10px 14px; margin: 12px 0; border: 1px solid; }
+.banner.warning { background: var(--warn-bg); border-color: var(--warn); } .banner.error { background: var(--bad-bg); border-color: var(--bad); }
+.banner p { margin: 4px 0; }
+.actions { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 8px 0; }
+.actions form { display: inline; margin: 0; } .actions button, .actions .button { margin: 0; }
+td.actions { display: table-cell; } td.actions > * { margin: 2px 6px 2px 0; }
+td.actions form { display: inline-flex; }
+.type-links { list-style: none; padding: 0; display: flex; flex-wrap: wrap; gap: 8px; }
+.type-links a { display: inline-block; padding: 6px 12px; border: 1px solid var(--accent); border-radius: 6px; text-decoration: none; }
+textarea { width: 100%; max-width: 32em; min-height: 5em; padding: 8px; font: inherit; border: 1px solid #8b93a3; border-radius: 6px; }
+details.more { margin: 10px 0; } details.more summary { cursor: pointer; color: var(--accent); font-weight: 600; }
+.hint { font-size: .85em; color: var(--muted); margin: 2px 0 0; }
+.health-failing { color: var(--bad); font-weight: 600; } .health-ok { color: var(--ok); }
+@media (max-width: 640px) {
+  .table-wrap { overflow-x: visible; border: 0; background: transparent; }
+  table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; width: 100%; }
+  table.stack thead, table.stack caption { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+  table.stack tr { background: var(--card); border: 1px solid var(--line); border-radius: 8px; margin: 0 0 10px; padding: 6px 0; }
+  table.stack td { border: 0; padding: 3px 12px; overflow-wrap: anywhere; }
+  table.stack td[data-label]::before { content: attr(data-label) ": "; color: var(--muted); font-weight: 600; }
+  table.stack td.num { text-align: left; }
+}
 @media (max-width: 640px) { main { padding: 10px; } header.top form { margin-left: 0; } th, td { padding: 6px; }
   .chart g.week.odd text.label { display: none; } .chart text { font-size: 22px; } .chart text.value { font-size: 24px; } dl.fields { grid-template-columns: 1fr; } dl.fields dd { margin-bottom: 6px; } }
 `.trim();

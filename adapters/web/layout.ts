@@ -1,6 +1,6 @@
 /** The page shell every page shares, and the headers every page carries. */
 import { type SignedIn, mayManageMembers } from "../../core/accounts/mod.ts";
-import { newId } from "../../core/base/mod.ts";
+import { DAY, newId, relativeDays } from "../../core/base/mod.ts";
 import { OPERATIONS } from "../../core/operations/mod.ts";
 import { ASSET_VERSION } from "./assets.ts";
 import { html, type Html, type HtmlValue } from "./html.ts";
@@ -87,4 +87,26 @@ export function htmlResponse(body: Html, init: { status?: number; headers?: Reco
 /** "2031-05-01 12:00 UTC": dates as people read them, in UTC like the API. */
 export function when(isoTime: string | null): string {
   return isoTime === null ? "never" : `${isoTime.slice(0, 10)} ${isoTime.slice(11, 16)} UTC`;
+}
+
+/**
+ * How long ago or ahead a moment is, as people say it: "just now", "3 minutes ago", "in 5 hours",
+ * "2 days ago". Whole days are counted as everywhere else in certkeeper (relativeDays).
+ */
+export function ago(isoTime: string | null, now = Date.now()): string {
+  if (isoTime === null) return "never";
+  const ms = Date.parse(isoTime) - now;
+  const future = ms > 0;
+  const abs = Math.abs(ms);
+  const unit = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+  if (abs < 60_000) return future ? "in less than a minute" : "just now";
+  if (abs < 3_600_000) return future ? `in ${unit(Math.floor(abs / 60_000), "minute")}` : `${unit(Math.floor(abs / 60_000), "minute")} ago`;
+  if (abs < DAY) return future ? `in ${unit(Math.floor(abs / 3_600_000), "hour")}` : `${unit(Math.floor(abs / 3_600_000), "hour")} ago`;
+  return relativeDays(Math.floor(ms / DAY));
+}
+
+/** A moment for people: "3 minutes ago" with the exact time beside it, machine-readable in datetime. */
+export function moment(isoTime: string | null, now = Date.now()): Html {
+  if (isoTime === null) return html`never`;
+  return html`<time datetime="${isoTime}">${ago(isoTime, now)}</time> <span class="muted small">(${when(isoTime)})</span>`;
 }

@@ -16,6 +16,7 @@ import { SignIn } from "./sign_in.ts";
 import type { ThrottlePolicies } from "./sign_in_throttle.ts";
 import { Workspace } from "./workspace.ts";
 import { PasswordChange } from "./password_change.ts";
+import { Console } from "./console.ts";
 
 export interface Accounts {
   sessions: Sessions;
@@ -24,6 +25,8 @@ export interface Accounts {
   members: Members;
   workspace: Workspace;
   passwordChange: PasswordChange;
+  /** The settings area's actions as a console: add, edit, remove, the dashboard's problems first. */
+  console: Console;
 }
 
 export interface AccountsOptions {
@@ -43,6 +46,7 @@ export function createAccounts(options: AccountsOptions): Accounts {
     members: new Members({ store, clock, admin, sessions, logger }),
     workspace: new Workspace(options.services),
     passwordChange: new PasswordChange({ store, clock, admin, sessions, passwords: options.passwords, policy: options.throttle, logger }),
+    console: new Console(options.services),
   };
 }
 
@@ -56,3 +60,4 @@ export type { SignInResult } from "./sign_in.ts";
 export type { PasswordChangeResult } from "./password_change.ts";
 export { Admin, MIN_PASSWORD_LENGTH, PLANS, presentKey, ROLES, type AdminOptions, type ApiKeyView, type OrganizationUsage, type PasswordHasher } from "./admin.ts";
 export { tokensMatch } from "./session_token.ts";
+export { Console, TAKES_ALERT_POLICY, type ActingConsole, type AlertRoutes, type ConsoleDashboard, type ConsoleQuery } from "./console.ts";

@@ -1,13 +1,15 @@
-/** A certificate's page and its "Check now": GET /certificates/:id, POST /certificates/:id/check. */
+/** A certificate's page, its "Check now" and its edit form: GET /certificates/:id, POST …/check, POST …/edit. */
 import type { Core } from "../../../core/app/mod.ts";
+import { TAKES_ALERT_POLICY } from "../../../core/accounts/mod.ts";
 import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
+import { patchCertificateBody } from "../forms.ts";
 import { certificatePage } from "../views/certificate.ts";
-import { modeOf } from "./dashboard.ts";
+import { modeOf, refusesInput } from "./dashboard.ts";
 
 export function certificateRoutes(core: Core): WebRoute[] {
-  const { workspace } = core.accounts;
+  const { workspace, console } = core.accounts;
   return [
     {
       method: "GET",
@@ -15,7 +17,7 @@ export function certificateRoutes(core: Core): WebRoute[] {
       handle: signedIn(core, async ({ request, params }, me) => {
         const mode = modeOf(new URL(request.url).searchParams.get("mode"));
         const detail = await workspace.as(me, mode).certificate(params.id!);
-        return htmlResponse(certificatePage(me, mode, detail, noticeOf(request)));
+        return htmlResponse(certificatePage({ me, mode, detail, notice: noticeOf(request) }));
       }),
     },
     {
@@ -25,6 +27,23 @@ export function certificateRoutes(core: Core): WebRoute[] {
         const mode = modeOf(form.mode);
         const checked = await workspace.as(me, mode).checkNow(params.id!);
         return redirect(`/certificates/${encodeURIComponent(checked.id)}?mode=${mode}&notice=certificate-checked`);
+      }),
+    },
+    {
+      method: "POST",
+      path: "/certificates/:id/edit",
+      // Name, thresholds, tags, mute, connect-to (and the alert policy where the API takes one), as PATCH.
+      handle: change(core, async ({ params }, me, form) => {
+        const mode = modeOf(form.mode);
+        const id = params.id!;
+        try {
+          await console.as(me, mode).run("patchCertificate", { params: { id }, body: patchCertificateBody(form, { alertPolicy: TAKES_ALERT_POLICY }) });
+        } catch (error) {
+          if (!refusesInput(error) || error.status === 404) throw error;
+          const detail = await workspace.as(me, mode).certificate(id);
+          return htmlResponse(certificatePage({ me, mode, detail, error: error.message, form }), { status: error.status });
+        }
+        return redirect(`/certificates/${encodeURIComponent(id)}?mode=${mode}&notice=certificate-updated#edit`);
       }),
     },
   ];

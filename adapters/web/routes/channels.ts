@@ -1,22 +1,130 @@
-/** The Channels and Watches tabs: GET /channels, POST /channels/:id/test, GET /watches. */
+/**
+ * The Channels and Watches tabs: the lists; adding, editing, enabling, disabling, testing and removing
+ * channels of every type; adding, editing, polling and removing watches. Every change is the API's
+ * operation, run as the signed-in user (members only read).
+ */
 import type { Core } from "../../../core/app/mod.ts";
-import { CertkeeperError } from "../../../core/base/mod.ts";
-import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
+import type { SignedIn } from "../../../core/accounts/mod.ts";
+import { CertkeeperError, CHANNEL_TYPES, type ChannelType, type Mode } from "../../../core/base/mod.ts";
+import type { ChannelView } from "../../../core/schemas/mod.ts";
+import { change, noticeOf, signedIn, type Form, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
-import { channelsPage } from "../views/channels.ts";
-import { watchesPage } from "../views/watches.ts";
-import { modeOf } from "./dashboard.ts";
+import { channelConfig, channelFilter, watchBody } from "../forms.ts";
+import { channelCreatedPage, channelFormPage, channelsPage, removeChannelPage } from "../views/channels.ts";
+import { removeWatchPage, watchFormPage, watchesPage } from "../views/watches.ts";
+import { modeOf, refusesInput } from "./dashboard.ts";
+
+function typeOf(value: string | null | undefined): ChannelType {
+  if (!(CHANNEL_TYPES as readonly string[]).includes(value ?? "")) {
+    throw new CertkeeperError("invalid_channel_type", `Channel type "${value ?? ""}" does not exist: choose one of ${CHANNEL_TYPES.join(", ")}.`);
+  }
+  return value as ChannelType;
+}
 
 export function channelRoutes(core: Core): WebRoute[] {
-  const { workspace } = core.accounts;
+  const { console } = core.accounts;
+  const channelOf = async (me: SignedIn, mode: Mode, id: string) => (await console.as(me, mode).run("getChannel", { params: { id } })).data as ChannelView;
+  const modeIn = (request: Request) => modeOf(new URL(request.url).searchParams.get("mode"));
+
   return [
     {
       method: "GET",
       path: "/channels",
       handle: signedIn(core, async ({ request }, me) => {
-        const mode = modeOf(new URL(request.url).searchParams.get("mode"));
-        return htmlResponse(channelsPage({ me, mode, channels: await workspace.as(me, mode).channels() }));
+        const mode = modeIn(request);
+        return htmlResponse(channelsPage({ me, mode, channels: await console.as(me, mode).channels(), notice: noticeOf(request) }));
+      }),
+    },
+    {
+      method: "GET",
+      path: "/channels/new",
+      handle: signedIn(core, async ({ request }, me) => {
+        const mode = modeIn(request);
+        const type = typeOf(new URL(request.url).searchParams.get("type"));
+        // Shown to members too, who are refused when they send it, as by the API.
+        return htmlResponse(channelFormPage({ me, mode, type }));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/channels",
+      handle: change(core, async (_input, me, form) => {
+        const mode = modeOf(form.mode);
+        const type = typeOf(form.type);
+        let created: ChannelView;
+        try {
+          const body = { type, name: (form.name ?? "").trim(), config: channelConfig(type, form), ...withFilter(form) };
+          created = (await console.as(me, mode).run("addChannel", { body })).data as ChannelView;
+        } catch (error) {
+          if (!refusesInput(error)) throw error;
+          return htmlResponse(channelFormPage({ me, mode, type, form: withoutSecrets(type, form), error: error.message }), { status: error.status });
+        }
+        const secret = (created.config as { signingSecret?: unknown }).signingSecret;
+        // Answered here, not redirected: the secret must not travel through a URL or be fetchable again.
+        if (typeof secret === "string") return htmlResponse(channelCreatedPage(me, mode, created, secret));
+        return redirect(`/channels?mode=${mode}&notice=channel-added`);
+      }),
+    },
+    {
+      method: "GET",
+      path: "/channels/:id/edit",
+      handle: signedIn(core, async ({ request, params }, me) => {
+        const mode = modeIn(request);
+        const channel = await channelOf(me, mode, params.id!);
+        return htmlResponse(channelFormPage({ me, mode, type: channel.type, channel }));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/channels/:id/edit",
+      handle: change(core, async ({ params }, me, form) => {
+        const mode = modeOf(form.mode);
+        const acting = console.as(me, mode);
+        const channel = (await acting.run("getChannel", { params: { id: params.id! } })).data as ChannelView;
+        const body = {
+          name: (form.name ?? "").trim(),
+          enabled: form.enabled === "1",
+          config: channelConfig(channel.type, form),
+          filter: channelFilter(form),
+        };
+        try {
+          await acting.run("patchChannel", { params: { id: channel.id }, body });
+        } catch (error) {
+          if (!refusesInput(error) || error.status === 404) throw error;
+          return htmlResponse(channelFormPage({ me, mode, type: channel.type, channel, form: withoutSecrets(channel.type, form), error: error.message }), {
+            status: error.status,
+          });
+        }
+        return redirect(`/channels?mode=${mode}&notice=channel-updated`);
+      }),
+    },
+    ...(["enable", "disable"] as const).map(
+      (verb): WebRoute => ({
+        method: "POST",
+        path: `/channels/:id/${verb}`,
+        handle: change(core, async ({ params }, me, form) => {
+          const mode = modeOf(form.mode);
+          await console.as(me, mode).run("patchChannel", { params: { id: params.id! }, body: { enabled: verb === "enable" } });
+          return redirect(`/channels?mode=${mode}&notice=channel-${verb}d`);
+        }),
+      }),
+    ),
+    {
+      method: "GET",
+      path: "/channels/:id/remove",
+      handle: signedIn(core, async ({ request, params }, me) => {
+        const mode = modeIn(request);
+        return htmlResponse(removeChannelPage(me, mode, await channelOf(me, mode, params.id!)));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/channels/:id/remove",
+      handle: change(core, async ({ params }, me, form) => {
+        const mode = modeOf(form.mode);
+        await console.as(me, mode).run("deleteChannel", { params: { id: params.id! } });
+        return redirect(`/channels?mode=${mode}&notice=channel-removed`);
       }),
     },
     {
@@ -25,8 +133,13 @@ export function channelRoutes(core: Core): WebRoute[] {
       // The answer is the page itself, with how the test went: nothing of it travels in an address.
       handle: change(core, async ({ params }, me, form) => {
         const mode = modeOf(form.mode);
-        const acting = workspace.as(me, mode);
-        const result = await acting.testChannel(params.id!);
+        const acting = console.as(me, mode);
+        const result = (await acting.run("testChannel", { params: { id: params.id! } })).data as {
+          channelId: string;
+          status: string;
+          responseStatus: number | null;
+          error: string | null;
+        };
         const channels = await acting.channels();
         const name = channels.find((channel) => channel.id === result.channelId)?.name ?? result.channelId;
         if (result.status === "delivered") {
@@ -36,14 +149,76 @@ export function channelRoutes(core: Core): WebRoute[] {
         return htmlResponse(channelsPage({ me, mode, channels, error: `The test notification to “${name}” failed: ${result.error ?? "no answer"}.` }));
       }),
     },
+    ...watchRoutes(core),
+  ];
+}
+
+/** The filter of a channel's form, when it gives one (add: absent means every event). */
+function withFilter(form: Form): { filter?: Record<string, unknown> } {
+  const filter = channelFilter(form);
+  return filter ? { filter } : {};
+}
+
+/** A refused form shown again keeps what was typed, but not a secret typed into it. */
+function withoutSecrets(type: ChannelType, form: Form): Form {
+  const kept: Form = { ...form };
+  for (const key of ["config.routingKey", "config.botToken"]) if (key in kept) kept[key] = "";
+  if (type === "webhook" && kept["config.headers"]) kept["config.headers"] = "";
+  return kept;
+}
+
+function watchRoutes(core: Core): WebRoute[] {
+  const { console } = core.accounts;
+  const modeIn = (request: Request) => modeOf(new URL(request.url).searchParams.get("mode"));
+  const watchOf = async (me: SignedIn, mode: Mode, id: string) => (await console.as(me, mode).run("getWatch", { params: { id } })).data as Record<string, unknown>;
+  const list = async (me: SignedIn, mode: Mode) => {
+    const watches = await console.as(me, mode).watches();
+    if (watches === null) throw new CertkeeperError("not_found", "This server has no Certificate Transparency watches.");
+    return watches;
+  };
+  return [
     {
       method: "GET",
       path: "/watches",
       handle: signedIn(core, async ({ request }, me) => {
-        const mode = modeOf(new URL(request.url).searchParams.get("mode"));
-        const watches = await workspace.as(me, mode).watches();
-        if (watches === null) throw new CertkeeperError("not_found", "This server has no Certificate Transparency watches.");
-        return htmlResponse(watchesPage(me, mode, watches, noticeOf(request)));
+        const mode = modeIn(request);
+        return htmlResponse(watchesPage({ me, mode, watches: await list(me, mode), notice: noticeOf(request) }));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/watches",
+      handle: change(core, async (_input, me, form) => {
+        const mode = modeOf(form.mode);
+        try {
+          await console.as(me, mode).run("addWatch", { body: watchBody(form, { withDomain: true }) });
+        } catch (error) {
+          if (!refusesInput(error)) throw error;
+          return htmlResponse(watchesPage({ me, mode, watches: await list(me, mode), error: error.message, form }), { status: error.status });
+        }
+        return redirect(`/watches?mode=${mode}&notice=watch-added`);
+      }),
+    },
+    {
+      method: "GET",
+      path: "/watches/:id/edit",
+      handle: signedIn(core, async ({ request, params }, me) => {
+        const mode = modeIn(request);
+        return htmlResponse(watchFormPage({ me, mode, watch: await watchOf(me, mode, params.id!) }));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/watches/:id/edit",
+      handle: change(core, async ({ params }, me, form) => {
+        const mode = modeOf(form.mode);
+        try {
+          await console.as(me, mode).run("patchWatch", { params: { id: params.id! }, body: watchBody(form, { withDomain: false }) });
+        } catch (error) {
+          if (!refusesInput(error) || error.status === 404) throw error;
+          return htmlResponse(watchFormPage({ me, mode, watch: await watchOf(me, mode, params.id!), form, error: error.message }), { status: error.status });
+        }
+        return redirect(`/watches?mode=${mode}&notice=watch-updated`);
       }),
     },
     {
@@ -51,8 +226,25 @@ export function channelRoutes(core: Core): WebRoute[] {
       path: "/watches/:id/poll",
       handle: change(core, async ({ params }, me, form) => {
         const mode = modeOf(form.mode);
-        await workspace.as(me, mode).pollWatch(params.id!);
+        await console.as(me, mode).run("pollWatch", { params: { id: params.id! } });
         return redirect(`/watches?mode=${mode}&notice=watch-polled`);
+      }),
+    },
+    {
+      method: "GET",
+      path: "/watches/:id/remove",
+      handle: signedIn(core, async ({ request, params }, me) => {
+        const mode = modeIn(request);
+        return htmlResponse(removeWatchPage(me, mode, await watchOf(me, mode, params.id!)));
+      }),
+    },
+    {
+      method: "POST",
+      path: "/watches/:id/remove",
+      handle: change(core, async ({ params }, me, form) => {
+        const mode = modeOf(form.mode);
+        await console.as(me, mode).run("deleteWatch", { params: { id: params.id! } });
+        return redirect(`/watches?mode=${mode}&notice=watch-removed`);
       }),
     },
   ];

@@ -1,10 +1,12 @@
 /** The dashboard: GET /, POST /dashboard/certificates, GET/POST /dashboard/certificates/:id/remove. */
 import type { Core } from "../../../core/app/mod.ts";
 import { CertkeeperError, type Mode } from "../../../core/base/mod.ts";
+import type { CertificateView } from "../../../core/schemas/mod.ts";
 import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
-import { dashboardPage, removeCertificatePage, type DashboardFilters } from "../views/dashboard.ts";
+import { addCertificateBody } from "../forms.ts";
+import { dashboardPage, removeCertificatePage, type CertificateFormInput, type DashboardFilters } from "../views/dashboard.ts";
 
 export function modeOf(value: string | null | undefined): Mode {
   return value === "test" ? "test" : "live";
@@ -16,8 +18,16 @@ function filtersOf(url: URL): DashboardFilters {
   return { domain: get("domain"), status: get("status"), tag: get("tag"), cursor: get("cursor") };
 }
 
+/**
+ * Whether an error refuses what the user typed (shown on the form, input kept), rather than the
+ * request itself (a bug, a permission, the rate limit: guard.ts' error page).
+ */
+export function refusesInput(error: unknown): error is CertkeeperError {
+  return error instanceof CertkeeperError && !["internal_error", "permission_denied", "rate_limit_exceeded", "storage_unavailable"].includes(error.code);
+}
+
 export function dashboardRoutes(core: Core): WebRoute[] {
-  const { workspace } = core.accounts;
+  const { console } = core.accounts;
 
   return [
     {
@@ -27,7 +37,7 @@ export function dashboardRoutes(core: Core): WebRoute[] {
         const url = new URL(request.url);
         const mode = modeOf(url.searchParams.get("mode"));
         const filters = filtersOf(url);
-        const data = await workspace.as(me, mode).dashboard(filters);
+        const data = await console.as(me, mode).dashboard(filters);
         return htmlResponse(dashboardPage({ me, mode, data, filters, notice: noticeOf(request) }));
       }),
     },
@@ -36,17 +46,18 @@ export function dashboardRoutes(core: Core): WebRoute[] {
       path: "/dashboard/certificates",
       handle: change(core, async (_input, me, form) => {
         const mode = modeOf(form.mode);
+        const acting = console.as(me, mode);
+        let created: CertificateView;
         try {
-          await workspace.as(me, mode).addCertificate({ domain: form.domain, port: form.port, name: form.name });
+          created = (await acting.run("addCertificate", { body: addCertificateBody(form) })).data as CertificateView;
         } catch (error) {
           // The API's own refusal (bad domain, duplicate, unreachable, plan limit), shown on the page with the input kept.
-          // Not a refusal of the input (a bug, a permission, the rate limit): the error page of guard.ts.
-          if (!(error instanceof CertkeeperError) || ["internal_error", "permission_denied", "rate_limit_exceeded"].includes(error.code)) throw error;
-          const data = await workspace.as(me, mode).dashboard({});
-          const page = dashboardPage({ me, mode, data, filters: {}, error: error.message, form: { domain: form.domain, port: form.port, name: form.name } });
-          return htmlResponse(page, { status: error.status });
+          if (!refusesInput(error)) throw error;
+          const data = await console.as(me, mode).dashboard({});
+          const input: CertificateFormInput = form;
+          return htmlResponse(dashboardPage({ me, mode, data, filters: {}, error: error.message, form: input }), { status: error.status });
         }
-        return redirect(`/?mode=${mode}&notice=certificate-added`);
+        return redirect(`/certificates/${encodeURIComponent(created.id)}?mode=${mode}&notice=certificate-added`);
       }),
     },
     {
@@ -54,7 +65,7 @@ export function dashboardRoutes(core: Core): WebRoute[] {
       path: "/dashboard/certificates/:id/remove",
       handle: signedIn(core, async ({ request, params }, me) => {
         const mode = modeOf(new URL(request.url).searchParams.get("mode"));
-        const certificate = await workspace.as(me, mode).certificateToRemove(params.id!);
+        const certificate = await core.accounts.workspace.as(me, mode).certificateToRemove(params.id!);
         return htmlResponse(removeCertificatePage(me, mode, certificate));
       }),
     },
@@ -63,7 +74,7 @@ export function dashboardRoutes(core: Core): WebRoute[] {
       path: "/dashboard/certificates/:id/remove",
       handle: change(core, async ({ params }, me, form) => {
         const mode = modeOf(form.mode);
-        await workspace.as(me, mode).removeCertificate(params.id!);
+        await console.as(me, mode).run("deleteCertificate", { params: { id: params.id! } });
         return redirect(`/?mode=${mode}&notice=certificate-removed`);
       }),
     },

@@ -1,49 +1,145 @@
 /**
- * A certificate's page: every field the API gives (new fields appear without changes here), its
- * endpoints and chain as tables, its recent events, and "Check now" for those who may write.
+ * A certificate's page: one plain sentence of what is wrong and what to do, then what matters in
+ * words and human times (expiry, issuer, names, last check, revocation, renewal), the actions (Check
+ * now, edit: name, thresholds, tags, mute, connect-to, alert policy; remove), its endpoints and chain,
+ * its recent events, and every field the API gives for those who want them.
  */
-import { type CertificateDetail, type SignedIn, mayWrite } from "../../../core/accounts/mod.ts";
-import type { Mode } from "../../../core/base/mod.ts";
+import { type CertificateDetail, type SignedIn, TAKES_ALERT_POLICY, mayWrite } from "../../../core/accounts/mod.ts";
+import { explainCertificate } from "../../../core/certificates/mod.ts";
+import { relativeDays, type Mode } from "../../../core/base/mod.ts";
+import type { CertificateView } from "../../../core/schemas/mod.ts";
 import { html, type Html } from "../html.ts";
-import { formToken, page, when } from "../layout.ts";
+import { ago, formToken, moment, page, when } from "../layout.ts";
+import { MUTE_CHOICES } from "../forms.ts";
+import { alertPolicySelect, muted, tagList } from "./dashboard.ts";
 
 /** Fields shown elsewhere on the page (the heading, the tables). */
 const OWN_SECTIONS = new Set(["chain", "endpoints"]);
 
-export function certificatePage(me: SignedIn, mode: Mode, detail: CertificateDetail, notice?: string | null): Html {
-  const c = detail.certificate as unknown as Record<string, unknown> & { id: string; domain: string; port: number; name: string; status: string; statusReason: string | null };
+export interface CertificatePageView {
+  me: SignedIn;
+  mode: Mode;
+  detail: CertificateDetail;
+  notice?: string | null;
+  /** A refusal of the edit form, shown beside it with what was typed. */
+  error?: string | null;
+  form?: Record<string, string>;
+}
+
+export function certificatePage(view: CertificatePageView): Html {
+  const { me, mode, detail } = view;
+  const c = detail.certificate as CertificateView & Record<string, unknown>;
   const write = mayWrite(me.user.role);
-  const endpoints = c.endpoints;
   return page(
-    { title: c.domain, me, tab: "dashboard", notice },
+    { title: c.domain, me, tab: "dashboard", notice: view.notice },
     html`<p><a href="/?mode=${mode}">← Dashboard (${mode})</a></p>
 <h1>${c.name} <span class="badge status-${c.status}">${c.status}</span></h1>
-<p class="mono">${c.domain}:${c.port}${c.statusReason ? html` · ${c.statusReason.replace(/_/g, " ")}` : ""}</p>
+<p class="verdict" id="verdict" data-status="${c.status}">${explainCertificate(c)}</p>
+<p class="mono">${c.domain}:${c.port}${c.protocol && c.protocol !== "tls" ? ` · ${c.protocol}` : ""}${c.connectTo ? ` · connects to ${c.connectTo}` : ""}</p>
 ${
   write
-    ? html`<form method="post" action="/certificates/${c.id}/check">${formToken(me)}<input type="hidden" name="mode" value="${mode}">
-<button type="submit">Check now</button></form>`
+    ? html`<div class="actions"><form method="post" action="/certificates/${c.id}/check">${formToken(me)}<input type="hidden" name="mode" value="${mode}">
+<button type="submit">Check now</button></form>
+<a class="button secondary" href="#edit">Edit</a>
+<a class="button secondary" href="/dashboard/certificates/${c.id}/remove?mode=${mode}">Remove</a></div>`
     : ""
 }
-<section class="card" aria-labelledby="fields-heading">
-<h2 id="fields-heading">Every field</h2>
-<dl class="fields">${Object.entries(c)
-      .filter(([key]) => !OWN_SECTIONS.has(key))
-      .map(([key, value]) => html`<dt>${label(key)}</dt><dd${typeof value === "string" && value.length > 40 ? html` class="mono"` : ""}>${show(value)}</dd>`)}</dl>
+<section class="card" aria-labelledby="summary-heading">
+<h2 id="summary-heading">In short</h2>
+<dl class="fields" id="summary">${summary(c)}</dl>
 </section>
-${Array.isArray(endpoints) ? html`<h2 id="endpoints-heading">Endpoints</h2>${objectTable("endpoints-heading", endpoints)}` : ""}
+${write ? editForm(me, mode, c, view) : ""}
+${Array.isArray(c.endpoints) && c.endpoints.length > 0 ? html`<h2 id="endpoints-heading">Addresses</h2>${endpointTable(c)}` : ""}
 <h2 id="chain-heading">Chain sent by the server</h2>
-${Array.isArray(c.chain) && c.chain.length > 0 ? objectTable("chain-heading", c.chain as unknown[]) : html`<p>No chain was retrieved.</p>`}
+${Array.isArray(c.chain) && c.chain.length > 0 ? chainTable(c) : html`<p>No chain was retrieved.</p>`}
 <h2 id="events-heading">Recent events</h2>
 ${
   detail.events.length === 0
     ? html`<p>No recent events for this certificate.</p>`
-    : html`<div class="table-wrap"><table aria-labelledby="events-heading" id="events"><thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Details</th><th scope="col">Deliveries</th></tr></thead>
+    : html`<div class="table-wrap"><table class="stack" aria-labelledby="events-heading" id="events"><thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Details</th><th scope="col">Deliveries</th></tr></thead>
 <tbody>${detail.events.map(
-        (event) => html`<tr><td>${when(event.createdAt)}</td><td><code>${event.type}</code></td><td>${eventDetails(event.data)}</td><td>${deliveries(event.deliveries)}</td></tr>`,
+        (event) =>
+          html`<tr><td data-label="When">${ago(event.createdAt)} <span class="muted small">(${when(event.createdAt)})</span></td><td><code>${event.type}</code></td><td>${eventDetails(event.data)}</td><td>${deliveries(
+            event.deliveries,
+          )}</td></tr>`,
       )}</tbody></table></div>`
-}`,
+}
+<details class="more" id="all-fields"><summary>Every field, as the API gives it</summary>
+<dl class="fields">${Object.entries(c)
+      .filter(([key]) => !OWN_SECTIONS.has(key))
+      .map(([key, value]) => html`<dt>${label(key)}</dt><dd${typeof value === "string" && value.length > 40 ? html` class="mono"` : ""}>${show(value)}</dd>`)}</dl>
+</details>`,
   );
+}
+
+/** What matters, in words: expiry, issue, issuer, names, last check, thresholds, tags, mute, revocation, renewal, key, warnings. */
+function summary(c: CertificateView & Record<string, unknown>): Html {
+  const row = (name: string, value: Html | string) => html`<dt>${name}</dt><dd>${value}</dd>`;
+  const renewal = c.renewal as { deadline?: string | null; state?: string; source?: string } | null | undefined;
+  const revocation = c.revocation;
+  return html`${row("Expires", html`${relativeDays(c.daysUntilExpiry)} <span class="muted small">(${when(c.expiresAt)})</span>`)}
+${row("Issued", moment(c.issuedAt))}
+${row("Issuer", c.issuer)}
+${row("Covers", c.subjectAlternativeNames.length > 0 ? c.subjectAlternativeNames.join(", ") : c.subject)}
+${row("Last checked", moment(c.lastCheckedAt))}
+${row("Alerts", c.alertThresholds.length > 0 ? `${c.alertThresholds.join(", ")} days before expiry` : "no alerts by days left")}
+${typeof c.alertPolicy === "string" ? row("Alert policy", c.alertPolicy === "renewal" ? "when a renewal is overdue" : "at fixed days before expiry") : ""}
+${renewal ? row("Renewal", renewal.deadline ? html`${renewal.state === "not_due" ? "due by" : renewal.state} ${moment(renewal.deadline)}` : String(renewal.state ?? "")) : ""}
+${row("Tags", c.tags.length > 0 ? tagList(c.tags) : "none")}
+${row("Notifications", muted(c.mutedUntil) || "sent (not muted)")}
+${row(
+  "Revocation",
+  revocation.status === "not_checked"
+    ? "not checked"
+    : html`${revocation.status}${revocation.source ? ` (${revocation.source === "crl" ? "CRL" : "OCSP"})` : ""}${revocation.checkedAt ? html`, asked ${ago(revocation.checkedAt)}` : ""}`,
+)}
+${c.publicKey ? row("Key", `${c.publicKey.algorithm} ${c.publicKey.curve ?? `${c.publicKey.size} bits`}`) : ""}
+${c.tls ? row("Connection", `${c.tls.protocol}, ${c.tls.cipher}`) : ""}
+${c.warnings.length > 0 ? row("Warnings", c.warnings.map((w) => w.replace(/_/g, " ")).join(", ")) : ""}`;
+}
+
+function editForm(me: SignedIn, mode: Mode, c: CertificateView & Record<string, unknown>, view: CertificatePageView): Html {
+  const form = view.form ?? {};
+  const value = (name: string, fallback: string) => (name in form ? form[name]! : fallback);
+  const mutedNow = c.mutedUntil && Date.parse(c.mutedUntil) > Date.now();
+  return html`<form class="card" method="post" action="/certificates/${c.id}/edit" id="edit" aria-labelledby="edit-heading">
+<h2 id="edit-heading">Edit</h2>
+${view.error ? html`<div class="error" role="alert">${view.error}</div>` : ""}
+${formToken(me)}<input type="hidden" name="mode" value="${mode}">
+<div class="row">
+<div><label for="edit-name">Name</label><input id="edit-name" name="name" type="text" maxlength="100" required value="${value("name", c.name)}"></div>
+<div><label for="edit-thresholds">Alert thresholds <span class="muted">(days before expiry)</span></label><input id="edit-thresholds" name="alertThresholds" type="text"
+inputmode="numeric" value="${value("alertThresholds", c.alertThresholds.join(", "))}" aria-describedby="edit-thresholds-hint"><p id="edit-thresholds-hint" class="hint">Commas between days; empty: no alerts by days left.</p></div>
+<div><label for="edit-tags">Tags</label><input id="edit-tags" name="tags" type="text" autocapitalize="off" spellcheck="false" value="${value("tags", c.tags.join(", "))}"></div>
+<div><label for="edit-mute">Notifications</label><select id="edit-mute" name="mute" aria-describedby="edit-mute-hint">${MUTE_CHOICES.map(
+    ([choice, text]) => html`<option value="${choice}"${choice === (form.mute ?? "") ? html` selected` : ""}>${text}</option>`,
+  )}</select><p id="edit-mute-hint" class="hint">${mutedNow ? `Muted until ${when(c.mutedUntil)}.` : "Now sent."} Muted, its events are recorded but delivered nowhere.</p></div>
+<div><label for="edit-connect-to">Connect to</label><input id="edit-connect-to" name="connectTo" type="text" autocapitalize="off" spellcheck="false"
+value="${value("connectTo", c.connectTo ?? "")}" aria-describedby="edit-connect-to-hint"><p id="edit-connect-to-hint" class="hint">Empty: the domain's own addresses.</p></div>
+${TAKES_ALERT_POLICY ? alertPolicySelect("edit-alert-policy", value("alertPolicy", typeof c.alertPolicy === "string" ? c.alertPolicy : ""), false) : ""}
+</div>
+<button type="submit">Save changes</button>
+</form>`;
+}
+
+function endpointTable(c: CertificateView): Html {
+  return html`<div class="table-wrap"><table class="stack" aria-labelledby="endpoints-heading" id="endpoints"><thead><tr><th scope="col">Address</th><th scope="col">Status</th>
+<th scope="col">Expires</th><th scope="col">Serial number</th></tr></thead>
+<tbody>${c.endpoints.map(
+    (e) => html`<tr><td data-label="Address" class="mono">${e.address}</td><td data-label="Status"><span class="badge status-${e.status}">${e.status}</span>${
+      e.statusReason ? html` <span class="muted small">${e.statusReason.replace(/_/g, " ")}</span>` : ""
+    }</td><td data-label="Expires">${e.expiresAt ? when(e.expiresAt) : "—"}</td><td data-label="Serial number" class="mono small">${e.serialNumber ?? "—"}</td></tr>`,
+  )}</tbody></table></div>`;
+}
+
+function chainTable(c: CertificateView): Html {
+  return html`<div class="table-wrap"><table class="stack" aria-labelledby="chain-heading" id="chain"><thead><tr><th scope="col">Subject</th><th scope="col">Issuer</th>
+<th scope="col">Valid</th><th scope="col">Expires</th></tr></thead>
+<tbody>${c.chain.map(
+    (entry) => html`<tr><td data-label="Subject">${entry.subject}</td><td data-label="Issuer">${entry.issuer}</td><td data-label="Valid">${when(entry.validFrom)} to ${when(
+      entry.validTo,
+    )}</td><td data-label="Expires">${relativeDays(entry.daysUntilExpiry)}</td></tr>`,
+  )}</tbody></table></div>`;
 }
 
 /** "daysUntilExpiry" → "Days until expiry". */
@@ -61,14 +157,6 @@ function show(value: unknown): Html | string {
   return String(value);
 }
 
-/** A table whose columns are every key of its rows. */
-function objectTable(labelledBy: string, rows: unknown[]): Html {
-  const items = rows.filter((row): row is Record<string, unknown> => typeof row === "object" && row !== null);
-  const columns = [...new Set(items.flatMap((row) => Object.keys(row)))];
-  return html`<div class="table-wrap"><table aria-labelledby="${labelledBy}"><thead><tr>${columns.map((col) => html`<th scope="col">${label(col)}</th>`)}</tr></thead>
-<tbody>${items.map((row) => html`<tr>${columns.map((col) => html`<td>${show(row[col])}</td>`)}</tr>`)}</tbody></table></div>`;
-}
-
 function eventDetails(data: unknown): string {
   if (!data || typeof data !== "object") return "";
   const d = data as Record<string, unknown>;
@@ -76,14 +164,17 @@ function eventDetails(data: unknown): string {
   if (typeof d.threshold === "number") parts.push(`threshold ${d.threshold} days`);
   if (typeof d.error === "string") parts.push(d.error);
   if (d.previous && typeof d.previous === "object") parts.push(`previous serial ${(d.previous as Record<string, unknown>).serialNumber ?? "?"}`);
+  if (d.muted === true) parts.push("muted: delivered nowhere");
   return parts.join("; ");
 }
 
-function deliveries(list: CertificateDetail["events"][number]["deliveries"]): string {
+function deliveries(list: CertificateDetail["events"][number]["deliveries"]): Html | string {
   if (list.length === 0) return "none";
   const count = (status: string) => list.filter((d) => d.status === status).length;
-  return [["delivered", count("delivered")], ["pending", count("pending")], ["failed", count("failed")]]
+  const summary = [["delivered", count("delivered")], ["pending", count("pending")], ["failed", count("failed")]]
     .filter(([, n]) => (n as number) > 0)
     .map(([status, n]) => `${n} ${status}`)
     .join(", ");
+  const errors = [...new Set(list.filter((d) => d.lastError).map((d) => d.lastError!))];
+  return errors.length === 0 ? summary : html`${summary}<div class="muted small">${errors.join("; ")}</div>`;
 }

@@ -1,12 +1,13 @@
 /**
- * The dashboard: counts per status, the chart of expiries per week, the certificates found by domain,
- * status and tag (a page at a time, by cursor, however many there are), add and remove a certificate.
+ * The dashboard: whether alerts can go anywhere (banners), counts per status, the chart of expiries
+ * per week, the certificates with problems first (found by domain, status and tag, a page at a time),
+ * and the form to add one.
  */
-import { type DashboardPage, type SignedIn, LIST_TAKES_TAGS, mayWrite } from "../../../core/accounts/mod.ts";
-import { CERTIFICATE_STATUSES, type Mode } from "../../../core/base/mod.ts";
+import { type AlertRoutes, type ConsoleDashboard, type SignedIn, LIST_TAKES_TAGS, TAKES_ALERT_POLICY, mayWrite } from "../../../core/accounts/mod.ts";
+import { CERTIFICATE_STATUSES, PROTOCOLS, relativeDays, type Mode } from "../../../core/base/mod.ts";
 import type { CertificateView } from "../../../core/schemas/mod.ts";
 import { html, type Html } from "../html.ts";
-import { formToken, page, when } from "../layout.ts";
+import { ago, formToken, page, when } from "../layout.ts";
 import { expiryChart } from "./expiry_chart.ts";
 
 export interface DashboardFilters {
@@ -16,14 +17,17 @@ export interface DashboardFilters {
   cursor?: string;
 }
 
+/** What the add form held when the API refused it. */
+export type CertificateFormInput = Partial<Record<"domain" | "port" | "name" | "tags" | "protocol" | "connectTo" | "alertThresholds" | "alertPolicy", string>>;
+
 export interface DashboardView {
   me: SignedIn;
   mode: Mode;
-  data: DashboardPage;
+  data: ConsoleDashboard;
   filters: DashboardFilters;
   notice?: string | null;
   error?: string | null;
-  form?: { domain?: string; port?: string; name?: string };
+  form?: CertificateFormInput;
 }
 
 /** A dashboard address keeping the mode and the filters, with `changes` applied (undefined drops one). */
@@ -43,6 +47,7 @@ export function dashboardPage(view: DashboardView): Html {
     { title: "Dashboard", me, tab: "dashboard", notice: view.notice, error: view.error },
     html`<h1>Dashboard</h1>
 <nav class="toggle" aria-label="Data shown">${modeLink("live", "Live data")}${modeLink("test", "Test data")}</nav>
+${alertBanners(data.alerts, mode, write)}
 <section aria-labelledby="counts-heading">
 <h2 id="counts-heading">${data.summary.total} certificate${data.summary.total === 1 ? "" : "s"} (${mode})</h2>
 <ul class="counts">${CERTIFICATE_STATUSES.map((status) => {
@@ -53,13 +58,13 @@ export function dashboardPage(view: DashboardView): Html {
     })}</ul>
 </section>
 ${expiryChart(data.summary.expiringPerWeek, mode)}
-<h2 id="certificates-heading">Certificates</h2>
+<h2 id="certificates-heading">Certificates, problems first</h2>
 ${filterForm(mode, filters)}
 ${
   data.certificates.length === 0
     ? html`<p id="no-certificates">${filtered ? "No certificate matches these filters." : `No certificates are monitored in ${mode} mode yet.`}</p>`
-    : html`<div class="table-wrap"><table aria-labelledby="certificates-heading" id="certificates">
-<thead><tr><th scope="col">Status</th><th scope="col">Certificate</th><th scope="col">Days left</th><th scope="col">Expires</th>
+    : html`<div class="table-wrap"><table class="stack" aria-labelledby="certificates-heading" id="certificates">
+<thead><tr><th scope="col">Status</th><th scope="col">Certificate</th><th scope="col">Expires</th>
 <th scope="col">Issuer</th><th scope="col">Last check</th>${write ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : ""}</tr></thead>
 <tbody>${data.certificates.map((certificate) => certificateRow(certificate, mode, write))}</tbody></table></div>`
 }
@@ -69,6 +74,32 @@ ${
 ${write ? addForm(me, mode, view.form) : ""}
 <p><a href="/channels?mode=${mode}">Notification channels (${mode})</a></p>`,
   );
+}
+
+/**
+ * The two banners of CONTRACT §23: no enabled channel (alerts go nowhere), and channels whose
+ * deliveries fail, each named with since when and why.
+ */
+export function alertBanners(alerts: AlertRoutes, mode: Mode, write: boolean): Html {
+  const none =
+    alerts.enabled === 0
+      ? html`<div class="banner warning" role="region" aria-label="Alerts go nowhere" id="banner-no-channel"><p><strong>Alerts go nowhere:</strong> no notification channel is
+${alerts.channels === 0 ? "set up" : "enabled"} for the ${mode} data, so nobody hears when a certificate expires, breaks or stops answering.</p>
+<p>${write ? html`<a href="/channels?mode=${mode}#add-channel">Add a channel</a> (email, Slack, Teams, PagerDuty, …) and send it a test.` : "Ask an owner or admin to add a channel."}</p></div>`
+      : "";
+  const failing =
+    alerts.failing.length > 0
+      ? html`<div class="banner error" role="region" aria-label="Failing channels" id="banner-failing"><p><strong>${alerts.failing.length === 1 ? "A channel is failing" : `${alerts.failing.length} channels are failing`}:</strong>
+alerts sent to ${alerts.failing.length === 1 ? "it do" : "them do"} not arrive.</p>
+<ul>${alerts.failing.map(
+          (channel) =>
+            html`<li><strong>${channel.name}</strong> (${channel.type}), failing since ${when(channel.health.failingSince)} (${ago(channel.health.failingSince)})${
+              channel.health.lastError ? html`: ${channel.health.lastError}` : ""
+            }</li>`,
+        )}</ul>
+<p><a href="/channels?mode=${mode}">See the channels</a>, fix the receiver, then send a test.</p></div>`
+      : "";
+  return html`${none}${failing}`;
 }
 
 function filterForm(mode: Mode, filters: DashboardFilters): Html {
@@ -92,16 +123,21 @@ aria-describedby="filter-tag-hint"><div id="filter-tag-hint" class="muted small"
 }
 
 function certificateRow(c: CertificateView, mode: Mode, write: boolean): Html {
-  const days = c.daysUntilExpiry;
   return html`<tr data-certificate-id="${c.id}" data-status="${c.status}">
-<td><span class="badge status-${c.status}">${c.status}</span>${
+<td data-label="Status"><span class="badge status-${c.status}">${c.status}</span>${
     c.statusReason && c.statusReason !== c.status ? html`<div class="muted small">${c.statusReason.replace(/_/g, " ")}</div>` : ""
   }${revocationNote(c)}</td>
-<td><a href="/certificates/${c.id}?mode=${mode}"><strong>${c.name}</strong></a>${
+<td data-label="Certificate"><a href="/certificates/${c.id}?mode=${mode}"><strong>${c.name}</strong></a>${
     c.name !== c.domain || c.port !== 443 ? html`<div class="mono small">${c.domain}:${c.port}</div>` : ""
   }${tagList(c.tags)}${muted(c.mutedUntil)}</td>
-<td class="num">${days < 0 ? html`expired ${-days} d ago` : days}</td><td>${when(c.expiresAt)}</td><td>${c.issuer}</td><td>${when(c.lastCheckedAt)}</td>
-${write ? html`<td><a href="/dashboard/certificates/${c.id}/remove?mode=${mode}">Remove<span class="visually-hidden"> ${c.domain}</span></a></td>` : ""}
+<td data-label="Expires" data-days="${c.daysUntilExpiry}">${relativeDays(c.daysUntilExpiry)}<div class="muted small">${when(c.expiresAt)}</div></td>
+<td data-label="Issuer">${c.issuer}</td><td data-label="Last check">${ago(c.lastCheckedAt)}</td>
+${
+  write
+    ? html`<td class="actions"><a href="/certificates/${c.id}?mode=${mode}#edit">Edit<span class="visually-hidden"> ${c.domain}</span></a>
+<a href="/dashboard/certificates/${c.id}/remove?mode=${mode}">Remove<span class="visually-hidden"> ${c.domain}</span></a></td>`
+    : ""
+}
 </tr>`;
 }
 
@@ -113,19 +149,20 @@ function revocationNote(c: CertificateView): Html | string {
 }
 
 /** A certificate's tags, as small labels (CONTRACT §16). */
-function tagList(tags: string[] | undefined): Html | string {
+export function tagList(tags: string[] | undefined): Html | string {
   if (!tags || tags.length === 0) return "";
   return html`<ul class="tags" aria-label="Tags">${tags.map((tag) => html`<li class="badge tag">${tag}</li>`)}</ul>`;
 }
 
 /** "muted until …" while the certificate's events are delivered nowhere. */
-function muted(mutedUntil: string | null | undefined): Html | string {
+export function muted(mutedUntil: string | null | undefined): Html | string {
   if (!mutedUntil || Date.parse(mutedUntil) <= Date.now()) return "";
   return html`<div class="small"><span class="badge state-off">muted</span> until ${when(mutedUntil)}</div>`;
 }
 
-function addForm(me: SignedIn, mode: Mode, form: DashboardView["form"] = {}): Html {
-  return html`<form class="card" method="post" action="/dashboard/certificates" aria-labelledby="add-certificate-heading">
+function addForm(me: SignedIn, mode: Mode, form: CertificateFormInput = {}): Html {
+  const protocol = form.protocol || "tls";
+  return html`<form class="card" method="post" action="/dashboard/certificates" aria-labelledby="add-certificate-heading" id="add-certificate">
 <h2 id="add-certificate-heading">Add a certificate (${mode})</h2>
 ${formToken(me)}<input type="hidden" name="mode" value="${mode}">
 <div class="row">
@@ -133,10 +170,36 @@ ${formToken(me)}<input type="hidden" name="mode" value="${mode}">
 autocapitalize="off" spellcheck="false"></div>
 <div><label for="cert-port">Port <span class="muted">(optional)</span></label><input id="cert-port" name="port" type="text" inputmode="numeric" placeholder="443" value="${form.port ?? ""}"></div>
 <div><label for="cert-name">Name <span class="muted">(optional)</span></label><input id="cert-name" name="name" type="text" maxlength="100" value="${form.name ?? ""}"></div>
+<div><label for="cert-tags">Tags <span class="muted">(optional)</span></label><input id="cert-tags" name="tags" type="text" value="${form.tags ?? ""}"
+autocapitalize="off" spellcheck="false" placeholder="team:web, env:prod" aria-describedby="cert-tags-hint"><p id="cert-tags-hint" class="hint">Commas between tags; lower case, digits and - _ . : /</p></div>
 </div>
+<details class="more"${form.protocol || form.connectTo || form.alertThresholds || form.alertPolicy ? html` open` : ""}><summary>More options</summary>
+<div class="row">
+<div><label for="cert-protocol">Protocol</label><select id="cert-protocol" name="protocol">${PROTOCOLS.map(
+    (p) => html`<option value="${p}"${p === protocol ? html` selected` : ""}>${p === "tls" ? "TLS (HTTPS and any TLS port)" : `${p} (STARTTLS)`}</option>`,
+  )}</select></div>
+<div><label for="cert-connect-to">Connect to <span class="muted">(optional)</span></label><input id="cert-connect-to" name="connectTo" type="text" value="${form.connectTo ?? ""}"
+autocapitalize="off" spellcheck="false" placeholder="10.0.0.5" aria-describedby="cert-connect-to-hint"><p id="cert-connect-to-hint" class="hint">A host name or IP address to connect to instead of the domain (one node behind a load balancer).</p></div>
+<div><label for="cert-thresholds">Alert thresholds <span class="muted">(days)</span></label><input id="cert-thresholds" name="alertThresholds" type="text" value="${form.alertThresholds ?? ""}"
+placeholder="30, 14, 7, 3, 1" inputmode="numeric"></div>
+${TAKES_ALERT_POLICY ? alertPolicySelect("cert-alert-policy", form.alertPolicy ?? "", true) : ""}
+</div>
+</details>
 <p class="muted small">certkeeper connects to the domain at once to retrieve its certificate.</p>
 <button type="submit">Add certificate</button>
 </form>`;
+}
+
+/** The alert policy (CONTRACT §18): at the renewal deadline, or at fixed days before expiry. */
+export function alertPolicySelect(id: string, current: string, withDefault: boolean): Html {
+  const options: Array<[string, string]> = [
+    ...(withDefault ? ([["", "The server's default"]] as Array<[string, string]>) : []),
+    ["renewal", "When a renewal is overdue (renewal)"],
+    ["days", "At fixed days before expiry (days)"],
+  ];
+  return html`<div><label for="${id}">Alert policy</label><select id="${id}" name="alertPolicy">${options.map(
+    ([value, label]) => html`<option value="${value}"${value === current ? html` selected` : ""}>${label}</option>`,
+  )}</select></div>`;
 }
 
 export function removeCertificatePage(me: SignedIn, mode: Mode, certificate: CertificateView): Html {
