@@ -27,9 +27,10 @@ describe("finding organizations and users again", () => {
     const acme = await runCliJson(["org", "create", "--name", "Acme"], { env: ws.env });
     const globex = await runCliJson(["org", "create", "--name", "Globex", "--plan", "pro"], { env: ws.env });
     const orgs = await runCliJson(["org", "list"], { env: ws.env });
+    const none = { certificates: 0, channels: 0, watches: 0 };
     expect(orgs).toEqual([
-      { ...acme, createdAt: expect.stringMatching(ISO) },
-      { ...globex, createdAt: expect.stringMatching(ISO) },
+      { ...acme, usage: { live: none, test: none }, createdAt: expect.stringMatching(ISO) },
+      { ...globex, usage: { live: none, test: none }, createdAt: expect.stringMatching(ISO) },
     ]);
     const table = await runCli(["org", "list"], { env: ws.env });
     expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+PLAN/);
@@ -172,12 +173,12 @@ describe("certificate list and backup, beside a running server", () => {
     expect((await runCliJson(["certificate", "list", "--org", org.id, "--mode", "test"], { env: ws.env })).map((c: any) => c.name)).toEqual(["Test copy"]);
   });
 
-  test("certificate list without --json prints a table: status, days, expiry, reason, domain", async () => {
+  test("certificate list without --json prints a table: id, status, days, expiry, reason, domain", async () => {
     const result = await runCli(["certificate", "list", "--org", org.id], { env: ws.env });
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
     const lines = result.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^STATUS\s+DAYS\s+EXPIRES\s+REASON\s+DOMAIN/);
-    expect(lines[1]).toMatch(new RegExp(`^expiring\\s+10\\s+\\d{4}-\\d\\d-\\d\\d\\s+expiring_soon\\s+${domain("soon").replace(/\./g, "\\.")}:${ports.soon}`));
+    expect(lines[0]).toMatch(/^ID\s+STATUS\s+DAYS\s+EXPIRES\s+REASON\s+DOMAIN/);
+    expect(lines[1]).toMatch(new RegExp(`^cert_\\w+\\s+expiring\\s+10\\s+\\d{4}-\\d\\d-\\d\\d\\s+expiring_soon\\s+${domain("soon").replace(/\./g, "\\.")}:${ports.soon}`));
     expect(lines).toHaveLength(4);
   });
 
@@ -236,8 +237,9 @@ describe("help", () => {
       .map((line) => line.trim().split(" ").filter((word) => /^[a-z-]+$/.test(word)).slice(0, 2))
       .map((words) => (["serve", "check", "backup", "import"].includes(words[0]!) ? [words[0]!] : words));
     expect(commands.map((w) => w.join(" "))).toEqual([
-      "serve", "org create", "org list", "user create", "user list", "user set-password",
-      "key create", "key revoke", "key list", "certificate list", "import", "check", "backup",
+      "serve", "org create", "org update", "org list", "user create", "user list", "user set-password",
+      "key create", "key revoke", "key list", "certificate add", "certificate list", "certificate remove",
+      "channel list", "channel test", "import", "check", "backup",
     ]);
     // Four processes at a time: 26 at once starve each other on a shared 2-core machine.
     const calls = commands.flatMap((words) => [["help", ...words], [...words, "--help"]]);

@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import type { Config } from "../../core/config/mod.ts";
 import { presentKey, type Admin, type OrganizationUsage } from "../../core/accounts/mod.ts";
-import { CertkeeperError, createLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
+import { CertkeeperError, createLogger, silentLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
 import type { Principal } from "../../core/auth/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
 import { wire, type Wired } from "../wiring/mod.ts";
@@ -13,13 +13,14 @@ import { bunPasswords } from "../bun/passwords.ts";
 import { optionalInteger, requiredFlag, UsageError, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
 
 /**
- * The CLI's logger: stderr only (stdout is the command's answer), warnings and errors only unless
- * CERTKEEPER_LOG_LEVEL asks for less; what a command did is its answer, not a log line.
+ * The CLI's logger. What a command did, and why it failed, is its answer (stdout, the exit code and
+ * its message on stderr), so its own log lines are shown only when asked for with
+ * CERTKEEPER_LOG_LEVEL=debug, on stderr: stdout stays the command's answer alone.
  */
 export function cliLogger(config: Config): Logger {
-  const level = config.logLevel === "debug" ? "debug" : config.logLevel === "error" ? "error" : "warn";
+  if (config.logLevel !== "debug") return silentLogger;
   const format = config.logFormat === "auto" ? (process.stderr.isTTY ? "pretty" : "json") : config.logFormat;
-  return createLogger(level, { format, write: (line) => process.stderr.write(`${line}\n`) });
+  return createLogger("debug", { format, write: (line) => process.stderr.write(`${line}\n`) });
 }
 
 /** Opens the configured database with the whole wiring (core, transports), runs `fn`, releases it. */
