@@ -270,7 +270,7 @@ describe("check exits like a monitoring plugin", () => {
     const result = await runCli(["check", target(key)], { env: env() });
     expect({ code: result.code, stdout: result.stdout }).toEqual({
       code,
-      stdout: expect.stringMatching(new RegExp(`^${status}\\s+-?\\d+ days?\\s+${reason ?? "-"}\\s+${target(key).replace(/\./g, "\\.")}\\n$`)),
+      stdout: expect.stringMatching(new RegExp(`^${status}\\s+(\\d+ days?|\\d+ days? ago|less than a day ago)\\s+${reason ?? "-"}\\s+${target(key).replace(/\./g, "\\.")}\\n$`)),
     });
   });
 

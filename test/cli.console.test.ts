@@ -155,7 +155,7 @@ describe("certificates", () => {
     expect({ code: table.code, stderr: table.stderr }).toEqual({ code: 0, stderr: "" });
     const lines = table.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^ID\s+STATUS\s+DAYS\s+EXPIRES\s+REASON\s+DOMAIN\s+TAGS\s+NAME$/);
-    expect(lines.find((line) => line.startsWith(added.id))).toMatch(new RegExp(`^${added.id}\\s+valid\\s+120\\s+\\S+\\s+-\\s+${domain("three").replace(/\./g, "\\.")}:${ports.three}\\s+env:prod,team:web\\s+Three$`));
+    expect(lines.find((line) => line.startsWith(added.id))).toMatch(new RegExp(`^${added.id}\\s+valid\\s+120 days\\s+\\S+\\s+-\\s+${domain("three").replace(/\./g, "\\.")}:${ports.three}\\s+env:prod,team:web\\s+Three$`));
 
     const text = await runCli(["certificate", "remove", "--id", added.id], { env: ws.env });
     expect(text).toEqual({ code: 0, stderr: "", stdout: `Removed ${domain("three")}:${ports.three} (${added.id}): it is no longer monitored.\n` });

@@ -178,7 +178,7 @@ describe("certificate list and backup, beside a running server", () => {
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^ID\s+STATUS\s+DAYS\s+EXPIRES\s+REASON\s+DOMAIN/);
-    expect(lines[1]).toMatch(new RegExp(`^cert_\\w+\\s+expiring\\s+10\\s+\\d{4}-\\d\\d-\\d\\d\\s+expiring_soon\\s+${domain("soon").replace(/\./g, "\\.")}:${ports.soon}`));
+    expect(lines[1]).toMatch(new RegExp(`^cert_\\w+\\s+expiring\\s+10 days\\s+\\d{4}-\\d\\d-\\d\\d\\s+expiring_soon\\s+${domain("soon").replace(/\./g, "\\.")}:${ports.soon}`));
     expect(lines).toHaveLength(4);
   });
 

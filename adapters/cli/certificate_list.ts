@@ -4,6 +4,7 @@
  * (--json) as GET's items.
  */
 import { CERTIFICATE_STATUSES, presentCertificate, type CertificateStatus } from "../../core/certificates/mod.ts";
+import { daysLeft } from "../../core/base/mod.ts";
 import { modeFlag, requiredFlag, UsageError, type CommandSpec } from "./command_table.ts";
 import { table, withAdmin } from "./commands.ts";
 
@@ -44,7 +45,7 @@ export const certificateListCommand: CommandSpec = {
             views.map((v) => [
               v.id,
               v.status,
-              String(v.daysUntilExpiry),
+              daysLeft(v.daysUntilExpiry),
               v.expiresAt.slice(0, 10),
               v.statusReason ?? "-",
               `${v.domain}:${v.port}`,

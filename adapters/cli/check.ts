@@ -7,7 +7,7 @@
 import { existsSync } from "node:fs";
 import { isIP } from "node:net";
 import type { Config } from "../../core/config/mod.ts";
-import { CertkeeperError } from "../../core/base/mod.ts";
+import { CertkeeperError, daysLeft } from "../../core/base/mod.ts";
 import { normalizeConnectTo, normalizeDomain, presentChecked } from "../../core/certificates/mod.ts";
 import { PROTOCOLS, type Protocol } from "../../core/base/mod.ts";
 import { DEFAULT_PORTS } from "../../core/starttls/mod.ts";
@@ -184,7 +184,7 @@ function explainProblem(reason: string | null, target: Target, config: Config): 
 function formatLines(views: CheckResult["view"][]): string {
   const rows = views.map((v) => [
     v.status,
-    v.daysUntilExpiry === null ? "-" : `${v.daysUntilExpiry} ${Math.abs(v.daysUntilExpiry) === 1 ? "day" : "days"}`,
+    v.daysUntilExpiry === null ? "-" : daysLeft(v.daysUntilExpiry),
     v.statusReason ?? "-",
     `${v.domain}:${v.port}`,
   ]);

@@ -75,6 +75,14 @@ export function daysAgo(daysUntilExpiry: number): number {
   return Math.max(0, -daysUntilExpiry - 1);
 }
 
+/**
+ * {@link relativeDays} for a table cell or a one-line output: "89 days", "1 day", "0 days" while it
+ * has not passed, then as relativeDays says it ("less than a day ago", "3 days ago").
+ */
+export function daysLeft(daysUntilExpiry: number): string {
+  return daysUntilExpiry < 0 ? relativeDays(daysUntilExpiry) : dayCount(daysUntilExpiry);
+}
+
 /** "1 day", "7 days". */
 export function dayCount(days: number): string {
   return days === 1 ? "1 day" : `${days} days`;
