@@ -67,14 +67,14 @@ async function paste(script: string, extraEnv: Record<string, string> = env) {
   return { stdout, stderr, code };
 }
 
-function walkthrough(replacements: Array<[string, string]> = []): string {
+function walkthrough(replacements: Array<[string, string]> = [], email = `you-${crypto.randomUUID()}@acme.example`): string {
   const blocks = shellBlocks();
   const first = blocks.find((block) => block.includes("org create"))!;
   const channel = blocks.find((block) => block.includes("/v1/channels"))!;
   expect(first).toBeDefined();
   expect(channel).toBeDefined();
-  // Each test pastes into the same database, as a user would paste twice: one owner email each.
-  let script = [first, channel].join("\n").replaceAll("you@acme.example", `you-${crypto.randomUUID()}@acme.example`);
+  // Each test pastes into the same database: one owner email each, unless it pastes twice on purpose.
+  let script = [first, channel].join("\n").replaceAll("you@acme.example", email);
   for (const [from, to] of replacements) {
     expect(script).toContain(from);
     script = script.replaceAll(from, to);
@@ -120,6 +120,25 @@ describe("the README's first run", () => {
     expect(lines).toHaveLength(2);
     expect(JSON.parse(lines[0]!)).toMatchObject({ status: "delivered" });
     expect(lines[1]).toMatch(/^CERT= KEY=ck_live_/);
+  });
+
+  test("pasted a second time after a failed step (the natural thing to do), it reuses the organization and owner and goes on", async () => {
+    const port = new URL(server.url).port;
+    const email = `twice-${crypto.randomUUID()}@acme.example`;
+    const closed = await refusedPort();
+    const ids = (stderr: string) => /Organization (org_\w+), owner (usr_\w+), API key ck_live_\w+/.exec(stderr)?.slice(1);
+    // The first paste fails at example.com (here: a closed port), after making the organization and owner.
+    const failed = await paste(walkthrough([["127.0.0.1:3000", `127.0.0.1:${port}`], ['{"domain": "example.com"}', `{"domain": "example.com", "port": ${closed}}`]], email));
+    expect(failed.stderr).toContain("Error certificate_not_found");
+    const first = ids(failed.stderr);
+    expect(first).toBeDefined();
+    // Fixed, the block is pasted again as it is: the same organization and owner, a new key, and it goes through.
+    const again = await paste(walkthrough([["127.0.0.1:3000", `127.0.0.1:${port}`], ['{"domain": "example.com"}', `{"domain": "example.com", "port": ${tls.port}}`]], email));
+    expect({ code: again.code, stderr: again.stderr.replace(/API key ck_live_\w+/, "API key …") }).toEqual({
+      code: 0,
+      stderr: `Organization ${first![0]}, owner ${first![1]}, API key …\n`,
+    });
+    expect(again.stdout.trim().split("\n")).toHaveLength(4);
   });
 
   test("stops at the first request when the server is not running, with curl's reason", async () => {
