@@ -43,6 +43,8 @@ describe("POST /v1/channels", () => {
       filter: null,
       createdAt: expect.stringMatching(iso),
       updatedAt: data.createdAt,
+      // CONTRACT §23: nothing sent yet.
+      health: { lastDeliveryAt: null, lastStatus: null, lastError: null, failingSince: null },
     });
   });
 

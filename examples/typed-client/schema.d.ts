@@ -413,6 +413,21 @@ export interface components {
        * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
        */
       updatedAt: string;
+      health: components["schemas"]["ChannelHealth"];
+    };
+    /** @description How the channel's deliveries went lately */
+    ChannelHealth: {
+      /** @description When the last delivery attempt (a test included) ended; null: never */
+      lastDeliveryAt: string | null;
+      /**
+       * @description Its delivery's status after that attempt: delivered, pending (it failed and will be tried again) or failed (for good)
+       * @enum {string|null}
+       */
+      lastStatus: "delivered" | "failed" | "pending" | null;
+      /** @description Why that attempt failed; null after a delivery */
+      lastError: string | null;
+      /** @description The first failed attempt since the last delivery; null while deliveries succeed */
+      failingSince: string | null;
     };
     AddChannelBody: {
       type: components["schemas"]["ChannelTypeInput"];
