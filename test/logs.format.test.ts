@@ -44,17 +44,18 @@ describe("the first start's instructions", () => {
       // Short and free of escaped quotes: the commands are data, not a 400-character sentence.
       expect(msg.length).toBeLessThan(120);
       expect(JSON.stringify(first.commands)).not.toContain('\\"');
+      // The server's database (not the default one) is part of the commands; the organization is named.
+      const database = `CERTKEEPER_DATABASE_URL='file:${ws.databasePath}'`;
       expect(first.commands).toEqual([
-        "npm run --silent certkeeper -- org create --name 'My org'",
-        "npm run --silent certkeeper -- user create --org ORG_ID --email you@example.com --role owner --password -",
+        `${database} npm run --silent certkeeper -- org create --name 'My org'`,
+        `${database} npm run --silent certkeeper -- user create --org 'My org' --email you@example.com --role owner --password -`,
       ]);
 
-      // Pasted into a shell as printed (ORG_ID replaced, the password typed on stdin): the owner can sign in.
-      const env = cleanEnv({ ...ws.env, PATH: process.env.PATH!.split(":").filter((dir) => !dir.includes("node_modules")).join(":") });
+      // Pasted into a shell as printed (the password typed on stdin), without the server's variables: the owner can sign in.
+      const env = cleanEnv({ PATH: process.env.PATH!.split(":").filter((dir) => !dir.includes("node_modules")).join(":") });
       const org = await run(["bash", "-c", first.commands[0]], env);
       expect({ code: org.code, stderr: org.stderr }).toEqual({ code: 0, stderr: "" });
-      const orgId = /org_[0-9A-Za-z]+/.exec(org.stdout)![0];
-      const user = await run(["bash", "-c", first.commands[1].replace("ORG_ID", orgId)], env, `${PASSWORD}\n`);
+      const user = await run(["bash", "-c", first.commands[1]], env, `${PASSWORD}\n`);
       expect({ code: user.code, stderr: user.stderr }).toEqual({ code: 0, stderr: "" });
       const browser = new WebClient({ handle: (request) => fetch(request, { redirect: "manual" }) }, serve.url);
       expect((await browser.signIn("you@example.com", PASSWORD)).status).toBe(303);
@@ -71,8 +72,9 @@ describe("the first start's instructions", () => {
     const { stdout } = serve.output();
     const lines = stdout.split("\n");
     expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d INFO  certkeeper is listening  url=http:\/\/127\.0\.0\.1:\d+ database=file:/);
-    expect(lines).toContain("    npm run --silent certkeeper -- org create --name 'My org'");
-    expect(lines).toContain("    npm run --silent certkeeper -- user create --org ORG_ID --email you@example.com --role owner --password -");
+    const database = `CERTKEEPER_DATABASE_URL='file:${ws.databasePath}'`;
+    expect(lines).toContain(`    ${database} npm run --silent certkeeper -- org create --name 'My org'`);
+    expect(lines).toContain(`    ${database} npm run --silent certkeeper -- user create --org 'My org' --email you@example.com --role owner --password -`);
     expect(lines).toContain(`  signIn: ${serve.url}/sign-in`);
     expect(stdout).toMatch(/\n\d\d:\d\d:\d\d INFO  request .*method=GET path=\/v1\/certificates status=401/);
     expect(stdout).toMatch(/\n\d\d:\d\d:\d\d INFO  certkeeper stopped\n$/);
@@ -94,7 +96,7 @@ describe("the format follows stdout", () => {
   test("a terminal gets readable lines; a pipe gets JSON lines; CERTKEEPER_LOG_FORMAT=json overrides the terminal", async () => {
     const [terminal, pipe, forcedJson] = await Promise.all([serveOnce({}, true), serveOnce({}, false), serveOnce({ CERTKEEPER_LOG_FORMAT: "json" }, true)]);
     expect(terminal.stdout).toMatch(/^\d\d:\d\d:\d\d INFO  certkeeper is listening/);
-    expect(terminal.stdout).toContain("    npm run --silent certkeeper -- org create --name 'My org'");
+    expect(terminal.stdout).toContain(" npm run --silent certkeeper -- org create --name 'My org'");
     const pipeLines = pipe.stdout.split("\n").filter(Boolean);
     expect(pipeLines.length).toBeGreaterThan(1);
     for (const line of pipeLines) expect(JSON.parse(line)).toMatchObject({ time: expect.any(String), level: "info", msg: expect.any(String) });

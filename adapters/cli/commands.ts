@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import type { Config } from "../../core/config/mod.ts";
 import { presentKey, type Admin, type OrganizationUsage } from "../../core/accounts/mod.ts";
-import { CertkeeperError, createLogger, silentLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
+import { CertkeeperError, silentLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
 import type { Principal } from "../../core/auth/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
 import { wire, type Wired } from "../wiring/mod.ts";
@@ -13,14 +13,12 @@ import { bunPasswords } from "../bun/passwords.ts";
 import { optionalInteger, requiredFlag, UsageError, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
 
 /**
- * The CLI's logger. What a command did, and why it failed, is its answer (stdout, the exit code and
- * its message on stderr), so its own log lines are shown only when asked for with
- * CERTKEEPER_LOG_LEVEL=debug, on stderr: stdout stays the command's answer alone.
+ * The CLI's logger: none. What a command did, and why it failed, is its answer (stdout, the exit code
+ * and its message on stderr); stdout stays one JSON document with --json, and stderr holds only the
+ * command's own messages, whatever CERTKEEPER_LOG_LEVEL says (it is the server's).
  */
-export function cliLogger(config: Config): Logger {
-  if (config.logLevel !== "debug") return silentLogger;
-  const format = config.logFormat === "auto" ? (process.stderr.isTTY ? "pretty" : "json") : config.logFormat;
-  return createLogger("debug", { format, write: (line) => process.stderr.write(`${line}\n`) });
+export function cliLogger(_config: Config): Logger {
+  return silentLogger;
 }
 
 /** Opens the configured database with the whole wiring (core, transports), runs `fn`, releases it. */
