@@ -3,7 +3,8 @@
  * against a real `certkeeper serve`, real TLS servers and a real webhook receiver (CONTRACT §23): the
  * dashboard says alerts go nowhere; a webhook channel is added (its secret shown once) and sent a test;
  * two certificates are added, each page opening with its plain sentence; one is muted; problems come
- * first; a failing channel shows on the dashboard. Once at desktop width and once at 390 px, where
+ * first; a failing channel shows on the dashboard; a key is made and a colleague added. Once at
+ * desktop width and once at 390 px, where
  * every page fits without sideways scrolling and every action used is within the screen. Screenshots
  * go to test-artifacts/web/. Without Chromium the tests are reported as skipped.
  */
@@ -180,6 +181,23 @@ function describeTests(executablePath: string) {
           expect(await page.locator("#banner-failing").textContent()).toContain("HTTP 500");
           await fits("dashboard with a failing channel");
           await shot("6-failing");
+
+          // 7. The API Keys and Members tabs: their Revoke and Remove are on screen too.
+          await page.goto(`${serve.url}/settings/api-keys`);
+          await page.getByLabel("Name").fill("deploy");
+          await (await reach(page.getByRole("button", { name: "Create API Key" }))).click();
+          await page.goto(`${serve.url}/settings/api-keys`);
+          await reach(page.getByRole("link", { name: "Revoke deploy" }));
+          await fits("API keys");
+          await page.goto(`${serve.url}/settings/members`);
+          await page.getByLabel("Email").fill(`colleague-${label}@example.test`);
+          await page.getByLabel("Initial password").fill("colleague passw0rd");
+          await (await reach(page.getByRole("button", { name: "Add user" }))).click();
+          await page.waitForURL(/notice=member-added/);
+          await reach(page.getByRole("link", { name: `Remove colleague-${label}@example.test` }));
+          await reach(page.getByRole("button", { name: "Change role" }).first());
+          await fits("members");
+          await shot("7-members");
         } catch (error) {
           await shot("failure").catch(() => {});
           const text = await page.locator("body").innerText().catch(() => "(no page)");

@@ -159,11 +159,11 @@ describe("API Keys tab", () => {
     const list = await owner.browser.get("/settings/api-keys");
     const id = (await h.store.apiKeys.list(h.org.id)).find((k) => k.name === "Nightly report")!.id;
     const row = new RegExp(`<tr data-key-id="${id}">([\\s\\S]*?)</tr>`).exec(list.text)![1]!;
-    expect(row).toContain("<td>Nightly report</td>");
+    expect(row).toContain('<td data-label="Name">Nightly report</td>');
     expect(row).toContain('<span class="badge mode-live">live</span>');
     expect(row).toContain(`ck_live_…${key.slice(-4)}`);
-    expect(row).toContain(`<td>${owner.email}</td>`);
-    expect(row).toMatch(/<td>\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/td><td>\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/td>/);
+    expect(row).toContain(`<td data-label="Created by">${owner.email}</td>`);
+    expect(row).toMatch(/<td data-label="Created">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/td><td data-label="Last used">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/td>/);
     expect(row).toContain("active");
 
     const confirm = await owner.browser.get(`/settings/api-keys/${id}/revoke`);
@@ -210,7 +210,7 @@ describe("Members tab", () => {
     const added = await owner.browser.post("/settings/members", { email, role: "admin", password: "a good initial password" });
     expect({ status: added.status, location: added.headers.get("location") }).toEqual({ status: 303, location: "/settings/members?notice=member-added" });
     const list = await owner.browser.follow(added);
-    expect(list.text).toContain(`<td>${email}</td><td><span class="badge">admin</span></td>`);
+    expect(list.text).toContain(`<td data-label="Email">${email}</td><td data-label="Role"><span class="badge">admin</span></td>`);
 
     const browser = new WebClient(h.app);
     const dashboard = await browser.follow(await browser.signIn(email, "a good initial password"));
@@ -244,7 +244,7 @@ describe("Members tab", () => {
     expectError(await h.request("GET", "/v1/certificates", { key }), 401, "expired_api_key");
     expect((await user.browser.get("/")).headers.get("location")).toBe("/sign-in");
     const list = await owner.browser.get("/settings/api-keys");
-    expect(list.text).toMatch(/<td>Leaving soon<\/td>[\s\S]*?removed user[\s\S]*?revoked/);
+    expect(list.text).toMatch(/<td data-label="Name">Leaving soon<\/td>[\s\S]*?removed user[\s\S]*?revoked/);
   });
 });
 

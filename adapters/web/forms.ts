@@ -101,7 +101,8 @@ export const FILTER_EVENTS = EVENT_TYPES.filter((type) => type !== "test");
 /** A channel's config from its form: the type's fields, the webhook's headers as "Name: value" lines. */
 export function channelConfig(type: ChannelType, form: Form): Record<string, unknown> {
   const config: Record<string, unknown> = {};
-  for (const field of CHANNEL_FIELDS[type] ?? []) {
+  // An unknown type has no fields: the API refuses the type before looking at the config.
+  for (const field of Object.hasOwn(CHANNEL_FIELDS, type) ? CHANNEL_FIELDS[type] : []) {
     const value = (form[`config.${field.name}`] ?? "").trim();
     if (field.name === "headers") {
       if (value !== "") config.headers = headersField(value);

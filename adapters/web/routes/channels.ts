@@ -51,13 +51,14 @@ export function channelRoutes(core: Core): WebRoute[] {
       path: "/channels",
       handle: change(core, async (_input, me, form) => {
         const mode = modeOf(form.mode);
-        const type = typeOf(form.type);
+        // The type as sent: the API judges it (invalid_channel_type), as it judges the rest.
+        const type = (form.type ?? "") as ChannelType;
         let created: ChannelView;
         try {
           const body = { type, name: (form.name ?? "").trim(), config: channelConfig(type, form), ...withFilter(form) };
           created = (await console.as(me, mode).run("addChannel", { body })).data as ChannelView;
         } catch (error) {
-          if (!refusesInput(error)) throw error;
+          if (!refusesInput(error) || !(CHANNEL_TYPES as readonly string[]).includes(type)) throw error;
           return htmlResponse(channelFormPage({ me, mode, type, form: withoutSecrets(type, form), error: error.message }), { status: error.status });
         }
         const secret = (created.config as { signingSecret?: unknown }).signingSecret;

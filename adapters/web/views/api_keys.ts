@@ -63,15 +63,15 @@ ${formToken(me)}
 }
 
 function keyTable(keys: KeyListItem[], manage: boolean): Html {
-  return html`<div class="table-wrap"><table aria-labelledby="keys-heading">
+  return html`<div class="table-wrap"><table class="stack" aria-labelledby="keys-heading">
 <thead><tr><th scope="col">Name</th><th scope="col">Mode</th><th scope="col">Key</th><th scope="col">Created by</th>
 <th scope="col">Created</th><th scope="col">Last used</th><th scope="col">State</th>${manage ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : ""}</tr></thead>
 <tbody>${keys.map(
     (key) => html`<tr data-key-id="${key.id}">
-<td>${key.name}</td><td><span class="badge mode-${key.mode}">${key.mode}</span></td><td class="mono">${masked(key)}</td>
-<td>${key.createdBy ?? html`<span class="muted">removed user</span>`}</td><td>${when(key.createdAt)}</td><td>${when(key.lastUsedAt)}</td>
-<td>${key.revokedAt ? html`<span class="badge state-revoked">revoked ${when(key.revokedAt)}</span>` : html`<span class="badge state-active">active</span>`}</td>
-${manage ? html`<td>${key.revokedAt ? "" : revokeCell(key)}</td>` : ""}
+<td data-label="Name">${key.name}</td><td data-label="Mode"><span class="badge mode-${key.mode}">${key.mode}</span></td><td data-label="Key" class="mono">${masked(key)}</td>
+<td data-label="Created by">${key.createdBy ?? html`<span class="muted">removed user</span>`}</td><td data-label="Created">${when(key.createdAt)}</td><td data-label="Last used">${when(key.lastUsedAt)}</td>
+<td data-label="State">${key.revokedAt ? html`<span class="badge state-revoked">revoked ${when(key.revokedAt)}</span>` : html`<span class="badge state-active">active</span>`}</td>
+${manage ? html`<td class="actions">${key.revokedAt ? "" : revokeCell(key)}</td>` : ""}
 </tr>`,
   )}</tbody></table></div>`;
 }

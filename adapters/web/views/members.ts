@@ -29,7 +29,7 @@ export function membersPage(view: MembersView): Html {
 <p class="muted">Owners may do everything; admins everything but add, change or remove owners; members only read. A user's API keys
 act with their role, and are revoked when the user is removed.</p>
 <h2 id="members-heading">Users of ${me.organization.name}</h2>
-<div class="table-wrap"><table aria-labelledby="members-heading">
+<div class="table-wrap"><table class="stack" aria-labelledby="members-heading">
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Added</th><th scope="col">Sign-in</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.members.map((member) => memberRow(member, { me, roles, owners }))}</tbody></table></div>
 <form class="card" method="post" action="/settings/members" aria-labelledby="add-heading">
@@ -59,9 +59,9 @@ interface RowContext {
 function memberRow(member: MemberView, context: RowContext): Html {
   const { me } = context;
   return html`<tr data-user-id="${member.id}">
-<td>${member.email}${member.id === me.user.id ? html` <span class="muted">(you)</span>` : ""}</td><td><span class="badge">${member.role}</span></td>
-<td>${when(member.createdAt)}</td><td>${member.canSignIn ? "password" : html`<span class="muted">none (keys only)</span>`}</td>
-<td>${memberActions(member, context)}</td>
+<td data-label="Email">${member.email}${member.id === me.user.id ? html` <span class="muted">(you)</span>` : ""}</td><td data-label="Role"><span class="badge">${member.role}</span></td>
+<td data-label="Added">${when(member.createdAt)}</td><td data-label="Sign-in">${member.canSignIn ? "password" : html`<span class="muted">none (keys only)</span>`}</td>
+<td class="actions">${memberActions(member, context)}</td>
 </tr>`;
 }
 
