@@ -18,13 +18,14 @@ import { sessionRoutes } from "./routes/session.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { certificateRoutes } from "./routes/certificates.ts";
 import { channelRoutes } from "./routes/channels.ts";
+import { watchRoutes } from "./routes/watches.ts";
 
 export { clientAddress } from "./http.ts";
 export { requestFacts } from "./guard.ts";
 export type { WebRequest, WebHandler, WebRoute } from "./guard.ts";
 
 export function createWebRoutes(core: Core): WebRoute[] {
-  const routes = [...sessionRoutes(core), ...dashboardRoutes(core), ...certificateRoutes(core), ...channelRoutes(core), ...apiKeyRoutes(core), ...memberRoutes(core), ...accountRoutes(core), ...assetRoutes()];
+  const routes = [...sessionRoutes(core), ...dashboardRoutes(core), ...certificateRoutes(core), ...channelRoutes(core), ...watchRoutes(core), ...apiKeyRoutes(core), ...memberRoutes(core), ...accountRoutes(core), ...assetRoutes()];
   return routes.map((route) => ({ ...route, handle: lastResort(core, route.handle) }));
 }
 

@@ -1,7 +1,6 @@
 /**
- * The Channels and Watches tabs: the lists; adding, editing, enabling, disabling, testing and removing
- * channels of every type; adding, editing, polling and removing watches. Every change is the API's
- * operation, run as the signed-in user (members only read).
+ * The Channels tab: the list; adding, editing, enabling, disabling, testing and removing channels of
+ * every type. Every change is the API's operation, run as the signed-in user (members only read).
  */
 import type { Core } from "../../../core/app/mod.ts";
 import type { SignedIn } from "../../../core/accounts/mod.ts";
@@ -10,9 +9,8 @@ import type { ChannelView } from "../../../core/schemas/mod.ts";
 import { change, noticeOf, signedIn, type Form, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
-import { channelConfig, channelFilter, watchBody } from "../forms.ts";
+import { channelConfig, channelFilter } from "../forms.ts";
 import { channelCreatedPage, channelFormPage, channelsPage, removeChannelPage } from "../views/channels.ts";
-import { removeWatchPage, watchFormPage, watchesPage } from "../views/watches.ts";
 import { modeOf, refusesInput } from "./dashboard.ts";
 
 function typeOf(value: string | null | undefined): ChannelType {
@@ -150,7 +148,6 @@ export function channelRoutes(core: Core): WebRoute[] {
         return htmlResponse(channelsPage({ me, mode, channels, error: `The test notification to “${name}” failed: ${result.error ?? "no answer"}.` }));
       }),
     },
-    ...watchRoutes(core),
   ];
 }
 
@@ -166,87 +163,4 @@ function withoutSecrets(type: ChannelType, form: Form): Form {
   for (const key of ["config.routingKey", "config.botToken"]) if (key in kept) kept[key] = "";
   if (type === "webhook" && kept["config.headers"]) kept["config.headers"] = "";
   return kept;
-}
-
-function watchRoutes(core: Core): WebRoute[] {
-  const { console } = core.accounts;
-  const modeIn = (request: Request) => modeOf(new URL(request.url).searchParams.get("mode"));
-  const watchOf = async (me: SignedIn, mode: Mode, id: string) => (await console.as(me, mode).run("getWatch", { params: { id } })).data as Record<string, unknown>;
-  const list = async (me: SignedIn, mode: Mode) => {
-    const watches = await console.as(me, mode).watches();
-    if (watches === null) throw new CertkeeperError("not_found", "This server has no Certificate Transparency watches.");
-    return watches;
-  };
-  return [
-    {
-      method: "GET",
-      path: "/watches",
-      handle: signedIn(core, async ({ request }, me) => {
-        const mode = modeIn(request);
-        return htmlResponse(watchesPage({ me, mode, watches: await list(me, mode), notice: noticeOf(request) }));
-      }),
-    },
-    {
-      method: "POST",
-      path: "/watches",
-      handle: change(core, async (_input, me, form) => {
-        const mode = modeOf(form.mode);
-        try {
-          await console.as(me, mode).run("addWatch", { body: watchBody(form, { withDomain: true }) });
-        } catch (error) {
-          if (!refusesInput(error)) throw error;
-          return htmlResponse(watchesPage({ me, mode, watches: await list(me, mode), error: error.message, form }), { status: error.status });
-        }
-        return redirect(`/watches?mode=${mode}&notice=watch-added`);
-      }),
-    },
-    {
-      method: "GET",
-      path: "/watches/:id/edit",
-      handle: signedIn(core, async ({ request, params }, me) => {
-        const mode = modeIn(request);
-        return htmlResponse(watchFormPage({ me, mode, watch: await watchOf(me, mode, params.id!) }));
-      }),
-    },
-    {
-      method: "POST",
-      path: "/watches/:id/edit",
-      handle: change(core, async ({ params }, me, form) => {
-        const mode = modeOf(form.mode);
-        try {
-          await console.as(me, mode).run("patchWatch", { params: { id: params.id! }, body: watchBody(form, { withDomain: false }) });
-        } catch (error) {
-          if (!refusesInput(error) || error.status === 404) throw error;
-          return htmlResponse(watchFormPage({ me, mode, watch: await watchOf(me, mode, params.id!), form, error: error.message }), { status: error.status });
-        }
-        return redirect(`/watches?mode=${mode}&notice=watch-updated`);
-      }),
-    },
-    {
-      method: "POST",
-      path: "/watches/:id/poll",
-      handle: change(core, async ({ params }, me, form) => {
-        const mode = modeOf(form.mode);
-        await console.as(me, mode).run("pollWatch", { params: { id: params.id! } });
-        return redirect(`/watches?mode=${mode}&notice=watch-polled`);
-      }),
-    },
-    {
-      method: "GET",
-      path: "/watches/:id/remove",
-      handle: signedIn(core, async ({ request, params }, me) => {
-        const mode = modeIn(request);
-        return htmlResponse(removeWatchPage(me, mode, await watchOf(me, mode, params.id!)));
-      }),
-    },
-    {
-      method: "POST",
-      path: "/watches/:id/remove",
-      handle: change(core, async ({ params }, me, form) => {
-        const mode = modeOf(form.mode);
-        await console.as(me, mode).run("deleteWatch", { params: { id: params.id! } });
-        return redirect(`/watches?mode=${mode}&notice=watch-removed`);
-      }),
-    },
-  ];
 }
