@@ -42,6 +42,8 @@ function certificate(overrides: Partial<CertificateView> = {}): CertificateView 
     publicKey: { algorithm: "EC", size: 256, curve: "P-256" },
     tls: { protocol: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256" },
     warnings: [],
+    alertPolicy: "days",
+    renewal: { deadline: "2025-04-25T04:00:00.000Z", source: "lifetime", window: null, explanationUrl: null, state: "overdue", checkedAt: null },
     ...overrides,
   };
 }

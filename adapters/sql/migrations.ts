@@ -8,7 +8,7 @@
  * it saved as long as their version stands (recent_saves.ts).
  */
 import type { Executor } from "./executor.ts";
-import { statusPeriods } from "./rows.ts";
+import { endpointsFrom, statusPeriods } from "./rows.ts";
 
 type Step = string | ((tx: Executor) => Promise<void>);
 
@@ -274,7 +274,46 @@ export const MIGRATIONS: Step[][] = [
     `UPDATE deliveries SET organization_id = (SELECT organization_id FROM events WHERE events.id = deliveries.event_id)`,
     `CREATE INDEX deliveries_due_by_organization ON deliveries (status, organization_id, next_attempt_at)`,
   ],
+  // 8: renewal, not age (CONTRACT §18-§19). Certificates stored before keep the `days` alert policy
+  // they were added under; each timeline gains the renewal state (what `renewal=` filters on); what CAs
+  // say in their renewal information (ARI) is kept once per leaf for every process.
+  [
+    `ALTER TABLE certificates ADD COLUMN alert_policy TEXT NOT NULL DEFAULT 'days'`,
+    backfillRenewalPeriods,
+    `UPDATE certificates SET version = version + 1`,
+    `CREATE TABLE renewal_info (
+      cert_id TEXT PRIMARY KEY,
+      info TEXT NOT NULL,
+      expires_at INTEGER NOT NULL
+    )`,
+    `CREATE INDEX renewal_info_expiry ON renewal_info (expires_at)`,
+  ],
 ];
+
+/** Computes every certificate's timeline anew, with its renewal state, a page at a time (migration 8). */
+async function backfillRenewalPeriods(tx: Executor): Promise<void> {
+  let after = "";
+  for (;;) {
+    const { rows } = await tx.execute(
+      "SELECT id, details, problem, failure, alert_thresholds, endpoints, alert_policy FROM certificates WHERE id > ? ORDER BY id LIMIT 500",
+      [after],
+    );
+    for (const row of rows) {
+      const details = JSON.parse(String(row.details));
+      const periods = statusPeriods({
+        details,
+        problem: row.problem === null ? null : (String(row.problem) as never),
+        failure: row.failure === null ? null : (String(row.failure) as never),
+        alertThresholds: JSON.parse(String(row.alert_thresholds)),
+        endpoints: endpointsFrom(String(row.endpoints), details),
+        alertPolicy: String(row.alert_policy) as never,
+      });
+      await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [periods, row.id as string]);
+    }
+    if (rows.length < 500) return;
+    after = String(rows.at(-1)!.id);
+  }
+}
 
 /** Computes the timeline of every certificate stored before migration 3, a page at a time. */
 async function backfillStatusPeriods(tx: Executor): Promise<void> {

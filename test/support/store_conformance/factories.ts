@@ -97,6 +97,7 @@ export function certificateRecord(
     port: 443,
     name: "Main site",
     alertThresholds: [30, 14, 7, 3, 1],
+    alertPolicy: "days",
     tags: [],
     mutedUntil: null,
     createdAt: NOW - DAY,
