@@ -119,6 +119,12 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_EVENT_RETENTION", "forever"],
     ["CERTKEEPER_DELIVERY_TIMEOUT", "0s"],
     ["CERTKEEPER_DELIVERY_TIMEOUT", "soon"],
+    ["CERTKEEPER_ALERT_POLICY", "weekly"],
+    ["CERTKEEPER_ALERT_POLICY", "Renewal"],
+    ["CERTKEEPER_ARI", "sometimes"],
+    ["CERTKEEPER_ACME_DIRECTORIES", "Let's Encrypt"],
+    ["CERTKEEPER_ACME_DIRECTORIES", "Internal=ftp://ca.internal"],
+    ["CERTKEEPER_ACME_DIRECTORIES", "=https://ca.example/dir"],
   ])("refuses %s=%p naming the variable", (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(name);
   });

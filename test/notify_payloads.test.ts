@@ -189,6 +189,34 @@ const CASES: Array<{ event: EventRecord; subject: string; summary: string; label
     color: 0x8b5cf6,
   },
   {
+    event: event("certificate.renewal_overdue", {
+      certificate: certificate({ statusReason: "renewal_overdue", daysUntilExpiry: 7 }),
+      deadline: "2025-04-25T04:00:00.000Z",
+      source: "lifetime",
+      window: null,
+      daysUntilExpiry: 7,
+    }),
+    subject: "renewal overdue: example.com still serves the certificate that should have been replaced by 2025-04-25 04:00 UTC",
+    summary:
+      "The TLS certificate for example.com should have been renewed by 2025-04-25 04:00 UTC and is still served; it expires on " +
+      "2025-05-12 10:00 UTC (in 7 days). Check that its ACME client is running and that the renewed certificate is installed.",
+    label: "Renewal overdue",
+    color: 0xe67e22,
+  },
+  {
+    event: event("certificate.renewal_requested", {
+      certificate: certificate({ statusReason: "renewal_requested", daysUntilExpiry: 7 }),
+      window: { start: "2025-05-04T00:00:00.000Z", end: "2025-05-05T00:00:00.000Z" },
+      explanationUrl: "https://ca.example/incident",
+    }),
+    subject: "example.com: the certificate authority asks for early renewal by 2025-05-05 00:00 UTC",
+    summary:
+      "The certificate authority of example.com asks, in its renewal information, for this certificate to be replaced early, " +
+      "by 2025-05-05 00:00 UTC, usually before it revokes it. Renew it now; it expires on 2025-05-12 10:00 UTC.",
+    label: "Early renewal requested",
+    color: 0xe67e22,
+  },
+  {
     event: event("test", {}),
     subject: "certkeeper test notification",
     summary: "This is a test notification from certkeeper. This channel is set up correctly.",
