@@ -53,6 +53,7 @@ test("a version 5 database migrates: a certificate keeps its fields, gets protoc
       tls: null,
       endpoints: [],
       alertMemory: { leaves: [], chain: [] },
+      deployment: null,
       lastCheckedAt: 1,
       failure: null,
       failureCount: 0,

@@ -2,6 +2,7 @@
 import type { CertificateStore, CertificateTarget } from "../../core/store/mod.ts";
 import type { CertificateRecord } from "../../core/base/mod.ts";
 import { certificateRenewalState, certificateStatus } from "../../core/certificates/mod.ts";
+import { leafNamesKey } from "../../core/deployment/mod.ts";
 import { copyCertificate, inScope, type MemoryState } from "./state.ts";
 
 type Stored = CertificateRecord & { leaseOwner: string | null };
@@ -155,6 +156,19 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
         }
       }
       return moved;
+    },
+
+    async noteIssuance(scope, { namesKey, deployment, dueAt }) {
+      let changed = 0;
+      for (const record of inScopeList(scope)) {
+        if (leafNamesKey(record.details) !== namesKey || record.details.notBefore >= deployment.issuedAt) continue;
+        if (record.deployment && record.deployment.issuedAt >= deployment.issuedAt) continue;
+        if (changed++ === 0) state.write();
+        record.deployment = { ...deployment };
+        record.nextCheckAt = Math.min(record.nextCheckAt, dueAt);
+        record.version++;
+      }
+      return changed;
     },
 
     async saveCheck(record, events) {

@@ -3,6 +3,7 @@ import type { CertificateStore, InsertCertificateResult } from "../../core/store
 import type { CertificateRecord, EventRecord, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
+import { leafNamesKey } from "../../core/deployment/mod.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
 import { RecentSaves } from "./recent_saves.ts";
@@ -26,7 +27,9 @@ function periodAt(field: 2 | 3, values: number): string {
  */
 function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: boolean) {
   // Endpoints, the connection and the alert memory change only with the details or with events.
-  const details = detailsChanged ? ["fingerprint", "not_before", "not_after", "details", "problem", "endpoints", "tls", "alert_memory"] : [];
+  const details = detailsChanged
+    ? ["fingerprint", "not_before", "not_after", "details", "problem", "endpoints", "tls", "alert_memory", "names_key", "deployment"]
+    : [];
   const detailValues: SqlValue[] = detailsChanged
     ? [
         r.fingerprint,
@@ -37,6 +40,8 @@ function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: b
         endpointsValue(r),
         r.tls ? JSON.stringify(r.tls) : null,
         JSON.stringify(r.alertMemory),
+        leafNamesKey(r.details),
+        r.deployment ? JSON.stringify(r.deployment) : null,
       ]
     : [];
   // The failure can change without the details: the timeline is written with every check.
@@ -399,6 +404,18 @@ export function sqlCertificates(db: Executor): CertificateStore {
          WHERE lease_owner IS NULL AND next_check_at > last_checked_at + ?`,
         [intervalMs, intervalMs],
       );
+      return rowsAffected;
+    },
+
+    async noteIssuance(scope, { namesKey, deployment, dueAt }) {
+      const { rowsAffected, rows } = await db.execute(
+        `UPDATE certificates SET deployment = ?, next_check_at = MIN(next_check_at, ?), version = version + 1
+          WHERE organization_id = ? AND mode = ? AND names_key = ? AND not_before < ?
+            AND (deployment IS NULL OR json_extract(deployment, '$.issuedAt') < ?)
+          RETURNING id`,
+        [JSON.stringify(deployment), dueAt, scope.organizationId, scope.mode, namesKey, deployment.issuedAt, deployment.issuedAt],
+      );
+      for (const row of rows) recent.forget(String(row.id));
       return rowsAffected;
     },
 

@@ -9,6 +9,7 @@
  */
 import type { Executor } from "./executor.ts";
 import { endpointsFrom, statusPeriods } from "./rows.ts";
+import { leafNamesKey } from "../../core/deployment/mod.ts";
 
 type Step = string | ((tx: Executor) => Promise<void>);
 
@@ -274,12 +275,17 @@ export const MIGRATIONS: Step[][] = [
     `UPDATE deliveries SET organization_id = (SELECT organization_id FROM events WHERE events.id = deliveries.event_id)`,
     `CREATE INDEX deliveries_due_by_organization ON deliveries (status, organization_id, next_attempt_at)`,
   ],
-  // 8: renewal, not age (CONTRACT §18-§19). Certificates stored before keep the `days` alert policy
+  // 8: renewal, not age (CONTRACT §18-§20). Certificates stored before keep the `days` alert policy
   // they were added under; each timeline gains the renewal state (what `renewal=` filters on); what CAs
-  // say in their renewal information (ARI) is kept once per leaf for every process.
+  // say in their renewal information (ARI) is kept once per leaf for every process; a certificate keeps
+  // its served leaf's DNS names as a key, so an issuance of exactly those names finds it, and the
+  // issuance pending deployment.
   [
     `ALTER TABLE certificates ADD COLUMN alert_policy TEXT NOT NULL DEFAULT 'days'`,
+    `ALTER TABLE certificates ADD COLUMN names_key TEXT NOT NULL DEFAULT ''`,
+    `ALTER TABLE certificates ADD COLUMN deployment TEXT`,
     backfillRenewalPeriods,
+    `CREATE INDEX certificates_names ON certificates (organization_id, mode, names_key)`,
     `UPDATE certificates SET version = version + 1`,
     `CREATE TABLE renewal_info (
       cert_id TEXT PRIMARY KEY,
@@ -290,7 +296,7 @@ export const MIGRATIONS: Step[][] = [
   ],
 ];
 
-/** Computes every certificate's timeline anew, with its renewal state, a page at a time (migration 8). */
+/** Computes every certificate's timeline anew, with its renewal state, and its names key, a page at a time (migration 8). */
 async function backfillRenewalPeriods(tx: Executor): Promise<void> {
   let after = "";
   for (;;) {
@@ -308,7 +314,7 @@ async function backfillRenewalPeriods(tx: Executor): Promise<void> {
         endpoints: endpointsFrom(String(row.endpoints), details),
         alertPolicy: String(row.alert_policy) as never,
       });
-      await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [periods, row.id as string]);
+      await tx.execute("UPDATE certificates SET status_periods = ?, names_key = ? WHERE id = ?", [periods, leafNamesKey(details), row.id as string]);
     }
     if (rows.length < 500) return;
     after = String(rows.at(-1)!.id);

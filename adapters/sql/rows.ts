@@ -11,6 +11,7 @@ import type {
   UserRecord,
 } from "../../core/base/mod.ts";
 import { statusTimeline } from "../../core/certificates/mod.ts";
+import { leafNamesKey } from "../../core/deployment/mod.ts";
 import type { Row, SqlValue } from "./executor.ts";
 
 const num = (value: unknown) => Number(value);
@@ -63,7 +64,7 @@ export const CERTIFICATE_COLUMNS =
   "id, organization_id, mode, domain, port, name, alert_thresholds, status_periods, created_at, updated_at, " +
   "fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, " +
   "alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version, tags, muted_until, " +
-  "protocol, connect_to, endpoints, tls, alert_memory, alert_policy";
+  "protocol, connect_to, endpoints, tls, alert_memory, alert_policy, names_key, deployment";
 
 /** connect_to is '' for "the domain", so that the UNIQUE constraint treats it as a value. */
 export const connectToValue = (connectTo: string | null) => connectTo ?? "";
@@ -99,6 +100,7 @@ export function certificateFrom(row: Row): CertificateRecord {
     endpoints: endpointsFrom(str(row.endpoints), details),
     tls: row.tls === null || row.tls === undefined ? null : JSON.parse(str(row.tls)),
     alertMemory: JSON.parse(str(row.alert_memory)),
+    deployment: row.deployment === null || row.deployment === undefined ? null : JSON.parse(str(row.deployment)),
   };
 }
 
@@ -168,6 +170,8 @@ export function certificateValues(r: CertificateRecord): SqlValue[] {
     r.tls ? JSON.stringify(r.tls) : null,
     JSON.stringify(r.alertMemory),
     r.alertPolicy,
+    leafNamesKey(r.details),
+    r.deployment ? JSON.stringify(r.deployment) : null,
   ];
 }
 

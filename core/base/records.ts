@@ -252,6 +252,23 @@ export interface AlertMemory {
   requested?: string[];
 }
 
+/**
+ * An issuance a watch recorded for exactly the names of a certificate's served leaf, with a later
+ * notBefore, that the certificate's endpoints do not all serve yet (CONTRACT §20). Times in ms.
+ */
+export interface PendingDeployment {
+  /** The issuance's notBefore. */
+  issuedAt: number;
+  notAfter: number;
+  /** Of the final certificate, upper-case colon hex; null when only its precertificate was logged. */
+  fingerprintSha256: string | null;
+  issuer: string;
+  /** When the watch recorded it: the grace runs from here. */
+  seenAt: number;
+  /** True once `certificate.not_deployed` was raised for it. */
+  announced: boolean;
+}
+
 /** What the service last announced about a certificate's health, so each change is announced once. */
 export type Health = "ok" | "invalid" | "unreachable";
 
@@ -284,6 +301,8 @@ export interface CertificateRecord extends Scope {
   /** Every address at the last conclusive check, IPv4 first, each in numeric order. */
   endpoints: EndpointRecord[];
   alertMemory: AlertMemory;
+  /** A newer issuance of the same names not yet served by every answering endpoint; null: none. */
+  deployment: PendingDeployment | null;
   lastCheckedAt: number;
 
   /** Set once a failing certificate is declared unreachable. */
@@ -363,6 +382,7 @@ export type EventType =
   | "certificate.issued"
   | "certificate.renewal_overdue"
   | "certificate.renewal_requested"
+  | "certificate.not_deployed"
   | "test";
 
 /** Every event kind, in documentation order (CONTRACT §7 and Part II). */
@@ -378,6 +398,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   "certificate.issued",
   "certificate.renewal_overdue",
   "certificate.renewal_requested",
+  "certificate.not_deployed",
   "test",
 ];
 

@@ -88,6 +88,7 @@ function initialRecord(
     tls: outcome.tls ?? null,
     endpoints: outcome.endpoints ?? [],
     alertMemory: EMPTY_ALERT_MEMORY,
+    deployment: null,
     lastCheckedAt: now,
     failure: null,
     failureCount: 0,

@@ -3,6 +3,7 @@ import { iso } from "../base/time.ts";
 import type { CertificateRecord, RevocationState } from "../base/records.ts";
 import { certificateRenewalState, certificateStatus, ClockAt, endpointStatus } from "./status.ts";
 import { renewalDeadline } from "../renewal/mod.ts";
+import { presentDeployment } from "../deployment/mod.ts";
 import {
   CREATED_FIELDS,
   UNMONITORED_FIELDS,
@@ -88,6 +89,7 @@ function present(record: CertificateRecord, clock: ClockAt): CertificateView {
     warnings: [...(d.warnings ?? []), ...(isLegacyProtocol(record.tls?.protocol) ? (["legacy_protocol"] as const) : [])],
     alertPolicy: record.alertPolicy ?? "days",
     renewal: presentRenewal(record, clock),
+    deployment: presentDeployment(record.deployment ?? null, record.endpoints ?? []),
   };
 }
 

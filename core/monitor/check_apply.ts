@@ -10,6 +10,7 @@ import { daysUntil, iso } from "../base/time.ts";
 import { certificateStatus, isInvalid } from "../certificates/status.ts";
 import { presentCertificate } from "../certificates/present.ts";
 import { checkIntervalFor, renewalDeadline } from "../renewal/mod.ts";
+import { deploymentDueAt, judgeDeployment } from "../deployment/mod.ts";
 import { nextAlertAt, thresholdToAnnounce } from "./threshold_crossings.ts";
 
 /** What a retrieval found. */
@@ -155,6 +156,11 @@ export function applyCheck(
     if (newlyRevoked.length > 0) {
       next.alertMemory = { ...next.alertMemory, revoked: [...newlyRevoked, ...(next.alertMemory.revoked ?? [])].slice(0, REVOKED_MEMORY_SIZE) };
     }
+    // An issuance recorded for these names (CONTRACT §20): gone once every answering endpoint serves it;
+    // announced once when its grace passes while one still serves an older leaf.
+    const deployment = judgeDeployment(next.deployment ?? null, next.endpoints, now);
+    next.deployment = deployment.deployment;
+    if (deployment.notDeployed) drafts.push({ type: "certificate.not_deployed", extra: deployment.notDeployed });
     const health: Health = isInvalid(next, now) ? "invalid" : "ok";
     next.health = health;
     if (health === "invalid" && previous.health !== "invalid") drafts.push({ type: "certificate.invalid" });
@@ -281,6 +287,8 @@ export function applyCheck(
       if (chainAt !== null) due = Math.min(due, chainAt);
     }
   }
+  // The end of a pending deployment's grace: the endpoints are looked at then.
+  if (next.deployment && !next.deployment.announced) due = Math.min(due, Math.max(now + 1, deploymentDueAt(next.deployment)));
   next.nextCheckAt = Math.min(now + checkIntervalFor(next.details, policy.intervalMs), due, chainDue ?? Infinity);
   if (drafts.length > 0 || changed(previous, next)) next.updatedAt = now;
   return { record: next, events: drafts.map((draft) => toEvent(next, draft, now)) };

@@ -34,6 +34,7 @@ export const EVENT_LABELS: Record<EventType, string> = {
   "certificate.issued": "New certificate issued",
   "certificate.renewal_overdue": "Renewal overdue",
   "certificate.renewal_requested": "Early renewal requested",
+  "certificate.not_deployed": "New certificate not deployed",
   test: "Test notification",
 };
 
@@ -206,6 +207,28 @@ export function describeEvent(event: EventRecord): Described {
         summary:
           `The certificate authority of ${t} asks, in its renewal information, for this certificate to be replaced early` +
           `${end ? `, by ${end}` : ""}, usually before it revokes it. Renew it now; it expires on ${expires}.`,
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.not_deployed": {
+      const deployment = data.deployment as { issuedAt?: unknown; notAfter?: unknown; servedBy?: unknown; endpoints?: unknown; issuer?: unknown } | undefined;
+      const lagging = Array.isArray(data.lagging) ? data.lagging.filter((a): a is string => typeof a === "string") : [];
+      const issued = typeof deployment?.issuedAt === "string" ? formatDate(deployment.issuedAt) : "recently";
+      if (typeof deployment?.issuer === "string") facts.push({ name: "New certificate issued by", value: deployment.issuer });
+      facts.push({ name: "New certificate issued", value: issued });
+      if (typeof deployment?.notAfter === "string") facts.push({ name: "New certificate expires", value: formatDate(deployment.notAfter) });
+      if (typeof deployment?.servedBy === "number" && typeof deployment?.endpoints === "number") {
+        facts.push({ name: "Serving it", value: `${deployment.servedBy} of ${deployment.endpoints} addresses` });
+      }
+      facts.push({ name: "Still serving the old certificate", value: lagging.join(", ") || "unknown" });
+      const where = lagging.length === 1 ? lagging[0]! : `${lagging.length} addresses`;
+      return {
+        label,
+        headline: `${t}: new certificate not deployed on ${where}`,
+        summary:
+          `A certificate was issued for ${t} on ${issued}, but ${lagging.length === 1 ? `${lagging[0]} still serves` : `${lagging.join(", ")} still serve`} ` +
+          `the old one, which expires on ${expires}. Install the new certificate there (and reload the server that serves it).`,
         facts,
         createdAt,
       };

@@ -22,6 +22,7 @@ const COLORS: Record<EventType, "Attention" | "Warning" | "Good" | "Accent"> = {
   "certificate.issued": "Accent",
   "certificate.renewal_overdue": "Warning",
   "certificate.renewal_requested": "Warning",
+  "certificate.not_deployed": "Warning",
   test: "Accent",
 };
 

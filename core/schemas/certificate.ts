@@ -177,6 +177,24 @@ export const Renewal = Type.Object(
   { additionalProperties: false, description: "Renewal of the certificate the certificate-level fields describe" },
 );
 
+export const Deployment = Type.Object(
+  {
+    issuedAt: Timestamp,
+    fingerprintSha256: Type.Union([Fingerprint, Type.Null()], { description: "Of the certificate issued; null when only its precertificate was logged" }),
+    notAfter: Timestamp,
+    issuer: Type.String({ examples: ["Let's Encrypt"] }),
+    seenAt: Timestamp,
+    servedBy: Type.Integer({ minimum: 0, description: "Answering endpoints that serve it (or a later certificate)" }),
+    endpoints: Type.Integer({ minimum: 0, description: "Answering endpoints" }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "A certificate a watch saw issued for exactly these names, later than the one served, that not every endpoint serves yet; " +
+      "certificate.not_deployed is raised once when 24 hours (or a tenth of its lifetime, when shorter) pass from seenAt while one still serves an older one",
+  },
+);
+
 export const WARNINGS = ["weak_key", "weak_signature", "legacy_protocol"] as const;
 
 const certificateFields = {
@@ -215,6 +233,7 @@ const certificateFields = {
   }),
   alertPolicy: AlertPolicy,
   renewal: Type.Union([Renewal, Type.Null()], { description: "Null only while no certificate was ever retrieved (the CLI's check of an unreachable target)" }),
+  deployment: Type.Union([Deployment, Type.Null()], { description: "Null unless an issuance is waiting to be served by every endpoint" }),
 };
 
 export const Certificate = Type.Object(certificateFields, { additionalProperties: false });

@@ -18,6 +18,7 @@ import type {
   SignInFailures,
   UserRecord,
   RevocationAnswer,
+  PendingDeployment,
   RenewalInfo,
   RenewalState,
   WatchRecord,
@@ -204,6 +205,14 @@ export interface CertificateStore {
    * `record` for the stored certificate: the common re-check of an unchanged certificate.
    */
   saveCheck(record: CertificateRecord, events: EventRecord[], options?: { detailsChanged?: boolean }): Promise<boolean>;
+  /**
+   * Makes `deployment` pending on every certificate of the scope whose served leaf's DNS names have
+   * this key (core/deployment namesKey) and whose notBefore is earlier than the issuance's, unless an
+   * issuance as recent is pending already (a later one replaces an earlier one); each is due at
+   * `dueAt` at the latest and its version moves (a check computed before then applies again). Returns
+   * how many certificates it changed.
+   */
+  noteIssuance(scope: Scope, options: { namesKey: string; deployment: PendingDeployment; dueAt: number }): Promise<number>;
 }
 
 export interface ChannelListQuery {

@@ -284,6 +284,8 @@ export interface components {
       alertPolicy: components["schemas"]["AlertPolicy"];
       /** @description Null only while no certificate was ever retrieved (the CLI's check of an unreachable target) */
       renewal: components["schemas"]["Renewal"] | null;
+      /** @description Null unless an issuance is waiting to be served by every endpoint */
+      deployment: components["schemas"]["Deployment"] | null;
     };
     ChainEntry: {
       subject: string;
@@ -389,6 +391,31 @@ export interface components {
      * @enum {string}
      */
     RenewalStateSchema: "not_due" | "overdue" | "requested";
+    /** @description A certificate a watch saw issued for exactly these names, later than the one served, that not every endpoint serves yet; certificate.not_deployed is raised once when 24 hours (or a tenth of its lifetime, when shorter) pass from seenAt while one still serves an older one */
+    Deployment: {
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      issuedAt: string;
+      /** @description Of the certificate issued; null when only its precertificate was logged */
+      fingerprintSha256: string | null;
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      notAfter: string;
+      issuer: string;
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      seenAt: string;
+      /** @description Answering endpoints that serve it (or a later certificate) */
+      servedBy: number;
+      /** @description Answering endpoints */
+      endpoints: number;
+    };
     CertificateSummary: {
       /** @description Certificates monitored in this mode */
       total: number;
@@ -451,7 +478,7 @@ export interface components {
       /** @description Which events the channel receives; null: every event */
       filter: ({
         /** @description Event kinds this channel receives */
-        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "test")[];
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "certificate.not_deployed" | "test")[];
         /** @description The channel receives events of certificates carrying at least one of these */
         tags?: string[];
       }) | null;
@@ -472,7 +499,7 @@ export interface components {
       config: components["schemas"]["EmailConfig"] | components["schemas"]["ChatConfig"] | components["schemas"]["WebhookConfig"] | components["schemas"]["PagerDutyConfig"] | components["schemas"]["TeamsConfig"] | components["schemas"]["TelegramConfig"];
       filter?: ({
         /** @description Event kinds this channel receives */
-        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "test")[];
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "certificate.not_deployed" | "test")[];
         /** @description The channel receives events of certificates carrying at least one of these */
         tags?: string[];
       }) | null;
@@ -527,7 +554,7 @@ export interface components {
       /** @description Replaces the filter; null removes it */
       filter?: ({
         /** @description Event kinds this channel receives */
-        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "test")[];
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "certificate.not_deployed" | "test")[];
         /** @description The channel receives events of certificates carrying at least one of these */
         tags?: string[];
       }) | null;
@@ -547,7 +574,7 @@ export interface components {
        * @description An event kind
        * @enum {string}
        */
-      type: "certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "test";
+      type: "certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "certificate.not_deployed" | "test";
       /**
        * Format: date-time
        * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ

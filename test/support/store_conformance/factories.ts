@@ -98,6 +98,7 @@ export function certificateRecord(
     name: "Main site",
     alertThresholds: [30, 14, 7, 3, 1],
     alertPolicy: "days",
+    deployment: null,
     tags: [],
     mutedUntil: null,
     createdAt: NOW - DAY,
