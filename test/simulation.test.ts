@@ -34,6 +34,7 @@ import type { HttpTransport, Transports } from "../core/notify/ports.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { addCertificate } from "../core/operations/certificates_add.ts";
 import { addChannel } from "../core/operations/channels_add.ts";
+import { addWatch } from "../core/operations/watches_add.ts";
 import { FakeClock } from "./support/fake_clock.ts";
 import { SimulatedInternet, SimulatedResponder, seededRandom, type CheckRecord, type RenewalPolicy, type ServedCertificate, type SimulatedServer } from "./support/simulated_internet.ts";
 import { RevocationChecker } from "../core/revocation/mod.ts";
@@ -94,8 +95,9 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
       return { status: 200, retryAfterMs: null };
     },
   };
-  const transports: Transports = { http, email: { send: async () => {} } };
-  const config: Config = { ...DEFAULT_CONFIG, checkIntervalMs: 6 * HOUR, checkConcurrency: 256, deliveryRetryMs: [5 * 60_000, 30 * 60_000, 2 * HOUR, 6 * HOUR], logLevel: "error" };
+  // Certificate Transparency: a search service listing every certificate the simulated CAs issue.
+  const transports: Transports = { http, email: { send: async () => {} }, ctFetch: internet.ctFetcher };
+  const config: Config = { ...DEFAULT_CONFIG, ctUrl: "https://ct.sim.example", ctIntervalMs: HOUR, checkIntervalMs: 6 * HOUR, checkConcurrency: 256, deliveryRetryMs: [5 * 60_000, 30 * 60_000, 2 * HOUR, 6 * HOUR], logLevel: "error" };
   const core = createCore({ config, store, clock, source: internet, transports, trust: new TrustStore([]), logger: silentLogger });
   const admin = core.services.admin;
   const org = await admin.createOrganization({ name: "Sim", plan: "enterprise" });
@@ -103,6 +105,8 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   const principal = { keyId: "key_simulation00000000", userId: user.id, role: "owner" as const, scope: { organizationId: org.id, mode: "live" as const }, limits: org.limits };
   const caller = { kind: "host", principal } as const;
   await core.call({ operation: addChannel, caller, body: { type: "webhook", name: "sim", config: { url: "https://receiver.example/hook" } } });
+  // One watch over every name: its issuances are what a deployment lags behind (CONTRACT §20).
+  await core.call({ operation: addWatch, caller, body: { domain: "sim.example" } });
 
   // The servers, then the certificates added through the same operation the API uses.
   const policies: RenewalPolicy[] = ["on-time", "on-time", "on-time", "late", "late", "lapses", "yearly"];
@@ -127,6 +131,8 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
       nodes: multi ? 2 + Math.floor(random() * 3) : 1,
       forgottenNode: multi && random() < 0.33,
       shortIntermediate: random() < 0.1,
+      // A CDN rolling a renewal out: one node serves the old or the new certificate at random for hours.
+      alternatingNode: multi && renewalRandom() < 0.33,
       ari,
       ...(alertPolicy === "renewal" ? { lifetime: LIFETIMES[Math.floor(renewalRandom() * LIFETIMES.length)]! } : {}),
     });
@@ -168,9 +174,12 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     }
   }
 
+  internet.logIssuances();
+  const watches = core.services.watches as unknown as { runDue(): Promise<number> };
   const started = performance.now();
   for (let at = START; at <= END; at += STEP) {
     clock.set(at);
+    await watches.runDue();
     await core.services.scheduler.runDue();
     await core.services.deliveries!.loop.runDue();
   }
@@ -195,6 +204,12 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   const { missed, duplicates, late, chainAlerts } = judge(events, internet, daysDomains);
   const renewal = judgeRenewal(events, internet, renewalDomains);
   const requests = judgeRequests(events, internet, certificateOf);
+  const deterministic = new Set(
+    [...internet.servers.values()].filter((server) => server.nodes.length > 1 && server.outages.length === 0 && server.flakiness === 0 && !server.nodes.some((n) => n.alternating)).map((server) => server.domain),
+  );
+  const deployments = judgeDeployments(events, internet, certificateOf, deterministic);
+  // Rollouts never flap: each new certificate is announced renewed once.
+  const renewedTwice = duplicatesOf(events.filter((e) => e.type === "certificate.renewed").map((e) => `${e.certificateId} ${(e.data.certificate as { serialNumber: string }).serialNumber}`));
   // A healthy rotation is not news: certificate.renewed and nothing else.
   const unhealthy = events.filter((e) => healthy.has((e.data.certificate as { domain?: string } | undefined)?.domain ?? "") && e.type !== "certificate.renewed");
   const revocations = judgeRevocations(events, internet, certificateOf, responder);
@@ -246,6 +261,18 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           expiriesMissed: renewal.expiriesMissed.length,
           duplicates: renewal.duplicates.length,
         },
+        deployments: {
+          namesJudged: deterministic.size,
+          alternatingNodes: [...internet.servers.values()].filter((server) => server.nodes.some((n) => n.alternating)).length,
+          owed: deployments.owed,
+          announced: deployments.announced,
+          missed: deployments.missed.length,
+          late: deployments.late.length,
+          unowed: deployments.unowed.length,
+          duplicates: deployments.duplicates.length,
+          wrongLagging: deployments.wrongLagging.length,
+          renewedTwice: renewedTwice.length,
+        },
         renewalRequests: {
           incidents: requests.incidents,
           owed: requests.owed,
@@ -296,6 +323,13 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(renewal.thresholdsUnwanted.slice(0, 5)).toEqual([]);
   expect(renewal.expiriesMissed.slice(0, 5)).toEqual([]);
   expect(renewal.duplicates.slice(0, 5)).toEqual([]);
+  expect(deployments.missed.slice(0, 5)).toEqual([]);
+  expect(deployments.late.slice(0, 5)).toEqual([]);
+  expect(deployments.unowed.slice(0, 5)).toEqual([]);
+  expect(deployments.duplicates.slice(0, 5)).toEqual([]);
+  expect(deployments.wrongLagging.slice(0, 5)).toEqual([]);
+  expect(renewedTwice.slice(0, 5)).toEqual([]);
+  expect(deployments.owed).toBeGreaterThan(0);
   expect(requests.missed.slice(0, 5)).toEqual([]);
   expect(requests.unowed.slice(0, 5)).toEqual([]);
   expect(requests.duplicates.slice(0, 5)).toEqual([]);
@@ -317,6 +351,8 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     "certificate.expired",
     "certificate.expiring",
     "certificate.invalid",
+    "certificate.issued",
+    "certificate.not_deployed",
     "certificate.recovered",
     "certificate.renewal_overdue",
     "certificate.renewal_requested",
@@ -598,6 +634,67 @@ function judgeRequests(events: EventRecord[], internet: SimulatedInternet, certi
     if (times.length > 1) result.duplicates.push(`${serial} ${times.length} times`);
     const at = incidentAt.get(serial);
     for (const time of times) if (at === undefined || time < at) result.unowed.push(`${serial} at ${new Date(time).toISOString()}`);
+  }
+  return result;
+}
+
+function duplicatesOf(keys: string[]): string[] {
+  const seen = new Set<string>();
+  return keys.filter((key) => (seen.has(key) ? true : (seen.add(key), false)));
+}
+
+/**
+ * Issued but not deployed (CONTRACT §20), against the servers' ground truth. The watch records each
+ * issuance within two hours of its notBefore; its grace is 24 hours or a tenth of its lifetime. On names
+ * whose nodes never fail and never alternate, an issuance that a node still lags behind three hours
+ * after the grace is owed exactly one certificate.not_deployed, announced from the grace's end on; one
+ * that every node serves when the grace ends is owed none (issuances followed by the next one before then
+ * are not judged). On every name, each announcement is once per issuance and names only addresses that
+ * served an older certificate then.
+ */
+function judgeDeployments(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>, deterministic: Set<string>) {
+  const announced = new Map<string, EventRecord[]>();
+  for (const event of events) {
+    if (event.type !== "certificate.not_deployed") continue;
+    const domain = (event.data.certificate as { domain: string }).domain;
+    const key = `${domain} ${Date.parse((event.data.deployment as { issuedAt: string }).issuedAt)}`;
+    announced.set(key, [...(announced.get(key) ?? []), event]);
+  }
+  const result = { owed: 0, announced: 0, missed: [] as string[], late: [] as string[], unowed: [] as string[], duplicates: [] as string[], wrongLagging: [] as string[] };
+  for (const [key, list] of announced) {
+    result.announced += list.length;
+    if (list.length > 1) result.duplicates.push(`${key} ${list.length} times`);
+    const [domain, issuedAtText] = key.split(" ");
+    const server = internet.servers.get(domain!)!;
+    for (const event of list) {
+      for (const address of event.data.lagging as string[]) {
+        const node = server.nodes.find((n) => n.address === address)!;
+        // An issuance recorded at second precision; a node mid-rollout may be seen either way.
+        if (!node.alternating && SimulatedInternet.servedAt(node, event.createdAt).notBefore >= Number(issuedAtText) - 1000) result.wrongLagging.push(`${key} ${address}`);
+      }
+    }
+  }
+  for (const domain of certificateOf.values()) {
+    if (!deterministic.has(domain)) continue;
+    const server = internet.servers.get(domain)!;
+    const issuances = [...server.certificates].sort((a, b) => a.notBefore - b.notBefore);
+    issuances.forEach((issuance, k) => {
+      const grace = Math.min(24 * HOUR, Math.floor((issuance.notAfter - issuance.notBefore) / 10));
+      const latest = issuance.notBefore + grace + 3 * HOUR;
+      if (issuance.notBefore < START || latest > END - TOLERANCE) return;
+      const next = issuances[k + 1];
+      if (next && next.notBefore < latest) return;
+      const lagAt = (t: number) => server.nodes.some((node) => SimulatedInternet.servedAt(node, t).notBefore < issuance.notBefore);
+      // Issuances are recorded at second precision (RFC 3339).
+      const list = announced.get(`${domain} ${Math.floor(issuance.notBefore / 1000) * 1000}`) ?? [];
+      if (lagAt(latest)) {
+        result.owed++;
+        if (list.length === 0) result.missed.push(`${issuance.serial} issued ${new Date(issuance.notBefore).toISOString()}`);
+        else if (list[0]!.createdAt > latest + TOLERANCE || list[0]!.createdAt < issuance.notBefore + grace) result.late.push(`${issuance.serial} at ${new Date(list[0]!.createdAt).toISOString()}`);
+      } else if (!lagAt(issuance.notBefore + grace) && list.length > 0) {
+        result.unowed.push(`${issuance.serial} issued ${new Date(issuance.notBefore).toISOString()}`);
+      }
+    });
   }
   return result;
 }

@@ -35,8 +35,13 @@ export function namesKey(names: readonly string[]): string {
 
 /** The names key of a served leaf: its subject alternative names that are DNS names. */
 export function leafNamesKey(details: Pick<CertificateDetails, "subjectAlternativeNames">): string {
-  return namesKey(details.subjectAlternativeNames);
+  // Details objects are replaced whole, never changed: each one's key is computed once.
+  let key = leafKeys.get(details);
+  if (key === undefined) leafKeys.set(details, (key = namesKey(details.subjectAlternativeNames)));
+  return key;
 }
+
+const leafKeys = new WeakMap<object, string>();
 
 /** The answering endpoints that serve a leaf older than the pending issuance. */
 export function laggingEndpoints(deployment: Pick<PendingDeployment, "issuedAt">, endpoints: readonly EndpointRecord[]): EndpointRecord[] {

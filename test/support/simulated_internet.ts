@@ -48,6 +48,11 @@ export interface ServedCertificate {
 export interface SimulatedNode {
   address: string;
   certificates: ServedCertificate[];
+  /**
+   * A CDN node mid-rollout: for 12 hours after it starts serving a new certificate, each connection
+   * gets the new one or the one before, at random.
+   */
+  alternating?: boolean;
 }
 
 export interface SimulatedServer {
@@ -97,6 +102,8 @@ export interface ServerOptions {
   forgottenNode?: boolean;
   /** The chain's intermediate expires 10-40 days before the leaf. */
   shortIntermediate?: boolean;
+  /** One node (not a forgotten one) alternates between the old and the new certificate while it rolls a renewal out. */
+  alternatingNode?: boolean;
   /** The certificates' lifetime; default 90 days (365 for "yearly"). */
   lifetime?: number;
   /** The CA publishes renewal information (ARI) for them. */
@@ -281,6 +288,10 @@ export class SimulatedInternet implements CertificateSource {
       }
       nodes.push({ address: `192.0.2.${n + 1}`, certificates });
     }
+    if (options.alternatingNode && nodeCount > 1) {
+      const candidates = nodes.filter((_, i) => i !== forgotten);
+      candidates[Math.floor(r() * candidates.length)]!.alternating = true;
+    }
     const outages: Array<[number, number]> = [];
     for (let i = 0; i < options.outages; i++) {
       const at = options.start + Math.floor(r() * (options.end - options.start));
@@ -300,6 +311,43 @@ export class SimulatedInternet implements CertificateSource {
     this.servers.set(domain, server);
     return server;
   }
+
+  /**
+   * Every certificate issued, as a Certificate Transparency search service (Cert Spotter's issuances
+   * API) lists them: logged at their notBefore, in that order, each with an increasing id. Build it
+   * once the servers are set up; {@link SimulatedInternet.ctFetcher} serves it.
+   */
+  logIssuances(): void {
+    const all = [...this.servers.values()].flatMap((server) => server.certificates.map((cert) => ({ cert, domain: server.domain })));
+    all.sort((a, b) => a.cert.notBefore - b.cert.notBefore || (a.cert.serial < b.cert.serial ? -1 : 1));
+    this.#issuances = all.map(({ cert, domain }, i) => ({ id: String(1_000_000 + i), domain, cert }));
+  }
+
+  #issuances: Array<{ id: string; domain: string; cert: ServedCertificate }> = [];
+
+  /** The CT search service over {@link SimulatedInternet.logIssuances}' log: what is issued by now, after `after`. */
+  readonly ctFetcher: HttpFetcher = {
+    fetch: async (request: FetchRequest): Promise<FetchResult> => {
+      const params = new URL(request.url).searchParams;
+      const after = params.get("after");
+      const now = this.clock.now();
+      const page: unknown[] = [];
+      // Ids are positions in the log: the page starts right after `after`.
+      for (let i = after === null ? 0 : Number(after) - 1_000_000 + 1; i < this.#issuances.length; i++) {
+        const { id, domain, cert } = this.#issuances[i]!;
+        if (cert.notBefore > now || page.length === 100) break;
+        page.push({
+          id,
+          dns_names: [domain],
+          issuer: { friendly_name: "Simulated CA", name: "CN=Simulated CA" },
+          not_before: new Date(cert.notBefore).toISOString(),
+          not_after: new Date(cert.notAfter).toISOString(),
+          cert_sha256: Buffer.from(cert.serial.padEnd(32, "#")).subarray(0, 32).toString("hex"),
+        });
+      }
+      return { status: 200, headers: { "content-type": "application/json" }, body: new TextEncoder().encode(JSON.stringify(page)) };
+    },
+  };
 
   /** The certificate `node` serves at `at`. */
   static servedAt(node: SimulatedNode, at: number): ServedCertificate {
@@ -340,7 +388,11 @@ export class SimulatedInternet implements CertificateSource {
     if (failing) {
       return { address: node.address, fingerprint: null, details: null, problem: null, failure: "timeout", tls: null, message: `${domain}:443 did not complete the connection in time` };
     }
-    const cert = SimulatedInternet.servedAt(node, now);
+    let cert = SimulatedInternet.servedAt(node, now);
+    if (node.alternating) {
+      const index = node.certificates.indexOf(cert);
+      if (index > 0 && now < cert.from + 12 * HOUR && this.random() < 0.5) cert = node.certificates[index - 1]!;
+    }
     // An intermediate past its notAfter breaks the trusted path: the chain is then untrusted.
     const lapsed = cert.intermediate !== null && now > cert.intermediate.notAfter;
     let described = details(domain, cert, lapsed, this.servers.get(domain)!.ari);
