@@ -5,13 +5,13 @@
  * (a six-hour check interval: the twelfth-of-the-lifetime rule and the deadline checks drive it) and
  * sends its events to a real webhook receiver.
  *
- * 1. lego renews at half the lifetime for three lifetimes: only `certificate.renewed`, one per renewal;
+ * 1. lego renews at half the lifetime for two lifetimes: only `certificate.renewed`, one per renewal;
  *    the certificate stays `valid` and `renewal.state` `not_due`.
  * 2. lego stops: one `certificate.renewal_overdue` for the last serial at its deadline (two thirds of
  *    the lifetime), the certificate `expiring` / `renewal_overdue` / `overdue`, then `certificate.expired`
  *    after notAfter, and nothing else.
  *
- * Real time: about three and a half minutes, nearly all of it waiting on the certificates' clocks.
+ * Real time: about two minutes, nearly all of it waiting on the certificates' clocks.
  * Without pebble or lego (apt-get install pebble lego, or CERTKEEPER_TEST_PEBBLE / CERTKEEPER_TEST_LEGO)
  * the tests are reported as skipped, with why.
  */
@@ -28,16 +28,16 @@ import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { startHttpReceiver, type HttpReceiver, type ReceivedRequest } from "./support/receivers.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 
-/** Pebble's certificateValidityPeriod: each certificate lives 44 s (notAfter is its last second). */
-const VALIDITY_SECONDS = 45;
-/** Renewals at half the lifetime: six span three lifetimes. */
-const RENEWALS = 6;
+/** Pebble's certificateValidityPeriod: each certificate lives 32 s (notAfter is its last second). */
+const VALIDITY_SECONDS = 33;
+/** Renewals at half the lifetime: four span two lifetimes. */
+const RENEWALS = 4;
 /**
  * How late after the moment it is due a check may run on a loaded two-core machine (the scheduler looks
  * every second; a check takes a handshake). Half the time from the deadline to expiry: a check later
  * than that would be a bug worth seeing, not load.
  */
-const LATE_SLACK_MS = 7_000;
+const LATE_SLACK_MS = 5_000;
 
 setDefaultTimeout(60_000);
 
@@ -178,7 +178,7 @@ function describeRenewalTests(pebblePath: string, legoPath: string) {
     };
 
     test(
-      "lego renewing at half the lifetime for three lifetimes raises only certificate.renewed, one per renewal, and the certificate stays not_due",
+      "lego renewing at half the lifetime for two lifetimes raises only certificate.renewed, one per renewal, and the certificate stays not_due",
       () =>
         explain(async () => {
           // Watch the certificate as a user would, every second, while the renewing client runs.
