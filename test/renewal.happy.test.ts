@@ -410,3 +410,35 @@ describe("finding what needs a human", () => {
     expect([bad.status, bad.body.error.code]).toEqual([400, "invalid_request"]);
   });
 });
+
+describe("where the new kinds are accepted", () => {
+  test("a channel filtered to certificate.renewal_overdue receives it and nothing else; /metrics shows each renewal deadline", async () => {
+    const w = await world();
+    const filtered = await startHttpReceiver();
+    cleanups.push(() => filtered.close());
+    expectData(
+      await w.h.request("POST", "/v1/channels", {
+        body: { type: "webhook", name: "Renewals only", config: { url: `${filtered.url}/hook` }, filter: { events: ["certificate.renewal_overdue", "certificate.renewal_requested"] } },
+      }),
+      201,
+    );
+    const now = Date.now();
+    const stale = await serve(await leaf(`filtered.${TEST_DOMAIN}`, now - 80 * DAY, now + 10 * DAY));
+    const overdue = expectData(await w.h.request("POST", "/v1/certificates", { body: { domain: `filtered.${TEST_DOMAIN}`, port: stale.port } }), 201);
+    const expiring = expectData(await w.h.request("POST", "/v1/certificates", { body: { domain: `filtered.${TEST_DOMAIN}`, port: stale.port, connectTo: "127.0.0.1", alertPolicy: "days" } }), 201);
+    await w.settle();
+    expect(w.hook.requests.map((r) => r.json.type).sort()).toEqual(["certificate.expiring", "certificate.renewal_overdue"]);
+    expect(filtered.requests.map((r) => [r.json.type, r.json.data.certificate.id])).toEqual([["certificate.renewal_overdue", overdue.id]]);
+
+    const { scrapeMetrics } = await import("../core/metrics/mod.ts");
+    let text = "";
+    for await (const chunk of scrapeMetrics({ store: w.h.store, metrics: w.h.core.services.metrics, now: Date.now() })) text += chunk;
+    for (const id of [overdue.id, expiring.id]) {
+      const got = expectData(await w.h.request("GET", `/v1/certificates/${id}`), 200);
+      const line = text.split("\n").find((l) => l.startsWith("certkeeper_certificate_renewal_deadline_timestamp_seconds{") && l.includes(`status="${got.status}"`) && l.includes(`port="${got.port}"`));
+      expect(line).toBeDefined();
+      expect(line).toContain('source="lifetime"');
+      expect(Number(line!.split(" ").at(-1))).toBe(Date.parse(got.renewal.deadline) / 1000);
+    }
+  });
+});
