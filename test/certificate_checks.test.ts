@@ -122,6 +122,16 @@ describe("a valid RSA-2048 certificate sent with its intermediate", () => {
       publicKey: { algorithm: "RSA", size: 2048, curve: null },
       tls: { protocol: "TLSv1.3", cipher: expect.stringMatching(/^TLS_(AES_128_GCM_SHA256|AES_256_GCM_SHA384|CHACHA20_POLY1305_SHA256)$/) },
       warnings: [],
+      alertPolicy: "days",
+      // No renewal information from this CA: three quarters of the lifetime.
+      renewal: {
+        deadline: iso(notBeforeSecond + Math.ceil(((notAfterSecond - notBeforeSecond) * 3) / 4)),
+        source: "lifetime",
+        window: null,
+        explanationUrl: null,
+        state: "not_due",
+        checkedAt: null,
+      },
     });
   });
 });

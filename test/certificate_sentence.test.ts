@@ -46,7 +46,7 @@ describe("explainCertificate()", () => {
   });
 
   test("every statusReason of the contract, and Part III's, has a sentence of its own that says what to do", () => {
-    const reasons = [...STATUS_REASONS, ...RENEWAL_REASONS];
+    const reasons = [...new Set<string>([...STATUS_REASONS, ...RENEWAL_REASONS])];
     const sentences = new Map<string, string>();
     for (const reason of reasons) {
       const sentence = explain({ status: "invalid", statusReason: reason, renewal: { deadline: "2027-02-01T00:00:00.000Z", state: "overdue", window: { end: "2027-01-20T00:00:00.000Z" } } });

@@ -9,7 +9,7 @@ import { DAY, HOUR } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
-const policy = { intervalMs: HOUR, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
+const policy = { intervalMs: HOUR, alertPolicy: "days" as const, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
 
 const revocation = (status: RevocationState["status"]): RevocationState => ({
   status,

@@ -51,6 +51,9 @@ describe("configFromEnv()", () => {
       CERTKEEPER_PAGERDUTY_URL: "http://127.0.0.1:9000/",
       CERTKEEPER_TELEGRAM_URL: "https://tg.internal.example/api",
       CERTKEEPER_EVENT_RETENTION: "30d",
+      CERTKEEPER_ALERT_POLICY: "days",
+      CERTKEEPER_ARI: "off",
+      CERTKEEPER_ACME_DIRECTORIES: "Internal CA=https://ca.internal.example/acme/directory, let's encrypt=http://127.0.0.1:14000/dir",
     });
     expect(config).toEqual({
       host: "0.0.0.0",
@@ -81,6 +84,14 @@ describe("configFromEnv()", () => {
       pagerdutyUrl: "http://127.0.0.1:9000",
       telegramUrl: "https://tg.internal.example/api",
       eventRetentionMs: 30 * 24 * 3_600_000,
+      alertPolicy: "days",
+      ari: false,
+      acmeDirectories: [
+        { issuer: "Internal CA", url: "https://ca.internal.example/acme/directory" },
+        { issuer: "let's encrypt", url: "http://127.0.0.1:14000/dir" },
+        { issuer: "Google Trust Services", url: "https://dv.acme-v02.api.pki.goog/directory" },
+        { issuer: "ZeroSSL", url: "https://acme.zerossl.com/v2/DV90" },
+      ],
     });
   });
 
@@ -108,6 +119,12 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_EVENT_RETENTION", "forever"],
     ["CERTKEEPER_DELIVERY_TIMEOUT", "0s"],
     ["CERTKEEPER_DELIVERY_TIMEOUT", "soon"],
+    ["CERTKEEPER_ALERT_POLICY", "weekly"],
+    ["CERTKEEPER_ALERT_POLICY", "Renewal"],
+    ["CERTKEEPER_ARI", "sometimes"],
+    ["CERTKEEPER_ACME_DIRECTORIES", "Let's Encrypt"],
+    ["CERTKEEPER_ACME_DIRECTORIES", "Internal=ftp://ca.internal"],
+    ["CERTKEEPER_ACME_DIRECTORIES", "=https://ca.example/dir"],
   ])("refuses %s=%p naming the variable", (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(name);
   });

@@ -9,7 +9,7 @@ import { isIP } from "node:net";
 import type { Config } from "../../core/config/mod.ts";
 import { CertkeeperError, daysLeft } from "../../core/base/mod.ts";
 import { normalizeConnectTo, normalizeDomain, presentChecked } from "../../core/certificates/mod.ts";
-import { PROTOCOLS, type Protocol } from "../../core/base/mod.ts";
+import { ALERT_POLICIES, PROTOCOLS, type AlertPolicy, type Protocol } from "../../core/base/mod.ts";
 import { DEFAULT_PORTS } from "../../core/starttls/mod.ts";
 import type { CertificateSource } from "../../core/monitor/mod.ts";
 import { TrustStore } from "../../core/tls/mod.ts";
@@ -25,6 +25,7 @@ interface Target {
   port: number;
   protocol: Protocol;
   connectTo: string | null;
+  alertPolicy: AlertPolicy;
 }
 
 /** One target's result: the check view (nulls where nothing was retrieved) and why it failed. */
@@ -35,9 +36,9 @@ interface CheckResult {
 
 export const checkCommand: CommandSpec = {
   name: "check",
-  flags: ["protocol", "connect-to"],
+  flags: ["protocol", "connect-to", "alert-policy"],
   positionals: { synopsis: "DOMAIN[:PORT]...", min: 1, max: 100 },
-  synopsis: "check DOMAIN[:PORT]... [--protocol P] [--connect-to ADDRESS] [--json]",
+  synopsis: "check DOMAIN[:PORT]... [--protocol P] [--connect-to ADDRESS] [--alert-policy renewal|days] [--json]",
   usageExitCode: 3,
   help: [
     "Retrieves each target's certificate now and judges it as the server would (stores nothing).",
@@ -46,6 +47,10 @@ export const checkCommand: CommandSpec = {
     "",
     "Exit codes (as a monitoring plugin): 0 every target is valid; 1 the worst is expiring;",
     "2 the worst is expired, revoked, invalid or unreachable; 3 called wrongly.",
+    "",
+    "--alert-policy renewal (default: CERTKEEPER_ALERT_POLICY, else renewal) judges a certificate by its",
+    "renewal deadline: expiring (renewal_overdue) once it should have been replaced (the end of its CA's",
+    "renewal window, else three quarters of its lifetime); days: expiring within 30 days of expiry.",
     "",
     "Targets on loopback or private addresses are refused unless CERTKEEPER_ALLOW_PRIVATE_TARGETS=true.",
     "Certificates from an internal CA need CERTKEEPER_EXTRA_CA_FILE=ca.pem. To check a server by its",
@@ -59,6 +64,8 @@ export const checkCommand: CommandSpec = {
   ].join("\n"),
   async run({ config, args, flags }) {
     const protocol = (flags.protocol ?? "tls") as Protocol;
+    const alertPolicy = (flags["alert-policy"] ?? config.alertPolicy) as AlertPolicy;
+    if (!ALERT_POLICIES.includes(alertPolicy)) throw new UsageError(`--alert-policy must be renewal or days; got "${flags["alert-policy"]}"`);
     if (!PROTOCOLS.includes(protocol)) throw new UsageError(`--protocol must be one of ${PROTOCOLS.join(", ")}; got "${flags.protocol}"`);
     let connectTo: string | null;
     try {
@@ -67,7 +74,7 @@ export const checkCommand: CommandSpec = {
       if (error instanceof CertkeeperError) throw new UsageError(`--connect-to: ${error.message}`);
       throw error;
     }
-    const targets = args.map((arg) => ({ ...parseTarget(arg, DEFAULT_PORTS[protocol]), protocol, connectTo }));
+    const targets = args.map((arg) => ({ ...parseTarget(arg, DEFAULT_PORTS[protocol]), protocol, connectTo, alertPolicy }));
     // Nothing is stored: the wiring's in-memory store is gone with the command.
     const wired = await wire(config, { store: "memory", trust: loadTrust(config), logger: cliLogger(config) });
     const results = await mapLimited(targets, config.checkConcurrency, (target) => checkOne(wired.core.source, config, target)).finally(() =>
@@ -167,6 +174,8 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
     publicKey: null,
     tls: null,
     warnings: [],
+    alertPolicy: target.alertPolicy,
+    renewal: null,
   };
   return { view, explanation };
 }
@@ -176,6 +185,12 @@ function explainProblem(reason: string | null, target: Target, config: Config): 
   if (reason === "untrusted_issuer" || reason === "self_signed") {
     const trusting = config.extraCaFile ? ` (CERTKEEPER_EXTRA_CA_FILE is "${config.extraCaFile}")` : "";
     return `${target.domain}:${target.port}: the certificate does not lead to a trusted root${trusting}. If it comes from your own CA, put that CA's root certificate in a PEM file and set CERTKEEPER_EXTRA_CA_FILE to its path.`;
+  }
+  if (reason === "renewal_overdue") {
+    return `${target.domain}:${target.port}: the certificate should have been renewed by now (its renewal deadline has passed): check its ACME client and that the renewed certificate is installed.`;
+  }
+  if (reason === "renewal_requested") {
+    return `${target.domain}:${target.port}: its certificate authority asks for this certificate to be replaced early (ACME renewal information): renew it now.`;
   }
   return null;
 }

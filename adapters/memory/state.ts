@@ -103,6 +103,7 @@ export function copyCertificate<T extends CertificateRecord>(record: T): T {
     endpoints: deepFreeze(record.endpoints),
     alertMemory: deepFreeze(record.alertMemory),
     tls: deepFreeze(record.tls),
+    deployment: deepFreeze(record.deployment ?? null),
   };
 }
 

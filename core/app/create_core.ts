@@ -28,6 +28,7 @@ import type { Services } from "./services.ts";
 import { createAccounts, type Accounts } from "../accounts/mod.ts";
 import { ServiceMetrics } from "../metrics/scrape.ts";
 import { RevocationChecker } from "../revocation/mod.ts";
+import { AriClient } from "../ari/mod.ts";
 import { CtClient, WatchPoller } from "../watches/mod.ts";
 import { CertkeeperError } from "../base/errors.ts";
 import type { WatchRecord } from "../base/records.ts";
@@ -123,6 +124,18 @@ export function createCore(options: CoreOptions): Core {
           onFailure: ({ url, message }) => logger.debug("revocation source failed", { url, error: message }),
         })
       : null;
+  const operatorFetcher = options.transports?.ctFetch;
+  const ari =
+    config.ari && operatorFetcher
+      ? new AriClient({
+          fetcher: operatorFetcher,
+          cache: store.renewalInfo,
+          directories: config.acmeDirectories,
+          timeoutMs: config.tlsTimeoutMs,
+          onRequest: (result) => metrics.ariRequests.inc({ result }),
+          onFailure: ({ url, message }) => logger.debug("renewal information request failed", { url, error: message }),
+        })
+      : null;
   const source =
     options.source ??
     new TlsCertificateSource({
@@ -131,6 +144,7 @@ export function createCore(options: CoreOptions): Core {
       connector: options.connector,
       clock,
       revocation,
+      ari,
     });
   const owner = `proc_${randomBase62(12)}`;
   const pollMs = Math.min(SECOND, config.checkIntervalMs);
@@ -159,6 +173,7 @@ export function createCore(options: CoreOptions): Core {
     source,
     logger,
     intervalMs: config.checkIntervalMs,
+    alertPolicy: config.alertPolicy,
     connections: new ConnectionBudget(config.checkConcurrency),
     onCheck: (result) => {
       metrics.observeCheck(result);

@@ -64,6 +64,45 @@ export interface CertificateDetails {
   chainExpiry?: ChainCertificate | null;
   /** Whether the leaf is revoked (CONTRACT §14); absent on details stored before revocation checks. */
   revocation?: RevocationState;
+  /** The issuer's organization (O) and common name (CN), those it has: what ARI and CAA match issuer names against. */
+  issuerNames?: string[];
+  /**
+   * The leaf's RFC 9773 certID (base64url AKI keyIdentifier `.` base64url serial); null when the leaf has
+   * no Authority Key Identifier (it is never asked about); absent on details stored before ARI.
+   */
+  ariCertId?: string | null;
+  /** What the CA's renewal information (ARI) last said about the leaf; absent or null: nothing yet. */
+  renewalInfo?: RenewalInfo | null;
+}
+
+/** How a certificate's expiry is alerted on (CONTRACT §18): at the renewal deadline, or at fixed days. */
+export const ALERT_POLICIES = ["renewal", "days"] as const;
+export type AlertPolicy = (typeof ALERT_POLICIES)[number];
+
+/** `renewal.state` (CONTRACT §18). */
+export const RENEWAL_STATES = ["not_due", "overdue", "requested"] as const;
+export type RenewalState = (typeof RENEWAL_STATES)[number];
+
+/**
+ * A CA's ACME Renewal Information about one leaf (RFC 9773), as certkeeper keeps it: the last answer,
+ * whether the CA asked for early replacement, and when to ask again. Shared by every certificate, of
+ * every organization, that serves the leaf (a store port keeps it across processes).
+ */
+export interface RenewalInfo {
+  /** The suggested renewal window of the last good answer; null before any good answer. */
+  window: { start: number; end: number } | null;
+  explanationUrl: string | null;
+  /** When that answer was received; null before any. */
+  checkedAt: number | null;
+  /**
+   * The window end at which the CA asked for early replacement (a first window ending before the
+   * lifetime's midpoint, or a window ending earlier than the one before); null while it has not.
+   */
+  requestedEnd: number | null;
+  /** When to ask again (Retry-After, clamped; 6 hours after an error). */
+  nextAt: number;
+  /** Why the last request failed; null when it was answered. */
+  lastError: string | null;
 }
 
 /** What a verified revocation source said about one certificate, and how long that answer holds. */
@@ -115,6 +154,8 @@ export const STATUS_REASONS = [
   "tls_error",
   "starttls_refused",
   "revoked",
+  "renewal_overdue",
+  "renewal_requested",
 ] as const;
 export type StatusReason = (typeof STATUS_REASONS)[number];
 
@@ -205,6 +246,27 @@ export interface AlertMemory {
   chain: Array<{ serial: string; alertedThreshold: number }>;
   /** Serials announced by `certificate.revoked`, the most recent first (absent: none yet). */
   revoked?: string[];
+  /** Serials announced by `certificate.renewal_overdue` (or covered by a request), the most recent first. */
+  overdue?: string[];
+  /** `serial@windowEnd` of each `certificate.renewal_requested` announced, the most recent first. */
+  requested?: string[];
+}
+
+/**
+ * An issuance a watch recorded for exactly the names of a certificate's served leaf, with a later
+ * notBefore, that the certificate's endpoints do not all serve yet (CONTRACT §20). Times in ms.
+ */
+export interface PendingDeployment {
+  /** The issuance's notBefore. */
+  issuedAt: number;
+  notAfter: number;
+  /** Of the final certificate, upper-case colon hex; null when only its precertificate was logged. */
+  fingerprintSha256: string | null;
+  issuer: string;
+  /** When the watch recorded it: the grace runs from here. */
+  seenAt: number;
+  /** True once `certificate.not_deployed` was raised for it. */
+  announced: boolean;
 }
 
 /** What the service last announced about a certificate's health, so each change is announced once. */
@@ -220,6 +282,8 @@ export interface CertificateRecord extends Scope {
   name: string;
   /** Distinct, sorted descending. */
   alertThresholds: number[];
+  /** Alert at the renewal deadline or at fixed days before expiry (CONTRACT §18). */
+  alertPolicy: AlertPolicy;
   /** Distinct, sorted ascending (CONTRACT §16). */
   tags: string[];
   /** Until then its events are recorded muted, with no deliveries; null: not muted. */
@@ -237,6 +301,8 @@ export interface CertificateRecord extends Scope {
   /** Every address at the last conclusive check, IPv4 first, each in numeric order. */
   endpoints: EndpointRecord[];
   alertMemory: AlertMemory;
+  /** A newer issuance of the same names not yet served by every answering endpoint; null: none. */
+  deployment: PendingDeployment | null;
   lastCheckedAt: number;
 
   /** Set once a failing certificate is declared unreachable. */
@@ -336,6 +402,9 @@ export type EventType =
   | "certificate.chain_expiring"
   | "certificate.revoked"
   | "certificate.issued"
+  | "certificate.renewal_overdue"
+  | "certificate.renewal_requested"
+  | "certificate.not_deployed"
   | "test";
 
 /** Every event kind, in documentation order (CONTRACT §7 and Part II). */
@@ -349,6 +418,9 @@ export const EVENT_TYPES: readonly EventType[] = [
   "certificate.chain_expiring",
   "certificate.revoked",
   "certificate.issued",
+  "certificate.renewal_overdue",
+  "certificate.renewal_requested",
+  "certificate.not_deployed",
   "test",
 ];
 

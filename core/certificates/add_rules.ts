@@ -11,7 +11,7 @@ import { AddCertificateBody } from "../schemas/certificate.ts";
 import { DEFAULT_ALERT_THRESHOLDS } from "./status.ts";
 import { sortTags } from "../schemas/tags.ts";
 import { applyCheck, EMPTY_ALERT_MEMORY, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "../monitor/check_apply.ts";
-import type { CertificateRecord, Protocol, Scope } from "../base/records.ts";
+import type { AlertPolicy, CertificateRecord, Protocol, Scope } from "../base/records.ts";
 
 export interface AddCertificateInput {
   domain: string;
@@ -21,6 +21,8 @@ export interface AddCertificateInput {
   name: string;
   alertThresholds: number[];
   tags: string[];
+  /** Absent: the server's default (CERTKEEPER_ALERT_POLICY). */
+  alertPolicy?: AlertPolicy;
 }
 
 /** Field checks in CONTRACT's order: unknown fields, then the domain, then the rest. */
@@ -40,6 +42,7 @@ export function parseAddCertificate(raw: unknown): AddCertificateInput {
     name: body.name ?? domain,
     alertThresholds: sortThresholds(body.alertThresholds ?? DEFAULT_ALERT_THRESHOLDS),
     tags: sortTags(body.tags ?? []),
+    ...(body.alertPolicy ? { alertPolicy: body.alertPolicy } : {}),
   };
 }
 
@@ -56,12 +59,12 @@ export function firstCheck(
   now: number,
   policy: CheckPolicy,
 ): AppliedCheck {
-  return applyCheck(initialRecord(scope, input, outcome, now), outcome, now, policy, { isNew: true });
+  return applyCheck(initialRecord(scope, { alertPolicy: policy.alertPolicy, ...input }, outcome, now), outcome, now, policy, { isNew: true });
 }
 
 function initialRecord(
   scope: Scope,
-  input: AddCertificateInput,
+  input: AddCertificateInput & { alertPolicy: AlertPolicy },
   outcome: Extract<CheckOutcome, { ok: true }>,
   now: number,
 ): CertificateRecord {
@@ -74,6 +77,7 @@ function initialRecord(
     connectTo: input.connectTo,
     name: input.name,
     alertThresholds: input.alertThresholds,
+    alertPolicy: input.alertPolicy,
     tags: input.tags,
     mutedUntil: null,
     createdAt: now,
@@ -84,6 +88,7 @@ function initialRecord(
     tls: outcome.tls ?? null,
     endpoints: outcome.endpoints ?? [],
     alertMemory: EMPTY_ALERT_MEMORY,
+    deployment: null,
     lastCheckedAt: now,
     failure: null,
     failureCount: 0,

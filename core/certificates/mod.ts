@@ -2,7 +2,9 @@
 export { normalizeConnectTo, normalizeDomain } from "./domain_name.ts";
 export { presentCertificate, presentChecked, presentCreated } from "./present.ts";
 export {
+  certificateRenewalState,
   certificateStatus,
+  endpointStatus,
   CERTIFICATE_STATUSES,
   DEFAULT_ALERT_THRESHOLDS,
   DEFAULT_EXPIRING_DAYS,

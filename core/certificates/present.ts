@@ -1,7 +1,9 @@
 /** The certificate as callers see it: SPEC.md 2.2's fields, in its order, as CONTRACT §5 formats them. */
 import { iso } from "../base/time.ts";
 import type { CertificateRecord, RevocationState } from "../base/records.ts";
-import { certificateStatus, ClockAt, endpointStatus } from "./status.ts";
+import { certificateRenewalState, certificateStatus, ClockAt, endpointStatus } from "./status.ts";
+import { renewalDeadline } from "../renewal/mod.ts";
+import { presentDeployment } from "../deployment/mod.ts";
 import {
   CREATED_FIELDS,
   UNMONITORED_FIELDS,
@@ -70,7 +72,7 @@ function present(record: CertificateRecord, clock: ClockAt): CertificateView {
     protocol: record.protocol ?? "tls",
     connectTo: record.connectTo ?? null,
     endpoints: (record.endpoints ?? []).map((endpoint) => {
-      const judged = endpointStatus(endpoint, record.alertThresholds, clock);
+      const judged = endpointStatus(endpoint, record, clock);
       return {
         address: endpoint.address,
         status: judged.status,
@@ -85,6 +87,23 @@ function present(record: CertificateRecord, clock: ClockAt): CertificateView {
     publicKey: d.publicKey ?? null,
     tls: record.tls ?? null,
     warnings: [...(d.warnings ?? []), ...(isLegacyProtocol(record.tls?.protocol) ? (["legacy_protocol"] as const) : [])],
+    alertPolicy: record.alertPolicy ?? "days",
+    renewal: presentRenewal(record, clock),
+    deployment: presentDeployment(record.deployment ?? null, record.endpoints ?? []),
+  };
+}
+
+/** CONTRACT §18's `renewal` of the certificate-level leaf. */
+function presentRenewal(record: CertificateRecord, clock: ClockAt): CertificateView["renewal"] {
+  const { deadline, source, window } = renewalDeadline(record.details);
+  const info = record.details.renewalInfo;
+  return {
+    deadline: iso(deadline),
+    source,
+    window: window ? { start: iso(window.start), end: iso(window.end) } : null,
+    explanationUrl: source === "ari" ? (info?.explanationUrl ?? null) : null,
+    state: certificateRenewalState(record, clock),
+    checkedAt: source === "ari" && info?.checkedAt != null ? iso(info.checkedAt) : null,
   };
 }
 
@@ -117,12 +136,16 @@ export function presentCreated(record: CertificateRecord, now: number): CreatedC
   return Object.fromEntries(CREATED_FIELDS.map((field) => [field, full[field]])) as CreatedCertificateView;
 }
 
-/** The CLI's `check`: the get view of a certificate nobody monitors (no thresholds: expiring within 30 days). */
+/**
+ * The CLI's `check`: the get view of a certificate nobody monitors (no thresholds: expiring within 30
+ * days under the `days` policy), judged under `alertPolicy` (default `days`).
+ */
 export function presentChecked(
-  input: Pick<CertificateRecord, "domain" | "port" | "details" | "problem" | "failure" | "lastCheckedAt" | "protocol" | "connectTo" | "endpoints" | "tls">,
+  input: Pick<CertificateRecord, "domain" | "port" | "details" | "problem" | "failure" | "lastCheckedAt" | "protocol" | "connectTo" | "endpoints" | "tls"> &
+    Partial<Pick<CertificateRecord, "alertPolicy">>,
   now: number,
 ): CheckedCertificateView {
-  const unmonitored = { ...input, id: "", name: "", alertThresholds: [], tags: [], mutedUntil: null, createdAt: 0, updatedAt: 0 } as unknown as CertificateRecord;
+  const unmonitored = { alertPolicy: "days", ...input, id: "", name: "", alertThresholds: [], tags: [], mutedUntil: null, createdAt: 0, updatedAt: 0 } as unknown as CertificateRecord;
   const full: Record<string, unknown> = { ...presentCertificate(unmonitored, now) };
   for (const field of UNMONITORED_FIELDS) delete full[field];
   return full as CheckedCertificateView;

@@ -8,7 +8,8 @@ import { judgeChain } from "../tls/chain_verify.ts";
 import { systemClock, type Clock } from "../base/time.ts";
 import type { TrustStore } from "../tls/trust_store.ts";
 import type { CheckOutcome } from "./check_apply.ts";
-import type { CertificateDetails, CertificateRecord, ChainProblem } from "../base/records.ts";
+import type { CertificateDetails, CertificateRecord, ChainProblem, RenewalInfo } from "../base/records.ts";
+import { ariCertId, type AriClient } from "../ari/mod.ts";
 import { askAboutChain, LeafRevocation, type RevocationChecker } from "../revocation/mod.ts";
 import type { Certificate } from "../tls/x509.ts";
 import { outcomeOfEndpoints, type EndpointOutcome } from "./endpoints_outcome.ts";
@@ -38,6 +39,8 @@ export interface TlsCertificateSourceOptions {
   clock?: Clock;
   /** Asks whether leaves are revoked; absent: every leaf is `not_checked` (CERTKEEPER_REVOCATION=off). */
   revocation?: RevocationChecker | null;
+  /** Asks CAs for their renewal information (RFC 9773); absent: none is asked (CERTKEEPER_ARI=off). */
+  ari?: AriClient | null;
 }
 
 type Verdict = { details: CertificateDetails; problem: ChainProblem | null } | string;
@@ -96,17 +99,22 @@ export class TlsCertificateSource implements CertificateSource {
     const prior =
       (known?.fingerprint === fingerprint ? known : undefined) ??
       known?.endpoints?.find((endpoint) => endpoint.fingerprint === fingerprint && endpoint.details);
-    if (prior?.details && now <= (prior.details.pathValidUntil ?? Infinity)) {
+    // Details stored before ARI lack the leaf's certID: parse them once more.
+    if (prior?.details && now <= (prior.details.pathValidUntil ?? Infinity) && prior.details.ariCertId !== undefined) {
       // The stored details object itself when it is the certificate-level one: nothing to rewrite.
       const base =
         known && prior.details.serialNumber === known.details.serialNumber && prior.details.notAfter === known.details.notAfter ? known.details : prior.details;
       // A current revocation answer is reused as it is: the common re-check asks nobody.
-      const revocation = await this.#revocation.state({
-        previous: base.revocation,
-        ask: () => this.#ask(parseCertificates(chain.ders), trustedChain(prior.problem), chain.stapled, now),
-        now,
-      });
-      return { details: revocation === base.revocation ? base : { ...base, revocation }, problem: prior.problem };
+      const [revocation, renewalInfo] = await Promise.all([
+        this.#revocation.state({
+          previous: base.revocation,
+          ask: () => this.#ask(parseCertificates(chain.ders), trustedChain(prior.problem), chain.stapled, now),
+          now,
+        }),
+        this.#renewalInfo(base, base.renewalInfo, now),
+      ]);
+      const same = revocation === base.revocation && renewalInfo === (base.renewalInfo ?? null);
+      return { details: same ? base : { ...base, revocation, renewalInfo }, problem: prior.problem };
     }
     try {
       const certs = parseCertificates(chain.ders);
@@ -115,15 +123,31 @@ export class TlsCertificateSource implements CertificateSource {
       const sameLeaf = [known?.details, ...(known?.endpoints ?? []).map((endpoint) => endpoint.details)].find(
         (details) => details && details.serialNumber === described.serialNumber && details.issuer === described.issuer,
       );
-      const revocation = await this.#revocation.state({
-        previous: sameLeaf?.revocation,
-        ask: () => this.#ask(certs, trustedChain(problem), chain.stapled, now),
-        now,
-      });
-      return { details: { ...described, pathValidUntil, chainExpiry, revocation }, problem };
+      const identified = { ...described, ariCertId: ariCertId(certs[0]!) };
+      const [revocation, renewalInfo] = await Promise.all([
+        this.#revocation.state({
+          previous: sameLeaf?.revocation,
+          ask: () => this.#ask(certs, trustedChain(problem), chain.stapled, now),
+          now,
+        }),
+        this.#renewalInfo(identified, sameLeaf?.renewalInfo, now),
+      ]);
+      return { details: { ...identified, pathValidUntil, chainExpiry, revocation, renewalInfo }, problem };
     } catch (error) {
       return `${domain} (${retrieval.address}) sent a certificate that cannot be parsed (${(error as Error).message})`;
     }
+  }
+
+  /**
+   * What the leaf's CA says about its renewal (CONTRACT §19): nothing is asked about a leaf without a
+   * certID, an expired one, or with ARI off (null: the deadline follows the lifetime).
+   */
+  async #renewalInfo(leaf: CertificateDetails, previous: RenewalInfo | null | undefined, now: number): Promise<RenewalInfo | null> {
+    const ari = this.options.ari;
+    if (!ari || !leaf.ariCertId) return null;
+    if (now > leaf.notAfter) return previous ?? null;
+    const { ariCertId: certId, issuerNames = [], notBefore, notAfter } = leaf;
+    return ari.renewalInfo({ certId, issuerNames, notBefore, notAfter }, previous, now);
   }
 
   #ask(certs: Certificate[], trusted: boolean, stapled: Uint8Array | undefined, now: number) {

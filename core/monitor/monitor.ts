@@ -5,7 +5,7 @@
  */
 import type { Clock } from "../base/time.ts";
 import { MINUTE, SECOND } from "../base/time.ts";
-import type { CertificateRecord } from "../base/records.ts";
+import type { AlertPolicy, CertificateRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import type { Logger } from "../base/log.ts";
 import { logEventsRaised } from "../base/journal.ts";
@@ -27,6 +27,8 @@ export interface MonitorOptions {
   source: CertificateSource;
   logger: Logger;
   intervalMs: number;
+  /** The alert policy of certificates added without one (CERTKEEPER_ALERT_POLICY); default `renewal`. */
+  alertPolicy?: AlertPolicy;
   onCheck?: CheckObserver;
   /**
    * Connections background checks (the scheduler's, an import's) may have open at once; checks asked
@@ -44,6 +46,7 @@ export class Monitor {
   policy(manual: boolean): CheckPolicy {
     return {
       intervalMs: this.options.intervalMs,
+      alertPolicy: this.options.alertPolicy ?? "renewal",
       failuresBeforeUnreachable: manual ? 1 : 3,
       retryDelaysMs: [15 * SECOND, 1 * MINUTE],
     };
@@ -83,6 +86,7 @@ export class Monitor {
         applied.record.problem !== current.problem ||
         applied.record.endpoints !== current.endpoints ||
         applied.record.alertMemory !== current.alertMemory ||
+        applied.record.deployment !== current.deployment ||
         applied.record.tls?.protocol !== current.tls?.protocol ||
         applied.record.tls?.cipher !== current.tls?.cipher;
       if (await store.certificates.saveCheck(applied.record, applied.events, { detailsChanged })) {

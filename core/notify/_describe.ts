@@ -33,6 +33,9 @@ export const EVENT_LABELS: Record<EventType, string> = {
   "certificate.chain_expiring": "Certificate chain expiring",
   "certificate.revoked": "Certificate revoked",
   "certificate.issued": "New certificate issued",
+  "certificate.renewal_overdue": "Renewal overdue",
+  "certificate.renewal_requested": "Early renewal requested",
+  "certificate.not_deployed": "New certificate not deployed",
   test: "Test notification",
 };
 
@@ -176,6 +179,57 @@ export function describeEvent(event: EventRecord): Described {
         label,
         headline: `${t}: certificate revoked`,
         summary: `The TLS certificate for ${t} was revoked by its certificate authority. Clients that check revocation refuse it: replace it now.`,
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.renewal_overdue": {
+      const deadline = typeof data.deadline === "string" ? formatDate(data.deadline) : "its renewal deadline";
+      facts.push({ name: "Renewal deadline", value: deadline });
+      facts.push({ name: "Deadline from", value: data.source === "ari" ? "the CA's renewal window (ARI)" : "the certificate's lifetime" });
+      return {
+        label,
+        headline: `renewal overdue: ${t} still serves the certificate that should have been replaced by ${deadline}`,
+        summary:
+          `The TLS certificate for ${t} should have been renewed by ${deadline} and is still served; it expires on ${expires} ` +
+          `(${relative(c.daysUntilExpiry)}). Check that its ACME client is running and that the renewed certificate is installed.`,
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.renewal_requested": {
+      const window = data.window as { start?: unknown; end?: unknown } | null | undefined;
+      const end = typeof window?.end === "string" ? formatDate(window.end) : null;
+      if (typeof window?.start === "string") facts.push({ name: "Renewal window", value: `${formatDate(window.start)} to ${end ?? "?"}` });
+      if (typeof data.explanationUrl === "string") facts.push({ name: "Explanation", value: data.explanationUrl });
+      return {
+        label,
+        headline: `${t}: the certificate authority asks for early renewal${end ? ` by ${end}` : ""}`,
+        summary:
+          `The certificate authority of ${t} asks, in its renewal information, for this certificate to be replaced early` +
+          `${end ? `, by ${end}` : ""}, usually before it revokes it. Renew it now; it expires on ${expires}.`,
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.not_deployed": {
+      const deployment = data.deployment as { issuedAt?: unknown; notAfter?: unknown; servedBy?: unknown; endpoints?: unknown; issuer?: unknown } | undefined;
+      const lagging = Array.isArray(data.lagging) ? data.lagging.filter((a): a is string => typeof a === "string") : [];
+      const issued = typeof deployment?.issuedAt === "string" ? formatDate(deployment.issuedAt) : "recently";
+      if (typeof deployment?.issuer === "string") facts.push({ name: "New certificate issued by", value: deployment.issuer });
+      facts.push({ name: "New certificate issued", value: issued });
+      if (typeof deployment?.notAfter === "string") facts.push({ name: "New certificate expires", value: formatDate(deployment.notAfter) });
+      if (typeof deployment?.servedBy === "number" && typeof deployment?.endpoints === "number") {
+        facts.push({ name: "Serving it", value: `${deployment.servedBy} of ${deployment.endpoints} addresses` });
+      }
+      facts.push({ name: "Still serving the old certificate", value: lagging.join(", ") || "unknown" });
+      const where = lagging.length === 1 ? lagging[0]! : `${lagging.length} addresses`;
+      return {
+        label,
+        headline: `${t}: new certificate not deployed on ${where}`,
+        summary:
+          `A certificate was issued for ${t} on ${issued}, but ${lagging.length === 1 ? `${lagging[0]} still serves` : `${lagging.join(", ")} still serve`} ` +
+          `the old one, which expires on ${expires}. Install the new certificate there (and reload the server that serves it).`,
         facts,
         createdAt,
       };

@@ -20,6 +20,9 @@ const COLORS: Record<EventType, "Attention" | "Warning" | "Good" | "Accent"> = {
   "certificate.chain_expiring": "Warning",
   "certificate.revoked": "Attention",
   "certificate.issued": "Accent",
+  "certificate.renewal_overdue": "Warning",
+  "certificate.renewal_requested": "Warning",
+  "certificate.not_deployed": "Warning",
   test: "Accent",
 };
 

@@ -35,7 +35,7 @@ export const addCertificate = defineOperation({
     "certificate_limit_reached",
     "certificate_unreachable",
   ],
-  example: { request: { domain: "example.com", name: "Main site", port: 443, alertThresholds: [30, 14, 7], tags: ["env:prod", "team:web"] } },
+  example: { request: { domain: "example.com", name: "Main site", port: 443, alertThresholds: [30, 14, 7], alertPolicy: "renewal", tags: ["env:prod", "team:web"] } },
   async handle({ principal, services }, { body }) {
     const input = body as AddCertificateInput;
     const { store, clock, monitor, scheduler } = services;

@@ -1,4 +1,4 @@
-/** PATCH /v1/certificates/{id}: change the name or the alert thresholds. */
+/** PATCH /v1/certificates/{id}: change the name, the alert thresholds or policy, tags, mute, connectTo. */
 import { Certificate, PatchCertificateBody } from "../schemas/certificate.ts";
 import { Envelope, IdParams } from "../schemas/common.ts";
 import { presentCertificate } from "../certificates/present.ts";
@@ -17,11 +17,13 @@ export const patchCertificate = defineOperation({
   method: "PATCH",
   path: "/v1/certificates/:id",
   tag: "Certificates",
-  summary: "Change a certificate's name, alert thresholds, tags, mute or connectTo",
+  summary: "Change a certificate's name, alert thresholds or policy, tags, mute or connectTo",
   description:
     "Thresholds the certificate has already passed are not announced again; a threshold added below the " +
-    "days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with " +
-    "data.muted: true and delivered nowhere. A new connectTo is stored and checked at once.",
+    "days left is announced at the next check. A new alertPolicy applies from the next check, made at once: " +
+    "to days, the lowest crossed threshold not yet announced for the served certificate is announced then; to " +
+    "renewal, nothing is announced before the renewal deadline. Until mutedUntil, the certificate's events are " +
+    "recorded with data.muted: true and delivered nowhere. A new connectTo is stored and checked at once.",
   access: "write",
   params: IdParams,
   query: NoQuery,
@@ -39,7 +41,7 @@ export const patchCertificate = defineOperation({
   status: 200,
   response: Envelope(Certificate),
   errors: ["permission_denied", "payload_too_large", "unsupported_media_type", "certificate_not_found", "duplicate_domain"],
-  example: { request: { name: "Shop", alertThresholds: [21, 7, 1], tags: ["team:payments"], mutedUntil: "2026-12-01T06:00:00.000Z" } },
+  example: { request: { name: "Shop", alertThresholds: [21, 7, 1], alertPolicy: "renewal", tags: ["team:payments"], mutedUntil: "2026-12-01T06:00:00.000Z" } },
   async handle({ principal, services }, { params, body }) {
     const patch = validate(PatchCertificateBody, body);
     const connectTo = "connectTo" in patch ? normalizeConnectTo(patch.connectTo) : undefined;
@@ -53,6 +55,7 @@ export const patchCertificate = defineOperation({
           tags: patch.tags && sortTags(patch.tags),
           mutedUntil: patch.mutedUntil === undefined ? undefined : patch.mutedUntil === null ? null : Date.parse(patch.mutedUntil),
           connectTo: connectTo === undefined || connectTo === before?.connectTo ? undefined : connectTo,
+          alertPolicy: patch.alertPolicy,
           updatedAt: now,
         })
       : null;
@@ -65,8 +68,9 @@ export const patchCertificate = defineOperation({
       const checked = await services.monitor.check(record, { manual: true });
       return { data: presentCertificate(checked?.record ?? record, services.clock.now()) };
     }
-    // A threshold added below the days left must fire at its crossing, not at the next interval.
-    if (patch.alertThresholds) services.scheduler.poke();
+    // A threshold added below the days left must fire at its crossing, not at the next interval; a new
+    // alert policy applies from the check it made due now.
+    if (patch.alertThresholds || patch.alertPolicy) services.scheduler.poke();
     return { data: presentCertificate(record, now) };
   },
 });

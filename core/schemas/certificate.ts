@@ -1,7 +1,7 @@
 /** Certificate schemas: request bodies and the resource, written once for validation, types and OpenAPI. */
 import { Type, type Static } from "@sinclair/typebox";
 import { Id, PageQuery, Timestamp } from "./common.ts";
-import { CERTIFICATE_STATUSES, PROTOCOLS, STATUS_REASONS } from "../base/records.ts";
+import { ALERT_POLICIES, CERTIFICATE_STATUSES, PROTOCOLS, RENEWAL_STATES, STATUS_REASONS } from "../base/records.ts";
 import { Tags, Tag, MAX_TAGS } from "./tags.ts";
 
 export const CertificateName = Type.String({ minLength: 1, maxLength: 100, description: "Friendly name; default: the domain" });
@@ -31,6 +31,16 @@ export const ConnectTo = Type.String({
   examples: ["203.0.113.10", "node-4.lb.example.com"],
 });
 
+export const AlertPolicy = Type.Union(
+  ALERT_POLICIES.map((policy) => Type.Literal(policy)),
+  {
+    description:
+      "renewal: alert when the certificate should have been renewed (its renewal deadline: the end of the CA's ARI " +
+      "window, else three quarters of its lifetime, two thirds under 10 days), never for days left before then; " +
+      "days: alert at each of alertThresholds. Default on add: the server's CERTKEEPER_ALERT_POLICY (renewal unless set)",
+  },
+);
+
 export const AddCertificateBody = Type.Object(
   {
     domain: Type.String({
@@ -43,6 +53,7 @@ export const AddCertificateBody = Type.Object(
     tags: Type.Optional(Tags),
     protocol: Type.Optional(Protocol),
     connectTo: Type.Optional(Type.Union([ConnectTo, Type.Null()])),
+    alertPolicy: Type.Optional(AlertPolicy),
   },
   { additionalProperties: false },
 );
@@ -59,6 +70,7 @@ export const PatchCertificateBody = Type.Object(
     tags: Type.Optional(Tags),
     mutedUntil: Type.Optional(MutedUntil),
     connectTo: Type.Optional(Type.Union([ConnectTo, Type.Null()])),
+    alertPolicy: Type.Optional(AlertPolicy),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -140,6 +152,49 @@ export const TlsConnection = Type.Object(
   { additionalProperties: false, description: "The connection of the endpoint the certificate-level fields describe" },
 );
 
+export const RenewalStateSchema = Type.Union(
+  RENEWAL_STATES.map((state) => Type.Literal(state)),
+  {
+    description:
+      "requested: the CA asked (ARI) for this certificate to be replaced early; overdue: the renewal deadline has passed " +
+      "and an endpoint still serves it; not_due otherwise. The same under both alert policies",
+  },
+);
+
+const Window = Type.Object({ start: Timestamp, end: Timestamp }, { additionalProperties: false });
+
+export const Renewal = Type.Object(
+  {
+    deadline: Timestamp,
+    source: Type.Union([Type.Literal("ari"), Type.Literal("lifetime")], {
+      description: "ari: the end of the CA's suggested renewal window (RFC 9773); lifetime: three quarters of the lifetime (two thirds under 10 days)",
+    }),
+    window: Type.Union([Window, Type.Null()], { description: "The CA's suggested renewal window; null with source lifetime" }),
+    explanationUrl: Type.Union([Type.String(), Type.Null()], { description: "The CA's explanation of its window, when it gave one" }),
+    state: RenewalStateSchema,
+    checkedAt: Type.Union([Timestamp, Type.Null()], { description: "When the renewal information used was received; null with source lifetime" }),
+  },
+  { additionalProperties: false, description: "Renewal of the certificate the certificate-level fields describe" },
+);
+
+export const Deployment = Type.Object(
+  {
+    issuedAt: Timestamp,
+    fingerprintSha256: Type.Union([Fingerprint, Type.Null()], { description: "Of the certificate issued; null when only its precertificate was logged" }),
+    notAfter: Timestamp,
+    issuer: Type.String({ examples: ["Let's Encrypt"] }),
+    seenAt: Timestamp,
+    servedBy: Type.Integer({ minimum: 0, description: "Answering endpoints that serve it (or a later certificate)" }),
+    endpoints: Type.Integer({ minimum: 0, description: "Answering endpoints" }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "A certificate a watch saw issued for exactly these names, later than the one served, that not every endpoint serves yet; " +
+      "certificate.not_deployed is raised once when 24 hours (or a tenth of its lifetime, when shorter) pass from seenAt while one still serves an older one",
+  },
+);
+
 export const WARNINGS = ["weak_key", "weak_signature", "legacy_protocol"] as const;
 
 const certificateFields = {
@@ -176,6 +231,9 @@ const certificateFields = {
   warnings: Type.Array(Type.Union(WARNINGS.map((warning) => Type.Literal(warning))), {
     description: "weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older); never change status",
   }),
+  alertPolicy: AlertPolicy,
+  renewal: Type.Union([Renewal, Type.Null()], { description: "Null only while no certificate was ever retrieved (the CLI's check of an unreachable target)" }),
+  deployment: Type.Union([Deployment, Type.Null()], { description: "Null unless an issuance is waiting to be served by every endpoint" }),
 };
 
 export const Certificate = Type.Object(certificateFields, { additionalProperties: false });
@@ -224,6 +282,13 @@ export const ListCertificatesQuery = Type.Object(
         examples: [["team:payments", "env:prod"]],
       }),
     ),
+    renewal: Type.Optional(
+      Type.Array(RenewalStateSchema, {
+        minItems: 1,
+        description: "One renewal state or a comma-separated list of them: `renewal=overdue,requested`",
+        examples: [["overdue", "requested"]],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -237,6 +302,10 @@ export const CertificateSummary = Type.Object(
     byStatus: Type.Object(
       Object.fromEntries(CERTIFICATE_STATUSES.map((status) => [status, Type.Integer({ minimum: 0 })])),
       { additionalProperties: false, description: "How many certificates have each status now" },
+    ),
+    byRenewal: Type.Object(
+      Object.fromEntries(RENEWAL_STATES.map((state) => [state, Type.Integer({ minimum: 0 })])),
+      { additionalProperties: false, description: "How many certificates are in each renewal state now (overdue: renewal overdue)" },
     ),
     expiringPerWeek: Type.Array(
       Type.Object(
