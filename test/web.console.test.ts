@@ -71,6 +71,8 @@ describe("the dashboard, problems first", () => {
     });
     await add("recent.expired.example", { notAfter: now - 2 * DAY });
     await add("old.expired.example", { notAfter: now - 5 * DAY });
+    // Under the renewal policy, 80 days into a 100-day lifetime: the deadline (75 days) has passed.
+    await add("stalled.renewal.example", { notBefore: now - 80 * DAY, notAfter: now + 20 * DAY, alertPolicy: "renewal" });
   });
 
   const ORDER = [
@@ -79,6 +81,7 @@ describe("the dashboard, problems first", () => {
     "revoked gone.revoked.example",
     "unreachable down.unreachable.example",
     "invalid mismatch.invalid.example",
+    "expiring stalled.renewal.example",
     "expiring soon.expiring.example",
     "expiring late.expiring.example",
     "valid a.valid.example",
@@ -89,18 +92,36 @@ describe("the dashboard, problems first", () => {
     const page = await viewer.browser.get("/?mode=live");
     expect(page.status).toBe(200);
     expect(rowsOf(page.text)).toEqual(ORDER);
-    // A hostname mismatch that breaks the site now is no longer below the valid certificates.
+    // A hostname mismatch that breaks the site now is no longer below the valid certificates; an
+    // overdue renewal comes before certificates that are only expiring, though it expires later.
     expect(page.text).toContain("Certificates, problems first");
+    const stalled = /<tr data-certificate-id="cert_\w+" data-status="expiring">\n<td data-label="Status">([\s\S]*?)<\/td>\n<td data-label="Certificate"><a[^>]*><strong>Site stalled/.exec(page.text)?.[1];
+    expect(stalled).toContain("renewal overdue");
+  });
+
+  test("counts renewals overdue and requested beside the statuses, each count a filter", async () => {
+    const summary = await (async () => {
+      const key = await h.makeKey("member", "live", orgId);
+      return expectData(await h.request("GET", "/v1/certificates/summary", { key: key.key }), 200);
+    })();
+    const page = await viewer.browser.get("/?mode=live");
+    const count = /data-renewal="overdue">\s*<span class="n">(\d+)<\/span> renewal overdue/.exec(page.text)?.[1];
+    expect(Number(count)).toBe(summary.byRenewal.overdue);
+    expect(summary.byRenewal.overdue).toBeGreaterThan(0);
+    const filtered = await viewer.browser.get("/?mode=live&renewal=overdue");
+    expect(rowsOf(filtered.text)).toHaveLength(summary.byRenewal.overdue);
+    expect(rowsOf(filtered.text)).toContain("expiring stalled.renewal.example");
+    expect(filtered.text).toContain('<option value="overdue" selected>overdue</option>');
   });
 
   test("pages keep the order across groups, each certificate once; the status filter keeps it within what it selects", async () => {
     const actor = { user: (await h.store.users.get(viewer.id))!, organization: (await h.store.organizations.get(orgId))! };
     const seen: string[] = [];
     let cursor: string | undefined;
-    // Pages of 3, so that the two valid certificates of one expiry meet on one page: the domain decides
+    // Pages of 4, so that the two valid certificates of one expiry meet on one page: the domain decides
     // between equal expiries within a page (across pages the list's own order, expiry then id, holds).
     for (let pages = 0; pages < 10; pages++) {
-      const page = await h.core.accounts.console.as(actor, "live").dashboard({ limit: 3, cursor });
+      const page = await h.core.accounts.console.as(actor, "live").dashboard({ limit: 4, cursor });
       seen.push(...page.certificates.map((c) => `${c.status} ${c.domain}`));
       if (!page.nextCursor) break;
       cursor = page.nextCursor;
@@ -198,6 +219,18 @@ describe("a certificate's page", () => {
     expect(refused.status).toBe(400);
     expect(refused.text).toMatch(/<div class="error" role="alert">[^<]*tags[^<]*<\/div>/);
     expect(refused.text).toContain('name="tags" type="text" autocapitalize="off" spellcheck="false" value="Team:Mail"');
+  });
+
+  test("the alert policy is chosen when adding and changed when editing, through the API", async () => {
+    const before = expectData(await h.request("GET", `/v1/certificates/${certificateId}`), 200);
+    const page = await owner.browser.get(`/certificates/${certificateId}?mode=live`);
+    expect(page.text).toContain(`<option value="${before.alertPolicy}" selected>`);
+    const other = before.alertPolicy === "renewal" ? "days" : "renewal";
+    const saved = await owner.browser.post(`/certificates/${certificateId}/edit`, { mode: "live", name: "Mail server", alertThresholds: "7", tags: "", mute: "", alertPolicy: other });
+    expect(saved.status).toBe(303);
+    expect(expectData(await h.request("GET", `/v1/certificates/${certificateId}`), 200).alertPolicy).toBe(other);
+    const dashboard = await owner.browser.get("/?mode=live");
+    expect(dashboard.text).toContain('<select id="cert-alert-policy" name="alertPolicy">');
   });
 
   test("members see no edit form, and their post is refused as a member key's write would be", async () => {

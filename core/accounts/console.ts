@@ -15,9 +15,12 @@ import type { Services } from "../app/services.ts";
 import type { Operation, OperationInput, OperationResult } from "../operations/operation.ts";
 import { OPERATIONS } from "../operations/mod.ts";
 import { validateQuery } from "../schemas/validate.ts";
-import { AddCertificateBody, PatchCertificateBody, type CertificateSummaryView, type CertificateView } from "../schemas/certificate.ts";
+import { AddCertificateBody, ListCertificatesQuery, PatchCertificateBody, type CertificateSummaryView, type CertificateView } from "../schemas/certificate.ts";
 import type { ChannelView } from "../schemas/channel.ts";
 import { PROBLEM_GROUPS } from "../certificates/explain.ts";
+
+/** Whether the list operation filters by renewal state (CONTRACT §18): the dashboard offers it then. */
+export const LIST_TAKES_RENEWAL = "renewal" in (ListCertificatesQuery.properties as Record<string, unknown>);
 
 /**
  * Whether this build's certificates take an alert policy (CONTRACT §18) on add and patch: the forms
@@ -31,6 +34,8 @@ export interface ConsoleQuery {
   domain?: string;
   status?: string;
   tag?: string;
+  /** Renewal states (CONTRACT §18), where the list operation takes them. */
+  renewal?: string;
   cursor?: string;
   /** Certificates per page; default 50. */
   limit?: number;
@@ -129,7 +134,8 @@ async function problemsFirst(run: Run, query: ConsoleQuery): Promise<{ certifica
     ...(query.status ? { status: query.status } : {}),
     ...(query.domain ? { domain: query.domain } : {}),
     ...(query.tag ? { tag: query.tag } : {}),
-  }) as { status?: string[]; domain?: string; tag?: string[] };
+    ...(query.renewal ? { renewal: query.renewal } : {}),
+  }) as { status?: string[]; domain?: string; tag?: string[]; renewal?: string[] };
   let [group, inner] = query.cursor ? decodeDashboardCursor(query.cursor) : [0, null as string | null];
   const groups = PROBLEM_GROUPS.map((g, index) => ({ ...g, index })).filter((g) => !filters.status || filters.status.includes(g.status));
   const certificates: CertificateView[] = [];
@@ -141,6 +147,7 @@ async function problemsFirst(run: Run, query: ConsoleQuery): Promise<{ certifica
         status: [status],
         ...(filters.domain ? { domain: filters.domain } : {}),
         ...(filters.tag ? { tag: filters.tag } : {}),
+        ...(filters.renewal ? { renewal: filters.renewal } : {}),
         ...(cursor ? { cursor } : {}),
       },
     });

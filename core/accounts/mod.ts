@@ -60,4 +60,4 @@ export type { SignInResult } from "./sign_in.ts";
 export type { PasswordChangeResult } from "./password_change.ts";
 export { Admin, MIN_PASSWORD_LENGTH, PLANS, presentKey, ROLES, type AdminOptions, type ApiKeyView, type OrganizationUsage, type PasswordHasher } from "./admin.ts";
 export { tokensMatch } from "./session_token.ts";
-export { Console, TAKES_ALERT_POLICY, type ActingConsole, type AlertRoutes, type ConsoleDashboard, type ConsoleQuery } from "./console.ts";
+export { Console, LIST_TAKES_RENEWAL, TAKES_ALERT_POLICY, type ActingConsole, type AlertRoutes, type ConsoleDashboard, type ConsoleQuery } from "./console.ts";

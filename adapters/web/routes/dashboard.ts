@@ -15,7 +15,7 @@ export function modeOf(value: string | null | undefined): Mode {
 /** The filters of the address, as typed (the list operation validates them and names what is wrong). */
 function filtersOf(url: URL): DashboardFilters {
   const get = (name: string) => url.searchParams.get(name)?.trim() || undefined;
-  return { domain: get("domain"), status: get("status"), tag: get("tag"), cursor: get("cursor") };
+  return { domain: get("domain"), status: get("status"), tag: get("tag"), renewal: get("renewal"), cursor: get("cursor") };
 }
 
 /**

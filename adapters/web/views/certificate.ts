@@ -76,6 +76,7 @@ ${
 function summary(c: CertificateView & Record<string, unknown>): Html {
   const row = (name: string, value: Html | string) => html`<dt>${name}</dt><dd>${value}</dd>`;
   const renewal = c.renewal as { deadline?: string | null; state?: string; source?: string } | null | undefined;
+  const deployment = c.deployment as { issuedAt: string; issuer: string; servedBy: number; endpoints: number } | null | undefined;
   const revocation = c.revocation;
   return html`${row("Expires", html`${relativeDays(c.daysUntilExpiry)} <span class="muted small">(${when(c.expiresAt)})</span>`)}
 ${row("Issued", moment(c.issuedAt))}
@@ -84,7 +85,8 @@ ${row("Covers", c.subjectAlternativeNames.length > 0 ? c.subjectAlternativeNames
 ${row("Last checked", moment(c.lastCheckedAt))}
 ${row("Alerts", c.alertThresholds.length > 0 ? `${c.alertThresholds.join(", ")} days before expiry` : "no alerts by days left")}
 ${typeof c.alertPolicy === "string" ? row("Alert policy", c.alertPolicy === "renewal" ? "when a renewal is overdue" : "at fixed days before expiry") : ""}
-${renewal ? row("Renewal", renewal.deadline ? html`${renewal.state === "not_due" ? "due by" : renewal.state} ${moment(renewal.deadline)}` : String(renewal.state ?? "")) : ""}
+${renewal?.deadline ? row("Renewal", renewalText(renewal.state, renewal.deadline)) : ""}
+${deployment ? row("Not deployed yet", html`a certificate issued ${moment(deployment.issuedAt)} by ${deployment.issuer} is served by ${deployment.servedBy} of ${deployment.endpoints} addresses`) : ""}
 ${row("Tags", c.tags.length > 0 ? tagList(c.tags) : "none")}
 ${row("Notifications", muted(c.mutedUntil) || "sent (not muted)")}
 ${row(
@@ -96,6 +98,13 @@ ${row(
 ${c.publicKey ? row("Key", `${c.publicKey.algorithm} ${c.publicKey.curve ?? `${c.publicKey.size} bits`}`) : ""}
 ${c.tls ? row("Connection", `${c.tls.protocol}, ${c.tls.cipher}`) : ""}
 ${c.warnings.length > 0 ? row("Warnings", c.warnings.map((w) => w.replace(/_/g, " ")).join(", ")) : ""}`;
+}
+
+/** "due in 20 days (…)", "overdue: it was due 2 days ago (…)", "requested early by its CA: due …". */
+function renewalText(state: string | undefined, deadline: string): Html {
+  if (state === "overdue") return html`overdue: it was due ${moment(deadline)}`;
+  if (state === "requested") return html`requested early by its certificate authority: due ${moment(deadline)}`;
+  return html`due ${moment(deadline)}`;
 }
 
 function editForm(me: SignedIn, mode: Mode, c: CertificateView & Record<string, unknown>, view: CertificatePageView): Html {

@@ -3,7 +3,7 @@
  * per week, the certificates with problems first (found by domain, status and tag, a page at a time),
  * and the form to add one.
  */
-import { type AlertRoutes, type ConsoleDashboard, type SignedIn, LIST_TAKES_TAGS, TAKES_ALERT_POLICY, mayWrite } from "../../../core/accounts/mod.ts";
+import { type AlertRoutes, type ConsoleDashboard, type SignedIn, LIST_TAKES_RENEWAL, LIST_TAKES_TAGS, TAKES_ALERT_POLICY, mayWrite } from "../../../core/accounts/mod.ts";
 import { CERTIFICATE_STATUSES, PROTOCOLS, relativeDays, type Mode } from "../../../core/base/mod.ts";
 import type { CertificateView } from "../../../core/schemas/mod.ts";
 import { html, type Html } from "../html.ts";
@@ -14,8 +14,16 @@ export interface DashboardFilters {
   domain?: string;
   status?: string;
   tag?: string;
+  /** Renewal states (overdue, requested, not_due), a comma list. */
+  renewal?: string;
   cursor?: string;
 }
+
+/** The renewal states the dashboard counts and filters by, as people say them. */
+const RENEWAL_LABELS: Array<[string, string]> = [
+  ["overdue", "renewal overdue"],
+  ["requested", "renewal requested"],
+];
 
 /** What the add form held when the API refused it. */
 export type CertificateFormInput = Partial<Record<"domain" | "port" | "name" | "tags" | "protocol" | "connectTo" | "alertThresholds" | "alertPolicy", string>>;
@@ -34,7 +42,7 @@ export interface DashboardView {
 export function dashboardHref(mode: Mode, filters: DashboardFilters, changes: Partial<Record<keyof DashboardFilters, string | undefined>> = {}): string {
   const params = new URLSearchParams({ mode });
   const merged = { ...filters, ...changes };
-  for (const key of ["domain", "status", "tag", "cursor"] as const) if (merged[key]) params.set(key, merged[key]!);
+  for (const key of ["domain", "status", "tag", "renewal", "cursor"] as const) if (merged[key]) params.set(key, merged[key]!);
   return `/?${params}`;
 }
 
@@ -42,7 +50,7 @@ export function dashboardPage(view: DashboardView): Html {
   const { me, mode, data, filters } = view;
   const write = mayWrite(me.user.role);
   const modeLink = (m: Mode, label: string) => html`<a href="/?mode=${m}"${m === mode ? html` aria-current="page"` : ""}>${label}</a>`;
-  const filtered = Boolean(filters.domain || filters.status || filters.tag);
+  const filtered = Boolean(filters.domain || filters.status || filters.tag || filters.renewal);
   return page(
     { title: "Dashboard", me, tab: "dashboard", notice: view.notice, error: view.error },
     html`<h1>Dashboard</h1>
@@ -55,7 +63,7 @@ ${alertBanners(data.alerts, mode, write)}
       const current = filters.status === status;
       return html`<li><a class="count status-${status}" href="${dashboardHref(mode, {}, { status })}" data-status="${status}"${current ? html` aria-current="true"` : ""}>
 <span class="n">${count}</span> ${status}</a></li>`;
-    })}</ul>
+    })}${renewalCounts(view)}</ul>
 </section>
 ${expiryChart(data.summary.expiringPerWeek, mode)}
 <h2 id="certificates-heading">Certificates, problems first</h2>
@@ -102,6 +110,17 @@ alerts sent to ${alerts.failing.length === 1 ? "it do" : "them do"} not arrive.<
   return html`${none}${failing}`;
 }
 
+/** The renewal counts (CONTRACT §18): certificates whose renewal is overdue, or requested by their CA. */
+function renewalCounts(view: DashboardView): Html | string {
+  const byRenewal = (view.data.summary as { byRenewal?: Record<string, number> }).byRenewal;
+  if (!byRenewal || !LIST_TAKES_RENEWAL) return "";
+  return html`${RENEWAL_LABELS.map(([state, label]) => {
+    const current = view.filters.renewal === state;
+    return html`<li><a class="count status-expiring" href="${dashboardHref(view.mode, {}, { renewal: state })}" data-renewal="${state}"${current ? html` aria-current="true"` : ""}>
+<span class="n">${byRenewal[state] ?? 0}</span> ${label}</a></li>`;
+  })}`;
+}
+
 function filterForm(mode: Mode, filters: DashboardFilters): Html {
   return html`<form class="filters" method="get" action="/" role="search" aria-label="Find certificates">
 <input type="hidden" name="mode" value="${mode}">
@@ -117,16 +136,36 @@ ${
 aria-describedby="filter-tag-hint"><div id="filter-tag-hint" class="muted small">Several: a comma list; all must be carried.</div></div>`
     : ""
 }
+${
+  LIST_TAKES_RENEWAL
+    ? html`<div><label for="filter-renewal">Renewal</label><select id="filter-renewal" name="renewal"><option value="">Any</option>${[
+        ["overdue", "overdue"],
+        ["requested", "requested by the CA"],
+        ["not_due", "not due"],
+      ].map(([state, label]) => html`<option value="${state}"${filters.renewal === state ? html` selected` : ""}>${label}</option>`)}</select></div>`
+    : ""
+}
 </div>
-<button type="submit">Find</button> ${filters.domain || filters.status || filters.tag ? html`<a class="button secondary" href="/?mode=${mode}">Clear</a>` : ""}
+<button type="submit">Find</button> ${filtered(filters) ? html`<a class="button secondary" href="/?mode=${mode}">Clear</a>` : ""}
 </form>`;
+}
+
+function filtered(filters: DashboardFilters): boolean {
+  return Boolean(filters.domain || filters.status || filters.tag || filters.renewal);
+}
+
+/** "renewal overdue" under the status when the renewal is news the status does not already say (the days policy). */
+function renewalNote(c: CertificateView): Html | string {
+  const state = (c as { renewal?: { state?: string } | null }).renewal?.state;
+  if ((state !== "overdue" && state !== "requested") || c.statusReason?.startsWith("renewal_")) return "";
+  return html`<div class="muted small">renewal ${state}</div>`;
 }
 
 function certificateRow(c: CertificateView, mode: Mode, write: boolean): Html {
   return html`<tr data-certificate-id="${c.id}" data-status="${c.status}">
 <td data-label="Status"><span class="badge status-${c.status}">${c.status}</span>${
     c.statusReason && c.statusReason !== c.status ? html`<div class="muted small">${c.statusReason.replace(/_/g, " ")}</div>` : ""
-  }${revocationNote(c)}</td>
+  }${renewalNote(c)}${revocationNote(c)}</td>
 <td data-label="Certificate"><a href="/certificates/${c.id}?mode=${mode}"><strong>${c.name}</strong></a>${
     c.name !== c.domain || c.port !== 443 ? html`<div class="mono small">${c.domain}:${c.port}</div>` : ""
   }${tagList(c.tags)}${muted(c.mutedUntil)}</td>
