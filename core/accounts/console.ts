@@ -136,7 +136,7 @@ async function problemsFirst(run: Run, query: ConsoleQuery): Promise<{ certifica
     ...(query.tag ? { tag: query.tag } : {}),
     ...(query.renewal ? { renewal: query.renewal } : {}),
   }) as { status?: string[]; domain?: string; tag?: string[]; renewal?: string[] };
-  let [group, inner] = query.cursor ? decodeDashboardCursor(query.cursor) : [0, null as string | null];
+  const [group, inner] = query.cursor ? decodeDashboardCursor(query.cursor) : [0, null as string | null];
   const groups = PROBLEM_GROUPS.map((g, index) => ({ ...g, index })).filter((g) => !filters.status || filters.status.includes(g.status));
   const certificates: CertificateView[] = [];
   let calls = 0;

@@ -1,9 +1,8 @@
 /**
  * What a certificate's state means for the person who has to act, in one plain sentence: what is
- * wrong, and what to do (CONTRACT §23). The settings area opens a certificate's page with it, the list
- * shows it under each problem. Written against the certificate as the API shows it, so fields that
- * later sections add (`renewal`, `deployment`) are read when present; every statusReason of the
- * contract has its sentence here, Part III's renewal reasons included, before their data arrives.
+ * wrong, and what to do (CONTRACT §23). The settings area opens a certificate's page with it. Written
+ * against the certificate as the API shows it, reading `renewal` when present; every statusReason of
+ * the contract has its sentence here, `renewal_blocked` (CONTRACT §22) included.
  *
  * Also the dashboard's problems-first order: {@link PROBLEM_GROUPS}.
  */
