@@ -115,7 +115,7 @@ describe("import as a real process", () => {
   test("names what is wrong: a missing file, an unknown organization, a bad mode, no file at all", async () => {
     expectUsageError(await runCli(["import", "--org", org.id, join(ws.dir, "nope.txt")], { env }), /FILE ".*nope\.txt" cannot be read \(ENOENT\)/);
     const unknown = await runCli(["import", "--org", "org_nothere000000000000", join(ws.dir, "one.txt")], { env });
-    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('No organization with id "org_nothere000000000000"')]);
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining('No organization with id or name "org_nothere000000000000"')]);
     expectUsageError(await runCli(["import", "--org", org.id, "--mode", "prod", join(ws.dir, "one.txt")], { env }), /--mode/);
     expectUsageError(await runCli(["import", "--org", org.id], { env }), /FILE/);
   });

@@ -252,7 +252,8 @@ describe("help", () => {
       expect(result.stdout).toStartWith(`Usage: certkeeper ${words}`);
       expect(result.stdout.split("\n").length).toBeGreaterThan(2);
     });
-  });
+    // 37 processes of the CLI, four at a time: a budget per process, not a guess at the machine's speed.
+  }, 37 * 15_000 / 4);
 
   test("a flag another command takes is refused by name; help of an unknown command exits 2", async () => {
     const ws = workspace();

@@ -130,7 +130,8 @@ describe("deliveries and channel health", () => {
     hookId = hook.json.data.id;
     expect(hook.json.data.health).toEqual({ lastDeliveryAt: null, lastStatus: null, lastError: null, failingSince: null });
     // 10 days left: certificate.expiring, delivered to the hook (which answers 500).
-    const added = await api("POST", "/v1/certificates", { domain: DOMAIN, port: tls.port });
+    // The days policy: 10 days left crosses the 14-day threshold at once.
+    const added = await api("POST", "/v1/certificates", { domain: DOMAIN, port: tls.port, alertPolicy: "days" });
     expect(added.status).toBe(201);
     certificateId = added.json.data.id;
     const raised = await logged("of the event", (e) => e.msg === "event raised" && e.certificateId === certificateId);
