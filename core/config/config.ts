@@ -1,6 +1,7 @@
 /** certkeeper's configuration: CONTRACT §1's environment variables, parsed and checked once. */
 import { DAY, HOUR, MINUTE, SECOND, parseDuration } from "../base/time.ts";
 import { parseResolveRules, type ResolveRule } from "./resolve_rules.ts";
+import { parseCaaIdentities, parseDnsServers, type CaaIdentity, type DnsServersSetting } from "./dns_settings.ts";
 
 import type { LogFormat, LogLevel } from "../base/log.ts";
 export type { LogFormat, LogLevel };
@@ -43,6 +44,10 @@ export interface Config {
   telegramUrl: string;
   /** Events and their settled deliveries older than this are deleted. */
   eventRetentionMs: number;
+  /** CERTKEEPER_DNS_SERVERS: the resolvers asked for CAA, TLSA and TXT records (CONTRACT §22). */
+  dnsServers: DnsServersSetting;
+  /** CERTKEEPER_CAA_IDENTITIES: issuer names and their CAs' CAA domains, beside the built-in ones. */
+  caaIdentities: CaaIdentity[];
 }
 
 export const DEFAULT_DELIVERY_RETRY = "5s,30s,2m,10m,30m,1h,2h,6h,12h";
@@ -73,6 +78,8 @@ export const DEFAULT_CONFIG: Config = {
   pagerdutyUrl: "https://events.pagerduty.com",
   telegramUrl: "https://api.telegram.org",
   eventRetentionMs: 90 * DAY,
+  dnsServers: "system",
+  caaIdentities: [],
 };
 
 export class ConfigError extends Error {
@@ -124,6 +131,8 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     pagerdutyUrl: parse("CERTKEEPER_PAGERDUTY_URL", d.pagerdutyUrl, baseUrl),
     telegramUrl: parse("CERTKEEPER_TELEGRAM_URL", d.telegramUrl, baseUrl),
     eventRetentionMs: parse("CERTKEEPER_EVENT_RETENTION", d.eventRetentionMs, positiveDuration),
+    dnsServers: parse("CERTKEEPER_DNS_SERVERS", d.dnsServers, parseDnsServers),
+    caaIdentities: parse("CERTKEEPER_CAA_IDENTITIES", d.caaIdentities, parseCaaIdentities),
   };
 }
 

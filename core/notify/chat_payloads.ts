@@ -16,6 +16,7 @@ export const DISCORD_COLORS: Record<EventType, number> = {
   "certificate.chain_expiring": 0xf0a30a,
   "certificate.revoked": 0xd64541,
   "certificate.issued": 0x8b5cf6,
+  "certificate.renewal_blocked": 0xf0a30a,
   test: 0x3b82f6,
 };
 

@@ -20,6 +20,7 @@ const COLORS: Record<EventType, "Attention" | "Warning" | "Good" | "Accent"> = {
   "certificate.chain_expiring": "Warning",
   "certificate.revoked": "Attention",
   "certificate.issued": "Accent",
+  "certificate.renewal_blocked": "Warning",
   test: "Accent",
 };
 
