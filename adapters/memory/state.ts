@@ -103,6 +103,7 @@ export function copyCertificate<T extends CertificateRecord>(record: T): T {
     endpoints: deepFreeze(record.endpoints),
     alertMemory: deepFreeze(record.alertMemory),
     tls: deepFreeze(record.tls),
+    ...(record.dns !== undefined ? { dns: deepFreeze(record.dns) } : {}),
   };
 }
 

@@ -2,7 +2,7 @@
 import type { CertificateStore, InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
-import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
 import { RecentSaves } from "./recent_saves.ts";
@@ -24,8 +24,8 @@ function statusAt(statuses: number): string {
  * JSON and the expiry index untouched.
  */
 function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: boolean) {
-  // Endpoints, the connection and the alert memory change only with the details or with events.
-  const details = detailsChanged ? ["fingerprint", "not_before", "not_after", "details", "problem", "endpoints", "tls", "alert_memory"] : [];
+  // Endpoints, the connection, the alert memory and DNS findings change only with the details or with events.
+  const details = detailsChanged ? ["fingerprint", "not_before", "not_after", "details", "problem", "endpoints", "tls", "alert_memory", "dns"] : [];
   const detailValues: SqlValue[] = detailsChanged
     ? [
         r.fingerprint,
@@ -36,6 +36,7 @@ function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: b
         endpointsValue(r),
         r.tls ? JSON.stringify(r.tls) : null,
         JSON.stringify(r.alertMemory),
+        dnsValue(r),
       ]
     : [];
   // The failure can change without the details: the timeline is written with every check.
@@ -78,6 +79,7 @@ async function updateSettingsRow(
        tags = COALESCE(?, tags),
        muted_until = CASE WHEN ? THEN ? ELSE muted_until END,
        connect_to = COALESCE(?, connect_to),
+       mail_domain = CASE WHEN ? THEN ? ELSE mail_domain END,
        next_check_at = CASE WHEN ? THEN MIN(next_check_at, ?) ELSE next_check_at END,
        updated_at = ?,
        version = version + 1
@@ -90,6 +92,8 @@ async function updateSettingsRow(
       patch.mutedUntil === undefined ? 0 : 1,
       patch.mutedUntil ?? null,
       newTarget ? connectToValue(patch.connectTo!) : null,
+      patch.mailDomain === undefined ? 0 : 1,
+      patch.mailDomain ?? null,
       thresholds || newTarget ? 1 : 0,
       patch.updatedAt,
       patch.updatedAt,

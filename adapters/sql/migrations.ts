@@ -274,6 +274,10 @@ export const MIGRATIONS: Step[][] = [
     `UPDATE deliveries SET organization_id = (SELECT organization_id FROM events WHERE events.id = deliveries.event_id)`,
     `CREATE INDEX deliveries_due_by_organization ON deliveries (status, organization_id, next_attempt_at)`,
   ],
+  // What DNS says about a certificate (CONTRACT §22): an smtp certificate's mail domain (NULL: the
+  // default), and the findings of its checks (CAA sets and verdict, TLSA records, MTA-STS policy) as JSON.
+  // Both read as "nothing yet" in rows written before, so no version is raised.
+  [`ALTER TABLE certificates ADD COLUMN mail_domain TEXT`, `ALTER TABLE certificates ADD COLUMN dns TEXT`],
 ];
 
 /** Computes the timeline of every certificate stored before migration 3, a page at a time. */

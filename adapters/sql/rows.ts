@@ -63,7 +63,7 @@ export const CERTIFICATE_COLUMNS =
   "id, organization_id, mode, domain, port, name, alert_thresholds, status_periods, created_at, updated_at, " +
   "fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, " +
   "alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version, tags, muted_until, " +
-  "protocol, connect_to, endpoints, tls, alert_memory";
+  "protocol, connect_to, endpoints, tls, alert_memory, mail_domain, dns";
 
 /** connect_to is '' for "the domain", so that the UNIQUE constraint treats it as a value. */
 export const connectToValue = (connectTo: string | null) => connectTo ?? "";
@@ -98,6 +98,9 @@ export function certificateFrom(row: Row): CertificateRecord {
     endpoints: endpointsFrom(str(row.endpoints), details),
     tls: row.tls === null || row.tls === undefined ? null : JSON.parse(str(row.tls)),
     alertMemory: JSON.parse(str(row.alert_memory)),
+    // Absent rather than null when unset, as a record made before these fields reads.
+    ...(row.mail_domain === null || row.mail_domain === undefined ? {} : { mailDomain: str(row.mail_domain) }),
+    ...(row.dns === null || row.dns === undefined ? {} : { dns: JSON.parse(str(row.dns)) }),
   };
 }
 
@@ -163,7 +166,14 @@ export function certificateValues(r: CertificateRecord): SqlValue[] {
     endpointsValue(r),
     r.tls ? JSON.stringify(r.tls) : null,
     JSON.stringify(r.alertMemory),
+    r.mailDomain ?? null,
+    dnsValue(r),
   ];
+}
+
+/** The `dns` column: CONTRACT §22's findings as JSON, or NULL before any lookup. */
+export function dnsValue(r: Pick<CertificateRecord, "dns">): string | null {
+  return r.dns ? JSON.stringify(r.dns) : null;
 }
 
 export function channelFrom(row: Row, prefix = ""): ChannelRecord {

@@ -1,6 +1,7 @@
 /** The certificate as callers see it: SPEC.md 2.2's fields, in its order, as CONTRACT §5 formats them. */
 import { iso } from "../base/time.ts";
 import type { CertificateRecord, RevocationState } from "../base/records.ts";
+import { defaultMailDomain } from "../dns/mod.ts";
 import { certificateStatus, ClockAt, endpointStatus } from "./status.ts";
 import {
   CREATED_FIELDS,
@@ -69,6 +70,7 @@ function present(record: CertificateRecord, clock: ClockAt): CertificateView {
     mutedUntil: record.mutedUntil === null ? null : iso(record.mutedUntil),
     protocol: record.protocol ?? "tls",
     connectTo: record.connectTo ?? null,
+    mailDomain: record.protocol === "smtp" ? (record.mailDomain ?? defaultMailDomain(record.domain)) : null,
     endpoints: (record.endpoints ?? []).map((endpoint) => {
       const judged = endpointStatus(endpoint, record.alertThresholds, clock);
       return {
@@ -79,13 +81,25 @@ function present(record: CertificateRecord, clock: ClockAt): CertificateView {
         fingerprintSha256: endpoint.details?.fingerprintSha256 ?? null,
         expiresAt: endpoint.details ? iso(endpoint.details.notAfter) : null,
         lastCheckedAt: iso(record.lastCheckedAt),
+        dane: record.protocol === "smtp" && endpoint.details && endpoint.dane ? { status: endpoint.dane.status, validated: endpoint.dane.validated } : null,
       };
     }),
     chainExpiresAt: d.chainExpiry ? iso(d.chainExpiry.notAfter) : null,
     publicKey: d.publicKey ?? null,
     tls: record.tls ?? null,
-    warnings: [...(d.warnings ?? []), ...(isLegacyProtocol(record.tls?.protocol) ? (["legacy_protocol"] as const) : [])],
+    warnings: [...(d.warnings ?? []), ...(isLegacyProtocol(record.tls?.protocol) ? (["legacy_protocol"] as const) : []), ...dnsWarnings(record)],
   };
+}
+
+/** What DNS says about the certificate (CONTRACT §22), as warnings: never a status. */
+function dnsWarnings(record: CertificateRecord): CertificateView["warnings"] {
+  const warnings: CertificateView["warnings"] = [];
+  if (record.dns?.caa?.status === "forbidden") warnings.push("caa_forbids_issuer");
+  if (record.protocol === "smtp") {
+    if ((record.endpoints ?? []).some((endpoint) => endpoint.details && endpoint.dane?.status === "mismatch")) warnings.push("dane_mismatch");
+    if (record.dns?.mtaSts?.mismatch) warnings.push("mta_sts_mismatch");
+  }
+  return warnings;
 }
 
 /**
@@ -119,7 +133,8 @@ export function presentCreated(record: CertificateRecord, now: number): CreatedC
 
 /** The CLI's `check`: the get view of a certificate nobody monitors (no thresholds: expiring within 30 days). */
 export function presentChecked(
-  input: Pick<CertificateRecord, "domain" | "port" | "details" | "problem" | "failure" | "lastCheckedAt" | "protocol" | "connectTo" | "endpoints" | "tls">,
+  input: Pick<CertificateRecord, "domain" | "port" | "details" | "problem" | "failure" | "lastCheckedAt" | "protocol" | "connectTo" | "endpoints" | "tls"> &
+    Partial<Pick<CertificateRecord, "mailDomain" | "dns">>,
   now: number,
 ): CheckedCertificateView {
   const unmonitored = { ...input, id: "", name: "", alertThresholds: [], tags: [], mutedUntil: null, createdAt: 0, updatedAt: 0 } as unknown as CertificateRecord;

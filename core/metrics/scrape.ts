@@ -60,6 +60,15 @@ export class ServiceMetrics {
     [{ source: "ocsp" }, { source: "crl" }],
   );
 
+  readonly dnsLookups = new Counter(
+    "certkeeper_dns_lookups_total",
+    "DNS questions this process sent for CAA, TLSA, TXT (MTA-STS) and CNAME records, by record type and outcome: ok (an answer, " +
+      "records or none), nxdomain, error (the resolver failed, refused or answered garbage) or timeout. Each step of a CAA climb " +
+      "or a CNAME chain is one question.",
+    ["type", "result"],
+    ["CAA", "TLSA", "TXT", "CNAME"].flatMap((type) => ["ok", "nxdomain", "error", "timeout"].map((result) => ({ type, result }))),
+  );
+
   observeCtPoll(result: "ok" | "failed" | "rate_limited"): void {
     this.ctPolls.inc({ result });
   }
@@ -91,7 +100,7 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
   const { store, metrics, now } = options;
   const pageSize = options.pageSize ?? PAGE_SIZE;
   yield processMetrics(metrics);
-  yield metrics.checks.render() + metrics.checkDuration.render() + metrics.deliveries.render() + metrics.ctPolls.render() + metrics.revocationRequests.render();
+  yield metrics.checks.render() + metrics.checkDuration.render() + metrics.deliveries.render() + metrics.ctPolls.render() + metrics.revocationRequests.render() + metrics.dnsLookups.render();
 
   yield familyHeader(
     "certkeeper_deliveries_pending",

@@ -4,7 +4,7 @@
  * writer that lost a race simply apply its outcome again to the fresher state.
  */
 import type { CertificateDetails, ChainCertificate, ChainProblem, NetFailureReason } from "../base/records.ts";
-import type { AlertMemory, CertificateRecord, EndpointRecord, EventRecord, EventType, Health, RevocationState, TlsConnection } from "../base/records.ts";
+import type { AlertMemory, CertificateRecord, DaneVerdict, DnsFindings, EndpointRecord, EventRecord, EventType, Health, RevocationState, TlsConnection } from "../base/records.ts";
 import { newId } from "../base/ids.ts";
 import { iso } from "../base/time.ts";
 import { certificateStatus, isInvalid } from "../certificates/status.ts";
@@ -22,6 +22,8 @@ export type CheckOutcome =
       problem: ChainProblem | null;
       tls?: TlsConnection | null;
       endpoints?: EndpointRecord[];
+      /** What DNS said (CONTRACT §22); absent: nothing looked up, the findings held stay. */
+      dns?: DnsFindings;
     }
   | { ok: false; reason: NetFailureReason; message: string; endpoints?: EndpointRecord[] };
 
@@ -32,6 +34,8 @@ const MEMORY_SIZE = 8;
  * (CONTRACT §14), so this is far above any real rotation; it only bounds what a hostile CA could grow.
  */
 const REVOKED_MEMORY_SIZE = 256;
+/** Most `serial|CAA set` pairs remembered as announced by `certificate.renewal_blocked`. */
+const RENEWAL_BLOCKED_MEMORY_SIZE = 32;
 
 export const EMPTY_ALERT_MEMORY: AlertMemory = { leaves: [], chain: [] };
 
@@ -148,6 +152,18 @@ export function applyCheck(
     if (newlyRevoked.length > 0) {
       next.alertMemory = { ...next.alertMemory, revoked: [...newlyRevoked, ...(next.alertMemory.revoked ?? [])].slice(0, REVOKED_MEMORY_SIZE) };
     }
+    if (outcome.dns !== undefined) next.dns = outcome.dns;
+    // CAA that will make the next renewal fail (CONTRACT §22): once per serial and record set.
+    const caa = next.dns?.caa;
+    if (caa?.status === "forbidden" && caa.blocking) {
+      const key = `${next.details.serialNumber}|${caa.blocking.key}`;
+      const announced = next.alertMemory.renewalBlocked ?? [];
+      if (!announced.includes(key)) {
+        const { name, setAt, property, reason, records } = caa.blocking;
+        drafts.push({ type: "certificate.renewal_blocked", extra: { caa: { name, setAt, property, reason, records, issuerDomain: caa.issuerDomain } } });
+        next.alertMemory = { ...next.alertMemory, renewalBlocked: [key, ...announced].slice(0, RENEWAL_BLOCKED_MEMORY_SIZE) };
+      }
+    }
     const health: Health = isInvalid(next, now) ? "invalid" : "ok";
     next.health = health;
     if (health === "invalid" && previous.health !== "invalid") drafts.push({ type: "certificate.invalid" });
@@ -248,7 +264,8 @@ function changed(a: CertificateRecord, b: CertificateRecord): boolean {
     a.problem !== b.problem ||
     a.failure !== b.failure ||
     a.endpoints !== b.endpoints ||
-    a.details.revocation?.status !== b.details.revocation?.status
+    a.details.revocation?.status !== b.details.revocation?.status ||
+    (a.dns ?? null) !== (b.dns ?? null)
   );
 }
 
@@ -263,10 +280,15 @@ function sameEndpoints(a: readonly EndpointRecord[], b: readonly EndpointRecord[
         x.fingerprint === y.fingerprint &&
         x.problem === y.problem &&
         x.failure === y.failure &&
-        sameRevocation(x.details?.revocation, y.details?.revocation)
+        sameRevocation(x.details?.revocation, y.details?.revocation) &&
+        sameDane(x.dane, y.dane)
       );
     })
   );
+}
+
+function sameDane(a: DaneVerdict | null | undefined, b: DaneVerdict | null | undefined): boolean {
+  return (a ?? null) === (b ?? null) || (a?.status === b?.status && a?.validated === b?.validated);
 }
 
 /** The same revocation answer (the source hands back the stored object when it reused it). */

@@ -81,6 +81,7 @@ export class Monitor {
         applied.record.problem !== current.problem ||
         applied.record.endpoints !== current.endpoints ||
         applied.record.alertMemory !== current.alertMemory ||
+        (applied.record.dns ?? null) !== (current.dns ?? null) ||
         applied.record.tls?.protocol !== current.tls?.protocol ||
         applied.record.tls?.cipher !== current.tls?.cipher;
       if (await store.certificates.saveCheck(applied.record, applied.events, { detailsChanged })) {

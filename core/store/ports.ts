@@ -159,7 +159,16 @@ export interface CertificateStore {
   updateSettings(
     scope: Scope,
     id: string,
-    patch: { name?: string; alertThresholds?: number[]; tags?: string[]; mutedUntil?: number | null; connectTo?: string | null; updatedAt: number },
+    patch: {
+      name?: string;
+      alertThresholds?: number[];
+      tags?: string[];
+      mutedUntil?: number | null;
+      connectTo?: string | null;
+      /** CONTRACT §22 (`smtp`): null returns to the default. */
+      mailDomain?: string | null;
+      updatedAt: number;
+    },
   ): Promise<CertificateRecord | null | "duplicate">;
   /** Deletes it and cancels its pending deliveries. */
   remove(scope: Scope, id: string, at: number): Promise<boolean>;
