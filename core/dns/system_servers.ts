@@ -12,7 +12,7 @@ export function parseResolvConf(text: string): DnsServer[] {
   for (const line of text.split("\n")) {
     const [keyword, address] = line.replace(/[#;].*$/, "").trim().split(/\s+/);
     // A link-local address with a zone (fe80::1%eth0) names an interface; those are left out.
-    if (keyword !== "nameserver" || !address || isIP(address) === 0) continue;
+    if (keyword !== "nameserver" || !address || address.includes("%") || isIP(address) === 0) continue;
     servers.push({ address, port: 53 });
     if (servers.length === MAX_NAMESERVERS) break;
   }
