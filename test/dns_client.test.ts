@@ -208,7 +208,7 @@ withDaemons("hostile resolvers (security)", () => {
     const pointing = await fixture((query) => {
       const message = answerTo(query, [caa("example.test", "letsencrypt.org")]);
       // The answer's owner name (just after the question) becomes a pointer to itself.
-      const at = 12 + dnsPacket.name.encodingLength("example.test") + 4;
+      const at = 12 + Buffer.byteLength("example.test") + 2 + 4;
       message.writeUInt16BE(0xc000 | at, at);
       return { message };
     });

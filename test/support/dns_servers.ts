@@ -257,7 +257,7 @@ export async function startFixtureDns(reply: (query: dnsPacket.DecodedPacket, tr
     socket.on("error", () => {});
     socket.on("close", () => sockets.delete(socket));
     let buffered = Buffer.alloc(0);
-    socket.on("data", (chunk) => {
+    socket.on("data", (chunk: Buffer) => {
       buffered = Buffer.concat([buffered, chunk]);
       if (buffered.length < 2 || buffered.length < 2 + buffered.readUInt16BE(0)) return;
       const query = dnsPacket.decode(buffered.subarray(2, 2 + buffered.readUInt16BE(0)));
