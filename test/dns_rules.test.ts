@@ -52,7 +52,7 @@ describe("CAA (RFC 8659)", () => {
         setAt: "example.com",
         property: "issue",
         reason: "not_listed",
-        records: ['0 issue "digicert.com"', '0 iodef "mailto:sec@example.com"'],
+        records: ['0 iodef "mailto:sec@example.com"', '0 issue "digicert.com"'],
         key: expect.stringMatching(/^[0-9a-f]{32}$/),
       },
     });

@@ -66,22 +66,24 @@ export function caaClimbStarts(domain: string, subjectAlternativeNames: readonly
 }
 
 /** CAA(X) answers of one check, shared by its climbs (a wildcard's climb runs over the domain's). */
-export type CaaMemo = Map<string, Promise<CaaRecord[]>>;
+export type CaaMemo = Map<string, Promise<{ owner: string; records: CaaRecord[] }>>;
 
 /**
  * RelevantCAASet(from) of RFC 8659 §3: the CAA records of `from` (CNAMEs followed, as the resolver
  * does), else of its parent, and so on up to the top-level domain; empty when none on the way has any.
- * Throws DnsFailure when a step fails: an unanswered step could have been the relevant one.
+ * `setAt` is where the records are: the end of an alias's chain. An alias whose target has none climbs
+ * on from the alias's own parent. Throws DnsFailure when a step fails: an unanswered step could have
+ * been the relevant one.
  */
 export async function relevantCaaSet(client: DnsClient, from: string, limit: Deadline, memo: CaaMemo = new Map()): Promise<CaaSet> {
   for (let name = canonical(from); name !== ""; name = name.includes(".") ? name.slice(name.indexOf(".") + 1) : "") {
     let answer = memo.get(name);
     if (!answer) {
-      answer = client.lookup<dnsPacket.CaaData>(name, "CAA", limit).then(({ records }) => records.map(caaRecord));
+      answer = client.lookup<dnsPacket.CaaData>(name, "CAA", limit).then(({ owner, records }) => ({ owner, records: records.map(caaRecord) }));
       memo.set(name, answer);
     }
-    const records = await answer;
-    if (records.length > 0) return { from, setAt: name, records };
+    const { owner, records } = await answer;
+    if (records.length > 0) return { from, setAt: owner, records };
   }
   return { from, setAt: null, records: [] };
 }
@@ -157,7 +159,8 @@ function forbids(judged: Judged, set: CaaSet, issuerDomain: string): CaaBlocking
     setAt: set.setAt!,
     property,
     reason,
-    records: set.records.map(presentCaaRecord),
+    // Sorted: DNS gives a set's records in any order.
+    records: set.records.map(presentCaaRecord).sort(),
     key: setKey(set),
   });
   if (set.records.some((record) => (record.flags & 0x80) !== 0 && !KNOWN_TAGS.has(record.tag))) return blocking("critical");
