@@ -64,6 +64,8 @@ export interface DnsConclusion {
   findings: DnsFindings;
   /** Each answering address's DANE verdict (`smtp`), null when unknown; empty for other protocols. */
   dane: Map<string, DaneVerdict | null>;
+  /** The CAA verdict was drawn from answers of this check (not kept from before a failure): only such a verdict is announced. */
+  caaAnswered: boolean;
 }
 
 /** `mx1.example.com` → `example.com`; a two-label domain is its own mail domain. */
@@ -120,7 +122,7 @@ export class DnsInspector {
       finish: async (served) => {
         try {
           const findings: DnsFindings = {};
-          await this.#caa(findings, target.domain, served.details, climb, previous);
+          const caaAnswered = await this.#caa(findings, target.domain, served.details, climb, previous);
           const dane = new Map<string, DaneVerdict | null>();
           if (tlsa) {
             const tlsaFinding = this.#kept("TLSA", target.domain, await tlsa, previous?.tlsa);
@@ -134,7 +136,7 @@ export class DnsInspector {
             const held = this.#kept("MTA-STS", mailDomain, await mtaSts, previous?.mtaSts && { ...previous.mtaSts });
             if (held) findings.mtaSts = { ...held, mismatch: mtaStsMismatch(held.policy, target.domain, served.endpoints) };
           }
-          return { findings: previous && sameFindings(previous, findings) ? previous : findings, dane };
+          return { findings: previous && sameFindings(previous, findings) ? previous : findings, dane, caaAnswered };
         } finally {
           // A climb begun for a leaf no longer served is not waited for.
           limit.clear();
@@ -153,18 +155,20 @@ export class DnsInspector {
   }
 
   /** The CAA sets and verdict; a failed climb keeps the sets last found (judged anew for this leaf) or, lacking them, the last verdict. */
-  async #caa(findings: DnsFindings, domain: string, details: CertificateDetails, climb: (from: string) => Promise<CaaSet>, previous?: DnsFindings | null) {
+  async #caa(findings: DnsFindings, domain: string, details: CertificateDetails, climb: (from: string) => Promise<CaaSet>, previous?: DnsFindings | null): Promise<boolean> {
     const starts = caaClimbStarts(domain, details.subjectAlternativeNames);
     let sets: CaaSet[];
+    let answered = true;
     try {
       sets = await Promise.all(starts.map(climb));
     } catch (error) {
       this.#failed("CAA", domain, error);
+      answered = false;
       const known = previous?.caaSets ?? [];
       if (!starts.every((from) => known.some((set) => set.from === from))) {
         if (previous?.caaSets) findings.caaSets = previous.caaSets;
         if (previous?.caa) findings.caa = previous.caa;
-        return;
+        return false;
       }
       sets = known.filter((set) => starts.includes(set.from));
     }
@@ -177,6 +181,7 @@ export class DnsInspector {
       identities: this.options.identities,
       sets: new Map(sets.map((set) => [set.from, set])),
     });
+    return answered;
   }
 
   /**

@@ -151,10 +151,11 @@ export class TlsCertificateSource implements CertificateSource {
 async function withDns(rest: Extract<CheckOutcome, { ok: true }>, ders: Map<string, Uint8Array[]> | undefined, dns: DnsCheck): Promise<CheckOutcome> {
   const endpoints = rest.endpoints ?? [];
   const served = endpoints.map((endpoint) => ({ address: endpoint.address, details: endpoint.details, ders: (endpoint.details && ders?.get(endpoint.address)) || null }));
-  const { findings, dane } = await dns.finish({ details: rest.details, endpoints: served });
+  const { findings, dane, caaAnswered } = await dns.finish({ details: rest.details, endpoints: served });
   return {
     ...rest,
     dns: findings,
+    caaAnswered,
     endpoints: dane.size === 0 ? endpoints : endpoints.map((endpoint) => (dane.has(endpoint.address) ? { ...endpoint, dane: dane.get(endpoint.address)! } : endpoint)),
   };
 }

@@ -24,6 +24,8 @@ export type CheckOutcome =
       endpoints?: EndpointRecord[];
       /** What DNS said (CONTRACT §22); absent: nothing looked up, the findings held stay. */
       dns?: DnsFindings;
+      /** The CAA verdict in `dns` came from this check's answers: a verdict kept through a DNS failure raises nothing. */
+      caaAnswered?: boolean;
     }
   | { ok: false; reason: NetFailureReason; message: string; endpoints?: EndpointRecord[] };
 
@@ -153,9 +155,10 @@ export function applyCheck(
       next.alertMemory = { ...next.alertMemory, revoked: [...newlyRevoked, ...(next.alertMemory.revoked ?? [])].slice(0, REVOKED_MEMORY_SIZE) };
     }
     if (outcome.dns !== undefined) next.dns = outcome.dns;
-    // CAA that will make the next renewal fail (CONTRACT §22): once per serial and record set.
+    // CAA that will make the next renewal fail (CONTRACT §22): once per serial and record set, and
+    // only on answers of this check: DNS failures never raise an event.
     const caa = next.dns?.caa;
-    if (caa?.status === "forbidden" && caa.blocking) {
+    if (outcome.caaAnswered && caa?.status === "forbidden" && caa.blocking) {
       const key = `${next.details.serialNumber}|${caa.blocking.key}`;
       const announced = next.alertMemory.renewalBlocked ?? [];
       if (!announced.includes(key)) {
