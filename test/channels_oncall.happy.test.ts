@@ -87,7 +87,7 @@ describe("test notifications", () => {
 });
 
 describe("a certificate's alerts on PagerDuty, Teams and Telegram", () => {
-  test("expiring triggers a warning with dedup_key <id>:expiring; a renewal resolves expiring, expired, revoked and chain_expiring", async () => {
+  test("expiring triggers a warning with dedup_key <id>:expiring; a renewal resolves expiring, expired, revoked, chain_expiring and renewal", async () => {
     w = await fleetWorld();
     await addOncallChannels(w);
     const domain = `pager.${TEST_DOMAIN}`;
@@ -118,7 +118,7 @@ describe("a certificate's alerts on PagerDuty, Teams and Telegram", () => {
     const resolves = w.pagerduty.requests.slice(1);
     for (const resolve of resolves) expect(pagerdutyAlertProblems(resolve.json)).toEqual([]);
     expect(resolves.map((r) => [r.path, r.json.event_action, r.json.dedup_key])).toEqual(
-      ["expiring", "expired", "revoked", "chain_expiring"].map((problem) => ["/v2/enqueue", "resolve", `${cert.id}:${problem}`]),
+      ["expiring", "expired", "revoked", "chain_expiring", "renewal"].map((problem) => ["/v2/enqueue", "resolve", `${cert.id}:${problem}`]),
     );
     expect(w.telegram.requests.at(-1)!.json.text).toContain("certificate renewed");
   });

@@ -33,8 +33,8 @@ export interface paths {
      */
     delete: operations["deleteCertificate"];
     /**
-     * Change a certificate's name, alert thresholds, tags, mute or connectTo
-     * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere. A new connectTo is stored and checked at once.
+     * Change a certificate's name, alert thresholds, tags, mute, connectTo or mailDomain
+     * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere. A new connectTo, or an smtp certificate's new mailDomain (null: the default), is stored and checked at once.
      */
     patch: operations["patchCertificate"];
   };
@@ -211,6 +211,7 @@ export interface components {
       tags?: string[];
       protocol?: components["schemas"]["Protocol"];
       connectTo?: string | null;
+      mailDomain?: string | null;
     };
     /**
      * @description tls: TLS from the first byte (default); otherwise the protocol whose STARTTLS upgrade is spoken first. Default port: tls 443, smtp 25, imap 143, pop3 110, ftp 21, postgres 5432, mysql 3306, ldap 389, xmpp 5222
@@ -267,14 +268,16 @@ export interface components {
       protocol: components["schemas"]["Protocol"];
       /** @description Where to connect instead of the domain; null: the domain */
       connectTo: string | null;
+      /** @description smtp: the mail domain whose MTA-STS policy is judged (given, or the domain minus its first label); null for other protocols */
+      mailDomain: string | null;
       /** @description One entry per address, IPv4 first then IPv6, each in ascending numeric order */
       endpoints: components["schemas"]["Endpoint"][];
       /** @description Earliest notAfter above the leaf on the trusted path (intermediates and the anchoring root); null without a trusted path */
       chainExpiresAt: string | null;
       publicKey: components["schemas"]["PublicKey"] | null;
       tls: components["schemas"]["TlsConnection"] | null;
-      /** @description weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older); never change status */
-      warnings: ("weak_key" | "weak_signature" | "legacy_protocol")[];
+      /** @description weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older), caa_forbids_issuer (the CAA records do not let the issuer's CA issue the next certificate), dane_mismatch (an smtp endpoint's chain matches none of its TLSA records), mta_sts_mismatch (an enforce MTA-STS policy does not cover the host or its certificate); never change status */
+      warnings: ("weak_key" | "weak_signature" | "legacy_protocol" | "caa_forbids_issuer" | "dane_mismatch" | "mta_sts_mismatch")[];
     };
     ChainEntry: {
       subject: string;
@@ -299,7 +302,7 @@ export interface components {
      * @description Why the status is not valid; null when valid
      * @enum {string|null}
      */
-    StatusReason: "expired" | "not_yet_valid" | "self_signed" | "untrusted_issuer" | "hostname_mismatch" | "expiring_soon" | "chain_expiring" | "dns_error" | "connection_refused" | "timeout" | "tls_error" | "starttls_refused" | "revoked" | null;
+    StatusReason: "expired" | "not_yet_valid" | "self_signed" | "untrusted_issuer" | "hostname_mismatch" | "expiring_soon" | "chain_expiring" | "dns_error" | "connection_refused" | "timeout" | "tls_error" | "starttls_refused" | "revoked" | "renewal_blocked" | null;
     /** @description Whether the leaf is revoked, as its OCSP responder or CRL says */
     Revocation: {
       /**
@@ -329,6 +332,17 @@ export interface components {
        * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
        */
       lastCheckedAt: string;
+      dane: components["schemas"]["Dane"] | null;
+    };
+    /** @description DANE (RFC 7672) for smtp certificates; null for other protocols, an address that gave no certificate, or before any TLSA answer */
+    Dane: {
+      /**
+       * @description match: the chain served matches a TLSA record (usage 2 or 3, selector 0 or 1, matching type 0, 1 or 2); mismatch: TLSA records exist and none matches; none: no usable TLSA record at _<port>._tcp.<domain>
+       * @enum {string}
+       */
+      status: "match" | "mismatch" | "none";
+      /** @description The resolver's answer carried the DNSSEC AD bit (certkeeper does not validate DNSSEC itself) */
+      validated: boolean;
     };
     /** @description The leaf's public key */
     PublicKey: {
@@ -380,6 +394,7 @@ export interface components {
       tags?: string[];
       mutedUntil?: components["schemas"]["MutedUntil"];
       connectTo?: string | null;
+      mailDomain?: string | null;
     };
     /** @description Until then the certificate's events are recorded with data.muted: true and delivered nowhere; null: not muted */
     MutedUntil: string | null;
@@ -399,7 +414,7 @@ export interface components {
       /** @description Which events the channel receives; null: every event */
       filter: ({
         /** @description Event kinds this channel receives */
-        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test")[];
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_blocked" | "test")[];
         /** @description The channel receives events of certificates carrying at least one of these */
         tags?: string[];
       }) | null;
@@ -420,7 +435,7 @@ export interface components {
       config: components["schemas"]["EmailConfig"] | components["schemas"]["ChatConfig"] | components["schemas"]["WebhookConfig"] | components["schemas"]["PagerDutyConfig"] | components["schemas"]["TeamsConfig"] | components["schemas"]["TelegramConfig"];
       filter?: ({
         /** @description Event kinds this channel receives */
-        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test")[];
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_blocked" | "test")[];
         /** @description The channel receives events of certificates carrying at least one of these */
         tags?: string[];
       }) | null;
@@ -475,7 +490,7 @@ export interface components {
       /** @description Replaces the filter; null removes it */
       filter?: ({
         /** @description Event kinds this channel receives */
-        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test")[];
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_blocked" | "test")[];
         /** @description The channel receives events of certificates carrying at least one of these */
         tags?: string[];
       }) | null;
@@ -495,7 +510,7 @@ export interface components {
        * @description An event kind
        * @enum {string}
        */
-      type: "certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test";
+      type: "certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_blocked" | "test";
       /**
        * Format: date-time
        * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
@@ -1352,8 +1367,8 @@ export interface operations {
     };
   };
   /**
-   * Change a certificate's name, alert thresholds, tags, mute or connectTo
-   * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere. A new connectTo is stored and checked at once.
+   * Change a certificate's name, alert thresholds, tags, mute, connectTo or mailDomain
+   * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere. A new connectTo, or an smtp certificate's new mailDomain (null: the default), is stored and checked at once.
    */
   patchCertificate: {
     parameters: {
