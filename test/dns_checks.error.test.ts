@@ -197,4 +197,30 @@ describe("mailDomain in requests (error)", () => {
     expectData(await w.h.request("PATCH", `/v1/certificates/${cert.id}`, { body: { mailDomain: null } }), 200);
     expectError(await w.h.request("PATCH", "/v1/certificates/cert_0000000000000000xxxx", { body: { mailDomain: D } }), 404, "certificate_not_found");
   });
+
+  test("import: an smtp item keeps its mailDomain; a tls item with one fails alone, as POST would refuse it", async () => {
+    const smtp = new SMTPServer({ secure: false, key: leaf.keyPem, cert: chainPem(leaf, intermediate), authOptional: true, logger: false });
+    await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", () => resolve()));
+    closers.push(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
+    const port = (smtp.server.address() as { port: number }).port;
+    const created = expectData(
+      await w.h.request("POST", "/v1/imports", {
+        body: {
+          certificates: [
+            { domain: `mx.imported.${D}`, port, protocol: "smtp", mailDomain: `Mail.Example.Test` },
+            { domain: `www.imported.${D}`, port: server.port, mailDomain: `imported.${D}` },
+          ],
+        },
+      }),
+      202,
+    );
+    await w.h.core.services.imports!.loop.runDue();
+    const done = expectData(await w.h.request("GET", `/v1/imports/${created.id}`), 200);
+    expect(done.results.map((r: any) => [r.status, r.error?.code ?? null])).toEqual([
+      ["created", null],
+      ["failed", "invalid_request"],
+    ]);
+    const imported = expectData(await w.h.request("GET", `/v1/certificates/${done.results[0].certificateId}`), 200);
+    expect([imported.protocol, imported.mailDomain]).toEqual(["smtp", "mail.example.test"]);
+  });
 });
