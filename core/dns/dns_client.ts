@@ -91,7 +91,9 @@ export class DnsClient {
         return message;
       } catch (error) {
         if (!(error instanceof DnsFailure)) throw error;
-        this.options.onLookup?.({ type, result: error.reason === "timeout" ? "timeout" : "error" });
+        // Dropped before its time was up (the check no longer needs it): no outcome to count.
+        const dropped = limit.signal.aborted && performance.now() < limit.dueAt;
+        if (!dropped) this.options.onLookup?.({ type, result: error.reason === "timeout" ? "timeout" : "error" });
         failure = error;
       }
     }
