@@ -77,6 +77,18 @@ async function until(ready: () => boolean, what: string, process: ChildProcess, 
   }
 }
 
+/** Daemons still running: ended with the test process, even one that stops without its afterAll. */
+const running = new Set<ChildProcess>();
+process.once("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
+function started(child: ChildProcess): ChildProcess {
+  running.add(child);
+  child.once("exit", () => running.delete(child));
+  return child;
+}
+
 function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
@@ -143,7 +155,7 @@ export async function startKnot(records: string, options: { zone?: string; signe
     ].join("\n"),
   );
   let log = "";
-  const child = spawn(KNOTD, ["-c", config], { stdio: ["ignore", "ignore", "pipe"] });
+  const child = started(spawn(KNOTD, ["-c", config], { stdio: ["ignore", "ignore", "pipe"] }));
   child.stderr!.on("data", (chunk) => (log += chunk));
   const served = () => digSync(port, "SOA", zone).some((line) => line.includes(` ${serial} `));
   await until(served, "knotd", child, () => log);
@@ -204,7 +216,7 @@ export async function startUnbound(stub: { zone: string; port: number }, trustAn
     ].join("\n"),
   );
   let log = "";
-  const child = spawn(UNBOUND, ["-d", "-c", config], { stdio: ["ignore", "pipe", "pipe"] });
+  const child = started(spawn(UNBOUND, ["-d", "-c", config], { stdio: ["ignore", "pipe", "pipe"] }));
   child.stdout!.on("data", (chunk) => (log += chunk));
   child.stderr!.on("data", (chunk) => (log += chunk));
   await until(() => digSync(port, "SOA", stub.zone).length > 0, "unbound", child, () => log);
