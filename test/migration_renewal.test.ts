@@ -18,6 +18,9 @@ import { createHarness, testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
 
+/** The schema of the last release before alert policies (what a database made by it holds). */
+const PREVIOUS_RELEASE_SCHEMA = 7;
+
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-migration-8-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -32,7 +35,8 @@ test("certificates stored before alert policies keep days: status, alerts and fi
   try {
     const url = `file:${join(dir, "v7.db")}`;
     const old = executorOver(createClient({ url }));
-    await migrate(old, { until: SCHEMA_VERSION - 1 });
+    await migrate(old, { until: PREVIOUS_RELEASE_SCHEMA });
+    expect(SCHEMA_VERSION).toBeGreaterThan(PREVIOUS_RELEASE_SCHEMA);
     // A row as the previous version wrote it: details without the issuer names and certID, a status
     // timeline of [from, until, status] triples, the 14-day threshold already announced.
     const details = {

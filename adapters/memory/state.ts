@@ -104,6 +104,7 @@ export function copyCertificate<T extends CertificateRecord>(record: T): T {
     alertMemory: deepFreeze(record.alertMemory),
     tls: deepFreeze(record.tls),
     deployment: deepFreeze(record.deployment ?? null),
+    ...(record.dns !== undefined ? { dns: deepFreeze(record.dns) } : {}),
   };
 }
 
