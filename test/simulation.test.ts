@@ -458,12 +458,21 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
  * a moment `at`, given what the checks saw?
  */
 function owed(log: CheckRecord[], serial: string, at: number, field: "serial" | "intermediate" = "serial"): boolean {
-  const earlier = log.filter((check) => check.at < at);
-  const lastSeen = earlier.filter((check) => check.serial !== null).at(-1)?.[field];
+  // The log is in time order: the first check at or after `at`, by bisection.
+  let low = 0;
+  let high = log.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (log[mid]!.at < at) low = mid + 1;
+    else high = mid;
+  }
+  let lastSeenIndex = low - 1;
+  while (lastSeenIndex >= 0 && log[lastSeenIndex]!.serial === null) lastSeenIndex--;
+  const lastSeen = lastSeenIndex >= 0 ? log[lastSeenIndex]![field] : undefined;
   // Failures in a row just before the moment count towards declaring the server unreachable.
-  let failures = earlier.length - 1 - earlier.findLastIndex((check) => check.serial !== null);
-  for (const check of log) {
-    if (check.at < at) continue;
+  let failures = low - 1 - lastSeenIndex;
+  for (let i = low; i < log.length; i++) {
+    const check = log[i]!;
     if (check.serial !== null) return check[field] === serial;
     if (++failures >= 3) return lastSeen === serial; // unreachable: judged on the certificate it last saw
   }

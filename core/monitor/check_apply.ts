@@ -45,7 +45,13 @@ const RENEWAL_BLOCKED_MEMORY_SIZE = 32;
 
 export const EMPTY_ALERT_MEMORY: AlertMemory = { leaves: [], chain: [] };
 
-const leafKey = (details: CertificateDetails) => `${details.serialNumber}@${details.notAfter}`;
+/** `serial@notAfter`; details objects are replaced whole, never changed, so each one's key is made once. */
+function leafKey(details: CertificateDetails): string {
+  let key = leafKeys.get(details);
+  if (key === undefined) leafKeys.set(details, (key = `${details.serialNumber}@${details.notAfter}`));
+  return key;
+}
+const leafKeys = new WeakMap<CertificateDetails, string>();
 
 export interface CheckPolicy {
   /** CERTKEEPER_CHECK_INTERVAL; a short-lived leaf is checked more often (CONTRACT §18). */
