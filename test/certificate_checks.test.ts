@@ -106,6 +106,7 @@ describe("a valid RSA-2048 certificate sent with its intermediate", () => {
       mutedUntil: null,
       protocol: "tls",
       connectTo: null,
+      mailDomain: null,
       endpoints: [
         {
           address: "127.0.0.1",
@@ -115,6 +116,7 @@ describe("a valid RSA-2048 certificate sent with its intermediate", () => {
           fingerprintSha256: fingerprint(leaf),
           expiresAt: iso(notAfterSecond),
           lastCheckedAt: cert.lastCheckedAt,
+          dane: null,
         },
       ],
       // The intermediate expires before the root that anchors the path.
@@ -132,6 +134,7 @@ describe("a valid RSA-2048 certificate sent with its intermediate", () => {
         state: "not_due",
         checkedAt: null,
       },
+      deployment: null,
     });
   });
 });

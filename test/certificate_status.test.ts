@@ -69,6 +69,21 @@ describe("statusTimeline", () => {
     ]);
   });
 
+  test("renewal policy: past the deadline, a CAA set that forbids the issuer names the renewal blocked, not overdue; days policy is unchanged", () => {
+    const notBefore = NOW - 80 * DAY;
+    const notAfter = NOW + 10 * DAY;
+    const dns = { caa: { status: "forbidden" } } as unknown as StatusInput["dns"];
+    const judged = (alertPolicy: "renewal" | "days", withDns: boolean) => {
+      const { status, statusReason } = certificateStatus(record({ notBefore, notAfter, alertPolicy, ...(withDns ? { dns } : {}) }), NOW);
+      return [status, statusReason];
+    };
+    expect(judged("renewal", true)).toEqual(["expiring", "renewal_blocked"]);
+    expect(judged("renewal", false)).toEqual(["expiring", "renewal_overdue"]);
+    expect(judged("days", true)).toEqual(["expiring", "expiring_soon"]);
+    // Before the deadline, a blocked renewal changes no status (the warning says it).
+    expect(certificateStatus(record({ notBefore: NOW - DAY, notAfter: NOW + 89 * DAY, alertPolicy: "renewal", dns }), NOW).status).toBe("valid");
+  });
+
   test("a CA's request for early replacement makes the leaf expiring (renewal_requested) under both policies", () => {
     const renewalInfo = { window: { start: NOW - DAY, end: NOW - 1 }, explanationUrl: null, checkedAt: NOW - DAY, requestedEnd: NOW - 1, nextAt: NOW + DAY, lastError: null };
     for (const alertPolicy of ["renewal", "days"] as const) {

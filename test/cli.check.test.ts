@@ -62,7 +62,7 @@ describe("check DOMAIN[:PORT]", () => {
       [
         "domain", "status", "daysUntilExpiry", "expiresAt", "issuedAt", "issuer", "subject", "subjectAlternativeNames",
         "serialNumber", "signatureAlgorithm", "port", "lastCheckedAt", "chain", "statusReason", "revocation",
-        "protocol", "connectTo", "endpoints", "chainExpiresAt", "publicKey", "tls", "warnings", "alertPolicy", "renewal",
+        "protocol", "connectTo", "mailDomain", "endpoints", "chainExpiresAt", "publicKey", "tls", "warnings", "alertPolicy", "renewal", "deployment",
       ].sort(),
     );
     expect(cert).toEqual({
@@ -103,6 +103,7 @@ describe("check DOMAIN[:PORT]", () => {
       revocation: { status: "not_checked", source: null, checkedAt: null, revokedAt: null, reason: null },
       protocol: "tls",
       connectTo: null,
+      mailDomain: null,
       endpoints: [
         {
           address: "127.0.0.1",
@@ -112,6 +113,7 @@ describe("check DOMAIN[:PORT]", () => {
           fingerprintSha256: cert.chain[0].fingerprintSha256,
           expiresAt: second(notAfter),
           lastCheckedAt: cert.lastCheckedAt,
+          dane: null,
         },
       ],
       chainExpiresAt: rsaIntermediate.cert.notAfter.toISOString(),
@@ -129,6 +131,7 @@ describe("check DOMAIN[:PORT]", () => {
         state: "not_due",
         checkedAt: null,
       },
+      deployment: null,
     });
     const checkedAt = Date.parse(cert.lastCheckedAt);
     expect(checkedAt).toBeGreaterThanOrEqual(before);

@@ -144,6 +144,7 @@ describe("GET /metrics", () => {
       "certkeeper_ct_polls_total",
       "certkeeper_deliveries_pending",
       "certkeeper_deliveries_total",
+      "certkeeper_dns_lookups_total",
       "certkeeper_endpoint_expiry_timestamp_seconds",
       "certkeeper_revocation_requests_total",
       "process_resident_memory_bytes",
@@ -154,6 +155,12 @@ describe("GET /metrics", () => {
     expect(families.get("certkeeper_certificate_days_until_expiry")!.type).toBe("GAUGE");
     expect(families.get("certkeeper_deliveries_total")!.help).toContain("attempts");
     expect(value(families, "certkeeper_build_info")).toBe(1);
+    // Every type and result of DNS question, from zero: this harness's names are never asked of the system's resolvers.
+    const dns = families.get("certkeeper_dns_lookups_total")!;
+    expect(dns.type).toBe("COUNTER");
+    expect(dns.metrics.map((m) => `${m.labels?.type}/${m.labels?.result}=${m.value}`).sort()).toEqual(
+      ["CAA", "CNAME", "TLSA", "TXT"].flatMap((type) => ["error", "nxdomain", "ok", "timeout"].map((result) => `${type}/${result}=0`)),
+    );
   });
 
   test("one series per certificate, equal to what the API answers: expiry, days until expiry, status, labels", async () => {

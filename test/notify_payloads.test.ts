@@ -39,6 +39,7 @@ function certificate(overrides: Partial<CertificateView> = {}): CertificateView 
     mutedUntil: null,
     protocol: "tls",
     connectTo: null,
+    mailDomain: null,
     endpoints: [],
     chainExpiresAt: null,
     publicKey: { algorithm: "EC", size: 256, curve: "P-256" },

@@ -78,6 +78,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   });
   const revocationRandom = seededRandom(13);
   const renewalRandom = seededRandom(2027);
+  const caaRandom = seededRandom(8659);
   const delivered: Delivered[] = [];
   let attempts = 0;
   const receiverRandom = seededRandom(99);
@@ -113,7 +114,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   const renewalPolicies: RenewalPolicy[] = ["on-time", "on-time", "on-time", "on-time", "late", "stalls", "stalls", "lapses"];
   const certificateOf = new Map<string, string>();
   const alertPolicyOf = new Map<string, AlertPolicy>();
-  /** Names whose every part is healthy: on-time renewals, no outage, no flapping, one node, nothing revoked or requested. */
+  /** Names whose every part is healthy: on-time renewals, no outage, no flapping, one node, nothing revoked, requested or blocked by CAA. */
   const healthy = new Set<string>();
   for (let i = 0; i < CERTIFICATES; i++) {
     const domain = `site-${i}.sim.example`;
@@ -133,6 +134,9 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
       shortIntermediate: random() < 0.1,
       // A CDN rolling a renewal out: one node serves the old or the new certificate at random for hours.
       alternatingNode: multi && renewalRandom() < 0.33,
+      // A tenth of the names publish CAA; in some, a change forbids the simulated CA for days (twice with
+      // the same record, once with another).
+      ...(caaRandom() < 0.1 ? { caa: caaPeriods(caaRandom) } : {}),
       ari,
       ...(alertPolicy === "renewal" ? { lifetime: LIFETIMES[Math.floor(renewalRandom() * LIFETIMES.length)]! } : {}),
     });
@@ -169,7 +173,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     server.flakiness = saved;
     certificateOf.set((data as { id: string }).id, domain);
     const revoked = server.certificates.some((c) => c.revokedAt !== undefined);
-    if (alertPolicy === "renewal" && policy === "on-time" && server.outages.length === 0 && server.flakiness === 0 && server.nodes.length === 1 && !server.certificates.some((c) => c.intermediate) && !revoked && !requested) {
+    if (alertPolicy === "renewal" && policy === "on-time" && server.outages.length === 0 && server.flakiness === 0 && server.nodes.length === 1 && !server.certificates.some((c) => c.intermediate) && !revoked && !requested && !server.caa) {
       healthy.add(domain);
     }
   }
@@ -208,6 +212,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     [...internet.servers.values()].filter((server) => server.nodes.length > 1 && server.outages.length === 0 && server.flakiness === 0 && !server.nodes.some((n) => n.alternating)).map((server) => server.domain),
   );
   const deployments = judgeDeployments(events, internet, certificateOf, deterministic);
+  const blocked = judgeBlocked(events, internet, certificateOf);
   // Rollouts never flap: each new certificate is announced renewed once.
   const renewedTwice = duplicatesOf(events.filter((e) => e.type === "certificate.renewed").map((e) => `${e.certificateId} ${(e.data.certificate as { serialNumber: string }).serialNumber}`));
   // A healthy rotation is not news: certificate.renewed and nothing else.
@@ -273,6 +278,15 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           wrongLagging: deployments.wrongLagging.length,
           renewedTwice: renewedTwice.length,
         },
+        renewalBlocked: {
+          namesWithCaa: [...internet.servers.values()].filter((server) => server.caa).length,
+          owed: blocked.owed,
+          announced: blocked.announced,
+          missed: blocked.missed.length,
+          late: blocked.late.length,
+          unowed: blocked.unowed.length,
+          duplicates: blocked.duplicates.length,
+        },
         renewalRequests: {
           incidents: requests.incidents,
           owed: requests.owed,
@@ -330,6 +344,11 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(deployments.wrongLagging.slice(0, 5)).toEqual([]);
   expect(renewedTwice.slice(0, 5)).toEqual([]);
   expect(deployments.owed).toBeGreaterThan(0);
+  expect(blocked.missed.slice(0, 5)).toEqual([]);
+  expect(blocked.late.slice(0, 5)).toEqual([]);
+  expect(blocked.unowed.slice(0, 5)).toEqual([]);
+  expect(blocked.duplicates.slice(0, 5)).toEqual([]);
+  expect(blocked.owed).toBeGreaterThan(0);
   expect(requests.missed.slice(0, 5)).toEqual([]);
   expect(requests.unowed.slice(0, 5)).toEqual([]);
   expect(requests.duplicates.slice(0, 5)).toEqual([]);
@@ -354,6 +373,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     "certificate.issued",
     "certificate.not_deployed",
     "certificate.recovered",
+    "certificate.renewal_blocked",
     "certificate.renewal_overdue",
     "certificate.renewal_requested",
     "certificate.renewed",
@@ -438,12 +458,21 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
  * a moment `at`, given what the checks saw?
  */
 function owed(log: CheckRecord[], serial: string, at: number, field: "serial" | "intermediate" = "serial"): boolean {
-  const earlier = log.filter((check) => check.at < at);
-  const lastSeen = earlier.filter((check) => check.serial !== null).at(-1)?.[field];
+  // The log is in time order: the first check at or after `at`, by bisection.
+  let low = 0;
+  let high = log.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (log[mid]!.at < at) low = mid + 1;
+    else high = mid;
+  }
+  let lastSeenIndex = low - 1;
+  while (lastSeenIndex >= 0 && log[lastSeenIndex]!.serial === null) lastSeenIndex--;
+  const lastSeen = lastSeenIndex >= 0 ? log[lastSeenIndex]![field] : undefined;
   // Failures in a row just before the moment count towards declaring the server unreachable.
-  let failures = earlier.length - 1 - earlier.findLastIndex((check) => check.serial !== null);
-  for (const check of log) {
-    if (check.at < at) continue;
+  let failures = low - 1 - lastSeenIndex;
+  for (let i = low; i < log.length; i++) {
+    const check = log[i]!;
     if (check.serial !== null) return check[field] === serial;
     if (++failures >= 3) return lastSeen === serial; // unreachable: judged on the certificate it last saw
   }
@@ -695,6 +724,56 @@ function judgeDeployments(events: EventRecord[], internet: SimulatedInternet, ce
         result.unowed.push(`${issuance.serial} issued ${new Date(issuance.notBefore).toISOString()}`);
       }
     });
+  }
+  return result;
+}
+
+/** One to three periods of 2-10 days in which a name's CAA forbids the simulated CA; the first record set comes back once. */
+function caaPeriods(random: () => number): Array<{ from: number; to: number; value: string }> {
+  const periods: Array<{ from: number; to: number; value: string }> = [];
+  const values = ["other-ca.example", "other-ca.example", ";"];
+  let at = START + Math.floor(random() * 60 * DAY);
+  for (let i = 0; i < 1 + Math.floor(random() * 3) && at < END; i++) {
+    const to = at + 2 * DAY + Math.floor(random() * 8 * DAY);
+    periods.push({ from: at, to, value: values[i]! });
+    at = to + 10 * DAY + Math.floor(random() * 60 * DAY);
+  }
+  return periods;
+}
+
+/**
+ * CAA that will block the renewal (CONTRACT §22): each served certificate seen, by a check whose CAA
+ * lookup answered, while a record set forbids its CA, is owed exactly one certificate.renewal_blocked for
+ * that record set, at that first check; never for a certificate or record set not seen so.
+ */
+function judgeBlocked(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
+  const announced = new Map<string, number[]>();
+  for (const event of events) {
+    if (event.type !== "certificate.renewal_blocked") continue;
+    const serial = (event.data.certificate as { serialNumber: string }).serialNumber;
+    const key = `${serial}|${(event.data.caa as { records: string[] }).records.join("\n")}`;
+    announced.set(key, [...(announced.get(key) ?? []), event.createdAt]);
+  }
+  const owedAt = new Map<string, number>();
+  for (const domain of certificateOf.values()) {
+    const server = internet.servers.get(domain)!;
+    if (!server.caa) continue;
+    for (const check of internet.log.get(domain) ?? []) {
+      if (check.serial === null || !check.caa || check.caa === `0 issue "${"sim-ca.example"}"`) continue;
+      const key = `${check.serial}|${check.caa}`;
+      if (!owedAt.has(key)) owedAt.set(key, check.at);
+    }
+  }
+  const result = { owed: owedAt.size, announced: 0, missed: [] as string[], late: [] as string[], unowed: [] as string[], duplicates: [] as string[] };
+  for (const [key, at] of owedAt) {
+    const times = announced.get(key) ?? [];
+    if (times.length === 0) result.missed.push(`${key} at ${new Date(at).toISOString()}`);
+    else if (times[0]! > at + TOLERANCE || times[0]! < at) result.late.push(`${key} at ${new Date(times[0]!).toISOString()}, owed ${new Date(at).toISOString()}`);
+  }
+  for (const [key, times] of announced) {
+    result.announced += times.length;
+    if (times.length > 1) result.duplicates.push(`${key} ${times.length} times`);
+    if (!owedAt.has(key)) result.unowed.push(key);
   }
   return result;
 }

@@ -11,6 +11,7 @@ import { CertkeeperError, daysLeft } from "../../core/base/mod.ts";
 import { normalizeConnectTo, normalizeDomain, presentChecked } from "../../core/certificates/mod.ts";
 import { ALERT_POLICIES, PROTOCOLS, type AlertPolicy, type Protocol } from "../../core/base/mod.ts";
 import { DEFAULT_PORTS } from "../../core/starttls/mod.ts";
+import { defaultMailDomain } from "../../core/dns/mod.ts";
 import type { CertificateSource } from "../../core/monitor/mod.ts";
 import { TrustStore } from "../../core/tls/mod.ts";
 import { wire } from "../wiring/mod.ts";
@@ -134,7 +135,7 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
   const outcome = await source.inspect(target);
   if (outcome.ok) {
     const view = presentChecked(
-      { ...target, details: outcome.details, problem: outcome.problem, failure: null, lastCheckedAt: now, tls: outcome.tls ?? null, endpoints: outcome.endpoints ?? [] },
+      { ...target, details: outcome.details, problem: outcome.problem, failure: null, lastCheckedAt: now, tls: outcome.tls ?? null, endpoints: outcome.endpoints ?? [], dns: outcome.dns ?? null },
       now,
     );
     return { view: view as CheckResult["view"], explanation: explainProblem(view.statusReason, target, config) };
@@ -161,6 +162,7 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
     statusReason: outcome.reason,
     protocol: target.protocol,
     connectTo: target.connectTo,
+    mailDomain: target.protocol === "smtp" ? defaultMailDomain(target.domain) : null,
     endpoints: (outcome.endpoints ?? []).map((e) => ({
       address: e.address,
       status: "unreachable",
@@ -169,6 +171,7 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
       fingerprintSha256: null,
       expiresAt: null,
       lastCheckedAt: new Date(now).toISOString(),
+      dane: null,
     })),
     chainExpiresAt: null,
     publicKey: null,

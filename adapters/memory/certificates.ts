@@ -111,6 +111,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
         record.nextCheckAt = Math.min(record.nextCheckAt, patch.updatedAt);
       }
       if (patch.tags !== undefined) record.tags = [...patch.tags];
+      if (patch.mailDomain !== undefined) record.mailDomain = patch.mailDomain;
       if (patch.mutedUntil !== undefined) record.mutedUntil = patch.mutedUntil;
       record.updatedAt = patch.updatedAt;
       record.version++;
@@ -176,7 +177,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (!stored || stored.version !== record.version) return false;
       state.write();
       // Only what a check decides; name and thresholds belong to the caller (and bump the version).
-      const { name, alertThresholds, alertPolicy, tags, mutedUntil, connectTo, protocol, ...checked } = copyCertificate(record);
+      const { name, alertThresholds, alertPolicy, tags, mutedUntil, connectTo, protocol, mailDomain, ...checked } = copyCertificate(record);
       Object.assign(stored, checked, { version: record.version + 1, leaseOwner: null });
       state.addEvents(events);
       return true;

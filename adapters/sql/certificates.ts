@@ -2,7 +2,7 @@
 import type { CertificateStore, InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
-import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
 import { leafNamesKey } from "../../core/deployment/mod.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
@@ -26,9 +26,10 @@ function periodAt(field: 2 | 3, values: number): string {
  * JSON and the expiry index untouched.
  */
 function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: boolean) {
-  // Endpoints, the connection and the alert memory change only with the details or with events.
+  // Endpoints, the connection, the alert memory, DNS findings and a pending deployment change only with
+  // the details or with events.
   const details = detailsChanged
-    ? ["fingerprint", "not_before", "not_after", "details", "problem", "endpoints", "tls", "alert_memory", "names_key", "deployment"]
+    ? ["fingerprint", "not_before", "not_after", "details", "problem", "endpoints", "tls", "alert_memory", "names_key", "deployment", "dns"]
     : [];
   const detailValues: SqlValue[] = detailsChanged
     ? [
@@ -42,6 +43,7 @@ function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: b
         JSON.stringify(r.alertMemory),
         leafNamesKey(r.details),
         r.deployment ? JSON.stringify(r.deployment) : null,
+        dnsValue(r),
       ]
     : [];
   // The failure can change without the details: the timeline is written with every check.
@@ -85,6 +87,7 @@ async function updateSettingsRow(
        muted_until = CASE WHEN ? THEN ? ELSE muted_until END,
        connect_to = COALESCE(?, connect_to),
        alert_policy = COALESCE(?, alert_policy),
+       mail_domain = CASE WHEN ? THEN ? ELSE mail_domain END,
        next_check_at = CASE WHEN ? THEN MIN(next_check_at, ?) ELSE next_check_at END,
        updated_at = ?,
        version = version + 1
@@ -98,6 +101,8 @@ async function updateSettingsRow(
       patch.mutedUntil ?? null,
       newTarget ? connectToValue(patch.connectTo!) : null,
       patch.alertPolicy ?? null,
+      patch.mailDomain === undefined ? 0 : 1,
+      patch.mailDomain ?? null,
       thresholds || newTarget || patch.alertPolicy ? 1 : 0,
       patch.updatedAt,
       patch.updatedAt,

@@ -294,6 +294,10 @@ export const MIGRATIONS: Step[][] = [
     )`,
     `CREATE INDEX renewal_info_expiry ON renewal_info (expires_at)`,
   ],
+  // What DNS says about a certificate (CONTRACT §22): an smtp certificate's mail domain (NULL: the
+  // default), and the findings of its checks (CAA sets and verdict, TLSA records, MTA-STS policy) as JSON.
+  // Both read as "nothing yet" in rows written before, so no version is raised.
+  [`ALTER TABLE certificates ADD COLUMN mail_domain TEXT`, `ALTER TABLE certificates ADD COLUMN dns TEXT`],
   // Each channel's delivery health (CONTRACT §23): its last attempt, and since when it has been failing.
   [
     `ALTER TABLE channels ADD COLUMN last_delivery_at INTEGER`,

@@ -64,7 +64,7 @@ export const CERTIFICATE_COLUMNS =
   "id, organization_id, mode, domain, port, name, alert_thresholds, status_periods, created_at, updated_at, " +
   "fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, " +
   "alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version, tags, muted_until, " +
-  "protocol, connect_to, endpoints, tls, alert_memory, alert_policy, names_key, deployment";
+  "protocol, connect_to, endpoints, tls, alert_memory, alert_policy, names_key, deployment, mail_domain, dns";
 
 /** connect_to is '' for "the domain", so that the UNIQUE constraint treats it as a value. */
 export const connectToValue = (connectTo: string | null) => connectTo ?? "";
@@ -101,6 +101,9 @@ export function certificateFrom(row: Row): CertificateRecord {
     tls: row.tls === null || row.tls === undefined ? null : JSON.parse(str(row.tls)),
     alertMemory: JSON.parse(str(row.alert_memory)),
     deployment: row.deployment === null || row.deployment === undefined ? null : JSON.parse(str(row.deployment)),
+    // Absent rather than null when unset, as a record made before these fields reads.
+    ...(row.mail_domain === null || row.mail_domain === undefined ? {} : { mailDomain: str(row.mail_domain) }),
+    ...(row.dns === null || row.dns === undefined ? {} : { dns: JSON.parse(str(row.dns)) }),
   };
 }
 
@@ -130,7 +133,7 @@ export function endpointsFrom(text: string, details: CertificateDetails): Endpoi
  * times (see statusAt in certificates.ts).
  */
 export function statusPeriods(
-  r: Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds"> & Partial<Pick<CertificateRecord, "endpoints" | "alertPolicy">>,
+  r: Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds"> & Partial<Pick<CertificateRecord, "endpoints" | "alertPolicy" | "dns">>,
 ): string {
   return JSON.stringify(statusTimeline(r).map((period) => [period.from, period.until, period.status, period.renewal]));
 }
@@ -172,7 +175,14 @@ export function certificateValues(r: CertificateRecord): SqlValue[] {
     r.alertPolicy,
     leafNamesKey(r.details),
     r.deployment ? JSON.stringify(r.deployment) : null,
+    r.mailDomain ?? null,
+    dnsValue(r),
   ];
+}
+
+/** The `dns` column: CONTRACT §22's findings as JSON, or NULL before any lookup. */
+export function dnsValue(r: Pick<CertificateRecord, "dns">): string | null {
+  return r.dns ? JSON.stringify(r.dns) : null;
 }
 
 export function channelFrom(row: Row, prefix = ""): ChannelRecord {

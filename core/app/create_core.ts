@@ -29,6 +29,7 @@ import { createAccounts, type Accounts } from "../accounts/mod.ts";
 import { ServiceMetrics } from "../metrics/scrape.ts";
 import { RevocationChecker } from "../revocation/mod.ts";
 import { AriClient } from "../ari/mod.ts";
+import { BUILT_IN_CAA_IDENTITIES, DnsClient, DnsInspector, systemDnsServers } from "../dns/mod.ts";
 import { CtClient, WatchPoller } from "../watches/mod.ts";
 import { CertkeeperError } from "../base/errors.ts";
 import type { WatchRecord } from "../base/records.ts";
@@ -145,6 +146,7 @@ export function createCore(options: CoreOptions): Core {
       clock,
       revocation,
       ari,
+      dns: dnsInspector(config, { fetcher, metrics, clock, logger }),
     });
   const owner = `proc_${randomBase62(12)}`;
   const pollMs = Math.min(SECOND, config.checkIntervalMs);
@@ -275,6 +277,30 @@ export function createCore(options: CoreOptions): Core {
       await flushUsage();
     },
   };
+}
+
+/**
+ * What reads DNS for checks (CONTRACT §22): the resolvers of CERTKEEPER_DNS_SERVERS, or the system's;
+ * null when they are `off` or none is known. MTA-STS policies are read through `fetcher`.
+ */
+function dnsInspector(
+  config: Config,
+  { fetcher, metrics, clock, logger }: { fetcher: Transports["fetch"]; metrics: ServiceMetrics; clock: Clock; logger: Logger },
+): DnsInspector | null {
+  const servers = config.dnsServers === "off" ? [] : config.dnsServers === "system" ? systemDnsServers() : config.dnsServers;
+  if (servers.length === 0) {
+    if (config.dnsServers === "system") logger.warn("no resolver in /etc/resolv.conf: CAA, DANE and MTA-STS are not judged; set CERTKEEPER_DNS_SERVERS");
+    return null;
+  }
+  return new DnsInspector({
+    client: new DnsClient(servers, { onLookup: (lookup) => metrics.dnsLookups.inc(lookup) }),
+    systemResolvers: config.dnsServers === "system",
+    fetcher,
+    timeoutMs: config.tlsTimeoutMs,
+    identities: [...config.caaIdentities, ...BUILT_IN_CAA_IDENTITIES],
+    clock,
+    logger,
+  });
 }
 
 /**

@@ -156,6 +156,7 @@ export const STATUS_REASONS = [
   "revoked",
   "renewal_overdue",
   "renewal_requested",
+  "renewal_blocked",
 ] as const;
 export type StatusReason = (typeof STATUS_REASONS)[number];
 
@@ -233,6 +234,92 @@ export interface EndpointRecord {
   /** Why no certificate came from this address; null when one did. */
   failure: NetFailureReason | null;
   tls: TlsConnection | null;
+  /**
+   * Whether this address's chain matches the name's TLSA records (CONTRACT §22), for `smtp`
+   * certificates; absent or null: not judged (another protocol, no certificate, no TLSA answer yet).
+   */
+  dane?: DaneVerdict | null;
+}
+
+/** CONTRACT §22's `dane` of one endpoint. */
+export interface DaneVerdict {
+  status: "match" | "mismatch" | "none";
+  /** The resolver's answer carried the DNSSEC AD bit (certkeeper does not validate DNSSEC itself). */
+  validated: boolean;
+}
+
+/** One CAA record as DNS gave it (RFC 8659 §4.1). */
+export interface CaaRecord {
+  flags: number;
+  /** Lower-cased. */
+  tag: string;
+  value: string;
+}
+
+/** One TLSA record (RFC 6698 §2.1); `data` in lower-case hex. */
+export interface TlsaRecord {
+  usage: number;
+  selector: number;
+  matchingType: number;
+  data: string;
+}
+
+/** An MTA-STS policy (RFC 8461 §3.2) as certkeeper judges it. */
+export interface MtaStsPolicy {
+  mode: "enforce" | "testing" | "none";
+  /** Lower-cased patterns; `*.` stands for exactly one label. */
+  mx: string[];
+  /** Seconds. */
+  maxAge: number;
+}
+
+/**
+ * The CAA judgement of the leaf the certificate-level fields describe: `forbidden` when a relevant
+ * record set exists and does not let the leaf's CA issue the next certificate (CONTRACT §22).
+ */
+export interface CaaVerdict {
+  status: "permitted" | "forbidden" | "no_records" | "not_judged";
+  /** The CA domain the issuer maps to; null for an issuer with no known CAA domain (not judged). */
+  issuerDomain: string | null;
+  /** What forbids it; null unless `forbidden`. */
+  blocking: CaaBlocking | null;
+}
+
+export interface CaaBlocking {
+  /** The name the renewal asks for: the domain, or `*.<base>` for a wildcard. */
+  name: string;
+  /** Where the relevant record set was found (the climb stops there). */
+  setAt: string;
+  property: "issue" | "issuewild";
+  /** `not_listed`: no record names the CA; `critical`: a critical property no CA knows. */
+  reason: "not_listed" | "critical";
+  /** The relevant record set in presentation form, e.g. `0 issue "digicert.com"`. */
+  records: string[];
+  /** Names the set (its place and records, not the serial): renewal_blocked is announced once per serial and key. */
+  key: string;
+}
+
+/**
+ * What DNS said about a certificate (CONTRACT §22), kept with the record. A lookup that fails leaves
+ * its part as it was: the last conclusive answer stands, so a flaky resolver never flaps a warning.
+ */
+export interface DnsFindings {
+  /** The relevant CAA record sets, keyed by the name each climb started from (the domain, or a wildcard's base). */
+  caaSets?: Array<{ from: string; setAt: string | null; records: CaaRecord[] }>;
+  caa?: CaaVerdict;
+  /** The TLSA records of an `smtp` certificate, where they were found and whether DNSSEC validated them. */
+  tlsa?: { name: string | null; validated: boolean; records: TlsaRecord[] };
+  /** The MTA-STS policy of an `smtp` certificate's mail domain, as senders would cache it. */
+  mtaSts?: {
+    mailDomain: string;
+    /** The TXT record's id of the policy held; null: no policy. */
+    id: string | null;
+    policy: MtaStsPolicy | null;
+    /** When the policy was fetched (ms); it is used until fetchedAt + maxAge, as senders cache it. */
+    fetchedAt: number | null;
+    /** The policy is `enforce` and the host or its certificate is not covered by it. */
+    mismatch: boolean;
+  };
 }
 
 /**
@@ -250,6 +337,8 @@ export interface AlertMemory {
   overdue?: string[];
   /** `serial@windowEnd` of each `certificate.renewal_requested` announced, the most recent first. */
   requested?: string[];
+  /** `serial|CAA set key` pairs announced by `certificate.renewal_blocked`, the most recent first. */
+  renewalBlocked?: string[];
 }
 
 /**
@@ -279,6 +368,8 @@ export interface CertificateRecord extends Scope {
   protocol: Protocol;
   /** A host name or IP literal connected to instead of the domain; null: the domain. */
   connectTo: string | null;
+  /** `smtp` only: the mail domain whose MTA-STS policy applies (CONTRACT §22); null or absent: the default. */
+  mailDomain?: string | null;
   name: string;
   /** Distinct, sorted descending. */
   alertThresholds: number[];
@@ -303,6 +394,8 @@ export interface CertificateRecord extends Scope {
   alertMemory: AlertMemory;
   /** A newer issuance of the same names not yet served by every answering endpoint; null: none. */
   deployment: PendingDeployment | null;
+  /** What DNS said at the checks (CAA, DANE, MTA-STS); absent or null: nothing looked up yet. */
+  dns?: DnsFindings | null;
   lastCheckedAt: number;
 
   /** Set once a failing certificate is declared unreachable. */
@@ -405,6 +498,7 @@ export type EventType =
   | "certificate.renewal_overdue"
   | "certificate.renewal_requested"
   | "certificate.not_deployed"
+  | "certificate.renewal_blocked"
   | "test";
 
 /** Every event kind, in documentation order (CONTRACT §7 and Part II). */
@@ -421,6 +515,7 @@ export const EVENT_TYPES: readonly EventType[] = [
   "certificate.renewal_overdue",
   "certificate.renewal_requested",
   "certificate.not_deployed",
+  "certificate.renewal_blocked",
   "test",
 ];
 

@@ -4,7 +4,7 @@
  */
 import { CertkeeperError, quote } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
-import { normalizeConnectTo, normalizeDomain } from "./domain_name.ts";
+import { normalizeConnectTo, normalizeDomain, normalizeMailDomain } from "./domain_name.ts";
 import { DEFAULT_PORTS } from "../starttls/mod.ts";
 import { rejectUnknownFields, validate } from "../schemas/validate.ts";
 import { AddCertificateBody } from "../schemas/certificate.ts";
@@ -23,6 +23,8 @@ export interface AddCertificateInput {
   tags: string[];
   /** Absent: the server's default (CERTKEEPER_ALERT_POLICY). */
   alertPolicy?: AlertPolicy;
+  /** `smtp` only (CONTRACT §22); null: the default, the domain minus its first label. */
+  mailDomain: string | null;
 }
 
 /** Field checks in CONTRACT's order: unknown fields, then the domain, then the rest. */
@@ -34,6 +36,8 @@ export function parseAddCertificate(raw: unknown): AddCertificateInput {
   const domain = normalizeDomain((raw as { domain?: unknown }).domain);
   const body = validate(AddCertificateBody, raw);
   const protocol = body.protocol ?? "tls";
+  const mailDomain = normalizeMailDomain(body.mailDomain);
+  if (mailDomain !== null && protocol !== "smtp") throw mailDomainNotSmtp(protocol);
   return {
     domain,
     port: body.port ?? DEFAULT_PORTS[protocol],
@@ -43,7 +47,16 @@ export function parseAddCertificate(raw: unknown): AddCertificateInput {
     alertThresholds: sortThresholds(body.alertThresholds ?? DEFAULT_ALERT_THRESHOLDS),
     tags: sortTags(body.tags ?? []),
     ...(body.alertPolicy ? { alertPolicy: body.alertPolicy } : {}),
+    mailDomain,
   };
+}
+
+/** `mailDomain` names the MTA-STS policy of a mail server: it means nothing for another protocol. */
+export function mailDomainNotSmtp(protocol: Protocol): CertkeeperError {
+  return new CertkeeperError(
+    "invalid_request",
+    `Field "mailDomain" applies to smtp certificates only (MTA-STS); this one speaks ${quote(protocol)}: leave it out or null.`,
+  );
 }
 
 export function sortThresholds(thresholds: number[]): number[] {
@@ -75,6 +88,7 @@ function initialRecord(
     port: input.port,
     protocol: input.protocol,
     connectTo: input.connectTo,
+    mailDomain: input.mailDomain,
     name: input.name,
     alertThresholds: input.alertThresholds,
     alertPolicy: input.alertPolicy,

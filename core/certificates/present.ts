@@ -4,6 +4,7 @@ import type { CertificateRecord, RevocationState } from "../base/records.ts";
 import { certificateRenewalState, certificateStatus, ClockAt, endpointStatus } from "./status.ts";
 import { renewalDeadline } from "../renewal/mod.ts";
 import { presentDeployment } from "../deployment/mod.ts";
+import { defaultMailDomain } from "../dns/mod.ts";
 import {
   CREATED_FIELDS,
   UNMONITORED_FIELDS,
@@ -71,6 +72,7 @@ function present(record: CertificateRecord, clock: ClockAt): CertificateView {
     mutedUntil: record.mutedUntil === null ? null : iso(record.mutedUntil),
     protocol: record.protocol ?? "tls",
     connectTo: record.connectTo ?? null,
+    mailDomain: record.protocol === "smtp" ? (record.mailDomain ?? defaultMailDomain(record.domain)) : null,
     endpoints: (record.endpoints ?? []).map((endpoint) => {
       const judged = endpointStatus(endpoint, record, clock);
       return {
@@ -81,12 +83,13 @@ function present(record: CertificateRecord, clock: ClockAt): CertificateView {
         fingerprintSha256: endpoint.details?.fingerprintSha256 ?? null,
         expiresAt: endpoint.details ? iso(endpoint.details.notAfter) : null,
         lastCheckedAt: iso(record.lastCheckedAt),
+        dane: record.protocol === "smtp" && endpoint.details && endpoint.dane ? { status: endpoint.dane.status, validated: endpoint.dane.validated } : null,
       };
     }),
     chainExpiresAt: d.chainExpiry ? iso(d.chainExpiry.notAfter) : null,
     publicKey: d.publicKey ?? null,
     tls: record.tls ?? null,
-    warnings: [...(d.warnings ?? []), ...(isLegacyProtocol(record.tls?.protocol) ? (["legacy_protocol"] as const) : [])],
+    warnings: [...(d.warnings ?? []), ...(isLegacyProtocol(record.tls?.protocol) ? (["legacy_protocol"] as const) : []), ...dnsWarnings(record)],
     alertPolicy: record.alertPolicy ?? "days",
     renewal: presentRenewal(record, clock),
     deployment: presentDeployment(record.deployment ?? null, record.endpoints ?? []),
@@ -105,6 +108,17 @@ function presentRenewal(record: CertificateRecord, clock: ClockAt): CertificateV
     state: certificateRenewalState(record, clock),
     checkedAt: source === "ari" && info?.checkedAt != null ? iso(info.checkedAt) : null,
   };
+}
+
+/** What DNS says about the certificate (CONTRACT §22), as warnings: never a status. */
+function dnsWarnings(record: CertificateRecord): CertificateView["warnings"] {
+  const warnings: CertificateView["warnings"] = [];
+  if (record.dns?.caa?.status === "forbidden") warnings.push("caa_forbids_issuer");
+  if (record.protocol === "smtp") {
+    if ((record.endpoints ?? []).some((endpoint) => endpoint.details && endpoint.dane?.status === "mismatch")) warnings.push("dane_mismatch");
+    if (record.dns?.mtaSts?.mismatch) warnings.push("mta_sts_mismatch");
+  }
+  return warnings;
 }
 
 /**
@@ -142,7 +156,7 @@ export function presentCreated(record: CertificateRecord, now: number): CreatedC
  */
 export function presentChecked(
   input: Pick<CertificateRecord, "domain" | "port" | "details" | "problem" | "failure" | "lastCheckedAt" | "protocol" | "connectTo" | "endpoints" | "tls"> &
-    Partial<Pick<CertificateRecord, "alertPolicy">>,
+    Partial<Pick<CertificateRecord, "alertPolicy" | "mailDomain" | "dns">>,
   now: number,
 ): CheckedCertificateView {
   const unmonitored = { alertPolicy: "days", ...input, id: "", name: "", alertThresholds: [], tags: [], mutedUntil: null, createdAt: 0, updatedAt: 0 } as unknown as CertificateRecord;

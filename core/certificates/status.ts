@@ -10,6 +10,7 @@
 import { DAY, daysUntil } from "../base/time.ts";
 import type { AlertPolicy, CertificateDetails, CertificateRecord, CertificateStatus, ChainProblem, EndpointRecord, RenewalState, StatusReason } from "../base/records.ts";
 import { renewalDeadline, renewalRequested, renewalState } from "../renewal/mod.ts";
+import { caaBlocksRenewal } from "../dns/mod.ts";
 export { CERTIFICATE_STATUSES, type CertificateStatus, type StatusReason } from "../base/records.ts";
 
 /** With no alert thresholds, a certificate counts as expiring within this many days. */
@@ -29,12 +30,15 @@ export type StatusInput = Pick<CertificateRecord, "details" | "problem" | "failu
   endpoints?: readonly EndpointRecord[];
   /** Absent: `days` (certificates stored before alert policies existed). */
   alertPolicy?: AlertPolicy;
+  /** What DNS said at the last checks: a CAA set that forbids the issuer blocks the renewal (CONTRACT §22). */
+  dns?: CertificateRecord["dns"];
 };
 
-/** How a leaf is judged: its thresholds and the alert policy (CONTRACT §18). */
+/** How a leaf is judged: its thresholds, the alert policy (CONTRACT §18), and whether CAA blocks its renewal (§22). */
 interface Judging {
   alertThresholds: readonly number[];
   alertPolicy: AlertPolicy;
+  renewalBlocked: boolean;
 }
 
 type Judged = { status: CertificateStatus; statusReason: StatusReason | null };
@@ -58,7 +62,7 @@ function rule(record: StatusInput, clock: RuleClock): Judged {
   if (clock.after(record.details.notAfter)) return { status: "expired", statusReason: "expired" };
   if (record.details.revocation?.status === "revoked") return { status: "revoked", statusReason: "revoked" };
   if (record.failure) return { status: "unreachable", statusReason: record.failure };
-  const judging: Judging = { alertThresholds: record.alertThresholds, alertPolicy: record.alertPolicy ?? "days" };
+  const judging: Judging = { alertThresholds: record.alertThresholds, alertPolicy: record.alertPolicy ?? "days", renewalBlocked: caaBlocksRenewal(record) };
   let worst = leafRule(record.details, record.problem, judging, clock);
   for (const endpoint of record.endpoints ?? []) {
     // The endpoint the certificate-level fields describe (every endpoint, for one address) adds nothing.
@@ -100,7 +104,8 @@ function leafRule(details: CertificateDetails, problem: ChainProblem | null, jud
   if (problem) return { status: "invalid", statusReason: problem };
   if (renewalRequested(details)) return { status: "expiring", statusReason: "renewal_requested" };
   if (judging.alertPolicy === "renewal") {
-    if (clock.atOrAfter(renewalDeadline(details).deadline)) return { status: "expiring", statusReason: "renewal_overdue" };
+    // Past the deadline, a renewal that CAA will refuse is named as such: it is why the leaf is still served.
+    if (clock.atOrAfter(renewalDeadline(details).deadline)) return { status: "expiring", statusReason: judging.renewalBlocked ? "renewal_blocked" : "renewal_overdue" };
   } else if (clock.after(expiringAfter)) {
     return { status: "expiring", statusReason: "expiring_soon" };
   }
@@ -115,11 +120,12 @@ function leafRule(details: CertificateDetails, problem: ChainProblem | null, jud
 /** The status of one endpoint at `at` (a time, or a {@link ClockAt}): unreachable with its reason, or its chain's status. */
 export function endpointStatus(
   endpoint: EndpointRecord,
-  judging: Pick<StatusInput, "alertThresholds" | "alertPolicy">,
+  judging: Pick<StatusInput, "alertThresholds" | "alertPolicy" | "dns">,
   at: number | ClockAt,
 ): Judged {
   if (!endpoint.details) return { status: "unreachable", statusReason: endpoint.failure ?? "tls_error" };
-  return leafRule(endpoint.details, endpoint.problem, { alertThresholds: judging.alertThresholds, alertPolicy: judging.alertPolicy ?? "days" }, clockAt(at));
+  const rules = { alertThresholds: judging.alertThresholds, alertPolicy: judging.alertPolicy ?? "days", renewalBlocked: caaBlocksRenewal(judging) };
+  return leafRule(endpoint.details, endpoint.problem, rules, clockAt(at));
 }
 
 /**

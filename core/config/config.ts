@@ -2,6 +2,7 @@
 import { DAY, HOUR, MINUTE, SECOND, parseDuration } from "../base/time.ts";
 import { parseResolveRules, type ResolveRule } from "./resolve_rules.ts";
 import type { AlertPolicy } from "../base/records.ts";
+import { parseCaaIdentities, parseDnsServers, type CaaIdentity, type DnsServersSetting } from "./dns_settings.ts";
 
 import type { LogFormat, LogLevel } from "../base/log.ts";
 export type { LogFormat, LogLevel };
@@ -53,6 +54,10 @@ export interface Config {
    * issuer's O and CN) and their ACME directory URLs, in order.
    */
   acmeDirectories: Array<{ issuer: string; url: string }>;
+  /** CERTKEEPER_DNS_SERVERS: the resolvers asked for CAA, TLSA and TXT records (CONTRACT §22). */
+  dnsServers: DnsServersSetting;
+  /** CERTKEEPER_CAA_IDENTITIES: issuer names and their CAs' CAA domains, beside the built-in ones. */
+  caaIdentities: CaaIdentity[];
 }
 
 /** The CAs whose ACME directories publish renewal information, unless CERTKEEPER_ACME_DIRECTORIES names them otherwise. */
@@ -93,6 +98,8 @@ export const DEFAULT_CONFIG: Config = {
   alertPolicy: "renewal",
   ari: true,
   acmeDirectories: [...BUILT_IN_ACME_DIRECTORIES],
+  dnsServers: "system",
+  caaIdentities: [],
 };
 
 export class ConfigError extends Error {
@@ -147,6 +154,8 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     alertPolicy: parse("CERTKEEPER_ALERT_POLICY", d.alertPolicy, alertPolicy),
     ari: parse("CERTKEEPER_ARI", d.ari, boolean),
     acmeDirectories: parse("CERTKEEPER_ACME_DIRECTORIES", d.acmeDirectories, acmeDirectories),
+    dnsServers: parse("CERTKEEPER_DNS_SERVERS", d.dnsServers, parseDnsServers),
+    caaIdentities: parse("CERTKEEPER_CAA_IDENTITIES", d.caaIdentities, parseCaaIdentities),
   };
 }
 

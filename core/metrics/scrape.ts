@@ -33,7 +33,7 @@ export class ServiceMetrics {
 
   readonly checkDuration = new Histogram(
     "certkeeper_check_duration_seconds",
-    "Time one certificate retrieval took in this process (resolve, connect, TLS handshake, chain checks), successful or not.",
+    "Time one certificate retrieval took in this process (resolve, connect, TLS handshake, chain checks, and the CAA, TLSA and MTA-STS lookups made beside them), successful or not.",
     decadeBuckets(0.001, 10),
   );
 
@@ -67,6 +67,15 @@ export class ServiceMetrics {
       "(a failed directory, an HTTP error, a malformed answer, a timeout). Answers are shared, so most checks send none.",
     ["result"],
     [{ result: "ok" }, { result: "error" }],
+  );
+
+  readonly dnsLookups = new Counter(
+    "certkeeper_dns_lookups_total",
+    "DNS questions this process sent for CAA, TLSA, TXT (MTA-STS) and CNAME records, by record type and outcome: ok (an answer, " +
+      "records or none), nxdomain, error (the resolver failed, refused or answered garbage) or timeout. Each step of a CAA climb " +
+      "or a CNAME chain is one question.",
+    ["type", "result"],
+    ["CAA", "TLSA", "TXT", "CNAME"].flatMap((type) => ["ok", "nxdomain", "error", "timeout"].map((result) => ({ type, result }))),
   );
 
   observeCtPoll(result: "ok" | "failed" | "rate_limited"): void {
@@ -106,7 +115,8 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
     metrics.deliveries.render() +
     metrics.ctPolls.render() +
     metrics.revocationRequests.render() +
-    metrics.ariRequests.render()
+    metrics.ariRequests.render() +
+    metrics.dnsLookups.render()
   );
 
   yield familyHeader(

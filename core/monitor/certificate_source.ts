@@ -13,11 +13,12 @@ import { ariCertId, type AriClient } from "../ari/mod.ts";
 import { askAboutChain, LeafRevocation, type RevocationChecker } from "../revocation/mod.ts";
 import type { Certificate } from "../tls/x509.ts";
 import { outcomeOfEndpoints, type EndpointOutcome } from "./endpoints_outcome.ts";
+import type { DnsCheck, DnsInspector } from "../dns/mod.ts";
 
-export type KnownCertificate = Pick<CertificateRecord, "fingerprint" | "details" | "problem"> & Partial<Pick<CertificateRecord, "endpoints">>;
+export type KnownCertificate = Pick<CertificateRecord, "fingerprint" | "details" | "problem"> & Partial<Pick<CertificateRecord, "endpoints" | "dns">>;
 
 /** What to check: the domain (SNI, host-name verification), its port, how to speak, where to connect. */
-export type CheckTarget = Pick<CertificateRecord, "domain" | "port"> & Partial<Pick<CertificateRecord, "protocol" | "connectTo">>;
+export type CheckTarget = Pick<CertificateRecord, "domain" | "port"> & Partial<Pick<CertificateRecord, "protocol" | "connectTo" | "mailDomain">>;
 
 export interface InspectOptions {
   /** Connections to take before connecting: background checks share one budget (CHECK_CONCURRENCY). */
@@ -41,6 +42,8 @@ export interface TlsCertificateSourceOptions {
   revocation?: RevocationChecker | null;
   /** Asks CAs for their renewal information (RFC 9773); absent: none is asked (CERTKEEPER_ARI=off). */
   ari?: AriClient | null;
+  /** Reads what DNS says about the certificate (CAA, DANE, MTA-STS); absent: nothing is looked up. */
+  dns?: DnsInspector | null;
 }
 
 type Verdict = { details: CertificateDetails; problem: ChainProblem | null } | string;
@@ -53,6 +56,18 @@ export class TlsCertificateSource implements CertificateSource {
   }
 
   async inspect(target: CheckTarget, known?: KnownCertificate, options?: InspectOptions): Promise<CheckOutcome> {
+    // DNS answers are asked for at once, beside the handshakes; their verdicts need the chains served.
+    const dns = this.options.dns?.begin(target, known?.dns, known?.details) ?? null;
+    try {
+      const { ders, ...outcome } = await this.#inspect(target, known, options);
+      return dns && outcome.ok ? await withDns(outcome, ders, dns) : outcome;
+    } finally {
+      dns?.cancel();
+    }
+  }
+
+  /** The outcome, and the DER chain each answering address sent (for DANE). */
+  async #inspect(target: CheckTarget, known?: KnownCertificate, options?: InspectOptions): Promise<CheckOutcome & { ders?: Map<string, Uint8Array[]> }> {
     const { domain, port } = target;
     let retrievals: EndpointRetrieval[];
     try {
@@ -89,7 +104,8 @@ export class TlsCertificateSource implements CertificateSource {
         return { address: retrieval.address, fingerprint, ...result, failure: null, tls: retrieval.tls };
       }),
     );
-    return outcomeOfEndpoints(endpoints);
+    const ders = new Map(retrievals.flatMap((retrieval) => (retrieval.ok ? [[retrieval.address, retrieval.chain.ders] as const] : [])));
+    return { ...outcomeOfEndpoints(endpoints), ders };
   }
 
   async #judge(retrieval: Extract<EndpointRetrieval, { ok: true }>, fingerprint: string, known: KnownCertificate | undefined, domain: string, now: number): Promise<Verdict> {
@@ -153,6 +169,19 @@ export class TlsCertificateSource implements CertificateSource {
   #ask(certs: Certificate[], trusted: boolean, stapled: Uint8Array | undefined, now: number) {
     return askAboutChain(this.options.revocation!, { certs, trusted, stapled, trust: this.options.trust, now });
   }
+}
+
+/** The outcome with what DNS says: the findings, and each answering endpoint's DANE verdict. */
+async function withDns(rest: Extract<CheckOutcome, { ok: true }>, ders: Map<string, Uint8Array[]> | undefined, dns: DnsCheck): Promise<CheckOutcome> {
+  const endpoints = rest.endpoints ?? [];
+  const served = endpoints.map((endpoint) => ({ address: endpoint.address, details: endpoint.details, ders: (endpoint.details && ders?.get(endpoint.address)) || null }));
+  const { findings, dane, caaAnswered } = await dns.finish({ details: rest.details, endpoints: served });
+  return {
+    ...rest,
+    dns: findings,
+    caaAnswered,
+    endpoints: dane.size === 0 ? endpoints : endpoints.map((endpoint) => (dane.has(endpoint.address) ? { ...endpoint, dane: dane.get(endpoint.address)! } : endpoint)),
+  };
 }
 
 /** A hostname mismatch still leaves the chain trusted: only a trusted chain's leaf is asked about. */

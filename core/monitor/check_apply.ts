@@ -4,7 +4,7 @@
  * writer that lost a race simply apply its outcome again to the fresher state.
  */
 import type { CertificateDetails, ChainCertificate, ChainProblem, NetFailureReason } from "../base/records.ts";
-import type { AlertMemory, AlertPolicy, CertificateRecord, EndpointRecord, EventRecord, EventType, Health, RenewalInfo, RevocationState, TlsConnection } from "../base/records.ts";
+import type { AlertMemory, AlertPolicy, CertificateRecord, DaneVerdict, DnsFindings, EndpointRecord, EventRecord, EventType, Health, RenewalInfo, RevocationState, TlsConnection } from "../base/records.ts";
 import { newId } from "../base/ids.ts";
 import { daysUntil, iso } from "../base/time.ts";
 import { certificateStatus, isInvalid } from "../certificates/status.ts";
@@ -24,6 +24,10 @@ export type CheckOutcome =
       problem: ChainProblem | null;
       tls?: TlsConnection | null;
       endpoints?: EndpointRecord[];
+      /** What DNS said (CONTRACT §22); absent: nothing looked up, the findings held stay. */
+      dns?: DnsFindings;
+      /** The CAA verdict in `dns` came from this check's answers: a verdict kept through a DNS failure raises nothing. */
+      caaAnswered?: boolean;
     }
   | { ok: false; reason: NetFailureReason; message: string; endpoints?: EndpointRecord[] };
 
@@ -36,10 +40,18 @@ const MEMORY_SIZE = 8;
 const REVOKED_MEMORY_SIZE = 256;
 /** Serials (and `serial@windowEnd` requests) remembered as announced: far above any real rotation. */
 const RENEWAL_MEMORY_SIZE = 64;
+/** Most `serial|CAA set` pairs remembered as announced by `certificate.renewal_blocked`. */
+const RENEWAL_BLOCKED_MEMORY_SIZE = 32;
 
 export const EMPTY_ALERT_MEMORY: AlertMemory = { leaves: [], chain: [] };
 
-const leafKey = (details: CertificateDetails) => `${details.serialNumber}@${details.notAfter}`;
+/** `serial@notAfter`; details objects are replaced whole, never changed, so each one's key is made once. */
+function leafKey(details: CertificateDetails): string {
+  let key = leafKeys.get(details);
+  if (key === undefined) leafKeys.set(details, (key = `${details.serialNumber}@${details.notAfter}`));
+  return key;
+}
+const leafKeys = new WeakMap<CertificateDetails, string>();
 
 export interface CheckPolicy {
   /** CERTKEEPER_CHECK_INTERVAL; a short-lived leaf is checked more often (CONTRACT §18). */
@@ -161,6 +173,19 @@ export function applyCheck(
     const deployment = judgeDeployment(next.deployment ?? null, next.endpoints, now);
     next.deployment = deployment.deployment;
     if (deployment.notDeployed) drafts.push({ type: "certificate.not_deployed", extra: deployment.notDeployed });
+    if (outcome.dns !== undefined) next.dns = outcome.dns;
+    // CAA that will make the next renewal fail (CONTRACT §22): once per serial and record set, and
+    // only on answers of this check: DNS failures never raise an event.
+    const caa = next.dns?.caa;
+    if (outcome.caaAnswered && caa?.status === "forbidden" && caa.blocking) {
+      const key = `${next.details.serialNumber}|${caa.blocking.key}`;
+      const announced = next.alertMemory.renewalBlocked ?? [];
+      if (!announced.includes(key)) {
+        const { name, setAt, property, reason, records } = caa.blocking;
+        drafts.push({ type: "certificate.renewal_blocked", extra: { caa: { name, setAt, property, reason, records, issuerDomain: caa.issuerDomain } } });
+        next.alertMemory = { ...next.alertMemory, renewalBlocked: [key, ...announced].slice(0, RENEWAL_BLOCKED_MEMORY_SIZE) };
+      }
+    }
     const health: Health = isInvalid(next, now) ? "invalid" : "ok";
     next.health = health;
     if (health === "invalid" && previous.health !== "invalid") drafts.push({ type: "certificate.invalid" });
@@ -332,7 +357,8 @@ function changed(a: CertificateRecord, b: CertificateRecord): boolean {
     a.failure !== b.failure ||
     a.endpoints !== b.endpoints ||
     a.details.revocation?.status !== b.details.revocation?.status ||
-    !sameRenewalInfo(a.details.renewalInfo, b.details.renewalInfo, true)
+    !sameRenewalInfo(a.details.renewalInfo, b.details.renewalInfo, true) ||
+    (a.dns ?? null) !== (b.dns ?? null)
   );
 }
 
@@ -365,10 +391,15 @@ function sameEndpoints(a: readonly EndpointRecord[], b: readonly EndpointRecord[
         x.problem === y.problem &&
         x.failure === y.failure &&
         sameRevocation(x.details?.revocation, y.details?.revocation) &&
-        sameRenewalInfo(x.details?.renewalInfo, y.details?.renewalInfo)
+        sameRenewalInfo(x.details?.renewalInfo, y.details?.renewalInfo) &&
+        sameDane(x.dane, y.dane)
       );
     })
   );
+}
+
+function sameDane(a: DaneVerdict | null | undefined, b: DaneVerdict | null | undefined): boolean {
+  return (a ?? null) === (b ?? null) || (a?.status === b?.status && a?.validated === b?.validated);
 }
 
 /** The same revocation answer (the source hands back the stored object when it reused it). */

@@ -87,6 +87,7 @@ export class Monitor {
         applied.record.endpoints !== current.endpoints ||
         applied.record.alertMemory !== current.alertMemory ||
         applied.record.deployment !== current.deployment ||
+        (applied.record.dns ?? null) !== (current.dns ?? null) ||
         applied.record.tls?.protocol !== current.tls?.protocol ||
         applied.record.tls?.cipher !== current.tls?.cipher;
       if (await store.certificates.saveCheck(applied.record, applied.events, { detailsChanged })) {

@@ -36,6 +36,7 @@ export const EVENT_LABELS: Record<EventType, string> = {
   "certificate.renewal_overdue": "Renewal overdue",
   "certificate.renewal_requested": "Early renewal requested",
   "certificate.not_deployed": "New certificate not deployed",
+  "certificate.renewal_blocked": "Renewal blocked by CAA",
   test: "Test notification",
 };
 
@@ -234,9 +235,41 @@ export function describeEvent(event: EventRecord): Described {
         createdAt,
       };
     }
+    case "certificate.renewal_blocked":
+      return describeRenewalBlocked(c, data, { label, facts, createdAt });
     default:
       return { label, headline: `${t}: ${event.type}`, summary: `certkeeper reported ${event.type}.`, facts, createdAt };
   }
+}
+
+/**
+ * CAA records that will make the next renewal fail (CONTRACT §22): which CA, where the records are,
+ * and the record to add.
+ */
+function describeRenewalBlocked(c: CertificateView, data: Record<string, unknown>, base: Omit<Described, "headline" | "summary">): Described {
+  const t = targetOf(c);
+  const caa = (data.caa ?? {}) as { name?: unknown; setAt?: unknown; property?: unknown; reason?: unknown; records?: unknown; issuerDomain?: unknown };
+  const setAt = typeof caa.setAt === "string" ? caa.setAt : c.domain;
+  const name = typeof caa.name === "string" ? caa.name : c.domain;
+  const property = caa.property === "issuewild" ? "issuewild" : "issue";
+  const caDomain = typeof caa.issuerDomain === "string" ? caa.issuerDomain : null;
+  const records = Array.isArray(caa.records) ? caa.records.filter((record): record is string => typeof record === "string") : [];
+  const ca = caDomain ? `${c.issuer} (${caDomain})` : c.issuer;
+  const facts = [...base.facts, { name: "CAA records at", value: setAt }];
+  if (records.length > 0) facts.push({ name: "CAA records", value: records.join("; ") });
+  if (caDomain) facts.push({ name: "Record to add", value: `${setAt}. CAA 0 ${property} "${caDomain}"` });
+  const fix =
+    caa.reason === "critical"
+      ? `A critical CAA property no CA understands forbids every CA: remove it from the records at ${setAt}.`
+      : caDomain
+        ? `Add the record ${setAt}. CAA 0 ${property} "${caDomain}" (or renew from a CA the records name).`
+        : `Add an ${property} record naming ${c.issuer}'s CAA domain at ${setAt} (or renew from a CA the records name).`;
+  return {
+    ...base,
+    facts,
+    headline: `${t}: CAA records forbid ${c.issuer}, the next renewal will fail`,
+    summary: `The CAA records at ${setAt} do not allow ${ca} to issue for ${name}, so the next renewal of the certificate for ${t} from that CA will fail. ${fix}`,
+  };
 }
 
 /** A certificate found in Certificate Transparency for a watched domain (no monitored certificate). */

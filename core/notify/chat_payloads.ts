@@ -19,6 +19,7 @@ export const DISCORD_COLORS: Record<EventType, number> = {
   "certificate.renewal_overdue": 0xe67e22,
   "certificate.renewal_requested": 0xe67e22,
   "certificate.not_deployed": 0xf0a30a,
+  "certificate.renewal_blocked": 0xf0a30a,
   test: 0x3b82f6,
 };
 

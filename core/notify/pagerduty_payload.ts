@@ -21,6 +21,8 @@ const TRIGGERS: Partial<Record<EventType, { problem: PagerDutyProblem; severity:
   "certificate.renewal_overdue": { problem: "renewal", severity: "warning" },
   "certificate.renewal_requested": { problem: "renewal", severity: "warning" },
   "certificate.not_deployed": { problem: "not_deployed", severity: "warning" },
+  // A renewal that will fail: `renewal`, shared with the overdue and requested kinds (CONTRACT Part III).
+  "certificate.renewal_blocked": { problem: "renewal", severity: "warning" },
 };
 
 /** The problems each kind of good news ends. */

@@ -23,6 +23,7 @@ const COLORS: Record<EventType, "Attention" | "Warning" | "Good" | "Accent"> = {
   "certificate.renewal_overdue": "Warning",
   "certificate.renewal_requested": "Warning",
   "certificate.not_deployed": "Warning",
+  "certificate.renewal_blocked": "Warning",
   test: "Accent",
 };
 

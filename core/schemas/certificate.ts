@@ -40,6 +40,14 @@ export const AlertPolicy = Type.Union(
       "days: alert at each of alertThresholds. Default on add: the server's CERTKEEPER_ALERT_POLICY (renewal unless set)",
   },
 );
+export const MailDomain = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  description:
+    "smtp only: the mail domain whose MTA-STS policy (_mta-sts TXT record, https://mta-sts.<mailDomain>/.well-known/mta-sts.txt) " +
+    "must cover this host; lower-cased, punycode. Null: the default, the domain minus its first label",
+  examples: ["example.com"],
+});
 
 export const AddCertificateBody = Type.Object(
   {
@@ -54,6 +62,7 @@ export const AddCertificateBody = Type.Object(
     protocol: Type.Optional(Protocol),
     connectTo: Type.Optional(Type.Union([ConnectTo, Type.Null()])),
     alertPolicy: Type.Optional(AlertPolicy),
+    mailDomain: Type.Optional(Type.Union([MailDomain, Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -71,6 +80,7 @@ export const PatchCertificateBody = Type.Object(
     mutedUntil: Type.Optional(MutedUntil),
     connectTo: Type.Optional(Type.Union([ConnectTo, Type.Null()])),
     alertPolicy: Type.Optional(AlertPolicy),
+    mailDomain: Type.Optional(Type.Union([MailDomain, Type.Null()])),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -122,6 +132,18 @@ export const ChainEntry = Type.Object(
   { additionalProperties: false },
 );
 
+export const Dane = Type.Object(
+  {
+    status: Type.Union([Type.Literal("match"), Type.Literal("mismatch"), Type.Literal("none")], {
+      description:
+        "match: the chain served matches a TLSA record (usage 2 or 3, selector 0 or 1, matching type 0, 1 or 2); " +
+        "mismatch: TLSA records exist and none matches; none: no usable TLSA record at _<port>._tcp.<domain>",
+    }),
+    validated: Type.Boolean({ description: "The resolver's answer carried the DNSSEC AD bit (certkeeper does not validate DNSSEC itself)" }),
+  },
+  { additionalProperties: false, description: "DANE (RFC 7672) for smtp certificates; null for other protocols, an address that gave no certificate, or before any TLSA answer" },
+);
+
 export const Endpoint = Type.Object(
   {
     address: Type.String({ description: "An address the name resolved to", examples: ["203.0.113.10"] }),
@@ -131,6 +153,7 @@ export const Endpoint = Type.Object(
     fingerprintSha256: Type.Union([Fingerprint, Type.Null()]),
     expiresAt: Type.Union([Timestamp, Type.Null()]),
     lastCheckedAt: Timestamp,
+    dane: Type.Union([Dane, Type.Null()]),
   },
   { additionalProperties: false, description: "What one address served at the last check; certificate fields null when it gave none" },
 );
@@ -195,7 +218,7 @@ export const Deployment = Type.Object(
   },
 );
 
-export const WARNINGS = ["weak_key", "weak_signature", "legacy_protocol"] as const;
+export const WARNINGS = ["weak_key", "weak_signature", "legacy_protocol", "caa_forbids_issuer", "dane_mismatch", "mta_sts_mismatch"] as const;
 
 const certificateFields = {
   id: Id("cert", "cert_3kT9vQm2Xy7LpA0bN5cZ"),
@@ -222,6 +245,9 @@ const certificateFields = {
   mutedUntil: Type.Union([Timestamp, Type.Null()], { description: "Until then its events are delivered nowhere; null: not muted" }),
   protocol: Protocol,
   connectTo: Type.Union([Type.String(), Type.Null()], { description: "Where to connect instead of the domain; null: the domain" }),
+  mailDomain: Type.Union([Type.String(), Type.Null()], {
+    description: "smtp: the mail domain whose MTA-STS policy is judged (given, or the domain minus its first label); null for other protocols",
+  }),
   endpoints: Type.Array(Endpoint, { description: "One entry per address, IPv4 first then IPv6, each in ascending numeric order" }),
   chainExpiresAt: Type.Union([Timestamp, Type.Null()], {
     description: "Earliest notAfter above the leaf on the trusted path (intermediates and the anchoring root); null without a trusted path",
@@ -229,7 +255,10 @@ const certificateFields = {
   publicKey: Type.Union([PublicKey, Type.Null()]),
   tls: Type.Union([TlsConnection, Type.Null()]),
   warnings: Type.Array(Type.Union(WARNINGS.map((warning) => Type.Literal(warning))), {
-    description: "weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older); never change status",
+    description:
+      "weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older), " +
+      "caa_forbids_issuer (the CAA records do not let the issuer's CA issue the next certificate), dane_mismatch (an smtp endpoint's " +
+      "chain matches none of its TLSA records), mta_sts_mismatch (an enforce MTA-STS policy does not cover the host or its certificate); never change status",
   }),
   alertPolicy: AlertPolicy,
   renewal: Type.Union([Renewal, Type.Null()], { description: "Null only while no certificate was ever retrieved (the CLI's check of an unreachable target)" }),

@@ -188,6 +188,8 @@ export interface CertificateStore {
       mutedUntil?: number | null;
       connectTo?: string | null;
       alertPolicy?: CertificateRecord["alertPolicy"];
+      /** CONTRACT §22 (`smtp`): null returns to the default. */
+      mailDomain?: string | null;
       updatedAt: number;
     },
   ): Promise<CertificateRecord | null | "duplicate">;

@@ -12,6 +12,7 @@ import { outcomeOfEndpoints, type EndpointOutcome } from "../../core/monitor/end
 import type { CertificateDetails, ChainCertificate, RevocationAnswer } from "../../core/base/records.ts";
 import { LeafRevocation, type RevocationChecker } from "../../core/revocation/mod.ts";
 import type { AriClient } from "../../core/ari/mod.ts";
+import { judgeCaa, presentCaaRecord } from "../../core/dns/mod.ts";
 import type { FetchRequest, FetchResult, HttpFetcher } from "../../core/net/mod.ts";
 import type { Clock } from "../../core/base/time.ts";
 import { DAY, HOUR } from "../../core/base/time.ts";
@@ -69,6 +70,12 @@ export interface SimulatedServer {
   ari: boolean;
   /** When the operator's ACME client stopped renewing (policy "stalls"), if it did. */
   stalledAt?: number;
+  /**
+   * The name's CAA records: `0 issue "sim-ca.example"` (the simulated CA's domain) except in these
+   * periods, when its one `issue` record names `value` instead and so forbids the renewal. Absent: no
+   * CAA records at all.
+   */
+  caa?: Array<{ from: number; to: number; value: string }>;
 }
 
 /**
@@ -87,7 +94,12 @@ export interface CheckRecord {
   at: number;
   serial: string | null;
   intermediate: string | null;
+  /** The CAA record the check read, in presentation form; null when the name has none or the lookup failed. */
+  caa?: string | null;
 }
+
+/** The simulated CA's CAA domain, and the identity mapping checks judge CAA with. */
+export const SIMULATED_CAA_DOMAIN = "sim-ca.example";
 
 export interface ServerOptions {
   start: number;
@@ -108,6 +120,8 @@ export interface ServerOptions {
   lifetime?: number;
   /** The CA publishes renewal information (ARI) for them. */
   ari?: boolean;
+  /** The name's CAA records, with periods in which they forbid the simulated CA (see SimulatedServer.caa). */
+  caa?: Array<{ from: number; to: number; value: string }>;
 }
 
 /**
@@ -305,6 +319,7 @@ export class SimulatedInternet implements CertificateSource {
       flakiness: options.flakiness,
       alertThresholds: options.alertThresholds,
       ari: options.ari ?? false,
+      ...(options.caa ? { caa: options.caa } : {}),
       ...(stalledAt !== undefined ? { stalledAt } : {}),
     };
     for (const cert of server.certificates) this.#bySerial.set(cert.serial, cert);
@@ -379,7 +394,24 @@ export class SimulatedInternet implements CertificateSource {
       log.push({ at: now, serial: null, intermediate: null });
     } else {
       const above = outcome.details.chainExpiry;
-      log.push({ at: now, serial: outcome.details.serialNumber, intermediate: above && above.notAfter < outcome.details.notAfter ? above.serialNumber : null });
+      let caa: string | null = null;
+      // What DNS says (CAA), judged by certkeeper's own rule; one lookup in twenty fails, keeping the last verdict.
+      if (server.caa && this.random() >= 0.05) {
+        const value = server.caa.find((period) => period.from <= now && now < period.to)?.value ?? SIMULATED_CAA_DOMAIN;
+        const records = [{ flags: 0, tag: "issue", value }];
+        const sets = new Map([[domain, { from: domain, setAt: domain, records }]]);
+        const verdict = judgeCaa({
+          domain,
+          subjectAlternativeNames: outcome.details.subjectAlternativeNames,
+          issuerNames: ["Simulated CA"],
+          identities: [{ name: "Simulated CA", domain: SIMULATED_CAA_DOMAIN }],
+          sets,
+        });
+        outcome.dns = { caaSets: [{ from: domain, setAt: domain, records }], caa: verdict };
+        outcome.caaAnswered = true;
+        caa = presentCaaRecord(records[0]!);
+      }
+      log.push({ at: now, serial: outcome.details.serialNumber, intermediate: above && above.notAfter < outcome.details.notAfter ? above.serialNumber : null, caa });
     }
     return outcome;
   }
