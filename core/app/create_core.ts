@@ -242,6 +242,8 @@ export function createCore(options: CoreOptions): Core {
     trust,
     source,
     start() {
+      // The trusted roots, parsed a slice at a time before the first check needs them.
+      void trust.ready();
       scheduler.start();
       deliverer?.loop.start();
       watchPoller?.loop.start();
