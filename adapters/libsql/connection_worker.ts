@@ -5,8 +5,9 @@
  * building rows, writing the WAL at each commit, and waiting out another process's write lock.
  *
  * Requests are `[id, OP_RUN, sql, args]`, `[id, OP_BATCH, statements]`, `[id, OP_ROLLBACK]` or
- * `[id, OP_CLOSE]` (connection_protocol.ts). Each answer is `[id, outcome, error]`, with rows as arrays
- * and their columns named once. A transaction's statements come on a channel of their own, answered
+ * `[id, OP_CLOSE]` (connection_protocol.ts), several to a message; each answer is `[id, outcome,
+ * error]`, with rows as arrays and their columns named once, one message of answers per message of
+ * requests. A transaction's statements come on a channel of their own, answered
  * the same way, while their caller waits for each (StatementChannel).
  */
 import Database from "libsql";
@@ -37,10 +38,10 @@ try {
   openFailure = errorOf(error);
 }
 
-parentPort!.on("message", (request: Request | StatementChannel) => {
-  if (!Array.isArray(request)) {
+parentPort!.on("message", (requests: Request[] | StatementChannel) => {
+  if (!Array.isArray(requests)) {
     // The transaction's statements: answered on their own port, the flag raised once the answer is there.
-    const { port, answered } = request;
+    const { port, answered } = requests;
     port.on("message", (statement: Request) => {
       port.postMessage(handle(statement));
       Atomics.store(answered, 0, 1);
@@ -48,7 +49,8 @@ parentPort!.on("message", (request: Request | StatementChannel) => {
     });
     return;
   }
-  parentPort!.postMessage(handle(request));
+  // The requests of one of the caller's turns, answered together.
+  parentPort!.postMessage(requests.map(handle));
 });
 
 function handle(request: Request): Answer {
