@@ -1,5 +1,5 @@
 /** Events and their deliveries (the outbox) in SQL. */
-import { candidatesPerOrganization, type ClaimDeliveriesOptions, type DeliveryJob, type EventStore, type EventWithDeliveries } from "../../core/store/mod.ts";
+import { candidatesPerOrganization, fairShare, type DeliveryJob, type EventStore, type EventWithDeliveries } from "../../core/store/mod.ts";
 import type { ChannelRecord, DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { isMuted, routeEvent } from "../../core/channels/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
@@ -62,41 +62,6 @@ async function withDeliveries(db: Executor, events: Array<EventRecord & { seq: n
   return events.map((event) => ({ ...event, deliveries: byEvent.get(event.id) ?? [] }));
 }
 
-/**
- * The fair share (core/store/fair_share.ts) in SQL, as a `WITH` clause naming `chosen (rid, taken)`:
- * the organizations with pending deliveries, one index seek each, and of each its earliest due few
- * (never more than could be taken), ranked n plus what the caller has in flight of that organization,
- * lower ranks first, equal ranks round-robin after `after`, then earliest due. Deterministic, so each
- * statement of one transaction that repeats it chooses the same rows.
- */
-function chosenDeliveries(share: Omit<ClaimDeliveriesOptions, "owner" | "leaseUntil">): { sql: string; args: SqlValue[] } {
-  const turn = share.after === undefined ? "" : "CASE WHEN org > ? THEN 0 ELSE 1 END, org, ";
-  const sql = `WITH RECURSIVE organizations (org) AS (
-      SELECT MIN(organization_id) FROM deliveries WHERE status = 'pending'
-      UNION ALL
-      SELECT (SELECT MIN(organization_id) FROM deliveries WHERE status = 'pending' AND organization_id > org)
-      FROM organizations WHERE org IS NOT NULL
-    ),
-    candidates AS (
-      SELECT o.org AS org, d.rowid AS rid, d.next_attempt_at AS at,
-        ROW_NUMBER() OVER (PARTITION BY o.org ORDER BY d.next_attempt_at, d.rowid)
-          + COALESCE((SELECT value FROM json_each(?) WHERE key = o.org), 0) AS rank
-      FROM organizations o JOIN deliveries d ON d.rowid IN (
-        SELECT rowid FROM deliveries
-        WHERE status = 'pending' AND organization_id = o.org AND next_attempt_at <= ?
-        ORDER BY next_attempt_at, rowid LIMIT ?
-      )
-      WHERE o.org IS NOT NULL
-    ),
-    chosen (rid, taken) AS (
-      SELECT rid, ROW_NUMBER() OVER (ORDER BY rank, ${turn}at, rid) FROM candidates WHERE rank <= ? ORDER BY 2 LIMIT ?
-    )`;
-  const args: SqlValue[] = [JSON.stringify(share.inFlight ?? {}), share.now, candidatesPerOrganization(share)];
-  if (share.after !== undefined) args.push(share.after);
-  args.push(share.perOrganization ?? Number.MAX_SAFE_INTEGER, share.limit);
-  return { sql, args };
-}
-
 export function sqlEvents(db: Executor): EventStore {
   // A delivery's claim and outcome go ahead of queued bulk writes (a burst of adds, an import's
   // batches): an answered alert is written down at once, so a crash does not send it again.
@@ -135,44 +100,72 @@ export function sqlEvents(db: Executor): EventStore {
     },
 
     async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization, inFlight, after }) {
-      // One request (one message to a local connection's thread, one round trip to a server), one write
-      // transaction: the cancellations, then the fair share read, its events and channels, and the
-      // lease, each statement seeing the same rows, so claimers at once lease disjoint sets. The
-      // deliveries come back as they were before the lease. Sent as one, a claim waits for no round
-      // trips of its own while the event loop is busy (a burst of adds): alerts keep going out.
-      const chosen = chosenDeliveries({ now, limit, perOrganization, inFlight, after });
-      const [, picked, events, channels] = await urgent.batch([
+      // One write transaction in the urgent lane: the cancellations, then read, then lease, as claimDue
+      // does (claimers at once lease disjoint sets, and the deliveries come back as they were before the
+      // lease), with their events and channels. Its statements run while it holds the connection
+      // (local_executor.ts): a claim waits for the transaction under way, not for a burst of adds.
+      const share = { limit, perOrganization, inFlight, after };
+      const claimed = await urgent.transaction(async (tx) => {
         // From the disabled channels to their pending deliveries (CROSS JOIN keeps that order): cheap
         // however large the outbox.
-        {
-          sql: `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
-                WHERE rowid IN (
-                  SELECT d.rowid FROM channels c CROSS JOIN deliveries d ON d.channel_id = c.id
-                  WHERE c.enabled = 0 AND d.status = 'pending' AND d.next_attempt_at <= ?
-                )`,
-          args: [CANCELLED, now, now],
-        },
-        {
-          sql: `${chosen.sql} SELECT d.rowid, ${DELIVERY_COLUMNS.split(", ").map((column) => `d.${column}`).join(", ")}
-                FROM chosen JOIN deliveries d ON d.rowid = chosen.rid ORDER BY chosen.taken`,
-          args: chosen.args,
-        },
-        {
-          sql: `${chosen.sql} SELECT ${EVENT_COLUMNS} FROM events WHERE id IN (SELECT d.event_id FROM chosen JOIN deliveries d ON d.rowid = chosen.rid)`,
-          args: chosen.args,
-        },
-        {
-          sql: `${chosen.sql} SELECT ${CHANNEL_COLUMNS} FROM channels WHERE id IN (SELECT d.channel_id FROM chosen JOIN deliveries d ON d.rowid = chosen.rid)`,
-          args: chosen.args,
-        },
-        { sql: `${chosen.sql} UPDATE deliveries SET next_attempt_at = ?, lease_owner = ? WHERE rowid IN (SELECT rid FROM chosen)`, args: [...chosen.args, leaseUntil, owner] },
-      ]);
-      const deliveries = picked!.rows.map((row) => deliveryFrom(row));
-      if (deliveries.length === 0) return [];
-      const eventById = new Map(events!.rows.map((row) => [String(row.id), eventFrom(row)]));
-      const channelById = new Map(channels!.rows.map((row) => [String(row.id), channelFrom(row)]));
+        await tx.execute(
+          `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
+           WHERE rowid IN (
+             SELECT d.rowid FROM channels c CROSS JOIN deliveries d ON d.channel_id = c.id
+             WHERE c.enabled = 0 AND d.status = 'pending' AND d.next_attempt_at <= ?
+           )`,
+          [CANCELLED, now, now],
+        );
+        // The organizations with pending deliveries, one index seek each, and of each its earliest due
+        // few (never more than could be taken): the candidates of the fair share.
+        const { rows: heads } = await tx.execute(
+          `WITH RECURSIVE organizations (org) AS (
+             SELECT MIN(organization_id) FROM deliveries WHERE status = 'pending'
+             UNION ALL
+             SELECT (SELECT MIN(organization_id) FROM deliveries WHERE status = 'pending' AND organization_id > org)
+             FROM organizations WHERE org IS NOT NULL
+           )
+           SELECT org, (
+             SELECT group_concat(rowid || ' ' || next_attempt_at) FROM (
+               SELECT rowid, next_attempt_at FROM deliveries
+               WHERE status = 'pending' AND organization_id = o.org AND next_attempt_at <= ?
+               ORDER BY next_attempt_at, rowid LIMIT ?
+             )
+           ) AS due
+           FROM organizations o WHERE org IS NOT NULL`,
+          [now, candidatesPerOrganization(share)],
+        );
+        const candidates = heads.flatMap((head) =>
+          head.due === null
+            ? []
+            : String(head.due)
+                .split(",")
+                .map((pair) => {
+                  const [rowid, at] = pair.split(" ").map(Number);
+                  return { organizationId: String(head.org), nextAttemptAt: at!, order: rowid! };
+                }),
+        );
+        const chosen = fairShare(candidates, share).map((candidate) => candidate.order);
+        if (chosen.length === 0) return null;
+        const { rows } = await tx.execute(`SELECT rowid, ${DELIVERY_COLUMNS} FROM deliveries WHERE rowid IN (${placeholders(chosen.length)})`, chosen);
+        await tx.execute(`UPDATE deliveries SET next_attempt_at = ?, lease_owner = ? WHERE rowid IN (${placeholders(chosen.length)})`, [
+          leaseUntil,
+          owner,
+          ...chosen,
+        ]);
+        const byRowid = new Map(rows.map((row) => [Number(row.rowid), deliveryFrom(row)]));
+        const deliveries = chosen.map((rowid) => byRowid.get(rowid)!);
+        const eventIds = [...new Set(deliveries.map((d) => d.eventId))];
+        const channelIds = [...new Set(deliveries.map((d) => d.channelId))];
+        const events = await tx.execute(`SELECT ${EVENT_COLUMNS} FROM events WHERE id IN (${placeholders(eventIds.length)})`, eventIds);
+        const channels = await tx.execute(`SELECT ${CHANNEL_COLUMNS} FROM channels WHERE id IN (${placeholders(channelIds.length)})`, channelIds);
+        return { deliveries, events: events.rows, channels: channels.rows };
+      });
+      if (!claimed) return [];
+      const eventById = new Map(claimed.events.map((row) => [String(row.id), eventFrom(row)]));
+      const channelById = new Map(claimed.channels.map((row) => [String(row.id), channelFrom(row)]));
       const jobs: DeliveryJob[] = [];
-      for (const delivery of deliveries) {
+      for (const delivery of claimed.deliveries) {
         const event = eventById.get(delivery.eventId);
         const channel = channelById.get(delivery.channelId);
         if (event && channel?.enabled) {
