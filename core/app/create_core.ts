@@ -161,6 +161,7 @@ export function createCore(options: CoreOptions): Core {
     logger,
     intervalMs: config.checkIntervalMs,
     connections: new ConnectionBudget(config.checkConcurrency),
+    requestedConnections: new ConnectionBudget(config.checkConcurrency),
     onCheck: (result) => {
       metrics.observeCheck(result);
       options.onCheck?.(result);
