@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
-import { caaBlocksRenewal } from "../core/dns/mod.ts";
+import { caaBlocksRenewal } from "../core/renewal/mod.ts";
 import type { CertificateDetails, CertificateRecord, RevocationState } from "../core/base/records.ts";
 import { DAY, HOUR } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";

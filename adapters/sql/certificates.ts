@@ -7,6 +7,7 @@ import { leafNamesKey } from "../../core/deployment/mod.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
 import { RecentSaves } from "./recent_saves.ts";
+import { ParsedRows } from "./parsed_rows.ts";
 
 const SELECT = `SELECT ${CERTIFICATE_COLUMNS} FROM certificates`;
 
@@ -190,6 +191,7 @@ async function releaseLeases(db: Executor, ids: string[], nextCheckAt: Map<strin
 export function sqlCertificates(db: Executor): CertificateStore {
   const rechecks = new RecheckBatcher(db, async (record) => (await updateChecked(db, record, false)).rowsAffected > 0);
   const recent = new RecentSaves();
+  const parsed = new ParsedRows();
   // Whether most of the last claim's rows were kept here. When they were not (other processes check
   // them too, or the fleet is checked rarely), a claim reads whole rows in its one request, as it
   // would with nothing kept, rather than ids first and the rows after.
@@ -269,8 +271,21 @@ export function sqlCertificates(db: Executor): CertificateStore {
         where.push(periodAt(3, query.renewalStates.length));
         args.push(query.now, query.now, ...query.renewalStates);
       }
-      const { rows } = await db.execute(`${SELECT} WHERE ${where.join(" AND ")} ORDER BY not_after, id LIMIT ?`, [...args, query.limit]);
-      return rows.map(certificateFrom);
+      // Which rows, at which version; then whole only those not kept at it (parsed_rows.ts).
+      const { rows: keys } = await db.execute(`SELECT id, version, next_check_at FROM certificates WHERE ${where.join(" AND ")} ORDER BY not_after, id LIMIT ?`, [
+        ...args,
+        query.limit,
+      ]);
+      const page = keys.map((key) => ({ id: String(key.id), kept: parsed.get(String(key.id), Number(key.version), Number(key.next_check_at)) }));
+      const missing = page.filter((entry) => !entry.kept).map((entry) => entry.id);
+      const read = new Map<string, CertificateRecord>();
+      for (let start = 0; start < missing.length; start += 500) {
+        const chunk = missing.slice(start, start + 500);
+        const { rows } = await db.execute(`${SELECT} WHERE id IN (${placeholders(chunk.length)})`, chunk);
+        for (const row of rows) read.set(String(row.id), parsed.keep(certificateFrom(row)));
+      }
+      // A row deleted between the two reads is left out; one written since is shown as it is now.
+      return page.flatMap((entry) => entry.kept ?? read.get(entry.id) ?? []);
     },
 
     async summarize(scope, query) {
@@ -344,7 +359,10 @@ export function sqlCertificates(db: Executor): CertificateStore {
         );
         return true;
       });
-      if (removed) recent.forget(id);
+      if (removed) {
+        recent.forget(id);
+        parsed.forget(id);
+      }
       return removed;
     },
 

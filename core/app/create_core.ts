@@ -24,8 +24,9 @@ import type { EndpointConnector } from "../tls/endpoint_retrieve.ts";
 import { createApi, type Api } from "../http/api.ts";
 import { callOperation, type Call } from "../pipeline/pipeline.ts";
 import { OPERATIONS, type Operation, type OperationResult } from "../operations/mod.ts";
-import type { Services } from "./services.ts";
+import type { Services } from "../operations/services.ts";
 import { createAccounts, type Accounts } from "../accounts/mod.ts";
+import { Console, Workspace } from "../workspace/mod.ts";
 import { ServiceMetrics } from "../metrics/scrape.ts";
 import { RevocationChecker } from "../revocation/mod.ts";
 import { AriClient } from "../ari/mod.ts";
@@ -87,7 +88,7 @@ export interface Core {
    */
   call(call: Call): Promise<OperationResult>;
   /** The settings area's sessions, sign-in, keys, members and dashboard (adapters/web renders them). */
-  accounts: Accounts;
+  accounts: Accounts & { workspace: Workspace; console: Console };
   operations: readonly Operation[];
   trust: TrustStore;
   /** Where check outcomes come from (real TLS unless CoreOptions.source said otherwise). */
@@ -177,6 +178,7 @@ export function createCore(options: CoreOptions): Core {
     intervalMs: config.checkIntervalMs,
     alertPolicy: config.alertPolicy,
     connections: new ConnectionBudget(config.checkConcurrency),
+    requestedConnections: new ConnectionBudget(config.checkConcurrency),
     onCheck: (result) => {
       metrics.observeCheck(result);
       options.onCheck?.(result);
@@ -253,11 +255,13 @@ export function createCore(options: CoreOptions): Core {
     services,
     api,
     call: (call) => callOperation(services, call),
-    accounts: createAccounts({ services, passwords: options.passwords }),
+    accounts: { ...createAccounts({ services, passwords: options.passwords }), workspace: new Workspace(services), console: new Console(services) },
     operations: OPERATIONS,
     trust,
     source,
     start() {
+      // The trusted roots, parsed a slice at a time before the first check needs them.
+      void trust.ready();
       scheduler.start();
       deliverer?.loop.start();
       watchPoller?.loop.start();

@@ -114,3 +114,9 @@ export function normalizeMailDomain(input: unknown): string | null {
   if (why) throw new CertkeeperError("invalid_request", `Field "mailDomain" value ${quote(input)} is not a valid domain: ${why}.`);
   return toAscii(input)!;
 }
+
+/** The mail domain an `smtp` certificate's MTA-STS policy is read for, by default (CONTRACT §22): `mx1.example.com` → `example.com`; a two-label domain is its own mail domain. */
+export function defaultMailDomain(domain: string): string {
+  const labels = domain.split(".");
+  return labels.length > 2 ? labels.slice(1).join(".") : domain;
+}

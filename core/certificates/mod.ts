@@ -1,5 +1,5 @@
 /** Certificates as the API shows them: domain names, the status rule, the views. */
-export { normalizeConnectTo, normalizeDomain } from "./domain_name.ts";
+export { defaultMailDomain, normalizeConnectTo, normalizeDomain } from "./domain_name.ts";
 export { presentCertificate, presentChecked, presentCreated } from "./present.ts";
 export {
   certificateRenewalState,

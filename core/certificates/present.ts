@@ -3,8 +3,8 @@ import { iso } from "../base/time.ts";
 import type { CertificateRecord, RevocationState } from "../base/records.ts";
 import { certificateRenewalState, certificateStatus, ClockAt, endpointStatus } from "./status.ts";
 import { renewalDeadline } from "../renewal/mod.ts";
+import { defaultMailDomain } from "./domain_name.ts";
 import { presentDeployment } from "../deployment/mod.ts";
-import { defaultMailDomain } from "../dns/mod.ts";
 import {
   CREATED_FIELDS,
   UNMONITORED_FIELDS,

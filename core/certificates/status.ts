@@ -9,8 +9,7 @@
  */
 import { DAY, daysUntil } from "../base/time.ts";
 import type { AlertPolicy, CertificateDetails, CertificateRecord, CertificateStatus, ChainProblem, EndpointRecord, RenewalState, StatusReason } from "../base/records.ts";
-import { renewalDeadline, renewalRequested, renewalState } from "../renewal/mod.ts";
-import { caaBlocksRenewal } from "../dns/mod.ts";
+import { caaBlocksRenewal, renewalDeadline, renewalRequested, renewalState } from "../renewal/mod.ts";
 export { CERTIFICATE_STATUSES, type CertificateStatus, type StatusReason } from "../base/records.ts";
 
 /** With no alert thresholds, a certificate counts as expiring within this many days. */

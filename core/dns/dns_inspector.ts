@@ -17,6 +17,7 @@ import type { Logger } from "../base/log.ts";
 import type { Deadline } from "../net/deadline.ts";
 import type { HttpFetcher } from "../net/http_fetch.ts";
 import { matchesHostname } from "../tls/chain_verify.ts";
+import { defaultMailDomain } from "../certificates/domain_name.ts";
 import { DnsFailure, type DnsClient } from "./dns_client.ts";
 import { caaClimbStarts, judgeCaa, relevantCaaSet, type CaaMemo, type CaaSet } from "./caa.ts";
 import { daneVerdict, lookupTlsa, type TlsaFinding } from "./dane.ts";
@@ -68,11 +69,6 @@ export interface DnsConclusion {
   caaAnswered: boolean;
 }
 
-/** `mx1.example.com` → `example.com`; a two-label domain is its own mail domain. */
-export function defaultMailDomain(domain: string): string {
-  const labels = domain.split(".");
-  return labels.length > 2 ? labels.slice(1).join(".") : domain;
-}
 
 /** The lookups of one check, started; {@link finish} draws the verdicts, {@link cancel} drops them. */
 export interface DnsCheck {

@@ -9,5 +9,4 @@ export { parseResolvConf, systemDnsServers } from "./system_servers.ts";
 export { BUILT_IN_CAA_IDENTITIES, issuerCaaDomain, issuerDomainOf, judgeCaa, presentCaaRecord, relevantCaaSet, type CaaSet } from "./caa.ts";
 export { daneVerdict, lookupTlsa, usableTlsa, type ServedChain, type TlsaFinding } from "./dane.ts";
 export { MTA_STS_MAX_BYTES, fetchStsPolicy, lookupStsRecord, mxMatches, parseStsPolicy, parseStsRecords } from "./mta_sts.ts";
-export { DnsInspector, defaultMailDomain, type DnsCheck, type DnsConclusion, type DnsInspectorOptions, type DnsTarget, type ServedEndpoint } from "./dns_inspector.ts";
-export { caaBlocksRenewal } from "./renewal_blocked.ts";
+export { DnsInspector, type DnsCheck, type DnsConclusion, type DnsInspectorOptions, type DnsTarget, type ServedEndpoint } from "./dns_inspector.ts";

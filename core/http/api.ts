@@ -9,7 +9,7 @@ import { readJsonBody } from "./body.ts";
 import { admit, callerFields, envelopeJson, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
 import type { LogFields } from "../base/log.ts";
 import type { Operation } from "../operations/operation.ts";
-import type { Services } from "../app/services.ts";
+import type { Services } from "../operations/services.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 

@@ -6,6 +6,7 @@ import { retrieveEndpoints, type EndpointConnector, type EndpointRetrieval } fro
 import { describeChain, parseCertificates } from "../tls/certificate_parse.ts";
 import { judgeChain } from "../tls/chain_verify.ts";
 import { systemClock, type Clock } from "../base/time.ts";
+import { Turns } from "../base/turns.ts";
 import type { TrustStore } from "../tls/trust_store.ts";
 import type { CheckOutcome } from "./check_apply.ts";
 import type { CertificateDetails, CertificateRecord, ChainProblem, RenewalInfo } from "../base/records.ts";
@@ -50,6 +51,7 @@ type Verdict = { details: CertificateDetails; problem: ChainProblem | null } | s
 
 export class TlsCertificateSource implements CertificateSource {
   readonly #revocation: LeafRevocation;
+  readonly #turns = new Turns();
 
   constructor(private readonly options: TlsCertificateSourceOptions) {
     this.#revocation = new LeafRevocation(Boolean(options.revocation));
@@ -133,9 +135,13 @@ export class TlsCertificateSource implements CertificateSource {
       return { details: same ? base : { ...base, revocation, renewalInfo }, problem: prior.problem };
     }
     try {
-      const certs = parseCertificates(chain.ders);
+      // The CPU of a new chain, one chain a turn (see Turns): its extensions are read here too.
+      const [certs, described] = await this.#turns.take(() => {
+        const certs = parseCertificates(chain.ders);
+        for (const cert of certs) void cert.extensions; // parsed once, on first read: the path building reads them
+        return [certs, describeChain(certs)] as const;
+      });
       const { problem, pathValidUntil, chainExpiry } = await judgeChain(certs, domain, this.options.trust, now);
-      const described = describeChain(certs);
       const sameLeaf = [known?.details, ...(known?.endpoints ?? []).map((endpoint) => endpoint.details)].find(
         (details) => details && details.serialNumber === described.serialNumber && details.issuer === described.issuer,
       );

@@ -35,6 +35,13 @@ export interface MonitorOptions {
    * for through the API do not wait for it.
    */
   connections?: ConnectionBudget;
+  /**
+   * Connections checks asked for through the API (an add, "check now") may have open at once, beside
+   * the background's. Without a bound, 200 adds at once opened 200 connections together: their
+   * handshakes and new chains held the event loop in turns of hundreds of milliseconds, every request
+   * and delivery behind them (and Bun's TLS client starves handshakes beyond a few dozen in flight).
+   */
+  requestedConnections?: ConnectionBudget;
   /** Called after a saved check raised events (their deliveries are due now). */
   onEvents?: () => void;
 }
@@ -58,7 +65,7 @@ export class Monitor {
     const outcome = await this.options.source.inspect(
       target,
       known,
-      options.background ? { connections: this.options.connections, cancel: options.cancel } : undefined,
+      options.background ? { connections: this.options.connections, cancel: options.cancel } : { connections: this.options.requestedConnections },
     );
     this.options.onCheck?.({ ok: outcome.ok, seconds: (performance.now() - started) / 1000 });
     return outcome;

@@ -2,7 +2,8 @@
 import { AddCertificateBody, CreatedCertificate } from "../schemas/certificate.ts";
 import { Envelope } from "../schemas/common.ts";
 import { presentCreated } from "../certificates/present.ts";
-import { duplicate, firstCheck, limitReached, parseAddCertificate, unreachable, type AddCertificateInput } from "../certificates/add_rules.ts";
+import { duplicate, limitReached, parseAddCertificate, unreachable, type AddCertificateInput } from "../certificates/add_rules.ts";
+import { firstCheck } from "../monitor/first_check.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
 import { logEventsRaised } from "../base/journal.ts";
 import { certificateStatus } from "../certificates/status.ts";

@@ -101,8 +101,9 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
  * instead of spreading. Arrays, and what they hold, are left as they are: JSON.stringify takes a slow
  * path through frozen arrays and the objects in them, and responses show them (a page of 100
  * certificates took 381–491 µs to serialise instead of 87–104 µs). A list page's records are frozen.
+ * Stores that share the records they read between callers freeze them the same way.
  */
-function freeze<T>(value: T): T {
+export function freeze<T>(value: T): T {
   if (Array.isArray(value)) for (const item of value) freezeObject(item);
   else freezeObject(value);
   return value;

@@ -1,6 +1,6 @@
 /** A certificate's page, its "Check now" and its edit form: GET /certificates/:id, POST …/check, POST …/edit. */
 import type { Core } from "../../../core/app/mod.ts";
-import { TAKES_ALERT_POLICY } from "../../../core/accounts/mod.ts";
+import { TAKES_ALERT_POLICY } from "../../../core/workspace/mod.ts";
 import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";

@@ -4,7 +4,8 @@
  * now, edit: name, thresholds, tags, mute, connect-to, alert policy; remove), its endpoints and chain,
  * its recent events, and every field the API gives for those who want them.
  */
-import { type CertificateDetail, type SignedIn, TAKES_ALERT_POLICY, mayWrite } from "../../../core/accounts/mod.ts";
+import { type SignedIn, mayWrite } from "../../../core/accounts/mod.ts";
+import { type CertificateDetail, TAKES_ALERT_POLICY } from "../../../core/workspace/mod.ts";
 import { explainCertificate } from "../../../core/certificates/mod.ts";
 import { relativeDays, type Mode } from "../../../core/base/mod.ts";
 import type { CertificateView } from "../../../core/schemas/mod.ts";

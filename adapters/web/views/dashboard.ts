@@ -3,7 +3,8 @@
  * per week, the certificates with problems first (found by domain, status and tag, a page at a time),
  * and the form to add one.
  */
-import { type AlertRoutes, type ConsoleDashboard, type SignedIn, LIST_TAKES_RENEWAL, LIST_TAKES_TAGS, TAKES_ALERT_POLICY, mayWrite } from "../../../core/accounts/mod.ts";
+import { type SignedIn, mayWrite } from "../../../core/accounts/mod.ts";
+import { type AlertRoutes, type ConsoleDashboard, LIST_TAKES_RENEWAL, LIST_TAKES_TAGS, TAKES_ALERT_POLICY } from "../../../core/workspace/mod.ts";
 import { CERTIFICATE_STATUSES, PROTOCOLS, relativeDays, type Mode } from "../../../core/base/mod.ts";
 import type { CertificateView } from "../../../core/schemas/mod.ts";
 import { html, type Html } from "../html.ts";

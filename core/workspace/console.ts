@@ -11,7 +11,7 @@
 import { CertkeeperError } from "../base/errors.ts";
 import type { Mode } from "../base/records.ts";
 import { callOperation, type Actor } from "../pipeline/pipeline.ts";
-import type { Services } from "../app/services.ts";
+import type { Services } from "../operations/services.ts";
 import type { Operation, OperationInput, OperationResult } from "../operations/operation.ts";
 import { OPERATIONS } from "../operations/mod.ts";
 import { validateQuery } from "../schemas/validate.ts";
