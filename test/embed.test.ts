@@ -38,6 +38,8 @@ beforeAll(async () => {
     CERTKEEPER_EXTRA_CA_FILE: join(dir, "ca.pem"),
     CERTKEEPER_TLS_TIMEOUT: "2s",
     CERTKEEPER_LOG_LEVEL: "error",
+    // These tests assert Part I's fixed-day thresholds (a 5-day certificate raises certificate.expiring for 7).
+    CERTKEEPER_ALERT_POLICY: "days",
   });
   const validLeaf = await createLeaf({ dnsNames: [VALID], daysLeft: 90, issuer: rsaIntermediate });
   valid = await startTlsServer({ cert: chainPem(validLeaf, rsaIntermediate), key: validLeaf.keyPem });
