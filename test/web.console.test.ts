@@ -165,6 +165,23 @@ describe("the dashboard, problems first", () => {
   });
 });
 
+describe("an issuance not yet served everywhere", () => {
+  test("the list marks the certificate not deployed, with how many addresses serve the new one; its page says so in words", async () => {
+    const org = await h.core.services.admin.createOrganization({ name: "Deploying", plan: "enterprise", limits: { requestsPerMinute: 100_000 } });
+    const viewer = await signedInUser(h, "owner", org.id);
+    const scope = { organizationId: org.id, mode: "live" as const };
+    const record = certificateRecord(scope, { domain: "lb.deploying.example", lastCheckedAt: now, notBefore: now - 30 * DAY, notAfter: now + 60 * DAY });
+    record.endpoints = ["192.0.2.1", "192.0.2.2"].map((address) => ({ address, fingerprint: record.fingerprint, details: record.details, problem: null, failure: null, tls: null }));
+    record.deployment = { issuedAt: now - 3_600_000, notAfter: now + 90 * DAY, fingerprintSha256: null, issuer: "Let's Encrypt", seenAt: now, announced: false };
+    expect(await h.store.certificates.insert(record, { limit: 1000, events: [] })).toBe("created");
+    const list = await viewer.browser.get("/?mode=live");
+    expect(list.text).toContain('data-deployment="pending">not deployed: 0 of 2 addresses');
+    const page = await viewer.browser.get(`/certificates/${record.id}?mode=live`);
+    expect(page.text).toContain("Not deployed yet");
+    expect(page.text).toContain("is served by 0 of 2 addresses");
+  });
+});
+
 describe("a certificate's page", () => {
   let certificateId: string;
   const domain = `mail.console.${TEST_DOMAIN}`;

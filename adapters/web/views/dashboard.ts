@@ -162,11 +162,18 @@ function renewalNote(c: CertificateView): Html | string {
   return html`<div class="muted small">renewal ${state}</div>`;
 }
 
+/** "not deployed: 1 of 3 addresses" when a newer issuance is not yet served everywhere (CONTRACT §20). */
+function deploymentNote(c: CertificateView): Html | string {
+  const deployment = (c as { deployment?: { servedBy: number; endpoints: number } | null }).deployment;
+  if (!deployment) return "";
+  return html`<div class="small badge-note" data-deployment="pending">not deployed: ${deployment.servedBy} of ${deployment.endpoints} addresses</div>`;
+}
+
 function certificateRow(c: CertificateView, mode: Mode, write: boolean): Html {
   return html`<tr data-certificate-id="${c.id}" data-status="${c.status}">
 <td data-label="Status"><span class="badge status-${c.status}">${c.status}</span>${
     c.statusReason && c.statusReason !== c.status ? html`<div class="muted small">${c.statusReason.replace(/_/g, " ")}</div>` : ""
-  }${renewalNote(c)}${revocationNote(c)}</td>
+  }${renewalNote(c)}${deploymentNote(c)}${revocationNote(c)}</td>
 <td data-label="Certificate"><a href="/certificates/${c.id}?mode=${mode}"><strong>${c.name}</strong></a>${
     c.name !== c.domain || c.port !== 443 ? html`<div class="mono small">${c.domain}:${c.port}</div>` : ""
   }${tagList(c.tags)}${muted(c.mutedUntil)}</td>
