@@ -15,6 +15,7 @@ import { memoryChannels, memoryEvents } from "./notifications.ts";
 import { memoryImports } from "./imports.ts";
 import { memorySessions, memorySignInAttempts } from "./sessions.ts";
 import { memoryRevocations, memoryWatches } from "./watches.ts";
+import { memoryCtLogs } from "./ct_logs.ts";
 
 export function createMemoryStore(): Store {
   const state = new MemoryState();
@@ -29,6 +30,7 @@ export function createMemoryStore(): Store {
     signInAttempts: memorySignInAttempts(state),
     revocations: memoryRevocations(state),
     watches: memoryWatches(state),
+    ctLogs: memoryCtLogs(state),
     shared: false,
     changeToken: () => String(state.writes),
     async ping() {},

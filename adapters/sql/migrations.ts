@@ -274,6 +274,39 @@ export const MIGRATIONS: Step[][] = [
     `UPDATE deliveries SET organization_id = (SELECT organization_id FROM events WHERE events.id = deliveries.event_id)`,
     `CREATE INDEX deliveries_due_by_organization ON deliveries (status, organization_id, next_attempt_at)`,
   ],
+  // Following the CT logs (CONTRACT §21): the one follower's lease, each log's position and compact
+  // range, and the issuances matched to each watch (one row per watch and issuance).
+  [
+    `CREATE TABLE ct_follower (id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT, lease_until INTEGER NOT NULL)`,
+    `INSERT INTO ct_follower (id, owner, lease_until) VALUES (1, NULL, 0)`,
+    `CREATE TABLE ct_logs (
+      url TEXT PRIMARY KEY,
+      kind TEXT NOT NULL,
+      tree_size INTEGER,
+      root_hash TEXT,
+      head_timestamp INTEGER,
+      position INTEGER,
+      compact_range TEXT NOT NULL DEFAULT '[]',
+      last_error TEXT,
+      listed INTEGER NOT NULL DEFAULT 1,
+      updated_at INTEGER NOT NULL
+    )`,
+    `CREATE TABLE ct_issuances (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      watch_id TEXT NOT NULL,
+      issuance_key TEXT NOT NULL,
+      dns_names TEXT NOT NULL,
+      issuer_organization TEXT,
+      issuer_common_name TEXT,
+      not_before INTEGER NOT NULL,
+      not_after INTEGER NOT NULL,
+      fingerprint TEXT,
+      logged_at INTEGER NOT NULL,
+      recorded_at INTEGER NOT NULL,
+      UNIQUE (watch_id, issuance_key)
+    )`,
+    `CREATE INDEX ct_issuances_watch ON ct_issuances (watch_id, seq)`,
+  ],
 ];
 
 /** Computes the timeline of every certificate stored before migration 3, a page at a time. */

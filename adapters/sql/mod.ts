@@ -12,6 +12,7 @@ import { sqlEvents } from "./events.ts";
 import { sqlImports } from "./imports.ts";
 import { sqlSessions, sqlSignInAttempts } from "./sessions.ts";
 import { sqlRevocations, sqlWatches } from "./watches.ts";
+import { sqlCtLogs } from "./ct_logs.ts";
 
 export interface SqlStoreOptions {
   /** True when other processes share the database (a libSQL server). */
@@ -36,6 +37,7 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     signInAttempts: sqlSignInAttempts(db),
     revocations: sqlRevocations(db),
     watches: sqlWatches(db),
+    ctLogs: sqlCtLogs(db),
     shared: options.shared,
     changeToken: options.changeToken,
     async ping() {

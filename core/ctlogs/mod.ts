@@ -1,0 +1,14 @@
+/**
+ * core/ctlogs: following the Certificate Transparency logs directly (CONTRACT §21): RFC 6962 and
+ * static-ct-api tile logs, every head and every run of entries verified, every entry's names matched
+ * against every watch through an index, positions kept in the database.
+ */
+export { CtFollower, type CtFollowerOptions } from "./follower.ts";
+export { RecordedIssuances } from "./recorded_issuances.ts";
+export { parseLogList, LogListError, type LogList, type LogSpec, type LogKind } from "./log_list.ts";
+export { readCheckpoint, readSignedTreeHead, readLogKey, treeHeadInput, HeadError, type LogKey, type TreeHead } from "./tree_head.ts";
+export { CompactRange, leafHash, nodeHash, subtreesCovering, verifyConsistency, verifyInclusion, EMPTY_ROOT } from "./merkle.ts";
+export { readDataTile, readMerkleTreeLeaf, entryIdentity, type LogEntry } from "./log_entry.ts";
+export { issuanceKey, readTbs, certificateTbs, type TbsFields } from "./certificate_fields.ts";
+export { tileIndexPath, tilePath, TILE_WIDTH } from "./tile_reader.ts";
+export { WatchIndex } from "./watch_index.ts";

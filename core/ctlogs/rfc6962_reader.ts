@@ -1,0 +1,117 @@
+/**
+ * Reads an RFC 6962 log (§4): get-sth for its head; get-entries, in the log's own batch size (a log
+ * may answer fewer entries than asked: the rest is asked again from where it stopped); get-proof-by-hash
+ * to start a log first seen at its size; get-sth-consistency to prove the entries read so far begin
+ * the tree a head signs.
+ */
+import { getJsonFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
+import { EntryError, readMerkleTreeLeaf, type LogEntry } from "./log_entry.ts";
+import { CompactRange, compactRangeFromLastLeaf, HASH_BYTES, leafHash, sameHash, verifyConsistency, verifyInclusion } from "./merkle.ts";
+import { readSignedTreeHead, type TreeHead } from "./tree_head.ts";
+import type { LogSpec } from "./log_list.ts";
+import type { LogReader } from "./log_reader.ts";
+
+/** What one get-entries asks for at first; the log's answer then tells its own batch size. */
+const FIRST_REQUEST = 1024;
+/** Heads and proofs are small. */
+const SMALL_ANSWER_BYTES = 1024 * 1024;
+
+export class Rfc6962Reader implements LogReader {
+  /** The most entries the log answered at once so far: the size of the requests that follow. */
+  #batch: number | null = null;
+
+  constructor(
+    private readonly spec: LogSpec,
+    private readonly http: LogHttp,
+  ) {}
+
+  async head(): Promise<TreeHead> {
+    return readSignedTreeHead(await getJsonFromLog(this.http, `${this.spec.url}ct/v1/get-sth`, SMALL_ANSWER_BYTES), this.spec.key);
+  }
+
+  async compactRangeAt(head: TreeHead): Promise<CompactRange> {
+    if (head.size === 0) return new CompactRange();
+    const [last] = await this.#ask(head.size - 1, head.size);
+    const hash = Buffer.from(last!.leafHash).toString("base64");
+    const proof = await getJsonFromLog(
+      this.http,
+      `${this.spec.url}ct/v1/get-proof-by-hash?hash=${encodeURIComponent(hash)}&tree_size=${head.size}`,
+      SMALL_ANSWER_BYTES,
+    );
+    const { leaf_index: index, audit_path: path } = (proof ?? {}) as { leaf_index?: unknown; audit_path?: unknown };
+    const hashes = hashList(path);
+    if (index !== head.size - 1 || !hashes) throw new LogFailure(`${this.spec.url}: get-proof-by-hash did not prove its last entry (${head.size - 1})`);
+    if (!verifyInclusion(head.size - 1, head.size, last!.leafHash, hashes, head.root)) {
+      throw new LogFailure(`${this.spec.url}: its last entry's inclusion proof does not lead to the signed root of size ${head.size}`);
+    }
+    const range = compactRangeFromLastLeaf(head.size, last!.leafHash, hashes);
+    if (!range || !sameHash(range.root(), head.root)) throw new LogFailure(`${this.spec.url}: its tree at size ${head.size} could not be rebuilt`);
+    return range;
+  }
+
+  chunks(from: number, to: number): Array<[number, number]> {
+    const size = this.#batch ?? FIRST_REQUEST;
+    const chunks: Array<[number, number]> = [];
+    for (let start = from; start < to; start += size) chunks.push([start, Math.min(start + size, to)]);
+    return chunks;
+  }
+
+  async entries(start: number, end: number): Promise<LogEntry[]> {
+    const entries: LogEntry[] = [];
+    for (let at = start; at < end; ) {
+      const got = await this.#ask(at, end);
+      entries.push(...got);
+      at += got.length;
+    }
+    return entries;
+  }
+
+  async consistent(range: CompactRange, head: TreeHead): Promise<boolean> {
+    if (range.size === head.size) return sameHash(range.root(), head.root);
+    if (range.size === 0 || range.size > head.size) return false;
+    const answer = await getJsonFromLog(
+      this.http,
+      `${this.spec.url}ct/v1/get-sth-consistency?first=${range.size}&second=${head.size}`,
+      SMALL_ANSWER_BYTES,
+    );
+    const proof = hashList((answer as { consistency?: unknown } | null)?.consistency);
+    if (!proof) throw new LogFailure(`${this.spec.url}: get-sth-consistency answered without a consistency list`);
+    return verifyConsistency(range.size, head.size, range.root(), head.root, proof);
+  }
+
+  /** One get-entries for [start, end): at least one entry, never more than asked. */
+  async #ask(start: number, end: number): Promise<LogEntry[]> {
+    const url = `${this.spec.url}ct/v1/get-entries?start=${start}&end=${end - 1}`;
+    const answer = await getJsonFromLog(this.http, url);
+    const raw = (answer as { entries?: unknown } | null)?.entries;
+    if (!Array.isArray(raw)) throw new LogFailure(`${this.spec.url}: get-entries answered without an entries list`);
+    if (raw.length === 0) throw new LogFailure(`${this.spec.url}: get-entries answered no entries for ${start}–${end - 1}`);
+    if (raw.length > end - start) throw new LogFailure(`${this.spec.url}: get-entries answered ${raw.length} entries for ${end - start} asked`);
+    this.#batch = Math.max(this.#batch ?? 0, raw.length);
+    return raw.map((item, i) => {
+      const text = (item as { leaf_input?: unknown } | null)?.leaf_input;
+      if (typeof text !== "string") throw new LogFailure(`${this.spec.url}: entry ${start + i} has no leaf_input`);
+      const leaf = Buffer.from(text, "base64");
+      try {
+        return readMerkleTreeLeaf(leaf);
+      } catch (error) {
+        if (!(error instanceof EntryError)) throw error;
+        // Not an entry certkeeper can read: it matches nothing, but its hash still counts in the tree.
+        return { leafHash: leafHash(leaf), timestamp: 0, precertificate: false, fields: null, bytes: leaf, tbs: null, certificate: null };
+      }
+    });
+  }
+}
+
+/** A JSON list of base64 SHA-256 hashes, or null. */
+function hashList(value: unknown): Uint8Array[] | null {
+  if (!Array.isArray(value) || value.length > 64) return null;
+  const hashes: Uint8Array[] = [];
+  for (const item of value) {
+    if (typeof item !== "string") return null;
+    const hash = new Uint8Array(Buffer.from(item, "base64"));
+    if (hash.length !== HASH_BYTES) return null;
+    hashes.push(hash);
+  }
+  return hashes;
+}
