@@ -73,7 +73,7 @@ export interface CoreOptions {
   /** Jitter source for delivery retries (tests make it deterministic). */
   random?: () => number;
   /** The CT log follower's timings (CERTKEEPER_CT_SOURCE=logs), for tests and benches; defaults otherwise. */
-  ctFollower?: Partial<Pick<CtFollowerOptions, "leaseMs" | "headIntervalMs" | "listIntervalMs" | "watchSettleMs" | "runEntries" | "fetchesPerLog">>;
+  ctFollower?: Partial<Pick<CtFollowerOptions, "leaseMs" | "headIntervalMs" | "listIntervalMs" | "watchSettleMs" | "runEntries" | "fetchesPerLog" | "firstBackoffMs">>;
 }
 
 export interface Core {

@@ -48,6 +48,8 @@ export interface CtFollowerOptions {
   runEntries?: number;
   /** Requests in flight per log (default 4). */
   fetchesPerLog?: number;
+  /** The first wait after a log fails (default 5 s), doubled at each further failure up to 10 minutes. */
+  firstBackoffMs?: number;
   /** Entries read, verified and matched (for certkeeper_ct_entries_total). */
   onEntries?: (url: string, count: number) => void;
   /** Events were raised (their deliveries are due). */
@@ -192,6 +194,7 @@ export class CtFollower {
         runEntries: this.options.runEntries ?? 4096,
         fetchesPerLog: this.options.fetchesPerLog ?? 4,
         headIntervalMs: this.options.headIntervalMs ?? 30 * SECOND,
+        firstBackoffMs: this.options.firstBackoffMs ?? 5 * SECOND,
         onEntries: this.options.onEntries,
         onEvents: this.options.onEvents,
         onRecorded: this.options.onRecorded,

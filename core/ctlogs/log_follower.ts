@@ -48,6 +48,8 @@ export interface LogFollowerContext {
   fetchesPerLog: number;
   /** How long a caught-up log waits before its head is read again. */
   headIntervalMs: number;
+  /** The first wait after a failure, doubled at each further one up to 10 minutes. */
+  firstBackoffMs: number;
   onEntries?: (url: string, count: number) => void;
   onEvents?: () => void;
   /** An autoMonitor watch recorded an issuance (its poll is due). */
@@ -55,7 +57,6 @@ export interface LogFollowerContext {
   onLeaseLost: () => void;
 }
 
-const FIRST_BACKOFF_MS = 5 * SECOND;
 const MAX_BACKOFF_MS = 10 * MINUTE;
 /** Chunks planned ahead at once (the feed asks the reader for this many entries' worth). */
 const PLAN_ENTRIES = 4096;
@@ -114,10 +115,10 @@ class LogFollower {
     }
   }
 
-  /** How long to wait after a failure: the log's Retry-After, else doubling from 5 s to 10 min. */
+  /** How long to wait after a failure: the log's Retry-After, else doubling from the first backoff (5 s) to 10 min. */
   #backoff(error: unknown): number {
     if (error instanceof LogFailure && error.retryAfterMs !== null) return Math.min(Math.max(error.retryAfterMs, SECOND), HOUR);
-    return Math.min(FIRST_BACKOFF_MS * 2 ** (this.#failures - 1), MAX_BACKOFF_MS);
+    return Math.min(this.context.firstBackoffMs * 2 ** (this.#failures - 1), MAX_BACKOFF_MS);
   }
 
   /** One round: the head, then every entry up to it. */

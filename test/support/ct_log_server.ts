@@ -48,8 +48,11 @@ export class FixtureLog implements SctSigner {
   readonly key: FixtureKey;
   readonly tree = new FixtureTree();
   readonly entries: Entry[] = [];
-  /** Paths asked (with their queries), in order. */
+  /** Paths asked (with their queries), in order, and when. */
   readonly requests: string[] = [];
+  readonly requestTimes: number[] = [];
+  /** Answers every request this much later (a slow log). */
+  delayMs = 0;
   /** The head served: size, timestamp, root (publish() moves it). */
   head = { size: 0, timestamp: 0, root: this.tree.root(0) };
   /** Answers the next requests (those matching, or every one) with something else. */
@@ -60,7 +63,10 @@ export class FixtureLog implements SctSigner {
   wrongKey: FixtureKey | null = null;
   /** Serves heads whose signature has a byte flipped. */
   badSignature = false;
-  /** Tiled: partial tiles answer 404 (as once the full tile exists and the partial is dropped). */
+  /**
+   * Tiled: the log has moved on past its published head (tiles exist for every entry logged) and
+   * dropped its older partial tiles, as logs may once the full tile exists.
+   */
   dropPartials = false;
   url = "";
   /** Tiled: the submission prefix (the checkpoint origin without scheme). */
@@ -169,6 +175,16 @@ export class FixtureLog implements SctSigner {
     const prefix = new URL(this.url).pathname;
     const path = url.pathname.startsWith(prefix) ? url.pathname.slice(prefix.length) : "";
     this.requests.push(path + url.search);
+    this.requestTimes.push(Date.now());
+    if (this.delayMs > 0) {
+      const timer = setTimeout(() => this.#answer(res, path, url), this.delayMs);
+      res.on("close", () => clearTimeout(timer));
+      return;
+    }
+    this.#answer(res, path, url);
+  }
+
+  #answer(res: http.ServerResponse, path: string, url: URL): void {
     const intercept = this.intercepts.find((candidate) => candidate.times > 0 && candidate.match(path));
     if (intercept) {
       intercept.times--;
@@ -269,10 +285,12 @@ export class FixtureLog implements SctSigner {
     if (fixtureTileIndex(index) !== match[2]) return null;
     const width = match[3] ? Number(match[3]) : 256;
     if (width < 1 || width > 256 || (match[3] && width === 256)) return null;
-    if (match[3] && this.dropPartials) return null;
     const level = match[1] === "data" ? 0 : Number(match[1]);
-    const available = Math.floor(this.head.size / 256 ** level);
+    // Tiles exist up to the published head; a log that dropped partials has moved on to every entry
+    // logged, and serves a partial tile only at its current end.
+    const available = Math.floor((this.dropPartials ? this.entries.length : this.head.size) / 256 ** level);
     if (index * 256 + width > available) return null;
+    if (match[3] && this.dropPartials && index * 256 + width !== available) return null;
     if (match[1] !== "data") return { body: this.tree.hashTile(level, index, width), headers: { "content-type": "application/octet-stream" } };
     const leaves: Buffer[] = [];
     for (let i = index * 256; i < index * 256 + width; i++) {

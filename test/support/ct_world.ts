@@ -75,7 +75,7 @@ export async function startCtWorld(options: CtWorldOptions = {}): Promise<CtWorl
     config,
     trust,
     transports,
-    ctFollower: { leaseMs: 3000, headIntervalMs: 100, watchSettleMs: 50, ...options.ctFollower },
+    ctFollower: { leaseMs: 3000, headIntervalMs: 100, watchSettleMs: 50, firstBackoffMs: 100, ...options.ctFollower },
   });
   if (options.start !== false) harness.core.start();
 
