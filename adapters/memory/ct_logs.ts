@@ -1,5 +1,6 @@
 /** The CT log follower's lease, each log's position, and the issuances matched to watches, in memory. */
 import type { CtIssuanceRecord, CtLogRecord, CtLogStore } from "../../core/store/mod.ts";
+import { createHash } from "node:crypto";
 import { copy, type MemoryState } from "./state.ts";
 
 export function memoryCtLogs(state: MemoryState): CtLogStore {
@@ -99,13 +100,12 @@ export function memoryCtLogs(state: MemoryState): CtLogStore {
       return { saved: true, events };
     },
     async watchesVersion() {
-      let latest = 0;
-      let total = 0;
-      for (const watch of state.watches.values()) {
-        latest = Math.max(latest, watch.updatedAt);
-        total += watch.updatedAt;
+      // What matching reads of every watch (the fields polls write are left out), as one string.
+      let version = "";
+      for (const w of state.watches.values()) {
+        version += `${w.id} ${w.domain} ${w.includeSubdomains} ${w.autoMonitor} ${w.allowedIssuers.join("\u0000")} ${w.createdAt};`;
       }
-      return `${state.watches.size}:${latest}:${total}`;
+      return createHash("sha256").update(version).digest("hex");
     },
     async allWatches() {
       return [...state.watches.values()]

@@ -140,9 +140,8 @@ export function sqlCtLogs(db: Executor): CtLogStore {
       });
     },
     async watchesVersion() {
-      const { rows } = await db.execute("SELECT COUNT(*) AS n, MAX(updated_at) AS latest, TOTAL(updated_at) AS total FROM watches");
-      const row = rows[0]!;
-      return `${Number(row.n)}:${Number(row.latest ?? 0)}:${Number(row.total ?? 0)}`;
+      const { rows } = await db.execute("SELECT watches_version FROM ct_follower WHERE id = 1");
+      return String(rows[0]!.watches_version);
     },
     async allWatches() {
       const { rows } = await db.execute(`SELECT ${WATCH_COLUMNS} FROM watches ORDER BY id`);

@@ -277,8 +277,13 @@ export const MIGRATIONS: Step[][] = [
   // Following the CT logs (CONTRACT §21): the one follower's lease, each log's position and compact
   // range, and the issuances matched to each watch (one row per watch and issuance).
   [
-    `CREATE TABLE ct_follower (id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT, lease_until INTEGER NOT NULL)`,
-    `INSERT INTO ct_follower (id, owner, lease_until) VALUES (1, NULL, 0)`,
+    `CREATE TABLE ct_follower (id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT, lease_until INTEGER NOT NULL, watches_version INTEGER NOT NULL)`,
+    `INSERT INTO ct_follower (id, owner, lease_until, watches_version) VALUES (1, NULL, 0, 0)`,
+    // What the follower matches against changed: it reloads its index of watches (polls' writes do not count).
+    `CREATE TRIGGER watches_added AFTER INSERT ON watches BEGIN UPDATE ct_follower SET watches_version = watches_version + 1; END`,
+    `CREATE TRIGGER watches_removed AFTER DELETE ON watches BEGIN UPDATE ct_follower SET watches_version = watches_version + 1; END`,
+    `CREATE TRIGGER watches_changed AFTER UPDATE OF domain, include_subdomains, auto_monitor, allowed_issuers, created_at, organization_id, mode ON watches
+     BEGIN UPDATE ct_follower SET watches_version = watches_version + 1; END`,
     `CREATE TABLE ct_logs (
       url TEXT PRIMARY KEY,
       kind TEXT NOT NULL,
