@@ -30,6 +30,23 @@ export interface LogHttp {
 /** GETs `url` and returns its body (decompressed when gzip), or throws a LogFailure. */
 export async function getFromLog(http: LogHttp, url: string, options: { maxBytes?: number; accept?: string } = {}): Promise<Uint8Array> {
   const maxBytes = options.maxBytes ?? MAX_RESPONSE_BYTES;
+  const { body, gzip } = await getRawFromLog(http, url, options);
+  if (!gzip) return body;
+  try {
+    return gunzipSync(body, { maxOutputLength: maxBytes });
+  } catch (error) {
+    const tooLarge = (error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE";
+    throw new LogFailure(tooLarge ? `${describe(url)} sent more than ${maxBytes} bytes once decompressed` : `${describe(url)} sent a body that is not gzip`);
+  }
+}
+
+/** GETs `url` and returns its body as sent, saying whether it is gzip (for a decoder to decompress), or throws a LogFailure. */
+export async function getRawFromLog(
+  http: LogHttp,
+  url: string,
+  options: { maxBytes?: number; accept?: string } = {},
+): Promise<{ body: Uint8Array; gzip: boolean }> {
+  const maxBytes = options.maxBytes ?? MAX_RESPONSE_BYTES;
   let response;
   try {
     response = await http.fetcher.fetch(
@@ -46,14 +63,9 @@ export async function getFromLog(http: LogHttp, url: string, options: { maxBytes
   if (response.status === 404) throw new LogFailure(`${describe(url)} answered HTTP 404`, null, true);
   if (response.status !== 200) throw new LogFailure(`${describe(url)} answered HTTP ${response.status}`, retryAfter(response.headers["retry-after"]));
   const encoding = (response.headers["content-encoding"] ?? "identity").trim().toLowerCase();
-  if (encoding === "identity" || encoding === "") return response.body;
-  if (encoding !== "gzip" && encoding !== "x-gzip") throw new LogFailure(`${describe(url)} answered in the unknown encoding "${encoding.slice(0, 40)}"`);
-  try {
-    return gunzipSync(response.body, { maxOutputLength: maxBytes });
-  } catch (error) {
-    const tooLarge = (error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE";
-    throw new LogFailure(tooLarge ? `${describe(url)} sent more than ${maxBytes} bytes once decompressed` : `${describe(url)} sent a body that is not gzip`);
-  }
+  if (encoding === "identity" || encoding === "") return { body: response.body, gzip: false };
+  if (encoding === "gzip" || encoding === "x-gzip") return { body: response.body, gzip: true };
+  throw new LogFailure(`${describe(url)} answered in the unknown encoding "${encoding.slice(0, 40)}"`);
 }
 
 /** GETs `url` and parses its JSON body, or throws a LogFailure. */
@@ -67,7 +79,7 @@ export async function getJsonFromLog(http: LogHttp, url: string, maxBytes?: numb
 }
 
 /** The URL without its query, for messages. */
-function describe(url: string): string {
+export function describe(url: string): string {
   return url.split("?")[0]!;
 }
 

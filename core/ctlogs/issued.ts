@@ -7,12 +7,11 @@ import { newId } from "../base/ids.ts";
 import type { EventRecord, WatchRecord } from "../base/records.ts";
 import type { CtBatch, CtIssuanceRecord } from "../store/ports.ts";
 import { issuedEventData, type Issuance } from "../watches/mod.ts";
-import { entryIdentity, type LogEntry } from "./log_entry.ts";
+import type { Candidate } from "./entry_decode.ts";
 
 /** The records of `entry`, matched to `watches`, with their events made at `now`. */
-export function matchesOf(entry: LogEntry, watches: readonly WatchRecord[], now: number): CtBatch["matches"] {
-  const fields = entry.fields!;
-  const { issuanceKey, fingerprint } = entryIdentity(entry);
+export function matchesOf(entry: Candidate, watches: readonly WatchRecord[], now: number): CtBatch["matches"] {
+  const { fields, issuanceKey, fingerprint } = entry;
   return watches.map((watch) => {
     const issuance: CtIssuanceRecord = {
       watchId: watch.id,

@@ -12,8 +12,8 @@ import { SECOND, MINUTE, HOUR } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import type { CtBatch, CtLogRecord, Store } from "../store/ports.ts";
 import { LogFailure } from "./_log_http.ts";
-import type { LogEntry } from "./log_entry.ts";
-import type { LogReader } from "./log_reader.ts";
+import type { ChunkRead, LogReader } from "./log_reader.ts";
+import type { WatchDomains } from "./entry_decode.ts";
 import type { LogSpec } from "./log_list.ts";
 import { CompactRange } from "./merkle.ts";
 import { HeadError, type TreeHead } from "./tree_head.ts";
@@ -163,7 +163,7 @@ class LogFollower {
   async #readTo(head: TreeHead): Promise<void> {
     const { store, owner, clock, watches, runEntries } = this.context;
     const record = this.#record!;
-    const feed = new ChunkFeed(this.reader, head, record.position!, this.context.fetchesPerLog);
+    const feed = new ChunkFeed(this.reader, head, record.position!, this.context.fetchesPerLog, () => watches.current());
     while (record.position! < head.size) {
       if (this.signal.aborted) return;
       const from = record.position!;
@@ -172,14 +172,14 @@ class LogFollower {
       while (range.size < head.size && range.size - from < runEntries) {
         const chunk = await feed.take();
         if (this.signal.aborted) return;
-        let latest = 0;
-        for (const entry of chunk) if (entry.timestamp > latest) latest = entry.timestamp;
-        const index = await watches.at(latest, this.signal);
-        for (const entry of chunk) {
-          range.append(entry.leafHash);
-          if (entry.fields === null || index.size === 0) continue;
-          const matched = index.match(entry.fields.dnsNames);
-          if (matched.length > 0) matches.push(...matchesOf(entry, matched, clock.now()));
+        let decoded = chunk.decoded;
+        // The watches the chunk was decoded against may predate the freshness its timestamps need.
+        const index = await watches.at(decoded.latest, this.signal);
+        if (index.version !== decoded.version) decoded = await chunk.redo(index);
+        for (const root of decoded.roots) range.appendSubtree(root.hash, root.size);
+        for (const candidate of decoded.candidates) {
+          const matched = index.match(candidate.fields.dnsNames);
+          if (matched.length > 0) matches.push(...matchesOf(candidate, matched, clock.now()));
         }
       }
       if (!(await this.reader.consistent(range, head))) {
@@ -206,10 +206,10 @@ class LogFollower {
   }
 }
 
-/** A log's chunks in order, `depth` of them requested ahead. */
+/** A log's chunks in order, `depth` of them requested ahead, each decoded against the watches of when it was asked. */
 class ChunkFeed {
   #planned: Array<[number, number]> = [];
-  #requested: Array<{ start: number; end: number; entries: Promise<LogEntry[]> }> = [];
+  #requested: Array<{ start: number; end: number; read: Promise<ChunkRead> }> = [];
   #next: number;
 
   constructor(
@@ -217,21 +217,22 @@ class ChunkFeed {
     private readonly head: TreeHead,
     from: number,
     private readonly depth: number,
+    private readonly watches: () => WatchDomains,
   ) {
     this.#next = from;
   }
 
-  /** The next chunk's entries (all of them, or a LogFailure). */
-  async take(): Promise<LogEntry[]> {
+  /** The next chunk (all its entries, or a LogFailure). */
+  async take(): Promise<ChunkRead> {
     this.#fill();
     const chunk = this.#requested.shift();
     if (!chunk) throw new Error("no entries left before the head");
-    const entries = await chunk.entries;
+    const read = await chunk.read;
     this.#fill();
-    if (entries.length !== chunk.end - chunk.start) {
-      throw new LogFailure(`the log answered ${entries.length} entries for ${chunk.start}–${chunk.end - 1}`);
+    if (read.decoded.from !== chunk.start || read.decoded.to !== chunk.end) {
+      throw new LogFailure(`the log answered entries ${read.decoded.from}–${read.decoded.to - 1} for ${chunk.start}–${chunk.end - 1}`);
     }
-    return entries;
+    return read;
   }
 
   #fill(): void {
@@ -242,10 +243,10 @@ class ChunkFeed {
         this.#next = this.#planned.at(-1)![1];
       }
       const [start, end] = this.#planned.shift()!;
-      const entries = this.reader.entries(start, end, this.head);
+      const read = this.reader.entries(start, end, this.head, this.watches());
       // Taken in order by take(); those left when the run stops must not surface as unhandled.
-      entries.catch(() => {});
-      this.#requested.push({ start, end, entries });
+      read.catch(() => {});
+      this.#requested.push({ start, end, read });
     }
   }
 }

@@ -12,3 +12,7 @@ export { readDataTile, readMerkleTreeLeaf, entryIdentity, type LogEntry } from "
 export { issuanceKey, readTbs, certificateTbs, type TbsFields } from "./certificate_fields.ts";
 export { tileIndexPath, tilePath, TILE_WIDTH } from "./tile_reader.ts";
 export { WatchIndex } from "./watch_index.ts";
+export { Rfc6962Reader } from "./rfc6962_reader.ts";
+export { TileReader } from "./tile_reader.ts";
+export type { LogReader } from "./log_reader.ts";
+export { decodeChunk, inProcessDecoder, namesWatched, type Candidate, type DecodedChunk, type DecodeRequest, type EntryDecoder, type WatchDomains } from "./entry_decode.ts";

@@ -4,12 +4,13 @@
  * to start a log first seen at its size; get-sth-consistency to prove the entries read so far begin
  * the tree a head signs.
  */
-import { getJsonFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
-import { EntryError, readMerkleTreeLeaf, type LogEntry } from "./log_entry.ts";
-import { CompactRange, compactRangeFromLastLeaf, HASH_BYTES, leafHash, sameHash, verifyConsistency, verifyInclusion } from "./merkle.ts";
+import { getJsonFromLog, getRawFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
+import { EntryError, readMerkleTreeLeaf } from "./log_entry.ts";
+import { CompactRange, compactRangeFromLastLeaf, HASH_BYTES, sameHash, verifyConsistency, verifyInclusion } from "./merkle.ts";
 import { readSignedTreeHead, type TreeHead } from "./tree_head.ts";
 import type { LogSpec } from "./log_list.ts";
-import type { LogReader } from "./log_reader.ts";
+import type { ChunkRead, LogReader } from "./log_reader.ts";
+import { inProcessDecoder, type DecodedChunk, type DecodeRequest, type EntryDecoder, type WatchDomains } from "./entry_decode.ts";
 
 /** What one get-entries asks for at first; the log's answer then tells its own batch size. */
 const FIRST_REQUEST = 1024;
@@ -23,6 +24,7 @@ export class Rfc6962Reader implements LogReader {
   constructor(
     private readonly spec: LogSpec,
     private readonly http: LogHttp,
+    private readonly decoder: EntryDecoder = inProcessDecoder,
   ) {}
 
   async head(): Promise<TreeHead> {
@@ -31,8 +33,17 @@ export class Rfc6962Reader implements LogReader {
 
   async compactRangeAt(head: TreeHead): Promise<CompactRange> {
     if (head.size === 0) return new CompactRange();
-    const [last] = await this.#ask(head.size - 1, head.size);
-    const hash = Buffer.from(last!.leafHash).toString("base64");
+    const answer = await getJsonFromLog(this.http, this.#entriesUrl(head.size - 1, head.size));
+    const text = ((answer as { entries?: Array<{ leaf_input?: unknown }> } | null)?.entries ?? [])[0]?.leaf_input;
+    if (typeof text !== "string") throw new LogFailure(`${this.spec.url}: get-entries did not answer its last entry (${head.size - 1})`);
+    let last;
+    try {
+      last = readMerkleTreeLeaf(Buffer.from(text, "base64")).leafHash;
+    } catch (error) {
+      if (!(error instanceof EntryError)) throw error;
+      throw new LogFailure(`${this.spec.url}: its last entry (${head.size - 1}) is not a leaf`);
+    }
+    const hash = Buffer.from(last).toString("base64");
     const proof = await getJsonFromLog(
       this.http,
       `${this.spec.url}ct/v1/get-proof-by-hash?hash=${encodeURIComponent(hash)}&tree_size=${head.size}`,
@@ -41,10 +52,10 @@ export class Rfc6962Reader implements LogReader {
     const { leaf_index: index, audit_path: path } = (proof ?? {}) as { leaf_index?: unknown; audit_path?: unknown };
     const hashes = hashList(path);
     if (index !== head.size - 1 || !hashes) throw new LogFailure(`${this.spec.url}: get-proof-by-hash did not prove its last entry (${head.size - 1})`);
-    if (!verifyInclusion(head.size - 1, head.size, last!.leafHash, hashes, head.root)) {
+    if (!verifyInclusion(head.size - 1, head.size, last, hashes, head.root)) {
       throw new LogFailure(`${this.spec.url}: its last entry's inclusion proof does not lead to the signed root of size ${head.size}`);
     }
-    const range = compactRangeFromLastLeaf(head.size, last!.leafHash, hashes);
+    const range = compactRangeFromLastLeaf(head.size, last, hashes);
     if (!range || !sameHash(range.root(), head.root)) throw new LogFailure(`${this.spec.url}: its tree at size ${head.size} could not be rebuilt`);
     return range;
   }
@@ -56,14 +67,37 @@ export class Rfc6962Reader implements LogReader {
     return chunks;
   }
 
-  async entries(start: number, end: number): Promise<LogEntry[]> {
-    const entries: LogEntry[] = [];
+  async entries(start: number, end: number, _head: TreeHead, watches: WatchDomains): Promise<ChunkRead> {
+    const answers: DecodeRequest[] = [];
+    const decoded: DecodedChunk[] = [];
     for (let at = start; at < end; ) {
-      const got = await this.#ask(at, end);
-      entries.push(...got);
-      at += got.length;
+      const request: DecodeRequest = { format: "get-entries", ...(await getRawFromLog(this.http, this.#entriesUrl(at, end))), first: at };
+      const chunk = await this.#decode(request, watches);
+      const count = chunk.to - chunk.from;
+      if (count === 0) throw new LogFailure(`${this.spec.url}: get-entries answered no entries for ${at}–${end - 1}`);
+      if (count > end - at) throw new LogFailure(`${this.spec.url}: get-entries answered ${count} entries for ${end - at} asked`);
+      this.#batch = Math.max(this.#batch ?? 0, count);
+      answers.push(request);
+      decoded.push(chunk);
+      at += count;
     }
-    return entries;
+    return {
+      decoded: merge(decoded),
+      redo: async (newer) => merge(await Promise.all(answers.map((request) => this.#decode(request, newer)))),
+    };
+  }
+
+  #entriesUrl(start: number, end: number): string {
+    return `${this.spec.url}ct/v1/get-entries?start=${start}&end=${end - 1}`;
+  }
+
+  async #decode(request: DecodeRequest, watches: WatchDomains): Promise<DecodedChunk> {
+    try {
+      return await this.decoder.decode(request, watches);
+    } catch (error) {
+      if (error instanceof EntryError) throw new LogFailure(`${this.spec.url}: ${error.message}`);
+      throw error;
+    }
   }
 
   async consistent(range: CompactRange, head: TreeHead): Promise<boolean> {
@@ -78,29 +112,19 @@ export class Rfc6962Reader implements LogReader {
     if (!proof) throw new LogFailure(`${this.spec.url}: get-sth-consistency answered without a consistency list`);
     return verifyConsistency(range.size, head.size, range.root(), head.root, proof);
   }
+}
 
-  /** One get-entries for [start, end): at least one entry, never more than asked. */
-  async #ask(start: number, end: number): Promise<LogEntry[]> {
-    const url = `${this.spec.url}ct/v1/get-entries?start=${start}&end=${end - 1}`;
-    const answer = await getJsonFromLog(this.http, url);
-    const raw = (answer as { entries?: unknown } | null)?.entries;
-    if (!Array.isArray(raw)) throw new LogFailure(`${this.spec.url}: get-entries answered without an entries list`);
-    if (raw.length === 0) throw new LogFailure(`${this.spec.url}: get-entries answered no entries for ${start}–${end - 1}`);
-    if (raw.length > end - start) throw new LogFailure(`${this.spec.url}: get-entries answered ${raw.length} entries for ${end - start} asked`);
-    this.#batch = Math.max(this.#batch ?? 0, raw.length);
-    return raw.map((item, i) => {
-      const text = (item as { leaf_input?: unknown } | null)?.leaf_input;
-      if (typeof text !== "string") throw new LogFailure(`${this.spec.url}: entry ${start + i} has no leaf_input`);
-      const leaf = Buffer.from(text, "base64");
-      try {
-        return readMerkleTreeLeaf(leaf);
-      } catch (error) {
-        if (!(error instanceof EntryError)) throw error;
-        // Not an entry certkeeper can read: it matches nothing, but its hash still counts in the tree.
-        return { leafHash: leafHash(leaf), timestamp: 0, precertificate: false, fields: null, bytes: leaf, tbs: null, certificate: null };
-      }
-    });
-  }
+/** Consecutive decoded answers as one chunk. */
+function merge(chunks: DecodedChunk[]): DecodedChunk {
+  if (chunks.length === 1) return chunks[0]!;
+  return {
+    from: chunks[0]!.from,
+    to: chunks.at(-1)!.to,
+    roots: chunks.flatMap((chunk) => chunk.roots),
+    latest: Math.max(...chunks.map((chunk) => chunk.latest)),
+    candidates: chunks.flatMap((chunk) => chunk.candidates),
+    version: chunks[0]!.version,
+  };
 }
 
 /** A JSON list of base64 SHA-256 hashes, or null. */

@@ -5,12 +5,13 @@
  * aligned subtree: those give the compact range at any size, and the rest of the tree right of what
  * was read, so the entries read are proven to begin the tree a checkpoint signs.
  */
-import { getFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
-import { EntryError, readDataTile, type LogEntry } from "./log_entry.ts";
+import { getFromLog, getRawFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
+import { EntryError } from "./log_entry.ts";
+import { inProcessDecoder, type DecodeRequest, type EntryDecoder, type WatchDomains } from "./entry_decode.ts";
 import { CompactRange, HASH_BYTES, perfectRoot, sameHash, subtreesCovering } from "./merkle.ts";
 import { HeadError, readCheckpoint, type TreeHead } from "./tree_head.ts";
 import type { LogSpec } from "./log_list.ts";
-import type { LogReader } from "./log_reader.ts";
+import type { ChunkRead, LogReader } from "./log_reader.ts";
 
 export const TILE_WIDTH = 256;
 /** Hash tiles kept for reuse: the right edge of the tree is read for every run of entries. */
@@ -37,6 +38,7 @@ export class TileReader implements LogReader {
   constructor(
     private readonly spec: LogSpec,
     private readonly http: LogHttp,
+    private readonly decoder: EntryDecoder = inProcessDecoder,
   ) {}
 
   async head(): Promise<TreeHead> {
@@ -68,18 +70,20 @@ export class TileReader implements LogReader {
     return chunks;
   }
 
-  async entries(start: number, end: number, head: TreeHead): Promise<LogEntry[]> {
+  async entries(start: number, end: number, head: TreeHead, watches: WatchDomains): Promise<ChunkRead> {
     const index = Math.floor(start / TILE_WIDTH);
     const width = Math.min(TILE_WIDTH, head.size - index * TILE_WIDTH);
-    const tile = await this.#tile("data", index, width);
-    let entries: LogEntry[];
-    try {
-      entries = readDataTile(tile.bytes, tile.width);
-    } catch (error) {
-      if (!(error instanceof EntryError)) throw error;
-      throw new LogFailure(`${this.spec.url}: data tile ${index} is malformed (${error.message})`);
-    }
-    return entries.slice(start - index * TILE_WIDTH, end - index * TILE_WIDTH);
+    const tile = await this.#tile("data", index, width, true);
+    const request: DecodeRequest = { format: "tile", body: tile.bytes, gzip: tile.gzip, first: index * TILE_WIDTH, width: tile.width, from: start, to: end };
+    const decode = async (with_: WatchDomains) => {
+      try {
+        return await this.decoder.decode(request, with_);
+      } catch (error) {
+        if (!(error instanceof EntryError)) throw error;
+        throw new LogFailure(`${this.spec.url}: data tile ${index} is malformed (${error.message})`);
+      }
+    };
+    return { decoded: await decode(watches), redo: decode };
   }
 
   async consistent(range: CompactRange, head: TreeHead): Promise<boolean> {
@@ -131,13 +135,18 @@ export class TileReader implements LogReader {
   }
 
   /** A tile; a partial one that is gone (the tree grew) is read from the full tile that replaced it. */
-  async #tile(level: number | "data", index: number, width: number): Promise<{ bytes: Uint8Array; width: number }> {
+  async #tile(level: number | "data", index: number, width: number, raw = false): Promise<{ bytes: Uint8Array; width: number; gzip: boolean }> {
     const url = (w: number) => `${this.spec.url}${tilePath(level, index, w)}`;
+    const get = async (w: number) => {
+      if (!raw) return { bytes: await getFromLog(this.http, url(w)), width: w, gzip: false };
+      const { body, gzip } = await getRawFromLog(this.http, url(w));
+      return { bytes: body, width: w, gzip };
+    };
     try {
-      return { bytes: await getFromLog(this.http, url(width)), width };
+      return await get(width);
     } catch (error) {
       if (!(error instanceof LogFailure) || !error.notFound || width === TILE_WIDTH) throw error;
     }
-    return { bytes: await getFromLog(this.http, url(TILE_WIDTH)), width: TILE_WIDTH };
+    return get(TILE_WIDTH);
   }
 }

@@ -7,12 +7,17 @@
 import type { WatchRecord } from "../base/records.ts";
 import type { Clock } from "../base/time.ts";
 import type { CtLogStore } from "../store/ports.ts";
+import type { WatchDomains } from "./entry_decode.ts";
 
-export class WatchIndex {
+export class WatchIndex implements WatchDomains {
   readonly #byDomain = new Map<string, WatchRecord[]>();
   readonly size: number;
 
-  constructor(watches: Iterable<WatchRecord>) {
+  constructor(
+    watches: Iterable<WatchRecord>,
+    /** Which version of the watches it holds (the store's watchesVersion()). */
+    readonly version = "",
+  ) {
     let size = 0;
     for (const watch of watches) {
       const list = this.#byDomain.get(watch.domain);
@@ -21,7 +26,11 @@ export class WatchIndex {
       size++;
     }
     this.size = size;
+    this.domains = new Set(this.#byDomain.keys());
   }
+
+  /** The watched domains, for a decoder to pick candidates by. */
+  readonly domains: ReadonlySet<string>;
 
   /** The watches any of `names` (lower-case, no trailing dot) matches, each once. */
   match(names: readonly string[]): WatchRecord[] {
@@ -70,6 +79,11 @@ export class WatchIndexSource {
     },
   ) {}
 
+  /** The index as last read (for decoding ahead; at() says whether it is fresh enough for what was decoded). */
+  current(): WatchIndex {
+    return this.#index;
+  }
+
   /** An index holding every watch created before `timestamp`: waits until one can be read, if need be. */
   async at(timestamp: number, signal: AbortSignal): Promise<WatchIndex> {
     const { clock, settleMs, refreshMs } = this.options;
@@ -93,7 +107,7 @@ export class WatchIndexSource {
       try {
         const version = await store.watchesVersion();
         if (version !== this.#version) {
-          this.#index = new WatchIndex(await store.allWatches());
+          this.#index = new WatchIndex(await store.allWatches(), version);
           this.#version = version;
         }
         this.#loadedAt = startedAt;

@@ -4,7 +4,7 @@
  * is), and the issuances it records per watch with their events, once each.
  */
 import { describe, expect, test } from "bun:test";
-import type { CtBatch, CtIssuanceRecord, Store } from "../../../core/store/ports.ts";
+import type { CtBatch, CtIssuanceRecord, CtLogRecord, Store } from "../../../core/store/ports.ts";
 import type { EventRecord, Scope } from "../../../core/base/records.ts";
 import { newId } from "../../../core/base/ids.ts";
 import { channelRecord, hex, NOW } from "./factories.ts";
@@ -70,13 +70,12 @@ export function describeCtLogs(get: () => Store) {
       expect(await store.ctLogs.startLog(owner, a, { position: 10, compactRange: ["x", "y"], updatedAt: NOW + 1 })).toBe(true);
       expect(await store.ctLogs.setListed(owner, [{ url: a, kind: "rfc6962" }, { url: c, kind: "tiled" }], NOW + 2)).toBe(true);
       const logs = (await store.ctLogs.list()).filter((log) => [a, b, c].includes(log.url));
-      expect(logs).toEqual(
-        [
+      const expected: CtLogRecord[] = [
           { url: a, kind: "rfc6962", treeSize: null, rootHash: null, headTimestamp: null, position: 10, compactRange: ["x", "y"], lastError: null, listed: true, updatedAt: NOW + 1 },
           { url: b, kind: "tiled", treeSize: null, rootHash: null, headTimestamp: null, position: null, compactRange: [], lastError: null, listed: false, updatedAt: NOW },
           { url: c, kind: "tiled", treeSize: null, rootHash: null, headTimestamp: null, position: null, compactRange: [], lastError: null, listed: true, updatedAt: NOW + 2 },
-        ].sort((x, y) => (x.url < y.url ? -1 : 1)),
-      );
+      ];
+      expect(logs).toEqual(expected.sort((x, y) => (x.url < y.url ? -1 : 1)));
       expect(await store.ctLogs.setListed("proc_stranger", [], NOW)).toBe(false);
       expect((await store.ctLogs.list()).find((log) => log.url === a)!.listed).toBe(true);
     });
