@@ -23,6 +23,7 @@ import { followLog } from "./log_follower.ts";
 import { Rfc6962Reader } from "./rfc6962_reader.ts";
 import { TileReader } from "./tile_reader.ts";
 import { WatchIndexSource } from "./watch_index.ts";
+import { inProcessDecoder, type EntryDecoder } from "./entry_decode.ts";
 
 export interface CtFollowerOptions {
   store: Store;
@@ -50,6 +51,8 @@ export interface CtFollowerOptions {
   fetchesPerLog?: number;
   /** The first wait after a log fails (default 5 s), doubled at each further failure up to 10 minutes. */
   firstBackoffMs?: number;
+  /** Where the logs' answers are decoded (default: the event loop). */
+  decoder?: EntryDecoder;
   /** Entries read, verified and matched (for certkeeper_ct_entries_total). */
   onEntries?: (url: string, count: number) => void;
   /** Events were raised (their deliveries are due). */
@@ -181,7 +184,8 @@ export class CtFollower {
   #followOne(spec: LogSpec, signal: AbortSignal, lost: () => void): Promise<void> {
     const { store, clock, logger, owner, fetcher, requestTimeoutMs } = this.options;
     const http: LogHttp = { fetcher, timeoutMs: requestTimeoutMs };
-    const reader = spec.kind === "rfc6962" ? new Rfc6962Reader(spec, http) : new TileReader(spec, http);
+    const decoder = this.options.decoder ?? inProcessDecoder;
+    const reader = spec.kind === "rfc6962" ? new Rfc6962Reader(spec, http, decoder) : new TileReader(spec, http, decoder);
     return followLog(
       spec,
       reader,

@@ -8,7 +8,7 @@ export { RecordedIssuances } from "./recorded_issuances.ts";
 export { parseLogList, LogListError, type LogList, type LogSpec, type LogKind } from "./log_list.ts";
 export { readCheckpoint, readSignedTreeHead, readLogKey, treeHeadInput, HeadError, type LogKey, type TreeHead } from "./tree_head.ts";
 export { CompactRange, leafHash, nodeHash, subtreesCovering, verifyConsistency, verifyInclusion, EMPTY_ROOT } from "./merkle.ts";
-export { readDataTile, readMerkleTreeLeaf, entryIdentity, type LogEntry } from "./log_entry.ts";
+export { readDataTile, readMerkleTreeLeaf, entryIdentity, EntryError, type LogEntry } from "./log_entry.ts";
 export { issuanceKey, readTbs, certificateTbs, type TbsFields } from "./certificate_fields.ts";
 export { tileIndexPath, tilePath, TILE_WIDTH } from "./tile_reader.ts";
 export { WatchIndex } from "./watch_index.ts";
