@@ -8,6 +8,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { expectData, TEST_DOMAIN } from "./support/harness.ts";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
+import { CtDecodeThread } from "../adapters/ct_threads/mod.ts";
 
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const colonHex = (hex: string) => hex.toUpperCase().match(/../g)!.join(":");
@@ -195,5 +196,27 @@ describe("following an RFC 6962 log and a tile log", () => {
     const metrics = await (await w.harness.app.handle(new Request("http://localhost/metrics", { headers: { authorization: "Bearer metrics-secret" } }))).text();
     expect(metrics).toContain(`certkeeper_ct_entries_total{log="${w.logs[0]!.url}"} 2`);
     expect(metrics).toContain(`certkeeper_ct_backlog_entries{log="${w.logs[0]!.url}"} 0`);
+  });
+
+  test("decoding on a thread of its own gives the same events; a thread that dies costs a retry, not an entry", async () => {
+    const threads = [new CtDecodeThread(), new CtDecodeThread({ script: new URL("./support/ct_crashing_thread.ts", import.meta.url), restartAfterMs: 60_000 })];
+    try {
+      for (const thread of threads) {
+        world = await startCtWorld({ ctDecoder: thread });
+        const w = world;
+        await w.caughtUp(0);
+        await w.addWatch({ domain: "thread.example" });
+        await w.issue({ dnsNames: ["thread.example"], certificateIn: w.logs });
+        await w.issue({ dnsNames: ["other.example"], certificateIn: w.logs });
+        w.publishAll();
+        await w.caughtUp(4);
+        const events = await w.until("one event", async () => ((await w.issued()).length >= 1 ? w.issued() : null));
+        expect(events.map((event) => event.data.dnsNames)).toEqual([["thread.example"]]);
+        await w.close();
+        world = undefined;
+      }
+    } finally {
+      for (const thread of threads) await thread.close();
+    }
   });
 });

@@ -118,5 +118,18 @@ export function memoryCtLogs(state: MemoryState): CtLogStore {
         .slice(0, limit)
         .map(copy);
     },
+    async pruneIssuances(notAfterBefore) {
+      let pruned = 0;
+      for (const [watchId, records] of byWatch) {
+        const gone = !state.watches.has(watchId);
+        const kept = gone ? [] : records.filter((record) => record.notAfter >= notAfterBefore);
+        for (const record of records) if (!kept.includes(record)) byKey.delete(`${watchId} ${record.issuanceKey}`);
+        pruned += records.length - kept.length;
+        if (kept.length === 0) byWatch.delete(watchId);
+        else byWatch.set(watchId, kept);
+      }
+      if (pruned > 0) state.write();
+      return pruned;
+    },
   };
 }

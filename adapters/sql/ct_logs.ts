@@ -155,5 +155,12 @@ export function sqlCtLogs(db: Executor): CtLogStore {
       ]);
       return rows.map(issuanceFrom);
     },
+    async pruneIssuances(notAfterBefore) {
+      const { rowsAffected } = await db.execute(
+        "DELETE FROM ct_issuances WHERE not_after < ? OR NOT EXISTS (SELECT 1 FROM watches WHERE watches.id = ct_issuances.watch_id)",
+        [notAfterBefore],
+      );
+      return rowsAffected;
+    },
   };
 }

@@ -257,6 +257,7 @@ export function createCore(options: CoreOptions): Core {
           leaseMs: Math.max(config.tlsTimeoutMs * 3, 5 * SECOND),
           headIntervalMs: Math.min(30 * SECOND, config.ctIntervalMs),
           decoder: options.ctDecoder,
+          issuanceRetentionMs: config.eventRetentionMs,
           ...options.ctFollower,
           onEntries: (log, count) => metrics.ctEntries.inc({ log }, count),
           onEvents: () => deliverer?.poke(),

@@ -13,7 +13,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { Clock } from "../base/time.ts";
-import { HOUR, MINUTE, SECOND } from "../base/time.ts";
+import { DAY, HOUR, MINUTE, SECOND } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import type { Store } from "../store/ports.ts";
 import type { HttpFetcher } from "../net/mod.ts";
@@ -53,6 +53,11 @@ export interface CtFollowerOptions {
   firstBackoffMs?: number;
   /** Where the logs' answers are decoded (default: the event loop). */
   decoder?: EntryDecoder;
+  /**
+   * Recorded issuances are forgotten once their certificate expired this long ago (and when their
+   * watch is deleted), at each reading of the list; default 90 days (CERTKEEPER_EVENT_RETENTION's).
+   */
+  issuanceRetentionMs?: number;
   /** Entries read, verified and matched (for certkeeper_ct_entries_total). */
   onEntries?: (url: string, count: number) => void;
   /** Events were raised (their deliveries are due). */
@@ -151,6 +156,12 @@ export class CtFollower {
     };
     while (!signal.aborted) {
       let wait = this.options.listIntervalMs ?? 6 * HOUR;
+      try {
+        const pruned = await store.ctLogs.pruneIssuances(clock.now() - (this.options.issuanceRetentionMs ?? 90 * DAY));
+        if (pruned > 0) logger.debug("forgot recorded CT issuances of expired certificates and deleted watches", { pruned });
+      } catch (error) {
+        logger.warn("could not forget old CT issuances", { error });
+      }
       try {
         const list = await this.readList();
         for (const skipped of list.skipped) logger.warn("a log of the CT log list cannot be followed", skipped);

@@ -523,6 +523,8 @@ export interface CtLogStore {
   allWatches(): Promise<WatchRecord[]>;
   /** The issuances recorded for a watch after `after` (a seq; 0: from the first), oldest first. */
   issuances(watchId: string, after: number, limit: number): Promise<Array<CtIssuanceRecord & { seq: number }>>;
+  /** Forgets the issuances of watches that are gone and of certificates that expired before `notAfterBefore`; how many. */
+  pruneIssuances(notAfterBefore: number): Promise<number>;
 }
 
 export interface Store {

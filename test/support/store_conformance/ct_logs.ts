@@ -163,6 +163,29 @@ export function describeCtLogs(get: () => Store) {
       expect((await store.ctLogs.issuances(watch.id, all[0]!.seq, 1)).map((i) => i.issuanceKey)).toEqual([records[1]!.issuanceKey]);
     });
 
+    test("pruneIssuances() forgets issuances of expired certificates and deleted watches, and keeps the rest", async () => {
+      const store = get();
+      const { owner } = await holdLease(store);
+      const { live } = await newOrganization(store);
+      const kept = watchRecord(live);
+      const deleted = watchRecord(live);
+      for (const w of [kept, deleted]) await store.watches.insert(w, { limit: 10 });
+      const url = `https://${hex(4)}.ct.example/log/`;
+      await store.ctLogs.setListed(owner, [{ url, kind: "rfc6962" }], NOW);
+      await store.ctLogs.startLog(owner, url, { position: 0, compactRange: [], updatedAt: NOW });
+      const current = issuance(kept.id);
+      const expired = issuance(kept.id, { notAfter: NOW - 100 * 86_400_000 });
+      const orphan = issuance(deleted.id);
+      await store.ctLogs.commit(batch(owner, url, 0, 3, [current, expired, orphan].map((i) => ({ issuance: i, event: null }))));
+      await store.watches.remove(live, deleted.id);
+      expect(await store.ctLogs.pruneIssuances(NOW - 90 * 86_400_000)).toBeGreaterThanOrEqual(2);
+      expect((await store.ctLogs.issuances(kept.id, 0, 10)).map((i) => i.issuanceKey)).toEqual([current.issuanceKey]);
+      expect(await store.ctLogs.issuances(deleted.id, 0, 10)).toEqual([]);
+      // A pruned issuance seen again is recorded again.
+      expect(await store.ctLogs.commit(batch(owner, url, 3, 4, [{ issuance: expired, event: null }]))).toEqual({ saved: true, events: 0 });
+      expect((await store.ctLogs.issuances(kept.id, 0, 10)).length).toBe(2);
+    });
+
     test("watchesVersion() changes whenever a watch is added, changed or removed; allWatches() has every organization's", async () => {
       const store = get();
       const { live } = await newOrganization(store);
