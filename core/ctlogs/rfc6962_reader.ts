@@ -13,7 +13,7 @@ import type { ChunkRead, LogReader } from "./log_reader.ts";
 import { inProcessDecoder, type DecodedChunk, type DecodeRequest, type EntryDecoder, type WatchDomains } from "./entry_decode.ts";
 
 /** What one get-entries asks for at first; the log's answer then tells its own batch size. */
-const FIRST_REQUEST = 1024;
+const FIRST_REQUEST = 256;
 /** Heads and proofs are small. */
 const SMALL_ANSWER_BYTES = 1024 * 1024;
 
