@@ -31,6 +31,7 @@ import type { WatchRecord } from "../core/base/records.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
 import { cpuSeconds, runWrk, type LoadResult } from "./support/wrk.ts";
+import { cpuShares, processThreadCpu, threadCpuSince } from "./support/thread_cpu.ts";
 
 const { values } = parseArgs({
   options: {
@@ -169,6 +170,7 @@ try {
   const follow = async (size: number, during?: (started: Promise<void>) => Promise<LoadResult>) => {
     const rss: number[] = [];
     const cpuBefore = cpuSeconds(server.pid);
+    const threadsBefore = processThreadCpu(server.pid);
     await publish("follow", size);
     let startedAt = 0;
     let markStarted!: () => void;
@@ -192,7 +194,8 @@ try {
     }
     const seconds = (Date.now() - startedAt) / 1000;
     const cpu = cpuSeconds(server.pid) - cpuBefore;
-    return { seconds, cpu, rss, load: await loading };
+    const threads = threadCpuSince(threadsBefore, processThreadCpu(server.pid));
+    return { seconds, cpu, threads, rss, load: await loading };
   };
   const first = await follow(HALF);
   const estimate = (first.seconds * (ENTRIES - HALF)) / HALF;
@@ -221,6 +224,7 @@ try {
     `  follower   ${num(followerRate).padStart(9)} entries/s   CPU ${num((first.cpu * 1e6) / (2 * HALF), 1)} µs/entry   ` +
       `ratio ${(followerRate / floorRate).toFixed(2)}x (goal >= 0.7)`,
   );
+  console.log(`             by thread (µs/entry): ${cpuShares(first.threads, 2 * HALF)}`);
   console.log(`  memory     idle ${num(idleRss)} MB, max ${num(maxRss)} MB while following (+${num(maxRss - idleRss)} MB; goal <= 50)`);
   console.log(`             samples across the run (MB): ${[0.1, 0.25, 0.5, 0.75, 1].map((f) => num(rss[Math.min(rss.length - 1, Math.floor(f * (rss.length - 1)))]!)).join(", ")}`);
   const during = second.load!;

@@ -14,6 +14,7 @@ import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
 import { createHarness } from "./support/harness.ts";
 import { DEFAULT_CONFIG } from "../core/config/config.ts";
 import { ConfigError } from "../core/config/config.ts";
+import { runCli } from "./support/cli.ts";
 
 let world: CtWorld | undefined;
 afterEach(async () => {
@@ -205,5 +206,16 @@ describe("the log list", () => {
     const broken = join(tmpdir(), `certkeeper-bad-list-${crypto.randomUUID()}.json`);
     writeFileSync(broken, '{"logs": []}');
     await expect(createHarness({ config: { ctSource: "logs", ctLogList: broken } })).rejects.toThrow(/CERTKEEPER_CT_LOG_LIST: .*operators/);
+  });
+
+  test("`serve` with a bad CERTKEEPER_CT_SOURCE (exit 2) or an unreadable CERTKEEPER_CT_LOG_LIST file (exit 1, as a missing CA file) stops at start, naming the variable", async () => {
+    const dir = join(tmpdir(), `certkeeper-ct-cli-${crypto.randomUUID()}`);
+    const env = { CERTKEEPER_DATABASE_URL: `file:${join(dir, "db")}`, CERTKEEPER_PORT: "0" };
+    const source = await runCli(["serve"], { env: { ...env, CERTKEEPER_CT_SOURCE: "crtsh" } });
+    expect(source.code).toBe(2);
+    expect(source.stderr).toContain('CERTKEEPER_CT_SOURCE: "crtsh" is not a CT source: use search or logs');
+    const list = await runCli(["serve"], { env: { ...env, CERTKEEPER_CT_SOURCE: "logs", CERTKEEPER_CT_LOG_LIST: join(dir, "nowhere.json") } });
+    expect(list.code).toBe(1);
+    expect(list.stderr).toContain("certkeeper could not start: CERTKEEPER_CT_LOG_LIST: cannot read");
   });
 });
