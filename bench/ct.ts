@@ -151,9 +151,11 @@ try {
   await Bun.sleep(2000);
   const load = (seconds: number) =>
     runWrk({ base, paths: certificateIds.map((id) => `/v1/certificates/${id}`), headers, connections: Number(values.connections), seconds, pid: server.pid, scriptPath: join(dir, "load.lua") });
-  await load(1); // warm up
+  // With --profile the API is left alone: the profile is the follower's.
+  const measureLoad = !values.profile;
+  if (measureLoad) await load(1); // warm up
   const idleRss = rssMb(server.pid);
-  const idleLoad = await load(Number(values.seconds));
+  const idleLoad = measureLoad ? await load(Number(values.seconds)) : null;
 
   // The floor over the first half.
   await publish("floor", HALF);
@@ -199,10 +201,15 @@ try {
   };
   const first = await follow(HALF);
   const estimate = (first.seconds * (ENTRIES - HALF)) / HALF;
-  const second = await follow(ENTRIES, async (started) => {
-    await started;
-    return load(Math.max(1, Math.floor(estimate * 0.6)));
-  });
+  const second = await follow(
+    ENTRIES,
+    measureLoad
+      ? async (started) => {
+          await started;
+          return load(Math.max(1, Math.floor(estimate * 0.6)));
+        }
+      : undefined,
+  );
   const served = await stats();
 
   server.kill("SIGTERM");
@@ -227,8 +234,8 @@ try {
   console.log(`             by thread (µs/entry): ${cpuShares(first.threads, 2 * HALF)}`);
   console.log(`  memory     idle ${num(idleRss)} MB, max ${num(maxRss)} MB while following (+${num(maxRss - idleRss)} MB; goal <= 50)`);
   console.log(`             samples across the run (MB): ${[0.1, 0.25, 0.5, 0.75, 1].map((f) => num(rss[Math.min(rss.length - 1, Math.floor(f * (rss.length - 1)))]!)).join(", ")}`);
-  const during = second.load!;
-  console.log(
+  const during = second.load;
+  if (during && idleLoad) console.log(
     `  GET /v1/certificates/{id} p99, ${values.connections} connections: idle ${idleLoad.p99Ms.toFixed(2)} ms, while following ${during.p99Ms.toFixed(2)} ms ` +
       `(${(during.p99Ms / idleLoad.p99Ms).toFixed(2)}x; goal <= 1.5)   [${num(idleLoad.requestsPerSecond)} vs ${num(during.requestsPerSecond)} req/s]`,
   );

@@ -8,7 +8,7 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { expectData, TEST_DOMAIN } from "./support/harness.ts";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
-import { CtDecodeThread } from "../adapters/ct_threads/mod.ts";
+import { CtReadThread } from "../adapters/ct_threads/mod.ts";
 
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const colonHex = (hex: string) => hex.toUpperCase().match(/../g)!.join(":");
@@ -198,11 +198,15 @@ describe("following an RFC 6962 log and a tile log", () => {
     expect(metrics).toContain(`certkeeper_ct_backlog_entries{log="${w.logs[0]!.url}"} 0`);
   });
 
-  test("decoding on a thread of its own gives the same events; a thread that dies costs a retry, not an entry", async () => {
-    const threads = [new CtDecodeThread(), new CtDecodeThread({ script: new URL("./support/ct_crashing_thread.ts", import.meta.url), restartAfterMs: 60_000 })];
+  test("reading on a thread of its own gives the same events; a thread that dies costs a retry, not an entry", async () => {
+    const { createHttpFetcher } = await import("../adapters/notify/mod.ts");
+    const { TrustStore } = await import("../core/tls/trust_store.ts");
+    const fetcher = createHttpFetcher({ trust: new TrustStore([]), resolve: [], allowPrivateTargets: true });
+    const options = { extraCaFile: undefined, resolve: [], fetcher };
+    const threads = [new CtReadThread(options), new CtReadThread({ ...options, script: new URL("./support/ct_crashing_thread.ts", import.meta.url), restartAfterMs: 60_000 })];
     try {
       for (const thread of threads) {
-        world = await startCtWorld({ ctDecoder: thread });
+        world = await startCtWorld({ ctEntryReader: thread });
         const w = world;
         await w.caughtUp(0);
         await w.addWatch({ domain: "thread.example" });
@@ -217,6 +221,7 @@ describe("following an RFC 6962 log and a tile log", () => {
       }
     } finally {
       for (const thread of threads) await thread.close();
+      await fetcher.close();
     }
   });
 });

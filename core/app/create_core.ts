@@ -29,7 +29,7 @@ import { createAccounts, type Accounts } from "../accounts/mod.ts";
 import { ServiceMetrics } from "../metrics/scrape.ts";
 import { RevocationChecker } from "../revocation/mod.ts";
 import { CtClient, WatchPoller } from "../watches/mod.ts";
-import { CtFollower, RecordedIssuances, type CtFollowerOptions, type EntryDecoder } from "../ctlogs/mod.ts";
+import { CtFollower, RecordedIssuances, type CtFollowerOptions, type EntryReader } from "../ctlogs/mod.ts";
 import { ctLogListAtStart } from "./ct_log_list.ts";
 import { CertkeeperError } from "../base/errors.ts";
 import type { WatchRecord } from "../base/records.ts";
@@ -73,10 +73,10 @@ export interface CoreOptions {
   /** Jitter source for delivery retries (tests make it deterministic). */
   random?: () => number;
   /**
-   * Where the CT log follower decodes the logs' answers (CERTKEEPER_CT_SOURCE=logs); default: the event
-   * loop. The wiring hands them to a thread of their own.
+   * Where the CT log follower fetches and decodes the logs' entries (CERTKEEPER_CT_SOURCE=logs);
+   * default: the event loop. The wiring hands them to a thread of their own.
    */
-  ctDecoder?: EntryDecoder;
+  ctEntryReader?: EntryReader;
   /** The CT log follower's timings (CERTKEEPER_CT_SOURCE=logs), for tests and benches; defaults otherwise. */
   ctFollower?: Partial<Pick<CtFollowerOptions, "leaseMs" | "headIntervalMs" | "listIntervalMs" | "watchSettleMs" | "runEntries" | "fetchesPerLog" | "firstBackoffMs">>;
 }
@@ -256,7 +256,7 @@ export function createCore(options: CoreOptions): Core {
           // follower is taken over within about a minute by default.
           leaseMs: Math.max(config.tlsTimeoutMs * 3, 5 * SECOND),
           headIntervalMs: Math.min(30 * SECOND, config.ctIntervalMs),
-          decoder: options.ctDecoder,
+          entryReader: options.ctEntryReader,
           issuanceRetentionMs: config.eventRetentionMs,
           ...options.ctFollower,
           onEntries: (log, count) => metrics.ctEntries.inc({ log }, count),

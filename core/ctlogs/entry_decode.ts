@@ -4,11 +4,12 @@
  * freshness), and the entries that name a watched domain or a name under one, with everything a match
  * needs (names, issuer, validity, issuance key, fingerprint). Everything else is dropped here.
  *
- * It is a pure function of bytes, so an {@link EntryDecoder} may run it where it likes: on the event
- * loop (InProcessDecoder) or on a thread of its own (adapters/ct_threads), which keeps the CPU of
- * gunzip, JSON, base64, DER and SHA-256 off the event loop that answers the API.
+ * It is a pure function of bytes; an {@link EntryReader} fetches an answer and decodes it where it likes:
+ * on the event loop (LocalEntryReader) or on a thread of its own (adapters/ct_threads), which keeps the
+ * CPU of receiving, gunzip, JSON, base64, DER and SHA-256 off the event loop that answers the API.
  */
 import { gunzipSync } from "node:zlib";
+import { getRawFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
 import { EntryError, entryIdentity, readDataTile, readMerkleTreeLeaf, type LogEntry } from "./log_entry.ts";
 import { leafHash, perfectRoot, subtreesCovering } from "./merkle.ts";
 import type { TbsFields } from "./certificate_fields.ts";
@@ -57,15 +58,32 @@ export interface DecodedChunk {
   version: string;
 }
 
-export interface EntryDecoder {
-  /** Decodes, or rejects with an EntryError saying why the answer is unusable. */
-  decode(request: DecodeRequest, watches: WatchDomains): Promise<DecodedChunk>;
+/** One answer of a log to fetch and decode: a get-entries URL, or a data tile's. */
+export type EntryFetch = Omit<DecodeRequest, "body" | "gzip"> & {
+  url: string;
+  /** The request's time limit (CERTKEEPER_TLS_TIMEOUT × 3). */
+  timeoutMs: number;
+};
+
+export interface EntryReader {
+  /**
+   * Fetches and decodes; rejects with a LogFailure when the log did not answer usably (HTTP), an
+   * EntryError when its answer is unusable.
+   */
+  read(fetch: EntryFetch, watches: WatchDomains): Promise<DecodedChunk>;
 }
 
-/** Decodes on the event loop. */
-export const inProcessDecoder: EntryDecoder = {
-  decode: async (request, watches) => decodeChunk(request, watches),
-};
+/** Fetches and decodes on the event loop. */
+export class LocalEntryReader implements EntryReader {
+  constructor(private readonly http: Pick<LogHttp, "fetcher">) {}
+
+  async read(fetch: EntryFetch, watches: WatchDomains): Promise<DecodedChunk> {
+    const { url, timeoutMs, ...request } = fetch;
+    const { body, gzip } = await getRawFromLog({ fetcher: this.http.fetcher, timeoutMs }, url);
+    return decodeChunk({ ...request, body, gzip }, watches);
+  }
+}
+
 
 /** Whether a name, or a domain above it, is watched. */
 export function namesWatched(names: readonly string[], domains: ReadonlySet<string>): boolean {

@@ -23,7 +23,7 @@ import { followLog } from "./log_follower.ts";
 import { Rfc6962Reader } from "./rfc6962_reader.ts";
 import { TileReader } from "./tile_reader.ts";
 import { WatchIndexSource } from "./watch_index.ts";
-import { inProcessDecoder, type EntryDecoder } from "./entry_decode.ts";
+import { LocalEntryReader, type EntryReader } from "./entry_decode.ts";
 
 export interface CtFollowerOptions {
   store: Store;
@@ -51,8 +51,8 @@ export interface CtFollowerOptions {
   fetchesPerLog?: number;
   /** The first wait after a log fails (default 5 s), doubled at each further failure up to 10 minutes. */
   firstBackoffMs?: number;
-  /** Where the logs' answers are decoded (default: the event loop). */
-  decoder?: EntryDecoder;
+  /** Where the logs' entries are fetched and decoded (default: on the event loop, with `fetcher`). */
+  entryReader?: EntryReader;
   /**
    * Recorded issuances are forgotten once their certificate expired this long ago (and when their
    * watch is deleted), at each reading of the list; default 90 days (CERTKEEPER_EVENT_RETENTION's).
@@ -195,8 +195,8 @@ export class CtFollower {
   #followOne(spec: LogSpec, signal: AbortSignal, lost: () => void): Promise<void> {
     const { store, clock, logger, owner, fetcher, requestTimeoutMs } = this.options;
     const http: LogHttp = { fetcher, timeoutMs: requestTimeoutMs };
-    const decoder = this.options.decoder ?? inProcessDecoder;
-    const reader = spec.kind === "rfc6962" ? new Rfc6962Reader(spec, http, decoder) : new TileReader(spec, http, decoder);
+    const entries = this.options.entryReader ?? new LocalEntryReader(http);
+    const reader = spec.kind === "rfc6962" ? new Rfc6962Reader(spec, http, entries) : new TileReader(spec, http, entries);
     return followLog(
       spec,
       reader,

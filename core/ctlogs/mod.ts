@@ -15,4 +15,15 @@ export { WatchIndex } from "./watch_index.ts";
 export { Rfc6962Reader } from "./rfc6962_reader.ts";
 export { TileReader } from "./tile_reader.ts";
 export type { LogReader } from "./log_reader.ts";
-export { decodeChunk, inProcessDecoder, namesWatched, type Candidate, type DecodedChunk, type DecodeRequest, type EntryDecoder, type WatchDomains } from "./entry_decode.ts";
+export {
+  decodeChunk,
+  LocalEntryReader,
+  namesWatched,
+  type Candidate,
+  type DecodedChunk,
+  type DecodeRequest,
+  type EntryFetch,
+  type EntryReader,
+  type WatchDomains,
+} from "./entry_decode.ts";
+export { LogFailure, type LogHttp } from "./_log_http.ts";

@@ -4,13 +4,13 @@
  * to start a log first seen at its size; get-sth-consistency to prove the entries read so far begin
  * the tree a head signs.
  */
-import { getJsonFromLog, getRawFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
+import { describe, getJsonFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
 import { EntryError, readMerkleTreeLeaf } from "./log_entry.ts";
 import { CompactRange, compactRangeFromLastLeaf, HASH_BYTES, sameHash, verifyConsistency, verifyInclusion } from "./merkle.ts";
 import { readSignedTreeHead, type TreeHead } from "./tree_head.ts";
 import type { LogSpec } from "./log_list.ts";
 import type { ChunkRead, LogReader } from "./log_reader.ts";
-import { inProcessDecoder, type DecodedChunk, type DecodeRequest, type EntryDecoder, type WatchDomains } from "./entry_decode.ts";
+import { LocalEntryReader, type DecodedChunk, type EntryFetch, type EntryReader, type WatchDomains } from "./entry_decode.ts";
 
 /** What one get-entries asks for at first; the log's answer then tells its own batch size. */
 const FIRST_REQUEST = 256;
@@ -24,7 +24,7 @@ export class Rfc6962Reader implements LogReader {
   constructor(
     private readonly spec: LogSpec,
     private readonly http: LogHttp,
-    private readonly decoder: EntryDecoder = inProcessDecoder,
+    private readonly reader: EntryReader = new LocalEntryReader(http),
   ) {}
 
   async head(): Promise<TreeHead> {
@@ -68,22 +68,23 @@ export class Rfc6962Reader implements LogReader {
   }
 
   async entries(start: number, end: number, _head: TreeHead, watches: WatchDomains): Promise<ChunkRead> {
-    const answers: DecodeRequest[] = [];
+    const fetches: EntryFetch[] = [];
     const decoded: DecodedChunk[] = [];
     for (let at = start; at < end; ) {
-      const request: DecodeRequest = { format: "get-entries", ...(await getRawFromLog(this.http, this.#entriesUrl(at, end))), first: at };
-      const chunk = await this.#decode(request, watches);
+      const fetch: EntryFetch = { url: this.#entriesUrl(at, end), timeoutMs: this.http.timeoutMs, format: "get-entries", first: at };
+      const chunk = await this.#read(fetch, watches);
       const count = chunk.to - chunk.from;
       if (count === 0) throw new LogFailure(`${this.spec.url}: get-entries answered no entries for ${at}–${end - 1}`);
       if (count > end - at) throw new LogFailure(`${this.spec.url}: get-entries answered ${count} entries for ${end - at} asked`);
       this.#batch = Math.max(this.#batch ?? 0, count);
-      answers.push(request);
+      fetches.push({ ...fetch, to: at + count });
       decoded.push(chunk);
       at += count;
     }
     return {
       decoded: merge(decoded),
-      redo: async (newer) => merge(await Promise.all(answers.map((request) => this.#decode(request, newer)))),
+      // Asked again: the log answers the same entries for the same range.
+      redo: async (newer) => merge(await Promise.all(fetches.map((fetch) => this.#read(fetch, newer)))),
     };
   }
 
@@ -91,11 +92,11 @@ export class Rfc6962Reader implements LogReader {
     return `${this.spec.url}ct/v1/get-entries?start=${start}&end=${end - 1}`;
   }
 
-  async #decode(request: DecodeRequest, watches: WatchDomains): Promise<DecodedChunk> {
+  async #read(fetch: EntryFetch, watches: WatchDomains): Promise<DecodedChunk> {
     try {
-      return await this.decoder.decode(request, watches);
+      return await this.reader.read(fetch, watches);
     } catch (error) {
-      if (error instanceof EntryError) throw new LogFailure(`${this.spec.url}: ${error.message}`);
+      if (error instanceof EntryError) throw new LogFailure(`${describe(fetch.url)}: ${error.message}`);
       throw error;
     }
   }

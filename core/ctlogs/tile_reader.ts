@@ -5,9 +5,9 @@
  * aligned subtree: those give the compact range at any size, and the rest of the tree right of what
  * was read, so the entries read are proven to begin the tree a checkpoint signs.
  */
-import { getFromLog, getRawFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
+import { getFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
 import { EntryError } from "./log_entry.ts";
-import { inProcessDecoder, type DecodeRequest, type EntryDecoder, type WatchDomains } from "./entry_decode.ts";
+import { LocalEntryReader, type DecodedChunk, type EntryFetch, type EntryReader, type WatchDomains } from "./entry_decode.ts";
 import { CompactRange, HASH_BYTES, perfectRoot, sameHash, subtreesCovering } from "./merkle.ts";
 import { HeadError, readCheckpoint, type TreeHead } from "./tree_head.ts";
 import type { LogSpec } from "./log_list.ts";
@@ -38,7 +38,7 @@ export class TileReader implements LogReader {
   constructor(
     private readonly spec: LogSpec,
     private readonly http: LogHttp,
-    private readonly decoder: EntryDecoder = inProcessDecoder,
+    private readonly reader: EntryReader = new LocalEntryReader(http),
   ) {}
 
   async head(): Promise<TreeHead> {
@@ -73,12 +73,25 @@ export class TileReader implements LogReader {
   async entries(start: number, end: number, head: TreeHead, watches: WatchDomains): Promise<ChunkRead> {
     const index = Math.floor(start / TILE_WIDTH);
     const width = Math.min(TILE_WIDTH, head.size - index * TILE_WIDTH);
-    const tile = await this.#tile("data", index, width, true);
-    const request: DecodeRequest = { format: "tile", body: tile.bytes, gzip: tile.gzip, first: index * TILE_WIDTH, width: tile.width, from: start, to: end };
-    const decode = async (with_: WatchDomains) => {
+    const fetch = (w: number): EntryFetch => ({
+      url: `${this.spec.url}${tilePath("data", index, w)}`,
+      timeoutMs: this.http.timeoutMs,
+      format: "tile",
+      first: index * TILE_WIDTH,
+      width: w,
+      from: start,
+      to: end,
+    });
+    // A partial tile that is gone (the tree grew) is read from the full tile that replaced it.
+    let read = fetch(width);
+    const decode = async (with_: WatchDomains): Promise<DecodedChunk> => {
       try {
-        return await this.decoder.decode(request, with_);
+        return await this.reader.read(read, with_);
       } catch (error) {
+        if (error instanceof LogFailure && error.notFound && read.width !== TILE_WIDTH) {
+          read = fetch(TILE_WIDTH);
+          return decode(with_);
+        }
         if (!(error instanceof EntryError)) throw error;
         throw new LogFailure(`${this.spec.url}: data tile ${index} is malformed (${error.message})`);
       }
@@ -134,19 +147,14 @@ export class TileReader implements LogReader {
     return tile;
   }
 
-  /** A tile; a partial one that is gone (the tree grew) is read from the full tile that replaced it. */
-  async #tile(level: number | "data", index: number, width: number, raw = false): Promise<{ bytes: Uint8Array; width: number; gzip: boolean }> {
+  /** A hash tile; a partial one that is gone (the tree grew) is read from the full tile that replaced it. */
+  async #tile(level: number, index: number, width: number): Promise<{ bytes: Uint8Array; width: number }> {
     const url = (w: number) => `${this.spec.url}${tilePath(level, index, w)}`;
-    const get = async (w: number) => {
-      if (!raw) return { bytes: await getFromLog(this.http, url(w)), width: w, gzip: false };
-      const { body, gzip } = await getRawFromLog(this.http, url(w));
-      return { bytes: body, width: w, gzip };
-    };
     try {
-      return await get(width);
+      return { bytes: await getFromLog(this.http, url(width)), width };
     } catch (error) {
       if (!(error instanceof LogFailure) || !error.notFound || width === TILE_WIDTH) throw error;
     }
-    return get(TILE_WIDTH);
+    return { bytes: await getFromLog(this.http, url(TILE_WIDTH)), width: TILE_WIDTH };
   }
 }
