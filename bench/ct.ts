@@ -12,11 +12,11 @@
  *
  * Prints entries per second for both and their ratio (goal >= 0.7), the CPU time per entry, the
  * server's resident memory idle and while following (goal: flat, <= 50 MB above idle), and the p99 of
- * GET /v1/certificates/{id} under a light load (wrk, `--connections`) idle and while the follower reads
- * the second half (goal: within 1.5x), the bytes per entry each kind of log sent, and how many entries a
- * day that rate covers.
+ * GET /v1/certificates/{id} under a light paced load (`--rate` requests a second, as a dashboard or a
+ * monitoring script sends them) idle and while the follower reads the second half (goal: within 1.5x),
+ * the bytes per entry each kind of log sent, and how many entries a day that rate covers.
  *
- *   bun bench/ct.ts [--entries 20000] [--match-every 10000] [--connections 4] [--seconds 3] [--profile DIR]
+ *   bun bench/ct.ts [--entries 20000] [--match-every 10000] [--rate 200] [--seconds 3] [--profile DIR]
  *
  * With `--profile DIR` the server runs under Bun's CPU profiler and writes its profile (Markdown) to DIR.
  */
@@ -30,14 +30,15 @@ import { newId } from "../core/base/ids.ts";
 import type { WatchRecord } from "../core/base/records.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
-import { cpuSeconds, runWrk, type LoadResult } from "./support/wrk.ts";
+import { cpuSeconds } from "./support/wrk.ts";
+import { pacedLoad, type PacedResult } from "./support/paced.ts";
 import { cpuShares, processThreadCpu, threadCpuSince } from "./support/thread_cpu.ts";
 
 const { values } = parseArgs({
   options: {
     entries: { type: "string", default: "20000" },
     "match-every": { type: "string", default: "10000" },
-    connections: { type: "string", default: "4" },
+    rate: { type: "string", default: "200" },
     seconds: { type: "string", default: "3" },
     profile: { type: "string" },
   },
@@ -149,8 +150,7 @@ try {
 
   // Idle: memory, and the p99 of reads.
   await Bun.sleep(2000);
-  const load = (seconds: number) =>
-    runWrk({ base, paths: certificateIds.map((id) => `/v1/certificates/${id}`), headers, connections: Number(values.connections), seconds, pid: server.pid, scriptPath: join(dir, "load.lua") });
+  const load = (seconds: number) => pacedLoad({ base, paths: certificateIds.map((id) => `/v1/certificates/${id}`), headers, rate: Number(values.rate), seconds });
   // With --profile the API is left alone: the profile is the follower's.
   const measureLoad = !values.profile;
   if (measureLoad) await load(1); // warm up
@@ -169,7 +169,7 @@ try {
    * from the first request for entries (a caught-up log's head is read every 30 s: the wait for the
    * new head is not the follower's speed), CPU from the publication.
    */
-  const follow = async (size: number, during?: (started: Promise<void>) => Promise<LoadResult>) => {
+  const follow = async (size: number, during?: (started: Promise<void>) => Promise<PacedResult>) => {
     const rss: number[] = [];
     const cpuBefore = cpuSeconds(server.pid);
     const threadsBefore = processThreadCpu(server.pid);
@@ -236,8 +236,8 @@ try {
   console.log(`             samples across the run (MB): ${[0.1, 0.25, 0.5, 0.75, 1].map((f) => num(rss[Math.min(rss.length - 1, Math.floor(f * (rss.length - 1)))]!)).join(", ")}`);
   const during = second.load;
   if (during && idleLoad) console.log(
-    `  GET /v1/certificates/{id} p99, ${values.connections} connections: idle ${idleLoad.p99Ms.toFixed(2)} ms, while following ${during.p99Ms.toFixed(2)} ms ` +
-      `(${(during.p99Ms / idleLoad.p99Ms).toFixed(2)}x; goal <= 1.5)   [${num(idleLoad.requestsPerSecond)} vs ${num(during.requestsPerSecond)} req/s]`,
+    `  GET /v1/certificates/{id} p99 at ${values.rate} requests/s: idle ${idleLoad.p99Ms.toFixed(2)} ms, while following ${during.p99Ms.toFixed(2)} ms ` +
+      `(${(during.p99Ms / idleLoad.p99Ms).toFixed(2)}x; goal <= 1.5)   [p50 ${idleLoad.p50Ms.toFixed(2)} vs ${during.p50Ms.toFixed(2)} ms; ${idleLoad.errors + during.errors} errors]`,
   );
   console.log(
     `  bandwidth  tile log ${num(bytesPerEntry("tiled"))} bytes/entry (gzip), RFC 6962 log ${num(bytesPerEntry("rfc6962"))} bytes/entry: ` +

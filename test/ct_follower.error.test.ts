@@ -174,6 +174,19 @@ describe("failing, slow and hostile answers", () => {
     expect((await eventsFor(w, 1)).length).toBe(1);
   });
 
+  test("stopping does not wait for a log that hangs", async () => {
+    // Requests may take 3 × 20 s here: a stop that waited for this one would outlast the test.
+    world = await startCtWorld({ config: { tlsTimeoutMs: 20_000 } });
+    const w = world;
+    await w.caughtUp(0);
+    const rfc = w.logs[0]!;
+    const asked = rfc.requests.length;
+    rfc.intercept("hang", { match: /get-sth/, times: 1 });
+    await w.until("the hanging request", async () => rfc.requests.slice(asked).includes("ct/v1/get-sth"));
+    await w.harness.core.stop();
+    expect((await w.ctLogs()).map((log) => log.position)).toEqual([0, 0]);
+  });
+
   test("a log answering fewer entries than asked is read on from where it stopped; a dropped partial tile is read from the full tile", async () => {
     world = await startCtWorld({ logs: [{ kind: "rfc6962", batchLimit: 7 }, { kind: "tiled", gzip: false }] });
     const w = world;

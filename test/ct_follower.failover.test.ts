@@ -154,6 +154,31 @@ describe("two server processes on one libSQL server", () => {
   });
 });
 
+describe("a server process stopped while a log hangs", () => {
+  test("exits 0 on SIGTERM at once, without waiting out the hanging request", async () => {
+    const log = await startFixtureLog({ kind: "rfc6962" });
+    cleanups.push(() => log.close());
+    log.publish();
+    const listFile = join(dir, "hanging.json");
+    writeFileSync(listFile, logListJson([log]));
+    const env = {
+      CERTKEEPER_DATABASE_URL: `file:${join(dir, "hanging.db")}`,
+      CERTKEEPER_CT_SOURCE: "logs",
+      CERTKEEPER_CT_LOG_LIST: listFile,
+      CERTKEEPER_CT_INTERVAL: "1s",
+      // A request may take a minute here: a stop that waited for one would be killed by stop()'s 5 s.
+      CERTKEEPER_TLS_TIMEOUT: "20s",
+    };
+    const server = await startServe({ env });
+    cleanups.push(() => server.stop("SIGKILL"));
+    await until("the log first read", async () => log.requests.includes("ct/v1/get-sth"));
+    log.intercept("hang", { match: /get-sth/, times: 1000 });
+    const asked = log.requests.length;
+    await until("a hanging request", async () => log.requests.slice(asked).includes("ct/v1/get-sth"));
+    expect(await server.stop("SIGTERM", 5000)).toBe(0);
+  });
+});
+
 describe("a core stopped and started again", () => {
   test("goes on where it stopped: nothing skipped, nothing twice", async () => {
     const world = await startCtWorld({ store: "libsql" });

@@ -163,7 +163,11 @@ export class CtFollower {
         logger.warn("could not forget old CT issuances", { error });
       }
       try {
-        const list = await this.readList();
+        // Stopping does not wait for a list that is slow to come.
+        const reading = this.readList();
+        reading.catch(() => {});
+        const list = await Promise.race([reading, aborted(signal)]);
+        if (!list) break;
         for (const skipped of list.skipped) logger.warn("a log of the CT log list cannot be followed", skipped);
         const signature = JSON.stringify(list.logs.map((log) => [log.url, log.kind, log.keyBase64, log.origin]));
         if (signature !== current) {
@@ -218,4 +222,12 @@ export class CtFollower {
       signal,
     ).catch((error) => logger.error("CT log follower stopped", { log: spec.url, error }));
   }
+}
+
+/** Resolves with null once `signal` aborts. */
+function aborted(signal: AbortSignal): Promise<null> {
+  return new Promise((resolve) => {
+    if (signal.aborted) resolve(null);
+    else signal.addEventListener("abort", () => resolve(null), { once: true });
+  });
 }

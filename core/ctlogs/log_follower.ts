@@ -80,11 +80,17 @@ class LogFollower {
 
   async run(): Promise<void> {
     const { clock, logger, store, owner } = this.context;
+    // Stopping does not wait for a request under way (it may take 3 × CERTKEEPER_TLS_TIMEOUT): the
+    // round is left to end on its own, and writes nothing once stopped.
+    const stopped = new Promise<void>((resolve) => this.signal.addEventListener("abort", () => resolve(), { once: true }));
     while (!this.signal.aborted) {
       const startedAt = clock.now();
       let wait: number;
       try {
-        await this.#round();
+        const round = this.#round();
+        round.catch(() => {});
+        await Promise.race([round, stopped]);
+        if (this.signal.aborted) return;
         wait = Math.max(0, this.context.headIntervalMs - (clock.now() - startedAt));
         this.#failures = 0;
       } catch (error) {
@@ -194,6 +200,7 @@ class LogFollower {
         matches: distinctMatches(matches),
         updatedAt: clock.now(),
       };
+      if (this.signal.aborted) return;
       const saved = await store.ctLogs.commit(batch);
       if (!saved.saved) throw new LeaseLost();
       record.position = range.size;

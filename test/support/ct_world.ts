@@ -121,9 +121,9 @@ export async function startCtWorld(options: CtWorldOptions = {}): Promise<CtWorl
       return events.filter((event: any) => event.type === "certificate.issued").reverse();
     },
     async close() {
+      for (const log of logs) await log.close();
       await harness.close();
       await transports.close();
-      for (const log of logs) await log.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };
