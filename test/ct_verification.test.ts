@@ -25,6 +25,7 @@ import {
   verifyInclusion,
   WatchIndex,
   entryIdentity,
+  decodeChunk,
 } from "../core/ctlogs/mod.ts";
 import { FixtureLog, logListJson } from "./support/ct_log_server.ts";
 import { checkpoint, fixtureKey, FixtureTree, signedTreeHead } from "./support/ct_log_tree.ts";
@@ -191,6 +192,27 @@ describe("entries and certificates", () => {
     expect(Buffer.from(entry.leafHash).equals(log.tree.leafHashes[0]!)).toBe(true);
     expect(() => readDataTile(Buffer.from([1, 2, 3]), 1)).toThrow();
     expect(() => readMerkleTreeLeaf(Buffer.from([1, 0, 0]))).toThrow();
+  });
+
+  test("a get-entries answer reads the same however it is written (spaces, key order, escaped slashes)", async () => {
+    const log = new FixtureLog({ kind: "rfc6962" });
+    for (const name of ["a.example.com", "b.example.com", "c.example.com"]) {
+      const issued = await issueThroughCt({ issuer: ca, dnsNames: [name], logs: [] });
+      log.logCertificate(issued.certificate.rawData, issued.chain);
+    }
+    const leaves = [0, 1, 2].map((i) => log.leafInput(i).toString("base64"));
+    const compact = JSON.stringify({ entries: leaves.map((leaf) => ({ leaf_input: leaf, extra_data: "AAAA" })) });
+    const spaced = `{ "entries" : [\n${leaves.map((leaf) => `  { "extra_data" : "AAAA",\n    "leaf_input" :\t"${leaf}" }`).join(",\n")}\n] }`;
+    const escaped = compact.replace(/\//g, "\\/");
+    expect(escaped).toContain("\\/");
+    const watches = { version: "1", domains: new Set(["example.com"]) };
+    const decode = (text: string) => decodeChunk({ format: "get-entries", body: Buffer.from(text), gzip: false, first: 0 }, watches);
+    const expected = decode(compact);
+    expect(expected.candidates.map((c) => c.fields.dnsNames[0])).toEqual(["a.example.com", "b.example.com", "c.example.com"]);
+    expect(Buffer.from(expected.roots.at(-1)!.hash).equals(log.tree.hash(2, 1))).toBe(true);
+    for (const text of [spaced, escaped]) expect(decode(text)).toEqual(expected);
+    expect(() => decode('{"entries": [')).toThrow("not JSON");
+    expect(() => decode('{"entries": 3}')).toThrow("without an entries list");
   });
 
   test("issuanceKey hashes a TBSCertificate without those extensions as it is", async () => {

@@ -33,6 +33,7 @@ port.on("message", async (message: ReadMessage) => {
   try {
     if (message.version !== watches.version) throw new Error(`the thread holds the watches of version ${watches.version}, not ${message.version}`);
     answer = { id: message.id, chunk: await reader.read(message.fetch, watches) };
+    Bun.gc(false);
   } catch (error) {
     answer = { id: message.id, failure: failureOf(error) };
   }
