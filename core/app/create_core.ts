@@ -253,7 +253,7 @@ export function createCore(options: CoreOptions): Core {
           logList: config.ctLogList,
           requestTimeoutMs: config.tlsTimeoutMs * 3,
           // Renewed every quarter of it whatever the follower does, so it can be short: a dead holder's
-          // follower is taken over within about a minute by default.
+          // follower is taken over within about 40 s by default.
           leaseMs: Math.max(config.tlsTimeoutMs * 3, 5 * SECOND),
           headIntervalMs: Math.min(30 * SECOND, config.ctIntervalMs),
           entryReader: options.ctEntryReader,
