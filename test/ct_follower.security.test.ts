@@ -43,7 +43,7 @@ describe("who sees an issuance", () => {
 
 describe("logs that lie", () => {
   test("entries other than those the signed tree holds are refused: no event for the forged one, the position kept", async () => {
-    world = await startCtWorld();
+    world = await startCtWorld({ config: { metricsToken: "metrics-secret" } });
     const w = world;
     await w.caughtUp(0);
     await w.addWatch({ domain: "bank.example" });
@@ -63,6 +63,8 @@ describe("logs that lie", () => {
       expect(shown).toMatchObject({ treeSize: 1, position: 0, lastError: "its entries 0–0 do not match its signed tree head (size 1): not believed" });
     }
     expect(await w.issued()).toEqual([]);
+    const metrics = await (await w.harness.app.handle(new Request("http://localhost/metrics", { headers: { authorization: "Bearer metrics-secret" } }))).text();
+    for (const log of w.logs) expect(metrics).toContain(`certkeeper_ct_backlog_entries{log="${log.url}"} 1`);
     for (const log of w.logs) log.lies.clear();
     await w.caughtUp(1);
     expect(await w.issued()).toEqual([]);
