@@ -70,6 +70,36 @@ describe("logs that lie", () => {
     expect(await w.issued()).toEqual([]);
   });
 
+  test("in a backlog, the runs before a lie are written, the lie and everything after it are not", async () => {
+    world = await startCtWorld({ logs: [{ kind: "rfc6962", batchLimit: 8 }], ctFollower: { runEntries: 8 } });
+    const w = world;
+    await w.caughtUp(0);
+    await w.addWatch({ domain: "runs.example" });
+    const log = w.logs[0]!;
+    const filler = await w.issue({ dnsNames: ["filler.example"], logs: [] });
+    // A first answer teaches the follower the log's batch of 8: the backlog is then asked 8 at a time.
+    for (let i = 0; i < 9; i++) log.logCertificate(filler.certificate.rawData, filler.chain);
+    w.publishAll();
+    await w.caughtUp(9);
+    for (let i = 9; i < 40; i++) {
+      if (i === 12 || i === 35) await w.issue({ dnsNames: [`n${i}.runs.example`] });
+      else log.logCertificate(filler.certificate.rawData, filler.chain);
+    }
+    const scratch = new FixtureLog({ kind: "rfc6962" });
+    const forged = await issueThroughCt({ issuer: w.ca, dnsNames: ["forged.runs.example"], logs: [] });
+    scratch.logCertificate(forged.certificate.rawData, forged.chain);
+    log.lies.set(22, scratch.entries[0]!);
+    w.publishAll();
+    const refused = await logWhen(w, log.url, "the refusal", (l) => l.lastError !== null);
+    // Runs of 8 from 9: 9–16 and 17–24 hold the lie at 22.
+    expect(refused).toMatchObject({ treeSize: 40, position: 17, lastError: "its entries 17–24 do not match its signed tree head (size 40): not believed" });
+    expect((await w.issued()).map((event) => event.data.dnsNames[0])).toEqual(["n12.runs.example"]);
+    log.lies.clear();
+    await w.caughtUp(40);
+    const events = await w.until("the later event", async () => ((await w.issued()).length >= 2 ? w.issued() : null));
+    expect(events.map((event) => event.data.dnsNames[0])).toEqual(["n12.runs.example", "n35.runs.example"]);
+  });
+
   test("a log that answers more entries than asked, or a tile of more entries than its width, is refused", async () => {
     world = await startCtWorld();
     const w = world;

@@ -165,51 +165,69 @@ class LogFollower {
     return record;
   }
 
-  /** Reads, verifies, matches and writes runs of entries from the position to the head. */
+  /**
+   * Reads, verifies, matches and writes runs of entries from the position to the head. A run is
+   * verified and written while the next one is read; runs are written in order, and none after one
+   * that failed.
+   */
   async #readTo(head: TreeHead): Promise<void> {
-    const { store, owner, clock, watches, runEntries } = this.context;
+    const { watches, runEntries, clock } = this.context;
     const record = this.#record!;
     const feed = new ChunkFeed(this.reader, head, record.position!, this.context.fetchesPerLog, () => watches.current());
-    while (record.position! < head.size) {
-      if (this.signal.aborted) return;
-      const from = record.position!;
-      const range = this.#range!.clone();
-      const matches: CtBatch["matches"] = [];
-      while (range.size < head.size && range.size - from < runEntries) {
-        const chunk = await feed.take();
-        if (this.signal.aborted) return;
-        let decoded = chunk.decoded;
-        // The watches the chunk was decoded against may predate the freshness its timestamps need.
-        const index = await watches.at(decoded.latest, this.signal);
-        if (index.version !== decoded.version) decoded = await chunk.redo(index);
-        for (const root of decoded.roots) range.appendSubtree(root.hash, root.size);
-        for (const candidate of decoded.candidates) {
-          const matched = index.match(candidate.fields.dnsNames);
-          if (matched.length > 0) matches.push(...matchesOf(candidate, matched, clock.now()));
+    let range = this.#range!;
+    let written: Promise<void> = Promise.resolve();
+    let failed = false;
+    try {
+      while (range.size < head.size && !failed) {
+        if (this.signal.aborted) break;
+        const from = range.size;
+        range = range.clone();
+        const matches: CtBatch["matches"] = [];
+        while (range.size < head.size && range.size - from < runEntries) {
+          const chunk = await feed.take();
+          if (this.signal.aborted) break;
+          let decoded = chunk.decoded;
+          // The watches the chunk was decoded against may predate the freshness its timestamps need.
+          const index = await watches.at(decoded.latest, this.signal);
+          if (index.version !== decoded.version) decoded = await chunk.redo(index);
+          for (const root of decoded.roots) range.appendSubtree(root.hash, root.size);
+          for (const candidate of decoded.candidates) {
+            const matched = index.match(candidate.fields.dnsNames);
+            if (matched.length > 0) matches.push(...matchesOf(candidate, matched, clock.now()));
+          }
         }
+        if (this.signal.aborted) break;
+        const run = range;
+        const previous = written;
+        written = (async () => {
+          const verified = await this.reader.consistent(run, head);
+          await previous;
+          if (!verified) throw new LogRefused(`its entries ${from}–${run.size - 1} do not match its signed tree head (size ${head.size}): not believed`);
+          await this.#write(run, from, distinctMatches(matches));
+        })();
+        written.catch(() => (failed = true));
       }
-      if (!(await this.reader.consistent(range, head))) {
-        throw new LogRefused(`its entries ${from}–${range.size - 1} do not match its signed tree head (size ${head.size}): not believed`);
-      }
-      const batch: CtBatch = {
-        owner,
-        url: this.spec.url,
-        from,
-        position: range.size,
-        compactRange: range.encode(),
-        matches: distinctMatches(matches),
-        updatedAt: clock.now(),
-      };
-      if (this.signal.aborted) return;
-      const saved = await store.ctLogs.commit(batch);
-      if (!saved.saved) throw new LeaseLost();
-      record.position = range.size;
-      record.compactRange = batch.compactRange;
-      this.#range = range;
-      this.context.onEntries?.(this.spec.url, range.size - from);
-      if (saved.events > 0) this.context.onEvents?.();
-      if (batch.matches.length > 0) this.context.onRecorded?.();
+    } finally {
+      // A run being written is written (or fails) before anything else is read from this log.
+      await written.catch(() => {});
     }
+    await written;
+  }
+
+  /** Writes a verified run: the log's new position and compact range, its matches and events. */
+  async #write(range: CompactRange, from: number, matches: CtBatch["matches"]): Promise<void> {
+    const { store, owner, clock } = this.context;
+    if (this.signal.aborted) return;
+    const batch: CtBatch = { owner, url: this.spec.url, from, position: range.size, compactRange: range.encode(), matches, updatedAt: clock.now() };
+    const saved = await store.ctLogs.commit(batch);
+    if (!saved.saved) throw new LeaseLost();
+    const record = this.#record!;
+    record.position = range.size;
+    record.compactRange = batch.compactRange;
+    this.#range = range;
+    this.context.onEntries?.(this.spec.url, range.size - from);
+    if (saved.events > 0) this.context.onEvents?.();
+    if (matches.length > 0) this.context.onRecorded?.();
   }
 }
 
