@@ -160,8 +160,11 @@ try {
   // The floor over the first half.
   await publish("floor", HALF);
   const floorProcess = Bun.spawn([process.execPath, join(ROOT, "bench/support/ct_floor.ts"), join(dir, "floor.json"), String(HALF), String(ORGANIZATIONS * WATCHES_PER_ORGANIZATION)], { stdout: "pipe", stderr: "inherit" });
+  // The same reads while the floor runs: what the logs' traffic on this machine costs the API, certkeeper aside.
+  const beside = measureLoad ? load(Number(values.seconds)) : null;
   const floor = JSON.parse(await new Response(floorProcess.stdout).text()) as { entries: number; seconds: number; cpuSeconds: number };
   await floorProcess.exited;
+  const besideFloor = await beside;
 
   const stats = async () => (await (await fetch(`${control}/stats`)).json()) as Record<string, { sent: Record<string, number>; firstEntriesAt: Record<string, number> }>;
   /**
@@ -239,6 +242,11 @@ try {
     `  GET /v1/certificates/{id} p99 at ${values.rate} requests/s: idle ${idleLoad.p99Ms.toFixed(2)} ms, while following ${during.p99Ms.toFixed(2)} ms ` +
       `(${(during.p99Ms / idleLoad.p99Ms).toFixed(2)}x; goal <= 1.5)   [p50 ${idleLoad.p50Ms.toFixed(2)} vs ${during.p50Ms.toFixed(2)} ms; ${idleLoad.errors + during.errors} errors]`,
   );
+  if (besideFloor) {
+    console.log(
+      `             while the floor reads the same logs (this machine's share, certkeeper idle): p99 ${besideFloor.p99Ms.toFixed(2)} ms, p50 ${besideFloor.p50Ms.toFixed(2)} ms`,
+    );
+  }
   console.log(
     `  bandwidth  tile log ${num(bytesPerEntry("tiled"))} bytes/entry (gzip), RFC 6962 log ${num(bytesPerEntry("rfc6962"))} bytes/entry: ` +
       `${num(bytesPerEntry("tiled"))} MB and ${num(bytesPerEntry("rfc6962"))} MB per million entries`,
