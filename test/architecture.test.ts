@@ -78,7 +78,7 @@ const FLOORS: string[][] = [
   ["config", "schemas", "store"], // the settings, the API's shapes, the store's ports
   ["auth", "deployment", "net", "renewal"], // who is calling; issuances not yet served; connections, names, addresses; renewal deadlines
   ["accounts", "channels", "starttls", "watches"], // the settings area's logic, channel configs, STARTTLS, CT polling
-  ["certificates", "notify", "tls"], // a certificate's rules and views, delivery, TLS retrieval
+  ["certificates", "ctlogs", "notify", "tls"], // a certificate's rules and views, following the CT logs, delivery, TLS retrieval
   ["ari", "dns", "metrics", "revocation"], // a CA's renewal information, what DNS says, counters and the exposition, OCSP and CRLs
   ["monitor"], // checks and what they change
   ["imports"], // the import worker

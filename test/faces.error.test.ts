@@ -68,6 +68,8 @@ const CASES: Case[] = [
   { name: "an import of no items", operation: "createImport", body: { certificates: [] }, expected: [400, "invalid_request"] },
   { name: "an import of strings", operation: "createImport", body: { certificates: ["a.com"] }, expected: [400, "invalid_request"] },
   { name: "a missing import", operation: "getImport", params: { id: "imp_0000000000000000missing" }, expected: [404, "import_not_found"] },
+  // Like the summary: no input to get wrong (HTTP refuses a query parameter, as for every operation without one).
+  { name: "the CT log list, which takes no input", operation: "listCtLogs", expected: [200, "(none)"] },
 ];
 
 let h: Harness;

@@ -141,6 +141,8 @@ describe("GET /metrics", () => {
       "certkeeper_certificates",
       "certkeeper_check_duration_seconds",
       "certkeeper_checks_total",
+      "certkeeper_ct_backlog_entries",
+      "certkeeper_ct_entries_total",
       "certkeeper_ct_polls_total",
       "certkeeper_deliveries_pending",
       "certkeeper_deliveries_total",

@@ -16,6 +16,7 @@ import { memoryImports } from "./imports.ts";
 import { memorySessions, memorySignInAttempts } from "./sessions.ts";
 import { memoryRevocations, memoryWatches } from "./watches.ts";
 import { memoryRenewalInfo } from "./renewal_info.ts";
+import { memoryCtLogs } from "./ct_logs.ts";
 
 export function createMemoryStore(): Store {
   const state = new MemoryState();
@@ -31,6 +32,7 @@ export function createMemoryStore(): Store {
     revocations: memoryRevocations(state),
     renewalInfo: memoryRenewalInfo(),
     watches: memoryWatches(state),
+    ctLogs: memoryCtLogs(state),
     shared: false,
     changeToken: () => String(state.writes),
     async ping() {},

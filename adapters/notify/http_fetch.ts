@@ -18,6 +18,7 @@ export interface HttpFetcherOptions {
 }
 
 export interface ClosableHttpFetcher extends HttpFetcher {
+  /** Closes its connections, ending any request still under way. */
   close(): Promise<void>;
 }
 
@@ -95,7 +96,8 @@ export function createHttpFetcher(options: HttpFetcherOptions): ClosableHttpFetc
       }
     },
     async close() {
-      await Promise.all([...agents.values()].map((agent) => agent.close()));
+      // Whatever is still under way was left by a stopped core (a CT log that hangs, say): not waited for.
+      await Promise.all([...agents.values()].map((agent) => agent.destroy()));
     },
   };
 }

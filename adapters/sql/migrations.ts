@@ -305,6 +305,44 @@ export const MIGRATIONS: Step[][] = [
     `ALTER TABLE channels ADD COLUMN last_delivery_error TEXT`,
     `ALTER TABLE channels ADD COLUMN failing_since INTEGER`,
   ],
+  // Following the CT logs (CONTRACT §21): the one follower's lease, each log's position and compact
+  // range, and the issuances matched to each watch (one row per watch and issuance).
+  [
+    `CREATE TABLE ct_follower (id INTEGER PRIMARY KEY CHECK (id = 1), owner TEXT, lease_until INTEGER NOT NULL, watches_version INTEGER NOT NULL)`,
+    `INSERT INTO ct_follower (id, owner, lease_until, watches_version) VALUES (1, NULL, 0, 0)`,
+    // What the follower matches against changed: it reloads its index of watches (polls' writes do not count).
+    `CREATE TRIGGER watches_added AFTER INSERT ON watches BEGIN UPDATE ct_follower SET watches_version = watches_version + 1; END`,
+    `CREATE TRIGGER watches_removed AFTER DELETE ON watches BEGIN UPDATE ct_follower SET watches_version = watches_version + 1; END`,
+    `CREATE TRIGGER watches_changed AFTER UPDATE OF domain, include_subdomains, auto_monitor, allowed_issuers, created_at, organization_id, mode ON watches
+     BEGIN UPDATE ct_follower SET watches_version = watches_version + 1; END`,
+    `CREATE TABLE ct_logs (
+      url TEXT PRIMARY KEY,
+      kind TEXT NOT NULL,
+      tree_size INTEGER,
+      root_hash TEXT,
+      head_timestamp INTEGER,
+      position INTEGER,
+      compact_range TEXT NOT NULL DEFAULT '[]',
+      last_error TEXT,
+      listed INTEGER NOT NULL DEFAULT 1,
+      updated_at INTEGER NOT NULL
+    )`,
+    `CREATE TABLE ct_issuances (
+      seq INTEGER PRIMARY KEY AUTOINCREMENT,
+      watch_id TEXT NOT NULL,
+      issuance_key TEXT NOT NULL,
+      dns_names TEXT NOT NULL,
+      issuer_organization TEXT,
+      issuer_common_name TEXT,
+      not_before INTEGER NOT NULL,
+      not_after INTEGER NOT NULL,
+      fingerprint TEXT,
+      logged_at INTEGER NOT NULL,
+      recorded_at INTEGER NOT NULL,
+      UNIQUE (watch_id, issuance_key)
+    )`,
+    `CREATE INDEX ct_issuances_watch ON ct_issuances (watch_id, seq)`,
+  ],
 ];
 
 /** Computes every certificate's timeline anew, with its renewal state, and its names key, a page at a time (migration 8). */

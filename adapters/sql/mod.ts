@@ -13,6 +13,7 @@ import { sqlImports } from "./imports.ts";
 import { sqlSessions, sqlSignInAttempts } from "./sessions.ts";
 import { sqlRevocations, sqlWatches } from "./watches.ts";
 import { sqlRenewalInfo } from "./renewal_info.ts";
+import { sqlCtLogs } from "./ct_logs.ts";
 
 export interface SqlStoreOptions {
   /** True when other processes share the database (a libSQL server). */
@@ -38,6 +39,7 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     revocations: sqlRevocations(db),
     renewalInfo: sqlRenewalInfo(db),
     watches: sqlWatches(db),
+    ctLogs: sqlCtLogs(db),
     shared: options.shared,
     changeToken: options.changeToken,
     async ping() {

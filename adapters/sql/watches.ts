@@ -4,13 +4,13 @@ import type { RevocationAnswer, WatchRecord } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type Row } from "./executor.ts";
 import { insertEvents } from "./events.ts";
 
-const COLUMNS =
+export const WATCH_COLUMNS =
   "id, organization_id, mode, domain, include_subdomains, auto_monitor, allowed_issuers, last_polled_at, last_error, " +
   "issuances_seen, cursor, baseline_done, pending_names, next_poll_at, created_at, updated_at";
 
 const numOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
 
-function watchFrom(row: Row): WatchRecord {
+export function watchFrom(row: Row): WatchRecord {
   return {
     id: String(row.id),
     organizationId: String(row.organization_id),
@@ -32,7 +32,7 @@ function watchFrom(row: Row): WatchRecord {
 }
 
 export function sqlWatches(db: Executor): WatchStore {
-  const select = `SELECT ${COLUMNS} FROM watches`;
+  const select = `SELECT ${WATCH_COLUMNS} FROM watches`;
   const store: WatchStore = {
     async insert(w, { limit }) {
       try {
@@ -44,7 +44,7 @@ export function sqlWatches(db: Executor): WatchStore {
           if (Number(rows[0]?.same ?? 0) > 0) return "duplicate" as const;
           if (Number(rows[0]?.n ?? 0) >= limit) return "limit_reached" as const;
           await tx.execute(
-            `INSERT INTO watches (${COLUMNS}, lease_owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+            `INSERT INTO watches (${WATCH_COLUMNS}, lease_owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
             [
               w.id, w.organizationId, w.mode, w.domain, w.includeSubdomains ? 1 : 0, w.autoMonitor ? 1 : 0,
               JSON.stringify(w.allowedIssuers), w.lastPolledAt, w.lastError, w.issuancesSeen, w.cursor,

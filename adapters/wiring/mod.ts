@@ -18,6 +18,7 @@ import { openLibsqlStore } from "../libsql/mod.ts";
 import { createMemoryStore } from "../memory/mod.ts";
 import { createTransports, type ClosableTransports } from "../notify/mod.ts";
 import { CheckThreads } from "../check_threads/mod.ts";
+import { CtReadThread } from "../ct_threads/mod.ts";
 
 export interface WireOptions extends Partial<Omit<CoreOptions, "config" | "store" | "transports">> {
   /**
@@ -57,11 +58,26 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<W
   // Handshakes on the event loop and CERTKEEPER_CHECK_THREADS threads beside it, unless a source or
   // connector was given.
   const threads = !options.source && !options.connector && config.checkThreads > 0 ? new CheckThreads(config.checkThreads, { logger }) : undefined;
-  const core = createCore({ ...coreOptions, connector: options.connector ?? threads, config, store, logger, trust, transports });
+  // Following the CT logs: their entries are fetched and decoded on a thread of their own, off the event loop.
+  const ctReader =
+    !options.ctEntryReader && config.ctSource === "logs" && transports.ctFetch
+      ? new CtReadThread({ extraCaFile: config.extraCaFile, resolve: config.resolve, fetcher: transports.ctFetch, logger })
+      : undefined;
+  const core = createCore({
+    ...coreOptions,
+    connector: options.connector ?? threads,
+    ctEntryReader: options.ctEntryReader ?? ctReader,
+    config,
+    store,
+    logger,
+    trust,
+    transports,
+  });
   let released: Promise<void> | undefined;
   const release = () =>
     (released ??= (async () => {
       await threads?.close();
+      await ctReader?.close();
       await transports.close();
       if (ownsStore) await store.close();
     })());

@@ -30,6 +30,21 @@ export function cpuShares(threads: Map<string, number>, items: number): string {
     .join(", ");
 }
 
+/** CPU seconds per thread of another process, by name (several threads of one name add up). */
+export function processThreadCpu(pid: number): Map<string, number> {
+  const threads = new Map<string, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      threads.set(name, (threads.get(name) ?? 0) + cpuSecondsOf(stat));
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return threads;
+}
+
 /** CPU seconds the processes `pids` have used so far (user + system, all their threads); 0 for one that ended. */
 export function processesCpu(pids: number[]): number {
   let seconds = 0;

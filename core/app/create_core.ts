@@ -32,6 +32,8 @@ import { RevocationChecker } from "../revocation/mod.ts";
 import { AriClient } from "../ari/mod.ts";
 import { BUILT_IN_CAA_IDENTITIES, DnsClient, DnsInspector, systemDnsServers } from "../dns/mod.ts";
 import { CtClient, WatchPoller } from "../watches/mod.ts";
+import { CtFollower, RecordedIssuances, type CtFollowerOptions, type EntryReader } from "../ctlogs/mod.ts";
+import { ctLogListAtStart } from "./ct_log_list.ts";
 import { CertkeeperError } from "../base/errors.ts";
 import type { WatchRecord } from "../base/records.ts";
 import { addCertificate } from "../operations/mod.ts";
@@ -73,6 +75,13 @@ export interface CoreOptions {
   deliveryTimeoutMs?: number;
   /** Jitter source for delivery retries (tests make it deterministic). */
   random?: () => number;
+  /**
+   * Where the CT log follower fetches and decodes the logs' entries (CERTKEEPER_CT_SOURCE=logs);
+   * default: the event loop. The wiring hands them to a thread of their own.
+   */
+  ctEntryReader?: EntryReader;
+  /** The CT log follower's timings (CERTKEEPER_CT_SOURCE=logs), for tests and benches; defaults otherwise. */
+  ctFollower?: Partial<Pick<CtFollowerOptions, "leaseMs" | "headIntervalMs" | "listIntervalMs" | "watchSettleMs" | "runEntries" | "fetchesPerLog" | "firstBackoffMs">>;
 }
 
 export interface Core {
@@ -228,12 +237,19 @@ export function createCore(options: CoreOptions): Core {
   };
 
   const ctFetch = options.transports?.ctFetch;
+  // CERTKEEPER_CT_SOURCE=logs: the follower records issuances and raises their events; the watch
+  // poller then reads what it recorded, for autoMonitor.
+  const followLogs = config.ctSource === "logs";
+  if (followLogs) ctLogListAtStart(config.ctLogList);
   const watchPoller = ctFetch
     ? new WatchPoller({
         store,
         clock,
         logger,
-        client: new CtClient({ fetcher: ctFetch, baseUrl: config.ctUrl, token: config.ctToken, timeoutMs: config.tlsTimeoutMs }),
+        client: followLogs
+          ? new RecordedIssuances(store.ctLogs)
+          : new CtClient({ fetcher: ctFetch, baseUrl: config.ctUrl, token: config.ctToken, timeoutMs: config.tlsTimeoutMs }),
+        recordsIssuances: !followLogs,
         intervalMs: config.ctIntervalMs,
         owner,
         leaseMs: Math.max(LEASE_MS, config.tlsTimeoutMs * 3),
@@ -245,6 +261,28 @@ export function createCore(options: CoreOptions): Core {
     : undefined;
 
   if (watchPoller) services.watches = watchPoller.loop;
+  const follower =
+    followLogs && ctFetch
+      ? new CtFollower({
+          store,
+          clock,
+          logger,
+          fetcher: ctFetch,
+          owner,
+          logList: config.ctLogList,
+          requestTimeoutMs: config.tlsTimeoutMs * 3,
+          // Renewed every quarter of it whatever the follower does, so it can be short: a dead holder's
+          // follower is taken over within about 40 s by default.
+          leaseMs: Math.max(config.tlsTimeoutMs * 3, 5 * SECOND),
+          headIntervalMs: Math.min(30 * SECOND, config.ctIntervalMs),
+          entryReader: options.ctEntryReader,
+          issuanceRetentionMs: config.eventRetentionMs,
+          ...options.ctFollower,
+          onEntries: (log, count) => metrics.ctEntries.inc({ log }, count),
+          onEvents: () => deliverer?.poke(),
+          onRecorded: () => watchPoller?.loop.poke(),
+        })
+      : undefined;
 
   let usageTimer: ReturnType<typeof setInterval> | undefined;
   const flushUsage = () =>
@@ -265,6 +303,7 @@ export function createCore(options: CoreOptions): Core {
       scheduler.start();
       deliverer?.loop.start();
       watchPoller?.loop.start();
+      follower?.start();
       services.retention.start();
       imports.start();
       usageTimer ??= setInterval(flushUsage, USAGE_FLUSH_MS);
@@ -275,6 +314,7 @@ export function createCore(options: CoreOptions): Core {
       usageTimer = undefined;
       await scheduler.stop();
       await watchPoller?.loop.stop();
+      await follower?.stop();
       await deliverer?.loop.stop();
       await services.retention.stop();
       await imports.stop();

@@ -39,6 +39,10 @@ export interface Config {
   ctIntervalMs: number;
   /** CERTKEEPER_CT_TOKEN: bearer token for the CT service; never logged. */
   ctToken: string | undefined;
+  /** CERTKEEPER_CT_SOURCE: where watches find issuances: the search service (§15) or the logs themselves (§21). */
+  ctSource: "search" | "logs";
+  /** CERTKEEPER_CT_LOG_LIST: the logs followed with ctSource `logs`: an https URL or a file path. */
+  ctLogList: string;
   /** Base URL of PagerDuty's Events API (the operator's: not subject to the private-address rule). */
   pagerdutyUrl: string;
   /** Base URL of Telegram's Bot API (the operator's: not subject to the private-address rule). */
@@ -92,6 +96,8 @@ export const DEFAULT_CONFIG: Config = {
   ctUrl: "https://api.certspotter.com",
   ctIntervalMs: HOUR,
   ctToken: undefined,
+  ctSource: "search",
+  ctLogList: "https://www.gstatic.com/ct/log_list/v3/log_list.json",
   pagerdutyUrl: "https://events.pagerduty.com",
   telegramUrl: "https://api.telegram.org",
   eventRetentionMs: 90 * DAY,
@@ -148,6 +154,8 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     ctUrl: parse("CERTKEEPER_CT_URL", d.ctUrl, httpUrl),
     ctIntervalMs: parse("CERTKEEPER_CT_INTERVAL", d.ctIntervalMs, positiveDuration),
     ctToken: get("CERTKEEPER_CT_TOKEN"),
+    ctSource: parse("CERTKEEPER_CT_SOURCE", d.ctSource, ctSource),
+    ctLogList: parse("CERTKEEPER_CT_LOG_LIST", d.ctLogList, logListLocation),
     pagerdutyUrl: parse("CERTKEEPER_PAGERDUTY_URL", d.pagerdutyUrl, baseUrl),
     telegramUrl: parse("CERTKEEPER_TELEGRAM_URL", d.telegramUrl, baseUrl),
     eventRetentionMs: parse("CERTKEEPER_EVENT_RETENTION", d.eventRetentionMs, positiveDuration),
@@ -221,6 +229,24 @@ function httpUrl(text: string): string {
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("use an http:// or https:// URL");
   return text.replace(/\/+$/, "");
+}
+
+function ctSource(text: string): "search" | "logs" {
+  if (text === "search" || text === "logs") return text;
+  throw new Error(`"${text}" is not a CT source: use search or logs`);
+}
+
+/** An https URL, or a file path (anything without a scheme). */
+function logListLocation(text: string): string {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) return text;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`"${text}" is not a URL: give an https:// URL or a file path`);
+  }
+  if (url.protocol !== "https:") throw new Error(`"${text}": give an https:// URL or a file path`);
+  return text;
 }
 
 function smtpUrl(text: string): string {

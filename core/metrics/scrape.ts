@@ -78,6 +78,13 @@ export class ServiceMetrics {
     ["CAA", "TLSA", "TXT", "CNAME"].flatMap((type) => ["ok", "nxdomain", "error", "timeout"].map((result) => ({ type, result }))),
   );
 
+  readonly ctEntries = new Counter(
+    "certkeeper_ct_entries_total",
+    "Certificate Transparency log entries this process read, verified against the log's signed head and matched " +
+      "against every watch (CERTKEEPER_CT_SOURCE=logs), by log URL.",
+    ["log"],
+  );
+
   observeCtPoll(result: "ok" | "failed" | "rate_limited"): void {
     this.ctPolls.inc({ result });
   }
@@ -114,10 +121,21 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
     metrics.checkDuration.render() +
     metrics.deliveries.render() +
     metrics.ctPolls.render() +
+    metrics.ctEntries.render() +
     metrics.revocationRequests.render() +
     metrics.ariRequests.render() +
     metrics.dnsLookups.render()
   );
+
+  let backlog = familyHeader(
+    "certkeeper_ct_backlog_entries",
+    "gauge",
+    "Entries of each followed CT log not read yet: the size of its newest verified head minus the follower's position.",
+  );
+  for (const log of await store.ctLogs.list()) {
+    if (log.listed && log.treeSize !== null && log.position !== null) backlog += sampleLine("certkeeper_ct_backlog_entries", { log: log.url }, Math.max(0, log.treeSize - log.position));
+  }
+  yield backlog;
 
   yield familyHeader(
     "certkeeper_deliveries_pending",

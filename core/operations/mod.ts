@@ -17,6 +17,7 @@ import { getWatch, listWatches } from "./watches_read.ts";
 import { deleteWatch, patchWatch, pollWatch } from "./watches_write.ts";
 import { createImport } from "./imports_create.ts";
 import { getImport } from "./imports_get.ts";
+import { listCtLogs } from "./ct_logs_list.ts";
 
 const operations = [
   addCertificate,
@@ -39,6 +40,7 @@ const operations = [
   patchWatch,
   deleteWatch,
   pollWatch,
+  listCtLogs,
   createImport,
   getImport,
 ] as const satisfies readonly Operation[];

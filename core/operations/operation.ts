@@ -67,8 +67,8 @@ export interface Operation {
   tag: string;
   summary: string;
   description?: string;
-  /** Member keys may only read. */
-  access: "read" | "write";
+  /** Member keys may only read; `admin`: a read for owners and admins only (installation-wide state). */
+  access: "read" | "write" | "admin";
   params?: TObject;
   query: TObject;
   /** Request body schema; operations without one take no body. */

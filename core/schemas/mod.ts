@@ -9,4 +9,5 @@ export * from "./watch.ts";
 export * from "./channel_filter.ts";
 export * from "./tags.ts";
 export * from "./imports.ts";
+export * from "./ct_log.ts";
 export { expectation, fieldName, rejectUnknownFields, validate, validateQuery } from "./validate.ts";

@@ -491,6 +491,98 @@ export interface WatchStore {
   savePoll(progress: WatchPollProgress, events: EventRecord[]): Promise<boolean>;
 }
 
+/** One log the follower reads (CONTRACT §21), as GET /v1/ct/logs shows it and the follower resumes it. */
+export interface CtLogRecord {
+  /** Where its entries are read (the list's `url`, or a tile log's `monitoring_url`), with a trailing slash. */
+  url: string;
+  kind: "rfc6962" | "tiled";
+  /** Size, root (base64) and timestamp of the newest head that verified; null before the first. */
+  treeSize: number | null;
+  rootHash: string | null;
+  headTimestamp: number | null;
+  /** Entries before it are matched; null until the log is first seen (it is then followed from its size). */
+  position: number | null;
+  /** The compact range of the first `position` leaves: base64 subtree roots, largest first. */
+  compactRange: string[];
+  lastError: string | null;
+  /** Whether the current log list names it (logs it no longer names are kept, not followed). */
+  listed: boolean;
+  updatedAt: number;
+}
+
+/** An issuance the follower matched to a watch: once per watch and issuance, whatever the logs. */
+export interface CtIssuanceRecord {
+  watchId: string;
+  /** Hex SHA-256 of the TBSCertificate without the poison and SCT-list extensions. */
+  issuanceKey: string;
+  dnsNames: string[];
+  issuerOrganization: string | null;
+  issuerCommonName: string | null;
+  notBefore: number;
+  notAfter: number;
+  /** Hex SHA-256 of the final certificate; null while only the precertificate was seen. */
+  fingerprint: string | null;
+  /** The log entry's timestamp. */
+  loggedAt: number;
+}
+
+/** What one verified run of a log's entries changes, written at once. */
+export interface CtBatch {
+  /** Written only while this process holds the follower's lease. */
+  owner: string;
+  url: string;
+  /** Where the run starts: written only if the log's position is still there. */
+  from: number;
+  position: number;
+  compactRange: string[];
+  /**
+   * Its matches, each with the event it raises if the watch has not recorded the issuance yet (null:
+   * recorded without one). A match for a watch that is gone is dropped.
+   */
+  matches: Array<{ issuance: CtIssuanceRecord; event: EventRecord | null }>;
+  updatedAt: number;
+}
+
+export interface CtLogStore {
+  /**
+   * Takes the follower's lease for `owner` until `leaseUntil` when it is free, run out at `now` or
+   * already `owner`'s (then extends it); true when `owner` holds it afterwards.
+   */
+  leaseFollower(options: { owner: string; now: number; leaseUntil: number }): Promise<boolean>;
+  /** Gives the lease up, if `owner` holds it. */
+  releaseFollower(owner: string): Promise<void>;
+  /** Every log known, by url. */
+  list(): Promise<CtLogRecord[]>;
+  /**
+   * Marks the logs of `logs` listed (adding those not known, unseen) and every other log not listed,
+   * only while `owner` holds the lease; false otherwise.
+   */
+  setListed(owner: string, logs: Array<Pick<CtLogRecord, "url" | "kind">>, now: number): Promise<boolean>;
+  /** Writes a log's head and error fields, only while `owner` holds the lease; false otherwise. */
+  updateLog(
+    owner: string,
+    url: string,
+    patch: Partial<Pick<CtLogRecord, "treeSize" | "rootHash" | "headTimestamp" | "lastError">> & { updatedAt: number },
+  ): Promise<boolean>;
+  /** Sets where a log first seen is followed from (only while it has no position and `owner` holds the lease). */
+  startLog(owner: string, url: string, start: Pick<CtLogRecord, "position" | "compactRange"> & { updatedAt: number }): Promise<boolean>;
+  /**
+   * In one transaction, while `batch.owner` holds the lease and the log is at `batch.from`: moves the
+   * log to `batch.position`, records each match new to its watch with its event (and deliveries),
+   * counts it in the watch's issuancesSeen and makes an autoMonitor watch's poll due (unless under
+   * way); a match the watch had without a fingerprint gains this one's. `saved` false: nothing written.
+   */
+  commit(batch: CtBatch): Promise<{ saved: boolean; events: number }>;
+  /** A token that changes whenever a watch is added, changed or deleted. */
+  watchesVersion(): Promise<string>;
+  /** Every watch of every organization and mode. */
+  allWatches(): Promise<WatchRecord[]>;
+  /** The issuances recorded for a watch after `after` (a seq; 0: from the first), oldest first. */
+  issuances(watchId: string, after: number, limit: number): Promise<Array<CtIssuanceRecord & { seq: number }>>;
+  /** Forgets the issuances of watches that are gone and of certificates that expired before `notAfterBefore`; how many. */
+  pruneIssuances(notAfterBefore: number): Promise<number>;
+}
+
 export interface Store {
   organizations: OrganizationStore;
   users: UserStore;
@@ -505,6 +597,8 @@ export interface Store {
   revocations: RevocationCache;
   renewalInfo: RenewalInfoCache;
   watches: WatchStore;
+  /** The CT log follower's lease, positions and recorded issuances (CONTRACT §21). */
+  ctLogs: CtLogStore;
   /**
    * True when other processes may write to this store (a libSQL server): rate limits are then counted
    * in the store rather than in memory.

@@ -11,8 +11,8 @@ import { newId } from "../base/ids.ts";
 import type { EventRecord, WatchRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import { WorkLoop } from "../base/work_loop.ts";
-import { CtFailure, type CtClient } from "./ct_client.ts";
-import { issuedEventData, namesToMonitor, recordedIssuance } from "./issuance.ts";
+import { CtFailure } from "./ct_client.ts";
+import { issuedEventData, namesToMonitor, recordedIssuance, type Issuance } from "./issuance.ts";
 import { noteIssuances } from "../deployment/mod.ts";
 import { logEventsRaised } from "../base/journal.ts";
 
@@ -23,11 +23,22 @@ const MAX_PENDING_NAMES = 1000;
 
 export type PollResult = "ok" | "failed" | "rate_limited";
 
+/** Where a watch's issuances come from, a page at a time: the CT search service (CtClient), or those the log follower recorded. */
+export interface IssuanceSource {
+  /** One page after `after` (null: from the start), oldest first; throws CtFailure when it cannot answer. */
+  page(query: { watchId: string; domain: string; includeSubdomains: boolean; after: string | null }): Promise<Issuance[]>;
+}
+
 export interface WatchPollerOptions {
   store: Store;
   clock: Clock;
   logger: Logger;
-  client: CtClient;
+  client: IssuanceSource;
+  /**
+   * False when the source already recorded the issuances, counted them and raised their events (the
+   * log follower, CONTRACT §21): polls then only add autoMonitor's names. Default true.
+   */
+  recordsIssuances?: boolean;
   intervalMs: number;
   owner: string;
   leaseMs: number;
@@ -116,7 +127,7 @@ export class WatchPoller {
       }
       let issuances;
       try {
-        issuances = await client.page({ domain: watch.domain, includeSubdomains: watch.includeSubdomains, after: cursor });
+        issuances = await client.page({ watchId: watch.id, domain: watch.domain, includeSubdomains: watch.includeSubdomains, after: cursor });
       } catch (error) {
         if (!(error instanceof CtFailure)) throw error;
         const wait = Math.max(error.retryAfterMs ?? intervalMs, 1000);
@@ -134,10 +145,12 @@ export class WatchPoller {
         return this.#report("failed");
       }
       const now = clock.now();
-      // Issuances of a monitored certificate's names wait to be served by every endpoint (CONTRACT §20).
-      // Noted before the page is saved: a page read again after a crash notes nothing twice.
+      // Issuances of a monitored certificate's names wait to be served by every endpoint (CONTRACT §20),
+      // whichever source recorded them. Noted before the page is saved: a page read again after a
+      // crash notes nothing twice.
       await noteIssuances(store, watch, issuances.map(recordedIssuance), now);
-      const events: EventRecord[] = watch.baselineDone
+      const records = this.options.recordsIssuances ?? true;
+      const events: EventRecord[] = watch.baselineDone && records
         ? issuances.map((issuance) => ({
             id: newId("evt"),
             organizationId: watch.organizationId,
@@ -152,7 +165,7 @@ export class WatchPoller {
         pending = [...new Set([...pending, ...issuances.flatMap((issuance) => namesToMonitor(issuance, watch, now))])].slice(0, MAX_PENDING_NAMES);
       }
       cursor = issuances.at(-1)!.id;
-      if (!(await save({ newIssuances: issuances.length, events, done: false }))) return this.#report("failed"); // the lease was lost
+      if (!(await save({ newIssuances: records ? issuances.length : 0, events, done: false }))) return this.#report("failed"); // the lease was lost
     }
 
     let lastError: string | null = null;

@@ -112,6 +112,13 @@ export interface paths {
      */
     post: operations["pollWatch"];
   };
+  "/v1/ct/logs": {
+    /**
+     * List the Certificate Transparency logs followed
+     * @description With CERTKEEPER_CT_SOURCE=logs: every log of the log list the follower reads, its newest verified tree size, how far it has read, and why a log is skipped (lastError). Installation-wide: owner and admin keys only. Empty until the follower has read the list (and with the search source).
+     */
+    get: operations["listCtLogs"];
+  };
   "/v1/imports": {
     /**
      * Import many certificates at once
@@ -3871,6 +3878,150 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "watch_not_found";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Rate limit exceeded: `rate_limit_exceeded`. */
+      429: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+          "Retry-After": components["headers"]["Retry-After"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "rate_limit_exceeded";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description Internal error: `internal_error`. */
+      500: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "internal_error";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The database refuses writes (its disk is full, or it is read-only); nothing was changed: `storage_unavailable`. */
+      503: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "storage_unavailable";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+    };
+  };
+  /**
+   * List the Certificate Transparency logs followed
+   * @description With CERTKEEPER_CT_SOURCE=logs: every log of the log list the follower reads, its newest verified tree size, how far it has read, and why a log is skipped (lastError). Installation-wide: owner and admin keys only. Empty until the follower has read the list (and with the search source).
+   */
+  listCtLogs: {
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+          "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+          "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+          "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+        };
+        content: {
+          "application/json": {
+            data: ({
+                /** @description Where the log's entries are read: its RFC 6962 URL, or a tile log's monitoring URL */
+                url: string;
+                /**
+                 * @description rfc6962 (get-sth, get-entries) or tiled (static-ct-api)
+                 * @enum {string}
+                 */
+                kind: "rfc6962" | "tiled";
+                /** @description Size of the newest head whose signature verified; null before the first */
+                treeSize: number | null;
+                /** @description Entries before it are verified and matched; null until the log is first read (it is then followed from its size) */
+                position: number | null;
+                /** @description Why the log is skipped now (a head or entries that do not verify, a shrinking tree, a failing or slow log); null while it is followed */
+                lastError: string | null;
+                /**
+                 * Format: date-time
+                 * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+                 */
+                updatedAt: string;
+              })[];
+            meta: {
+              requestId: string;
+            };
+          };
+        };
+      };
+      /** @description The request is malformed or a field is invalid: `invalid_request`. */
+      400: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "invalid_request";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The API key is missing, invalid or revoked: `missing_api_key`, `invalid_api_key`, `expired_api_key`. */
+      401: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "missing_api_key" | "invalid_api_key" | "expired_api_key";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The key may not do this: `permission_denied`. */
+      403: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "permission_denied";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };

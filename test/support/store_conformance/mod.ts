@@ -31,6 +31,7 @@ import { describeChangeToken } from "./change_token.ts";
 import { describeWatches } from "./watches.ts";
 import { describeFleet } from "./fleet.ts";
 import { describeImports } from "./imports.ts";
+import { describeCtLogs } from "./ct_logs.ts";
 
 export * from "./factories.ts";
 
@@ -83,5 +84,6 @@ export function describeStoreConformance(name: string, open: () => Promise<Opene
     describeChangeToken(() => store, options.changeToken ?? true);
     describeFleet(() => store);
     describeImports(() => store);
+    describeCtLogs(() => store);
   });
 }

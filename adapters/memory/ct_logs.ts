@@ -1,0 +1,135 @@
+/** The CT log follower's lease, each log's position, and the issuances matched to watches, in memory. */
+import type { CtIssuanceRecord, CtLogRecord, CtLogStore } from "../../core/store/mod.ts";
+import { createHash } from "node:crypto";
+import { copy, type MemoryState } from "./state.ts";
+
+export function memoryCtLogs(state: MemoryState): CtLogStore {
+  const lease = { owner: null as string | null, until: 0 };
+  const logs = new Map<string, CtLogRecord>();
+  /** Per watch, oldest first. */
+  const byWatch = new Map<string, Array<CtIssuanceRecord & { seq: number }>>();
+  /** `${watchId} ${issuanceKey}` → the recorded issuance. */
+  const byKey = new Map<string, CtIssuanceRecord & { seq: number }>();
+  let seq = 0;
+  const holds = (owner: string) => lease.owner === owner;
+
+  return {
+    async leaseFollower({ owner, now, leaseUntil }) {
+      if (lease.owner !== null && lease.owner !== owner && lease.until >= now) return false;
+      state.write();
+      lease.owner = owner;
+      lease.until = leaseUntil;
+      return true;
+    },
+    async releaseFollower(owner) {
+      if (!holds(owner)) return;
+      state.write();
+      lease.owner = null;
+      lease.until = 0;
+    },
+    async list() {
+      return [...logs.values()].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0)).map(copy);
+    },
+    async setListed(owner, listed, now) {
+      if (!holds(owner)) return false;
+      state.write();
+      for (const log of logs.values()) log.listed = false;
+      for (const { url, kind } of listed) {
+        const known = logs.get(url);
+        if (known) Object.assign(known, { listed: true, kind });
+        else {
+          logs.set(url, {
+            url,
+            kind,
+            treeSize: null,
+            rootHash: null,
+            headTimestamp: null,
+            position: null,
+            compactRange: [],
+            lastError: null,
+            listed: true,
+            updatedAt: now,
+          });
+        }
+      }
+      return true;
+    },
+    async updateLog(owner, url, patch) {
+      const log = logs.get(url);
+      if (!log || !holds(owner)) return false;
+      state.write();
+      for (const [key, value] of Object.entries(copy(patch))) if (value !== undefined) Object.assign(log, { [key]: value });
+      return true;
+    },
+    async startLog(owner, url, start) {
+      const log = logs.get(url);
+      if (!log || log.position !== null || !holds(owner)) return false;
+      state.write();
+      log.position = start.position;
+      log.compactRange = [...start.compactRange];
+      log.updatedAt = start.updatedAt;
+      return true;
+    },
+    async commit(batch) {
+      const log = logs.get(batch.url);
+      if (!log || log.position !== batch.from || !holds(batch.owner)) return { saved: false, events: 0 };
+      state.write();
+      log.position = batch.position;
+      log.compactRange = [...batch.compactRange];
+      log.updatedAt = batch.updatedAt;
+      let events = 0;
+      for (const { issuance, event } of batch.matches) {
+        const watch = state.watches.get(issuance.watchId);
+        if (!watch) continue;
+        const key = `${issuance.watchId} ${issuance.issuanceKey}`;
+        const known = byKey.get(key);
+        if (known) {
+          if (known.fingerprint === null && issuance.fingerprint !== null) known.fingerprint = issuance.fingerprint;
+          continue;
+        }
+        const record = { ...copy(issuance), seq: ++seq };
+        byWatch.set(issuance.watchId, [...(byWatch.get(issuance.watchId) ?? []), record]);
+        byKey.set(key, record);
+        watch.issuancesSeen += 1;
+        if (watch.autoMonitor && watch.leaseOwner === null) watch.nextPollAt = Math.min(watch.nextPollAt, batch.updatedAt);
+        if (event) {
+          state.addEvents([event]);
+          events++;
+        }
+      }
+      return { saved: true, events };
+    },
+    async watchesVersion() {
+      // What matching reads of every watch (the fields polls write are left out), as one string.
+      let version = "";
+      for (const w of state.watches.values()) {
+        version += `${w.id} ${w.domain} ${w.includeSubdomains} ${w.autoMonitor} ${w.allowedIssuers.join("\u0000")} ${w.createdAt};`;
+      }
+      return createHash("sha256").update(version).digest("hex");
+    },
+    async allWatches() {
+      return [...state.watches.values()]
+        .sort((a, b) => (a.id < b.id ? -1 : 1))
+        .map(({ leaseOwner: _, ...watch }) => copy(watch));
+    },
+    async issuances(watchId, after, limit) {
+      return (byWatch.get(watchId) ?? [])
+        .filter((record) => record.seq > after)
+        .slice(0, limit)
+        .map(copy);
+    },
+    async pruneIssuances(notAfterBefore) {
+      let pruned = 0;
+      for (const [watchId, records] of byWatch) {
+        const gone = !state.watches.has(watchId);
+        const kept = gone ? [] : records.filter((record) => record.notAfter >= notAfterBefore);
+        for (const record of records) if (!kept.includes(record)) byKey.delete(`${watchId} ${record.issuanceKey}`);
+        pruned += records.length - kept.length;
+        if (kept.length === 0) byWatch.delete(watchId);
+        else byWatch.set(watchId, kept);
+      }
+      if (pruned > 0) state.write();
+      return pruned;
+    },
+  };
+}

@@ -1,0 +1,38 @@
+/** GET /v1/ct/logs: the logs the follower reads, where it is in each, and why one is skipped. */
+import { Type } from "@sinclair/typebox";
+import { CtLog, type CtLogView } from "../schemas/ct_log.ts";
+import { Envelope } from "../schemas/common.ts";
+import { iso } from "../base/time.ts";
+import { defineOperation, NoQuery } from "./operation.ts";
+
+export const listCtLogs = defineOperation({
+  id: "listCtLogs",
+  embed: "ctLogs.list",
+  method: "GET",
+  path: "/v1/ct/logs",
+  tag: "Watches",
+  summary: "List the Certificate Transparency logs followed",
+  description:
+    "With CERTKEEPER_CT_SOURCE=logs: every log of the log list the follower reads, its newest verified tree size, " +
+    "how far it has read, and why a log is skipped (lastError). Installation-wide: owner and admin keys only. Empty " +
+    "until the follower has read the list (and with the search source).",
+  access: "admin",
+  query: NoQuery,
+  status: 200,
+  response: Envelope(Type.Array(CtLog)),
+  errors: ["permission_denied"],
+  async handle({ services }) {
+    const logs = await services.store.ctLogs.list();
+    const data: CtLogView[] = logs
+      .filter((log) => log.listed)
+      .map((log) => ({
+        url: log.url,
+        kind: log.kind,
+        treeSize: log.treeSize,
+        position: log.position,
+        lastError: log.lastError,
+        updatedAt: iso(log.updatedAt),
+      }));
+    return { data };
+  },
+});

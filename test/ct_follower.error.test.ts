@@ -1,0 +1,234 @@
+/**
+ * Logs that fail (CONTRACT §21): a head that does not verify or a tree that shrinks is never believed,
+ * its position kept and the reason shown in GET /v1/ct/logs; 429 and Retry-After are honoured, errors
+ * backed off per log; truncated, oversized and garbage answers, and logs that hang or trickle, are cut
+ * off; a log answering fewer entries than asked, or dropping a partial tile, is read on. Each log
+ * recovers on its own, and one failing log never holds up another.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { gzipSync } from "node:zlib";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
+import { createHarness } from "./support/harness.ts";
+import { DEFAULT_CONFIG } from "../core/config/config.ts";
+import { ConfigError } from "../core/config/config.ts";
+import { runCli } from "./support/cli.ts";
+
+let world: CtWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+/** The listed log of `url`, once `check` holds for it. */
+async function logWhen(w: CtWorld, url: string, what: string, check: (log: any) => boolean) {
+  return w.until(what, async () => (await w.ctLogs()).find((log) => log.url === url && check(log)));
+}
+
+async function eventsFor(w: CtWorld, count: number) {
+  return w.until(`${count} events`, async () => {
+    const events = await w.issued();
+    return events.length >= count ? events : null;
+  });
+}
+
+describe("heads that are not believed", () => {
+  test("a head whose signature does not verify is refused, its position kept, until the log signs properly again", async () => {
+    world = await startCtWorld();
+    const w = world;
+    await w.caughtUp(0);
+    await w.addWatch({ domain: "sig.example" });
+    for (const log of w.logs) log.badSignature = true;
+    await w.issue({ dnsNames: ["sig.example"] });
+    w.publishAll();
+    for (const log of w.logs) {
+      const shown = await logWhen(w, log.url, "the refusal", (l) => l.lastError !== null);
+      expect(shown).toMatchObject({ treeSize: 0, position: 0 });
+      expect(shown.lastError).toMatch(log.kind === "rfc6962" ? /signed tree head \(size \d\) does not verify/ : /carries a signature that does not verify/);
+    }
+    expect(await w.issued()).toEqual([]);
+    for (const log of w.logs) log.badSignature = false;
+    await w.caughtUp(1);
+    expect((await eventsFor(w, 1)).map((event) => event.data.dnsNames)).toEqual([["sig.example"]]);
+    expect((await w.ctLogs()).map((log) => log.lastError)).toEqual([null, null]);
+  });
+
+  test("a head signed by another key is refused", async () => {
+    const { fixtureKey } = await import("./support/ct_log_tree.ts");
+    world = await startCtWorld();
+    const w = world;
+    await w.caughtUp(0);
+    for (const log of w.logs) log.wrongKey = fixtureKey();
+    w.publishAll();
+    for (const log of w.logs) {
+      const shown = await logWhen(w, log.url, "the refusal", (l) => l.lastError !== null);
+      expect(shown.lastError).toMatch(log.kind === "rfc6962" ? /does not verify with the log's key/ : /is not signed by the log's key/);
+    }
+  });
+
+  test("a tree smaller than the last verified one is refused and the position kept; the log is followed again once it grows past it", async () => {
+    world = await startCtWorld();
+    const w = world;
+    await w.caughtUp(0);
+    await w.addWatch({ domain: "shrink.example" });
+    await w.issue({ dnsNames: ["a.shrink.example"] });
+    await w.issue({ dnsNames: ["b.shrink.example"] });
+    w.publishAll();
+    await w.caughtUp(2);
+    await eventsFor(w, 2);
+    for (const log of w.logs) log.publish(1);
+    for (const log of w.logs) {
+      const shown = await logWhen(w, log.url, "the refusal", (l) => l.lastError !== null);
+      expect(shown).toMatchObject({ treeSize: 2, position: 2, lastError: "its new head (size 1) is smaller than the last verified one (size 2): not believed" });
+    }
+    await w.issue({ dnsNames: ["c.shrink.example"] });
+    w.publishAll();
+    await w.caughtUp(3);
+    expect((await eventsFor(w, 3)).map((event) => event.data.dnsNames[0])).toEqual(["a.shrink.example", "b.shrink.example", "c.shrink.example"]);
+  });
+});
+
+describe("failing, slow and hostile answers", () => {
+  test("a 429's Retry-After is waited out before the log is asked again; the other log goes on meanwhile", async () => {
+    world = await startCtWorld();
+    const w = world;
+    await w.caughtUp(0);
+    await w.addWatch({ domain: "slow.example" });
+    const [rfc, tiled] = w.logs as [typeof w.logs[0], typeof w.logs[0]];
+    rfc.intercept({ status: 429, headers: { "retry-after": "2" }, body: "slow down" }, { match: /get-sth/ });
+    const asked = rfc.requests.length;
+    await w.issue({ dnsNames: ["slow.example"] });
+    w.publishAll();
+    const shown = await logWhen(w, rfc.url, "the 429", (l) => l.lastError !== null);
+    expect(shown.lastError).toBe(`${rfc.url}ct/v1/get-sth asked to slow down (HTTP 429)`);
+    await logWhen(w, tiled.url, "the tile log read on", (l) => l.position === 1);
+    await w.caughtUp(1);
+    // The request after the 429 came no sooner than its Retry-After.
+    const limited = rfc.requests.findIndex((path, i) => i >= asked && path === "ct/v1/get-sth");
+    expect(rfc.requestTimes[limited + 1]! - rfc.requestTimes[limited]!).toBeGreaterThanOrEqual(2000);
+    expect((await eventsFor(w, 1)).length).toBe(1);
+  });
+
+  test("HTTP 500s are backed off, each wait longer than the last, and the log is followed again once it answers", async () => {
+    world = await startCtWorld();
+    const w = world;
+    await w.caughtUp(0);
+    const tiled = w.logs[1]!;
+    tiled.intercept({ status: 500, body: "oops" }, { match: /^checkpoint$/, times: 4 });
+    const asked = tiled.requests.length;
+    await w.issue({ dnsNames: ["oops.example"] });
+    w.publishAll();
+    await w.caughtUp(1);
+    const times = tiled.requestTimes.filter((_, i) => i >= asked && tiled.requests[i] === "checkpoint").slice(0, 5);
+    expect(times.length).toBe(5);
+    const gaps = times.slice(1).map((t, i) => t - times[i]!);
+    // First backoff 100 ms in this world, doubling: at least 100, 200, 400, 800.
+    gaps.forEach((gap, i) => expect(gap).toBeGreaterThanOrEqual(100 * 2 ** i - 5));
+  });
+
+  test("garbage, truncated, oversized and gzip-bomb answers are refused with a reason; the log is read on once they stop", async () => {
+    world = await startCtWorld({ config: { tlsTimeoutMs: 400 } });
+    const w = world;
+    await w.caughtUp(0);
+    await w.addWatch({ domain: "junk.example" });
+    const [rfc, tiled] = w.logs as [typeof w.logs[0], typeof w.logs[0]];
+    const bomb = gzipSync(Buffer.alloc(65 * 1024 * 1024));
+    const cases: Array<[typeof rfc, Parameters<typeof rfc.intercept>[0], RegExp, RegExp]> = [
+      [tiled, "garbage", /^tile\/data\//, /data tile 0 is malformed|not gzip/],
+      [tiled, { status: 200, headers: { "content-encoding": "gzip" }, body: bomb }, /^tile\/data\//, /more than 67108864 bytes once decompressed/],
+      [tiled, "huge", /^tile\/data\//, /declared 104857600 bytes, more than the 67108864 bytes allowed/],
+      [rfc, { status: 200, body: '{"entries": [' }, /get-entries/, /not JSON/],
+      [rfc, "garbage", /get-sth/, /not JSON/],
+    ];
+    let issued = 0;
+    for (const [log, answer, match, reason] of cases) {
+      log.intercept(answer, { match });
+      await w.issue({ dnsNames: [`n${issued}.junk.example`] });
+      issued++;
+      w.publishAll();
+      const shown = await logWhen(w, log.url, `the refusal matching ${reason}`, (l) => reason.test(l.lastError ?? ""));
+      expect(shown.position).toBe(issued - 1);
+      await w.caughtUp(issued);
+    }
+    // Each issuance once, though both logs carry it and each was refused once in one of them.
+    expect((await eventsFor(w, issued)).length).toBe(issued);
+  });
+
+  test("a log that hangs or trickles is cut off at CERTKEEPER_TLS_TIMEOUT × 3, while the other log is followed", async () => {
+    world = await startCtWorld({ config: { tlsTimeoutMs: 300 } });
+    const w = world;
+    await w.caughtUp(0);
+    await w.addWatch({ domain: "hang.example" });
+    const [rfc, tiled] = w.logs as [typeof w.logs[0], typeof w.logs[0]];
+    rfc.intercept("hang", { match: /get-sth/, times: 1 });
+    tiled.intercept("trickle", { match: /^checkpoint$/, times: 1 });
+    await w.issue({ dnsNames: ["hang.example"] });
+    w.publishAll();
+    const hung = await logWhen(w, rfc.url, "the hanging log cut off", (l) => l.lastError !== null);
+    expect(hung.lastError).toBe(`${rfc.url}ct/v1/get-sth did not answer: 127.0.0.1:${new URL(rfc.url).port} did not answer within 900 ms`);
+    const trickled = await logWhen(w, tiled.url, "the trickling log cut off", (l) => l.lastError !== null);
+    expect(trickled.lastError).toMatch(/checkpoint did not answer: .* did not finish its answer within 900 ms/);
+    await w.caughtUp(1);
+    expect((await eventsFor(w, 1)).length).toBe(1);
+  });
+
+  test("stopping does not wait for a log that hangs", async () => {
+    // Requests may take 3 × 20 s here: a stop that waited for this one would outlast the test.
+    world = await startCtWorld({ config: { tlsTimeoutMs: 20_000 } });
+    const w = world;
+    await w.caughtUp(0);
+    const rfc = w.logs[0]!;
+    const asked = rfc.requests.length;
+    rfc.intercept("hang", { match: /get-sth/, times: 1 });
+    await w.until("the hanging request", async () => rfc.requests.slice(asked).includes("ct/v1/get-sth"));
+    await w.harness.core.stop();
+    expect((await w.ctLogs()).map((log) => log.position)).toEqual([0, 0]);
+  });
+
+  test("a log answering fewer entries than asked is read on from where it stopped; a dropped partial tile is read from the full tile", async () => {
+    world = await startCtWorld({ logs: [{ kind: "rfc6962", batchLimit: 7 }, { kind: "tiled", gzip: false }] });
+    const w = world;
+    await w.caughtUp(0);
+    await w.addWatch({ domain: "batch.example" });
+    const [rfc, tiled] = w.logs as [typeof w.logs[0], typeof w.logs[0]];
+    const filler = await w.issue({ dnsNames: ["filler.other.example"], logs: [] });
+    for (let i = 0; i < 250; i++) for (const log of w.logs) log.logCertificate(filler.certificate.rawData, filler.chain);
+    for (let i = 0; i < 9; i++) await w.issue({ dnsNames: [`n${i}.batch.example`] });
+    // The tile log signs 250 entries but has moved on to 259 and dropped the partial tile of 250.
+    rfc.publish();
+    tiled.publish(250);
+    tiled.dropPartials = true;
+    await logWhen(w, tiled.url, "the tile log at 250", (l) => l.position === 250);
+    expect(tiled.requests).toContain("tile/data/000.p/250");
+    expect(tiled.requests).toContain("tile/data/000");
+    tiled.publish();
+    await w.caughtUp(259);
+    expect((await eventsFor(w, 9)).map((event) => event.data.dnsNames[0])).toEqual(Array.from({ length: 9 }, (_, i) => `n${i}.batch.example`));
+    const entryRequests = rfc.requests.filter((path) => path.startsWith("ct/v1/get-entries"));
+    expect(entryRequests.length).toBeGreaterThanOrEqual(Math.ceil(259 / 7));
+  });
+});
+
+describe("the log list", () => {
+  test("a list file that is missing or not a log list stops the server at start, naming CERTKEEPER_CT_LOG_LIST", async () => {
+    const missing = join(tmpdir(), `certkeeper-no-list-${crypto.randomUUID()}.json`);
+    await expect(createHarness({ config: { ...DEFAULT_CONFIG, ctSource: "logs", ctLogList: missing } })).rejects.toThrow(ConfigError);
+    await expect(createHarness({ config: { ctSource: "logs", ctLogList: missing } })).rejects.toThrow(/CERTKEEPER_CT_LOG_LIST: cannot read/);
+    const broken = join(tmpdir(), `certkeeper-bad-list-${crypto.randomUUID()}.json`);
+    writeFileSync(broken, '{"logs": []}');
+    await expect(createHarness({ config: { ctSource: "logs", ctLogList: broken } })).rejects.toThrow(/CERTKEEPER_CT_LOG_LIST: .*operators/);
+  });
+
+  test("`serve` with a bad CERTKEEPER_CT_SOURCE (exit 2) or an unreadable CERTKEEPER_CT_LOG_LIST file (exit 1, as a missing CA file) stops at start, naming the variable", async () => {
+    const dir = join(tmpdir(), `certkeeper-ct-cli-${crypto.randomUUID()}`);
+    const env = { CERTKEEPER_DATABASE_URL: `file:${join(dir, "db")}`, CERTKEEPER_PORT: "0" };
+    const source = await runCli(["serve"], { env: { ...env, CERTKEEPER_CT_SOURCE: "crtsh" } });
+    expect(source.code).toBe(2);
+    expect(source.stderr).toContain('CERTKEEPER_CT_SOURCE: "crtsh" is not a CT source: use search or logs');
+    const list = await runCli(["serve"], { env: { ...env, CERTKEEPER_CT_SOURCE: "logs", CERTKEEPER_CT_LOG_LIST: join(dir, "nowhere.json") } });
+    expect(list.code).toBe(1);
+    expect(list.stderr).toContain("certkeeper could not start: CERTKEEPER_CT_LOG_LIST: cannot read");
+  });
+});

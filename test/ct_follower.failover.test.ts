@@ -1,0 +1,213 @@
+/**
+ * One follower per installation, and nothing lost or repeated (CONTRACT §21, §9): two `serve` processes
+ * on one libSQL server follow the logs through one lease; the holder killed outright in the middle of a
+ * long backlog is taken over by the other, which goes on from the last position written; a process
+ * started after both raises nothing again. In-process, a stopped and restarted core goes on where it
+ * stopped.
+ */
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Admin } from "../core/accounts/admin.ts";
+import { systemClock } from "../core/base/time.ts";
+import { createCore } from "../core/app/create_core.ts";
+import { silentLogger } from "../core/base/log.ts";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { startSqld } from "./support/sqld.ts";
+import { startServe, type ServeProcess } from "./support/cli.ts";
+import { logListJson, startFixtureLog, type FixtureLog } from "./support/ct_log_server.ts";
+import { issueThroughCt } from "./support/ct_certs.ts";
+import { testPki } from "./support/harness.ts";
+import { createIntermediateCa } from "./support/pki.ts";
+import { startCtWorld } from "./support/ct_world.ts";
+
+// Processes, a libSQL server, and a backlog read through slow logs.
+setDefaultTimeout(120_000);
+
+const dir = mkdtempSync(join(tmpdir(), "certkeeper-ct-failover-"));
+const cleanups: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  while (cleanups.length) await cleanups.pop()!().catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function call(server: ServeProcess, key: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check().catch(() => null);
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await Bun.sleep(100);
+  }
+}
+
+const following = (server: ServeProcess) => server.output().stdout.includes("following the CT logs in this process");
+
+describe("two server processes on one libSQL server", () => {
+  test("one follows; killed mid-backlog, the other takes over from the last position written: every issuance once", async () => {
+    const sqld = await startSqld();
+    cleanups.push(() => sqld.close());
+    const { root } = await testPki();
+    const ca = await createIntermediateCa(root, { name: "CN=E8, O=Let's Encrypt, C=US" });
+    const logs: FixtureLog[] = [await startFixtureLog({ kind: "rfc6962", batchLimit: 256 }), await startFixtureLog({ kind: "tiled" })];
+    for (const log of logs) {
+      log.publish();
+      cleanups.push(() => log.close());
+    }
+    const listFile = join(dir, "list.json");
+    writeFileSync(listFile, logListJson(logs));
+
+    const setup = await openLibsqlStore({ url: sqld.url });
+    const admin = new Admin(setup, systemClock);
+    const org = await admin.createOrganization({ name: "Failover", plan: "enterprise" });
+    const user = await admin.createUser({ organizationId: org.id, email: `${crypto.randomUUID()}@acme.test`, role: "owner" });
+    const key = (await admin.createApiKey({ userId: user.id, name: "failover", mode: "live" })).key;
+    await setup.close();
+
+    const env = {
+      CERTKEEPER_DATABASE_URL: sqld.url,
+      CERTKEEPER_CT_SOURCE: "logs",
+      CERTKEEPER_CT_LOG_LIST: listFile,
+      CERTKEEPER_CT_INTERVAL: "1s",
+      CERTKEEPER_TLS_TIMEOUT: "1s",
+      CERTKEEPER_LOG_LEVEL: "info",
+    };
+    const a = await startServe({ env });
+    cleanups.push(() => a.stop("SIGKILL"));
+    const b = await startServe({ env });
+    cleanups.push(() => b.stop("SIGKILL"));
+    const watch = (await call(a, key, "POST", "/v1/watches", { domain: "failover.example" })).body.data;
+    expect(watch.id).toMatch(/^wch_/);
+    await until("both logs first seen", async () => {
+      const shown = (await call(b, key, "GET", "/v1/ct/logs")).body.data;
+      return shown.length === 2 && shown.every((log: any) => log.position === 0);
+    });
+    expect([following(a), following(b)].filter(Boolean).length).toBe(1);
+
+    // A backlog of three runs in each log, with watched issuances spread through it, served slowly.
+    const filler = await issueThroughCt({ issuer: ca, dnsNames: ["filler.other.example"], logs: [] });
+    const expected: string[] = [];
+    for (let i = 0; i < 12_000; i++) {
+      if (i % 1000 === 500) {
+        const name = `n${i}.failover.example`;
+        const issued = await issueThroughCt({ issuer: ca, dnsNames: [name], logs });
+        if (i % 2000 === 500) logs[0]!.logCertificate(issued.certificate.rawData, issued.chain);
+        expected.push(name);
+      }
+      for (const log of logs) log.logCertificate(filler.certificate.rawData, filler.chain);
+    }
+    for (const log of logs) {
+      log.delayMs = 40;
+      log.publish();
+    }
+    const size = logs[0]!.head.size;
+    const [holder, other] = following(a) ? [a, b] : [b, a];
+    await until("a run written", async () => {
+      const shown = (await call(other, key, "GET", "/v1/ct/logs")).body.data;
+      return shown.some((log: any) => log.position > 0 && log.position < log.treeSize);
+    });
+    expect(await holder.stop("SIGKILL")).not.toBe(0);
+    const atKill = (await call(other, key, "GET", "/v1/ct/logs")).body.data;
+    expect(atKill.some((log: any) => log.position < size)).toBe(true);
+
+    await until("the other process following", async () => following(other));
+    for (const log of logs) log.delayMs = 0;
+    await until("the backlog read", async () => {
+      const shown = (await call(other, key, "GET", "/v1/ct/logs")).body.data;
+      return shown.every((log: any) => log.position === log.treeSize && log.treeSize > 10_000);
+    });
+    const names = async (server: ServeProcess) =>
+      (await call(server, key, "GET", "/v1/events?limit=100")).body.data
+        .filter((event: any) => event.type === "certificate.issued")
+        .map((event: any) => event.data.dnsNames[0])
+        .sort();
+    const raised = await until("every event", async () => {
+      const list = await names(other);
+      return list.length >= expected.length ? list : null;
+    });
+    expect(raised).toEqual([...expected].sort());
+    expect((await call(other, key, "GET", `/v1/watches/${watch.id}`)).body.data.issuancesSeen).toBe(expected.length);
+
+    // Another process started afterwards raises nothing again, and the next issuance once.
+    expect(await other.stop("SIGKILL")).not.toBe(0);
+    const c = await startServe({ env });
+    cleanups.push(() => c.stop("SIGKILL"));
+    await until("the new process following", async () => following(c));
+    await issueThroughCt({ issuer: ca, dnsNames: ["last.failover.example"], logs });
+    for (const log of logs) log.publish();
+    const final = await until("the last event", async () => {
+      const list = await names(c);
+      return list.includes("last.failover.example") ? list : null;
+    });
+    expect(final).toEqual([...expected, "last.failover.example"].sort());
+    expect(await c.stop()).toBe(0);
+  });
+});
+
+describe("a server process stopped while a log hangs", () => {
+  test("exits 0 on SIGTERM at once, without waiting out the hanging request", async () => {
+    const log = await startFixtureLog({ kind: "rfc6962" });
+    cleanups.push(() => log.close());
+    log.publish();
+    const listFile = join(dir, "hanging.json");
+    writeFileSync(listFile, logListJson([log]));
+    const env = {
+      CERTKEEPER_DATABASE_URL: `file:${join(dir, "hanging.db")}`,
+      CERTKEEPER_CT_SOURCE: "logs",
+      CERTKEEPER_CT_LOG_LIST: listFile,
+      CERTKEEPER_CT_INTERVAL: "1s",
+      // A request may take a minute here: a stop that waited for one would be killed by stop()'s 5 s.
+      CERTKEEPER_TLS_TIMEOUT: "20s",
+    };
+    const server = await startServe({ env });
+    cleanups.push(() => server.stop("SIGKILL"));
+    await until("the log first read", async () => log.requests.includes("ct/v1/get-sth"));
+    log.intercept("hang", { match: /get-sth/, times: 1000 });
+    const asked = log.requests.length;
+    await until("a hanging request", async () => log.requests.slice(asked).includes("ct/v1/get-sth"));
+    expect(await server.stop("SIGTERM", 5000)).toBe(0);
+  });
+});
+
+describe("a core stopped and started again", () => {
+  test("goes on where it stopped: nothing skipped, nothing twice", async () => {
+    const world = await startCtWorld({ store: "libsql" });
+    cleanups.push(() => world.close());
+    await world.caughtUp(0);
+    await world.addWatch({ domain: "restart.example" });
+    await world.issue({ dnsNames: ["a.restart.example"] });
+    world.publishAll();
+    await world.caughtUp(1);
+    await world.until("the first event", async () => (await world.issued()).length === 1);
+    await world.harness.core.stop();
+
+    await world.issue({ dnsNames: ["b.restart.example"] });
+    world.publishAll();
+    const again = createCore({
+      config: world.harness.config,
+      store: world.harness.store,
+      logger: silentLogger,
+      transports: world.transports,
+      ctFollower: { leaseMs: 3000, headIntervalMs: 100, watchSettleMs: 50 },
+    });
+    again.start();
+    cleanups.push(() => again.stop());
+    await world.caughtUp(2);
+    const names = await world.until("the second event", async () => {
+      const events = await world.issued();
+      return events.length >= 2 ? events.map((event) => event.data.dnsNames[0]) : null;
+    });
+    expect(names).toEqual(["a.restart.example", "b.restart.example"]);
+    await again.stop();
+  });
+});
