@@ -6,7 +6,9 @@
  * allowedIssuers and autoMonitor as §15.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { expectData, TEST_DOMAIN } from "./support/harness.ts";
+import { expectData, testPki, TEST_DOMAIN } from "./support/harness.ts";
+import { chainPem, createLeaf, DAY } from "./support/pki.ts";
+import { startTlsServer } from "./support/servers.ts";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
 import { CtReadThread } from "../adapters/ct_threads/mod.ts";
 
@@ -222,6 +224,40 @@ describe("following an RFC 6962 log and a tile log", () => {
     } finally {
       for (const thread of threads) await thread.close();
       await fetcher.close();
+    }
+  });
+});
+
+describe("issuances read from the logs", () => {
+  test("an issuance of exactly a monitored certificate's names is its pending deployment, noted as soon as the follower records it", async () => {
+    world = await startCtWorld();
+    const w = world;
+    await w.caughtUp(0);
+    const { rsaIntermediate } = await testPki();
+    const domain = `deploy.${TEST_DOMAIN}`;
+    const now = Date.now();
+    const served = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(now - 30 * DAY), notAfter: new Date(now + 60 * DAY) });
+    const server = await startTlsServer({ cert: chainPem(served, rsaIntermediate), key: served.keyPem });
+    try {
+      const certificate = expectData(await w.harness.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+      await w.addWatch({ domain, includeSubdomains: false });
+      // Let the watch's first poll happen before the issuance, as with a watch made long ago.
+      await w.until("the watch's first poll", async () => (expectData(await w.harness.request("GET", "/v1/watches"), 200) as any[])[0].lastPolledAt);
+      const fresh = await w.issue({ dnsNames: [domain] });
+      w.publishAll();
+      await w.caughtUp();
+      const deployment = await w.until("the pending deployment", async () => expectData(await w.harness.request("GET", `/v1/certificates/${certificate.id}`), 200).deployment);
+      expect(deployment).toEqual({
+        issuedAt: fresh.certificate.notBefore.toISOString(),
+        fingerprintSha256: null,
+        notAfter: fresh.certificate.notAfter.toISOString(),
+        issuer: "Let's Encrypt",
+        seenAt: expect.stringMatching(iso),
+        servedBy: 0,
+        endpoints: 1,
+      });
+    } finally {
+      await server.close();
     }
   });
 });

@@ -91,7 +91,7 @@ export function memoryCtLogs(state: MemoryState): CtLogStore {
         byWatch.set(issuance.watchId, [...(byWatch.get(issuance.watchId) ?? []), record]);
         byKey.set(key, record);
         watch.issuancesSeen += 1;
-        if (watch.autoMonitor && watch.leaseOwner === null) watch.nextPollAt = Math.min(watch.nextPollAt, batch.updatedAt);
+        if (watch.leaseOwner === null) watch.nextPollAt = Math.min(watch.nextPollAt, batch.updatedAt);
         if (event) {
           state.addEvents([event]);
           events++;

@@ -127,7 +127,7 @@ export function sqlCtLogs(db: Executor): CtLogStore {
           }
           await tx.execute(
             `UPDATE watches SET issuances_seen = issuances_seen + 1,
-               next_poll_at = CASE WHEN auto_monitor = 1 AND lease_owner IS NULL THEN MIN(next_poll_at, ?) ELSE next_poll_at END
+               next_poll_at = CASE WHEN lease_owner IS NULL THEN MIN(next_poll_at, ?) ELSE next_poll_at END
              WHERE id = ?`,
             [batch.updatedAt, i.watchId],
           );

@@ -569,8 +569,9 @@ export interface CtLogStore {
   /**
    * In one transaction, while `batch.owner` holds the lease and the log is at `batch.from`: moves the
    * log to `batch.position`, records each match new to its watch with its event (and deliveries),
-   * counts it in the watch's issuancesSeen and makes an autoMonitor watch's poll due (unless under
-   * way); a match the watch had without a fingerprint gains this one's. `saved` false: nothing written.
+   * counts it in the watch's issuancesSeen and makes the watch's poll due (unless under way: the poll
+   * adds autoMonitor's names and notes pending deployments); a match the watch had without a
+   * fingerprint gains this one's. `saved` false: nothing written.
    */
   commit(batch: CtBatch): Promise<{ saved: boolean; events: number }>;
   /** A token that changes whenever a watch is added, changed or deleted. */
