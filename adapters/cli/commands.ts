@@ -4,14 +4,15 @@
  */
 import { spawnSync } from "node:child_process";
 import type { Config } from "../../core/config/mod.ts";
-import { presentKey, type Admin } from "../../core/accounts/mod.ts";
+import type { Admin } from "../../core/accounts/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
-import { wire } from "../wiring/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
 import { optionalInteger, requiredFlag, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
 
 /** Opens the configured database, runs `fn` with the admin operations, closes it. */
 export async function withAdmin<T>(config: Config, fn: (admin: Admin, store: Store) => Promise<T>): Promise<T> {
+  // Loaded when a command runs, not at the CLI's start: help and usage errors need none of it.
+  const { wire } = await import("../wiring/mod.ts");
   const wired = await wire(config, { passwords: bunPasswords });
   try {
     return await fn(wired.core.services.admin, wired.store);
@@ -184,6 +185,7 @@ const keyList: CommandSpec = {
   synopsis: "key list --org ORG_ID",
   help: "Lists an organization's API keys, newest first, without their secrets.",
   async run({ config, flags }) {
+    const { presentKey } = await import("../../core/accounts/mod.ts");
     const keys = await withAdmin(config, (admin) => admin.listApiKeys(requiredFlag(flags, "org")));
     const json = keys.map((key) => {
       const { userId: _, ...view } = presentKey(key);
