@@ -1,10 +1,10 @@
 /**
  * The boundary is a test (STYLE §6): core imports no framework, driver, Bun API or adapter; its
- * folders show its parts, each behind a mod.ts face; adapters enter core only through those faces; the
- * ground floor imports nothing above it; no import cycles.
+ * folders show its parts, each behind a mod.ts face; adapters enter core only through those faces; core's
+ * rooms stand on declared floors and every import runs down them; no import cycles.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, relative, resolve } from "node:path";
 
@@ -69,13 +69,55 @@ function localImports(file: string): string[] {
 const CORE = join(ROOT, "core");
 /** Core's root holds its package face and nothing else. */
 const CORE_ROOT_FILES = ["mod.ts"];
-/** The ground floor and what each of its rooms may import of core besides itself. */
-const GROUND_FLOOR: Record<string, string[]> = { base: [], config: ["base"], schemas: ["base"] };
+/**
+ * Core's rooms (its folders), floor by floor from the ground up. A room imports only rooms on floors
+ * below its own: never sideways, never up. A new room is declared here, on the floor its imports allow.
+ */
+const FLOORS: string[][] = [
+  ["base"], // records, errors, clock, log, the work loop
+  ["config", "schemas", "store"], // the settings, the API's shapes, the store's ports
+  ["auth", "deployment", "net", "renewal"], // who is calling; issuances not yet served; connections, names, addresses; renewal deadlines
+  ["accounts", "channels", "starttls", "watches"], // the settings area's logic, channel configs, STARTTLS, CT polling
+  ["certificates", "notify", "tls"], // a certificate's rules and views, delivery, TLS retrieval
+  ["ari", "dns", "metrics", "revocation"], // a CA's renewal information, what DNS says, counters and the exposition, OCSP and CRLs
+  ["monitor"], // checks and what they change
+  ["imports"], // the import worker
+  ["operations"], // the API's operations and the services they compose
+  ["openapi", "pipeline"], // the document; the one request pipeline
+  ["http", "workspace"], // the faces onto the pipeline: HTTP, and the settings area's workspace
+  ["app"], // createCore builds them all
+];
 
-/** The folder of core a path is in (`core/tls/x.ts` → "tls"), or null outside core's folders. */
-function coreFolder(path: string): string | null {
-  const rel = relative(CORE, path);
+/** The room (the folder of `root`) a path is in (`core/tls/x.ts` → "tls"), or null outside its folders. */
+function roomOf(root: string, path: string): string | null {
+  const rel = relative(root, path);
   return rel.startsWith("..") || !rel.includes("/") ? null : rel.split("/")[0]!;
+}
+
+/** The floor of each room in `floors` (0 = the ground). */
+function floorOf(floors: string[][]): Map<string, number> {
+  return new Map(floors.flatMap((rooms, floor) => rooms.map((room) => [room, floor] as const)));
+}
+
+/**
+ * Every import among `files` (all under `root`) from one room (a folder of `root`) to another that
+ * does not stand on a lower floor, as "from imports to (floor a → floor b)". Files at `root` itself
+ * (its package face) may import any room.
+ */
+function climbingImports(root: string, files: string[], floors: string[][]): string[] {
+  const floor = floorOf(floors);
+  const violations: string[] = [];
+  for (const file of files) {
+    const from = roomOf(root, file);
+    if (from === null) continue;
+    for (const target of localImports(file)) {
+      const to = roomOf(root, target);
+      if (to === null || to === from) continue;
+      const [a, b] = [floor.get(from) ?? -1, floor.get(to) ?? Infinity];
+      if (b >= a) violations.push(`${relative(root, file)} imports ${relative(root, target)} (floor ${a} → ${b})`);
+    }
+  }
+  return violations;
 }
 
 /** The first import cycle among `files`, as the list of files around it, or null. */
@@ -142,20 +184,13 @@ describe("core's folders and faces", () => {
     expect(violations).toEqual([]);
   });
 
-  test("the ground floor (records, errors, clock, config, schemas) imports nothing above it", () => {
-    const violations: string[] = [];
-    for (const file of coreFiles) {
-      const folder = coreFolder(file);
-      if (!folder || !(folder in GROUND_FLOOR)) continue;
-      for (const target of localImports(file)) {
-        const to = coreFolder(target);
-        if (to === folder || (to !== null && GROUND_FLOOR[folder]!.includes(to))) continue;
-        if (relative(ROOT, target).startsWith("core/") || relative(ROOT, target).startsWith("adapters/")) {
-          violations.push(`${relative(ROOT, file)} imports ${relative(ROOT, target)}`);
-        }
-      }
-    }
-    expect(violations).toEqual([]);
+  test("every room of core stands on exactly one declared floor", () => {
+    const rooms = readdirSync(CORE).filter((name) => statSync(join(CORE, name)).isDirectory()).sort();
+    expect(FLOORS.flat().sort()).toEqual(rooms);
+  });
+
+  test("no import climbs: each room imports only rooms on floors below its own", () => {
+    expect(climbingImports(CORE, coreFiles, FLOORS)).toEqual([]);
   });
 
   test("core has no import cycle", () => {
@@ -169,12 +204,30 @@ describe("core's folders and faces", () => {
   });
 
   test("the checks themselves catch a violation", () => {
-    expect(coreFolder(join(CORE, "tls", "x509.ts"))).toBe("tls");
-    expect(coreFolder(join(CORE, "mod.ts"))).toBeNull();
+    expect(roomOf(CORE, join(CORE, "tls", "x509.ts"))).toBe("tls");
+    expect(roomOf(CORE, join(CORE, "mod.ts"))).toBeNull();
     // A cycle of two files written to a scratch folder is found.
     const dir = mkdtempSync(join(tmpdir(), "certkeeper-arch-"));
     writeFileSync(join(dir, "a.ts"), 'import { b } from "./b.ts";\nexport const a = 1;');
     writeFileSync(join(dir, "b.ts"), 'import { a } from "./a.ts";\nexport const b = 2;');
     expect(findCycle([join(dir, "a.ts"), join(dir, "b.ts")])?.map((file) => basename(file))).toEqual(["a.ts", "b.ts", "a.ts"]);
+  });
+
+  test("the floor check catches an import that climbs, one sideways and one into an undeclared room", () => {
+    // Rooms low/, high/, side/ and new/, with no cycle of files among them: only the floors forbid these.
+    const root = mkdtempSync(join(tmpdir(), "certkeeper-floors-"));
+    for (const room of ["low", "high", "side", "new"]) mkdirSync(join(root, room));
+    writeFileSync(join(root, "low", "a.ts"), 'import { b } from "../high/b.ts";\nexport const a = 1;');
+    writeFileSync(join(root, "high", "b.ts"), "export const b = 2;");
+    writeFileSync(join(root, "high", "c.ts"), 'import { a } from "../low/a.ts";\nimport { d } from "../side/d.ts";\nimport { e } from "../new/e.ts";\nexport const c = a + d + e;');
+    writeFileSync(join(root, "side", "d.ts"), "export const d = 3;");
+    writeFileSync(join(root, "new", "e.ts"), "export const e = 4;");
+    writeFileSync(join(root, "mod.ts"), 'export { a } from "./low/a.ts";\nexport { c } from "./high/c.ts";');
+    const files = ["low/a.ts", "high/b.ts", "high/c.ts", "side/d.ts", "new/e.ts", "mod.ts"].map((path) => join(root, path));
+    expect(climbingImports(root, files, [["low"], ["high", "side"]])).toEqual([
+      "low/a.ts imports high/b.ts (floor 0 → 1)",
+      "high/c.ts imports side/d.ts (floor 1 → 1)",
+      "high/c.ts imports new/e.ts (floor 1 → Infinity)",
+    ]);
   });
 });

@@ -106,6 +106,7 @@ describe("a valid RSA-2048 certificate sent with its intermediate", () => {
       mutedUntil: null,
       protocol: "tls",
       connectTo: null,
+      mailDomain: null,
       endpoints: [
         {
           address: "127.0.0.1",
@@ -115,6 +116,7 @@ describe("a valid RSA-2048 certificate sent with its intermediate", () => {
           fingerprintSha256: fingerprint(leaf),
           expiresAt: iso(notAfterSecond),
           lastCheckedAt: cert.lastCheckedAt,
+          dane: null,
         },
       ],
       // The intermediate expires before the root that anchors the path.
@@ -122,6 +124,17 @@ describe("a valid RSA-2048 certificate sent with its intermediate", () => {
       publicKey: { algorithm: "RSA", size: 2048, curve: null },
       tls: { protocol: "TLSv1.3", cipher: expect.stringMatching(/^TLS_(AES_128_GCM_SHA256|AES_256_GCM_SHA384|CHACHA20_POLY1305_SHA256)$/) },
       warnings: [],
+      alertPolicy: "days",
+      // No renewal information from this CA: three quarters of the lifetime.
+      renewal: {
+        deadline: iso(notBeforeSecond + Math.ceil(((notAfterSecond - notBeforeSecond) * 3) / 4)),
+        source: "lifetime",
+        window: null,
+        explanationUrl: null,
+        state: "not_due",
+        checkedAt: null,
+      },
+      deployment: null,
     });
   });
 });

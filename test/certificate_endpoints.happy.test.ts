@@ -66,6 +66,7 @@ describe("every address behind a name", () => {
       fingerprintSha256: expect.stringMatching(/^[0-9A-F]{2}(:[0-9A-F]{2}){31}$/),
       expiresAt: stale.cert.notAfter.toISOString(),
       lastCheckedAt: cert.lastCheckedAt,
+      dane: null,
     });
     // The certificate-level fields describe the stale node, whose leaf expires first.
     expect([cert.status, cert.statusReason, cert.serialNumber, cert.daysUntilExpiry, cert.expiresAt]).toEqual([
@@ -110,7 +111,7 @@ describe("every address behind a name", () => {
       const cert = await check(created.id);
       expect(cert.endpoints).toEqual([
         expect.objectContaining({ address: "127.0.0.1", status: "valid", serialNumber: serial(fresh) }),
-        { address: "127.0.0.3", status: "unreachable", statusReason: "connection_refused", serialNumber: null, fingerprintSha256: null, expiresAt: null, lastCheckedAt: cert.lastCheckedAt },
+        { address: "127.0.0.3", status: "unreachable", statusReason: "connection_refused", serialNumber: null, fingerprintSha256: null, expiresAt: null, lastCheckedAt: cert.lastCheckedAt, dane: null },
       ]);
       expect([cert.status, cert.statusReason, cert.serialNumber]).toEqual(["valid", null, serial(fresh)]);
     } finally {

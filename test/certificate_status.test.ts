@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { DAY } from "../core/base/mod.ts";
-import { certificateStatus, statusTimeline, TIMELINE_END, TIMELINE_START, type StatusInput } from "../core/certificates/mod.ts";
+import { certificateRenewalState, certificateStatus, statusTimeline, TIMELINE_END, TIMELINE_START, type StatusInput } from "../core/certificates/mod.ts";
 
 const NOW = Date.UTC(2026, 10, 20);
 
@@ -26,23 +26,77 @@ function random(seed: number): () => number {
 }
 
 describe("statusTimeline", () => {
-  test("a valid certificate: invalid before notBefore, valid, expiring from the largest threshold, expired after notAfter", () => {
+  test("days policy: invalid before notBefore, valid, expiring from the largest threshold, expired after notAfter; overdue from the deadline", () => {
     const notBefore = NOW - 30 * DAY;
     const notAfter = NOW + 60 * DAY;
-    expect(statusTimeline(record({ notBefore, notAfter }))).toEqual([
-      { from: TIMELINE_START, until: notBefore, status: "invalid", statusReason: "not_yet_valid" },
-      { from: notBefore, until: notAfter - 31 * DAY + 1, status: "valid", statusReason: null },
-      { from: notAfter - 31 * DAY + 1, until: notAfter + 1, status: "expiring", statusReason: "expiring_soon" },
-      { from: notAfter + 1, until: TIMELINE_END, status: "expired", statusReason: "expired" },
+    // A 90-day lifetime: the deadline is three quarters in, 22.5 days before expiry.
+    const deadline = notBefore + 67.5 * DAY;
+    expect(statusTimeline(record({ notBefore, notAfter, alertPolicy: "days" }))).toEqual([
+      { from: TIMELINE_START, until: notBefore, status: "invalid", statusReason: "not_yet_valid", renewal: "not_due" },
+      { from: notBefore, until: notAfter - 31 * DAY + 1, status: "valid", statusReason: null, renewal: "not_due" },
+      { from: notAfter - 31 * DAY + 1, until: deadline, status: "expiring", statusReason: "expiring_soon", renewal: "not_due" },
+      { from: deadline, until: notAfter + 1, status: "expiring", statusReason: "expiring_soon", renewal: "overdue" },
+      { from: notAfter + 1, until: TIMELINE_END, status: "expired", statusReason: "expired", renewal: "overdue" },
     ]);
   });
 
-  test("an unreachable certificate stays unreachable until it expires", () => {
+  test("renewal policy: valid until the renewal deadline whatever the thresholds, then expiring (renewal_overdue)", () => {
+    const notBefore = NOW - 30 * DAY;
+    const notAfter = NOW + 60 * DAY;
+    const deadline = notBefore + 67.5 * DAY;
+    expect(statusTimeline(record({ notBefore, notAfter, alertPolicy: "renewal" }))).toEqual([
+      { from: TIMELINE_START, until: notBefore, status: "invalid", statusReason: "not_yet_valid", renewal: "not_due" },
+      { from: notBefore, until: deadline, status: "valid", statusReason: null, renewal: "not_due" },
+      { from: deadline, until: notAfter + 1, status: "expiring", statusReason: "renewal_overdue", renewal: "overdue" },
+      { from: notAfter + 1, until: TIMELINE_END, status: "expired", statusReason: "expired", renewal: "overdue" },
+    ]);
+  });
+
+  test("renewal policy: a 160-hour certificate is valid for two thirds of its life, whatever its thresholds", () => {
+    const notBefore = NOW;
+    const notAfter = NOW + 160 * 3600_000;
+    const deadline = notBefore + Math.ceil((160 * 3600_000 * 2) / 3);
+    const timeline = statusTimeline(record({ notBefore, notAfter, alertPolicy: "renewal", alertThresholds: [30, 14, 7, 3, 1] }));
+    expect(timeline.find((p) => p.from === notBefore)).toEqual({ from: notBefore, until: deadline, status: "valid", statusReason: null, renewal: "not_due" });
+    expect(certificateStatus(record({ notBefore, notAfter, alertPolicy: "days" }), notBefore).status).toBe("expiring");
+  });
+
+  test("an unreachable certificate stays unreachable until it expires, and is never overdue", () => {
     const notAfter = NOW + 5 * DAY;
     expect(statusTimeline(record({ notAfter, failure: "timeout" }))).toEqual([
-      { from: TIMELINE_START, until: notAfter + 1, status: "unreachable", statusReason: "timeout" },
-      { from: notAfter + 1, until: TIMELINE_END, status: "expired", statusReason: "expired" },
+      { from: TIMELINE_START, until: notAfter + 1, status: "unreachable", statusReason: "timeout", renewal: "not_due" },
+      { from: notAfter + 1, until: TIMELINE_END, status: "expired", statusReason: "expired", renewal: "not_due" },
     ]);
+  });
+
+  test("renewal policy: past the deadline, a CAA set that forbids the issuer names the renewal blocked, not overdue; days policy is unchanged", () => {
+    const notBefore = NOW - 80 * DAY;
+    const notAfter = NOW + 10 * DAY;
+    const dns = { caa: { status: "forbidden" } } as unknown as StatusInput["dns"];
+    const judged = (alertPolicy: "renewal" | "days", withDns: boolean) => {
+      const { status, statusReason } = certificateStatus(record({ notBefore, notAfter, alertPolicy, ...(withDns ? { dns } : {}) }), NOW);
+      return [status, statusReason];
+    };
+    expect(judged("renewal", true)).toEqual(["expiring", "renewal_blocked"]);
+    expect(judged("renewal", false)).toEqual(["expiring", "renewal_overdue"]);
+    expect(judged("days", true)).toEqual(["expiring", "expiring_soon"]);
+    // Before the deadline, a blocked renewal changes no status (the warning says it).
+    expect(certificateStatus(record({ notBefore: NOW - DAY, notAfter: NOW + 89 * DAY, alertPolicy: "renewal", dns }), NOW).status).toBe("valid");
+  });
+
+  test("a CA's request for early replacement makes the leaf expiring (renewal_requested) under both policies", () => {
+    const renewalInfo = { window: { start: NOW - DAY, end: NOW - 1 }, explanationUrl: null, checkedAt: NOW - DAY, requestedEnd: NOW - 1, nextAt: NOW + DAY, lastError: null };
+    for (const alertPolicy of ["renewal", "days"] as const) {
+      const input = record({ alertPolicy });
+      input.details = { ...input.details, renewalInfo };
+      expect({ alertPolicy, ...certificateStatus(input, NOW), renewal: certificateRenewalState(input, NOW) }).toEqual({
+        alertPolicy,
+        status: "expiring",
+        statusReason: "renewal_requested",
+        daysUntilExpiry: 60,
+        renewal: "requested",
+      });
+    }
   });
 
   test("agrees with certificateStatus at every moment, at and around every change, for a thousand certificates", () => {
@@ -60,7 +114,13 @@ describe("statusTimeline", () => {
         problem: reasons[Math.floor(next() * reasons.length)]!,
         failure: failures[Math.floor(next() * failures.length)]!,
         alertThresholds: thresholds,
+        alertPolicy: next() < 0.5 ? "renewal" : "days",
       });
+      if (next() < 0.3) {
+        const end = notBefore + Math.round(next() * (notAfter - notBefore));
+        const requested = next() < 0.3 ? end : null;
+        input.details = { ...input.details, renewalInfo: { window: { start: end - DAY, end }, explanationUrl: null, checkedAt: NOW, requestedEnd: requested, nextAt: NOW, lastError: null } };
+      }
       const timeline = statusTimeline(input);
       expect(timeline[0]!.from).toBe(TIMELINE_START);
       expect(timeline.at(-1)!.until).toBe(TIMELINE_END);
@@ -71,7 +131,8 @@ describe("statusTimeline", () => {
       for (const now of moments) {
         const period = timeline.find((p) => p.from <= now && now < p.until)!;
         const { status, statusReason } = certificateStatus(input, now);
-        expect({ now, status: period.status, statusReason: period.statusReason }).toEqual({ now, status, statusReason });
+        const renewal = certificateRenewalState(input, now);
+        expect({ now, status: period.status, statusReason: period.statusReason, renewal: period.renewal }).toEqual({ now, status, statusReason, renewal });
         compared++;
       }
     }

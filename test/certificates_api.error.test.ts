@@ -37,7 +37,7 @@ describe("400 invalid_request", () => {
     ["port 0", { domain: "a.com", port: 0 }, 'Field "port" must be a whole number from 1 to 65535; got "0".'],
     ["port 65536", { domain: "a.com", port: 65536 }, 'Field "port" must be a whole number from 1 to 65535; got "65536".'],
     ["a fractional port", { domain: "a.com", port: 443.5 }, 'Field "port" must be a whole number from 1 to 65535; got "443.5".'],
-    ["an unknown field", { domain: "a.com", prot: 443 }, 'Unknown field "prot": the allowed fields are domain, name, port, alertThresholds, tags, protocol, connectTo.'],
+    ["an unknown field", { domain: "a.com", prot: 443 }, 'Unknown field "prot": the allowed fields are domain, name, port, alertThresholds, tags, protocol, connectTo, alertPolicy, mailDomain.'],
     ["a threshold over 730", { domain: "a.com", alertThresholds: [731] }, 'Field "alertThresholds[0]" must be a whole number from 0 to 730; got "731".'],
     ["a negative threshold", { domain: "a.com", alertThresholds: [-1] }, 'Field "alertThresholds[0]" must be a whole number from 0 to 730; got "-1".'],
     ["repeated thresholds", { domain: "a.com", alertThresholds: [7, 7] }, expect.stringContaining('Field "alertThresholds" must be')],

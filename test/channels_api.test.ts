@@ -13,7 +13,7 @@ let transports: ReturnType<typeof createTransports>;
 
 beforeAll(async () => {
   const { root } = await testPki();
-  const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
+  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
   transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
   h = await createHarness({ transports, config: { deliveryTimeoutMs: 1000 } });
   receiver = await startHttpReceiver();

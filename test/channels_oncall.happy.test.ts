@@ -87,7 +87,7 @@ describe("test notifications", () => {
 });
 
 describe("a certificate's alerts on PagerDuty, Teams and Telegram", () => {
-  test("expiring triggers a warning with dedup_key <id>:expiring; a renewal resolves expiring, expired, revoked and chain_expiring", async () => {
+  test("expiring triggers a warning with dedup_key <id>:expiring; a renewal resolves expiring, expired, revoked, chain_expiring, renewal and not_deployed", async () => {
     w = await fleetWorld();
     await addOncallChannels(w);
     const domain = `pager.${TEST_DOMAIN}`;
@@ -118,9 +118,37 @@ describe("a certificate's alerts on PagerDuty, Teams and Telegram", () => {
     const resolves = w.pagerduty.requests.slice(1);
     for (const resolve of resolves) expect(pagerdutyAlertProblems(resolve.json)).toEqual([]);
     expect(resolves.map((r) => [r.path, r.json.event_action, r.json.dedup_key])).toEqual(
-      ["expiring", "expired", "revoked", "chain_expiring"].map((problem) => ["/v2/enqueue", "resolve", `${cert.id}:${problem}`]),
+      ["expiring", "expired", "revoked", "chain_expiring", "renewal", "not_deployed"].map((problem) => ["/v2/enqueue", "resolve", `${cert.id}:${problem}`]),
     );
     expect(w.telegram.requests.at(-1)!.json.text).toContain("certificate renewed");
+  });
+
+  test("renewal overdue triggers a warning with dedup_key <id>:renewal, resolved by the renewal; every message names the domain and the deadline", async () => {
+    w = await fleetWorld({ config: { alertPolicy: "renewal" } });
+    await addOncallChannels(w);
+    const domain = `overdue.${TEST_DOMAIN}`;
+    // 30 days old, 5 days left: well past three quarters of its lifetime.
+    const { rsaIntermediate } = await testPki();
+    const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(w.clock.now() - 30 * DAY), notAfter: new Date(w.clock.now() + 5 * DAY + HOUR), serial: "0c01" });
+    const server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
+    try {
+      const cert = expectData(await w.h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+      await w.settle();
+      expect(w.pagerduty.requests.map((r) => [r.json.event_action, r.json.dedup_key, r.json.payload?.severity])).toEqual([["trigger", `${cert.id}:renewal`, "warning"]]);
+      expect(pagerdutyAlertProblems(w.pagerduty.requests[0]!.json)).toEqual([]);
+      expect(w.pagerduty.requests[0]!.json.payload.summary).toMatch(new RegExp(`^renewal overdue: ${domain}:${server.port} still serves the certificate that should have been replaced by \\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d UTC$`));
+      expect(teamsMessageProblems(w.teams.requests[0]!.json)).toEqual([]);
+      expect(teamsCardText(w.teams.requests[0]!.json)).toContain(`renewal overdue: ${domain}:${server.port}`);
+      expect(telegramSendMessageProblems(w.telegram.requests[0]!.json)).toEqual([]);
+      expect(w.telegram.requests[0]!.json.text).toContain(`renewal overdue: ${domain}:${server.port} still serves the certificate`);
+
+      await w.renew(server, domain, new Date(w.clock.now() + 45 * DAY), "0c02");
+      expectData(await w.h.request("POST", `/v1/certificates/${cert.id}/check`), 200);
+      await w.settle();
+      expect(w.pagerduty.requests.slice(1).map((r) => [r.json.event_action, r.json.dedup_key])).toContainEqual(["resolve", `${cert.id}:renewal`]);
+    } finally {
+      await server.close();
+    }
   });
 
   test("unreachable triggers critical; recovery resolves invalid and unreachable; expired triggers critical", async () => {

@@ -4,12 +4,13 @@
  */
 import { describe, expect, test } from "bun:test";
 import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
+import { caaBlocksRenewal } from "../core/renewal/mod.ts";
 import type { CertificateDetails, CertificateRecord, RevocationState } from "../core/base/records.ts";
 import { DAY, HOUR } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
-const policy = { intervalMs: HOUR, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
+const policy = { intervalMs: HOUR, alertPolicy: "days" as const, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
 
 const revocation = (status: RevocationState["status"]): RevocationState => ({
   status,
@@ -94,5 +95,61 @@ describe("applyCheck: certificate.chain_expiring", () => {
     ]);
     // The status says so too (the worst endpoint first).
     expect((chainEvents[0]!.certificate as { status: string; statusReason: string })).toMatchObject({ status: "expiring", statusReason: "chain_expiring" });
+  });
+});
+
+describe("applyCheck: certificate.renewal_blocked (CONTRACT §22)", () => {
+  const domain = "mx.example.com";
+  const forbidden = (key: string): NonNullable<CertificateRecord["dns"]> => ({
+    caa: {
+      status: "forbidden",
+      issuerDomain: "letsencrypt.org",
+      blocking: { name: domain, setAt: "example.com", property: "issue", reason: "not_listed", records: ['0 issue "digicert.com"'], key },
+    },
+  });
+  const permitted: NonNullable<CertificateRecord["dns"]> = { caa: { status: "permitted", issuerDomain: "letsencrypt.org", blocking: null } };
+  const withDns = (details: CertificateDetails, dns: CertificateRecord["dns"], caaAnswered = true): CheckOutcome => ({
+    ...(served(details) as Extract<CheckOutcome, { ok: true }>),
+    dns: dns!,
+    caaAnswered,
+  });
+
+  test("once per serial and record set: again for another set, again for a renewed serial, never for a permitted one", () => {
+    const first = certificateDetails(domain, { notAfter: NOW + 40 * DAY });
+    const renewed = certificateDetails(domain, { notAfter: NOW + 80 * DAY });
+    let record: CertificateRecord = certificateRecord(scope, { domain, details: first, alertThresholds: [] });
+    const steps: Array<[CertificateDetails, CertificateRecord["dns"]]> = [
+      [first, forbidden("a")],
+      [first, forbidden("a")],
+      [first, permitted],
+      [first, forbidden("a")],
+      [first, forbidden("b")],
+      [renewed, forbidden("b")],
+      [renewed, forbidden("b")],
+    ];
+    const announced: string[] = [];
+    for (const [i, [details, dns]] of steps.entries()) {
+      const applied = applyCheck(record, withDns(details, dns), NOW + i * HOUR, policy, { isNew: i === 0 });
+      for (const event of applied.events.filter((e) => e.type === "certificate.renewal_blocked")) {
+        announced.push(`${i}:${(event.data.certificate as { serialNumber: string }).serialNumber === first.serialNumber ? "first" : "renewed"}:${(event.data.caa as { records: string[] }).records[0]}`);
+      }
+      record = applied.record;
+    }
+    expect(announced).toEqual(['0:first:0 issue "digicert.com"', '4:first:0 issue "digicert.com"', '5:renewed:0 issue "digicert.com"']);
+  });
+
+  test("a verdict kept through a DNS failure raises nothing, even for a new serial; the findings stay", () => {
+    const first = certificateDetails(domain, { notAfter: NOW + 40 * DAY });
+    const renewed = certificateDetails(domain, { notAfter: NOW + 80 * DAY });
+    const record = certificateRecord(scope, { domain, details: first, alertThresholds: [] });
+    const applied = applyCheck(record, withDns(renewed, forbidden("a"), false), NOW, policy);
+    expect(applied.events.map((e) => e.type)).toEqual(["certificate.renewed"]);
+    // The verdict the renewal-deadline status rule reads from the stored record.
+    expect([caaBlocksRenewal(applied.record), caaBlocksRenewal(record)]).toEqual([true, false]);
+    // A check that looked nothing up (DNS off, or a failed retrieval) keeps what was found.
+    const unreachable = applyCheck(applied.record, { ok: false, reason: "timeout", message: "no answer" }, NOW + HOUR, policy);
+    expect(unreachable.record.dns).toBe(applied.record.dns);
+    const plain = applyCheck(applied.record, served(renewed), NOW + 2 * HOUR, policy);
+    expect(plain.record.dns).toBe(applied.record.dns);
   });
 });

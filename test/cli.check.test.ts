@@ -62,7 +62,7 @@ describe("check DOMAIN[:PORT]", () => {
       [
         "domain", "status", "daysUntilExpiry", "expiresAt", "issuedAt", "issuer", "subject", "subjectAlternativeNames",
         "serialNumber", "signatureAlgorithm", "port", "lastCheckedAt", "chain", "statusReason", "revocation",
-        "protocol", "connectTo", "endpoints", "chainExpiresAt", "publicKey", "tls", "warnings",
+        "protocol", "connectTo", "mailDomain", "endpoints", "chainExpiresAt", "publicKey", "tls", "warnings", "alertPolicy", "renewal", "deployment",
       ].sort(),
     );
     expect(cert).toEqual({
@@ -103,6 +103,7 @@ describe("check DOMAIN[:PORT]", () => {
       revocation: { status: "not_checked", source: null, checkedAt: null, revokedAt: null, reason: null },
       protocol: "tls",
       connectTo: null,
+      mailDomain: null,
       endpoints: [
         {
           address: "127.0.0.1",
@@ -112,6 +113,7 @@ describe("check DOMAIN[:PORT]", () => {
           fingerprintSha256: cert.chain[0].fingerprintSha256,
           expiresAt: second(notAfter),
           lastCheckedAt: cert.lastCheckedAt,
+          dane: null,
         },
       ],
       chainExpiresAt: rsaIntermediate.cert.notAfter.toISOString(),
@@ -119,6 +121,17 @@ describe("check DOMAIN[:PORT]", () => {
       publicKey: { algorithm: "EC", size: 256, curve: "P-256" },
       tls: { protocol: "TLSv1.3", cipher: expect.stringMatching(/^TLS_/) },
       warnings: [],
+      // Judged by CERTKEEPER_ALERT_POLICY's default; the test CA publishes no renewal information.
+      alertPolicy: "renewal",
+      renewal: {
+        deadline: new Date(Math.floor(notBefore.getTime() / 1000) * 1000 + Math.ceil(((Math.floor(notAfter.getTime() / 1000) - Math.floor(notBefore.getTime() / 1000)) * 1000 * 3) / 4)).toISOString(),
+        source: "lifetime",
+        window: null,
+        explanationUrl: null,
+        state: "not_due",
+        checkedAt: null,
+      },
+      deployment: null,
     });
     const checkedAt = Date.parse(cert.lastCheckedAt);
     expect(checkedAt).toBeGreaterThanOrEqual(before);
@@ -260,14 +273,16 @@ describe("check exits like a monitoring plugin", () => {
   const target = (key: keyof typeof names) => `${names[key]}:${servers[key]!.port}`;
 
   test.each([
-    ["valid", 0, "valid", null],
-    ["expiring", 1, "expiring", "expiring_soon"],
-    ["expired", 2, "expired", "expired"],
-    ["selfSigned", 2, "invalid", "self_signed"],
-    ["mismatch", 2, "invalid", "hostname_mismatch"],
-    ["stranger", 2, "invalid", "untrusted_issuer"],
-  ] as const)("a %s certificate exits %d with status %s", async (key, code, status, reason) => {
-    const result = await runCli(["check", target(key)], { env: env() });
+    ["valid", 0, "valid", null, []],
+    // 10 days left of 110: past its renewal deadline under the default policy, within 30 days under days.
+    ["expiring", 1, "expiring", "renewal_overdue", []],
+    ["expiring", 1, "expiring", "expiring_soon", ["--alert-policy", "days"]],
+    ["expired", 2, "expired", "expired", []],
+    ["selfSigned", 2, "invalid", "self_signed", []],
+    ["mismatch", 2, "invalid", "hostname_mismatch", []],
+    ["stranger", 2, "invalid", "untrusted_issuer", []],
+  ] as const)("a %s certificate exits %d with status %s (%s) %p", async (key, code, status, reason, flags) => {
+    const result = await runCli(["check", target(key), ...flags], { env: env() });
     expect({ code: result.code, stdout: result.stdout }).toEqual({
       code,
       stdout: expect.stringMatching(new RegExp(`^${status}\\s+-?\\d+ days?\\s+${reason ?? "-"}\\s+${target(key).replace(/\./g, "\\.")}\\n$`)),
@@ -285,7 +300,7 @@ describe("check exits like a monitoring plugin", () => {
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines).toHaveLength(2);
     expect(lines[0]).toMatch(new RegExp(`^valid\\s+\\d+ days\\s+-\\s+${names.valid.replace(/\./g, "\\.")}:`));
-    expect(lines[1]).toMatch(new RegExp(`^expiring\\s+10 days\\s+expiring_soon\\s+${names.expiring.replace(/\./g, "\\.")}:`));
+    expect(lines[1]).toMatch(new RegExp(`^expiring\\s+10 days\\s+renewal_overdue\\s+${names.expiring.replace(/\./g, "\\.")}:`));
 
     const all = await runCli(["check", target("expiring"), target("valid"), target("selfSigned"), `none.${TEST_DOMAIN}:1`], {
       env: { ...env(), CERTKEEPER_RESOLVE: `*.${base}=127.0.0.1,none.${TEST_DOMAIN}=none` },

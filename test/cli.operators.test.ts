@@ -126,7 +126,8 @@ describe("certificate list and backup, beside a running server", () => {
     const caFile = join(ws.dir, "root.pem");
     writeFileSync(caFile, root.certPem);
     for (const [name, days] of [["soon", 10], ["later", 200], ["middle", 60]] as const) {
-      const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain(name)], notAfter: new Date(Date.now() + days * DAY + 3_600_000) });
+      // 90 days old: "soon" is past its renewal deadline (three quarters of its lifetime), so expiring.
+      const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain(name)], notBefore: new Date(Date.now() - 90 * DAY), notAfter: new Date(Date.now() + days * DAY + 3_600_000) });
       const server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
       servers.push(server);
       ports[name] = server.port;
@@ -177,7 +178,7 @@ describe("certificate list and backup, beside a running server", () => {
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
     const lines = result.stdout.trimEnd().split("\n");
     expect(lines[0]).toMatch(/^STATUS\s+DAYS\s+EXPIRES\s+REASON\s+DOMAIN/);
-    expect(lines[1]).toMatch(new RegExp(`^expiring\\s+10\\s+\\d{4}-\\d\\d-\\d\\d\\s+expiring_soon\\s+${domain("soon").replace(/\./g, "\\.")}:${ports.soon}`));
+    expect(lines[1]).toMatch(new RegExp(`^expiring\\s+10\\s+\\d{4}-\\d\\d-\\d\\d\\s+renewal_overdue\\s+${domain("soon").replace(/\./g, "\\.")}:${ports.soon}`));
     expect(lines).toHaveLength(4);
   });
 

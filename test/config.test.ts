@@ -2,6 +2,12 @@ import { describe, expect, test } from "bun:test";
 import { configFromEnv, DEFAULT_CONFIG } from "../core/config/config.ts";
 
 describe("configFromEnv()", () => {
+  test("CERTKEEPER_DNS_SERVERS: system (the default) and off are words, a bare IPv6 address takes port 53", () => {
+    expect(configFromEnv({ CERTKEEPER_DNS_SERVERS: "system" }).dnsServers).toBe("system");
+    expect(configFromEnv({ CERTKEEPER_DNS_SERVERS: "off" }).dnsServers).toBe("off");
+    expect(configFromEnv({ CERTKEEPER_DNS_SERVERS: "2001:db8::53" }).dnsServers).toEqual([{ address: "2001:db8::53", port: 53 }]);
+  });
+
   test("with nothing set, the defaults of CONTRACT §1", () => {
     expect(configFromEnv({})).toEqual(DEFAULT_CONFIG);
     expect(DEFAULT_CONFIG).toMatchObject({
@@ -21,6 +27,8 @@ describe("configFromEnv()", () => {
       ctIntervalMs: 3600_000,
       ctToken: undefined,
       deliveryTimeoutMs: 10_000,
+      dnsServers: "system",
+      caaIdentities: [],
     });
   });
 
@@ -51,6 +59,11 @@ describe("configFromEnv()", () => {
       CERTKEEPER_PAGERDUTY_URL: "http://127.0.0.1:9000/",
       CERTKEEPER_TELEGRAM_URL: "https://tg.internal.example/api",
       CERTKEEPER_EVENT_RETENTION: "30d",
+      CERTKEEPER_ALERT_POLICY: "days",
+      CERTKEEPER_ARI: "off",
+      CERTKEEPER_ACME_DIRECTORIES: "Internal CA=https://ca.internal.example/acme/directory, let's encrypt=http://127.0.0.1:14000/dir",
+      CERTKEEPER_DNS_SERVERS: "127.0.0.1:5353, [::1]:53 ,192.0.2.53",
+      CERTKEEPER_CAA_IDENTITIES: "Example Issuing CA=CA.Example.,Internal Root=pki.corp.example",
     });
     expect(config).toEqual({
       host: "0.0.0.0",
@@ -81,6 +94,23 @@ describe("configFromEnv()", () => {
       pagerdutyUrl: "http://127.0.0.1:9000",
       telegramUrl: "https://tg.internal.example/api",
       eventRetentionMs: 30 * 24 * 3_600_000,
+      alertPolicy: "days",
+      ari: false,
+      acmeDirectories: [
+        { issuer: "Internal CA", url: "https://ca.internal.example/acme/directory" },
+        { issuer: "let's encrypt", url: "http://127.0.0.1:14000/dir" },
+        { issuer: "Google Trust Services", url: "https://dv.acme-v02.api.pki.goog/directory" },
+        { issuer: "ZeroSSL", url: "https://acme.zerossl.com/v2/DV90" },
+      ],
+      dnsServers: [
+        { address: "127.0.0.1", port: 5353 },
+        { address: "::1", port: 53 },
+        { address: "192.0.2.53", port: 53 },
+      ],
+      caaIdentities: [
+        { name: "Example Issuing CA", domain: "ca.example" },
+        { name: "Internal Root", domain: "pki.corp.example" },
+      ],
     });
   });
 
@@ -108,6 +138,21 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_EVENT_RETENTION", "forever"],
     ["CERTKEEPER_DELIVERY_TIMEOUT", "0s"],
     ["CERTKEEPER_DELIVERY_TIMEOUT", "soon"],
+    ["CERTKEEPER_ALERT_POLICY", "weekly"],
+    ["CERTKEEPER_ALERT_POLICY", "Renewal"],
+    ["CERTKEEPER_ARI", "sometimes"],
+    ["CERTKEEPER_ACME_DIRECTORIES", "Let's Encrypt"],
+    ["CERTKEEPER_ACME_DIRECTORIES", "Internal=ftp://ca.internal"],
+    ["CERTKEEPER_ACME_DIRECTORIES", "=https://ca.example/dir"],
+    ["CERTKEEPER_DNS_SERVERS", "dns.example.com"],
+    ["CERTKEEPER_DNS_SERVERS", "127.0.0.1:0"],
+    ["CERTKEEPER_DNS_SERVERS", "127.0.0.1:99999"],
+    ["CERTKEEPER_DNS_SERVERS", "[::1]:x"],
+    ["CERTKEEPER_DNS_SERVERS", ","],
+    ["CERTKEEPER_DNS_SERVERS", "1.1.1.1,1.1.1.2,1.1.1.3,1.1.1.4,1.1.1.5,1.1.1.6,1.1.1.7,1.1.1.8,1.1.1.9"],
+    ["CERTKEEPER_CAA_IDENTITIES", "Let's Encrypt"],
+    ["CERTKEEPER_CAA_IDENTITIES", "=letsencrypt.org"],
+    ["CERTKEEPER_CAA_IDENTITIES", "Example CA=not a domain"],
   ])("refuses %s=%p naming the variable", (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(name);
   });

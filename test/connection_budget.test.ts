@@ -2,7 +2,7 @@
  * Background checks share one budget of connections (CERTKEEPER_CHECK_CONCURRENCY): names behind four
  * addresses checked by the scheduler never hold more connections at once than that, the wait for a
  * connection is not part of the TLS time limit, and a check asked for through the API does not queue
- * behind them. Real TLS server behind real TCP fronts on 127.0.0.1 to 127.0.0.4 that hold each
+ * behind them: those have a budget of the same size of their own. Real TLS server behind real TCP fronts on 127.0.0.1 to 127.0.0.4 that hold each
  * connection a while and count how many they hold at once.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -212,5 +212,17 @@ describe("background checks share CERTKEEPER_CHECK_CONCURRENCY connections", () 
     expect(took).toBeLessThan(3 * HOLD_MS);
     expect(checked.endpoints.map((endpoint: any) => endpoint.status)).toEqual(["valid", "valid", "valid", "valid"]);
     await pass;
+  });
+});
+
+describe("checks asked for through the API have a budget of their own", () => {
+  test("adds at once hold at most CERTKEEPER_CHECK_CONCURRENCY connections together, and all succeed", async () => {
+    fronts.reset();
+    // Three names behind four addresses each: twelve connections wanted, four at a time allowed.
+    const added = await Promise.all(
+      [1, 2, 3].map((n) => h.request("POST", "/v1/certificates", { body: { domain: `burst-${n}.${ZONE}`, port: fronts.port } })),
+    );
+    expect(added.map((response) => response.status)).toEqual([201, 201, 201]);
+    expect(fronts.most()).toBe(CONCURRENCY);
   });
 });

@@ -27,7 +27,7 @@ test("org X's alerts to black-hole webhooks do not delay org Y's alert by more t
   const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`*.x.${TEST_DOMAIN}`, `*.y.${TEST_DOMAIN}`], notAfter: new Date(Date.now() + 5 * DAY + HOUR) });
   const site = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
   const config: Config = {
-    ...DEFAULT_CONFIG,
+    ...DEFAULT_CONFIG, alertPolicy: "days" as const,
     allowPrivateTargets: true,
     resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }],
     deliveryTimeoutMs: TIMEOUT_MS,

@@ -29,6 +29,8 @@ test("a server paused mid-delivery past the attempt timeout delivers once: one r
     ...ws.env,
     CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
     CERTKEEPER_RESOLVE: `*.${TEST_DOMAIN}=127.0.0.1`,
+    // Fixed-day thresholds (Part I): a 5-day certificate raises one certificate.expiring.
+    CERTKEEPER_ALERT_POLICY: "days",
     CERTKEEPER_EXTRA_CA_FILE: join(ws.dir, "root.pem"),
     CERTKEEPER_DELIVERY_TIMEOUT: "2s",
     // A timed-out attempt would be retried 1 s later: a copy would show within the test.

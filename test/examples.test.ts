@@ -62,10 +62,11 @@ describe("examples/embed", () => {
       expect(run.stdout).toMatch(/^subscribed webhook channel ch_\w+ to http:\/\/127\.0\.0\.1:\d+\/hook$/m);
       expect(run.stdout).toContain("test notification: delivered");
       expect(run.stdout).toContain(`certificate ${DOMAIN}:${tls.port}`);
-      expect(run.stdout).toContain("status: expiring (expiring_soon)");
-      expect(run.stdout).toMatch(/^ {2}certificate\.expiring \(threshold 7 days\): delivered$/m);
+      // 5.5 days left of a 35.5-day lifetime: past its renewal deadline (the default alert policy).
+      expect(run.stdout).toContain("status: expiring (renewal_overdue)");
+      expect(run.stdout).toMatch(/^ {2}certificate\.renewal_overdue: delivered$/m);
       expect(run.stdout).toMatch(/^ {2}test: delivered$/m);
-      expect(receiver.requests.map((r) => r.json.type).sort()).toEqual(["certificate.expiring", "test"]);
+      expect(receiver.requests.map((r) => r.json.type).sort()).toEqual(["certificate.renewal_overdue", "test"]);
       expect(receiver.requests.every((r) => r.headers["webhook-signature"]?.startsWith("v1,"))).toBe(true);
     } finally {
       await receiver.close();
@@ -111,7 +112,7 @@ describe("against a running certkeeper server", () => {
     expect(run.stdout.trim().split("\n")).toEqual([
       expect.stringMatching(new RegExp(`^added cert_\\w+: ${DOMAIN}:${tls.port} is expiring, 5 days left$`)),
       `listed 1 certificate(s) matching "${DOMAIN}"; next cursor: null`,
-      expect.stringMatching(/^got cert_\w+: issuer certkeeper intermediates, serial [0-9A-F:]+, reason expiring_soon$/),
+      expect.stringMatching(/^got cert_\w+: issuer certkeeper intermediates, serial [0-9A-F:]+, reason renewal_overdue$/),
       expect.stringMatching(/^refused as expected \(400 invalid_domain\): /),
       expect.stringMatching(/^deleted cert_\w+: true$/),
       "gone: 404 certificate_not_found",

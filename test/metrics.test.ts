@@ -85,7 +85,7 @@ function value(families: Map<string, PrometheusFamily>, name: string, labels: Re
 
 beforeAll(async () => {
   const { root, strangerRoot } = await testPki();
-  const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
+  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
   transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
   h = await createHarness({ store: "libsql", transports, config: { metricsToken: TOKEN, deliveryTimeoutMs: 1000 } });
   secrets.push(...Object.values(h.keys).map((k) => k.key));
@@ -131,10 +131,12 @@ describe("GET /metrics", () => {
   test("is Prometheus text a real parser reads: every family once, typed, with help", async () => {
     const families = await scrape();
     expect([...families.keys()].sort()).toEqual([
+      "certkeeper_ari_requests_total",
       "certkeeper_build_info",
       "certkeeper_certificate_chain_expiry_timestamp_seconds",
       "certkeeper_certificate_days_until_expiry",
       "certkeeper_certificate_expiry_timestamp_seconds",
+      "certkeeper_certificate_renewal_deadline_timestamp_seconds",
       "certkeeper_certificate_revocation_status",
       "certkeeper_certificates",
       "certkeeper_check_duration_seconds",
@@ -142,6 +144,7 @@ describe("GET /metrics", () => {
       "certkeeper_ct_polls_total",
       "certkeeper_deliveries_pending",
       "certkeeper_deliveries_total",
+      "certkeeper_dns_lookups_total",
       "certkeeper_endpoint_expiry_timestamp_seconds",
       "certkeeper_revocation_requests_total",
       "process_resident_memory_bytes",
@@ -152,6 +155,12 @@ describe("GET /metrics", () => {
     expect(families.get("certkeeper_certificate_days_until_expiry")!.type).toBe("GAUGE");
     expect(families.get("certkeeper_deliveries_total")!.help).toContain("attempts");
     expect(value(families, "certkeeper_build_info")).toBe(1);
+    // Every type and result of DNS question, from zero: this harness's names are never asked of the system's resolvers.
+    const dns = families.get("certkeeper_dns_lookups_total")!;
+    expect(dns.type).toBe("COUNTER");
+    expect(dns.metrics.map((m) => `${m.labels?.type}/${m.labels?.result}=${m.value}`).sort()).toEqual(
+      ["CAA", "CNAME", "TLSA", "TXT"].flatMap((type) => ["error", "nxdomain", "ok", "timeout"].map((result) => `${type}/${result}=0`)),
+    );
   });
 
   test("one series per certificate, equal to what the API answers: expiry, days until expiry, status, labels", async () => {
@@ -324,10 +333,10 @@ describe("the exposition format", () => {
       return text.replace(/^process_resident_memory_bytes .*$/m, "");
     };
     const whole = await render();
-    expect(limits).toEqual([500, 500, 500, 500, 500]);
+    expect(limits).toEqual([500, 500, 500, 500, 500, 500]);
     limits.length = 0;
     expect(await render(2)).toBe(whole);
-    // 7 certificates in pages of 2: 4 reads per pass, five passes (one per per-certificate family).
-    expect(limits).toEqual(Array(20).fill(2));
+    // 7 certificates in pages of 2: 4 reads per pass, six passes (one per per-certificate family).
+    expect(limits).toEqual(Array(24).fill(2));
   });
 });

@@ -42,6 +42,7 @@ test("a version 5 database migrates: a certificate keeps its fields, gets protoc
       connectTo: null,
       name: "Old",
       alertThresholds: [30],
+      alertPolicy: "days",
       tags: [],
       mutedUntil: null,
       createdAt: 1,
@@ -52,6 +53,7 @@ test("a version 5 database migrates: a certificate keeps its fields, gets protoc
       tls: null,
       endpoints: [],
       alertMemory: { leaves: [], chain: [] },
+      deployment: null,
       lastCheckedAt: 1,
       failure: null,
       failureCount: 0,
@@ -59,7 +61,7 @@ test("a version 5 database migrates: a certificate keeps its fields, gets protoc
       expiryAlerted: false,
       health: "ok",
       nextCheckAt: 0,
-      version: 7,
+      version: 8,
     });
     // The same domain and port through another server is another certificate now.
     expect(await store.certificates.insert({ ...record!, id: "cert_old0000000000001", connectTo: "192.0.2.1" }, { limit: 10, events: [] })).toBe("created");

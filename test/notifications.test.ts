@@ -48,7 +48,7 @@ async function world(overrides: { config?: Partial<Config>; store?: Store; dir?:
   const store = overrides.store ?? (await openLibsqlStore({ url: `file:${join(dir, "db.sqlite")}` }));
   const smtp = await startSmtpReceiver();
   const config: Config = {
-    ...DEFAULT_CONFIG,
+    ...DEFAULT_CONFIG, alertPolicy: "days" as const,
     allowPrivateTargets: true,
     resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }],
     tlsTimeoutMs: 1000,
@@ -399,7 +399,7 @@ describe("email without SMTP", () => {
   test("is written as an .eml file to the outbox folder", async () => {
     const { root } = await testPki();
     const outbox = mkdtempSync(join(tmpdir(), "certkeeper-outbox-"));
-    const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
+    const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
     const transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: outbox });
     const h = await createHarness({ transports, config });
     cleanups.push(() => h.close());

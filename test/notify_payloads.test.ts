@@ -4,6 +4,8 @@ import { Webhook } from "standardwebhooks";
 import type { ChannelRecord, ChannelType, EventRecord, EventType } from "../core/base/records.ts";
 import type { CertificateView } from "../core/schemas/certificate.ts";
 import { renderNotification, webhookBody } from "../core/notify/payloads.ts";
+import { pagerdutyRequests } from "../core/notify/pagerduty_payload.ts";
+import { describeEvent } from "../core/notify/_describe.ts";
 import { newSigningSecret, signWebhook } from "../core/notify/webhook_signature.ts";
 import type { EmailMessage, OutgoingHttpRequest } from "../core/notify/ports.ts";
 
@@ -37,11 +39,15 @@ function certificate(overrides: Partial<CertificateView> = {}): CertificateView 
     mutedUntil: null,
     protocol: "tls",
     connectTo: null,
+    mailDomain: null,
     endpoints: [],
     chainExpiresAt: null,
     publicKey: { algorithm: "EC", size: 256, curve: "P-256" },
     tls: { protocol: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256" },
     warnings: [],
+    alertPolicy: "days",
+    renewal: { deadline: "2025-04-25T04:00:00.000Z", source: "lifetime", window: null, explanationUrl: null, state: "overdue", checkedAt: null },
+    deployment: null,
     ...overrides,
   };
 }
@@ -185,6 +191,55 @@ const CASES: Array<{ event: EventRecord; subject: string; summary: string; label
       "That issuer is not on this watch's allowed list: check who requested it.",
     label: "New certificate issued",
     color: 0x8b5cf6,
+  },
+  {
+    event: event("certificate.renewal_overdue", {
+      certificate: certificate({ statusReason: "renewal_overdue", daysUntilExpiry: 7 }),
+      deadline: "2025-04-25T04:00:00.000Z",
+      source: "lifetime",
+      window: null,
+      daysUntilExpiry: 7,
+    }),
+    subject: "renewal overdue: example.com still serves the certificate that should have been replaced by 2025-04-25 04:00 UTC",
+    summary:
+      "The TLS certificate for example.com should have been renewed by 2025-04-25 04:00 UTC and is still served; it expires on " +
+      "2025-05-12 10:00 UTC (in 7 days). Check that its ACME client is running and that the renewed certificate is installed.",
+    label: "Renewal overdue",
+    color: 0xe67e22,
+  },
+  {
+    event: event("certificate.renewal_requested", {
+      certificate: certificate({ statusReason: "renewal_requested", daysUntilExpiry: 7 }),
+      window: { start: "2025-05-04T00:00:00.000Z", end: "2025-05-05T00:00:00.000Z" },
+      explanationUrl: "https://ca.example/incident",
+    }),
+    subject: "example.com: the certificate authority asks for early renewal by 2025-05-05 00:00 UTC",
+    summary:
+      "The certificate authority of example.com asks, in its renewal information, for this certificate to be replaced early, " +
+      "by 2025-05-05 00:00 UTC, usually before it revokes it. Renew it now; it expires on 2025-05-12 10:00 UTC.",
+    label: "Early renewal requested",
+    color: 0xe67e22,
+  },
+  {
+    event: event("certificate.not_deployed", {
+      certificate: certificate({ status: "valid", statusReason: null, daysUntilExpiry: 7 }),
+      deployment: {
+        issuedAt: "2025-05-03T09:00:00.000Z",
+        fingerprintSha256: "AB:CD",
+        notAfter: "2025-08-01T09:00:00.000Z",
+        issuer: "Let's Encrypt",
+        seenAt: "2025-05-04T09:00:00.000Z",
+        servedBy: 1,
+        endpoints: 3,
+      },
+      lagging: ["203.0.113.7", "203.0.113.8"],
+    }),
+    subject: "example.com: new certificate not deployed on 2 addresses",
+    summary:
+      "A certificate was issued for example.com on 2025-05-03 09:00 UTC, but 203.0.113.7, 203.0.113.8 still serve the old one, " +
+      "which expires on 2025-05-12 10:00 UTC. Install the new certificate there (and reload the server that serves it).",
+    label: "New certificate not deployed",
+    color: 0xf0a30a,
   },
   {
     event: event("test", {}),
@@ -470,5 +525,19 @@ describe("broken channel configs", () => {
     expect(() => renderNotification(e, { ...channels.webhook, signingSecret: null }, { now: NOW, mailFrom: MAIL_FROM })).toThrow(
       "has no signing secret",
     );
+  });
+});
+
+describe("PagerDuty dedup keys of Part III's kinds", () => {
+  const send = (e: EventRecord) => pagerdutyRequests(e, describeEvent(e), { baseUrl: "https://events.pagerduty.example", routingKey: "R".repeat(32) }).map((r) => JSON.parse(r.body));
+
+  test("overdue and requested trigger <id>:renewal, not_deployed <id>:not_deployed, all warnings; certificate.renewed resolves both", () => {
+    const byType = Object.fromEntries(CASES.map((c) => [c.event.type, c.event]));
+    for (const [type, key] of [["certificate.renewal_overdue", "renewal"], ["certificate.renewal_requested", "renewal"], ["certificate.not_deployed", "not_deployed"]] as const) {
+      expect(send(byType[type]!).map((b) => [b.event_action, b.dedup_key, b.payload.severity])).toEqual([["trigger", `cert_3kT9vQm2Xy7LpA0bN5cZ:${key}`, "warning"]]);
+    }
+    const resolved = send(byType["certificate.renewed"]!).map((b) => [b.event_action, b.dedup_key]);
+    expect(resolved).toContainEqual(["resolve", "cert_3kT9vQm2Xy7LpA0bN5cZ:renewal"]);
+    expect(resolved).toContainEqual(["resolve", "cert_3kT9vQm2Xy7LpA0bN5cZ:not_deployed"]);
   });
 });

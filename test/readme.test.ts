@@ -37,6 +37,8 @@ beforeAll(async () => {
     CERTKEEPER_RESOLVE: "example.com=127.0.0.1",
     CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
     CERTKEEPER_EXTRA_CA_FILE: join(dir, "root.pem"),
+    // example.com and app.internal live in no DNS this test may ask: no CAA, DANE or MTA-STS lookups.
+    CERTKEEPER_DNS_SERVERS: "off",
   };
   server = await startServe({ env, cwd: dir });
 });

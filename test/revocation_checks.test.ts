@@ -32,7 +32,7 @@ afterAll(async () => {
 
 async function harness(config: Partial<Config> = {}): Promise<Harness> {
   const { root } = await testPki();
-  const full = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }], tlsTimeoutMs: 2000, ...config };
+  const full = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }], tlsTimeoutMs: 2000, ...config };
   const transports = createTransports(full, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
   const h = await createHarness({ transports, config, passwords: bunPasswords });
   harnesses.push({ h, close: async () => { await h.close(); await transports.close(); } });
@@ -284,7 +284,7 @@ describe("several processes", () => {
     const leaf = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-shared`] });
     answerOcsp("/ocsp-shared", ecIntermediate, new Map([[leaf.cert.serialNumber, "good"]]));
     const server = await serve(leaf, ecIntermediate);
-    const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }], tlsTimeoutMs: 2000 };
+    const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }], tlsTimeoutMs: 2000 };
     const processes = [];
     for (let i = 0; i < 2; i++) {
       const store = await openLibsqlStore({ url: sqld.url });

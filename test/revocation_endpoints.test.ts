@@ -45,7 +45,7 @@ beforeAll(async () => {
   port = nodes[0]!.port;
   nodes.push(await startTlsServer({ cert: chainPem(bad, ecIntermediate), key: bad.keyPem, port, host: "127.0.0.3" }));
   const resolve = parseResolveRules(`*.${ZONE}=127.0.0.1|127.0.0.3,*.${TEST_DOMAIN}=127.0.0.1`);
-  const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve, tlsTimeoutMs: 2000 };
+  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve, tlsTimeoutMs: 2000 };
   transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
   h = await createHarness({ transports, config: { resolve } });
 });

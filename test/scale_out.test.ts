@@ -37,6 +37,8 @@ async function environment(databaseUrl: string, extra: Record<string, string> = 
     CERTKEEPER_DATABASE_URL: databaseUrl,
     CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
     CERTKEEPER_RESOLVE: `*.${TEST_DOMAIN}=127.0.0.1`,
+    // Fixed-day thresholds (Part I): a 5-day certificate raises one certificate.expiring.
+    CERTKEEPER_ALERT_POLICY: "days",
     CERTKEEPER_EXTRA_CA_FILE: caFile,
     CERTKEEPER_TLS_TIMEOUT: "2s",
     ...extra,

@@ -46,7 +46,7 @@ async function oneSlot(count: number) {
       throw new Error("unreachable");
     },
   };
-  const config = { ...DEFAULT_CONFIG, checkConcurrency: 1, tlsTimeoutMs: 10_000, allowPrivateTargets: true };
+  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, checkConcurrency: 1, tlsTimeoutMs: 10_000, allowPrivateTargets: true };
   const core = createCore({ config, store, clock, logger: silentLogger, source });
   core.start();
   await until(() => asked.length === 1);

@@ -75,6 +75,8 @@ test("SIGTERM: new connections are refused at once, the in-flight request and ch
     ...ws.env,
     CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
     CERTKEEPER_RESOLVE: `*.${TEST_DOMAIN}=127.0.0.1`,
+    // Fixed-day thresholds (Part I): a 5-day certificate raises one certificate.expiring.
+    CERTKEEPER_ALERT_POLICY: "days",
     CERTKEEPER_EXTRA_CA_FILE: join(ws.dir, "ca.pem"),
     CERTKEEPER_TLS_TIMEOUT: "2s",
     CERTKEEPER_CHECK_INTERVAL: "500ms",

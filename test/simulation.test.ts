@@ -1,15 +1,27 @@
 /**
  * A year of monitoring, simulated: 1,000 certificates (10,000 in `npm run bench:simulation`) whose
  * operators renew on time, late, or let them lapse, whose servers go down for hours or days, and some of
- * which drop single connections at random (flapping). A fifth of the names are served by 2-4 nodes renewed at different moments (in a third of
- * those, one node is forgotten and keeps its first certificate all year), and a tenth carry an
- * intermediate that expires before the leaf (announced by `certificate.chain_expiring`). The clock is injected and moved an hour at a time; the network is a deterministic model
- * (test/support/simulated_internet.ts); the store, monitor, scheduler and deliverer are the real ones,
- * delivering to a channel whose receiver refuses 10 % of attempts.
+ * which drop single connections at random (flapping). A fifth of the names are served by 2-4 nodes
+ * renewed at different moments (in a third of those, one node is forgotten and keeps its first
+ * certificate all year), and a tenth carry an intermediate that expires before the leaf (announced by
+ * `certificate.chain_expiring`). The clock is injected and moved an hour at a time; the network is a
+ * deterministic model (test/support/simulated_internet.ts); the store, monitor, scheduler and
+ * deliverer are the real ones, delivering to a channel whose receiver refuses 10 % of attempts.
  *
- * The oracle judges every alert against the servers' ground truth: every threshold crossed while its
- * certificate was served and known must be announced (at or below that threshold) within a few hours
- * of the crossing, every expiry likewise, and nothing may be announced twice, or delivered twice.
+ * Two fifths of the certificates are on the `days` alert policy: 90- and 365-day certificates judged
+ * at fixed thresholds. The rest are on `renewal`, with today's lifetimes (160 hours, 45, 90, 200 and
+ * 398 days) and ACME clients that renew at two thirds of the lifetime (half under 10 days) with jitter,
+ * or late, or stall silently, or let them lapse. Three in ten names of either policy have a CA that
+ * publishes renewal information (ARI), and a fifth of those single-node names see their CA move the
+ * window into the past before a mass revocation, the certificate then replaced days later, or never.
+ *
+ * The oracle judges every alert against the servers' ground truth and the contract alone. Under `days`:
+ * every threshold crossed while its certificate was served and known is announced (at or below that
+ * threshold) within a few hours of the crossing, every expiry likewise. Under `renewal`: a healthy
+ * rotation raises nothing but certificate.renewed; a leaf still served when its renewal deadline has
+ * passed raises exactly one certificate.renewal_overdue, at the first check that sees it so; later
+ * thresholds follow; a CA's request raises exactly one certificate.renewal_requested. Nothing may be
+ * announced twice, or delivered twice, or announced unowed.
  */
 import { expect, test } from "bun:test";
 import { DEFAULT_CONFIG, type Config } from "../core/config/config.ts";
@@ -22,9 +34,12 @@ import type { HttpTransport, Transports } from "../core/notify/ports.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { addCertificate } from "../core/operations/certificates_add.ts";
 import { addChannel } from "../core/operations/channels_add.ts";
+import { addWatch } from "../core/operations/watches_add.ts";
 import { FakeClock } from "./support/fake_clock.ts";
-import { SimulatedInternet, SimulatedResponder, seededRandom, type CheckRecord, type RenewalPolicy } from "./support/simulated_internet.ts";
+import { SimulatedInternet, SimulatedResponder, seededRandom, type CheckRecord, type RenewalPolicy, type ServedCertificate, type SimulatedServer } from "./support/simulated_internet.ts";
 import { RevocationChecker } from "../core/revocation/mod.ts";
+import { AriClient } from "../core/ari/mod.ts";
+import type { AlertPolicy } from "../core/base/records.ts";
 
 const CERTIFICATES = Number(process.env.SIM_CERTIFICATES ?? 1000);
 const START = Date.UTC(2026, 0, 1);
@@ -34,6 +49,10 @@ const STEP = HOUR;
 const TOLERANCE = 4 * STEP;
 
 const THRESHOLD_SETS = [[30, 14, 7, 3, 1], [30, 14, 7, 3, 1], [30, 14, 7, 3, 1], [21, 7, 1], [60, 30, 10, 5, 2, 0], [7], []];
+/** Today's lifetimes, for certificates on the renewal policy. */
+const LIFETIMES = [160 * HOUR, 45 * DAY, 90 * DAY, 200 * DAY, 398 * DAY];
+/** A CA's request for early replacement is seen when ARI is next asked: within two checks' time. */
+const REQUEST_TOLERANCE = 13 * HOUR + TOLERANCE;
 
 interface Delivered {
   eventId: string;
@@ -51,7 +70,15 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     timeoutMs: 10_000,
   });
   const internet = new SimulatedInternet(clock, seededRandom(7), { checker, responder });
+  internet.ari = new AriClient({
+    fetcher: internet.caFetcher,
+    cache: store.renewalInfo,
+    directories: [{ issuer: "Simulated CA", url: SimulatedInternet.CA_DIRECTORY }],
+    timeoutMs: 10_000,
+  });
   const revocationRandom = seededRandom(13);
+  const renewalRandom = seededRandom(2027);
+  const caaRandom = seededRandom(8659);
   const delivered: Delivered[] = [];
   let attempts = 0;
   const receiverRandom = seededRandom(99);
@@ -69,8 +96,9 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
       return { status: 200, retryAfterMs: null };
     },
   };
-  const transports: Transports = { http, email: { send: async () => {} } };
-  const config: Config = { ...DEFAULT_CONFIG, checkIntervalMs: 6 * HOUR, checkConcurrency: 256, deliveryRetryMs: [5 * 60_000, 30 * 60_000, 2 * HOUR, 6 * HOUR], logLevel: "error" };
+  // Certificate Transparency: a search service listing every certificate the simulated CAs issue.
+  const transports: Transports = { http, email: { send: async () => {} }, ctFetch: internet.ctFetcher };
+  const config: Config = { ...DEFAULT_CONFIG, ctUrl: "https://ct.sim.example", ctIntervalMs: HOUR, checkIntervalMs: 6 * HOUR, checkConcurrency: 256, deliveryRetryMs: [5 * 60_000, 30 * 60_000, 2 * HOUR, 6 * HOUR], logLevel: "error" };
   const core = createCore({ config, store, clock, source: internet, transports, trust: new TrustStore([]), logger: silentLogger });
   const admin = core.services.admin;
   const org = await admin.createOrganization({ name: "Sim", plan: "enterprise" });
@@ -78,24 +106,53 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   const principal = { keyId: "key_simulation00000000", userId: user.id, role: "owner" as const, scope: { organizationId: org.id, mode: "live" as const }, limits: org.limits };
   const caller = { kind: "host", principal } as const;
   await core.call({ operation: addChannel, caller, body: { type: "webhook", name: "sim", config: { url: "https://receiver.example/hook" } } });
+  // One watch over every name: its issuances are what a deployment lags behind (CONTRACT §20).
+  await core.call({ operation: addWatch, caller, body: { domain: "sim.example" } });
 
   // The servers, then the certificates added through the same operation the API uses.
   const policies: RenewalPolicy[] = ["on-time", "on-time", "on-time", "late", "late", "lapses", "yearly"];
+  const renewalPolicies: RenewalPolicy[] = ["on-time", "on-time", "on-time", "on-time", "late", "stalls", "stalls", "lapses"];
   const certificateOf = new Map<string, string>();
+  const alertPolicyOf = new Map<string, AlertPolicy>();
+  /** Names whose every part is healthy: on-time renewals, no outage, no flapping, one node, nothing revoked, requested or blocked by CAA. */
+  const healthy = new Set<string>();
   for (let i = 0; i < CERTIFICATES; i++) {
     const domain = `site-${i}.sim.example`;
+    const alertPolicy: AlertPolicy = i % 5 < 2 ? "days" : "renewal";
     const multi = random() < 0.2;
+    const policy = alertPolicy === "days" ? policies[Math.floor(random() * policies.length)]! : renewalPolicies[Math.floor(renewalRandom() * renewalPolicies.length)]!;
+    const ari = renewalRandom() < 0.3;
     const server = internet.addServer(domain, {
       start: START,
       end: END,
-      policy: policies[Math.floor(random() * policies.length)]!,
+      policy,
       outages: random() < 0.25 ? 1 + Math.floor(random() * 3) : 0,
       flakiness: random() < 0.1 ? 0.3 : 0,
       alertThresholds: THRESHOLD_SETS[Math.floor(random() * THRESHOLD_SETS.length)]!,
       nodes: multi ? 2 + Math.floor(random() * 3) : 1,
       forgottenNode: multi && random() < 0.33,
       shortIntermediate: random() < 0.1,
+      // A CDN rolling a renewal out: one node serves the old or the new certificate at random for hours.
+      alternatingNode: multi && renewalRandom() < 0.33,
+      // A tenth of the names publish CAA; in some, a change forbids the simulated CA for days (twice with
+      // the same record, once with another).
+      ...(caaRandom() < 0.1 ? { caa: caaPeriods(caaRandom) } : {}),
+      ari,
+      ...(alertPolicy === "renewal" ? { lifetime: LIFETIMES[Math.floor(renewalRandom() * LIFETIMES.length)]! } : {}),
     });
+    alertPolicyOf.set(domain, alertPolicy);
+    // Its CA asks for early replacement before a mass revocation: a fifth of single-node ARI names, at a
+    // moment before the served certificate's usual window; replaced 2-5 days later, or never.
+    let requested = false;
+    if (ari && server.nodes.length === 1 && renewalRandom() < 0.2) {
+      const at = START + DAY + Math.floor(renewalRandom() * 330 * DAY);
+      const cert = SimulatedInternet.servedAt(server.nodes[0]!, at);
+      const lifetime = cert.notAfter - cert.notBefore;
+      if (at > cert.notBefore + 0.2 * lifetime && at < cert.notBefore + 0.5 * lifetime && cert.notAfter - at > 2 * REQUEST_TOLERANCE) {
+        internet.incident(server, at, renewalRandom() < 0.5 ? 2 * DAY + Math.floor(renewalRandom() * 3 * DAY) : null);
+        requested = true;
+      }
+    }
     // About 3 % of servers have a certificate revoked during the year; half of those are replaced within
     // a week (some before a cached good answer runs out, so certkeeper never sees them revoked). Names of
     // one node only: on a multi-node name the oracle could not tell which node's leaf a check judged.
@@ -112,14 +169,21 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     server.outages = server.outages.filter(([from]) => from > START + HOUR);
     const saved = server.flakiness;
     server.flakiness = 0;
-    const { data } = await core.call({ operation: addCertificate, caller, body: { domain, alertThresholds: server.alertThresholds } });
+    const { data } = await core.call({ operation: addCertificate, caller, body: { domain, alertThresholds: server.alertThresholds, alertPolicy } });
     server.flakiness = saved;
     certificateOf.set((data as { id: string }).id, domain);
+    const revoked = server.certificates.some((c) => c.revokedAt !== undefined);
+    if (alertPolicy === "renewal" && policy === "on-time" && server.outages.length === 0 && server.flakiness === 0 && server.nodes.length === 1 && !server.certificates.some((c) => c.intermediate) && !revoked && !requested && !server.caa) {
+      healthy.add(domain);
+    }
   }
 
+  internet.logIssuances();
+  const watches = core.services.watches as unknown as { runDue(): Promise<number> };
   const started = performance.now();
   for (let at = START; at <= END; at += STEP) {
     clock.set(at);
+    await watches.runDue();
     await core.services.scheduler.runDue();
     await core.services.deliveries!.loop.runDue();
   }
@@ -139,7 +203,20 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     page = await store.events.list(principal.scope, { limit: 1000, beforeSeq: page.at(-1)!.seq });
   }
 
-  const { missed, duplicates, late, chainAlerts } = judge(events, internet, certificateOf);
+  const daysDomains = new Map([...certificateOf].filter(([, domain]) => alertPolicyOf.get(domain) === "days"));
+  const renewalDomains = new Map([...certificateOf].filter(([, domain]) => alertPolicyOf.get(domain) === "renewal"));
+  const { missed, duplicates, late, chainAlerts } = judge(events, internet, daysDomains);
+  const renewal = judgeRenewal(events, internet, renewalDomains);
+  const requests = judgeRequests(events, internet, certificateOf);
+  const deterministic = new Set(
+    [...internet.servers.values()].filter((server) => server.nodes.length > 1 && server.outages.length === 0 && server.flakiness === 0 && !server.nodes.some((n) => n.alternating)).map((server) => server.domain),
+  );
+  const deployments = judgeDeployments(events, internet, certificateOf, deterministic);
+  const blocked = judgeBlocked(events, internet, certificateOf);
+  // Rollouts never flap: each new certificate is announced renewed once.
+  const renewedTwice = duplicatesOf(events.filter((e) => e.type === "certificate.renewed").map((e) => `${e.certificateId} ${(e.data.certificate as { serialNumber: string }).serialNumber}`));
+  // A healthy rotation is not news: certificate.renewed and nothing else.
+  const unhealthy = events.filter((e) => healthy.has((e.data.certificate as { domain?: string } | undefined)?.domain ?? "") && e.type !== "certificate.renewed");
   const revocations = judgeRevocations(events, internet, certificateOf, responder);
   const deliveredTwice = delivered.length - new Set(delivered.map((d) => d.eventId)).size;
   const deliveredIds = new Set(delivered.map((d) => d.eventId));
@@ -172,6 +249,53 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
         deliveredTwice,
         undelivered: undelivered.length,
         failedAfterEveryAttemptRefused: gaveUp.length,
+        renewalPolicy: {
+          certificates: renewalDomains.size,
+          byLifetimeHours: Object.fromEntries(LIFETIMES.map((l) => [l / HOUR, [...renewalDomains.values()].filter((d) => { const c = internet.servers.get(d)!.certificates[0]!; return c.notAfter - c.notBefore === l; }).length])),
+          healthyNames: healthy.size,
+          eventsOfHealthyNames: events.filter((e) => healthy.has((e.data.certificate as { domain?: string } | undefined)?.domain ?? "")).length,
+          unwantedForHealthyNames: unhealthy.length,
+          overdueOwed: renewal.overdueOwed,
+          overdueMissed: renewal.overdueMissed.length,
+          overdueLate: renewal.overdueLate.length,
+          overdueUnowed: renewal.overdueUnowed.length,
+          overdueDuplicates: renewal.overdueDuplicates.length,
+          thresholdsOwed: renewal.thresholdsOwed,
+          thresholdsMissed: renewal.thresholdsMissed.length,
+          thresholdsUnwanted: renewal.thresholdsUnwanted.length,
+          expiriesMissed: renewal.expiriesMissed.length,
+          duplicates: renewal.duplicates.length,
+        },
+        deployments: {
+          namesJudged: deterministic.size,
+          alternatingNodes: [...internet.servers.values()].filter((server) => server.nodes.some((n) => n.alternating)).length,
+          owed: deployments.owed,
+          announced: deployments.announced,
+          missed: deployments.missed.length,
+          late: deployments.late.length,
+          unowed: deployments.unowed.length,
+          duplicates: deployments.duplicates.length,
+          wrongLagging: deployments.wrongLagging.length,
+          renewedTwice: renewedTwice.length,
+        },
+        renewalBlocked: {
+          namesWithCaa: [...internet.servers.values()].filter((server) => server.caa).length,
+          owed: blocked.owed,
+          announced: blocked.announced,
+          missed: blocked.missed.length,
+          late: blocked.late.length,
+          unowed: blocked.unowed.length,
+          duplicates: blocked.duplicates.length,
+        },
+        renewalRequests: {
+          incidents: requests.incidents,
+          owed: requests.owed,
+          announced: requests.announced,
+          missed: requests.missed.length,
+          unowed: requests.unowed.length,
+          duplicates: requests.duplicates.length,
+          ariQuestions: [...internet.ariAsks.values()].reduce((n, asks) => n + asks.length, 0),
+        },
         revocations: {
           revokedCertificates: revocations.revoked,
           replaced: revocations.replaced,
@@ -203,6 +327,34 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(missed.slice(0, 5)).toEqual([]);
   expect(duplicates.slice(0, 5)).toEqual([]);
   expect(late.slice(0, 5)).toEqual([]);
+  // Renewal, not age: nothing unwanted, nothing missed, nothing late, nothing twice.
+  expect(unhealthy.slice(0, 5).map((e) => `${(e.data.certificate as { domain: string }).domain} ${e.type}`)).toEqual([]);
+  expect(renewal.overdueMissed.slice(0, 5)).toEqual([]);
+  expect(renewal.overdueLate.slice(0, 5)).toEqual([]);
+  expect(renewal.overdueUnowed.slice(0, 5)).toEqual([]);
+  expect(renewal.overdueDuplicates.slice(0, 5)).toEqual([]);
+  expect(renewal.thresholdsMissed.slice(0, 5)).toEqual([]);
+  expect(renewal.thresholdsUnwanted.slice(0, 5)).toEqual([]);
+  expect(renewal.expiriesMissed.slice(0, 5)).toEqual([]);
+  expect(renewal.duplicates.slice(0, 5)).toEqual([]);
+  expect(deployments.missed.slice(0, 5)).toEqual([]);
+  expect(deployments.late.slice(0, 5)).toEqual([]);
+  expect(deployments.unowed.slice(0, 5)).toEqual([]);
+  expect(deployments.duplicates.slice(0, 5)).toEqual([]);
+  expect(deployments.wrongLagging.slice(0, 5)).toEqual([]);
+  expect(renewedTwice.slice(0, 5)).toEqual([]);
+  expect(deployments.owed).toBeGreaterThan(0);
+  expect(blocked.missed.slice(0, 5)).toEqual([]);
+  expect(blocked.late.slice(0, 5)).toEqual([]);
+  expect(blocked.unowed.slice(0, 5)).toEqual([]);
+  expect(blocked.duplicates.slice(0, 5)).toEqual([]);
+  expect(blocked.owed).toBeGreaterThan(0);
+  expect(requests.missed.slice(0, 5)).toEqual([]);
+  expect(requests.unowed.slice(0, 5)).toEqual([]);
+  expect(requests.duplicates.slice(0, 5)).toEqual([]);
+  expect(healthy.size).toBeGreaterThan(CERTIFICATES / 20);
+  expect(renewal.overdueOwed).toBeGreaterThan(CERTIFICATES / 50);
+  expect(requests.owed).toBeGreaterThan(0);
   expect([deliveredTwice, undelivered.length]).toEqual([0, 0]);
   // Revocations: each announced once, none for a certificate that was not revoked, no responder asked
   // again before the nextUpdate of its last answer.
@@ -218,7 +370,12 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     "certificate.expired",
     "certificate.expiring",
     "certificate.invalid",
+    "certificate.issued",
+    "certificate.not_deployed",
     "certificate.recovered",
+    "certificate.renewal_blocked",
+    "certificate.renewal_overdue",
+    "certificate.renewal_requested",
     "certificate.renewed",
     "certificate.revoked",
     "certificate.unreachable",
@@ -301,12 +458,21 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
  * a moment `at`, given what the checks saw?
  */
 function owed(log: CheckRecord[], serial: string, at: number, field: "serial" | "intermediate" = "serial"): boolean {
-  const earlier = log.filter((check) => check.at < at);
-  const lastSeen = earlier.filter((check) => check.serial !== null).at(-1)?.[field];
+  // The log is in time order: the first check at or after `at`, by bisection.
+  let low = 0;
+  let high = log.length;
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (log[mid]!.at < at) low = mid + 1;
+    else high = mid;
+  }
+  let lastSeenIndex = low - 1;
+  while (lastSeenIndex >= 0 && log[lastSeenIndex]!.serial === null) lastSeenIndex--;
+  const lastSeen = lastSeenIndex >= 0 ? log[lastSeenIndex]![field] : undefined;
   // Failures in a row just before the moment count towards declaring the server unreachable.
-  let failures = earlier.length - 1 - earlier.findLastIndex((check) => check.serial !== null);
-  for (const check of log) {
-    if (check.at < at) continue;
+  let failures = low - 1 - lastSeenIndex;
+  for (let i = low; i < log.length; i++) {
+    const check = log[i]!;
     if (check.serial !== null) return check[field] === serial;
     if (++failures >= 3) return lastSeen === serial; // unreachable: judged on the certificate it last saw
   }
@@ -364,4 +530,250 @@ function judgeRevocations(events: EventRecord[], internet: SimulatedInternet, ce
   }
   const announcedCount = [...announced.values()].reduce((sum, times) => sum + times.length, 0);
   return { revoked, replaced, owed, announced: announcedCount, missed, duplicates, falseAlarms, tooOften, questions, latestHours: Math.round(latest / HOUR) };
+}
+
+/** The renewal deadline of a served certificate, from the contract: the CA's window end, else 3/4 (2/3 under 10 days) of the lifetime. */
+function deadlineOf(cert: ServedCertificate, server: SimulatedServer): number {
+  const lifetime = cert.notAfter - cert.notBefore;
+  if (server.ari) return SimulatedInternet.ariWindow({ ...cert, incidentAt: undefined }, cert.notBefore).end;
+  return cert.notBefore + Math.ceil(lifetime * (lifetime < 10 * DAY ? 2 / 3 : 3 / 4));
+}
+
+/**
+ * The renewal policy's alerts against the ground truth (CONTRACT §18), per served certificate:
+ * - renewal_overdue is owed at the first check at or after its deadline that sees it served (and not
+ *   expired), unless its CA's request for early replacement covered it; raised exactly once, then;
+ * - thresholds crossed after that moment are owed as under `days`; none may be raised before it;
+ * - its expiry is owed as under `days`.
+ */
+function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
+  const domains = new Set(certificateOf.values());
+  const overdue = new Map<string, number[]>();
+  const expiring = new Map<string, Array<{ threshold: number; at: number }>>();
+  const expired = new Map<string, number[]>();
+  const requested = new Map<string, number[]>();
+  for (const event of events) {
+    const certificate = event.data.certificate as { domain: string; serialNumber: string } | undefined;
+    if (!certificate || !domains.has(certificate.domain)) continue;
+    const serial = certificate.serialNumber;
+    const add = <T>(map: Map<string, T[]>, value: T) => map.set(serial, [...(map.get(serial) ?? []), value]);
+    if (event.type === "certificate.renewal_overdue") add(overdue, event.createdAt);
+    else if (event.type === "certificate.expiring") add(expiring, { threshold: event.data.threshold as number, at: event.createdAt });
+    else if (event.type === "certificate.expired") add(expired, event.createdAt);
+    else if (event.type === "certificate.renewal_requested") add(requested, event.createdAt);
+  }
+  const result = {
+    overdueOwed: 0,
+    overdueMissed: [] as string[],
+    overdueLate: [] as string[],
+    overdueUnowed: [] as string[],
+    overdueDuplicates: [] as string[],
+    thresholdsOwed: 0,
+    thresholdsMissed: [] as string[],
+    thresholdsUnwanted: [] as string[],
+    expiriesMissed: [] as string[],
+    duplicates: [] as string[],
+  };
+  for (const domain of domains) {
+    const server = internet.servers.get(domain)!;
+    const log = internet.log.get(domain) ?? [];
+    for (const cert of server.certificates) {
+      const serial = cert.serial;
+      const announced = overdue.get(serial) ?? [];
+      if (announced.length > 1) result.overdueDuplicates.push(`${serial} ${announced.length} times`);
+      let coverAt: number | null;
+      if (cert.incidentAt !== undefined) {
+        // The CA's window had ended when it asked: the request covers the overdue alert.
+        if (announced.length > 0) result.overdueUnowed.push(`${serial} overdue after its CA's request`);
+        coverAt = requested.get(serial)?.[0] ?? null;
+      } else {
+        const deadline = deadlineOf(cert, server);
+        const seen = log.find((check) => check.serial === serial && check.at >= deadline && check.at <= cert.notAfter);
+        coverAt = seen?.at ?? null;
+        if (seen && seen.at <= END - TOLERANCE) {
+          result.overdueOwed++;
+          if (announced.length === 0) result.overdueMissed.push(`${serial} deadline ${new Date(deadline).toISOString()} seen ${new Date(seen.at).toISOString()}`);
+          else if (announced[0]! > seen.at + TOLERANCE) result.overdueLate.push(`${serial} ${Math.round((announced[0]! - seen.at) / HOUR)} h late`);
+        }
+        for (const at of announced) if (!seen || at < seen.at) result.overdueUnowed.push(`${serial} at ${new Date(at).toISOString()}, deadline ${new Date(deadline).toISOString()}`);
+      }
+      // Thresholds: none before the overdue (or request) moment; those crossed after it, as under days.
+      const alerts = expiring.get(serial) ?? [];
+      for (const alert of alerts) {
+        if (coverAt === null || alert.at < coverAt || crossing(cert.notAfter, alert.threshold) <= coverAt) {
+          result.thresholdsUnwanted.push(`${serial} ${alert.threshold} at ${new Date(alert.at).toISOString()}`);
+        }
+      }
+      if (new Set(alerts.map((a) => a.threshold)).size !== alerts.length) result.duplicates.push(`${serial} a threshold twice`);
+      if (coverAt !== null) {
+        for (const t of server.alertThresholds) {
+          const at = crossing(cert.notAfter, t);
+          if (at <= coverAt || at > END - TOLERANCE || !owed(log, serial, at)) continue;
+          result.thresholdsOwed++;
+          if (!alerts.some((a) => a.threshold <= t && a.at >= at && a.at <= at + TOLERANCE)) result.thresholdsMissed.push(`${serial} ${t} at ${new Date(at).toISOString()}`);
+        }
+      }
+      const expiry = cert.notAfter + 1;
+      const expiredAt = expired.get(serial) ?? [];
+      if (expiredAt.length > 1) result.duplicates.push(`${serial} expired ${expiredAt.length} times`);
+      if (expiry >= START + HOUR && expiry <= END - TOLERANCE && owed(log, serial, expiry) && !expiredAt.some((at) => at >= expiry && at <= expiry + TOLERANCE)) {
+        result.expiriesMissed.push(`${serial} expired at ${new Date(expiry).toISOString()}`);
+      }
+    }
+  }
+  return result;
+}
+
+/** Threshold `t`'s crossing: the first millisecond at which daysUntilExpiry ≤ t. */
+function crossing(notAfter: number, t: number): number {
+  return notAfter - (t + 1) * DAY + 1;
+}
+
+/**
+ * A CA's requests for early replacement (CONTRACT §19), under both policies: one renewal_requested per
+ * serial, owed once the certificate is still seen served after ARI was surely asked again (two checks'
+ * time after the request), never for a certificate its CA did not ask about, never before it asked.
+ */
+function judgeRequests(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
+  const announced = new Map<string, number[]>();
+  for (const event of events) {
+    if (event.type !== "certificate.renewal_requested") continue;
+    const serial = (event.data.certificate as { serialNumber: string }).serialNumber;
+    announced.set(serial, [...(announced.get(serial) ?? []), event.createdAt]);
+  }
+  const result = { incidents: 0, owed: 0, announced: 0, missed: [] as string[], unowed: [] as string[], duplicates: [] as string[] };
+  const incidentAt = new Map<string, number>();
+  for (const domain of certificateOf.values()) {
+    const server = internet.servers.get(domain)!;
+    const log = internet.log.get(domain) ?? [];
+    for (const cert of server.certificates) {
+      if (cert.incidentAt === undefined) continue;
+      result.incidents++;
+      incidentAt.set(cert.serial, cert.incidentAt);
+      const seen = log.find((check) => check.serial === cert.serial && check.at >= cert.incidentAt! + REQUEST_TOLERANCE - TOLERANCE && check.at <= cert.notAfter);
+      const times = announced.get(cert.serial) ?? [];
+      if (seen && seen.at <= END - TOLERANCE) {
+        result.owed++;
+        if (!times.some((at) => at >= cert.incidentAt! && at <= seen.at + TOLERANCE)) result.missed.push(`${cert.serial} asked at ${new Date(cert.incidentAt).toISOString()}`);
+      }
+    }
+  }
+  for (const [serial, times] of announced) {
+    result.announced += times.length;
+    if (times.length > 1) result.duplicates.push(`${serial} ${times.length} times`);
+    const at = incidentAt.get(serial);
+    for (const time of times) if (at === undefined || time < at) result.unowed.push(`${serial} at ${new Date(time).toISOString()}`);
+  }
+  return result;
+}
+
+function duplicatesOf(keys: string[]): string[] {
+  const seen = new Set<string>();
+  return keys.filter((key) => (seen.has(key) ? true : (seen.add(key), false)));
+}
+
+/**
+ * Issued but not deployed (CONTRACT §20), against the servers' ground truth. The watch records each
+ * issuance within two hours of its notBefore; its grace is 24 hours or a tenth of its lifetime. On names
+ * whose nodes never fail and never alternate, an issuance that a node still lags behind three hours
+ * after the grace is owed exactly one certificate.not_deployed, announced from the grace's end on; one
+ * that every node serves when the grace ends is owed none (issuances followed by the next one before then
+ * are not judged). On every name, each announcement is once per issuance and names only addresses that
+ * served an older certificate then.
+ */
+function judgeDeployments(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>, deterministic: Set<string>) {
+  const announced = new Map<string, EventRecord[]>();
+  for (const event of events) {
+    if (event.type !== "certificate.not_deployed") continue;
+    const domain = (event.data.certificate as { domain: string }).domain;
+    const key = `${domain} ${Date.parse((event.data.deployment as { issuedAt: string }).issuedAt)}`;
+    announced.set(key, [...(announced.get(key) ?? []), event]);
+  }
+  const result = { owed: 0, announced: 0, missed: [] as string[], late: [] as string[], unowed: [] as string[], duplicates: [] as string[], wrongLagging: [] as string[] };
+  for (const [key, list] of announced) {
+    result.announced += list.length;
+    if (list.length > 1) result.duplicates.push(`${key} ${list.length} times`);
+    const [domain, issuedAtText] = key.split(" ");
+    const server = internet.servers.get(domain!)!;
+    for (const event of list) {
+      for (const address of event.data.lagging as string[]) {
+        const node = server.nodes.find((n) => n.address === address)!;
+        // An issuance recorded at second precision; a node mid-rollout may be seen either way.
+        if (!node.alternating && SimulatedInternet.servedAt(node, event.createdAt).notBefore >= Number(issuedAtText) - 1000) result.wrongLagging.push(`${key} ${address}`);
+      }
+    }
+  }
+  for (const domain of certificateOf.values()) {
+    if (!deterministic.has(domain)) continue;
+    const server = internet.servers.get(domain)!;
+    const issuances = [...server.certificates].sort((a, b) => a.notBefore - b.notBefore);
+    issuances.forEach((issuance, k) => {
+      const grace = Math.min(24 * HOUR, Math.floor((issuance.notAfter - issuance.notBefore) / 10));
+      const latest = issuance.notBefore + grace + 3 * HOUR;
+      if (issuance.notBefore < START || latest > END - TOLERANCE) return;
+      const next = issuances[k + 1];
+      if (next && next.notBefore < latest) return;
+      const lagAt = (t: number) => server.nodes.some((node) => SimulatedInternet.servedAt(node, t).notBefore < issuance.notBefore);
+      // Issuances are recorded at second precision (RFC 3339).
+      const list = announced.get(`${domain} ${Math.floor(issuance.notBefore / 1000) * 1000}`) ?? [];
+      if (lagAt(latest)) {
+        result.owed++;
+        if (list.length === 0) result.missed.push(`${issuance.serial} issued ${new Date(issuance.notBefore).toISOString()}`);
+        else if (list[0]!.createdAt > latest + TOLERANCE || list[0]!.createdAt < issuance.notBefore + grace) result.late.push(`${issuance.serial} at ${new Date(list[0]!.createdAt).toISOString()}`);
+      } else if (!lagAt(issuance.notBefore + grace) && list.length > 0) {
+        result.unowed.push(`${issuance.serial} issued ${new Date(issuance.notBefore).toISOString()}`);
+      }
+    });
+  }
+  return result;
+}
+
+/** One to three periods of 2-10 days in which a name's CAA forbids the simulated CA; the first record set comes back once. */
+function caaPeriods(random: () => number): Array<{ from: number; to: number; value: string }> {
+  const periods: Array<{ from: number; to: number; value: string }> = [];
+  const values = ["other-ca.example", "other-ca.example", ";"];
+  let at = START + Math.floor(random() * 60 * DAY);
+  for (let i = 0; i < 1 + Math.floor(random() * 3) && at < END; i++) {
+    const to = at + 2 * DAY + Math.floor(random() * 8 * DAY);
+    periods.push({ from: at, to, value: values[i]! });
+    at = to + 10 * DAY + Math.floor(random() * 60 * DAY);
+  }
+  return periods;
+}
+
+/**
+ * CAA that will block the renewal (CONTRACT §22): each served certificate seen, by a check whose CAA
+ * lookup answered, while a record set forbids its CA, is owed exactly one certificate.renewal_blocked for
+ * that record set, at that first check; never for a certificate or record set not seen so.
+ */
+function judgeBlocked(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
+  const announced = new Map<string, number[]>();
+  for (const event of events) {
+    if (event.type !== "certificate.renewal_blocked") continue;
+    const serial = (event.data.certificate as { serialNumber: string }).serialNumber;
+    const key = `${serial}|${(event.data.caa as { records: string[] }).records.join("\n")}`;
+    announced.set(key, [...(announced.get(key) ?? []), event.createdAt]);
+  }
+  const owedAt = new Map<string, number>();
+  for (const domain of certificateOf.values()) {
+    const server = internet.servers.get(domain)!;
+    if (!server.caa) continue;
+    for (const check of internet.log.get(domain) ?? []) {
+      if (check.serial === null || !check.caa || check.caa === `0 issue "${"sim-ca.example"}"`) continue;
+      const key = `${check.serial}|${check.caa}`;
+      if (!owedAt.has(key)) owedAt.set(key, check.at);
+    }
+  }
+  const result = { owed: owedAt.size, announced: 0, missed: [] as string[], late: [] as string[], unowed: [] as string[], duplicates: [] as string[] };
+  for (const [key, at] of owedAt) {
+    const times = announced.get(key) ?? [];
+    if (times.length === 0) result.missed.push(`${key} at ${new Date(at).toISOString()}`);
+    else if (times[0]! > at + TOLERANCE || times[0]! < at) result.late.push(`${key} at ${new Date(times[0]!).toISOString()}, owed ${new Date(at).toISOString()}`);
+  }
+  for (const [key, times] of announced) {
+    result.announced += times.length;
+    if (times.length > 1) result.duplicates.push(`${key} ${times.length} times`);
+    if (!owedAt.has(key)) result.unowed.push(key);
+  }
+  return result;
 }

@@ -26,7 +26,7 @@ const live = () => ({ organizationId: h.org.id, mode: "live" as "live" | "test" 
 
 beforeAll(async () => {
   const { root } = await testPki();
-  const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
+  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
   transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
   h = await createHarness({ store: "libsql", passwords: bunPasswords, transports, deliveryTimeoutMs: 1000, limits: { requestsPerMinute: 100_000, certificates: 100_000 } });
   owner = await signedInUser(h, "owner");

@@ -8,8 +8,8 @@ import { existsSync } from "node:fs";
 import { isIP } from "node:net";
 import type { Config } from "../../core/config/mod.ts";
 import { CertkeeperError } from "../../core/base/mod.ts";
-import { normalizeConnectTo, normalizeDomain, presentChecked } from "../../core/certificates/mod.ts";
-import { PROTOCOLS, type Protocol } from "../../core/base/mod.ts";
+import { defaultMailDomain, normalizeConnectTo, normalizeDomain, presentChecked } from "../../core/certificates/mod.ts";
+import { ALERT_POLICIES, PROTOCOLS, type AlertPolicy, type Protocol } from "../../core/base/mod.ts";
 import { DEFAULT_PORTS } from "../../core/starttls/mod.ts";
 import type { CertificateSource } from "../../core/monitor/mod.ts";
 import type { TrustStore } from "../../core/tls/mod.ts";
@@ -23,6 +23,7 @@ interface Target {
   port: number;
   protocol: Protocol;
   connectTo: string | null;
+  alertPolicy: AlertPolicy;
 }
 
 /** One target's result: the check view (nulls where nothing was retrieved) and why it failed. */
@@ -33,9 +34,9 @@ interface CheckResult {
 
 export const checkCommand: CommandSpec = {
   name: "check",
-  flags: ["protocol", "connect-to"],
+  flags: ["protocol", "connect-to", "alert-policy"],
   positionals: { synopsis: "DOMAIN[:PORT]...", min: 1, max: 100 },
-  synopsis: "check DOMAIN[:PORT]... [--protocol P] [--connect-to ADDRESS] [--json]",
+  synopsis: "check DOMAIN[:PORT]... [--protocol P] [--connect-to ADDRESS] [--alert-policy renewal|days] [--json]",
   usageExitCode: 3,
   help: [
     "Retrieves each target's certificate now and judges it as the server would (stores nothing).",
@@ -44,6 +45,10 @@ export const checkCommand: CommandSpec = {
     "",
     "Exit codes (as a monitoring plugin): 0 every target is valid; 1 the worst is expiring;",
     "2 the worst is expired, revoked, invalid or unreachable; 3 called wrongly.",
+    "",
+    "--alert-policy renewal (default: CERTKEEPER_ALERT_POLICY, else renewal) judges a certificate by its",
+    "renewal deadline: expiring (renewal_overdue) once it should have been replaced (the end of its CA's",
+    "renewal window, else three quarters of its lifetime); days: expiring within 30 days of expiry.",
     "",
     "Targets on loopback or private addresses are refused unless CERTKEEPER_ALLOW_PRIVATE_TARGETS=true.",
     "Certificates from an internal CA need CERTKEEPER_EXTRA_CA_FILE=ca.pem. To check a server by its",
@@ -57,6 +62,8 @@ export const checkCommand: CommandSpec = {
   ].join("\n"),
   async run({ config, args, flags }) {
     const protocol = (flags.protocol ?? "tls") as Protocol;
+    const alertPolicy = (flags["alert-policy"] ?? config.alertPolicy) as AlertPolicy;
+    if (!ALERT_POLICIES.includes(alertPolicy)) throw new UsageError(`--alert-policy must be renewal or days; got "${flags["alert-policy"]}"`);
     if (!PROTOCOLS.includes(protocol)) throw new UsageError(`--protocol must be one of ${PROTOCOLS.join(", ")}; got "${flags.protocol}"`);
     let connectTo: string | null;
     try {
@@ -65,7 +72,7 @@ export const checkCommand: CommandSpec = {
       if (error instanceof CertkeeperError) throw new UsageError(`--connect-to: ${error.message}`);
       throw error;
     }
-    const targets = args.map((arg) => ({ ...parseTarget(arg, DEFAULT_PORTS[protocol]), protocol, connectTo }));
+    const targets = args.map((arg) => ({ ...parseTarget(arg, DEFAULT_PORTS[protocol]), protocol, connectTo, alertPolicy }));
     // Nothing is stored: the wiring's in-memory store is gone with the command. (Loaded here, not at
     // the CLI's start: help and usage errors need none of it.)
     const { wire } = await import("../wiring/mod.ts");
@@ -129,7 +136,7 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
   const outcome = await source.inspect(target);
   if (outcome.ok) {
     const view = presentChecked(
-      { ...target, details: outcome.details, problem: outcome.problem, failure: null, lastCheckedAt: now, tls: outcome.tls ?? null, endpoints: outcome.endpoints ?? [] },
+      { ...target, details: outcome.details, problem: outcome.problem, failure: null, lastCheckedAt: now, tls: outcome.tls ?? null, endpoints: outcome.endpoints ?? [], dns: outcome.dns ?? null },
       now,
     );
     return { view: view as CheckResult["view"], explanation: explainProblem(view.statusReason, target, config) };
@@ -156,6 +163,7 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
     statusReason: outcome.reason,
     protocol: target.protocol,
     connectTo: target.connectTo,
+    mailDomain: target.protocol === "smtp" ? defaultMailDomain(target.domain) : null,
     endpoints: (outcome.endpoints ?? []).map((e) => ({
       address: e.address,
       status: "unreachable",
@@ -164,11 +172,14 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
       fingerprintSha256: null,
       expiresAt: null,
       lastCheckedAt: new Date(now).toISOString(),
+      dane: null,
     })),
     chainExpiresAt: null,
     publicKey: null,
     tls: null,
     warnings: [],
+    alertPolicy: target.alertPolicy,
+    renewal: null,
   };
   return { view, explanation };
 }
@@ -178,6 +189,12 @@ function explainProblem(reason: string | null, target: Target, config: Config): 
   if (reason === "untrusted_issuer" || reason === "self_signed") {
     const trusting = config.extraCaFile ? ` (CERTKEEPER_EXTRA_CA_FILE is "${config.extraCaFile}")` : "";
     return `${target.domain}:${target.port}: the certificate does not lead to a trusted root${trusting}. If it comes from your own CA, put that CA's root certificate in a PEM file and set CERTKEEPER_EXTRA_CA_FILE to its path.`;
+  }
+  if (reason === "renewal_overdue") {
+    return `${target.domain}:${target.port}: the certificate should have been renewed by now (its renewal deadline has passed): check its ACME client and that the renewed certificate is installed.`;
+  }
+  if (reason === "renewal_requested") {
+    return `${target.domain}:${target.port}: its certificate authority asks for this certificate to be replaced early (ACME renewal information): renew it now.`;
   }
   return null;
 }

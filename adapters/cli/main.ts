@@ -51,6 +51,7 @@ const OPTIONS = {
   to: { type: "string" },
   protocol: { type: "string" },
   "connect-to": { type: "string" },
+  "alert-policy": { type: "string" },
 } as const;
 
 function usage(): string {

@@ -1,4 +1,5 @@
 /** The messages between a local executor (local_executor.ts) and its connection's thread (connection_worker.ts). */
+import type { MessagePort } from "node:worker_threads";
 import type { SqlValue } from "../sql/executor.ts";
 
 /** Runs one statement. */
@@ -9,6 +10,18 @@ export const OP_ROLLBACK = 1;
 export const OP_CLOSE = 2;
 /** Runs statements in order as one write transaction; the answer holds each one's outcome. */
 export const OP_BATCH = 3;
+
+/**
+ * The channel for statements inside a transaction, sent once at start: a port the thread answers on,
+ * and a flag it raises (Atomics) once the answer is posted. The caller blocks on the flag and takes the
+ * answer at once (receiveMessageOnPort), so a transaction holds the connection for the time SQLite
+ * takes, not for a turn of a busy event loop per statement.
+ */
+export interface StatementChannel {
+  port: MessagePort;
+  /** Int32Array over a SharedArrayBuffer: 0 while a statement runs, 1 once its answer is posted. */
+  answered: Int32Array;
+}
 
 export type Request =
   | [id: number, op: typeof OP_RUN, sql: string, args: SqlValue[]]

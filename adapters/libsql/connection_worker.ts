@@ -5,12 +5,14 @@
  * building rows, writing the WAL at each commit, and waiting out another process's write lock.
  *
  * Requests are `[id, OP_RUN, sql, args]`, `[id, OP_BATCH, statements]`, `[id, OP_ROLLBACK]` or
- * `[id, OP_CLOSE]` (connection_protocol.ts). Each answer is `[id, outcome, error]`, with rows as arrays
- * and their columns named once.
+ * `[id, OP_CLOSE]` (connection_protocol.ts), several to a message; each answer is `[id, outcome,
+ * error]`, with rows as arrays and their columns named once, one message of answers per message of
+ * requests. A transaction's statements come on a channel of their own, answered
+ * the same way, while their caller waits for each (StatementChannel).
  */
 import Database from "libsql";
 import { parentPort, workerData } from "node:worker_threads";
-import { OP_BATCH, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
+import { OP_BATCH, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type StatementChannel, type WorkerError } from "./connection_protocol.ts";
 
 /** Statements kept prepared; beyond this the oldest is dropped (IN lists and batches vary in length). */
 const MAX_STATEMENTS = 256;
@@ -36,25 +38,34 @@ try {
   openFailure = errorOf(error);
 }
 
-parentPort!.on("message", (request: Request) => {
-  const id = request[0];
-  let answer: Answer;
-  if (openFailure) answer = [id, null, openFailure];
-  else {
-    try {
-      if (request[1] === OP_RUN) answer = [id, run(request[2], request[3]), null];
-      else if (request[1] === OP_BATCH) answer = [id, batch(request[2]), null];
-      else {
-        if (request[1] === OP_ROLLBACK) rollback();
-        else close();
-        answer = [id, null, null];
-      }
-    } catch (error) {
-      answer = [id, null, errorOf(error)];
-    }
+parentPort!.on("message", (requests: Request[] | StatementChannel) => {
+  if (!Array.isArray(requests)) {
+    // The transaction's statements: answered on their own port, the flag raised once the answer is there.
+    const { port, answered } = requests;
+    port.on("message", (statement: Request) => {
+      port.postMessage(handle(statement));
+      Atomics.store(answered, 0, 1);
+      Atomics.notify(answered, 0);
+    });
+    return;
   }
-  parentPort!.postMessage(answer);
+  // The requests of one of the caller's turns, answered together.
+  parentPort!.postMessage(requests.map(handle));
 });
+
+function handle(request: Request): Answer {
+  const id = request[0];
+  if (openFailure) return [id, null, openFailure];
+  try {
+    if (request[1] === OP_RUN) return [id, run(request[2], request[3]), null];
+    if (request[1] === OP_BATCH) return [id, batch(request[2]), null];
+    if (request[1] === OP_ROLLBACK) rollback();
+    else close();
+    return [id, null, null];
+  } catch (error) {
+    return [id, null, errorOf(error)];
+  }
+}
 
 /** The statements as one write transaction: each one's outcome, or none of them if one fails. */
 function batch(statements: Array<[sql: string, args: unknown[]]>): Outcome[] {

@@ -1,7 +1,8 @@
 /** Certificates in memory, with the SQL store's ordering, leasing and compare-and-swap semantics. */
 import type { CertificateStore, CertificateTarget } from "../../core/store/mod.ts";
 import type { CertificateRecord } from "../../core/base/mod.ts";
-import { certificateStatus } from "../../core/certificates/mod.ts";
+import { certificateRenewalState, certificateStatus } from "../../core/certificates/mod.ts";
+import { leafNamesKey } from "../../core/deployment/mod.ts";
 import { copyCertificate, inScope, type MemoryState } from "./state.ts";
 
 type Stored = CertificateRecord & { leaseOwner: string | null };
@@ -60,6 +61,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
         .filter((c) => !query.domainContains || c.domain.includes(query.domainContains))
         .filter((c) => !query.tags || query.tags.every((tag) => c.tags.includes(tag)))
         .filter((c) => !query.statuses || query.statuses.includes(certificateStatus(c, query.now).status))
+        .filter((c) => !query.renewalStates || query.renewalStates.includes(certificateRenewalState(c, query.now)))
         .sort(byExpiry)
         .slice(0, query.limit)
         .map(withoutLease);
@@ -67,14 +69,17 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
 
     async summarize(scope, query) {
       const byStatus: Record<string, number> = {};
+      const byRenewal: Record<string, number> = {};
       const expiring = new Array<number>(query.buckets).fill(0);
       for (const c of inScopeList(scope)) {
         const { status } = certificateStatus(c, query.now);
         byStatus[status] = (byStatus[status] ?? 0) + 1;
+        const renewal = certificateRenewalState(c, query.now);
+        byRenewal[renewal] = (byRenewal[renewal] ?? 0) + 1;
         const bucket = Math.floor((c.details.notAfter - query.from) / query.bucketMs);
         if (c.details.notAfter >= query.from && bucket < query.buckets) expiring[bucket]!++;
       }
-      return { byStatus, expiring };
+      return { byStatus, byRenewal, expiring };
     },
 
     async listAll({ limit, afterId }) {
@@ -101,7 +106,12 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
         record.alertThresholds = [...patch.alertThresholds];
         record.nextCheckAt = Math.min(record.nextCheckAt, patch.updatedAt);
       }
+      if (patch.alertPolicy !== undefined && patch.alertPolicy !== record.alertPolicy) {
+        record.alertPolicy = patch.alertPolicy;
+        record.nextCheckAt = Math.min(record.nextCheckAt, patch.updatedAt);
+      }
       if (patch.tags !== undefined) record.tags = [...patch.tags];
+      if (patch.mailDomain !== undefined) record.mailDomain = patch.mailDomain;
       if (patch.mutedUntil !== undefined) record.mutedUntil = patch.mutedUntil;
       record.updatedAt = patch.updatedAt;
       record.version++;
@@ -149,12 +159,25 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       return moved;
     },
 
+    async noteIssuance(scope, { namesKey, deployment, dueAt }) {
+      let changed = 0;
+      for (const record of inScopeList(scope)) {
+        if (leafNamesKey(record.details) !== namesKey || record.details.notBefore >= deployment.issuedAt) continue;
+        if (record.deployment && record.deployment.issuedAt >= deployment.issuedAt) continue;
+        if (changed++ === 0) state.write();
+        record.deployment = { ...deployment };
+        record.nextCheckAt = Math.min(record.nextCheckAt, dueAt);
+        record.version++;
+      }
+      return changed;
+    },
+
     async saveCheck(record, events) {
       const stored = state.certificates.get(record.id);
       if (!stored || stored.version !== record.version) return false;
       state.write();
       // Only what a check decides; name and thresholds belong to the caller (and bump the version).
-      const { name, alertThresholds, tags, mutedUntil, connectTo, protocol, ...checked } = copyCertificate(record);
+      const { name, alertThresholds, alertPolicy, tags, mutedUntil, connectTo, protocol, mailDomain, ...checked } = copyCertificate(record);
       Object.assign(stored, checked, { version: record.version + 1, leaseOwner: null });
       state.addEvents(events);
       return true;

@@ -15,6 +15,7 @@ import { memoryChannels, memoryEvents } from "./notifications.ts";
 import { memoryImports } from "./imports.ts";
 import { memorySessions, memorySignInAttempts } from "./sessions.ts";
 import { memoryRevocations, memoryWatches } from "./watches.ts";
+import { memoryRenewalInfo } from "./renewal_info.ts";
 
 export function createMemoryStore(): Store {
   const state = new MemoryState();
@@ -28,6 +29,7 @@ export function createMemoryStore(): Store {
     sessions: memorySessions(state),
     signInAttempts: memorySignInAttempts(state),
     revocations: memoryRevocations(state),
+    renewalInfo: memoryRenewalInfo(),
     watches: memoryWatches(state),
     shared: false,
     changeToken: () => String(state.writes),

@@ -1,7 +1,7 @@
 /** Channels, events and deliveries in memory. */
 import { fairShare, type ChannelStore, type DeliveryJob, type EventStore, type EventWithDeliveries, type FairShareCandidate } from "../../core/store/mod.ts";
 import type { DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
-import { copy, inScope, withoutLease, type MemoryState } from "./state.ts";
+import { copy, inScope, storedEvent, withoutLease, type MemoryState } from "./state.ts";
 
 export function memoryChannels(state: MemoryState): ChannelStore {
   return {
@@ -57,15 +57,16 @@ export function memoryEvents(state: MemoryState): EventStore {
       .map((key) => state.deliveries.get(key)!)
       .sort((a, b) => (a.channelId < b.channelId ? -1 : 1))
       .map(withoutLease);
+  // Stored events are frozen (state.ts storedEvent): shared, not copied.
   const withDeliveries = (event: EventRecord & { seq: number }): EventWithDeliveries => ({
-    ...copy(event),
+    ...event,
     deliveries: deliveriesOf(event.id),
   });
 
   return {
     async insert(event, deliveries) {
       state.write();
-      state.events.set(event.id, { ...copy(event), seq: ++state.seq });
+      state.events.set(event.id, storedEvent(event, ++state.seq));
       for (const d of deliveries) {
         state.deliveries.set(`${d.eventId} ${d.channelId}`, { ...copy(d), leaseOwner: null });
         state.indexDelivery(d.eventId, d.channelId, d.status);
@@ -100,7 +101,8 @@ export function memoryEvents(state: MemoryState): EventStore {
       const jobs: DeliveryJob[] = [];
       for (const { delivery } of fairShare(candidates, { limit, perOrganization, inFlight, after })) {
         state.write();
-        jobs.push({ delivery: withoutLease(delivery), event: copy(state.events.get(delivery.eventId)!), channel: copy(state.channels.get(delivery.channelId)!) });
+        const { seq: _, ...event } = state.events.get(delivery.eventId)!;
+        jobs.push({ delivery: withoutLease(delivery), event, channel: copy(state.channels.get(delivery.channelId)!) });
         delivery.nextAttemptAt = leaseUntil;
         delivery.leaseOwner = owner;
       }

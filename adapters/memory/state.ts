@@ -44,7 +44,7 @@ export class MemoryState {
   /** Inserts events with a pending delivery to every channel routeEvent gives each. */
   addEvents(events: EventRecord[]): void {
     for (const event of events) {
-      this.events.set(event.id, { ...copy(event), seq: ++this.seq });
+      this.events.set(event.id, storedEvent(event, ++this.seq));
       for (const channel of routeEvent(event, this.channels.values())) {
         {
           this.indexDelivery(event.id, channel.id, "pending");
@@ -103,10 +103,20 @@ export function copyCertificate<T extends CertificateRecord>(record: T): T {
     endpoints: deepFreeze(record.endpoints),
     alertMemory: deepFreeze(record.alertMemory),
     tls: deepFreeze(record.tls),
+    deployment: deepFreeze(record.deployment ?? null),
+    ...(record.dns !== undefined ? { dns: deepFreeze(record.dns) } : {}),
   };
 }
 
-function deepFreeze<T>(value: T): T {
+/**
+ * An event as kept: copied once and frozen, then shared by every read (an event never changes once
+ * written; a busy simulation read each one several times, a structured clone each).
+ */
+export function storedEvent(event: EventRecord, seq: number): EventRecord & { seq: number } {
+  return deepFreeze({ ...copy(event), seq });
+}
+
+export function deepFreeze<T>(value: T): T {
   if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const inner of Object.values(value)) deepFreeze(inner);

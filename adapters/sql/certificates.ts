@@ -2,21 +2,24 @@
 import type { CertificateStore, InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
-import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, placeholders, statusPeriods } from "./rows.ts";
+import { leafNamesKey } from "../../core/deployment/mod.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
 import { RecentSaves } from "./recent_saves.ts";
+import { ParsedRows } from "./parsed_rows.ts";
 
 const SELECT = `SELECT ${CERTIFICATE_COLUMNS} FROM certificates`;
 
 /**
- * "The status at `now` is one of …", over the timeline core computed (rows.ts statusPeriods): no status
- * rule here, only times compared. Binds `now` twice, then the statuses.
+ * "The status (`field` 2) or renewal state (`field` 3) at `now` is one of …", over the timeline core
+ * computed (rows.ts statusPeriods): no status rule here, only times compared. Binds `now` twice, then
+ * the values.
  */
-function statusAt(statuses: number): string {
+function periodAt(field: 2 | 3, values: number): string {
   return `EXISTS (SELECT 1 FROM json_each(status_periods) AS period
     WHERE json_extract(period.value, '$[0]') <= ? AND ? < json_extract(period.value, '$[1]')
-      AND json_extract(period.value, '$[2]') IN (${placeholders(statuses)}))`;
+      AND json_extract(period.value, '$[${field}]') IN (${placeholders(values)}))`;
 }
 
 /**
@@ -24,8 +27,11 @@ function statusAt(statuses: number): string {
  * JSON and the expiry index untouched.
  */
 function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: boolean) {
-  // Endpoints, the connection and the alert memory change only with the details or with events.
-  const details = detailsChanged ? ["fingerprint", "not_before", "not_after", "details", "problem", "endpoints", "tls", "alert_memory"] : [];
+  // Endpoints, the connection, the alert memory, DNS findings and a pending deployment change only with
+  // the details or with events.
+  const details = detailsChanged
+    ? ["fingerprint", "not_before", "not_after", "details", "problem", "endpoints", "tls", "alert_memory", "names_key", "deployment", "dns"]
+    : [];
   const detailValues: SqlValue[] = detailsChanged
     ? [
         r.fingerprint,
@@ -36,6 +42,9 @@ function updateChecked(target: Executor, r: CertificateRecord, detailsChanged: b
         endpointsValue(r),
         r.tls ? JSON.stringify(r.tls) : null,
         JSON.stringify(r.alertMemory),
+        leafNamesKey(r.details),
+        r.deployment ? JSON.stringify(r.deployment) : null,
+        dnsValue(r),
       ]
     : [];
   // The failure can change without the details: the timeline is written with every check.
@@ -78,6 +87,8 @@ async function updateSettingsRow(
        tags = COALESCE(?, tags),
        muted_until = CASE WHEN ? THEN ? ELSE muted_until END,
        connect_to = COALESCE(?, connect_to),
+       alert_policy = COALESCE(?, alert_policy),
+       mail_domain = CASE WHEN ? THEN ? ELSE mail_domain END,
        next_check_at = CASE WHEN ? THEN MIN(next_check_at, ?) ELSE next_check_at END,
        updated_at = ?,
        version = version + 1
@@ -90,7 +101,10 @@ async function updateSettingsRow(
       patch.mutedUntil === undefined ? 0 : 1,
       patch.mutedUntil ?? null,
       newTarget ? connectToValue(patch.connectTo!) : null,
-      thresholds || newTarget ? 1 : 0,
+      patch.alertPolicy ?? null,
+      patch.mailDomain === undefined ? 0 : 1,
+      patch.mailDomain ?? null,
+      thresholds || newTarget || patch.alertPolicy ? 1 : 0,
       patch.updatedAt,
       patch.updatedAt,
       id,
@@ -177,6 +191,7 @@ async function releaseLeases(db: Executor, ids: string[], nextCheckAt: Map<strin
 export function sqlCertificates(db: Executor): CertificateStore {
   const rechecks = new RecheckBatcher(db, async (record) => (await updateChecked(db, record, false)).rowsAffected > 0);
   const recent = new RecentSaves();
+  const parsed = new ParsedRows();
   // Whether most of the last claim's rows were kept here. When they were not (other processes check
   // them too, or the fleet is checked rarely), a claim reads whole rows in its one request, as it
   // would with nothing kept, rather than ids first and the rows after.
@@ -249,24 +264,45 @@ export function sqlCertificates(db: Executor): CertificateStore {
         args.push(scope.organizationId, scope.mode, tag);
       }
       if (query.statuses) {
-        where.push(statusAt(query.statuses.length));
+        where.push(periodAt(2, query.statuses.length));
         args.push(query.now, query.now, ...query.statuses);
       }
-      const { rows } = await db.execute(`${SELECT} WHERE ${where.join(" AND ")} ORDER BY not_after, id LIMIT ?`, [...args, query.limit]);
-      return rows.map(certificateFrom);
+      if (query.renewalStates) {
+        where.push(periodAt(3, query.renewalStates.length));
+        args.push(query.now, query.now, ...query.renewalStates);
+      }
+      // Which rows, at which version; then whole only those not kept at it (parsed_rows.ts).
+      const { rows: keys } = await db.execute(`SELECT id, version, next_check_at FROM certificates WHERE ${where.join(" AND ")} ORDER BY not_after, id LIMIT ?`, [
+        ...args,
+        query.limit,
+      ]);
+      const page = keys.map((key) => ({ id: String(key.id), kept: parsed.get(String(key.id), Number(key.version), Number(key.next_check_at)) }));
+      const missing = page.filter((entry) => !entry.kept).map((entry) => entry.id);
+      const read = new Map<string, CertificateRecord>();
+      for (let start = 0; start < missing.length; start += 500) {
+        const chunk = missing.slice(start, start + 500);
+        const { rows } = await db.execute(`${SELECT} WHERE id IN (${placeholders(chunk.length)})`, chunk);
+        for (const row of rows) read.set(String(row.id), parsed.keep(certificateFrom(row)));
+      }
+      // A row deleted between the two reads is left out; one written since is shown as it is now.
+      return page.flatMap((entry) => entry.kept ?? read.get(entry.id) ?? []);
     },
 
     async summarize(scope, query) {
       const statusRows = await db.execute(
-        `SELECT json_extract(period.value, '$[2]') AS status, count(*) AS n
+        `SELECT json_extract(period.value, '$[2]') AS status, json_extract(period.value, '$[3]') AS renewal, count(*) AS n
            FROM certificates, json_each(certificates.status_periods) AS period
           WHERE organization_id = ? AND mode = ?
             AND json_extract(period.value, '$[0]') <= ? AND ? < json_extract(period.value, '$[1]')
-          GROUP BY 1`,
+          GROUP BY 1, 2`,
         [scope.organizationId, scope.mode, query.now, query.now],
       );
       const byStatus: Record<string, number> = {};
-      for (const row of statusRows.rows) byStatus[String(row.status)] = Number(row.n);
+      const byRenewal: Record<string, number> = {};
+      for (const row of statusRows.rows) {
+        byStatus[String(row.status)] = (byStatus[String(row.status)] ?? 0) + Number(row.n);
+        byRenewal[String(row.renewal)] = (byRenewal[String(row.renewal)] ?? 0) + Number(row.n);
+      }
       const until = query.from + query.bucketMs * query.buckets;
       const bucketRows = await db.execute(
         `SELECT CAST((not_after - ?) / ? AS INTEGER) AS bucket, count(*) AS n FROM certificates
@@ -275,7 +311,7 @@ export function sqlCertificates(db: Executor): CertificateStore {
       );
       const expiring = new Array<number>(query.buckets).fill(0);
       for (const row of bucketRows.rows) expiring[Number(row.bucket)] = Number(row.n);
-      return { byStatus, expiring };
+      return { byStatus, byRenewal, expiring };
     },
 
     async listAll({ limit, afterId }) {
@@ -285,14 +321,16 @@ export function sqlCertificates(db: Executor): CertificateStore {
 
     async updateSettings(scope, id, patch) {
       const thresholds = patch.alertThresholds;
+      const rejudged = thresholds || patch.alertPolicy;
       try {
-        if (thresholds || patch.tags) {
-          // New thresholds move the moment the certificate becomes expiring: its timeline is written anew,
-          // from the row as it is inside the same write transaction. New tags replace its rows in certificate_tags.
+        if (rejudged || patch.tags) {
+          // New thresholds or a new alert policy move the moment the certificate becomes expiring: its
+          // timeline is written anew, from the row as it is inside the same write transaction. New tags
+          // replace its rows in certificate_tags.
           return await db.transaction(async (tx) => {
             const updated = await updateSettingsRow(tx, { scope, id, patch });
             if (!updated) return null;
-            if (thresholds) await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [statusPeriods(updated), id]);
+            if (rejudged) await tx.execute("UPDATE certificates SET status_periods = ? WHERE id = ?", [statusPeriods(updated), id]);
             if (patch.tags) await writeTags(tx, { id, ...scope }, patch.tags);
             return updated;
           });
@@ -321,7 +359,10 @@ export function sqlCertificates(db: Executor): CertificateStore {
         );
         return true;
       });
-      if (removed) recent.forget(id);
+      if (removed) {
+        recent.forget(id);
+        parsed.forget(id);
+      }
       return removed;
     },
 
@@ -386,6 +427,18 @@ export function sqlCertificates(db: Executor): CertificateStore {
          WHERE lease_owner IS NULL AND next_check_at > last_checked_at + ?`,
         [intervalMs, intervalMs],
       );
+      return rowsAffected;
+    },
+
+    async noteIssuance(scope, { namesKey, deployment, dueAt }) {
+      const { rowsAffected, rows } = await db.execute(
+        `UPDATE certificates SET deployment = ?, next_check_at = MIN(next_check_at, ?), version = version + 1
+          WHERE organization_id = ? AND mode = ? AND names_key = ? AND not_before < ?
+            AND (deployment IS NULL OR json_extract(deployment, '$.issuedAt') < ?)
+          RETURNING id`,
+        [JSON.stringify(deployment), dueAt, scope.organizationId, scope.mode, namesKey, deployment.issuedAt, deployment.issuedAt],
+      );
+      for (const row of rows) recent.forget(String(row.id));
       return rowsAffected;
     },
 

@@ -63,6 +63,9 @@ async function withDeliveries(db: Executor, events: Array<EventRecord & { seq: n
 }
 
 export function sqlEvents(db: Executor): EventStore {
+  // A delivery's claim and outcome go ahead of queued bulk writes (a burst of adds, an import's
+  // batches): an answered alert is written down at once, so a crash does not send it again.
+  const urgent = db.urgent?.() ?? db;
   return {
     async insert(event, deliveries) {
       await db.transaction(async (tx) => {
@@ -97,20 +100,22 @@ export function sqlEvents(db: Executor): EventStore {
     },
 
     async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization, inFlight, after }) {
-      // From the disabled channels to their pending deliveries (CROSS JOIN keeps that order): cheap
-      // however large the outbox.
-      await db.execute(
-        `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
-         WHERE rowid IN (
-           SELECT d.rowid FROM channels c CROSS JOIN deliveries d ON d.channel_id = c.id
-           WHERE c.enabled = 0 AND d.status = 'pending' AND d.next_attempt_at <= ?
-         )`,
-        [CANCELLED, now, now],
-      );
-      // Read, then lease, in one write transaction, as claimDue does: claimers at once lease disjoint
-      // sets, and the deliveries come back as they were before the lease.
+      // One write transaction in the urgent lane: the cancellations, then read, then lease, as claimDue
+      // does (claimers at once lease disjoint sets, and the deliveries come back as they were before the
+      // lease), with their events and channels. Its statements run while it holds the connection
+      // (local_executor.ts): a claim waits for the transaction under way, not for a burst of adds.
       const share = { limit, perOrganization, inFlight, after };
-      const deliveries = await db.transaction(async (tx) => {
+      const claimed = await urgent.transaction(async (tx) => {
+        // From the disabled channels to their pending deliveries (CROSS JOIN keeps that order): cheap
+        // however large the outbox.
+        await tx.execute(
+          `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
+           WHERE rowid IN (
+             SELECT d.rowid FROM channels c CROSS JOIN deliveries d ON d.channel_id = c.id
+             WHERE c.enabled = 0 AND d.status = 'pending' AND d.next_attempt_at <= ?
+           )`,
+          [CANCELLED, now, now],
+        );
         // The organizations with pending deliveries, one index seek each, and of each its earliest due
         // few (never more than could be taken): the candidates of the fair share.
         const { rows: heads } = await tx.execute(
@@ -141,7 +146,7 @@ export function sqlEvents(db: Executor): EventStore {
                 }),
         );
         const chosen = fairShare(candidates, share).map((candidate) => candidate.order);
-        if (chosen.length === 0) return [];
+        if (chosen.length === 0) return null;
         const { rows } = await tx.execute(`SELECT rowid, ${DELIVERY_COLUMNS} FROM deliveries WHERE rowid IN (${placeholders(chosen.length)})`, chosen);
         await tx.execute(`UPDATE deliveries SET next_attempt_at = ?, lease_owner = ? WHERE rowid IN (${placeholders(chosen.length)})`, [
           leaseUntil,
@@ -149,26 +154,25 @@ export function sqlEvents(db: Executor): EventStore {
           ...chosen,
         ]);
         const byRowid = new Map(rows.map((row) => [Number(row.rowid), deliveryFrom(row)]));
-        return chosen.map((rowid) => byRowid.get(rowid)!);
+        const deliveries = chosen.map((rowid) => byRowid.get(rowid)!);
+        const eventIds = [...new Set(deliveries.map((d) => d.eventId))];
+        const channelIds = [...new Set(deliveries.map((d) => d.channelId))];
+        const events = await tx.execute(`SELECT ${EVENT_COLUMNS} FROM events WHERE id IN (${placeholders(eventIds.length)})`, eventIds);
+        const channels = await tx.execute(`SELECT ${CHANNEL_COLUMNS} FROM channels WHERE id IN (${placeholders(channelIds.length)})`, channelIds);
+        return { deliveries, events: events.rows, channels: channels.rows };
       });
-      if (deliveries.length === 0) return [];
-      const eventIds = [...new Set(deliveries.map((d) => d.eventId))];
-      const channelIds = [...new Set(deliveries.map((d) => d.channelId))];
-      const [events, channels] = await Promise.all([
-        db.execute(`SELECT ${EVENT_COLUMNS} FROM events WHERE id IN (${placeholders(eventIds.length)})`, eventIds),
-        db.execute(`SELECT ${CHANNEL_COLUMNS} FROM channels WHERE id IN (${placeholders(channelIds.length)})`, channelIds),
-      ]);
-      const eventById = new Map(events.rows.map((row) => [String(row.id), eventFrom(row)]));
-      const channelById = new Map(channels.rows.map((row) => [String(row.id), channelFrom(row)]));
+      if (!claimed) return [];
+      const eventById = new Map(claimed.events.map((row) => [String(row.id), eventFrom(row)]));
+      const channelById = new Map(claimed.channels.map((row) => [String(row.id), channelFrom(row)]));
       const jobs: DeliveryJob[] = [];
-      for (const delivery of deliveries) {
+      for (const delivery of claimed.deliveries) {
         const event = eventById.get(delivery.eventId);
         const channel = channelById.get(delivery.channelId);
         if (event && channel?.enabled) {
           jobs.push({ delivery, event, channel });
         } else {
           // The channel went (or was switched off) since: settled as the cancellation above would.
-          await db.execute(
+          await urgent.execute(
             `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?, lease_owner = NULL
              WHERE event_id = ? AND channel_id = ? AND lease_owner = ? AND status = 'pending'`,
             [CANCELLED, now, delivery.eventId, delivery.channelId, owner],
@@ -205,7 +209,7 @@ export function sqlEvents(db: Executor): EventStore {
     },
 
     async completeDelivery(owner, u) {
-      const { rowsAffected } = await db.execute(
+      const { rowsAffected } = await urgent.execute(
         `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?, lease_owner = NULL
          WHERE event_id = ? AND channel_id = ? AND lease_owner = ? AND status = 'pending'`,
         [u.status, u.attempts, u.nextAttemptAt, u.lastError, u.updatedAt, u.eventId, u.channelId, owner],

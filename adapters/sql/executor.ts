@@ -30,6 +30,12 @@ export interface Executor {
    */
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * The same database with this executor's transactions taken before every ordinary one still
+   * waiting for the connection (not before the one under way): for small writes that must not queue
+   * behind bulk ones. Absent where transactions do not queue in this process (a libSQL server's).
+   */
+  urgent?(): Executor;
 }
 
 /**

@@ -8,7 +8,8 @@
  * it saved as long as their version stands (recent_saves.ts).
  */
 import type { Executor } from "./executor.ts";
-import { statusPeriods } from "./rows.ts";
+import { endpointsFrom, statusPeriods } from "./rows.ts";
+import { leafNamesKey } from "../../core/deployment/mod.ts";
 
 type Step = string | ((tx: Executor) => Promise<void>);
 
@@ -274,7 +275,55 @@ export const MIGRATIONS: Step[][] = [
     `UPDATE deliveries SET organization_id = (SELECT organization_id FROM events WHERE events.id = deliveries.event_id)`,
     `CREATE INDEX deliveries_due_by_organization ON deliveries (status, organization_id, next_attempt_at)`,
   ],
+  // 8: renewal, not age (CONTRACT §18-§20). Certificates stored before keep the `days` alert policy
+  // they were added under; each timeline gains the renewal state (what `renewal=` filters on); what CAs
+  // say in their renewal information (ARI) is kept once per leaf for every process; a certificate keeps
+  // its served leaf's DNS names as a key, so an issuance of exactly those names finds it, and the
+  // issuance pending deployment.
+  [
+    `ALTER TABLE certificates ADD COLUMN alert_policy TEXT NOT NULL DEFAULT 'days'`,
+    `ALTER TABLE certificates ADD COLUMN names_key TEXT NOT NULL DEFAULT ''`,
+    `ALTER TABLE certificates ADD COLUMN deployment TEXT`,
+    backfillRenewalPeriods,
+    `CREATE INDEX certificates_names ON certificates (organization_id, mode, names_key)`,
+    `UPDATE certificates SET version = version + 1`,
+    `CREATE TABLE renewal_info (
+      cert_id TEXT PRIMARY KEY,
+      info TEXT NOT NULL,
+      expires_at INTEGER NOT NULL
+    )`,
+    `CREATE INDEX renewal_info_expiry ON renewal_info (expires_at)`,
+  ],
+  // What DNS says about a certificate (CONTRACT §22): an smtp certificate's mail domain (NULL: the
+  // default), and the findings of its checks (CAA sets and verdict, TLSA records, MTA-STS policy) as JSON.
+  // Both read as "nothing yet" in rows written before, so no version is raised.
+  [`ALTER TABLE certificates ADD COLUMN mail_domain TEXT`, `ALTER TABLE certificates ADD COLUMN dns TEXT`],
 ];
+
+/** Computes every certificate's timeline anew, with its renewal state, and its names key, a page at a time (migration 8). */
+async function backfillRenewalPeriods(tx: Executor): Promise<void> {
+  let after = "";
+  for (;;) {
+    const { rows } = await tx.execute(
+      "SELECT id, details, problem, failure, alert_thresholds, endpoints, alert_policy FROM certificates WHERE id > ? ORDER BY id LIMIT 500",
+      [after],
+    );
+    for (const row of rows) {
+      const details = JSON.parse(String(row.details));
+      const periods = statusPeriods({
+        details,
+        problem: row.problem === null ? null : (String(row.problem) as never),
+        failure: row.failure === null ? null : (String(row.failure) as never),
+        alertThresholds: JSON.parse(String(row.alert_thresholds)),
+        endpoints: endpointsFrom(String(row.endpoints), details),
+        alertPolicy: String(row.alert_policy) as never,
+      });
+      await tx.execute("UPDATE certificates SET status_periods = ?, names_key = ? WHERE id = ?", [periods, leafNamesKey(details), row.id as string]);
+    }
+    if (rows.length < 500) return;
+    after = String(rows.at(-1)!.id);
+  }
+}
 
 /** Computes the timeline of every certificate stored before migration 3, a page at a time. */
 async function backfillStatusPeriods(tx: Executor): Promise<void> {

@@ -12,6 +12,7 @@ import { sqlEvents } from "./events.ts";
 import { sqlImports } from "./imports.ts";
 import { sqlSessions, sqlSignInAttempts } from "./sessions.ts";
 import { sqlRevocations, sqlWatches } from "./watches.ts";
+import { sqlRenewalInfo } from "./renewal_info.ts";
 
 export interface SqlStoreOptions {
   /** True when other processes share the database (a libSQL server). */
@@ -35,6 +36,7 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     sessions: sqlSessions(db),
     signInAttempts: sqlSignInAttempts(db),
     revocations: sqlRevocations(db),
+    renewalInfo: sqlRenewalInfo(db),
     watches: sqlWatches(db),
     shared: options.shared,
     changeToken: options.changeToken,

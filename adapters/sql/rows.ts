@@ -11,6 +11,7 @@ import type {
   UserRecord,
 } from "../../core/base/mod.ts";
 import { statusTimeline } from "../../core/certificates/mod.ts";
+import { leafNamesKey } from "../../core/deployment/mod.ts";
 import type { Row, SqlValue } from "./executor.ts";
 
 const num = (value: unknown) => Number(value);
@@ -63,7 +64,7 @@ export const CERTIFICATE_COLUMNS =
   "id, organization_id, mode, domain, port, name, alert_thresholds, status_periods, created_at, updated_at, " +
   "fingerprint, not_before, not_after, details, problem, last_checked_at, failure, failure_count, " +
   "alerted_threshold, expiry_alerted, health, next_check_at, lease_owner, version, tags, muted_until, " +
-  "protocol, connect_to, endpoints, tls, alert_memory";
+  "protocol, connect_to, endpoints, tls, alert_memory, alert_policy, names_key, deployment, mail_domain, dns";
 
 /** connect_to is '' for "the domain", so that the UNIQUE constraint treats it as a value. */
 export const connectToValue = (connectTo: string | null) => connectTo ?? "";
@@ -78,6 +79,7 @@ export function certificateFrom(row: Row): CertificateRecord {
     port: num(row.port),
     name: str(row.name),
     alertThresholds: JSON.parse(str(row.alert_thresholds)),
+    alertPolicy: (strOrNull(row.alert_policy) ?? "days") as CertificateRecord["alertPolicy"],
     createdAt: num(row.created_at),
     updatedAt: num(row.updated_at),
     fingerprint: str(row.fingerprint),
@@ -98,6 +100,10 @@ export function certificateFrom(row: Row): CertificateRecord {
     endpoints: endpointsFrom(str(row.endpoints), details),
     tls: row.tls === null || row.tls === undefined ? null : JSON.parse(str(row.tls)),
     alertMemory: JSON.parse(str(row.alert_memory)),
+    deployment: row.deployment === null || row.deployment === undefined ? null : JSON.parse(str(row.deployment)),
+    // Absent rather than null when unset, as a record made before these fields reads.
+    ...(row.mail_domain === null || row.mail_domain === undefined ? {} : { mailDomain: str(row.mail_domain) }),
+    ...(row.dns === null || row.dns === undefined ? {} : { dns: JSON.parse(str(row.dns)) }),
   };
 }
 
@@ -114,7 +120,7 @@ export function endpointsValue(r: Pick<CertificateRecord, "details" | "endpoints
   return JSON.stringify(r.endpoints.map((endpoint) => (endpoint.details === r.details ? { ...endpoint, details: SAME_DETAILS } : endpoint)));
 }
 
-function endpointsFrom(text: string, details: CertificateDetails): EndpointRecord[] {
+export function endpointsFrom(text: string, details: CertificateDetails): EndpointRecord[] {
   const endpoints = JSON.parse(text) as (Omit<EndpointRecord, "details"> & { details: EndpointRecord["details"] | typeof SAME_DETAILS })[];
   // The certificate's own object, not a copy: an unchanged re-check then sees its details unchanged by identity.
   for (const endpoint of endpoints) if (endpoint.details === SAME_DETAILS) endpoint.details = details;
@@ -122,11 +128,14 @@ function endpointsFrom(text: string, details: CertificateDetails): EndpointRecor
 }
 
 /**
- * The `status_periods` column: core's timeline of the certificate's status as `[[from, until, status], …]`
- * (ms, `until` exclusive), so SQL filters by status by comparing times (see STATUS_AT in certificates.ts).
+ * The `status_periods` column: core's timeline of the certificate's status and renewal state as
+ * `[[from, until, status, renewal], …]` (ms, `until` exclusive), so SQL filters by either by comparing
+ * times (see statusAt in certificates.ts).
  */
-export function statusPeriods(r: Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds"> & { endpoints?: CertificateRecord["endpoints"] }): string {
-  return JSON.stringify(statusTimeline(r).map((period) => [period.from, period.until, period.status]));
+export function statusPeriods(
+  r: Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds"> & Partial<Pick<CertificateRecord, "endpoints" | "alertPolicy" | "dns">>,
+): string {
+  return JSON.stringify(statusTimeline(r).map((period) => [period.from, period.until, period.status, period.renewal]));
 }
 
 /** Values for CERTIFICATE_COLUMNS, in order (lease_owner is null: a new or saved record holds no lease). */
@@ -163,7 +172,17 @@ export function certificateValues(r: CertificateRecord): SqlValue[] {
     endpointsValue(r),
     r.tls ? JSON.stringify(r.tls) : null,
     JSON.stringify(r.alertMemory),
+    r.alertPolicy,
+    leafNamesKey(r.details),
+    r.deployment ? JSON.stringify(r.deployment) : null,
+    r.mailDomain ?? null,
+    dnsValue(r),
   ];
+}
+
+/** The `dns` column: CONTRACT §22's findings as JSON, or NULL before any lookup. */
+export function dnsValue(r: Pick<CertificateRecord, "dns">): string | null {
+  return r.dns ? JSON.stringify(r.dns) : null;
 }
 
 export function channelFrom(row: Row, prefix = ""): ChannelRecord {

@@ -16,6 +16,8 @@ export function sampleCertificate(scope: Scope, n: number, now = Date.now()): Ce
     port: 443,
     name: domain,
     alertThresholds: [30, 14, 7, 3, 1],
+    alertPolicy: "renewal",
+    deployment: null,
     tags: [`team:${n % 50}`, ...(n % 1000 === 0 ? ["rare"] : [])].sort(),
     mutedUntil: null,
     createdAt: now,

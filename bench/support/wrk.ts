@@ -11,6 +11,7 @@ export interface LoadResult {
   requests: number;
   p50Ms: number;
   p99Ms: number;
+  maxMs: number;
   non2xx: number;
   errors: number;
   /** CPU time of the server process per request answered, in microseconds. */
@@ -59,8 +60,8 @@ request = function()
 end
 done = function(summary, latency, requests)
   local e = summary.errors
-  io.write(string.format('{"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"non2xx":%d,"errors":%d}\\n',
-    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), e.status,
+  io.write(string.format('{"requests":%d,"durationUs":%d,"p50Us":%d,"p99Us":%d,"maxUs":%d,"non2xx":%d,"errors":%d}\\n',
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), latency.max, e.status,
     e.connect + e.read + e.write + e.timeout))
 end
 `;
@@ -78,12 +79,13 @@ export async function runWrk(options: LoadOptions): Promise<LoadResult> {
   if (code !== 0) throw new Error(`wrk failed (${code}): ${err}${out}`);
   const line = out.split("\n").find((l) => l.startsWith('{"requests"'));
   if (!line) throw new Error(`wrk printed no summary:\n${out}`);
-  const r = JSON.parse(line) as { requests: number; durationUs: number; p50Us: number; p99Us: number; non2xx: number; errors: number };
+  const r = JSON.parse(line) as { requests: number; durationUs: number; p50Us: number; p99Us: number; maxUs: number; non2xx: number; errors: number };
   return {
     requestsPerSecond: r.requests / (r.durationUs / 1e6),
     requests: r.requests,
     p50Ms: r.p50Us / 1000,
     p99Ms: r.p99Us / 1000,
+    maxMs: r.maxUs / 1000,
     non2xx: r.non2xx,
     errors: r.errors,
     cpuUsPerRequest: (cpu * 1e6) / Math.max(r.requests, 1),

@@ -1,20 +1,21 @@
 /**
  * The settings area's product logic, free of any framework: sessions, sign-in and its slowdown, the
- * API Keys and Members tabs, and the dashboard's workspace. Built once by createCore(); the web
- * adapter (adapters/web) only renders it.
+ * API Keys and Members tabs. Built once by createCore(); the web adapter (adapters/web) only renders
+ * it. The dashboard's workspace, which calls the API's operations, stands above the pipeline in
+ * core/workspace.
  *
  * @example
  * const result = await core.accounts.signIn.attempt({ email, password, clientAddress });
  * if (result.ok) setCookie(result.token);
  */
-import type { PasswordHasher } from "./admin.ts";
-import type { Services } from "../app/services.ts";
+import type { Admin, PasswordHasher } from "./admin.ts";
+import type { Store } from "../store/ports.ts";
+import type { Clock } from "../base/time.ts";
 import { ApiKeys } from "./api_keys.ts";
 import { Members } from "./members.ts";
 import { Sessions, type SessionPolicy } from "./sessions.ts";
 import { SignIn } from "./sign_in.ts";
 import type { ThrottlePolicies } from "./sign_in_throttle.ts";
-import { Workspace } from "./workspace.ts";
 import { PasswordChange } from "./password_change.ts";
 
 export interface Accounts {
@@ -22,12 +23,12 @@ export interface Accounts {
   signIn: SignIn;
   apiKeys: ApiKeys;
   members: Members;
-  workspace: Workspace;
   passwordChange: PasswordChange;
 }
 
 export interface AccountsOptions {
-  services: Services;
+  /** What accounts use of the services (core.services has it all). */
+  services: { store: Store; clock: Clock; admin: Admin };
   passwords?: PasswordHasher;
   sessionPolicy?: SessionPolicy;
   throttle?: ThrottlePolicies;
@@ -41,7 +42,6 @@ export function createAccounts(options: AccountsOptions): Accounts {
     signIn: new SignIn({ store, clock, sessions, passwords: options.passwords, policy: options.throttle }),
     apiKeys: new ApiKeys(store, admin),
     members: new Members(store, clock, admin, sessions),
-    workspace: new Workspace(options.services),
     passwordChange: new PasswordChange({ store, clock, admin, sessions, passwords: options.passwords, policy: options.throttle }),
   };
 }
@@ -50,8 +50,6 @@ export { mayChangeMember, mayManageKeys, mayRevokeKey, mayManageMembers, mayWrit
 export type { SignedIn } from "./sessions.ts";
 export type { KeyListItem } from "./api_keys.ts";
 export type { MemberView } from "./members.ts";
-export type { Actor, ActingWorkspace, Overview, CertificateForm, DashboardQuery, DashboardPage, CertificateDetail } from "./workspace.ts";
-export { LIST_TAKES_TAGS } from "./workspace.ts";
 export type { SignInResult } from "./sign_in.ts";
 export type { PasswordChangeResult } from "./password_change.ts";
 export { Admin, MIN_PASSWORD_LENGTH, PLANS, presentKey, ROLES, type ApiKeyView, type PasswordHasher } from "./admin.ts";

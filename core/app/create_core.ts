@@ -24,10 +24,13 @@ import type { EndpointConnector } from "../tls/endpoint_retrieve.ts";
 import { createApi, type Api } from "../http/api.ts";
 import { callOperation, type Call } from "../pipeline/pipeline.ts";
 import { OPERATIONS, type Operation, type OperationResult } from "../operations/mod.ts";
-import type { Services } from "./services.ts";
+import type { Services } from "../operations/services.ts";
 import { createAccounts, type Accounts } from "../accounts/mod.ts";
+import { Workspace } from "../workspace/mod.ts";
 import { ServiceMetrics } from "../metrics/scrape.ts";
 import { RevocationChecker } from "../revocation/mod.ts";
+import { AriClient } from "../ari/mod.ts";
+import { BUILT_IN_CAA_IDENTITIES, DnsClient, DnsInspector, systemDnsServers } from "../dns/mod.ts";
 import { CtClient, WatchPoller } from "../watches/mod.ts";
 import { CertkeeperError } from "../base/errors.ts";
 import type { WatchRecord } from "../base/records.ts";
@@ -85,7 +88,7 @@ export interface Core {
    */
   call(call: Call): Promise<OperationResult>;
   /** The settings area's sessions, sign-in, keys, members and dashboard (adapters/web renders them). */
-  accounts: Accounts;
+  accounts: Accounts & { workspace: Workspace };
   operations: readonly Operation[];
   trust: TrustStore;
   /** Where check outcomes come from (real TLS unless CoreOptions.source said otherwise). */
@@ -123,6 +126,18 @@ export function createCore(options: CoreOptions): Core {
           onFailure: ({ url, message }) => logger.debug("revocation source failed", { url, error: message }),
         })
       : null;
+  const operatorFetcher = options.transports?.ctFetch;
+  const ari =
+    config.ari && operatorFetcher
+      ? new AriClient({
+          fetcher: operatorFetcher,
+          cache: store.renewalInfo,
+          directories: config.acmeDirectories,
+          timeoutMs: config.tlsTimeoutMs,
+          onRequest: (result) => metrics.ariRequests.inc({ result }),
+          onFailure: ({ url, message }) => logger.debug("renewal information request failed", { url, error: message }),
+        })
+      : null;
   const source =
     options.source ??
     new TlsCertificateSource({
@@ -131,6 +146,8 @@ export function createCore(options: CoreOptions): Core {
       connector: options.connector,
       clock,
       revocation,
+      ari,
+      dns: dnsInspector(config, { fetcher, metrics, clock, logger }),
     });
   const owner = `proc_${randomBase62(12)}`;
   const pollMs = Math.min(SECOND, config.checkIntervalMs);
@@ -159,7 +176,9 @@ export function createCore(options: CoreOptions): Core {
     source,
     logger,
     intervalMs: config.checkIntervalMs,
+    alertPolicy: config.alertPolicy,
     connections: new ConnectionBudget(config.checkConcurrency),
+    requestedConnections: new ConnectionBudget(config.checkConcurrency),
     onCheck: (result) => {
       metrics.observeCheck(result);
       options.onCheck?.(result);
@@ -236,11 +255,13 @@ export function createCore(options: CoreOptions): Core {
     services,
     api,
     call: (call) => callOperation(services, call),
-    accounts: createAccounts({ services, passwords: options.passwords }),
+    accounts: { ...createAccounts({ services, passwords: options.passwords }), workspace: new Workspace(services) },
     operations: OPERATIONS,
     trust,
     source,
     start() {
+      // The trusted roots, parsed a slice at a time before the first check needs them.
+      void trust.ready();
       scheduler.start();
       deliverer?.loop.start();
       watchPoller?.loop.start();
@@ -260,6 +281,30 @@ export function createCore(options: CoreOptions): Core {
       await flushUsage();
     },
   };
+}
+
+/**
+ * What reads DNS for checks (CONTRACT §22): the resolvers of CERTKEEPER_DNS_SERVERS, or the system's;
+ * null when they are `off` or none is known. MTA-STS policies are read through `fetcher`.
+ */
+function dnsInspector(
+  config: Config,
+  { fetcher, metrics, clock, logger }: { fetcher: Transports["fetch"]; metrics: ServiceMetrics; clock: Clock; logger: Logger },
+): DnsInspector | null {
+  const servers = config.dnsServers === "off" ? [] : config.dnsServers === "system" ? systemDnsServers() : config.dnsServers;
+  if (servers.length === 0) {
+    if (config.dnsServers === "system") logger.warn("no resolver in /etc/resolv.conf: CAA, DANE and MTA-STS are not judged; set CERTKEEPER_DNS_SERVERS");
+    return null;
+  }
+  return new DnsInspector({
+    client: new DnsClient(servers, { onLookup: (lookup) => metrics.dnsLookups.inc(lookup) }),
+    systemResolvers: config.dnsServers === "system",
+    fetcher,
+    timeoutMs: config.tlsTimeoutMs,
+    identities: [...config.caaIdentities, ...BUILT_IN_CAA_IDENTITIES],
+    clock,
+    logger,
+  });
 }
 
 /**

@@ -64,6 +64,45 @@ export interface CertificateDetails {
   chainExpiry?: ChainCertificate | null;
   /** Whether the leaf is revoked (CONTRACT §14); absent on details stored before revocation checks. */
   revocation?: RevocationState;
+  /** The issuer's organization (O) and common name (CN), those it has: what ARI and CAA match issuer names against. */
+  issuerNames?: string[];
+  /**
+   * The leaf's RFC 9773 certID (base64url AKI keyIdentifier `.` base64url serial); null when the leaf has
+   * no Authority Key Identifier (it is never asked about); absent on details stored before ARI.
+   */
+  ariCertId?: string | null;
+  /** What the CA's renewal information (ARI) last said about the leaf; absent or null: nothing yet. */
+  renewalInfo?: RenewalInfo | null;
+}
+
+/** How a certificate's expiry is alerted on (CONTRACT §18): at the renewal deadline, or at fixed days. */
+export const ALERT_POLICIES = ["renewal", "days"] as const;
+export type AlertPolicy = (typeof ALERT_POLICIES)[number];
+
+/** `renewal.state` (CONTRACT §18). */
+export const RENEWAL_STATES = ["not_due", "overdue", "requested"] as const;
+export type RenewalState = (typeof RENEWAL_STATES)[number];
+
+/**
+ * A CA's ACME Renewal Information about one leaf (RFC 9773), as certkeeper keeps it: the last answer,
+ * whether the CA asked for early replacement, and when to ask again. Shared by every certificate, of
+ * every organization, that serves the leaf (a store port keeps it across processes).
+ */
+export interface RenewalInfo {
+  /** The suggested renewal window of the last good answer; null before any good answer. */
+  window: { start: number; end: number } | null;
+  explanationUrl: string | null;
+  /** When that answer was received; null before any. */
+  checkedAt: number | null;
+  /**
+   * The window end at which the CA asked for early replacement (a first window ending before the
+   * lifetime's midpoint, or a window ending earlier than the one before); null while it has not.
+   */
+  requestedEnd: number | null;
+  /** When to ask again (Retry-After, clamped; 6 hours after an error). */
+  nextAt: number;
+  /** Why the last request failed; null when it was answered. */
+  lastError: string | null;
 }
 
 /** What a verified revocation source said about one certificate, and how long that answer holds. */
@@ -115,6 +154,9 @@ export const STATUS_REASONS = [
   "tls_error",
   "starttls_refused",
   "revoked",
+  "renewal_overdue",
+  "renewal_requested",
+  "renewal_blocked",
 ] as const;
 export type StatusReason = (typeof STATUS_REASONS)[number];
 
@@ -192,6 +234,92 @@ export interface EndpointRecord {
   /** Why no certificate came from this address; null when one did. */
   failure: NetFailureReason | null;
   tls: TlsConnection | null;
+  /**
+   * Whether this address's chain matches the name's TLSA records (CONTRACT §22), for `smtp`
+   * certificates; absent or null: not judged (another protocol, no certificate, no TLSA answer yet).
+   */
+  dane?: DaneVerdict | null;
+}
+
+/** CONTRACT §22's `dane` of one endpoint. */
+export interface DaneVerdict {
+  status: "match" | "mismatch" | "none";
+  /** The resolver's answer carried the DNSSEC AD bit (certkeeper does not validate DNSSEC itself). */
+  validated: boolean;
+}
+
+/** One CAA record as DNS gave it (RFC 8659 §4.1). */
+export interface CaaRecord {
+  flags: number;
+  /** Lower-cased. */
+  tag: string;
+  value: string;
+}
+
+/** One TLSA record (RFC 6698 §2.1); `data` in lower-case hex. */
+export interface TlsaRecord {
+  usage: number;
+  selector: number;
+  matchingType: number;
+  data: string;
+}
+
+/** An MTA-STS policy (RFC 8461 §3.2) as certkeeper judges it. */
+export interface MtaStsPolicy {
+  mode: "enforce" | "testing" | "none";
+  /** Lower-cased patterns; `*.` stands for exactly one label. */
+  mx: string[];
+  /** Seconds. */
+  maxAge: number;
+}
+
+/**
+ * The CAA judgement of the leaf the certificate-level fields describe: `forbidden` when a relevant
+ * record set exists and does not let the leaf's CA issue the next certificate (CONTRACT §22).
+ */
+export interface CaaVerdict {
+  status: "permitted" | "forbidden" | "no_records" | "not_judged";
+  /** The CA domain the issuer maps to; null for an issuer with no known CAA domain (not judged). */
+  issuerDomain: string | null;
+  /** What forbids it; null unless `forbidden`. */
+  blocking: CaaBlocking | null;
+}
+
+export interface CaaBlocking {
+  /** The name the renewal asks for: the domain, or `*.<base>` for a wildcard. */
+  name: string;
+  /** Where the relevant record set was found (the climb stops there). */
+  setAt: string;
+  property: "issue" | "issuewild";
+  /** `not_listed`: no record names the CA; `critical`: a critical property no CA knows. */
+  reason: "not_listed" | "critical";
+  /** The relevant record set in presentation form, e.g. `0 issue "digicert.com"`. */
+  records: string[];
+  /** Names the set (its place and records, not the serial): renewal_blocked is announced once per serial and key. */
+  key: string;
+}
+
+/**
+ * What DNS said about a certificate (CONTRACT §22), kept with the record. A lookup that fails leaves
+ * its part as it was: the last conclusive answer stands, so a flaky resolver never flaps a warning.
+ */
+export interface DnsFindings {
+  /** The relevant CAA record sets, keyed by the name each climb started from (the domain, or a wildcard's base). */
+  caaSets?: Array<{ from: string; setAt: string | null; records: CaaRecord[] }>;
+  caa?: CaaVerdict;
+  /** The TLSA records of an `smtp` certificate, where they were found and whether DNSSEC validated them. */
+  tlsa?: { name: string | null; validated: boolean; records: TlsaRecord[] };
+  /** The MTA-STS policy of an `smtp` certificate's mail domain, as senders would cache it. */
+  mtaSts?: {
+    mailDomain: string;
+    /** The TXT record's id of the policy held; null: no policy. */
+    id: string | null;
+    policy: MtaStsPolicy | null;
+    /** When the policy was fetched (ms); it is used until fetchedAt + maxAge, as senders cache it. */
+    fetchedAt: number | null;
+    /** The policy is `enforce` and the host or its certificate is not covered by it. */
+    mismatch: boolean;
+  };
 }
 
 /**
@@ -205,6 +333,29 @@ export interface AlertMemory {
   chain: Array<{ serial: string; alertedThreshold: number }>;
   /** Serials announced by `certificate.revoked`, the most recent first (absent: none yet). */
   revoked?: string[];
+  /** Serials announced by `certificate.renewal_overdue` (or covered by a request), the most recent first. */
+  overdue?: string[];
+  /** `serial@windowEnd` of each `certificate.renewal_requested` announced, the most recent first. */
+  requested?: string[];
+  /** `serial|CAA set key` pairs announced by `certificate.renewal_blocked`, the most recent first. */
+  renewalBlocked?: string[];
+}
+
+/**
+ * An issuance a watch recorded for exactly the names of a certificate's served leaf, with a later
+ * notBefore, that the certificate's endpoints do not all serve yet (CONTRACT §20). Times in ms.
+ */
+export interface PendingDeployment {
+  /** The issuance's notBefore. */
+  issuedAt: number;
+  notAfter: number;
+  /** Of the final certificate, upper-case colon hex; null when only its precertificate was logged. */
+  fingerprintSha256: string | null;
+  issuer: string;
+  /** When the watch recorded it: the grace runs from here. */
+  seenAt: number;
+  /** True once `certificate.not_deployed` was raised for it. */
+  announced: boolean;
 }
 
 /** What the service last announced about a certificate's health, so each change is announced once. */
@@ -217,9 +368,13 @@ export interface CertificateRecord extends Scope {
   protocol: Protocol;
   /** A host name or IP literal connected to instead of the domain; null: the domain. */
   connectTo: string | null;
+  /** `smtp` only: the mail domain whose MTA-STS policy applies (CONTRACT §22); null or absent: the default. */
+  mailDomain?: string | null;
   name: string;
   /** Distinct, sorted descending. */
   alertThresholds: number[];
+  /** Alert at the renewal deadline or at fixed days before expiry (CONTRACT §18). */
+  alertPolicy: AlertPolicy;
   /** Distinct, sorted ascending (CONTRACT §16). */
   tags: string[];
   /** Until then its events are recorded muted, with no deliveries; null: not muted. */
@@ -237,6 +392,10 @@ export interface CertificateRecord extends Scope {
   /** Every address at the last conclusive check, IPv4 first, each in numeric order. */
   endpoints: EndpointRecord[];
   alertMemory: AlertMemory;
+  /** A newer issuance of the same names not yet served by every answering endpoint; null: none. */
+  deployment: PendingDeployment | null;
+  /** What DNS said at the checks (CAA, DANE, MTA-STS); absent or null: nothing looked up yet. */
+  dns?: DnsFindings | null;
   lastCheckedAt: number;
 
   /** Set once a failing certificate is declared unreachable. */
@@ -314,6 +473,10 @@ export type EventType =
   | "certificate.chain_expiring"
   | "certificate.revoked"
   | "certificate.issued"
+  | "certificate.renewal_overdue"
+  | "certificate.renewal_requested"
+  | "certificate.not_deployed"
+  | "certificate.renewal_blocked"
   | "test";
 
 /** Every event kind, in documentation order (CONTRACT §7 and Part II). */
@@ -327,6 +490,10 @@ export const EVENT_TYPES: readonly EventType[] = [
   "certificate.chain_expiring",
   "certificate.revoked",
   "certificate.issued",
+  "certificate.renewal_overdue",
+  "certificate.renewal_requested",
+  "certificate.not_deployed",
+  "certificate.renewal_blocked",
   "test",
 ];
 

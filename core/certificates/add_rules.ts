@@ -1,17 +1,16 @@
 /**
  * What adding a certificate means, shared by POST /v1/certificates and the import worker: the body's
- * rules in CONTRACT's order, the new record after its first check, and the refusals' errors.
+ * rules in CONTRACT's order and the refusals' errors (the new record after its first check is
+ * monitor/first_check.ts).
  */
 import { CertkeeperError, quote } from "../base/errors.ts";
-import { newId } from "../base/ids.ts";
-import { normalizeConnectTo, normalizeDomain } from "./domain_name.ts";
+import { normalizeConnectTo, normalizeDomain, normalizeMailDomain } from "./domain_name.ts";
 import { DEFAULT_PORTS } from "../starttls/mod.ts";
 import { rejectUnknownFields, validate } from "../schemas/validate.ts";
 import { AddCertificateBody } from "../schemas/certificate.ts";
 import { DEFAULT_ALERT_THRESHOLDS } from "./status.ts";
 import { sortTags } from "../schemas/tags.ts";
-import { applyCheck, EMPTY_ALERT_MEMORY, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "../monitor/check_apply.ts";
-import type { CertificateRecord, Protocol, Scope } from "../base/records.ts";
+import type { AlertPolicy, Protocol } from "../base/records.ts";
 
 export interface AddCertificateInput {
   domain: string;
@@ -21,6 +20,10 @@ export interface AddCertificateInput {
   name: string;
   alertThresholds: number[];
   tags: string[];
+  /** Absent: the server's default (CERTKEEPER_ALERT_POLICY). */
+  alertPolicy?: AlertPolicy;
+  /** `smtp` only (CONTRACT §22); null: the default, the domain minus its first label. */
+  mailDomain: string | null;
 }
 
 /** Field checks in CONTRACT's order: unknown fields, then the domain, then the rest. */
@@ -32,6 +35,8 @@ export function parseAddCertificate(raw: unknown): AddCertificateInput {
   const domain = normalizeDomain((raw as { domain?: unknown }).domain);
   const body = validate(AddCertificateBody, raw);
   const protocol = body.protocol ?? "tls";
+  const mailDomain = normalizeMailDomain(body.mailDomain);
+  if (mailDomain !== null && protocol !== "smtp") throw mailDomainNotSmtp(protocol);
   return {
     domain,
     port: body.port ?? DEFAULT_PORTS[protocol],
@@ -40,59 +45,21 @@ export function parseAddCertificate(raw: unknown): AddCertificateInput {
     name: body.name ?? domain,
     alertThresholds: sortThresholds(body.alertThresholds ?? DEFAULT_ALERT_THRESHOLDS),
     tags: sortTags(body.tags ?? []),
+    ...(body.alertPolicy ? { alertPolicy: body.alertPolicy } : {}),
+    mailDomain,
   };
+}
+
+/** `mailDomain` names the MTA-STS policy of a mail server: it means nothing for another protocol. */
+export function mailDomainNotSmtp(protocol: Protocol): CertkeeperError {
+  return new CertkeeperError(
+    "invalid_request",
+    `Field "mailDomain" applies to smtp certificates only (MTA-STS); this one speaks ${quote(protocol)}: leave it out or null.`,
+  );
 }
 
 export function sortThresholds(thresholds: number[]): number[] {
   return [...thresholds].sort((a, b) => b - a);
-}
-
-
-/** A new certificate as its first check leaves it, with the events that check raised. */
-export function firstCheck(
-  scope: Scope,
-  input: AddCertificateInput,
-  outcome: Extract<CheckOutcome, { ok: true }>,
-  now: number,
-  policy: CheckPolicy,
-): AppliedCheck {
-  return applyCheck(initialRecord(scope, input, outcome, now), outcome, now, policy, { isNew: true });
-}
-
-function initialRecord(
-  scope: Scope,
-  input: AddCertificateInput,
-  outcome: Extract<CheckOutcome, { ok: true }>,
-  now: number,
-): CertificateRecord {
-  return {
-    ...scope,
-    id: newId("cert"),
-    domain: input.domain,
-    port: input.port,
-    protocol: input.protocol,
-    connectTo: input.connectTo,
-    name: input.name,
-    alertThresholds: input.alertThresholds,
-    tags: input.tags,
-    mutedUntil: null,
-    createdAt: now,
-    updatedAt: now,
-    fingerprint: outcome.fingerprint,
-    details: outcome.details,
-    problem: outcome.problem,
-    tls: outcome.tls ?? null,
-    endpoints: outcome.endpoints ?? [],
-    alertMemory: EMPTY_ALERT_MEMORY,
-    lastCheckedAt: now,
-    failure: null,
-    failureCount: 0,
-    alertedThreshold: null,
-    expiryAlerted: false,
-    health: "ok",
-    nextCheckAt: now,
-    version: 0,
-  };
 }
 
 /** `domain:port`, with the protocol and the address connected to when they are not the defaults. */

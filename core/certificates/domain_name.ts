@@ -102,3 +102,21 @@ export function normalizeConnectTo(input: unknown): string | null {
 function canonicalIpv6(address: string): string {
   return new URL(`http://[${address}]/`).hostname.replace(/^\[|\]$/g, "");
 }
+
+/**
+ * CONTRACT §22's `mailDomain`: a domain by §5's rules, returned in its ASCII form; null and absent
+ * mean "the default". Anything else is `invalid_request` naming the field.
+ */
+export function normalizeMailDomain(input: unknown): string | null {
+  if (input === undefined || input === null) return null;
+  if (typeof input !== "string") throw new CertkeeperError("invalid_request", `Field "mailDomain" must be a string such as "example.com"; got ${quote(input)}.`);
+  const why = reasonInvalid(input);
+  if (why) throw new CertkeeperError("invalid_request", `Field "mailDomain" value ${quote(input)} is not a valid domain: ${why}.`);
+  return toAscii(input)!;
+}
+
+/** The mail domain an `smtp` certificate's MTA-STS policy is read for, by default (CONTRACT §22): `mx1.example.com` → `example.com`; a two-label domain is its own mail domain. */
+export function defaultMailDomain(domain: string): string {
+  const labels = domain.split(".");
+  return labels.length > 2 ? labels.slice(1).join(".") : domain;
+}

@@ -1,8 +1,10 @@
 /** Certificates as the API shows them: domain names, the status rule, the views. */
-export { normalizeConnectTo, normalizeDomain } from "./domain_name.ts";
+export { defaultMailDomain, normalizeConnectTo, normalizeDomain } from "./domain_name.ts";
 export { presentCertificate, presentChecked, presentCreated } from "./present.ts";
 export {
+  certificateRenewalState,
   certificateStatus,
+  endpointStatus,
   CERTIFICATE_STATUSES,
   DEFAULT_ALERT_THRESHOLDS,
   DEFAULT_EXPIRING_DAYS,

@@ -1,7 +1,10 @@
 /** The certificate as callers see it: SPEC.md 2.2's fields, in its order, as CONTRACT §5 formats them. */
 import { iso } from "../base/time.ts";
 import type { CertificateRecord, RevocationState } from "../base/records.ts";
-import { certificateStatus, ClockAt, endpointStatus } from "./status.ts";
+import { certificateRenewalState, certificateStatus, ClockAt, endpointStatus } from "./status.ts";
+import { renewalDeadline } from "../renewal/mod.ts";
+import { defaultMailDomain } from "./domain_name.ts";
+import { presentDeployment } from "../deployment/mod.ts";
 import {
   CREATED_FIELDS,
   UNMONITORED_FIELDS,
@@ -69,8 +72,9 @@ function present(record: CertificateRecord, clock: ClockAt): CertificateView {
     mutedUntil: record.mutedUntil === null ? null : iso(record.mutedUntil),
     protocol: record.protocol ?? "tls",
     connectTo: record.connectTo ?? null,
+    mailDomain: record.protocol === "smtp" ? (record.mailDomain ?? defaultMailDomain(record.domain)) : null,
     endpoints: (record.endpoints ?? []).map((endpoint) => {
-      const judged = endpointStatus(endpoint, record.alertThresholds, clock);
+      const judged = endpointStatus(endpoint, record, clock);
       return {
         address: endpoint.address,
         status: judged.status,
@@ -79,13 +83,42 @@ function present(record: CertificateRecord, clock: ClockAt): CertificateView {
         fingerprintSha256: endpoint.details?.fingerprintSha256 ?? null,
         expiresAt: endpoint.details ? iso(endpoint.details.notAfter) : null,
         lastCheckedAt: iso(record.lastCheckedAt),
+        dane: record.protocol === "smtp" && endpoint.details && endpoint.dane ? { status: endpoint.dane.status, validated: endpoint.dane.validated } : null,
       };
     }),
     chainExpiresAt: d.chainExpiry ? iso(d.chainExpiry.notAfter) : null,
     publicKey: d.publicKey ?? null,
     tls: record.tls ?? null,
-    warnings: [...(d.warnings ?? []), ...(isLegacyProtocol(record.tls?.protocol) ? (["legacy_protocol"] as const) : [])],
+    warnings: [...(d.warnings ?? []), ...(isLegacyProtocol(record.tls?.protocol) ? (["legacy_protocol"] as const) : []), ...dnsWarnings(record)],
+    alertPolicy: record.alertPolicy ?? "days",
+    renewal: presentRenewal(record, clock),
+    deployment: presentDeployment(record.deployment ?? null, record.endpoints ?? []),
   };
+}
+
+/** CONTRACT §18's `renewal` of the certificate-level leaf. */
+function presentRenewal(record: CertificateRecord, clock: ClockAt): CertificateView["renewal"] {
+  const { deadline, source, window } = renewalDeadline(record.details);
+  const info = record.details.renewalInfo;
+  return {
+    deadline: iso(deadline),
+    source,
+    window: window ? { start: iso(window.start), end: iso(window.end) } : null,
+    explanationUrl: source === "ari" ? (info?.explanationUrl ?? null) : null,
+    state: certificateRenewalState(record, clock),
+    checkedAt: source === "ari" && info?.checkedAt != null ? iso(info.checkedAt) : null,
+  };
+}
+
+/** What DNS says about the certificate (CONTRACT §22), as warnings: never a status. */
+function dnsWarnings(record: CertificateRecord): CertificateView["warnings"] {
+  const warnings: CertificateView["warnings"] = [];
+  if (record.dns?.caa?.status === "forbidden") warnings.push("caa_forbids_issuer");
+  if (record.protocol === "smtp") {
+    if ((record.endpoints ?? []).some((endpoint) => endpoint.details && endpoint.dane?.status === "mismatch")) warnings.push("dane_mismatch");
+    if (record.dns?.mtaSts?.mismatch) warnings.push("mta_sts_mismatch");
+  }
+  return warnings;
 }
 
 /**
@@ -117,12 +150,16 @@ export function presentCreated(record: CertificateRecord, now: number): CreatedC
   return Object.fromEntries(CREATED_FIELDS.map((field) => [field, full[field]])) as CreatedCertificateView;
 }
 
-/** The CLI's `check`: the get view of a certificate nobody monitors (no thresholds: expiring within 30 days). */
+/**
+ * The CLI's `check`: the get view of a certificate nobody monitors (no thresholds: expiring within 30
+ * days under the `days` policy), judged under `alertPolicy` (default `days`).
+ */
 export function presentChecked(
-  input: Pick<CertificateRecord, "domain" | "port" | "details" | "problem" | "failure" | "lastCheckedAt" | "protocol" | "connectTo" | "endpoints" | "tls">,
+  input: Pick<CertificateRecord, "domain" | "port" | "details" | "problem" | "failure" | "lastCheckedAt" | "protocol" | "connectTo" | "endpoints" | "tls"> &
+    Partial<Pick<CertificateRecord, "alertPolicy" | "mailDomain" | "dns">>,
   now: number,
 ): CheckedCertificateView {
-  const unmonitored = { ...input, id: "", name: "", alertThresholds: [], tags: [], mutedUntil: null, createdAt: 0, updatedAt: 0 } as unknown as CertificateRecord;
+  const unmonitored = { alertPolicy: "days", ...input, id: "", name: "", alertThresholds: [], tags: [], mutedUntil: null, createdAt: 0, updatedAt: 0 } as unknown as CertificateRecord;
   const full: Record<string, unknown> = { ...presentCertificate(unmonitored, now) };
   for (const field of UNMONITORED_FIELDS) delete full[field];
   return full as CheckedCertificateView;

@@ -8,7 +8,8 @@
  * restates the rule. A new status (Part II's `revoked`, a `chain_expiring` reason) is a new line here.
  */
 import { DAY, daysUntil } from "../base/time.ts";
-import type { CertificateDetails, CertificateRecord, CertificateStatus, ChainProblem, EndpointRecord, StatusReason } from "../base/records.ts";
+import type { AlertPolicy, CertificateDetails, CertificateRecord, CertificateStatus, ChainProblem, EndpointRecord, RenewalState, StatusReason } from "../base/records.ts";
+import { caaBlocksRenewal, renewalDeadline, renewalRequested, renewalState } from "../renewal/mod.ts";
 export { CERTIFICATE_STATUSES, type CertificateStatus, type StatusReason } from "../base/records.ts";
 
 /** With no alert thresholds, a certificate counts as expiring within this many days. */
@@ -26,7 +27,18 @@ export function expiringHorizon(alertThresholds: readonly number[]): number {
 export type StatusInput = Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds"> & {
   /** Every address at the last check (CONTRACT §11); absent or empty: the certificate-level fields only. */
   endpoints?: readonly EndpointRecord[];
+  /** Absent: `days` (certificates stored before alert policies existed). */
+  alertPolicy?: AlertPolicy;
+  /** What DNS said at the last checks: a CAA set that forbids the issuer blocks the renewal (CONTRACT §22). */
+  dns?: CertificateRecord["dns"];
 };
+
+/** How a leaf is judged: its thresholds, the alert policy (CONTRACT §18), and whether CAA blocks its renewal (§22). */
+interface Judging {
+  alertThresholds: readonly number[];
+  alertPolicy: AlertPolicy;
+  renewalBlocked: boolean;
+}
 
 type Judged = { status: CertificateStatus; statusReason: StatusReason | null };
 
@@ -49,11 +61,12 @@ function rule(record: StatusInput, clock: RuleClock): Judged {
   if (clock.after(record.details.notAfter)) return { status: "expired", statusReason: "expired" };
   if (record.details.revocation?.status === "revoked") return { status: "revoked", statusReason: "revoked" };
   if (record.failure) return { status: "unreachable", statusReason: record.failure };
-  let worst = leafRule(record.details, record.problem, record.alertThresholds, clock);
+  const judging: Judging = { alertThresholds: record.alertThresholds, alertPolicy: record.alertPolicy ?? "days", renewalBlocked: caaBlocksRenewal(record) };
+  let worst = leafRule(record.details, record.problem, judging, clock);
   for (const endpoint of record.endpoints ?? []) {
     // The endpoint the certificate-level fields describe (every endpoint, for one address) adds nothing.
     if (!endpoint.details || sameLeaf(endpoint.details, endpoint.problem, record.details, record.problem)) continue;
-    const judged = leafRule(endpoint.details, endpoint.problem, record.alertThresholds, clock);
+    const judged = leafRule(endpoint.details, endpoint.problem, judging, clock);
     if (RANK[judged.status] < RANK[worst.status]) worst = judged;
   }
   return worst;
@@ -68,21 +81,33 @@ function sameLeaf(a: CertificateDetails, aProblem: ChainProblem | null, b: Certi
       a.notAfter === b.notAfter &&
       aProblem === bProblem &&
       a.revocation?.status === b.revocation?.status &&
-      (a.chainExpiry?.notAfter ?? null) === (b.chainExpiry?.notAfter ?? null))
+      (a.chainExpiry?.notAfter ?? null) === (b.chainExpiry?.notAfter ?? null) &&
+      a.renewalInfo?.window?.end === b.renewalInfo?.window?.end &&
+      a.renewalInfo?.requestedEnd === b.renewalInfo?.requestedEnd)
   );
 }
 
-/** The status of one retrieved chain, as if it were the only one. */
-function leafRule(details: CertificateDetails, problem: ChainProblem | null, alertThresholds: readonly number[], clock: RuleClock): Judged {
+/**
+ * The status of one retrieved chain, as if it were the only one. Under the `renewal` policy a leaf is
+ * not `expiring` for its days left, only once its renewal deadline has come (CONTRACT §18); under
+ * both, a CA's request for early replacement makes it `expiring` (§19).
+ */
+function leafRule(details: CertificateDetails, problem: ChainProblem | null, judging: Judging, clock: RuleClock): Judged {
   const { notBefore, notAfter } = details;
-  const horizon = expiringHorizon(alertThresholds);
+  const horizon = expiringHorizon(judging.alertThresholds);
   // daysUntilExpiry = floor((notAfter − now) / day) ≤ horizon  ⇔  now > notAfter − (horizon + 1) days.
   const expiringAfter = notAfter - (horizon + 1) * DAY;
   if (clock.after(notAfter)) return { status: "expired", statusReason: "expired" };
   if (details.revocation?.status === "revoked") return { status: "revoked", statusReason: "revoked" };
   if (!clock.atOrAfter(notBefore)) return { status: "invalid", statusReason: "not_yet_valid" };
   if (problem) return { status: "invalid", statusReason: problem };
-  if (clock.after(expiringAfter)) return { status: "expiring", statusReason: "expiring_soon" };
+  if (renewalRequested(details)) return { status: "expiring", statusReason: "renewal_requested" };
+  if (judging.alertPolicy === "renewal") {
+    // Past the deadline, a renewal that CAA will refuse is named as such: it is why the leaf is still served.
+    if (clock.atOrAfter(renewalDeadline(details).deadline)) return { status: "expiring", statusReason: judging.renewalBlocked ? "renewal_blocked" : "renewal_overdue" };
+  } else if (clock.after(expiringAfter)) {
+    return { status: "expiring", statusReason: "expiring_soon" };
+  }
   // A certificate above the leaf that expires before it, within the horizon (CONTRACT §13).
   const above = details.chainExpiry;
   if (above && above.notAfter < notAfter && clock.after(above.notAfter - (horizon + 1) * DAY)) {
@@ -92,9 +117,22 @@ function leafRule(details: CertificateDetails, problem: ChainProblem | null, ale
 }
 
 /** The status of one endpoint at `at` (a time, or a {@link ClockAt}): unreachable with its reason, or its chain's status. */
-export function endpointStatus(endpoint: EndpointRecord, alertThresholds: readonly number[], at: number | ClockAt): Judged {
+export function endpointStatus(
+  endpoint: EndpointRecord,
+  judging: Pick<StatusInput, "alertThresholds" | "alertPolicy" | "dns">,
+  at: number | ClockAt,
+): Judged {
   if (!endpoint.details) return { status: "unreachable", statusReason: endpoint.failure ?? "tls_error" };
-  return leafRule(endpoint.details, endpoint.problem, alertThresholds, clockAt(at));
+  const rules = { alertThresholds: judging.alertThresholds, alertPolicy: judging.alertPolicy ?? "days", renewalBlocked: caaBlocksRenewal(judging) };
+  return leafRule(endpoint.details, endpoint.problem, rules, clockAt(at));
+}
+
+/**
+ * `renewal.state` of the certificate-level leaf at `at`: the same under both alert policies. Overdue
+ * needs an endpoint that answered the last check: an unreachable certificate is not known to serve it.
+ */
+export function certificateRenewalState(record: Pick<StatusInput, "details" | "failure">, at: number | ClockAt): RenewalState {
+  return renewalState(record.details, record.failure === null || record.failure === undefined, clockAt(at));
 }
 
 /** Whether a trust, hostname or validity-start problem makes the certificate invalid now (expiry aside). */
@@ -151,18 +189,23 @@ export function certificateStatus(
 export const TIMELINE_START = Number.MIN_SAFE_INTEGER;
 export const TIMELINE_END = Number.MAX_SAFE_INTEGER;
 
-/** A stretch of time, `from` (inclusive) to `until` (exclusive), during which the status stays `status`. */
+/**
+ * A stretch of time, `from` (inclusive) to `until` (exclusive), during which the status stays `status`
+ * and the renewal state `renewal`.
+ */
 export interface StatusPeriod {
   from: number;
   until: number;
   status: CertificateStatus;
   statusReason: StatusReason | null;
+  renewal: RenewalState;
 }
 
 /**
  * The status of `record` over all time, as periods in order from {@link TIMELINE_START} to
- * {@link TIMELINE_END}, each status change a new period: what a store keeps to filter by status.
- * Valid until the record's details, problem, failure or thresholds change (a check or a patch).
+ * {@link TIMELINE_END}, each change of status or renewal state a new period: what a store keeps to
+ * filter by them. Valid until the record's details, problem, failure, thresholds or alert policy change
+ * (a check or a patch).
  *
  * @example
  * statusTimeline(record).find((p) => p.from <= now && now < p.until)!.status === certificateStatus(record, now).status;
@@ -176,10 +219,11 @@ export function statusTimeline(record: StatusInput): StatusPeriod[] {
     // same path. Periods start at whole milliseconds, the clock's unit.
     const clock = new ClockAt(from);
     const { status, statusReason } = rule(record, clock);
+    const renewal = certificateRenewalState(record, clock);
     const until = clock.changesAt;
     const last = periods.at(-1);
-    if (last && last.status === status && last.statusReason === statusReason) last.until = until;
-    else periods.push({ from, until, status, statusReason });
+    if (last && last.status === status && last.statusReason === statusReason && last.renewal === renewal) last.until = until;
+    else periods.push({ from, until, status, statusReason, renewal });
     if (until === TIMELINE_END) return periods;
     from = until;
   }

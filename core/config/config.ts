@@ -1,6 +1,8 @@
 /** certkeeper's configuration: CONTRACT §1's environment variables, parsed and checked once. */
 import { DAY, HOUR, MINUTE, SECOND, parseDuration } from "../base/time.ts";
 import { parseResolveRules, type ResolveRule } from "./resolve_rules.ts";
+import type { AlertPolicy } from "../base/records.ts";
+import { parseCaaIdentities, parseDnsServers, type CaaIdentity, type DnsServersSetting } from "./dns_settings.ts";
 
 import type { LogFormat, LogLevel } from "../base/log.ts";
 export type { LogFormat, LogLevel };
@@ -43,7 +45,27 @@ export interface Config {
   telegramUrl: string;
   /** Events and their settled deliveries older than this are deleted. */
   eventRetentionMs: number;
+  /** CERTKEEPER_ALERT_POLICY: the alert policy of certificates added without one (CONTRACT §18). */
+  alertPolicy: AlertPolicy;
+  /** CERTKEEPER_ARI: ask CAs for their renewal information (RFC 9773); `off` asks none. */
+  ari: boolean;
+  /**
+   * CERTKEEPER_ACME_DIRECTORIES over the built-ins: issuer names (compared case-insensitively with the
+   * issuer's O and CN) and their ACME directory URLs, in order.
+   */
+  acmeDirectories: Array<{ issuer: string; url: string }>;
+  /** CERTKEEPER_DNS_SERVERS: the resolvers asked for CAA, TLSA and TXT records (CONTRACT §22). */
+  dnsServers: DnsServersSetting;
+  /** CERTKEEPER_CAA_IDENTITIES: issuer names and their CAs' CAA domains, beside the built-in ones. */
+  caaIdentities: CaaIdentity[];
 }
+
+/** The CAs whose ACME directories publish renewal information, unless CERTKEEPER_ACME_DIRECTORIES names them otherwise. */
+export const BUILT_IN_ACME_DIRECTORIES: ReadonlyArray<{ issuer: string; url: string }> = [
+  { issuer: "Let's Encrypt", url: "https://acme-v02.api.letsencrypt.org/directory" },
+  { issuer: "Google Trust Services", url: "https://dv.acme-v02.api.pki.goog/directory" },
+  { issuer: "ZeroSSL", url: "https://acme.zerossl.com/v2/DV90" },
+];
 
 export const DEFAULT_DELIVERY_RETRY = "5s,30s,2m,10m,30m,1h,2h,6h,12h";
 
@@ -73,6 +95,11 @@ export const DEFAULT_CONFIG: Config = {
   pagerdutyUrl: "https://events.pagerduty.com",
   telegramUrl: "https://api.telegram.org",
   eventRetentionMs: 90 * DAY,
+  alertPolicy: "renewal",
+  ari: true,
+  acmeDirectories: [...BUILT_IN_ACME_DIRECTORIES],
+  dnsServers: "system",
+  caaIdentities: [],
 };
 
 export class ConfigError extends Error {
@@ -124,7 +151,34 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     pagerdutyUrl: parse("CERTKEEPER_PAGERDUTY_URL", d.pagerdutyUrl, baseUrl),
     telegramUrl: parse("CERTKEEPER_TELEGRAM_URL", d.telegramUrl, baseUrl),
     eventRetentionMs: parse("CERTKEEPER_EVENT_RETENTION", d.eventRetentionMs, positiveDuration),
+    alertPolicy: parse("CERTKEEPER_ALERT_POLICY", d.alertPolicy, alertPolicy),
+    ari: parse("CERTKEEPER_ARI", d.ari, boolean),
+    acmeDirectories: parse("CERTKEEPER_ACME_DIRECTORIES", d.acmeDirectories, acmeDirectories),
+    dnsServers: parse("CERTKEEPER_DNS_SERVERS", d.dnsServers, parseDnsServers),
+    caaIdentities: parse("CERTKEEPER_CAA_IDENTITIES", d.caaIdentities, parseCaaIdentities),
   };
+}
+
+function alertPolicy(text: string): AlertPolicy {
+  if (text === "renewal" || text === "days") return text;
+  throw new Error(`"${text}" is not an alert policy: use renewal or days`);
+}
+
+/**
+ * `name=url[,name=url…]`: each pair overrides the built-in of the same name (case-insensitively) or
+ * adds one; the built-ins stay otherwise. The directories are the operator's choice, like the SMTP
+ * server: any http(s) URL, not subject to the private-address rule.
+ */
+function acmeDirectories(text: string): Array<{ issuer: string; url: string }> {
+  const given = text.split(",").map((pair) => {
+    const at = pair.indexOf("=");
+    const issuer = at < 0 ? "" : pair.slice(0, at).trim();
+    const url = at < 0 ? "" : pair.slice(at + 1).trim();
+    if (issuer === "" || url === "") throw new Error(`"${pair.trim()}" is not a name=url pair, such as Let's Encrypt=https://acme-v02.api.letsencrypt.org/directory`);
+    return { issuer, url: httpUrl(url) };
+  });
+  const named = new Set(given.map((entry) => entry.issuer.toLowerCase()));
+  return [...given, ...BUILT_IN_ACME_DIRECTORIES.filter((entry) => !named.has(entry.issuer.toLowerCase()))];
 }
 
 function integer(text: string, min: number, max: number): number {

@@ -8,7 +8,7 @@ import { newId } from "../base/ids.ts";
 import { readJsonBody } from "./body.ts";
 import { admit, envelopeJson, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
 import type { Operation } from "../operations/operation.ts";
-import type { Services } from "../app/services.ts";
+import type { Services } from "../operations/services.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 

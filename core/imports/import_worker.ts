@@ -15,7 +15,8 @@ import type { ImportItemOutcome, Store } from "../store/ports.ts";
 import { asCertkeeperError, errorBody } from "../base/errors.ts";
 import { WorkLoop } from "../base/work_loop.ts";
 import type { Monitor } from "../monitor/monitor.ts";
-import { duplicate, firstCheck, limitReached, parseAddCertificate, unreachable } from "../certificates/add_rules.ts";
+import { duplicate, limitReached, parseAddCertificate, unreachable } from "../certificates/add_rules.ts";
+import { firstCheck } from "../monitor/first_check.ts";
 
 export interface ImportWorkerOptions {
   store: Store;

@@ -12,9 +12,22 @@ import { CertkeeperError, errorBody } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
 import { METRICS_CONTENT_TYPE } from "./exposition.ts";
 import { scrapeMetrics } from "./scrape.ts";
-import type { Services } from "../app/services.ts";
+import type { ServiceMetrics } from "./scrape.ts";
+import type { Config } from "../config/config.ts";
+import type { Logger } from "../base/log.ts";
+import type { Store } from "../store/ports.ts";
+import type { Clock } from "../base/time.ts";
 
-export async function metricsResponse(services: Services, request: Request): Promise<Response> {
+/** What GET /metrics reads of the services (core.services has it all). */
+export interface MetricsServices {
+  config: Pick<Config, "metricsToken">;
+  logger: Logger;
+  store: Store;
+  metrics: ServiceMetrics;
+  clock: Clock;
+}
+
+export async function metricsResponse(services: MetricsServices, request: Request): Promise<Response> {
   const { config, logger, store, metrics, clock } = services;
   // The request line is written once, by the HTTP face that answers (core.api.finish), with this id.
   const requestId = newId("req");

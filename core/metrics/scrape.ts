@@ -13,6 +13,7 @@ import { CERTIFICATE_STATUSES, certificateStatus, endpointStatus, type Certifica
 import type { CertificateRecord, ChannelType, Mode } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import { Counter, decadeBuckets, familyHeader, Histogram, sampleLine } from "./exposition.ts";
+import { renewalDeadline } from "../renewal/mod.ts";
 
 const CHANNEL_TYPES: readonly ChannelType[] = ["email", "discord", "slack", "webhook", "pagerduty", "teams", "telegram"];
 /** Certificates read from the store per page. */
@@ -32,7 +33,7 @@ export class ServiceMetrics {
 
   readonly checkDuration = new Histogram(
     "certkeeper_check_duration_seconds",
-    "Time one certificate retrieval took in this process (resolve, connect, TLS handshake, chain checks), successful or not.",
+    "Time one certificate retrieval took in this process (resolve, connect, TLS handshake, chain checks, and the CAA, TLSA and MTA-STS lookups made beside them), successful or not.",
     decadeBuckets(0.001, 10),
   );
 
@@ -58,6 +59,23 @@ export class ServiceMetrics {
     "Requests this process sent to OCSP responders and CRL distribution points (cached answers send none).",
     ["source"],
     [{ source: "ocsp" }, { source: "crl" }],
+  );
+
+  readonly ariRequests = new Counter(
+    "certkeeper_ari_requests_total",
+    "Requests this process sent to CAs for their renewal information (ACME ARI): ok when answered, error otherwise " +
+      "(a failed directory, an HTTP error, a malformed answer, a timeout). Answers are shared, so most checks send none.",
+    ["result"],
+    [{ result: "ok" }, { result: "error" }],
+  );
+
+  readonly dnsLookups = new Counter(
+    "certkeeper_dns_lookups_total",
+    "DNS questions this process sent for CAA, TLSA, TXT (MTA-STS) and CNAME records, by record type and outcome: ok (an answer, " +
+      "records or none), nxdomain, error (the resolver failed, refused or answered garbage) or timeout. Each step of a CAA climb " +
+      "or a CNAME chain is one question.",
+    ["type", "result"],
+    ["CAA", "TLSA", "TXT", "CNAME"].flatMap((type) => ["ok", "nxdomain", "error", "timeout"].map((result) => ({ type, result }))),
   );
 
   observeCtPoll(result: "ok" | "failed" | "rate_limited"): void {
@@ -91,7 +109,15 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
   const { store, metrics, now } = options;
   const pageSize = options.pageSize ?? PAGE_SIZE;
   yield processMetrics(metrics);
-  yield metrics.checks.render() + metrics.checkDuration.render() + metrics.deliveries.render() + metrics.ctPolls.render() + metrics.revocationRequests.render();
+  yield (
+    metrics.checks.render() +
+    metrics.checkDuration.render() +
+    metrics.deliveries.render() +
+    metrics.ctPolls.render() +
+    metrics.revocationRequests.render() +
+    metrics.ariRequests.render() +
+    metrics.dnsLookups.render()
+  );
 
   yield familyHeader(
     "certkeeper_deliveries_pending",
@@ -142,7 +168,7 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
       let text = "";
       for (const endpoint of record.endpoints ?? []) {
         if (!endpoint.details) continue;
-        const { status } = endpointStatus(endpoint, record.alertThresholds, now);
+        const { status } = endpointStatus(endpoint, record, now);
         text += sampleLine(
           "certkeeper_endpoint_expiry_timestamp_seconds",
           { ...seriesLabels(record, status), protocol: record.protocol ?? "tls", address: endpoint.address },
@@ -150,6 +176,17 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
         );
       }
       return text;
+    },
+  );
+
+  yield* family(
+    "certkeeper_certificate_renewal_deadline_timestamp_seconds",
+    "When each monitored certificate should have been renewed (its renewal deadline), in Unix seconds: the end of the " +
+      "CA's suggested renewal window (source ari) when known, else three quarters of its lifetime, two thirds under 10 days (source lifetime).",
+    (record) => {
+      const { status } = certificateStatus(record, now);
+      const { deadline, source } = renewalDeadline(record.details);
+      return sampleLine("certkeeper_certificate_renewal_deadline_timestamp_seconds", { ...seriesLabels(record, status), source }, deadline / 1000);
     },
   );
 

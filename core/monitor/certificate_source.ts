@@ -6,17 +6,20 @@ import { retrieveEndpoints, type EndpointConnector, type EndpointRetrieval } fro
 import { describeChain, parseCertificates } from "../tls/certificate_parse.ts";
 import { judgeChain } from "../tls/chain_verify.ts";
 import { systemClock, type Clock } from "../base/time.ts";
+import { Turns } from "../base/turns.ts";
 import type { TrustStore } from "../tls/trust_store.ts";
 import type { CheckOutcome } from "./check_apply.ts";
-import type { CertificateDetails, CertificateRecord, ChainProblem } from "../base/records.ts";
+import type { CertificateDetails, CertificateRecord, ChainProblem, RenewalInfo } from "../base/records.ts";
+import { ariCertId, type AriClient } from "../ari/mod.ts";
 import { askAboutChain, LeafRevocation, type RevocationChecker } from "../revocation/mod.ts";
 import type { Certificate } from "../tls/x509.ts";
 import { outcomeOfEndpoints, type EndpointOutcome } from "./endpoints_outcome.ts";
+import type { DnsCheck, DnsInspector } from "../dns/mod.ts";
 
-export type KnownCertificate = Pick<CertificateRecord, "fingerprint" | "details" | "problem"> & Partial<Pick<CertificateRecord, "endpoints">>;
+export type KnownCertificate = Pick<CertificateRecord, "fingerprint" | "details" | "problem"> & Partial<Pick<CertificateRecord, "endpoints" | "dns">>;
 
 /** What to check: the domain (SNI, host-name verification), its port, how to speak, where to connect. */
-export type CheckTarget = Pick<CertificateRecord, "domain" | "port"> & Partial<Pick<CertificateRecord, "protocol" | "connectTo">>;
+export type CheckTarget = Pick<CertificateRecord, "domain" | "port"> & Partial<Pick<CertificateRecord, "protocol" | "connectTo" | "mailDomain">>;
 
 export interface InspectOptions {
   /** Connections to take before connecting: background checks share one budget (CHECK_CONCURRENCY). */
@@ -38,18 +41,35 @@ export interface TlsCertificateSourceOptions {
   clock?: Clock;
   /** Asks whether leaves are revoked; absent: every leaf is `not_checked` (CERTKEEPER_REVOCATION=off). */
   revocation?: RevocationChecker | null;
+  /** Asks CAs for their renewal information (RFC 9773); absent: none is asked (CERTKEEPER_ARI=off). */
+  ari?: AriClient | null;
+  /** Reads what DNS says about the certificate (CAA, DANE, MTA-STS); absent: nothing is looked up. */
+  dns?: DnsInspector | null;
 }
 
 type Verdict = { details: CertificateDetails; problem: ChainProblem | null } | string;
 
 export class TlsCertificateSource implements CertificateSource {
   readonly #revocation: LeafRevocation;
+  readonly #turns = new Turns();
 
   constructor(private readonly options: TlsCertificateSourceOptions) {
     this.#revocation = new LeafRevocation(Boolean(options.revocation));
   }
 
   async inspect(target: CheckTarget, known?: KnownCertificate, options?: InspectOptions): Promise<CheckOutcome> {
+    // DNS answers are asked for at once, beside the handshakes; their verdicts need the chains served.
+    const dns = this.options.dns?.begin(target, known?.dns, known?.details) ?? null;
+    try {
+      const { ders, ...outcome } = await this.#inspect(target, known, options);
+      return dns && outcome.ok ? await withDns(outcome, ders, dns) : outcome;
+    } finally {
+      dns?.cancel();
+    }
+  }
+
+  /** The outcome, and the DER chain each answering address sent (for DANE). */
+  async #inspect(target: CheckTarget, known?: KnownCertificate, options?: InspectOptions): Promise<CheckOutcome & { ders?: Map<string, Uint8Array[]> }> {
     const { domain, port } = target;
     let retrievals: EndpointRetrieval[];
     try {
@@ -86,7 +106,8 @@ export class TlsCertificateSource implements CertificateSource {
         return { address: retrieval.address, fingerprint, ...result, failure: null, tls: retrieval.tls };
       }),
     );
-    return outcomeOfEndpoints(endpoints);
+    const ders = new Map(retrievals.flatMap((retrieval) => (retrieval.ok ? [[retrieval.address, retrieval.chain.ders] as const] : [])));
+    return { ...outcomeOfEndpoints(endpoints), ders };
   }
 
   async #judge(retrieval: Extract<EndpointRetrieval, { ok: true }>, fingerprint: string, known: KnownCertificate | undefined, domain: string, now: number): Promise<Verdict> {
@@ -96,39 +117,77 @@ export class TlsCertificateSource implements CertificateSource {
     const prior =
       (known?.fingerprint === fingerprint ? known : undefined) ??
       known?.endpoints?.find((endpoint) => endpoint.fingerprint === fingerprint && endpoint.details);
-    if (prior?.details && now <= (prior.details.pathValidUntil ?? Infinity)) {
+    // Details stored before ARI lack the leaf's certID: parse them once more.
+    if (prior?.details && now <= (prior.details.pathValidUntil ?? Infinity) && prior.details.ariCertId !== undefined) {
       // The stored details object itself when it is the certificate-level one: nothing to rewrite.
       const base =
         known && prior.details.serialNumber === known.details.serialNumber && prior.details.notAfter === known.details.notAfter ? known.details : prior.details;
       // A current revocation answer is reused as it is: the common re-check asks nobody.
-      const revocation = await this.#revocation.state({
-        previous: base.revocation,
-        ask: () => this.#ask(parseCertificates(chain.ders), trustedChain(prior.problem), chain.stapled, now),
-        now,
-      });
-      return { details: revocation === base.revocation ? base : { ...base, revocation }, problem: prior.problem };
+      const [revocation, renewalInfo] = await Promise.all([
+        this.#revocation.state({
+          previous: base.revocation,
+          ask: () => this.#ask(parseCertificates(chain.ders), trustedChain(prior.problem), chain.stapled, now),
+          now,
+        }),
+        this.#renewalInfo(base, base.renewalInfo, now),
+      ]);
+      const same = revocation === base.revocation && renewalInfo === (base.renewalInfo ?? null);
+      return { details: same ? base : { ...base, revocation, renewalInfo }, problem: prior.problem };
     }
     try {
-      const certs = parseCertificates(chain.ders);
+      // The CPU of a new chain, one chain a turn (see Turns): its extensions are read here too.
+      const [certs, described] = await this.#turns.take(() => {
+        const certs = parseCertificates(chain.ders);
+        for (const cert of certs) void cert.extensions; // parsed once, on first read: the path building reads them
+        return [certs, describeChain(certs)] as const;
+      });
       const { problem, pathValidUntil, chainExpiry } = await judgeChain(certs, domain, this.options.trust, now);
-      const described = describeChain(certs);
       const sameLeaf = [known?.details, ...(known?.endpoints ?? []).map((endpoint) => endpoint.details)].find(
         (details) => details && details.serialNumber === described.serialNumber && details.issuer === described.issuer,
       );
-      const revocation = await this.#revocation.state({
-        previous: sameLeaf?.revocation,
-        ask: () => this.#ask(certs, trustedChain(problem), chain.stapled, now),
-        now,
-      });
-      return { details: { ...described, pathValidUntil, chainExpiry, revocation }, problem };
+      const identified = { ...described, ariCertId: ariCertId(certs[0]!) };
+      const [revocation, renewalInfo] = await Promise.all([
+        this.#revocation.state({
+          previous: sameLeaf?.revocation,
+          ask: () => this.#ask(certs, trustedChain(problem), chain.stapled, now),
+          now,
+        }),
+        this.#renewalInfo(identified, sameLeaf?.renewalInfo, now),
+      ]);
+      return { details: { ...identified, pathValidUntil, chainExpiry, revocation, renewalInfo }, problem };
     } catch (error) {
       return `${domain} (${retrieval.address}) sent a certificate that cannot be parsed (${(error as Error).message})`;
     }
   }
 
+  /**
+   * What the leaf's CA says about its renewal (CONTRACT §19): nothing is asked about a leaf without a
+   * certID, an expired one, or with ARI off (null: the deadline follows the lifetime).
+   */
+  async #renewalInfo(leaf: CertificateDetails, previous: RenewalInfo | null | undefined, now: number): Promise<RenewalInfo | null> {
+    const ari = this.options.ari;
+    if (!ari || !leaf.ariCertId) return null;
+    if (now > leaf.notAfter) return previous ?? null;
+    const { ariCertId: certId, issuerNames = [], notBefore, notAfter } = leaf;
+    return ari.renewalInfo({ certId, issuerNames, notBefore, notAfter }, previous, now);
+  }
+
   #ask(certs: Certificate[], trusted: boolean, stapled: Uint8Array | undefined, now: number) {
     return askAboutChain(this.options.revocation!, { certs, trusted, stapled, trust: this.options.trust, now });
   }
+}
+
+/** The outcome with what DNS says: the findings, and each answering endpoint's DANE verdict. */
+async function withDns(rest: Extract<CheckOutcome, { ok: true }>, ders: Map<string, Uint8Array[]> | undefined, dns: DnsCheck): Promise<CheckOutcome> {
+  const endpoints = rest.endpoints ?? [];
+  const served = endpoints.map((endpoint) => ({ address: endpoint.address, details: endpoint.details, ders: (endpoint.details && ders?.get(endpoint.address)) || null }));
+  const { findings, dane, caaAnswered } = await dns.finish({ details: rest.details, endpoints: served });
+  return {
+    ...rest,
+    dns: findings,
+    caaAnswered,
+    endpoints: dane.size === 0 ? endpoints : endpoints.map((endpoint) => (dane.has(endpoint.address) ? { ...endpoint, dane: dane.get(endpoint.address)! } : endpoint)),
+  };
 }
 
 /** A hostname mismatch still leaves the chain trusted: only a trusted chain's leaf is asked about. */

@@ -4,11 +4,13 @@
  * writer that lost a race simply apply its outcome again to the fresher state.
  */
 import type { CertificateDetails, ChainCertificate, ChainProblem, NetFailureReason } from "../base/records.ts";
-import type { AlertMemory, CertificateRecord, EndpointRecord, EventRecord, EventType, Health, RevocationState, TlsConnection } from "../base/records.ts";
+import type { AlertMemory, AlertPolicy, CertificateRecord, DaneVerdict, DnsFindings, EndpointRecord, EventRecord, EventType, Health, RenewalInfo, RevocationState, TlsConnection } from "../base/records.ts";
 import { newId } from "../base/ids.ts";
-import { iso } from "../base/time.ts";
+import { daysUntil, iso } from "../base/time.ts";
 import { certificateStatus, isInvalid } from "../certificates/status.ts";
 import { presentCertificate } from "../certificates/present.ts";
+import { checkIntervalFor, renewalDeadline } from "../renewal/mod.ts";
+import { deploymentDueAt, judgeDeployment } from "../deployment/mod.ts";
 import { nextAlertAt, thresholdToAnnounce } from "./threshold_crossings.ts";
 
 /** What a retrieval found. */
@@ -22,6 +24,10 @@ export type CheckOutcome =
       problem: ChainProblem | null;
       tls?: TlsConnection | null;
       endpoints?: EndpointRecord[];
+      /** What DNS said (CONTRACT §22); absent: nothing looked up, the findings held stay. */
+      dns?: DnsFindings;
+      /** The CAA verdict in `dns` came from this check's answers: a verdict kept through a DNS failure raises nothing. */
+      caaAnswered?: boolean;
     }
   | { ok: false; reason: NetFailureReason; message: string; endpoints?: EndpointRecord[] };
 
@@ -32,13 +38,26 @@ const MEMORY_SIZE = 8;
  * (CONTRACT §14), so this is far above any real rotation; it only bounds what a hostile CA could grow.
  */
 const REVOKED_MEMORY_SIZE = 256;
+/** Serials (and `serial@windowEnd` requests) remembered as announced: far above any real rotation. */
+const RENEWAL_MEMORY_SIZE = 64;
+/** Most `serial|CAA set` pairs remembered as announced by `certificate.renewal_blocked`. */
+const RENEWAL_BLOCKED_MEMORY_SIZE = 32;
 
 export const EMPTY_ALERT_MEMORY: AlertMemory = { leaves: [], chain: [] };
 
-const leafKey = (details: CertificateDetails) => `${details.serialNumber}@${details.notAfter}`;
+/** `serial@notAfter`; details objects are replaced whole, never changed, so each one's key is made once. */
+function leafKey(details: CertificateDetails): string {
+  let key = leafKeys.get(details);
+  if (key === undefined) leafKeys.set(details, (key = `${details.serialNumber}@${details.notAfter}`));
+  return key;
+}
+const leafKeys = new WeakMap<CertificateDetails, string>();
 
 export interface CheckPolicy {
+  /** CERTKEEPER_CHECK_INTERVAL; a short-lived leaf is checked more often (CONTRACT §18). */
   intervalMs: number;
+  /** The alert policy of a certificate added without one (CERTKEEPER_ALERT_POLICY). */
+  alertPolicy: AlertPolicy;
   /** Consecutive failures before a certificate is declared unreachable (1: at once). */
   failuresBeforeUnreachable: number;
   /** Waits before re-trying after the 1st, 2nd, … failure that is not yet declared. */
@@ -91,7 +110,8 @@ export function applyCheck(
     const unchanged =
       outcome.fingerprint === previous.fingerprint &&
       outcome.problem === previous.problem &&
-      sameRevocation(outcome.details.revocation, previous.details.revocation);
+      sameRevocation(outcome.details.revocation, previous.details.revocation) &&
+      sameRenewalInfo(outcome.details.renewalInfo, previous.details.renewalInfo);
     const endpoints = outcome.endpoints ?? [];
     next.fingerprint = outcome.fingerprint;
     // Keep the stored objects when nothing changed, so the store can skip rewriting them.
@@ -148,6 +168,24 @@ export function applyCheck(
     if (newlyRevoked.length > 0) {
       next.alertMemory = { ...next.alertMemory, revoked: [...newlyRevoked, ...(next.alertMemory.revoked ?? [])].slice(0, REVOKED_MEMORY_SIZE) };
     }
+    // An issuance recorded for these names (CONTRACT §20): gone once every answering endpoint serves it;
+    // announced once when its grace passes while one still serves an older leaf.
+    const deployment = judgeDeployment(next.deployment ?? null, next.endpoints, now);
+    next.deployment = deployment.deployment;
+    if (deployment.notDeployed) drafts.push({ type: "certificate.not_deployed", extra: deployment.notDeployed });
+    if (outcome.dns !== undefined) next.dns = outcome.dns;
+    // CAA that will make the next renewal fail (CONTRACT §22): once per serial and record set, and
+    // only on answers of this check: DNS failures never raise an event.
+    const caa = next.dns?.caa;
+    if (outcome.caaAnswered && caa?.status === "forbidden" && caa.blocking) {
+      const key = `${next.details.serialNumber}|${caa.blocking.key}`;
+      const announced = next.alertMemory.renewalBlocked ?? [];
+      if (!announced.includes(key)) {
+        const { name, setAt, property, reason, records } = caa.blocking;
+        drafts.push({ type: "certificate.renewal_blocked", extra: { caa: { name, setAt, property, reason, records, issuerDomain: caa.issuerDomain } } });
+        next.alertMemory = { ...next.alertMemory, renewalBlocked: [key, ...announced].slice(0, RENEWAL_BLOCKED_MEMORY_SIZE) };
+      }
+    }
     const health: Health = isInvalid(next, now) ? "invalid" : "ok";
     next.health = health;
     if (health === "invalid" && previous.health !== "invalid") drafts.push({ type: "certificate.invalid" });
@@ -158,7 +196,9 @@ export function applyCheck(
   }
 
   // Time-based alerts, on the details we hold (the last retrieved ones when unreachable).
-  const { notAfter } = next.details;
+  const { notAfter, serialNumber } = next.details;
+  const alertPolicy = next.alertPolicy ?? "days";
+  const renewal = renewalDeadline(next.details);
   if (now > notAfter) {
     if (!next.expiryAlerted) {
       drafts.push({ type: "certificate.expired" });
@@ -168,10 +208,40 @@ export function applyCheck(
       if (next.alertedThreshold === Infinity) next.alertedThreshold = null;
     }
   } else {
-    const threshold = thresholdToAnnounce(next.alertThresholds, notAfter, next.alertedThreshold, now);
-    if (threshold !== null) {
-      drafts.push({ type: "certificate.expiring", extra: { threshold } });
-      next.alertedThreshold = threshold;
+    // The CA asks for early replacement (CONTRACT §19), under both policies: once per serial and window
+    // end, judged on a leaf just retrieved. A window that had already ended covers the overdue alert.
+    const info = next.details.renewalInfo;
+    if (outcome.ok && info && info.requestedEnd !== null) {
+      const key = `${serialNumber}@${info.requestedEnd}`;
+      if (!(next.alertMemory.requested ?? []).includes(key)) {
+        drafts.push({ type: "certificate.renewal_requested", extra: { window: presentWindow(info.window), explanationUrl: info.explanationUrl } });
+        next.alertMemory = { ...next.alertMemory, requested: [key, ...(next.alertMemory.requested ?? [])].slice(0, RENEWAL_MEMORY_SIZE) };
+        if (info.requestedEnd <= now && alertPolicy === "renewal") coverOverdue(next, now);
+      }
+    }
+    const overdueAnnounced = (next.alertMemory.overdue ?? []).includes(serialNumber);
+    if (alertPolicy === "renewal" && !overdueAnnounced) {
+      // Before the deadline a leaf is news only if something else is wrong (CONTRACT §18). At the
+      // deadline, judged on a leaf an endpoint serves now: one renewal_overdue, which covers every
+      // threshold crossed so far.
+      if (outcome.ok && now >= renewal.deadline) {
+        drafts.push({
+          type: "certificate.renewal_overdue",
+          extra: {
+            deadline: iso(renewal.deadline),
+            source: renewal.source,
+            window: presentWindow(renewal.window),
+            daysUntilExpiry: daysUntil(notAfter, now),
+          },
+        });
+        coverOverdue(next, now);
+      }
+    } else {
+      const threshold = thresholdToAnnounce(next.alertThresholds, notAfter, next.alertedThreshold, now);
+      if (threshold !== null) {
+        drafts.push({ type: "certificate.expiring", extra: { threshold } });
+        next.alertedThreshold = threshold;
+      }
     }
   }
 
@@ -214,7 +284,7 @@ export function applyCheck(
     if (at !== null) chainDue = Math.min(chainDue ?? Infinity, at);
   }
 
-  let due = nextAlertAt(next.alertThresholds, notAfter, next.alertedThreshold, next.expiryAlerted, now) ?? Infinity;
+  let due = leafDue(next, next.details, next.alertedThreshold, next.expiryAlerted, now);
   // Other nodes' leaves, served now or earlier: when one of them crosses a threshold it may be the
   // earliest-expiring one by then (its node answering while the current one's does not), so look then.
   const others = new Map<string, AlertMemory["leaves"][number]>();
@@ -229,6 +299,12 @@ export function applyCheck(
   for (const other of others.values()) {
     const at = nextAlertAt(next.alertThresholds, other.notAfter, other.alertedThreshold, other.expiryAlerted, now);
     if (at !== null) due = Math.min(due, at);
+    // Its renewal deadline: the status of the node serving it changes then.
+    const served = next.endpoints.find((endpoint) => endpoint.details && leafKey(endpoint.details) === other.key)?.details;
+    if (served) {
+      const deadline = renewalDeadline(served).deadline;
+      if (deadline > now) due = Math.min(due, deadline);
+    }
     const chain = other.chainExpiry;
     if (chain && chain.notAfter < other.notAfter) {
       const alerted = next.alertMemory.chain.find((entry) => entry.serial === chain.serialNumber)?.alertedThreshold ?? null;
@@ -236,9 +312,41 @@ export function applyCheck(
       if (chainAt !== null) due = Math.min(due, chainAt);
     }
   }
-  next.nextCheckAt = Math.min(now + policy.intervalMs, due, chainDue ?? Infinity);
+  // The end of a pending deployment's grace: the endpoints are looked at then.
+  if (next.deployment && !next.deployment.announced) due = Math.min(due, Math.max(now + 1, deploymentDueAt(next.deployment)));
+  next.nextCheckAt = Math.min(now + checkIntervalFor(next.details, policy.intervalMs), due, chainDue ?? Infinity);
   if (drafts.length > 0 || changed(previous, next)) next.updatedAt = now;
   return { record: next, events: drafts.map((draft) => toEvent(next, draft, now)) };
+}
+
+/**
+ * The next moment something about the leaf `details` becomes due: its renewal deadline, an armed
+ * threshold crossing (under the renewal policy, only those after the overdue alert), or its expiry.
+ */
+function leafDue(record: CertificateRecord, details: CertificateRecord["details"], alerted: number | null, expiryAlerted: boolean, now: number): number {
+  const { deadline } = renewalDeadline(details);
+  let due = deadline > now ? deadline : Infinity;
+  const waitsForDeadline = (record.alertPolicy ?? "days") === "renewal" && !(record.alertMemory.overdue ?? []).includes(details.serialNumber);
+  // Under the renewal policy, thresholds crossed before the deadline are covered by the overdue alert.
+  const at = nextAlertAt(record.alertThresholds, details.notAfter, alerted, expiryAlerted, waitsForDeadline ? Math.max(now, deadline) : now);
+  if (at !== null) due = Math.min(due, at);
+  return due;
+}
+
+/**
+ * Records `certificate.renewal_overdue` as announced for the certificate-level serial (or covered by a
+ * request), with every threshold crossed by `now`: later thresholds are raised as they are crossed.
+ */
+function coverOverdue(record: CertificateRecord, now: number): void {
+  const { serialNumber, notAfter } = record.details;
+  const overdue = [serialNumber, ...(record.alertMemory.overdue ?? []).filter((serial) => serial !== serialNumber)];
+  record.alertMemory = { ...record.alertMemory, overdue: overdue.slice(0, RENEWAL_MEMORY_SIZE) };
+  const crossed = thresholdToAnnounce(record.alertThresholds, notAfter, record.alertedThreshold, now);
+  if (crossed !== null) record.alertedThreshold = crossed;
+}
+
+function presentWindow(window: RenewalInfo["window"] | null | undefined): { start: string; end: string } | null {
+  return window ? { start: iso(window.start), end: iso(window.end) } : null;
 }
 
 /** Whether a check changed anything a caller can see besides lastCheckedAt. */
@@ -248,7 +356,26 @@ function changed(a: CertificateRecord, b: CertificateRecord): boolean {
     a.problem !== b.problem ||
     a.failure !== b.failure ||
     a.endpoints !== b.endpoints ||
-    a.details.revocation?.status !== b.details.revocation?.status
+    a.details.revocation?.status !== b.details.revocation?.status ||
+    !sameRenewalInfo(a.details.renewalInfo, b.details.renewalInfo, true) ||
+    (a.dns ?? null) !== (b.dns ?? null)
+  );
+}
+
+/**
+ * The same renewal information as far as anyone can see, and (unless `visibleOnly`) due to be asked
+ * again at the same moment, so that an unchanged answer still moves the stored time to ask again.
+ */
+function sameRenewalInfo(a: RenewalInfo | null | undefined, b: RenewalInfo | null | undefined, visibleOnly = false): boolean {
+  if (a === b) return true;
+  if (!a || !b) return (a ?? null) === (b ?? null);
+  return (
+    a.window?.start === b.window?.start &&
+    a.window?.end === b.window?.end &&
+    a.explanationUrl === b.explanationUrl &&
+    a.checkedAt === b.checkedAt &&
+    a.requestedEnd === b.requestedEnd &&
+    (visibleOnly || (a.lastError === b.lastError && a.nextAt === b.nextAt))
   );
 }
 
@@ -263,10 +390,16 @@ function sameEndpoints(a: readonly EndpointRecord[], b: readonly EndpointRecord[
         x.fingerprint === y.fingerprint &&
         x.problem === y.problem &&
         x.failure === y.failure &&
-        sameRevocation(x.details?.revocation, y.details?.revocation)
+        sameRevocation(x.details?.revocation, y.details?.revocation) &&
+        sameRenewalInfo(x.details?.renewalInfo, y.details?.renewalInfo) &&
+        sameDane(x.dane, y.dane)
       );
     })
   );
+}
+
+function sameDane(a: DaneVerdict | null | undefined, b: DaneVerdict | null | undefined): boolean {
+  return (a ?? null) === (b ?? null) || (a?.status === b?.status && a?.validated === b?.validated);
 }
 
 /** The same revocation answer (the source hands back the stored object when it reused it). */

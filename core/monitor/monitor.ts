@@ -5,7 +5,7 @@
  */
 import type { Clock } from "../base/time.ts";
 import { MINUTE, SECOND } from "../base/time.ts";
-import type { CertificateRecord } from "../base/records.ts";
+import type { AlertPolicy, CertificateRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import type { Logger } from "../base/log.ts";
 import { applyCheck, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "./check_apply.ts";
@@ -25,12 +25,21 @@ export interface MonitorOptions {
   source: CertificateSource;
   logger: Logger;
   intervalMs: number;
+  /** The alert policy of certificates added without one (CERTKEEPER_ALERT_POLICY); default `renewal`. */
+  alertPolicy?: AlertPolicy;
   onCheck?: CheckObserver;
   /**
    * Connections background checks (the scheduler's, an import's) may have open at once; checks asked
    * for through the API do not wait for it.
    */
   connections?: ConnectionBudget;
+  /**
+   * Connections checks asked for through the API (an add, "check now") may have open at once, beside
+   * the background's. Without a bound, 200 adds at once opened 200 connections together: their
+   * handshakes and new chains held the event loop in turns of hundreds of milliseconds, every request
+   * and delivery behind them (and Bun's TLS client starves handshakes beyond a few dozen in flight).
+   */
+  requestedConnections?: ConnectionBudget;
   /** Called after a saved check raised events (their deliveries are due now). */
   onEvents?: () => void;
 }
@@ -42,6 +51,7 @@ export class Monitor {
   policy(manual: boolean): CheckPolicy {
     return {
       intervalMs: this.options.intervalMs,
+      alertPolicy: this.options.alertPolicy ?? "renewal",
       failuresBeforeUnreachable: manual ? 1 : 3,
       retryDelaysMs: [15 * SECOND, 1 * MINUTE],
     };
@@ -53,7 +63,7 @@ export class Monitor {
     const outcome = await this.options.source.inspect(
       target,
       known,
-      options.background ? { connections: this.options.connections, cancel: options.cancel } : undefined,
+      options.background ? { connections: this.options.connections, cancel: options.cancel } : { connections: this.options.requestedConnections },
     );
     this.options.onCheck?.({ ok: outcome.ok, seconds: (performance.now() - started) / 1000 });
     return outcome;
@@ -81,6 +91,8 @@ export class Monitor {
         applied.record.problem !== current.problem ||
         applied.record.endpoints !== current.endpoints ||
         applied.record.alertMemory !== current.alertMemory ||
+        applied.record.deployment !== current.deployment ||
+        (applied.record.dns ?? null) !== (current.dns ?? null) ||
         applied.record.tls?.protocol !== current.tls?.protocol ||
         applied.record.tls?.cipher !== current.tls?.cipher;
       if (await store.certificates.saveCheck(applied.record, applied.events, { detailsChanged })) {

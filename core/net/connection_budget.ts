@@ -1,7 +1,8 @@
 /**
- * How many connections background checks may have open at once in one process. CERTKEEPER_CHECK_CONCURRENCY
- * bounds checks; a name behind several addresses (CONTRACT §11) opens a connection to each, so without
- * this a pass over such names would open concurrency × addresses connections at once.
+ * How many connections checks may have open at once in one process: background checks have one budget,
+ * checks asked for through the API another. CERTKEEPER_CHECK_CONCURRENCY bounds checks; a name behind
+ * several addresses (CONTRACT §11) opens a connection to each, so without this a pass over such names
+ * would open concurrency × addresses connections at once.
  *
  * Bounding connections is also what keeps handshakes from being lost: Bun's TLS client advances at most
  * five handshakes per turn of its event loop and parks the rest in a last-in-first-out queue, so under a

@@ -32,6 +32,10 @@ export const EVENT_LABELS: Record<EventType, string> = {
   "certificate.chain_expiring": "Certificate chain expiring",
   "certificate.revoked": "Certificate revoked",
   "certificate.issued": "New certificate issued",
+  "certificate.renewal_overdue": "Renewal overdue",
+  "certificate.renewal_requested": "Early renewal requested",
+  "certificate.not_deployed": "New certificate not deployed",
+  "certificate.renewal_blocked": "Renewal blocked by CAA",
   test: "Test notification",
 };
 
@@ -179,9 +183,92 @@ export function describeEvent(event: EventRecord): Described {
         createdAt,
       };
     }
+    case "certificate.renewal_overdue": {
+      const deadline = typeof data.deadline === "string" ? formatDate(data.deadline) : "its renewal deadline";
+      facts.push({ name: "Renewal deadline", value: deadline });
+      facts.push({ name: "Deadline from", value: data.source === "ari" ? "the CA's renewal window (ARI)" : "the certificate's lifetime" });
+      return {
+        label,
+        headline: `renewal overdue: ${t} still serves the certificate that should have been replaced by ${deadline}`,
+        summary:
+          `The TLS certificate for ${t} should have been renewed by ${deadline} and is still served; it expires on ${expires} ` +
+          `(${relative(c.daysUntilExpiry)}). Check that its ACME client is running and that the renewed certificate is installed.`,
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.renewal_requested": {
+      const window = data.window as { start?: unknown; end?: unknown } | null | undefined;
+      const end = typeof window?.end === "string" ? formatDate(window.end) : null;
+      if (typeof window?.start === "string") facts.push({ name: "Renewal window", value: `${formatDate(window.start)} to ${end ?? "?"}` });
+      if (typeof data.explanationUrl === "string") facts.push({ name: "Explanation", value: data.explanationUrl });
+      return {
+        label,
+        headline: `${t}: the certificate authority asks for early renewal${end ? ` by ${end}` : ""}`,
+        summary:
+          `The certificate authority of ${t} asks, in its renewal information, for this certificate to be replaced early` +
+          `${end ? `, by ${end}` : ""}, usually before it revokes it. Renew it now; it expires on ${expires}.`,
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.not_deployed": {
+      const deployment = data.deployment as { issuedAt?: unknown; notAfter?: unknown; servedBy?: unknown; endpoints?: unknown; issuer?: unknown } | undefined;
+      const lagging = Array.isArray(data.lagging) ? data.lagging.filter((a): a is string => typeof a === "string") : [];
+      const issued = typeof deployment?.issuedAt === "string" ? formatDate(deployment.issuedAt) : "recently";
+      if (typeof deployment?.issuer === "string") facts.push({ name: "New certificate issued by", value: deployment.issuer });
+      facts.push({ name: "New certificate issued", value: issued });
+      if (typeof deployment?.notAfter === "string") facts.push({ name: "New certificate expires", value: formatDate(deployment.notAfter) });
+      if (typeof deployment?.servedBy === "number" && typeof deployment?.endpoints === "number") {
+        facts.push({ name: "Serving it", value: `${deployment.servedBy} of ${deployment.endpoints} addresses` });
+      }
+      facts.push({ name: "Still serving the old certificate", value: lagging.join(", ") || "unknown" });
+      const where = lagging.length === 1 ? lagging[0]! : `${lagging.length} addresses`;
+      return {
+        label,
+        headline: `${t}: new certificate not deployed on ${where}`,
+        summary:
+          `A certificate was issued for ${t} on ${issued}, but ${lagging.length === 1 ? `${lagging[0]} still serves` : `${lagging.join(", ")} still serve`} ` +
+          `the old one, which expires on ${expires}. Install the new certificate there (and reload the server that serves it).`,
+        facts,
+        createdAt,
+      };
+    }
+    case "certificate.renewal_blocked":
+      return describeRenewalBlocked(c, data, { label, facts, createdAt });
     default:
       return { label, headline: `${t}: ${event.type}`, summary: `certkeeper reported ${event.type}.`, facts, createdAt };
   }
+}
+
+/**
+ * CAA records that will make the next renewal fail (CONTRACT §22): which CA, where the records are,
+ * and the record to add.
+ */
+function describeRenewalBlocked(c: CertificateView, data: Record<string, unknown>, base: Omit<Described, "headline" | "summary">): Described {
+  const t = targetOf(c);
+  const caa = (data.caa ?? {}) as { name?: unknown; setAt?: unknown; property?: unknown; reason?: unknown; records?: unknown; issuerDomain?: unknown };
+  const setAt = typeof caa.setAt === "string" ? caa.setAt : c.domain;
+  const name = typeof caa.name === "string" ? caa.name : c.domain;
+  const property = caa.property === "issuewild" ? "issuewild" : "issue";
+  const caDomain = typeof caa.issuerDomain === "string" ? caa.issuerDomain : null;
+  const records = Array.isArray(caa.records) ? caa.records.filter((record): record is string => typeof record === "string") : [];
+  const ca = caDomain ? `${c.issuer} (${caDomain})` : c.issuer;
+  const facts = [...base.facts, { name: "CAA records at", value: setAt }];
+  if (records.length > 0) facts.push({ name: "CAA records", value: records.join("; ") });
+  if (caDomain) facts.push({ name: "Record to add", value: `${setAt}. CAA 0 ${property} "${caDomain}"` });
+  const fix =
+    caa.reason === "critical"
+      ? `A critical CAA property no CA understands forbids every CA: remove it from the records at ${setAt}.`
+      : caDomain
+        ? `Add the record ${setAt}. CAA 0 ${property} "${caDomain}" (or renew from a CA the records name).`
+        : `Add an ${property} record naming ${c.issuer}'s CAA domain at ${setAt} (or renew from a CA the records name).`;
+  return {
+    ...base,
+    facts,
+    headline: `${t}: CAA records forbid ${c.issuer}, the next renewal will fail`,
+    summary: `The CAA records at ${setAt} do not allow ${ca} to issue for ${name}, so the next renewal of the certificate for ${t} from that CA will fail. ${fix}`,
+  };
 }
 
 /** A certificate found in Certificate Transparency for a watched domain (no monitored certificate). */

@@ -16,6 +16,10 @@ export const DISCORD_COLORS: Record<EventType, number> = {
   "certificate.chain_expiring": 0xf0a30a,
   "certificate.revoked": 0xd64541,
   "certificate.issued": 0x8b5cf6,
+  "certificate.renewal_overdue": 0xe67e22,
+  "certificate.renewal_requested": 0xe67e22,
+  "certificate.not_deployed": 0xf0a30a,
+  "certificate.renewal_blocked": 0xf0a30a,
   test: 0x3b82f6,
 };
 

@@ -7,7 +7,7 @@ import type { EventRecord, EventType } from "../base/records.ts";
 import type { OutgoingHttpRequest } from "./ports.ts";
 import { certificateOf, targetOf, type Described } from "./_describe.ts";
 
-export type PagerDutyProblem = "expiring" | "expired" | "invalid" | "unreachable" | "revoked" | "chain_expiring";
+export type PagerDutyProblem = "expiring" | "expired" | "invalid" | "unreachable" | "revoked" | "chain_expiring" | "renewal" | "not_deployed";
 export type PagerDutySeverity = "critical" | "error" | "warning" | "info";
 
 /** The problem each kind of bad news raises, and how loud it is. */
@@ -18,11 +18,18 @@ const TRIGGERS: Partial<Record<EventType, { problem: PagerDutyProblem; severity:
   "certificate.unreachable": { problem: "unreachable", severity: "critical" },
   "certificate.revoked": { problem: "revoked", severity: "critical" },
   "certificate.chain_expiring": { problem: "chain_expiring", severity: "warning" },
+  "certificate.renewal_overdue": { problem: "renewal", severity: "warning" },
+  "certificate.renewal_requested": { problem: "renewal", severity: "warning" },
+  "certificate.not_deployed": { problem: "not_deployed", severity: "warning" },
+  // A renewal that will fail: `renewal`, shared with the overdue and requested kinds (CONTRACT Part III).
+  "certificate.renewal_blocked": { problem: "renewal", severity: "warning" },
 };
 
 /** The problems each kind of good news ends. */
 const RESOLVES: Partial<Record<EventType, PagerDutyProblem[]>> = {
-  "certificate.renewed": ["expiring", "expired", "revoked", "chain_expiring"],
+  // Every endpoint serves the new certificate once the certificate-level leaf is renewed: the
+  // deployment that was lagging is done.
+  "certificate.renewed": ["expiring", "expired", "revoked", "chain_expiring", "renewal", "not_deployed"],
   "certificate.recovered": ["invalid", "unreachable"],
 };
 

@@ -52,6 +52,9 @@ export interface Transports {
   email: EmailTransport;
   /** Reads OCSP answers and CRLs, under the private-address rule; without it nothing is asked. */
   fetch?: HttpFetcher;
-  /** Reads the operator's Certificate Transparency service (not under the private-address rule). */
+  /**
+   * Reads services the operator chose, not under the private-address rule: the Certificate
+   * Transparency service, and the CAs' ACME directories and renewal information.
+   */
   ctFetch?: HttpFetcher;
 }

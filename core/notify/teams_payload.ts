@@ -20,6 +20,10 @@ const COLORS: Record<EventType, "Attention" | "Warning" | "Good" | "Accent"> = {
   "certificate.chain_expiring": "Warning",
   "certificate.revoked": "Attention",
   "certificate.issued": "Accent",
+  "certificate.renewal_overdue": "Warning",
+  "certificate.renewal_requested": "Warning",
+  "certificate.not_deployed": "Warning",
+  "certificate.renewal_blocked": "Warning",
   test: "Accent",
 };
 

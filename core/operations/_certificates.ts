@@ -2,7 +2,7 @@
 import { CertkeeperError, quote } from "../base/errors.ts";
 import { isId } from "../base/ids.ts";
 import type { CertificateRecord, Scope } from "../base/records.ts";
-import type { Services } from "../app/services.ts";
+import type { Services } from "./services.ts";
 
 /** The certificate with this id in the caller's scope; another organization's is as missing as none. */
 export async function findCertificate(services: Services, scope: Scope, id: string): Promise<CertificateRecord> {

@@ -4,7 +4,7 @@ import { isId } from "../base/ids.ts";
 import { iso } from "../base/time.ts";
 import type { Scope, WatchRecord } from "../base/records.ts";
 import type { WatchView } from "../schemas/watch.ts";
-import type { Services } from "../app/services.ts";
+import type { Services } from "./services.ts";
 
 /** The watch with this id in the caller's scope; another organization's is as missing as none. */
 export async function findWatch(services: Services, scope: Scope, id: string): Promise<WatchRecord> {

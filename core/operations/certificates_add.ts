@@ -2,7 +2,8 @@
 import { AddCertificateBody, CreatedCertificate } from "../schemas/certificate.ts";
 import { Envelope } from "../schemas/common.ts";
 import { presentCreated } from "../certificates/present.ts";
-import { duplicate, firstCheck, limitReached, parseAddCertificate, unreachable, type AddCertificateInput } from "../certificates/add_rules.ts";
+import { duplicate, limitReached, parseAddCertificate, unreachable, type AddCertificateInput } from "../certificates/add_rules.ts";
+import { firstCheck } from "../monitor/first_check.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
 
 export { parseAddCertificate, sortThresholds, type AddCertificateInput } from "../certificates/add_rules.ts";
@@ -33,7 +34,7 @@ export const addCertificate = defineOperation({
     "certificate_limit_reached",
     "certificate_unreachable",
   ],
-  example: { request: { domain: "example.com", name: "Main site", port: 443, alertThresholds: [30, 14, 7], tags: ["env:prod", "team:web"] } },
+  example: { request: { domain: "example.com", name: "Main site", port: 443, alertThresholds: [30, 14, 7], alertPolicy: "renewal", tags: ["env:prod", "team:web"] } },
   async handle({ principal, services }, { body }) {
     const input = body as AddCertificateInput;
     const { store, clock, monitor, scheduler } = services;

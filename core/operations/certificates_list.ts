@@ -1,7 +1,7 @@
 /** GET /v1/certificates: the caller's certificates by expiry, filtered, cursor-paginated. */
 import { Certificate, ListCertificatesQuery } from "../schemas/certificate.ts";
 import { ListEnvelope } from "../schemas/common.ts";
-import type { CertificateStatus } from "../base/records.ts";
+import type { CertificateStatus, RenewalState } from "../base/records.ts";
 import { certificateJson, presentCertificate } from "../certificates/present.ts";
 import { defineOperation, renderedResult } from "./operation.ts";
 import { decodeCursor, pageLimit, paginate } from "./_page.ts";
@@ -15,7 +15,8 @@ export const listCertificates = defineOperation({
   summary: "List certificates",
   description:
     "Ordered by expiresAt ascending, then id. The cursor neither skips nor repeats an item while others are " +
-    "added or removed. `tag=a,b` lists the certificates carrying every listed tag.",
+    "added or removed. `tag=a,b` lists the certificates carrying every listed tag; `renewal=overdue,requested` those " +
+    "whose renewal state is one of the listed ones.",
   access: "read",
   query: ListCertificatesQuery,
   status: 200,
@@ -31,6 +32,7 @@ export const listCertificates = defineOperation({
       statuses: query.status as CertificateStatus[] | undefined,
       domainContains: (query.domain as string | undefined)?.toLowerCase() || undefined,
       tags: query.tag as string[] | undefined,
+      renewalStates: query.renewal as RenewalState[] | undefined,
       now,
     });
     const { page, nextCursor } = paginate(records, limit, (r) => [r.details.notAfter, r.id]);

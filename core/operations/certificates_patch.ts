@@ -1,4 +1,4 @@
-/** PATCH /v1/certificates/{id}: change the name or the alert thresholds. */
+/** PATCH /v1/certificates/{id}: change the name, the alert thresholds or policy, tags, mute, connectTo. */
 import { Certificate, PatchCertificateBody } from "../schemas/certificate.ts";
 import { Envelope, IdParams } from "../schemas/common.ts";
 import { presentCertificate } from "../certificates/present.ts";
@@ -8,7 +8,8 @@ import { defineOperation, NoQuery } from "./operation.ts";
 import { certificateNotFound } from "./_certificates.ts";
 import { sortThresholds } from "../certificates/add_rules.ts";
 import { sortTags } from "../schemas/tags.ts";
-import { normalizeConnectTo } from "../certificates/domain_name.ts";
+import { normalizeConnectTo, normalizeMailDomain } from "../certificates/domain_name.ts";
+import { mailDomainNotSmtp } from "../certificates/add_rules.ts";
 import { CertkeeperError, quote } from "../base/errors.ts";
 
 export const patchCertificate = defineOperation({
@@ -17,11 +18,14 @@ export const patchCertificate = defineOperation({
   method: "PATCH",
   path: "/v1/certificates/:id",
   tag: "Certificates",
-  summary: "Change a certificate's name, alert thresholds, tags, mute or connectTo",
+  summary: "Change a certificate's name, alert thresholds or policy, tags, mute, connectTo or mailDomain",
   description:
     "Thresholds the certificate has already passed are not announced again; a threshold added below the " +
-    "days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with " +
-    "data.muted: true and delivered nowhere. A new connectTo is stored and checked at once.",
+    "days left is announced at the next check. A new alertPolicy applies from the next check, made at once: " +
+    "to days, the lowest crossed threshold not yet announced for the served certificate is announced then; to " +
+    "renewal, nothing is announced before the renewal deadline. Until mutedUntil, the certificate's events are " +
+    "recorded with data.muted: true and delivered nowhere. A new connectTo, or an smtp certificate's new mailDomain " +
+    "(null: the default), is stored and checked at once.",
   access: "write",
   params: IdParams,
   query: NoQuery,
@@ -39,13 +43,16 @@ export const patchCertificate = defineOperation({
   status: 200,
   response: Envelope(Certificate),
   errors: ["permission_denied", "payload_too_large", "unsupported_media_type", "certificate_not_found", "duplicate_domain"],
-  example: { request: { name: "Shop", alertThresholds: [21, 7, 1], tags: ["team:payments"], mutedUntil: "2026-12-01T06:00:00.000Z" } },
+  example: { request: { name: "Shop", alertThresholds: [21, 7, 1], alertPolicy: "renewal", tags: ["team:payments"], mutedUntil: "2026-12-01T06:00:00.000Z" } },
   async handle({ principal, services }, { params, body }) {
     const patch = validate(PatchCertificateBody, body);
     const connectTo = "connectTo" in patch ? normalizeConnectTo(patch.connectTo) : undefined;
+    const mailDomain = "mailDomain" in patch ? normalizeMailDomain(patch.mailDomain) : undefined;
     const now = services.clock.now();
     const id = params.id!;
-    const before = connectTo !== undefined && isId("cert", id) ? await services.store.certificates.get(principal.scope, id) : null;
+    const before = (connectTo !== undefined || mailDomain !== undefined) && isId("cert", id) ? await services.store.certificates.get(principal.scope, id) : null;
+    if (before && mailDomain !== undefined && mailDomain !== null && before.protocol !== "smtp") throw mailDomainNotSmtp(before.protocol);
+    const newMailDomain = mailDomain !== undefined && before !== null && mailDomain !== (before.mailDomain ?? null);
     const record = isId("cert", id)
       ? await services.store.certificates.updateSettings(principal.scope, id, {
           name: patch.name,
@@ -53,6 +60,8 @@ export const patchCertificate = defineOperation({
           tags: patch.tags && sortTags(patch.tags),
           mutedUntil: patch.mutedUntil === undefined ? undefined : patch.mutedUntil === null ? null : Date.parse(patch.mutedUntil),
           connectTo: connectTo === undefined || connectTo === before?.connectTo ? undefined : connectTo,
+          alertPolicy: patch.alertPolicy,
+          mailDomain: newMailDomain ? mailDomain : undefined,
           updatedAt: now,
         })
       : null;
@@ -60,13 +69,14 @@ export const patchCertificate = defineOperation({
       throw new CertkeeperError("duplicate_domain", `Another certificate already watches ${quote(before!.domain)} through ${quote(connectTo ?? before!.domain)}: patch or delete that one.`);
     }
     if (!record) throw certificateNotFound(id);
-    if (connectTo !== undefined && connectTo !== before?.connectTo) {
-      // Another server to watch: check it now, so the answer shows what it serves.
+    if ((connectTo !== undefined && connectTo !== before?.connectTo) || newMailDomain) {
+      // Another server or policy to watch: check it now, so the answer shows what it serves.
       const checked = await services.monitor.check(record, { manual: true });
       return { data: presentCertificate(checked?.record ?? record, services.clock.now()) };
     }
-    // A threshold added below the days left must fire at its crossing, not at the next interval.
-    if (patch.alertThresholds) services.scheduler.poke();
+    // A threshold added below the days left must fire at its crossing, not at the next interval; a new
+    // alert policy applies from the check it made due now.
+    if (patch.alertThresholds || patch.alertPolicy) services.scheduler.poke();
     return { data: presentCertificate(record, now) };
   },
 });

@@ -10,7 +10,7 @@ import { presentChannel } from "../channels/present.ts";
 import { newSigningSecret } from "../notify/webhook_signature.ts";
 import type { ChannelFilter, ChannelRecord, ChannelType } from "../base/records.ts";
 import { parseFilter } from "../channels/channel_filter.ts";
-import type { Services } from "../app/services.ts";
+import type { Services } from "./services.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
 
 /** Validated as a field of an object, so the message names it. */

@@ -50,3 +50,4 @@ export type TypedOperation = (typeof operations)[number];
 
 export { addCertificate };
 export type { Operation, OperationContext, OperationInput, OperationResult } from "./operation.ts";
+export type { Services } from "./services.ts";

@@ -5,7 +5,7 @@
 import { Type, type TObject, type TSchema } from "@sinclair/typebox";
 import type { ErrorCode } from "../base/errors.ts";
 import type { Principal } from "../auth/authenticate.ts";
-import type { Services } from "../app/services.ts";
+import type { Services } from "./services.ts";
 
 export type HttpMethod = "GET" | "POST" | "PATCH" | "DELETE";
 

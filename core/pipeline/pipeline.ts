@@ -11,7 +11,7 @@ import { rateLimitHeaders } from "../auth/rate_limit.ts";
 import { authorize } from "../auth/permission.ts";
 import { validate, validateQuery } from "../schemas/validate.ts";
 import type { Operation, OperationResult } from "../operations/operation.ts";
-import type { Services } from "../app/services.ts";
+import type { Services } from "../operations/services.ts";
 
 /** A signed-in user of the settings area and their organization. */
 export interface Actor {

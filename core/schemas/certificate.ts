@@ -1,7 +1,7 @@
 /** Certificate schemas: request bodies and the resource, written once for validation, types and OpenAPI. */
 import { Type, type Static } from "@sinclair/typebox";
 import { Id, PageQuery, Timestamp } from "./common.ts";
-import { CERTIFICATE_STATUSES, PROTOCOLS, STATUS_REASONS } from "../base/records.ts";
+import { ALERT_POLICIES, CERTIFICATE_STATUSES, PROTOCOLS, RENEWAL_STATES, STATUS_REASONS } from "../base/records.ts";
 import { Tags, Tag, MAX_TAGS } from "./tags.ts";
 
 export const CertificateName = Type.String({ minLength: 1, maxLength: 100, description: "Friendly name; default: the domain" });
@@ -31,6 +31,24 @@ export const ConnectTo = Type.String({
   examples: ["203.0.113.10", "node-4.lb.example.com"],
 });
 
+export const AlertPolicy = Type.Union(
+  ALERT_POLICIES.map((policy) => Type.Literal(policy)),
+  {
+    description:
+      "renewal: alert when the certificate should have been renewed (its renewal deadline: the end of the CA's ARI " +
+      "window, else three quarters of its lifetime, two thirds under 10 days), never for days left before then; " +
+      "days: alert at each of alertThresholds. Default on add: the server's CERTKEEPER_ALERT_POLICY (renewal unless set)",
+  },
+);
+export const MailDomain = Type.String({
+  minLength: 1,
+  maxLength: 253,
+  description:
+    "smtp only: the mail domain whose MTA-STS policy (_mta-sts TXT record, https://mta-sts.<mailDomain>/.well-known/mta-sts.txt) " +
+    "must cover this host; lower-cased, punycode. Null: the default, the domain minus its first label",
+  examples: ["example.com"],
+});
+
 export const AddCertificateBody = Type.Object(
   {
     domain: Type.String({
@@ -43,6 +61,8 @@ export const AddCertificateBody = Type.Object(
     tags: Type.Optional(Tags),
     protocol: Type.Optional(Protocol),
     connectTo: Type.Optional(Type.Union([ConnectTo, Type.Null()])),
+    alertPolicy: Type.Optional(AlertPolicy),
+    mailDomain: Type.Optional(Type.Union([MailDomain, Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -59,6 +79,8 @@ export const PatchCertificateBody = Type.Object(
     tags: Type.Optional(Tags),
     mutedUntil: Type.Optional(MutedUntil),
     connectTo: Type.Optional(Type.Union([ConnectTo, Type.Null()])),
+    alertPolicy: Type.Optional(AlertPolicy),
+    mailDomain: Type.Optional(Type.Union([MailDomain, Type.Null()])),
   },
   { additionalProperties: false, minProperties: 1 },
 );
@@ -110,6 +132,18 @@ export const ChainEntry = Type.Object(
   { additionalProperties: false },
 );
 
+export const Dane = Type.Object(
+  {
+    status: Type.Union([Type.Literal("match"), Type.Literal("mismatch"), Type.Literal("none")], {
+      description:
+        "match: the chain served matches a TLSA record (usage 2 or 3, selector 0 or 1, matching type 0, 1 or 2); " +
+        "mismatch: TLSA records exist and none matches; none: no usable TLSA record at _<port>._tcp.<domain>",
+    }),
+    validated: Type.Boolean({ description: "The resolver's answer carried the DNSSEC AD bit (certkeeper does not validate DNSSEC itself)" }),
+  },
+  { additionalProperties: false, description: "DANE (RFC 7672) for smtp certificates; null for other protocols, an address that gave no certificate, or before any TLSA answer" },
+);
+
 export const Endpoint = Type.Object(
   {
     address: Type.String({ description: "An address the name resolved to", examples: ["203.0.113.10"] }),
@@ -119,6 +153,7 @@ export const Endpoint = Type.Object(
     fingerprintSha256: Type.Union([Fingerprint, Type.Null()]),
     expiresAt: Type.Union([Timestamp, Type.Null()]),
     lastCheckedAt: Timestamp,
+    dane: Type.Union([Dane, Type.Null()]),
   },
   { additionalProperties: false, description: "What one address served at the last check; certificate fields null when it gave none" },
 );
@@ -140,7 +175,50 @@ export const TlsConnection = Type.Object(
   { additionalProperties: false, description: "The connection of the endpoint the certificate-level fields describe" },
 );
 
-export const WARNINGS = ["weak_key", "weak_signature", "legacy_protocol"] as const;
+export const RenewalStateSchema = Type.Union(
+  RENEWAL_STATES.map((state) => Type.Literal(state)),
+  {
+    description:
+      "requested: the CA asked (ARI) for this certificate to be replaced early; overdue: the renewal deadline has passed " +
+      "and an endpoint still serves it; not_due otherwise. The same under both alert policies",
+  },
+);
+
+const Window = Type.Object({ start: Timestamp, end: Timestamp }, { additionalProperties: false });
+
+export const Renewal = Type.Object(
+  {
+    deadline: Timestamp,
+    source: Type.Union([Type.Literal("ari"), Type.Literal("lifetime")], {
+      description: "ari: the end of the CA's suggested renewal window (RFC 9773); lifetime: three quarters of the lifetime (two thirds under 10 days)",
+    }),
+    window: Type.Union([Window, Type.Null()], { description: "The CA's suggested renewal window; null with source lifetime" }),
+    explanationUrl: Type.Union([Type.String(), Type.Null()], { description: "The CA's explanation of its window, when it gave one" }),
+    state: RenewalStateSchema,
+    checkedAt: Type.Union([Timestamp, Type.Null()], { description: "When the renewal information used was received; null with source lifetime" }),
+  },
+  { additionalProperties: false, description: "Renewal of the certificate the certificate-level fields describe" },
+);
+
+export const Deployment = Type.Object(
+  {
+    issuedAt: Timestamp,
+    fingerprintSha256: Type.Union([Fingerprint, Type.Null()], { description: "Of the certificate issued; null when only its precertificate was logged" }),
+    notAfter: Timestamp,
+    issuer: Type.String({ examples: ["Let's Encrypt"] }),
+    seenAt: Timestamp,
+    servedBy: Type.Integer({ minimum: 0, description: "Answering endpoints that serve it (or a later certificate)" }),
+    endpoints: Type.Integer({ minimum: 0, description: "Answering endpoints" }),
+  },
+  {
+    additionalProperties: false,
+    description:
+      "A certificate a watch saw issued for exactly these names, later than the one served, that not every endpoint serves yet; " +
+      "certificate.not_deployed is raised once when 24 hours (or a tenth of its lifetime, when shorter) pass from seenAt while one still serves an older one",
+  },
+);
+
+export const WARNINGS = ["weak_key", "weak_signature", "legacy_protocol", "caa_forbids_issuer", "dane_mismatch", "mta_sts_mismatch"] as const;
 
 const certificateFields = {
   id: Id("cert", "cert_3kT9vQm2Xy7LpA0bN5cZ"),
@@ -167,6 +245,9 @@ const certificateFields = {
   mutedUntil: Type.Union([Timestamp, Type.Null()], { description: "Until then its events are delivered nowhere; null: not muted" }),
   protocol: Protocol,
   connectTo: Type.Union([Type.String(), Type.Null()], { description: "Where to connect instead of the domain; null: the domain" }),
+  mailDomain: Type.Union([Type.String(), Type.Null()], {
+    description: "smtp: the mail domain whose MTA-STS policy is judged (given, or the domain minus its first label); null for other protocols",
+  }),
   endpoints: Type.Array(Endpoint, { description: "One entry per address, IPv4 first then IPv6, each in ascending numeric order" }),
   chainExpiresAt: Type.Union([Timestamp, Type.Null()], {
     description: "Earliest notAfter above the leaf on the trusted path (intermediates and the anchoring root); null without a trusted path",
@@ -174,8 +255,14 @@ const certificateFields = {
   publicKey: Type.Union([PublicKey, Type.Null()]),
   tls: Type.Union([TlsConnection, Type.Null()]),
   warnings: Type.Array(Type.Union(WARNINGS.map((warning) => Type.Literal(warning))), {
-    description: "weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older); never change status",
+    description:
+      "weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older), " +
+      "caa_forbids_issuer (the CAA records do not let the issuer's CA issue the next certificate), dane_mismatch (an smtp endpoint's " +
+      "chain matches none of its TLSA records), mta_sts_mismatch (an enforce MTA-STS policy does not cover the host or its certificate); never change status",
   }),
+  alertPolicy: AlertPolicy,
+  renewal: Type.Union([Renewal, Type.Null()], { description: "Null only while no certificate was ever retrieved (the CLI's check of an unreachable target)" }),
+  deployment: Type.Union([Deployment, Type.Null()], { description: "Null unless an issuance is waiting to be served by every endpoint" }),
 };
 
 export const Certificate = Type.Object(certificateFields, { additionalProperties: false });
@@ -224,6 +311,13 @@ export const ListCertificatesQuery = Type.Object(
         examples: [["team:payments", "env:prod"]],
       }),
     ),
+    renewal: Type.Optional(
+      Type.Array(RenewalStateSchema, {
+        minItems: 1,
+        description: "One renewal state or a comma-separated list of them: `renewal=overdue,requested`",
+        examples: [["overdue", "requested"]],
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -237,6 +331,10 @@ export const CertificateSummary = Type.Object(
     byStatus: Type.Object(
       Object.fromEntries(CERTIFICATE_STATUSES.map((status) => [status, Type.Integer({ minimum: 0 })])),
       { additionalProperties: false, description: "How many certificates have each status now" },
+    ),
+    byRenewal: Type.Object(
+      Object.fromEntries(RENEWAL_STATES.map((state) => [state, Type.Integer({ minimum: 0 })])),
+      { additionalProperties: false, description: "How many certificates are in each renewal state now (overdue: renewal overdue)" },
     ),
     expiringPerWeek: Type.Array(
       Type.Object(

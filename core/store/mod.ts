@@ -1,4 +1,4 @@
 /** The store ports adapters implement (one conformance suite checks each), and core's read cache. */
 export * from "./ports.ts";
-export { withReadCache } from "./read_cache.ts";
+export { freeze, withReadCache } from "./read_cache.ts";
 export { candidatesPerOrganization, fairShare, type FairShareCandidate, type FairShareOptions } from "./fair_share.ts";

@@ -18,6 +18,9 @@ import type {
   SignInFailures,
   UserRecord,
   RevocationAnswer,
+  PendingDeployment,
+  RenewalInfo,
+  RenewalState,
   WatchRecord,
 } from "../base/records.ts";
 import type { CertificateStatus } from "../base/records.ts";
@@ -108,6 +111,8 @@ export interface CertificateListQuery {
   domainContains?: string;
   /** Certificates carrying every one of these tags. */
   tags?: string[];
+  /** Certificates whose renewal state at `now` is one of these. */
+  renewalStates?: RenewalState[];
   /** The time statuses are computed at. */
   now: number;
 }
@@ -123,6 +128,8 @@ export interface CertificateSummaryQuery {
 export interface CertificateSummary {
   /** How many certificates have each status at `now` (statuses with none may be absent). */
   byStatus: Partial<Record<CertificateStatus, number>>;
+  /** How many certificates are in each renewal state at `now` (states with none may be absent). */
+  byRenewal: Partial<Record<RenewalState, number>>;
   /** How many certificates' notAfter falls in [from + i·bucketMs, from + (i+1)·bucketMs), for each i. */
   expiring: number[];
 }
@@ -152,14 +159,24 @@ export interface CertificateStore {
   listAll(query: { limit: number; afterId?: string }): Promise<CertificateRecord[]>;
   /**
    * Changes the caller-owned settings and bumps the version (a check computed with the old thresholds
-   * then re-applies). New thresholds or a new connectTo make the certificate due now, so they are judged
-   * at once. Returns the updated record, null when missing, "duplicate" when the new connectTo makes
+   * then re-applies). New thresholds, a new alert policy or a new connectTo make the certificate due
+   * now, so they are judged at once. Returns the updated record, null when missing, "duplicate" when the new connectTo makes
    * it the same target as another certificate of its scope.
    */
   updateSettings(
     scope: Scope,
     id: string,
-    patch: { name?: string; alertThresholds?: number[]; tags?: string[]; mutedUntil?: number | null; connectTo?: string | null; updatedAt: number },
+    patch: {
+      name?: string;
+      alertThresholds?: number[];
+      tags?: string[];
+      mutedUntil?: number | null;
+      connectTo?: string | null;
+      alertPolicy?: CertificateRecord["alertPolicy"];
+      /** CONTRACT §22 (`smtp`): null returns to the default. */
+      mailDomain?: string | null;
+      updatedAt: number;
+    },
   ): Promise<CertificateRecord | null | "duplicate">;
   /** Deletes it and cancels its pending deliveries. */
   remove(scope: Scope, id: string, at: number): Promise<boolean>;
@@ -190,6 +207,14 @@ export interface CertificateStore {
    * `record` for the stored certificate: the common re-check of an unchanged certificate.
    */
   saveCheck(record: CertificateRecord, events: EventRecord[], options?: { detailsChanged?: boolean }): Promise<boolean>;
+  /**
+   * Makes `deployment` pending on every certificate of the scope whose served leaf's DNS names have
+   * this key (core/deployment namesKey) and whose notBefore is earlier than the issuance's, unless an
+   * issuance as recent is pending already (a later one replaces an earlier one); each is due at
+   * `dueAt` at the latest and its version moves (a check computed before then applies again). Returns
+   * how many certificates it changed.
+   */
+  noteIssuance(scope: Scope, options: { namesKey: string; deployment: PendingDeployment; dueAt: number }): Promise<number>;
 }
 
 export interface ChannelListQuery {
@@ -381,6 +406,16 @@ export interface RevocationCache {
   put(key: string, answer: RevocationAnswer): Promise<void>;
 }
 
+/**
+ * What CAs said about leaves in their renewal information (RFC 9773), by certID, shared by every
+ * process of one database.
+ */
+export interface RenewalInfoCache {
+  get(certId: string): Promise<RenewalInfo | null>;
+  /** Stores (or replaces) what is known of the leaf; it may be dropped once the leaf has expired (`expiresAt`). */
+  put(certId: string, info: RenewalInfo, expiresAt: number): Promise<void>;
+}
+
 export type InsertWatchResult = "created" | "duplicate" | "limit_reached";
 
 export interface WatchListQuery {
@@ -447,6 +482,7 @@ export interface Store {
   sessions: SessionStore;
   signInAttempts: SignInAttemptStore;
   revocations: RevocationCache;
+  renewalInfo: RenewalInfoCache;
   watches: WatchStore;
   /**
    * True when other processes may write to this store (a libSQL server): rate limits are then counted

@@ -85,9 +85,9 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
       get: (scope: Scope, id: string) =>
         cached(certificates, `${scope.organizationId} ${scope.mode} ${id}`, () => store.certificates.get(scope, id)),
       // Which certificates a page holds, and in which order, depends on stored values only, unless it
-      // is filtered by status: statuses change as time passes, with nothing written.
+      // is filtered by status or renewal state: those change as time passes, with nothing written.
       list: (scope: Scope, query: CertificateListQuery) => {
-        if (query.statuses) return store.certificates.list(scope, query);
+        if (query.statuses || query.renewalStates) return store.certificates.list(scope, query);
         // Every field of the query but the time is part of the key, filters added later included.
         const { now: _, ...filters } = query;
         return cached(pages, JSON.stringify([scope.organizationId, scope.mode, filters]), () => store.certificates.list(scope, query));
@@ -101,8 +101,9 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
  * instead of spreading. Arrays, and what they hold, are left as they are: JSON.stringify takes a slow
  * path through frozen arrays and the objects in them, and responses show them (a page of 100
  * certificates took 381–491 µs to serialise instead of 87–104 µs). A list page's records are frozen.
+ * Stores that share the records they read between callers freeze them the same way.
  */
-function freeze<T>(value: T): T {
+export function freeze<T>(value: T): T {
   if (Array.isArray(value)) for (const item of value) freezeObject(item);
   else freezeObject(value);
   return value;

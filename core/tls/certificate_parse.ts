@@ -70,6 +70,7 @@ export function describeChain(certs: Certificate[]): CertificateDetails {
     notBefore: leaf.notBefore.getTime(),
     notAfter: leaf.notAfter.getTime(),
     issuer: firstField(leaf.issuerName, ["O", "CN"]) ?? leaf.issuer,
+    issuerNames: ["O", "CN"].flatMap((field) => leaf.issuerName.getField(field).slice(0, 1)),
     subject: firstField(leaf.subjectName, ["CN"]) ?? dnsNames(leaf)[0] ?? leaf.subject,
     subjectAlternativeNames: alternativeNames(leaf),
     signatureAlgorithm: SIGNATURE_NAMES[leaf.signatureOid] ?? leaf.signatureOid,

@@ -4,13 +4,15 @@ import { rootCertificates } from "node:tls";
 import { Certificate } from "./x509.ts";
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+/** Parsing goes on for at most this long before it lets the event loop run. */
+const SLICE_MS = 4;
 
 export class TrustStore {
   #pems: string[];
-  #bySubject: Map<string, Certificate[]> | undefined;
-  #fingerprints: Set<string> | undefined;
+  #index: Promise<Map<string, Certificate[]>> | undefined;
+  #fingerprints: Promise<Set<string>> | undefined;
 
-  /** `pems`: PEM certificates; parsed on first use, so a process that never checks pays nothing. */
+  /** `pems`: PEM certificates; parsed on first use (or ready()), so a process that never checks pays nothing. */
   constructor(pems: string[]) {
     this.#pems = pems;
   }
@@ -27,36 +29,50 @@ export class TrustStore {
     return this.#pems;
   }
 
+  /**
+   * Parses the anchors now, a slice at a time: the first check needs them all, and the ~150 system
+   * roots took 0.4–1.7 s of the event loop's time at once (the parser still cold), holding every
+   * request and delivery that long. The server starts this as it starts.
+   */
+  ready(): Promise<void> {
+    return this.#anchors().then(() => {});
+  }
+
   /** Anchors whose subject is `issuerName` (a DN string as `@peculiar/x509` formats it). */
-  anchorsNamed(issuerName: string): Certificate[] {
-    return this.#index().get(issuerName) ?? [];
+  async anchorsNamed(issuerName: string): Promise<Certificate[]> {
+    return (await this.#anchors()).get(issuerName) ?? [];
   }
 
   /** True when a certificate with this DER is itself an anchor. */
   async isAnchor(cert: Certificate): Promise<boolean> {
-    if (this.anchorsNamed(cert.subject).length === 0) return false;
-    this.#fingerprints ??= new Set(
-      await Promise.all([...this.#index().values()].flat().map(async (anchor) => hex(await anchor.getThumbprint()))),
+    if ((await this.anchorsNamed(cert.subject)).length === 0) return false;
+    this.#fingerprints ??= this.#anchors().then(
+      async (index) => new Set(await Promise.all([...index.values()].flat().map(async (anchor) => hex(await anchor.getThumbprint())))),
     );
-    return this.#fingerprints.has(hex(await cert.getThumbprint()));
+    return (await this.#fingerprints).has(hex(await cert.getThumbprint()));
   }
 
-  #index(): Map<string, Certificate[]> {
-    if (!this.#bySubject) {
-      this.#bySubject = new Map();
+  #anchors(): Promise<Map<string, Certificate[]>> {
+    return (this.#index ??= (async () => {
+      const bySubject = new Map<string, Certificate[]>();
+      let sliceStart = performance.now();
       for (const pem of this.#pems) {
+        if (performance.now() - sliceStart >= SLICE_MS) {
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          sliceStart = performance.now();
+        }
         let cert: Certificate;
         try {
           cert = new Certificate(pem);
         } catch {
           continue; // one unreadable bundled root must not disable trust for all others
         }
-        const list = this.#bySubject.get(cert.subject) ?? [];
+        const list = bySubject.get(cert.subject) ?? [];
         list.push(cert);
-        this.#bySubject.set(cert.subject, list);
+        bySubject.set(cert.subject, list);
       }
-    }
-    return this.#bySubject;
+      return bySubject;
+    })());
   }
 }
 

@@ -13,6 +13,11 @@ export class Certificate extends x509.X509Certificate {
     return this.asn.signatureAlgorithm.algorithm;
   }
 
+  /** The serial number's DER content octets, exactly as encoded (a leading 0x00 kept). */
+  get serialNumberOctets(): Uint8Array {
+    return new Uint8Array(this.asn.tbsCertificate.serialNumber);
+  }
+
   /** The SubjectPublicKeyInfo as parsed ASN.1: algorithm OID, parameters and key bits. */
   get subjectPublicKeyInfo() {
     return this.asn.tbsCertificate.subjectPublicKeyInfo;

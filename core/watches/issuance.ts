@@ -66,6 +66,17 @@ export function authorizedIssuer(issuance: Issuance, allowedIssuers: string[]): 
   return candidates.some((name) => allowed.has(name.toLowerCase()));
 }
 
+/** What a pending deployment keeps of an issuance (CONTRACT §20). */
+export function recordedIssuance(issuance: Issuance): { dnsNames: string[]; notBefore: number; notAfter: number; fingerprintSha256: string | null; issuer: string } {
+  return {
+    dnsNames: issuance.dnsNames,
+    notBefore: issuance.notBefore,
+    notAfter: issuance.notAfter,
+    fingerprintSha256: issuance.certSha256 ? issuance.certSha256.toUpperCase().match(/../g)!.join(":") : null,
+    issuer: issuance.issuerFriendlyName ?? issuance.issuerName ?? "an unknown issuer",
+  };
+}
+
 /** CONTRACT §15's `certificate.issued` data. */
 export function issuedEventData(
   issuance: Issuance,

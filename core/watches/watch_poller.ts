@@ -12,7 +12,8 @@ import type { EventRecord, WatchRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import { WorkLoop } from "../base/work_loop.ts";
 import { CtFailure, type CtClient } from "./ct_client.ts";
-import { issuedEventData, namesToMonitor } from "./issuance.ts";
+import { issuedEventData, namesToMonitor, recordedIssuance } from "./issuance.ts";
+import { noteIssuances } from "../deployment/mod.ts";
 
 /** Pages read in one poll; a longer history continues at once in the next poll. */
 const MAX_PAGES_PER_POLL = 200;
@@ -131,6 +132,9 @@ export class WatchPoller {
         return this.#report("failed");
       }
       const now = clock.now();
+      // Issuances of a monitored certificate's names wait to be served by every endpoint (CONTRACT §20).
+      // Noted before the page is saved: a page read again after a crash notes nothing twice.
+      await noteIssuances(store, watch, issuances.map(recordedIssuance), now);
       const events: EventRecord[] = watch.baselineDone
         ? issuances.map((issuance) => ({
             id: newId("evt"),

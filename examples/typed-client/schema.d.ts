@@ -8,7 +8,7 @@ export interface paths {
   "/v1/certificates": {
     /**
      * List certificates
-     * @description Ordered by expiresAt ascending, then id. The cursor neither skips nor repeats an item while others are added or removed. `tag=a,b` lists the certificates carrying every listed tag.
+     * @description Ordered by expiresAt ascending, then id. The cursor neither skips nor repeats an item while others are added or removed. `tag=a,b` lists the certificates carrying every listed tag; `renewal=overdue,requested` those whose renewal state is one of the listed ones.
      */
     get: operations["listCertificates"];
     /**
@@ -20,7 +20,7 @@ export interface paths {
   "/v1/certificates/summary": {
     /**
      * Count certificates by status and by week of expiry
-     * @description Counts per status (computed now, as GET shows them) and the number of certificates whose expiresAt falls in each of the next 12 weeks, starting now. Already expired certificates are in `byStatus.expired`, in no week.
+     * @description Counts per status (computed now, as GET shows them) and the number of certificates whose expiresAt falls in each of the next 12 weeks, starting now. Already expired certificates are in `byStatus.expired`, in no week. `byRenewal` counts renewal states (overdue: the renewal is overdue).
      */
     get: operations["summarizeCertificates"];
   };
@@ -33,8 +33,8 @@ export interface paths {
      */
     delete: operations["deleteCertificate"];
     /**
-     * Change a certificate's name, alert thresholds, tags, mute or connectTo
-     * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere. A new connectTo is stored and checked at once.
+     * Change a certificate's name, alert thresholds or policy, tags, mute, connectTo or mailDomain
+     * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. A new alertPolicy applies from the next check, made at once: to days, the lowest crossed threshold not yet announced for the served certificate is announced then; to renewal, nothing is announced before the renewal deadline. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere. A new connectTo, or an smtp certificate's new mailDomain (null: the default), is stored and checked at once.
      */
     patch: operations["patchCertificate"];
   };
@@ -211,12 +211,19 @@ export interface components {
       tags?: string[];
       protocol?: components["schemas"]["Protocol"];
       connectTo?: string | null;
+      alertPolicy?: components["schemas"]["AlertPolicy"];
+      mailDomain?: string | null;
     };
     /**
      * @description tls: TLS from the first byte (default); otherwise the protocol whose STARTTLS upgrade is spoken first. Default port: tls 443, smtp 25, imap 143, pop3 110, ftp 21, postgres 5432, mysql 3306, ldap 389, xmpp 5222
      * @enum {string}
      */
     Protocol: "tls" | "smtp" | "imap" | "pop3" | "ftp" | "postgres" | "mysql" | "ldap" | "xmpp";
+    /**
+     * @description renewal: alert when the certificate should have been renewed (its renewal deadline: the end of the CA's ARI window, else three quarters of its lifetime, two thirds under 10 days), never for days left before then; days: alert at each of alertThresholds. Default on add: the server's CERTKEEPER_ALERT_POLICY (renewal unless set)
+     * @enum {string}
+     */
+    AlertPolicy: "renewal" | "days";
     Certificate: {
       id: string;
       domain: string;
@@ -267,14 +274,21 @@ export interface components {
       protocol: components["schemas"]["Protocol"];
       /** @description Where to connect instead of the domain; null: the domain */
       connectTo: string | null;
+      /** @description smtp: the mail domain whose MTA-STS policy is judged (given, or the domain minus its first label); null for other protocols */
+      mailDomain: string | null;
       /** @description One entry per address, IPv4 first then IPv6, each in ascending numeric order */
       endpoints: components["schemas"]["Endpoint"][];
       /** @description Earliest notAfter above the leaf on the trusted path (intermediates and the anchoring root); null without a trusted path */
       chainExpiresAt: string | null;
       publicKey: components["schemas"]["PublicKey"] | null;
       tls: components["schemas"]["TlsConnection"] | null;
-      /** @description weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older); never change status */
-      warnings: ("weak_key" | "weak_signature" | "legacy_protocol")[];
+      /** @description weak_key (RSA < 2048 bits, EC < 256), weak_signature (SHA-1 or MD5 below a root), legacy_protocol (TLS 1.1 or older), caa_forbids_issuer (the CAA records do not let the issuer's CA issue the next certificate), dane_mismatch (an smtp endpoint's chain matches none of its TLSA records), mta_sts_mismatch (an enforce MTA-STS policy does not cover the host or its certificate); never change status */
+      warnings: ("weak_key" | "weak_signature" | "legacy_protocol" | "caa_forbids_issuer" | "dane_mismatch" | "mta_sts_mismatch")[];
+      alertPolicy: components["schemas"]["AlertPolicy"];
+      /** @description Null only while no certificate was ever retrieved (the CLI's check of an unreachable target) */
+      renewal: components["schemas"]["Renewal"] | null;
+      /** @description Null unless an issuance is waiting to be served by every endpoint */
+      deployment: components["schemas"]["Deployment"] | null;
     };
     ChainEntry: {
       subject: string;
@@ -299,7 +313,7 @@ export interface components {
      * @description Why the status is not valid; null when valid
      * @enum {string|null}
      */
-    StatusReason: "expired" | "not_yet_valid" | "self_signed" | "untrusted_issuer" | "hostname_mismatch" | "expiring_soon" | "chain_expiring" | "dns_error" | "connection_refused" | "timeout" | "tls_error" | "starttls_refused" | "revoked" | null;
+    StatusReason: "expired" | "not_yet_valid" | "self_signed" | "untrusted_issuer" | "hostname_mismatch" | "expiring_soon" | "chain_expiring" | "dns_error" | "connection_refused" | "timeout" | "tls_error" | "starttls_refused" | "revoked" | "renewal_overdue" | "renewal_requested" | "renewal_blocked" | null;
     /** @description Whether the leaf is revoked, as its OCSP responder or CRL says */
     Revocation: {
       /**
@@ -329,6 +343,17 @@ export interface components {
        * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
        */
       lastCheckedAt: string;
+      dane: components["schemas"]["Dane"] | null;
+    };
+    /** @description DANE (RFC 7672) for smtp certificates; null for other protocols, an address that gave no certificate, or before any TLSA answer */
+    Dane: {
+      /**
+       * @description match: the chain served matches a TLSA record (usage 2 or 3, selector 0 or 1, matching type 0, 1 or 2); mismatch: TLSA records exist and none matches; none: no usable TLSA record at _<port>._tcp.<domain>
+       * @enum {string}
+       */
+      status: "match" | "mismatch" | "none";
+      /** @description The resolver's answer carried the DNSSEC AD bit (certkeeper does not validate DNSSEC itself) */
+      validated: boolean;
     };
     /** @description The leaf's public key */
     PublicKey: {
@@ -344,6 +369,67 @@ export interface components {
       /** @description OpenSSL's name of the cipher suite */
       cipher: string;
     };
+    /** @description Renewal of the certificate the certificate-level fields describe */
+    Renewal: {
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      deadline: string;
+      /**
+       * @description ari: the end of the CA's suggested renewal window (RFC 9773); lifetime: three quarters of the lifetime (two thirds under 10 days)
+       * @enum {string}
+       */
+      source: "ari" | "lifetime";
+      /** @description The CA's suggested renewal window; null with source lifetime */
+      window: {
+        /**
+         * Format: date-time
+         * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+         */
+        start: string;
+        /**
+         * Format: date-time
+         * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+         */
+        end: string;
+      } | null;
+      /** @description The CA's explanation of its window, when it gave one */
+      explanationUrl: string | null;
+      state: components["schemas"]["RenewalStateSchema"];
+      /** @description When the renewal information used was received; null with source lifetime */
+      checkedAt: string | null;
+    };
+    /**
+     * @description requested: the CA asked (ARI) for this certificate to be replaced early; overdue: the renewal deadline has passed and an endpoint still serves it; not_due otherwise. The same under both alert policies
+     * @enum {string}
+     */
+    RenewalStateSchema: "not_due" | "overdue" | "requested";
+    /** @description A certificate a watch saw issued for exactly these names, later than the one served, that not every endpoint serves yet; certificate.not_deployed is raised once when 24 hours (or a tenth of its lifetime, when shorter) pass from seenAt while one still serves an older one */
+    Deployment: {
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      issuedAt: string;
+      /** @description Of the certificate issued; null when only its precertificate was logged */
+      fingerprintSha256: string | null;
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      notAfter: string;
+      issuer: string;
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      seenAt: string;
+      /** @description Answering endpoints that serve it (or a later certificate) */
+      servedBy: number;
+      /** @description Answering endpoints */
+      endpoints: number;
+    };
     CertificateSummary: {
       /** @description Certificates monitored in this mode */
       total: number;
@@ -355,6 +441,12 @@ export interface components {
         invalid: number;
         expiring: number;
         valid: number;
+      };
+      /** @description How many certificates are in each renewal state now (overdue: renewal overdue) */
+      byRenewal: {
+        not_due: number;
+        overdue: number;
+        requested: number;
       };
       /** @description How many certificates expire in each of the next 12 weeks, from now: `from` inclusive, `until` exclusive */
       expiringPerWeek: {
@@ -380,6 +472,8 @@ export interface components {
       tags?: string[];
       mutedUntil?: components["schemas"]["MutedUntil"];
       connectTo?: string | null;
+      alertPolicy?: components["schemas"]["AlertPolicy"];
+      mailDomain?: string | null;
     };
     /** @description Until then the certificate's events are recorded with data.muted: true and delivered nowhere; null: not muted */
     MutedUntil: string | null;
@@ -399,7 +493,7 @@ export interface components {
       /** @description Which events the channel receives; null: every event */
       filter: ({
         /** @description Event kinds this channel receives */
-        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test")[];
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "certificate.not_deployed" | "certificate.renewal_blocked" | "test")[];
         /** @description The channel receives events of certificates carrying at least one of these */
         tags?: string[];
       }) | null;
@@ -420,7 +514,7 @@ export interface components {
       config: components["schemas"]["EmailConfig"] | components["schemas"]["ChatConfig"] | components["schemas"]["WebhookConfig"] | components["schemas"]["PagerDutyConfig"] | components["schemas"]["TeamsConfig"] | components["schemas"]["TelegramConfig"];
       filter?: ({
         /** @description Event kinds this channel receives */
-        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test")[];
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "certificate.not_deployed" | "certificate.renewal_blocked" | "test")[];
         /** @description The channel receives events of certificates carrying at least one of these */
         tags?: string[];
       }) | null;
@@ -475,7 +569,7 @@ export interface components {
       /** @description Replaces the filter; null removes it */
       filter?: ({
         /** @description Event kinds this channel receives */
-        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test")[];
+        events?: ("certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "certificate.not_deployed" | "certificate.renewal_blocked" | "test")[];
         /** @description The channel receives events of certificates carrying at least one of these */
         tags?: string[];
       }) | null;
@@ -495,14 +589,14 @@ export interface components {
        * @description An event kind
        * @enum {string}
        */
-      type: "certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "test";
+      type: "certificate.expiring" | "certificate.expired" | "certificate.renewed" | "certificate.invalid" | "certificate.unreachable" | "certificate.recovered" | "certificate.chain_expiring" | "certificate.revoked" | "certificate.issued" | "certificate.renewal_overdue" | "certificate.renewal_requested" | "certificate.not_deployed" | "certificate.renewal_blocked" | "test";
       /**
        * Format: date-time
        * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
        */
       createdAt: string;
       certificateId: string | null;
-      /** @description { certificate: the certificate as GET showed it then, threshold?, muted? (true: recorded while the certificate was muted, delivered nowhere) } (certificate.chain_expiring adds chainCertificate: { subject, issuer, serialNumber, expiresAt }; certificate.chain_expiring and certificate.revoked about a leaf another endpoint serves add endpoint: { address, serialNumber, expiresAt }; certificate.renewed adds previous) (test events: { message, channel }; certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer }) */
+      /** @description { certificate: the certificate as GET showed it then, threshold?, muted? (true: recorded while the certificate was muted, delivered nowhere) } (certificate.chain_expiring adds chainCertificate: { subject, issuer, serialNumber, expiresAt }; certificate.chain_expiring and certificate.revoked about a leaf another endpoint serves add endpoint: { address, serialNumber, expiresAt }; certificate.renewed adds previous; certificate.renewal_blocked adds caa: { name, setAt, property, reason, records, issuerDomain }) (test events: { message, channel }; certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer }) */
       data: Record<string, never>;
       deliveries: components["schemas"]["Delivery"][];
     };
@@ -603,7 +697,7 @@ export interface operations {
 
   /**
    * List certificates
-   * @description Ordered by expiresAt ascending, then id. The cursor neither skips nor repeats an item while others are added or removed. `tag=a,b` lists the certificates carrying every listed tag.
+   * @description Ordered by expiresAt ascending, then id. The cursor neither skips nor repeats an item while others are added or removed. `tag=a,b` lists the certificates carrying every listed tag; `renewal=overdue,requested` those whose renewal state is one of the listed ones.
    */
   listCertificates: {
     parameters: {
@@ -633,6 +727,14 @@ export interface operations {
          * ]
          */
         tag?: string[];
+        /**
+         * @description One renewal state or a comma-separated list of them: `renewal=overdue,requested`
+         * @example [
+         *   "overdue",
+         *   "requested"
+         * ]
+         */
+        renewal?: components["schemas"]["RenewalStateSchema"][];
       };
     };
     responses: {
@@ -758,6 +860,7 @@ export interface operations {
          *     14,
          *     7
          *   ],
+         *   "alertPolicy": "renewal",
          *   "tags": [
          *     "env:prod",
          *     "team:web"
@@ -969,7 +1072,7 @@ export interface operations {
   };
   /**
    * Count certificates by status and by week of expiry
-   * @description Counts per status (computed now, as GET shows them) and the number of certificates whose expiresAt falls in each of the next 12 weeks, starting now. Already expired certificates are in `byStatus.expired`, in no week.
+   * @description Counts per status (computed now, as GET shows them) and the number of certificates whose expiresAt falls in each of the next 12 weeks, starting now. Already expired certificates are in `byStatus.expired`, in no week. `byRenewal` counts renewal states (overdue: the renewal is overdue).
    */
   summarizeCertificates: {
     responses: {
@@ -1352,8 +1455,8 @@ export interface operations {
     };
   };
   /**
-   * Change a certificate's name, alert thresholds, tags, mute or connectTo
-   * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere. A new connectTo is stored and checked at once.
+   * Change a certificate's name, alert thresholds or policy, tags, mute, connectTo or mailDomain
+   * @description Thresholds the certificate has already passed are not announced again; a threshold added below the days left is announced at the next check. A new alertPolicy applies from the next check, made at once: to days, the lowest crossed threshold not yet announced for the served certificate is announced then; to renewal, nothing is announced before the renewal deadline. Until mutedUntil, the certificate's events are recorded with data.muted: true and delivered nowhere. A new connectTo, or an smtp certificate's new mailDomain (null: the default), is stored and checked at once.
    */
   patchCertificate: {
     parameters: {
@@ -1372,6 +1475,7 @@ export interface operations {
          *     7,
          *     1
          *   ],
+         *   "alertPolicy": "renewal",
          *   "tags": [
          *     "team:payments"
          *   ],

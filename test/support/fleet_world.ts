@@ -41,7 +41,7 @@ export async function fleetWorld(options: { config?: Partial<Config> } = {}): Pr
   const teamsLeaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`teams.${TEST_DOMAIN}`] });
   const teams = await startHttpReceiver({ tls: { cert: chainPem(teamsLeaf, rsaIntermediate), key: teamsLeaf.keyPem }, host: `teams.${TEST_DOMAIN}` });
   const config: Config = {
-    ...DEFAULT_CONFIG,
+    ...DEFAULT_CONFIG, alertPolicy: "days" as const,
     allowPrivateTargets: true,
     resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }],
     tlsTimeoutMs: 1000,

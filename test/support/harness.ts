@@ -85,6 +85,9 @@ export async function createHarness(options: HarnessOptions = {}) {
     resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }],
     tlsTimeoutMs: 2000,
     logLevel: "error",
+    // Part I and II's rules, which most route tests assert, are the `days` policy's; the renewal
+    // policy's tests (renewal*.test.ts) set it.
+    alertPolicy: "days",
     ...options.config,
   };
   const core: Core = createCore({ logger: silentLogger, trust: new TrustStore([root.certPem]), ...options, config, store });

@@ -73,6 +73,8 @@ export async function startTlsServer(options: TlsServerOptions): Promise<TlsTest
     servernames: () => [...names],
     setCertificate(cert, key) {
       context = { cert, key, ...versions };
+      // Handshakes without SNI get the server's default context: swap that too.
+      server.setSecureContext(context);
     },
   };
 }

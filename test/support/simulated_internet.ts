@@ -11,6 +11,9 @@ import type { CheckOutcome } from "../../core/monitor/check_apply.ts";
 import { outcomeOfEndpoints, type EndpointOutcome } from "../../core/monitor/endpoints_outcome.ts";
 import type { CertificateDetails, ChainCertificate, RevocationAnswer } from "../../core/base/records.ts";
 import { LeafRevocation, type RevocationChecker } from "../../core/revocation/mod.ts";
+import type { AriClient } from "../../core/ari/mod.ts";
+import { judgeCaa, presentCaaRecord } from "../../core/dns/mod.ts";
+import type { FetchRequest, FetchResult, HttpFetcher } from "../../core/net/mod.ts";
 import type { Clock } from "../../core/base/time.ts";
 import { DAY, HOUR } from "../../core/base/time.ts";
 
@@ -36,11 +39,21 @@ export interface ServedCertificate {
   intermediate: ChainCertificate | null;
   /** When its CA revoked it (ground truth), if ever. */
   revokedAt?: number;
+  /**
+   * When its CA moved its ARI window into the past, asking for early replacement (ground truth), if
+   * ever; the window is then [incidentAt - 2 h, incidentAt - 1 h].
+   */
+  incidentAt?: number;
 }
 
 export interface SimulatedNode {
   address: string;
   certificates: ServedCertificate[];
+  /**
+   * A CDN node mid-rollout: for 12 hours after it starts serving a new certificate, each connection
+   * gets the new one or the one before, at random.
+   */
+  alternating?: boolean;
 }
 
 export interface SimulatedServer {
@@ -53,9 +66,25 @@ export interface SimulatedServer {
   /** Probability that any one connection fails on its own (a flapping node). */
   flakiness: number;
   alertThresholds: number[];
+  /** Its CA publishes renewal information (ARI) for its certificates. */
+  ari: boolean;
+  /** When the operator's ACME client stopped renewing (policy "stalls"), if it did. */
+  stalledAt?: number;
+  /**
+   * The name's CAA records: `0 issue "sim-ca.example"` (the simulated CA's domain) except in these
+   * periods, when its one `issue` record names `value` instead and so forbids the renewal. Absent: no
+   * CAA records at all.
+   */
+  caa?: Array<{ from: number; to: number; value: string }>;
 }
 
-export type RenewalPolicy = "on-time" | "late" | "lapses" | "yearly";
+/**
+ * How the operator's ACME client renews: "on-time" at two thirds of the lifetime (half under 10 days),
+ * give or take 5 %; "late" after the renewal deadline but before expiry; "lapses" a few days after
+ * expiry; "stalls" on time until it silently stops, the operator then noticing a few days after expiry;
+ * "yearly" 30 days before expiry (a 365-day certificate renewed by hand).
+ */
+export type RenewalPolicy = "on-time" | "late" | "lapses" | "yearly" | "stalls";
 
 /**
  * What one check of a server saw: when, and the serial of the earliest-expiring leaf among the nodes
@@ -65,7 +94,12 @@ export interface CheckRecord {
   at: number;
   serial: string | null;
   intermediate: string | null;
+  /** The CAA record the check read, in presentation form; null when the name has none or the lookup failed. */
+  caa?: string | null;
 }
+
+/** The simulated CA's CAA domain, and the identity mapping checks judge CAA with. */
+export const SIMULATED_CAA_DOMAIN = "sim-ca.example";
 
 export interface ServerOptions {
   start: number;
@@ -80,6 +114,14 @@ export interface ServerOptions {
   forgottenNode?: boolean;
   /** The chain's intermediate expires 10-40 days before the leaf. */
   shortIntermediate?: boolean;
+  /** One node (not a forgotten one) alternates between the old and the new certificate while it rolls a renewal out. */
+  alternatingNode?: boolean;
+  /** The certificates' lifetime; default 90 days (365 for "yearly"). */
+  lifetime?: number;
+  /** The CA publishes renewal information (ARI) for them. */
+  ari?: boolean;
+  /** The name's CAA records, with periods in which they forbid the simulated CA (see SimulatedServer.caa). */
+  caa?: Array<{ from: number; to: number; value: string }>;
 }
 
 /**
@@ -126,6 +168,65 @@ export class SimulatedInternet implements CertificateSource {
     private readonly revocation?: { checker: RevocationChecker; responder: SimulatedResponder },
   ) {}
 
+  /** Renewal information as a check asks for it: the real ARI client in front of {@link SimulatedInternet.caFetcher}. */
+  ari?: AriClient;
+
+  /** The ACME directory of the simulated CA (ARI's issuer name is "Simulated CA"). */
+  static readonly CA_DIRECTORY = "https://acme.sim.example/directory";
+  /** Renewal-information requests the simulated CA answered, by serial. */
+  readonly ariAsks = new Map<string, number[]>();
+
+  /**
+   * The simulated CA's ACME directory and renewal information (RFC 9773): a usual window from 55 % to
+   * 70 % of the lifetime; after an incident, a window that ended an hour before it; Retry-After 6 h.
+   */
+  readonly caFetcher: HttpFetcher = {
+    fetch: async (request: FetchRequest): Promise<FetchResult> => {
+      const json = (status: number, body: unknown, headers: Record<string, string> = {}): FetchResult => ({
+        status,
+        headers: { "content-type": "application/json", ...headers },
+        body: new TextEncoder().encode(JSON.stringify(body)),
+      });
+      if (request.url === SimulatedInternet.CA_DIRECTORY) return json(200, { renewalInfo: "https://acme.sim.example/ari" });
+      const serial = decodeURIComponent(request.url.slice("https://acme.sim.example/ari/sim.".length));
+      const cert = this.#bySerial.get(serial);
+      if (!cert) return json(404, { type: "urn:ietf:params:acme:error:malformed" });
+      const now = this.clock.now();
+      this.ariAsks.set(serial, [...(this.ariAsks.get(serial) ?? []), now]);
+      const window = SimulatedInternet.ariWindow(cert, now);
+      const rfc3339 = (ms: number) => new Date(ms).toISOString();
+      return json(200, { suggestedWindow: { start: rfc3339(window.start), end: rfc3339(window.end) } }, { "retry-after": "21600" });
+    },
+  };
+
+  /** The window the simulated CA suggests for `cert` at `now` (whole seconds, as RFC 3339 carries them). */
+  static ariWindow(cert: ServedCertificate, now: number): { start: number; end: number } {
+    const second = (ms: number) => Math.floor(ms / 1000) * 1000;
+    if (cert.incidentAt !== undefined && cert.incidentAt <= now) return { start: second(cert.incidentAt - 2 * HOUR), end: second(cert.incidentAt - HOUR) };
+    const lifetime = cert.notAfter - cert.notBefore;
+    return { start: second(cert.notBefore + lifetime * 0.55), end: second(cert.notBefore + lifetime * 0.7) };
+  }
+
+  readonly #bySerial = new Map<string, ServedCertificate>();
+
+  /** The CA of `server` asks, from `at`, for the certificate its single node serves then to be replaced early. */
+  incident(server: SimulatedServer, at: number, replaceAfter: number | null): ServedCertificate {
+    const node = server.nodes[0]!;
+    const served = SimulatedInternet.servedAt(node, at);
+    const cert = server.certificates.find((c) => c.serial === served.serial)!;
+    cert.incidentAt = at;
+    served.incidentAt = at;
+    if (replaceAfter !== null) {
+      const from = at + replaceAfter;
+      const lifetime = cert.notAfter - cert.notBefore;
+      const replacement = { serial: `${cert.serial}-reissued`, from, notBefore: from - HOUR, notAfter: from - HOUR + lifetime, intermediate: null };
+      insertByFrom(node, replacement);
+      server.certificates.push({ ...replacement });
+      this.#bySerial.set(replacement.serial, server.certificates.at(-1)!);
+    }
+    return cert;
+  }
+
   /**
    * Revokes the certificate the single node of `server` serves at `at`; with `replaceAfter`, the
    * operator replaces it that long after (a new serial, valid 90 days), else it keeps being served until
@@ -140,8 +241,9 @@ export class SimulatedInternet implements CertificateSource {
     if (replaceAfter !== null) {
       const from = at + replaceAfter;
       const replacement = { serial: `${cert.serial}-replacement`, from, notBefore: from - HOUR, notAfter: from + 90 * DAY, intermediate: null };
-      node.certificates.splice(node.certificates.indexOf(served) + 1, 0, replacement);
+      insertByFrom(node, replacement);
       server.certificates.push({ ...replacement });
+      this.#bySerial.set(replacement.serial, server.certificates.at(-1)!);
     }
     return cert;
   }
@@ -149,7 +251,10 @@ export class SimulatedInternet implements CertificateSource {
   /** A server whose nodes' certificates over [start, end) follow `policy`. */
   addServer(domain: string, options: ServerOptions): SimulatedServer {
     const r = this.random;
-    const lifetime = options.policy === "yearly" ? 365 * DAY : 90 * DAY;
+    const lifetime = options.lifetime ?? (options.policy === "yearly" ? 365 * DAY : 90 * DAY);
+    const short = lifetime < 10 * DAY;
+    // When a stalling client stops: somewhere in the year.
+    const stalledAt = options.policy === "stalls" ? options.start + Math.floor(r() * (options.end - options.start)) : undefined;
     // The first certificate was issued somewhere in the lifetime before the start; every node has it.
     const firstNotBefore = options.start - Math.floor(r() * (lifetime - 2 * DAY));
     const nodeCount = options.nodes ?? 1;
@@ -175,34 +280,89 @@ export class SimulatedInternet implements CertificateSource {
         certificates.push({ ...cert, from });
         if (n === forgotten) break; // never renewed: serves its first certificate all year
         // Each node is renewed at its own moment, hours to days apart.
+        const deadline = notBefore + lifetime * (short ? 2 / 3 : 3 / 4);
+        // With renewal information, the client renews inside the CA's window (55-70 % of the lifetime).
+        const onTime = options.ari
+          ? notBefore + lifetime * (0.55 + r() * 0.14)
+          : notBefore + lifetime * (short ? 1 / 2 : 2 / 3) + (r() - 0.5) * 0.1 * lifetime;
         const renewAt =
           options.policy === "late"
-            ? notAfter - Math.floor(r() * 10 * DAY)
+            ? notAfter - Math.floor(r() * Math.min(10 * DAY, (notAfter - deadline) * 0.9))
             : options.policy === "lapses"
               ? notAfter + Math.floor(r() * 6 * DAY) // the operator notices a few days after expiry
-              : notAfter - 30 * DAY - Math.floor(r() * 2 * DAY);
+              : options.policy === "yearly"
+                ? notAfter - 30 * DAY - Math.floor(r() * 2 * DAY)
+                : stalledAt !== undefined && onTime >= stalledAt
+                  ? notAfter + DAY + Math.floor(r() * 2 * DAY) // stalled: noticed a day or more after expiry
+                  : Math.floor(onTime);
         from = renewAt;
-        // Renewed nodes of one name share the renewal's certificate when renewed within a day.
-        notBefore = nodeCount > 1 ? Math.floor(renewAt / DAY) * DAY : renewAt - HOUR;
+        // Renewed nodes of one name share the renewal's certificate when renewed within a day (an hour, for a short lifetime).
+        const grain = short ? HOUR : DAY;
+        notBefore = nodeCount > 1 ? Math.floor(renewAt / grain) * grain : renewAt - HOUR;
       }
       nodes.push({ address: `192.0.2.${n + 1}`, certificates });
+    }
+    if (options.alternatingNode && nodeCount > 1) {
+      const candidates = nodes.filter((_, i) => i !== forgotten);
+      candidates[Math.floor(r() * candidates.length)]!.alternating = true;
     }
     const outages: Array<[number, number]> = [];
     for (let i = 0; i < options.outages; i++) {
       const at = options.start + Math.floor(r() * (options.end - options.start));
       outages.push([at, at + HOUR + Math.floor(r() * 3 * DAY)]);
     }
-    const server = {
+    const server: SimulatedServer = {
       domain,
       nodes,
       certificates: [...bySerial.values()],
       outages,
       flakiness: options.flakiness,
       alertThresholds: options.alertThresholds,
+      ari: options.ari ?? false,
+      ...(options.caa ? { caa: options.caa } : {}),
+      ...(stalledAt !== undefined ? { stalledAt } : {}),
     };
+    for (const cert of server.certificates) this.#bySerial.set(cert.serial, cert);
     this.servers.set(domain, server);
     return server;
   }
+
+  /**
+   * Every certificate issued, as a Certificate Transparency search service (Cert Spotter's issuances
+   * API) lists them: logged at their notBefore, in that order, each with an increasing id. Build it
+   * once the servers are set up; {@link SimulatedInternet.ctFetcher} serves it.
+   */
+  logIssuances(): void {
+    const all = [...this.servers.values()].flatMap((server) => server.certificates.map((cert) => ({ cert, domain: server.domain })));
+    all.sort((a, b) => a.cert.notBefore - b.cert.notBefore || (a.cert.serial < b.cert.serial ? -1 : 1));
+    this.#issuances = all.map(({ cert, domain }, i) => ({ id: String(1_000_000 + i), domain, cert }));
+  }
+
+  #issuances: Array<{ id: string; domain: string; cert: ServedCertificate }> = [];
+
+  /** The CT search service over {@link SimulatedInternet.logIssuances}' log: what is issued by now, after `after`. */
+  readonly ctFetcher: HttpFetcher = {
+    fetch: async (request: FetchRequest): Promise<FetchResult> => {
+      const params = new URL(request.url).searchParams;
+      const after = params.get("after");
+      const now = this.clock.now();
+      const page: unknown[] = [];
+      // Ids are positions in the log: the page starts right after `after`.
+      for (let i = after === null ? 0 : Number(after) - 1_000_000 + 1; i < this.#issuances.length; i++) {
+        const { id, domain, cert } = this.#issuances[i]!;
+        if (cert.notBefore > now || page.length === 100) break;
+        page.push({
+          id,
+          dns_names: [domain],
+          issuer: { friendly_name: "Simulated CA", name: "CN=Simulated CA" },
+          not_before: new Date(cert.notBefore).toISOString(),
+          not_after: new Date(cert.notAfter).toISOString(),
+          cert_sha256: Buffer.from(cert.serial.padEnd(32, "#")).subarray(0, 32).toString("hex"),
+        });
+      }
+      return { status: 200, headers: { "content-type": "application/json" }, body: new TextEncoder().encode(JSON.stringify(page)) };
+    },
+  };
 
   /** The certificate `node` serves at `at`. */
   static servedAt(node: SimulatedNode, at: number): ServedCertificate {
@@ -234,7 +394,24 @@ export class SimulatedInternet implements CertificateSource {
       log.push({ at: now, serial: null, intermediate: null });
     } else {
       const above = outcome.details.chainExpiry;
-      log.push({ at: now, serial: outcome.details.serialNumber, intermediate: above && above.notAfter < outcome.details.notAfter ? above.serialNumber : null });
+      let caa: string | null = null;
+      // What DNS says (CAA), judged by certkeeper's own rule; one lookup in twenty fails, keeping the last verdict.
+      if (server.caa && this.random() >= 0.05) {
+        const value = server.caa.find((period) => period.from <= now && now < period.to)?.value ?? SIMULATED_CAA_DOMAIN;
+        const records = [{ flags: 0, tag: "issue", value }];
+        const sets = new Map([[domain, { from: domain, setAt: domain, records }]]);
+        const verdict = judgeCaa({
+          domain,
+          subjectAlternativeNames: outcome.details.subjectAlternativeNames,
+          issuerNames: ["Simulated CA"],
+          identities: [{ name: "Simulated CA", domain: SIMULATED_CAA_DOMAIN }],
+          sets,
+        });
+        outcome.dns = { caaSets: [{ from: domain, setAt: domain, records }], caa: verdict };
+        outcome.caaAnswered = true;
+        caa = presentCaaRecord(records[0]!);
+      }
+      log.push({ at: now, serial: outcome.details.serialNumber, intermediate: above && above.notAfter < outcome.details.notAfter ? above.serialNumber : null, caa });
     }
     return outcome;
   }
@@ -243,10 +420,19 @@ export class SimulatedInternet implements CertificateSource {
     if (failing) {
       return { address: node.address, fingerprint: null, details: null, problem: null, failure: "timeout", tls: null, message: `${domain}:443 did not complete the connection in time` };
     }
-    const cert = SimulatedInternet.servedAt(node, now);
+    let cert = SimulatedInternet.servedAt(node, now);
+    if (node.alternating) {
+      const index = node.certificates.indexOf(cert);
+      if (index > 0 && now < cert.from + 12 * HOUR && this.random() < 0.5) cert = node.certificates[index - 1]!;
+    }
     // An intermediate past its notAfter breaks the trusted path: the chain is then untrusted.
     const lapsed = cert.intermediate !== null && now > cert.intermediate.notAfter;
-    let described = details(domain, cert, lapsed);
+    let described = details(domain, cert, lapsed, this.servers.get(domain)!.ari);
+    if (this.ari && described.ariCertId && now <= cert.notAfter) {
+      const previous = [known?.details, ...(known?.endpoints ?? []).map((e) => e.details)].find((d) => d?.serialNumber === cert.serial)?.renewalInfo;
+      const renewalInfo = await this.ari.renewalInfo({ certId: described.ariCertId, issuerNames: described.issuerNames!, notBefore: cert.notBefore, notAfter: cert.notAfter }, previous, now);
+      described = { ...described, renewalInfo };
+    }
     if (this.revocation) {
       const { checker, responder } = this.revocation;
       const previous = [known?.details, ...(known?.endpoints ?? []).map((e) => e.details)].find((d) => d?.serialNumber === cert.serial)?.revocation;
@@ -268,10 +454,17 @@ export class SimulatedInternet implements CertificateSource {
   }
 }
 
+/** Puts `cert` among the node's certificates in the order they are served from. */
+function insertByFrom(node: SimulatedNode, cert: ServedCertificate): void {
+  const at = node.certificates.findIndex((c) => c.from > cert.from);
+  if (at === -1) node.certificates.push(cert);
+  else node.certificates.splice(at, 0, cert);
+}
+
 const cache = new Map<string, CertificateDetails>();
 
-function details(domain: string, cert: ServedCertificate, lapsed: boolean): CertificateDetails {
-  const key = `${cert.serial}${lapsed}`;
+function details(domain: string, cert: ServedCertificate, lapsed: boolean, ari: boolean): CertificateDetails {
+  const key = `${cert.serial}${lapsed}${ari}`;
   const known = cache.get(key);
   if (known) return known;
   const iso = (ms: number) => new Date(ms).toISOString();
@@ -285,6 +478,8 @@ function details(domain: string, cert: ServedCertificate, lapsed: boolean): Cert
     signatureAlgorithm: "ecdsa-with-SHA256",
     chain: [{ subject: domain, issuer: "Simulated CA", validFrom: iso(cert.notBefore), validTo: iso(cert.notAfter), serialNumber: cert.serial, fingerprintSha256: cert.serial }],
     chainExpiry: lapsed ? null : cert.intermediate,
+    issuerNames: ["Simulated CA"],
+    ariCertId: ari ? `sim.${encodeURIComponent(cert.serial)}` : null,
   };
   cache.set(key, made);
   return made;

@@ -2,7 +2,8 @@
  * A certificate's page: every field the API gives (new fields appear without changes here), its
  * endpoints and chain as tables, its recent events, and "Check now" for those who may write.
  */
-import { type CertificateDetail, type SignedIn, mayWrite } from "../../../core/accounts/mod.ts";
+import { type SignedIn, mayWrite } from "../../../core/accounts/mod.ts";
+import type { CertificateDetail } from "../../../core/workspace/mod.ts";
 import type { Mode } from "../../../core/base/mod.ts";
 import { html, type Html } from "../html.ts";
 import { formToken, page, when } from "../layout.ts";

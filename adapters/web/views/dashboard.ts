@@ -2,7 +2,8 @@
  * The dashboard: counts per status, the chart of expiries per week, the certificates found by domain,
  * status and tag (a page at a time, by cursor, however many there are), add and remove a certificate.
  */
-import { type DashboardPage, type SignedIn, LIST_TAKES_TAGS, mayWrite } from "../../../core/accounts/mod.ts";
+import { type SignedIn, mayWrite } from "../../../core/accounts/mod.ts";
+import { type DashboardPage, LIST_TAKES_TAGS } from "../../../core/workspace/mod.ts";
 import { CERTIFICATE_STATUSES, type Mode } from "../../../core/base/mod.ts";
 import type { CertificateView } from "../../../core/schemas/mod.ts";
 import { html, type Html } from "../html.ts";

@@ -134,6 +134,7 @@ export function describeCertificateReads(get: () => Store) {
       expect(summary.expiring).toEqual([2, 1, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1]);
       expect(await store.certificates.summarize(testScope, { now: NOW, from: NOW, bucketMs: WEEK, buckets: 12 })).toEqual({
         byStatus: { expiring: 1 },
+        byRenewal: { overdue: 1 },
         expiring: [1, ...new Array(11).fill(0)],
       });
     });

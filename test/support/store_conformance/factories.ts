@@ -97,6 +97,8 @@ export function certificateRecord(
     port: 443,
     name: "Main site",
     alertThresholds: [30, 14, 7, 3, 1],
+    alertPolicy: "days",
+    deployment: null,
     tags: [],
     mutedUntil: null,
     createdAt: NOW - DAY,

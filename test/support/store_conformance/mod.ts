@@ -21,6 +21,7 @@ import { describeCertificateWrites } from "./certificate_writes.ts";
 import { describeCertificateReads } from "./certificate_reads.ts";
 import { describeCertificateLeases } from "./certificate_leases.ts";
 import { describeCertificateTargets } from "./certificate_targets.ts";
+import { describeCertificateDns } from "./certificate_dns.ts";
 import { describeChannels } from "./channels.ts";
 import { describeEvents } from "./events.ts";
 import { describeDeliveries } from "./deliveries.ts";
@@ -72,6 +73,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Opene
     describeCertificateReads(() => store);
     describeCertificateLeases(() => store);
     describeCertificateTargets(() => store);
+    describeCertificateDns(() => store);
     describeChannels(() => store);
     describeEvents(() => store);
     describeDeliveries(() => store);

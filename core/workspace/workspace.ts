@@ -9,7 +9,7 @@
 import type { Mode } from "../base/records.ts";
 import { authorize } from "../auth/permission.ts";
 import { callOperation, type Actor, type Call } from "../pipeline/pipeline.ts";
-import type { Services } from "../app/services.ts";
+import type { Services } from "../operations/services.ts";
 import type { Operation, OperationInput, OperationResult } from "../operations/operation.ts";
 import { addCertificate } from "../operations/certificates_add.ts";
 import { deleteCertificate } from "../operations/certificates_delete.ts";

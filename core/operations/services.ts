@@ -1,4 +1,4 @@
-/** Everything operations compose: built once per process by createCore(). */
+/** Everything operations compose (and the pipeline and faces above them): built once per process by createCore(). */
 import type { Config } from "../config/config.ts";
 import type { Store } from "../store/ports.ts";
 import type { Clock } from "../base/time.ts";

@@ -1,0 +1,23 @@
+/** The shared renewal-information cache (RFC 9773 answers by certID), in memory. */
+import type { RenewalInfoCache } from "../../core/store/mod.ts";
+import type { RenewalInfo } from "../../core/base/mod.ts";
+import { deepFreeze } from "./state.ts";
+
+export function memoryRenewalInfo(): RenewalInfoCache {
+  const kept = new Map<string, { info: RenewalInfo; expiresAt: number }>();
+  return {
+    async get(certId) {
+      const entry = kept.get(certId);
+      // Kept frozen, and shared: what ARI said about a leaf is replaced whole, never changed.
+      return entry ? entry.info : null;
+    },
+    async put(certId, info, expiresAt) {
+      kept.set(certId, { info: deepFreeze({ ...info, window: info.window && { ...info.window } }), expiresAt });
+      // Nobody asks about an expired leaf again: drop those now and then so the map stays small.
+      if (kept.size % 1024 === 0) {
+        const now = info.checkedAt ?? info.nextAt;
+        for (const [other, entry] of kept) if (entry.expiresAt < now) kept.delete(other);
+      }
+    },
+  };
+}

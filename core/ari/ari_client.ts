@@ -1,0 +1,145 @@
+/**
+ * Asks CAs for their renewal information about the leaves certkeeper sees (RFC 9773, CONTRACT §19):
+ * the issuer's ACME directory (CERTKEEPER_ACME_DIRECTORIES and the built-ins) names the `renewalInfo`
+ * URL; `GET {renewalInfo}/{certID}` gives the suggested window. Answers are shared by every certificate
+ * and organization that serves the leaf, and across processes (a store port), and a leaf is asked again
+ * only after the answer's Retry-After (1 minute–24 hours; 6 hours when absent or after an error).
+ */
+import { FetchFailure, type HttpFetcher } from "../net/http_fetch.ts";
+import type { RenewalInfo } from "../base/records.ts";
+import { DAY } from "../base/time.ts";
+import type { RenewalInfoCache } from "../store/ports.ts";
+import { AriFailure, DEFAULT_RETRY, readDirectory, readRenewalInfo, retryDelay } from "./renewal_answer.ts";
+
+/** At most this much of a directory or an answer is read (CONTRACT §19). */
+export const ARI_MAX_BYTES = 64 * 1024;
+/** How long a directory's renewalInfo URL is kept in this process. */
+const DIRECTORY_TTL = DAY;
+
+export interface AriClientOptions {
+  fetcher: HttpFetcher;
+  cache: RenewalInfoCache;
+  /** Issuer names (matched case-insensitively with the issuer's O and CN) and their ACME directory URLs. */
+  directories: ReadonlyArray<{ issuer: string; url: string }>;
+  /** Each request's whole time limit (CERTKEEPER_TLS_TIMEOUT). */
+  timeoutMs: number;
+  /** Told about each renewal-information request: answered, or failed (for metrics). */
+  onRequest?: (result: "ok" | "error") => void;
+  /** Told why a request failed (for debug logs). */
+  onFailure?: (failure: { url: string; message: string }) => void;
+}
+
+/** What is asked about a leaf. */
+export interface AriLeaf {
+  certId: string;
+  /** The issuer's O and CN. */
+  issuerNames: readonly string[];
+  notBefore: number;
+  notAfter: number;
+}
+
+const NOTHING_YET: Omit<RenewalInfo, "nextAt" | "lastError"> = { window: null, explanationUrl: null, checkedAt: null, requestedEnd: null };
+
+export class AriClient {
+  readonly #inFlight = new Map<string, Promise<RenewalInfo>>();
+  readonly #directories = new Map<string, { renewalInfo: Promise<string | null>; until: number }>();
+
+  constructor(private readonly options: AriClientOptions) {}
+
+  /** The directory URL for an issuer, or null when its CA publishes no renewal information here. */
+  directoryFor(issuerNames: readonly string[]): string | null {
+    const names = issuerNames.map((name) => name.toLowerCase());
+    return this.options.directories.find((entry) => names.includes(entry.issuer.toLowerCase()))?.url ?? null;
+  }
+
+  /**
+   * What the CA says about `leaf` now: `previous` (the leaf's last known information) while it is not
+   * time to ask again, else the shared cache's, else a new answer. Null when the issuer has no
+   * directory (the deadline then follows the lifetime). Never throws for a CA's failure: the last good
+   * window stays, and the leaf is asked again 6 hours later.
+   */
+  async renewalInfo(leaf: AriLeaf, previous: RenewalInfo | null | undefined, now: number): Promise<RenewalInfo | null> {
+    const directory = this.directoryFor(leaf.issuerNames);
+    if (!directory) return null;
+    if (previous && now < previous.nextAt) return previous;
+    let pending = this.#inFlight.get(leaf.certId);
+    if (!pending) {
+      pending = this.#refresh(directory, leaf, previous ?? null, now).finally(() => this.#inFlight.delete(leaf.certId));
+      this.#inFlight.set(leaf.certId, pending);
+    }
+    return pending;
+  }
+
+  async #refresh(directory: string, leaf: AriLeaf, previous: RenewalInfo | null, now: number): Promise<RenewalInfo> {
+    const cached = await this.options.cache.get(leaf.certId).catch(() => null);
+    if (cached && now < cached.nextAt) return cached;
+    const known = newest(cached, previous);
+    let info: RenewalInfo;
+    let url = directory;
+    try {
+      const base = await this.#renewalInfoUrl(directory, now);
+      if (!base) return { ...(known ?? NOTHING_YET), nextAt: now + DEFAULT_RETRY, lastError: "the ACME directory publishes no renewalInfo" };
+      url = `${base.replace(/\/+$/, "")}/${leaf.certId}`;
+      const { status, headers, body } = await this.options.fetcher.fetch(
+        { url, method: "GET", headers: { accept: "application/json" } },
+        { timeoutMs: this.options.timeoutMs, maxBytes: ARI_MAX_BYTES },
+      );
+      if (status !== 200) throw new AriFailure(`the CA answered HTTP ${status}`);
+      const answer = readRenewalInfo(body);
+      info = {
+        window: answer.window,
+        explanationUrl: answer.explanationUrl,
+        checkedAt: now,
+        requestedEnd: requestedEnd(leaf, known, answer.window),
+        nextAt: now + retryDelay(headers["retry-after"], now),
+        lastError: null,
+      };
+      this.options.onRequest?.("ok");
+    } catch (error) {
+      if (!(error instanceof AriFailure || error instanceof FetchFailure)) throw error;
+      this.options.onRequest?.("error");
+      this.options.onFailure?.({ url, message: error.message });
+      info = { ...(known ?? NOTHING_YET), nextAt: now + DEFAULT_RETRY, lastError: error.message };
+    }
+    await this.options.cache.put(leaf.certId, info, leaf.notAfter).catch((error: Error) => this.options.onFailure?.({ url: "cache", message: error.message }));
+    return info;
+  }
+
+  /** The directory's renewalInfo URL, kept up to 24 hours (a failure is not kept: the leaf waits 6 hours). */
+  #renewalInfoUrl(directory: string, now: number): Promise<string | null> {
+    const kept = this.#directories.get(directory);
+    if (kept && now < kept.until) return kept.renewalInfo;
+    const renewalInfo = (async () => {
+      const { status, body } = await this.options.fetcher.fetch(
+        { url: directory, method: "GET", headers: { accept: "application/json" } },
+        { timeoutMs: this.options.timeoutMs, maxBytes: ARI_MAX_BYTES },
+      );
+      if (status !== 200) throw new AriFailure(`the ACME directory answered HTTP ${status}`);
+      return readDirectory(body);
+    })();
+    const entry = { renewalInfo, until: now + DIRECTORY_TTL };
+    this.#directories.set(directory, entry);
+    renewalInfo.catch(() => {
+      if (this.#directories.get(directory) === entry) this.#directories.delete(directory);
+    });
+    return renewalInfo;
+  }
+}
+
+/** The later of two things known about one leaf. */
+function newest(a: RenewalInfo | null, b: RenewalInfo | null): RenewalInfo | null {
+  if (!a || !b) return a ?? b;
+  return (a.checkedAt ?? -Infinity) >= (b.checkedAt ?? -Infinity) ? a : b;
+}
+
+/**
+ * Whether the CA now asks for early replacement (CONTRACT §19): a first window ending before the
+ * lifetime's midpoint, or a window ending earlier than the previous one. Once asked, the request
+ * stands for the leaf (at the window end it was made with) until a window ends earlier still.
+ */
+function requestedEnd(leaf: AriLeaf, known: RenewalInfo | null, window: { start: number; end: number }): number | null {
+  const before = known?.window ?? null;
+  const midpoint = leaf.notBefore + (leaf.notAfter - leaf.notBefore) / 2;
+  if (before === null ? window.end < midpoint : window.end < before.end) return window.end;
+  return known?.requestedEnd ?? null;
+}

@@ -1,0 +1,91 @@
+/**
+ * Reading a CA's answers (RFC 9773 §4.2): the directory's `renewalInfo` URL, a RenewalInfo object's
+ * suggested window, and the Retry-After that says when to ask again. Anything malformed is an error.
+ */
+import { HOUR, MINUTE } from "../base/time.ts";
+
+/** A CA's answer that cannot be used; the message is safe to log. */
+export class AriFailure extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AriFailure";
+  }
+}
+
+/** How long after an answer certkeeper asks again (CONTRACT §19). */
+export const RETRY_AFTER_MIN = MINUTE;
+export const RETRY_AFTER_MAX = 24 * HOUR;
+/** After an answer without Retry-After, and after an error. */
+export const DEFAULT_RETRY = 6 * HOUR;
+
+export interface SuggestedWindow {
+  window: { start: number; end: number };
+  explanationUrl: string | null;
+}
+
+function json(body: Uint8Array, what: string): unknown {
+  try {
+    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+  } catch {
+    throw new AriFailure(`the ${what} is not JSON`);
+  }
+}
+
+/** The `renewalInfo` URL of an ACME directory, or null when the CA publishes none. */
+export function readDirectory(body: Uint8Array): string | null {
+  const doc = json(body, "ACME directory");
+  if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new AriFailure("the ACME directory is not a JSON object");
+  const url = (doc as { renewalInfo?: unknown }).renewalInfo;
+  if (url === undefined) return null;
+  if (typeof url !== "string" || !isHttpUrl(url)) throw new AriFailure("the ACME directory's renewalInfo is not an http(s) URL");
+  return url;
+}
+
+/** RFC 9773 §4.2: `suggestedWindow` with RFC 3339 `start` before `end`, and an optional `explanationURL`. */
+export function readRenewalInfo(body: Uint8Array): SuggestedWindow {
+  const doc = json(body, "renewal information");
+  const window = (doc as { suggestedWindow?: unknown } | null)?.suggestedWindow as { start?: unknown; end?: unknown } | undefined;
+  if (typeof doc !== "object" || doc === null || typeof window !== "object" || window === null) {
+    throw new AriFailure("the renewal information has no suggestedWindow");
+  }
+  const start = timestamp(window.start);
+  const end = timestamp(window.end);
+  if (start === null || end === null) throw new AriFailure("the suggested window's start or end is not an RFC 3339 time");
+  if (end <= start) throw new AriFailure("the suggested window ends before it starts");
+  const explanation = (doc as { explanationURL?: unknown }).explanationURL;
+  const explanationUrl = typeof explanation === "string" && isHttpUrl(explanation) && explanation.length <= 2048 ? explanation : null;
+  return { window: { start, end }, explanationUrl };
+}
+
+/** RFC 3339 date-time (with a time zone), in ms; null for anything else. */
+function timestamp(value: unknown): number | null {
+  if (typeof value !== "string" || value.length > 64) return null;
+  if (!/^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(value)) return null;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+function isHttpUrl(text: string): boolean {
+  try {
+    const url = new URL(text);
+    return url.protocol === "https:" || url.protocol === "http:";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * When to ask again after an answer: its Retry-After (delta-seconds or an HTTP-date), clamped to 1
+ * minute–24 hours; 6 hours when absent or unreadable.
+ */
+export function retryDelay(header: string | undefined, now: number): number {
+  const value = header?.trim();
+  let delay: number | null = null;
+  if (value && /^\d{1,12}$/.test(value)) delay = Number(value) * 1000;
+  else if (value) {
+    const at = Date.parse(value);
+    if (Number.isFinite(at)) delay = at - now;
+  }
+  if (delay === null) return DEFAULT_RETRY;
+  return Math.min(RETRY_AFTER_MAX, Math.max(RETRY_AFTER_MIN, delay));
+}

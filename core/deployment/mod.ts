@@ -1,0 +1,12 @@
+/** Issued but not deployed: issuances a watch recorded for a certificate's names, until every endpoint serves them. */
+export {
+  deploymentDueAt,
+  deploymentGrace,
+  judgeDeployment,
+  laggingEndpoints,
+  leafNamesKey,
+  namesKey,
+  presentDeployment,
+  type DeploymentView,
+} from "./pending.ts";
+export { noteIssuances, type RecordedIssuance } from "./note_issuance.ts";

@@ -1,0 +1,96 @@
+/**
+ * Issued but not deployed (CONTRACT §20): an issuance a watch recorded for exactly the DNS names of a
+ * certificate's served leaf, with a later notBefore, is pending until every answering endpoint serves
+ * it (or a later leaf). Once a grace has passed from when it was recorded (24 hours, or a tenth of the
+ * new certificate's lifetime when shorter) while an endpoint still serves an older leaf, it is announced
+ * once: `certificate.not_deployed`, naming the lagging addresses. The status does not change.
+ */
+import { HOUR, iso } from "../base/time.ts";
+import type { CertificateDetails, EndpointRecord, PendingDeployment } from "../base/records.ts";
+
+const MAX_GRACE = 24 * HOUR;
+
+/** How long after it was recorded an issuance may take to reach every endpoint. */
+export function deploymentGrace(deployment: Pick<PendingDeployment, "issuedAt" | "notAfter">): number {
+  return Math.min(MAX_GRACE, Math.max(0, Math.floor((deployment.notAfter - deployment.issuedAt) / 10)));
+}
+
+/** When the grace of a pending deployment ends: the moment its check is due. */
+export function deploymentDueAt(deployment: PendingDeployment): number {
+  return deployment.seenAt + deploymentGrace(deployment);
+}
+
+/**
+ * The key two sets of DNS names share exactly when they are equal: lower-cased, a trailing dot
+ * removed, deduplicated, sorted, joined by commas (which no DNS name holds). IP addresses are not DNS
+ * names and are left out.
+ *
+ * @example
+ * namesKey(["WWW.example.com", "example.com."]) === "example.com,www.example.com";
+ */
+export function namesKey(names: readonly string[]): string {
+  const dns = names.filter((name) => !/^[0-9.]+$/.test(name) && !name.includes(":")).map((name) => name.toLowerCase().replace(/\.$/, ""));
+  return [...new Set(dns)].sort().join(",");
+}
+
+/** The names key of a served leaf: its subject alternative names that are DNS names. */
+export function leafNamesKey(details: Pick<CertificateDetails, "subjectAlternativeNames">): string {
+  // Details objects are replaced whole, never changed: each one's key is computed once.
+  let key = leafKeys.get(details);
+  if (key === undefined) leafKeys.set(details, (key = namesKey(details.subjectAlternativeNames)));
+  return key;
+}
+
+const leafKeys = new WeakMap<object, string>();
+
+/** The answering endpoints that serve a leaf older than the pending issuance. */
+export function laggingEndpoints(deployment: Pick<PendingDeployment, "issuedAt">, endpoints: readonly EndpointRecord[]): EndpointRecord[] {
+  return endpoints.filter((endpoint) => endpoint.details !== null && endpoint.details.notBefore < deployment.issuedAt);
+}
+
+/** CONTRACT §20's `deployment` field; null once every answering endpoint serves it (or none answers). */
+export function presentDeployment(deployment: PendingDeployment | null, endpoints: readonly EndpointRecord[]): DeploymentView | null {
+  if (!deployment) return null;
+  const answering = endpoints.filter((endpoint) => endpoint.details !== null);
+  const lagging = laggingEndpoints(deployment, answering).length;
+  if (answering.length > 0 && lagging === 0) return null;
+  return {
+    issuedAt: iso(deployment.issuedAt),
+    fingerprintSha256: deployment.fingerprintSha256,
+    notAfter: iso(deployment.notAfter),
+    issuer: deployment.issuer,
+    seenAt: iso(deployment.seenAt),
+    servedBy: answering.length - lagging,
+    endpoints: answering.length,
+  };
+}
+
+export interface DeploymentView {
+  issuedAt: string;
+  fingerprintSha256: string | null;
+  notAfter: string;
+  issuer: string;
+  seenAt: string;
+  servedBy: number;
+  endpoints: number;
+}
+
+/**
+ * What a check that reached the endpoints means for the pending deployment: null once every answering
+ * endpoint serves it (or a later leaf); marked announced, with the event's data, when its grace has
+ * passed while an endpoint still serves an older leaf; else unchanged.
+ */
+export function judgeDeployment(
+  deployment: PendingDeployment | null,
+  endpoints: readonly EndpointRecord[],
+  now: number,
+): { deployment: PendingDeployment | null; notDeployed: { deployment: DeploymentView; lagging: string[] } | null } {
+  if (!deployment) return { deployment, notDeployed: null };
+  const answering = endpoints.filter((endpoint) => endpoint.details !== null);
+  if (answering.length === 0) return { deployment, notDeployed: null };
+  const lagging = laggingEndpoints(deployment, answering);
+  if (lagging.length === 0) return { deployment: null, notDeployed: null };
+  if (deployment.announced || now < deploymentDueAt(deployment)) return { deployment, notDeployed: null };
+  const announced = { ...deployment, announced: true };
+  return { deployment: announced, notDeployed: { deployment: presentDeployment(announced, endpoints)!, lagging: lagging.map((endpoint) => endpoint.address) } };
+}

@@ -1,0 +1,116 @@
+/**
+ * DANE for SMTP (RFC 7672, RFC 6698): the TLSA records of a mail server, and whether the chain it
+ * serves matches one of them. Usages 2 (DANE-TA) and 3 (DANE-EE) are the ones SMTP uses; usages 0
+ * and 1 (PKIX-TA, PKIX-EE) are unusable for SMTP (RFC 7672 §3.1.3) and, like unknown selectors and
+ * matching types, ignored.
+ */
+import { createHash, X509Certificate } from "node:crypto";
+import type * as dnsPacket from "dns-packet";
+import type { DaneVerdict, DnsFindings, TlsaRecord } from "../base/records.ts";
+import type { Deadline } from "../net/deadline.ts";
+import { matchesHostname } from "../tls/chain_verify.ts";
+import type { DnsClient } from "./dns_client.ts";
+
+export type TlsaFinding = NonNullable<DnsFindings["tlsa"]>;
+
+/** A chain longer than a server sends is not walked further. */
+const MAX_PATH = 8;
+
+/**
+ * The TLSA records of `_<port>._tcp.<domain>` (RFC 7672 §2.2.3). When the host name is an alias
+ * whose expansion DNSSEC validated, the records at the expanded name come first, then those at the
+ * name itself; an alias not validated is not followed (its target could be anyone's).
+ */
+export async function lookupTlsa(client: DnsClient, domain: string, port: number, limit: Deadline): Promise<TlsaFinding> {
+  const alias = await client.expandAlias(domain, limit);
+  const bases = alias.target !== domain && alias.authenticated ? [alias.target, domain] : [domain];
+  let last: TlsaFinding | undefined;
+  for (const base of bases) {
+    const name = `_${port}._tcp.${base}`;
+    const set = await client.lookup<dnsPacket.TlsaData>(name, "TLSA", limit);
+    last = { name, validated: set.authenticated && (base === domain || alias.authenticated), records: set.records.map(tlsaRecord) };
+    if (last.records.length > 0) return last;
+  }
+  return last!;
+}
+
+function tlsaRecord(data: dnsPacket.TlsaData): TlsaRecord {
+  return {
+    usage: Number(data.usage),
+    selector: Number(data.selector),
+    matchingType: Number(data.matchingType),
+    data: Buffer.from(data.certificate ?? []).toString("hex"),
+  };
+}
+
+/** Usages, selectors and matching types SMTP senders use (RFC 7672 §3.1). */
+export function usableTlsa(record: TlsaRecord): boolean {
+  return (record.usage === 2 || record.usage === 3) && (record.selector === 0 || record.selector === 1) && [0, 1, 2].includes(record.matchingType);
+}
+
+export interface ServedChain {
+  /** DER certificates as the server sent them, leaf first. */
+  ders: readonly Uint8Array[];
+  /** The names the leaf must carry for DANE-TA (RFC 7672 §3.2.3): the host name, and the TLSA base when it is another. */
+  referenceNames: readonly string[];
+  /** The leaf's SAN DNS names. */
+  leafNames: readonly string[];
+}
+
+/**
+ * `match` when a usable record matches: DANE-EE the leaf itself (its validity and names are not
+ * judged, RFC 7672 §3.1.1); DANE-TA a certificate the server sent above the leaf, the leaf chaining
+ * to it by signatures and naming the host (§3.1.2). `none` when no record is usable.
+ */
+export function daneVerdict(finding: TlsaFinding, chain: ServedChain): DaneVerdict {
+  const usable = finding.records.filter(usableTlsa);
+  const validated = finding.validated;
+  if (usable.length === 0) return { status: "none", validated };
+  let certs: X509Certificate[];
+  try {
+    certs = chain.ders.map((der) => new X509Certificate(Buffer.from(der)));
+  } catch {
+    return { status: "mismatch", validated };
+  }
+  const leaf = certs[0]!;
+  const matches = (record: TlsaRecord, cert: X509Certificate) => digest(record, cert) === record.data;
+  for (const record of usable) {
+    if (record.usage === 3 && matches(record, leaf)) return { status: "match", validated };
+    if (record.usage === 2) {
+      const anchor = certs.slice(1).find((cert) => matches(record, cert));
+      if (anchor && chainsTo(leaf, anchor, certs) && chain.referenceNames.some((name) => matchesHostname([...chain.leafNames], name))) {
+        return { status: "match", validated };
+      }
+    }
+  }
+  return { status: "mismatch", validated };
+}
+
+/** The selected part of `cert` hashed by the record's matching type, in lower-case hex. */
+function digest(record: TlsaRecord, cert: X509Certificate): string {
+  const selected = record.selector === 0 ? cert.raw : cert.publicKey.export({ type: "spki", format: "der" });
+  if (record.matchingType === 0) return Buffer.from(selected).toString("hex");
+  return createHash(record.matchingType === 1 ? "sha256" : "sha512").update(selected).digest("hex");
+}
+
+/** Whether a path of signatures leads from `leaf` through the sent certificates to `anchor`. */
+function chainsTo(leaf: X509Certificate, anchor: X509Certificate, sent: X509Certificate[]): boolean {
+  let current = leaf;
+  const used = new Set<X509Certificate>([leaf]);
+  for (let depth = 0; depth < MAX_PATH; depth++) {
+    const issuer = sent.find((cert) => !used.has(cert) && signs(cert, current));
+    if (!issuer) return false;
+    if (issuer === anchor) return true;
+    used.add(issuer);
+    current = issuer;
+  }
+  return false;
+}
+
+function signs(issuer: X509Certificate, cert: X509Certificate): boolean {
+  try {
+    return cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+  } catch {
+    return false;
+  }
+}

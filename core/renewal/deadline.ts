@@ -1,0 +1,66 @@
+/**
+ * The renewal deadline of a served leaf and its renewal state (CONTRACT §18): the end of the CA's
+ * suggested renewal window when ARI gave one, otherwise the moment three quarters of the lifetime
+ * have passed (two thirds under 10 days). A healthy ACME client renews at two thirds of the lifetime,
+ * at half for the shortest; the deadline leaves it the rest of that margin.
+ */
+import { DAY } from "../base/time.ts";
+import type { CertificateDetails, RenewalState } from "../base/records.ts";
+
+/** Lifetimes under this use the two-thirds rule. */
+export const SHORT_LIFETIME = 10 * DAY;
+
+export interface RenewalDeadline {
+  /** When the leaf should have been replaced (ms). */
+  deadline: number;
+  source: "ari" | "lifetime";
+  window: { start: number; end: number } | null;
+}
+
+type Leaf = Pick<CertificateDetails, "notBefore" | "notAfter" | "renewalInfo">;
+
+/**
+ * @example
+ * renewalDeadline({ notBefore: 0, notAfter: 90 * DAY }).deadline === 67.5 * DAY;
+ */
+export function renewalDeadline(leaf: Leaf): RenewalDeadline {
+  const window = leaf.renewalInfo?.window ?? null;
+  if (window) return { deadline: window.end, source: "ari", window };
+  const lifetime = leaf.notAfter - leaf.notBefore;
+  const share = lifetime < SHORT_LIFETIME ? 2 / 3 : 3 / 4;
+  return { deadline: leaf.notBefore + Math.ceil(lifetime * share), source: "lifetime", window: null };
+}
+
+/** Whether the CA asked for this leaf to be replaced early (CONTRACT §19): until a new leaf is served. */
+export function renewalRequested(leaf: Pick<CertificateDetails, "renewalInfo">): boolean {
+  return (leaf.renewalInfo?.requestedEnd ?? null) !== null;
+}
+
+/** How the rule asks about time; core/certificates' ClockAt notes each moment it is asked about. */
+export interface DeadlineClock {
+  atOrAfter(moment: number): boolean;
+}
+
+/**
+ * `renewal.state` of a leaf: requested when the CA asked for early replacement, else overdue once the
+ * deadline has come while an endpoint still serves it (`answering`: the last check reached one), else
+ * not_due.
+ */
+export function renewalState(leaf: Leaf, answering: boolean, clock: DeadlineClock): RenewalState {
+  if (renewalRequested(leaf)) return "requested";
+  if (answering && clock.atOrAfter(renewalDeadline(leaf).deadline)) return "overdue";
+  return "not_due";
+}
+
+/**
+ * How often a leaf is re-checked at least (CONTRACT §18): a twelfth of its lifetime, so a 24-hour
+ * certificate every 2 hours, and never less often than `intervalMs`.
+ */
+export function checkIntervalFor(leaf: Pick<CertificateDetails, "notBefore" | "notAfter">, intervalMs: number): number {
+  const twelfth = Math.floor((leaf.notAfter - leaf.notBefore) / 12);
+  // A leaf with no lifetime to speak of (notAfter at or before notBefore) keeps the interval; a
+  // lifetime of seconds is checked at most every second.
+  return twelfth > 0 ? Math.min(intervalMs, Math.max(twelfth, MIN_CHECK_INTERVAL)) : intervalMs;
+}
+
+const MIN_CHECK_INTERVAL = 1000;

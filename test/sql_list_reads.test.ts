@@ -1,0 +1,73 @@
+/**
+ * The SQL store's certificate lists read each row's id, version and next check, and whole only the
+ * rows not already kept at them (adapters/sql/parsed_rows.ts): the same page after a write elsewhere
+ * costs no whole rows, and a row changed by this process or another is never shown stale.
+ */
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { createSqlStore, type Executor } from "../adapters/sql/mod.ts";
+import { MINUTE } from "../core/base/time.ts";
+import { certificateRecord, NOW, organizationRecord } from "./support/store_conformance/mod.ts";
+
+/** The SQL store over a database file, every statement outside transactions seen. */
+async function spiedStore(path: string) {
+  const executor = new LocalExecutor(path, { busyTimeoutMs: 1000 });
+  const statements: string[] = [];
+  const spied: Executor = {
+    execute: async (sql, args) => (statements.push(sql), executor.execute(sql, args)),
+    batch: async (list) => (list.forEach(({ sql }) => statements.push(sql)), executor.batch(list)),
+    transaction: (fn) => executor.transaction(fn),
+    close: () => executor.close(),
+  };
+  return { store: await createSqlStore(spied, { shared: false }), statements };
+}
+
+const wholeReads = (statements: string[]) => statements.filter((sql) => sql.includes("details") && sql.startsWith("SELECT")).length;
+
+describe("the SQL store's certificate lists", () => {
+  test("read whole only the rows that changed since they were last read, by this process or another", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "certkeeper-list-")), "db.sqlite");
+    const { store, statements } = await spiedStore(path);
+    const org = organizationRecord();
+    await store.organizations.create(org);
+    const live = { organizationId: org.id, mode: "live" as const };
+    const records = Array.from({ length: 5 }, (_, i) => certificateRecord(live, { domain: `site-${i}.example.com`, nextCheckAt: NOW + MINUTE }));
+    for (const record of records) await store.certificates.insert(record, { limit: 10, events: [] });
+    const list = () => store.certificates.list(live, { limit: 10, now: NOW });
+    const names = async () => (await list()).map((record) => record.name);
+
+    expect((await list()).map((record) => record.id).sort()).toEqual(records.map((record) => record.id).sort());
+    expect(wholeReads(statements)).toBe(1);
+    // Unchanged: nothing is read whole again, and the very same (frozen) records come back.
+    const first = await list();
+    expect(wholeReads(statements)).toBe(1);
+    expect((await list())[0]).toBe(first[0]!);
+    expect(Object.isFrozen(first[0])).toBe(true);
+
+    // A settings change by this process: that one row is read again, and shown as it is now.
+    const renamed = first[2]!;
+    await store.certificates.updateSettings(live, renamed.id, { name: "Renamed here", updatedAt: NOW + 1 });
+    const before = statements.length;
+    expect(await names()).toContain("Renamed here");
+    expect(statements.slice(before).filter((sql) => sql.startsWith("SELECT id, organization_id"))).toEqual([expect.stringContaining("WHERE id IN (?)")]);
+
+    // Another process on the same file (as the CLI would be) changes a row: seen at the next list.
+    const other = await openLibsqlStore({ url: `file:${path}` });
+    await other.certificates.updateSettings(live, first[4]!.id, { name: "Renamed elsewhere", updatedAt: NOW + 2 });
+    // …and another moves only a row's next check (a lease): its record shows the new one.
+    const [leased] = await other.certificates.claimDue({ owner: "elsewhere", now: NOW + MINUTE, leaseUntil: NOW + 2 * MINUTE, limit: 1 });
+    await other.close();
+    const now = await list();
+    expect(now.map((record) => record.name)).toContain("Renamed elsewhere");
+    expect(now.find((record) => record.id === leased!.id)!.nextCheckAt).toBe(NOW + 2 * MINUTE);
+
+    // A deleted one is gone from the page.
+    await store.certificates.remove(live, first[0]!.id, NOW + 3);
+    expect((await list()).map((record) => record.id)).not.toContain(first[0]!.id);
+    await store.close();
+  });
+});
