@@ -2,19 +2,22 @@
  * `npm test`: the whole suite with `bun test`, its files spread over worker processes (the slowest
  * started first, by test/timings.json), then the ten slowest files of this run. Arguments are passed
  * on to `bun test` (`npm test -- test/cli.check.test.ts`, `npm test -- --update-timings` to refresh
- * the committed timings); its exit code is ours, so a failure fails `npm test`.
+ * the committed timings); its exit code is ours, so a failure fails `npm test`. The run's JUnit report,
+ * with every file's time, stays in test-artifacts/junit.xml.
  *
  * TEST_WORKERS=N chooses the number of worker processes (default: one more than the cores, since
  * many files spend much of their time waiting on servers and child processes). Each worker keeps one
  * module registry across the files it runs (`--no-isolate`), as a plain `bun test` does in its one
  * process: the test PKI and the modules are made once per worker, not once per file.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { availableParallelism, constants, tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { availableParallelism, constants } from "node:os";
 import { join, resolve } from "node:path";
 
 const ROOT = resolve(import.meta.dir, "..");
 const TIMINGS = "test/timings.json";
+/** The run's JUnit report (git-ignored), kept for a look at every file's time and for CI. */
+const REPORT = "test-artifacts/junit.xml";
 const SHOWN = 10;
 
 function workers(): number {
@@ -50,12 +53,13 @@ export function slowestTable(times: FileTime[], shown = SHOWN): string {
   const top = times.slice(0, shown);
   const width = Math.max(...top.map((t) => t.file.length), 4);
   const lines = top.map((t) => `${t.seconds.toFixed(1).padStart(7)} s  ${t.file.padEnd(width)}  ${t.tests} tests${t.failures ? `, ${t.failures} failed` : ""}`);
-  return [`The ${top.length} slowest files of ${times.length}:`, ...lines].join("\n");
+  return [`The slowest files (${top.length} of ${times.length}):`, ...lines].join("\n");
 }
 
 async function main(): Promise<number> {
-  const scratch = mkdtempSync(join(tmpdir(), "certkeeper-test-run-"));
-  const report = join(scratch, "junit.xml");
+  const report = join(ROOT, REPORT);
+  mkdirSync(join(ROOT, "test-artifacts"), { recursive: true });
+  rmSync(report, { force: true });
   const argv = [
     process.execPath,
     "test",
@@ -76,13 +80,9 @@ async function main(): Promise<number> {
   process.on("SIGINT", () => {});
   const code = await child.exited;
   const seconds = (performance.now() - started) / 1000;
-  try {
-    if (existsSync(report)) {
-      const times = fileTimes(readFileSync(report, "utf8"));
-      if (times.length > 0) console.error(`\n${slowestTable(times)}\nThe run took ${seconds.toFixed(1)} s with ${workers()} workers.`);
-    }
-  } finally {
-    rmSync(scratch, { recursive: true, force: true });
+  if (existsSync(report)) {
+    const times = fileTimes(readFileSync(report, "utf8"));
+    if (times.length > 0) console.error(`\n${slowestTable(times)}\nThe run took ${seconds.toFixed(1)} s with ${workers()} workers (every file's time: ${REPORT}).`);
   }
   // Killed by a signal: the shell's convention, 128 + its number, so the run still counts as failed.
   if (child.signalCode) return 128 + (constants.signals[child.signalCode as keyof typeof constants.signals] ?? 0);
