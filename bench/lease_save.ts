@@ -3,8 +3,8 @@
  * libSQL store (its connection thread, its checkpointer), as the scheduler does at saturation, with no
  * TLS. Leases of `--lease` certificates, each batch saved as an unchanged re-check (`--save` a
  * statement), over `--certificates` realistic rows. Prints the CPU time of every thread of this process
- * per certificate leased and saved, and each thread's share: the figures the README's "The re-check
- * path" compares group sizes by. Each size is run `--runs` times, interleaved. Of the two threads named
+ * per certificate leased and saved, and each thread's share: the figures docs/architecture.md's "The
+ * re-check path" compares group sizes by. Each size is run `--runs` times, interleaved. Of the two threads named
  * Worker, the busier is the connection's, the other the checkpointer's; `bun` is the event loop.
  *
  *   bun bench/lease_save.ts [--certificates 2000] [--sizes 12/8,33/27] [--runs 2] [--rounds-of 12000]

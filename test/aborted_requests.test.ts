@@ -4,7 +4,8 @@
  */
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import net from "node:net";
-import { orgWithUser, runCliJson, startServe, tempWorkspace } from "./support/cli.ts";
+import { startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
+import { seedOwner } from "./support/accounts.ts";
 
 setDefaultTimeout(30_000);
 const ws = tempWorkspace("certkeeper-abort-");
@@ -30,22 +31,23 @@ function hangUpMidBody(url: string, key: string, path: string, type = "applicati
 
 test("a client hanging up mid-body is not logged as an error, and the server goes on answering", async () => {
   const env = { ...ws.env, CERTKEEPER_LOG_LEVEL: "debug" };
-  const { user } = await orgWithUser(env);
-  const { key } = await runCliJson(["key", "create", "--user", user.id, "--name", "abort"], { env });
+  const { key } = await seedOwner(ws.env.CERTKEEPER_DATABASE_URL!);
   const server = await startServe({ env });
   try {
     for (const path of ["/v1/certificates", "/v1/channels"]) await hangUpMidBody(server.url, key, path);
     await hangUpMidBody(server.url, key, "/sign-in", "application/x-www-form-urlencoded");
-    await Bun.sleep(300);
+    // The server has seen all three when their request lines are out.
+    const deadline = Date.now() + 10_000;
+    while (postLines(server).length < 3 && Date.now() < deadline) await Bun.sleep(20);
     const response = await fetch(`${server.url}/v1/certificates`, { headers: { authorization: `Bearer ${key}` } });
     expect(response.status).toBe(200);
   } finally {
     expect(await server.stop()).toBe(0);
   }
-  const lines = server.output().stdout.trim().split("\n").map((line) => JSON.parse(line));
+  const lines = logLines(server);
   expect(lines.filter((line) => line.level === "error" || line.level === "warn")).toEqual([]);
   // Each cut-short request still has its request line, at info.
-  const cut = lines.filter((line) => line.msg === "request" && line.method === "POST");
+  const cut = postLines(server);
   expect(cut.map((line) => ({ level: line.level, path: line.path, status: line.status }))).toEqual([
     { level: "info", path: "/v1/certificates", status: 400 },
     { level: "info", path: "/v1/channels", status: 400 },
@@ -53,3 +55,17 @@ test("a client hanging up mid-body is not logged as an error, and the server goe
     { level: "info", path: "/sign-in", status: 403 },
   ]);
 });
+
+/** The server's log lines written whole so far. */
+function logLines(server: ServeProcess): any[] {
+  const { stdout } = server.output();
+  return stdout
+    .slice(0, stdout.lastIndexOf("\n") + 1)
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line));
+}
+
+function postLines(server: ServeProcess): any[] {
+  return logLines(server).filter((line) => line.msg === "request" && line.method === "POST");
+}

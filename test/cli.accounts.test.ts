@@ -20,17 +20,18 @@ import {
   type Workspace,
 } from "./support/cli.ts";
 
-// describe.concurrent tests do not inherit the preload's default timeout; CLI processes need more than 5 s under load.
+// CLI processes need more than Bun's 5 s default under load.
 setDefaultTimeout(30_000);
 
-// Tests of a group run side by side, so one test's processes wait for the others' CPU time.
+// The tests run one after another: each CLI process costs about a second of CPU to start, and tests
+// side by side only queued their processes behind each other's until the timeouts fired (the suite
+// already runs files side by side; see test/run.ts).
 
 const ID = (prefix: string) => expect.stringMatching(new RegExp(`^${prefix}_[0-9A-Za-z]{16,}$`));
 
 const workspace = workspacesRemovedAfterAll();
 
-// One database for the tests that only read or add: created before they run in parallel, so that
-// concurrent first uses do not race the schema migration.
+// One database for the tests that only read or add, created (and migrated) once before them.
 let shared: Workspace;
 let sharedOrg: any;
 let sharedUser: any;
@@ -39,7 +40,7 @@ beforeAll(async () => {
   ({ org: sharedOrg, user: sharedUser } = await orgWithUser(shared.env));
 });
 
-describe.concurrent("org create", () => {
+describe("org create", () => {
   test("org create defaults to the free plan: 25 certificates, 5 channels, 60 requests per minute", async () => {
     const org = await runCliJson(["org", "create", "--name", "Free Co"], { env: shared.env });
     expect(org).toEqual({
@@ -94,7 +95,7 @@ describe.concurrent("org create", () => {
   });
 });
 
-describe.concurrent("user create", () => {
+describe("user create", () => {
   test("user create makes owners, admins and members of an organization", async () => {
     const emails = { owner: "owner@users.test", admin: "admin@users.test", member: "member@users.test" };
     const users = await Promise.all(
@@ -175,7 +176,7 @@ describe.concurrent("user create", () => {
   });
 });
 
-describe.concurrent("API keys", () => {
+describe("API keys", () => {
   test("key create prints a live key once: ck_live_ and at least 32 base62 characters", async () => {
     const created = await runCliJson(["key", "create", "--user", sharedUser.id, "--name", "deploy"], { env: shared.env });
     expect(created).toEqual({
@@ -275,7 +276,7 @@ describe.concurrent("API keys", () => {
   });
 });
 
-describe.concurrent("command line conventions", () => {
+describe("command line conventions", () => {
   test("--json prints exactly one JSON document and nothing else on stdout", async () => {
     const result = await runCli(["org", "create", "--name", "Json Co", "--json"], { env: shared.env });
     expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });

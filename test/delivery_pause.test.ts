@@ -11,7 +11,8 @@ import { chainPem, createLeaf } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { startHttpReceiver } from "./support/receivers.ts";
-import { orgWithUser, runCliJson, startServe, tempWorkspace } from "./support/cli.ts";
+import { startServe, tempWorkspace } from "./support/cli.ts";
+import { seedOwner } from "./support/accounts.ts";
 
 setDefaultTimeout(40_000);
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
@@ -35,8 +36,7 @@ test("a server paused mid-delivery past the attempt timeout delivers once: one r
     // A timed-out attempt would be retried 1 s later: a copy would show within the test.
     CERTKEEPER_DELIVERY_RETRY: "1s,1s",
   };
-  const { user } = await orgWithUser(env);
-  const { key } = await runCliJson(["key", "create", "--user", user.id, "--name", "pause"], { env });
+  const { key } = await seedOwner(ws.env.CERTKEEPER_DATABASE_URL!);
 
   const domain = `pause.${TEST_DOMAIN}`;
   const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notAfter: new Date(Date.now() + 5 * DAY + HOUR) });

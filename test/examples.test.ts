@@ -10,7 +10,8 @@ import { chainPem, createLeaf } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { startHttpReceiver } from "./support/receivers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { freePort, runCliJson, startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
+import { freePort, startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
+import { seedOwner } from "./support/accounts.ts";
 import { generateSchema, SCHEMA_FILE } from "../examples/typed-client/generate.ts";
 
 setDefaultTimeout(30_000);
@@ -94,9 +95,7 @@ describe("against a running certkeeper server", () => {
 
   beforeAll(async () => {
     const env = { ...workspace.env };
-    const org = await runCliJson(["org", "create", "--name", "Examples"], { env });
-    const user = await runCliJson(["user", "create", "--org", org.id, "--email", "owner@examples.test", "--role", "owner"], { env });
-    apiKey = (await runCliJson(["key", "create", "--user", user.id, "--name", "examples"], { env })).key;
+    ({ key: apiKey } = await seedOwner(env.CERTKEEPER_DATABASE_URL!, { name: "Examples", email: "owner@examples.test" }));
     server = await startServe({ env: { ...env, ...networkEnv } });
   });
 

@@ -51,13 +51,16 @@ async function world(overrides: { config?: Partial<Config>; store?: Store; dir?:
     ...DEFAULT_CONFIG, alertPolicy: "days" as const,
     allowPrivateTargets: true,
     resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }],
-    tlsTimeoutMs: 1000,
+    // Generous limits: every server and receiver here answers (or refuses at once), so they only
+    // bound a defect, and a machine busy with other test files never trips them. The test of a
+    // receiver that never answers sets its own short one.
+    tlsTimeoutMs: 5000,
     smtpUrl: smtp.url,
     mailFrom: "alerts@certkeeper.test",
     deliveryRetryMs: [1000, 5000, 60_000],
     checkIntervalMs: 6 * HOUR,
     logLevel: "error",
-    deliveryTimeoutMs: 500,
+    deliveryTimeoutMs: 5000,
     ...overrides.config,
   };
   const transports = createTransports(config, trust);
@@ -244,7 +247,7 @@ describe("delivery retries", () => {
   });
 
   test("a receiver that never answers is cut off at the time limit and retried", async () => {
-    const w = await world();
+    const w = await world({ config: { deliveryTimeoutMs: 500 } });
     const { webhook } = await addChannels(w);
     w.hook.answer = (n) => (n === 0 ? { status: 200, hang: true } : { status: 200 });
     const domain = `hang.${TEST_DOMAIN}`;

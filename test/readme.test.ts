@@ -8,9 +8,9 @@
  * never a later step run with an empty variable.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { refusedPort, startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { testPki } from "./support/harness.ts";
@@ -172,4 +172,40 @@ test("the README's local-server recipe checks a server on this machine and exits
   const { stdout, stderr, code } = await paste(script, {});
   expect({ code, stderr }).toEqual({ code: 0, stderr: "" });
   expect(stdout).toMatch(new RegExp(`^valid  \\d+ days  -  app\\.internal:${local.port}\\n$`));
+});
+
+describe("the README and docs/ as a reader finds them", () => {
+  const documents = () => [
+    "README.md",
+    ...readdirSync(join(ROOT, "docs"))
+      .filter((name) => name.endsWith(".md"))
+      .map((name) => `docs/${name}`),
+  ];
+
+  test("the README reads in five minutes: at most 200 lines, the rest in docs/", () => {
+    const lines = readFileSync(join(ROOT, "README.md"), "utf8").trimEnd().split("\n");
+    expect(lines.length).toBeLessThanOrEqual(200);
+  });
+
+  test("they name no document or process outside the repository", () => {
+    const internal = /CONTRACT|SPEC\.md|§\s*\d|\bissue \d+/i;
+    const found = documents().flatMap((path) =>
+      readFileSync(join(ROOT, path), "utf8")
+        .split("\n")
+        .map((line, i) => ({ at: `${path}:${i + 1}`, line }))
+        .filter(({ line }) => internal.test(line)),
+    );
+    expect(found).toEqual([]);
+  });
+
+  test("every link to a file of the repository leads to one", () => {
+    const broken = documents().flatMap((path) =>
+      [...readFileSync(join(ROOT, path), "utf8").matchAll(/\]\(([^)\s]+)\)/g)]
+        .map((match) => match[1]!.split("#")[0]!)
+        .filter((target) => target !== "" && !/^[a-z]+:/.test(target))
+        .filter((target) => !existsSync(resolve(ROOT, dirname(path), target)))
+        .map((target) => `${path} → ${target}`),
+    );
+    expect(broken).toEqual([]);
+  });
 });

@@ -11,7 +11,8 @@ import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { startSilentServer, startTlsServer, type TestServer, type TlsTestServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { runCliJson, startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
+import { startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
+import { seedOwner } from "./support/accounts.ts";
 
 const ws = tempWorkspace("certkeeper-shutdown-");
 let serve: ServeProcess | undefined;
@@ -81,9 +82,7 @@ test("SIGTERM: new connections are refused at once, the in-flight request and ch
     CERTKEEPER_CHECK_INTERVAL: "500ms",
     CERTKEEPER_LOG_LEVEL: "info",
   };
-  const org = await runCliJson(["org", "create", "--name", "Shutdown"], { env });
-  const user = await runCliJson(["user", "create", "--org", org.id, "--email", "owner@shutdown.test", "--role", "owner"], { env });
-  const { key } = await runCliJson(["key", "create", "--user", user.id, "--name", "ops"], { env });
+  const { key } = await seedOwner(ws.env.CERTKEEPER_DATABASE_URL!, { name: "Shutdown", email: "owner@shutdown.test" });
   serve = await startServe({ env, cwd: ws.dir });
   const post = (domain: string, port: number) =>
     fetch(`${serve!.url}/v1/certificates`, {

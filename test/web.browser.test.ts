@@ -12,6 +12,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { ARTIFACTS, findChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
 import { runCliJson, startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
+import { seedAccounts } from "./support/accounts.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
@@ -52,20 +53,18 @@ function describeBrowserTests(executablePath: string) {
       const caFile = join(ws.dir, "root.pem");
       writeFileSync(caFile, root.certPem);
       const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notAfter: new Date(Date.now() + 60 * DAY + 3_600_000) });
-      const [server, org] = await Promise.all([
+      const [server, { org }] = await Promise.all([
         startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem }),
-        runCliJson(["org", "create", "--name", "Browser Co"], { env: ws.env }),
+        seedAccounts(ws.env.CERTKEEPER_DATABASE_URL!, {
+          name: "Browser Co",
+          users: [
+            { email: ownerEmail, role: "owner", password },
+            { email: memberEmail, role: "member", password },
+          ],
+        }),
       ]);
       tls = server;
       orgId = org.id;
-      await Promise.all(
-        [
-          [ownerEmail, "owner"],
-          [memberEmail, "member"],
-        ].map(([email, role]) =>
-          runCliJson(["user", "create", "--org", org.id, "--email", email!, "--role", role!, "--password", "-"], { env: ws.env, stdin: `${password}\n` }),
-        ),
-      );
       [serve, browser] = await Promise.all([
         startServe({
           env: {

@@ -10,7 +10,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { ARTIFACTS, findChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
-import { runCliJson, startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
+import { startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
+import { seedOwner } from "./support/accounts.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
@@ -49,9 +50,7 @@ function describeTests(executablePath: string) {
       const { root, rsaIntermediate } = await testPki();
       const caFile = join(ws.dir, "root.pem");
       writeFileSync(caFile, root.certPem);
-      const org = await runCliJson(["org", "create", "--name", "Settings Co", "--plan", "pro"], { env: ws.env });
-      const owner = await runCliJson(["user", "create", "--org", org.id, "--email", email, "--role", "owner", "--password", "-"], { env: ws.env, stdin: `${password}\n` });
-      key = (await runCliJson(["key", "create", "--user", owner.id, "--name", "seed"], { env: ws.env })).key;
+      ({ key } = await seedOwner(ws.env.CERTKEEPER_DATABASE_URL!, { name: "Settings Co", plan: "pro", email, password }));
       [serve, browser, receiver] = await Promise.all([
         startServe({
           env: {

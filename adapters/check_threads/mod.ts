@@ -8,7 +8,7 @@
  * then the check's connections are opened where the fewest checks are under way: on the event loop
  * itself, or on a thread, which gets the addresses and hands the chains back (a message out, one back).
  * The event loop keeps a share because the hand-over costs CPU too: measured on 2 cores, handshakes on a
- * thread alone gave fewer checks a second than the event loop alone; shared, more (see the README).
+ * thread alone gave fewer checks a second than the event loop alone; shared, more (docs/benchmarks.md).
  * Threads start with the first check they are given and end with `close()`; `top -H` shows them as
  * `ck-check`.
  *

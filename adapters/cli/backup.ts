@@ -6,8 +6,6 @@
 import { existsSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { CertkeeperError } from "../../core/base/mod.ts";
-import { backupLibsqlFile } from "../libsql/backup.ts";
-import { isRemoteUrl } from "../libsql/mod.ts";
 import { requiredFlag, type CommandSpec } from "./command_table.ts";
 
 export const backupCommand: CommandSpec = {
@@ -21,6 +19,8 @@ export const backupCommand: CommandSpec = {
     "A libSQL server (http://, libsql://) is backed up with its own tools, not with this command.",
   async run({ config, flags }) {
     const to = resolve(requiredFlag(flags, "to"));
+    // Loaded here, not at the CLI's start: help and usage errors need none of it.
+    const [{ backupLibsqlFile }, { isRemoteUrl }] = await Promise.all([import("../libsql/backup.ts"), import("../libsql/mod.ts")]);
     if (isRemoteUrl(config.databaseUrl) || !config.databaseUrl.startsWith("file:")) {
       throw new CertkeeperError(
         "invalid_request",

@@ -12,8 +12,7 @@ import { defaultMailDomain, normalizeConnectTo, normalizeDomain, presentChecked 
 import { ALERT_POLICIES, PROTOCOLS, type AlertPolicy, type Protocol } from "../../core/base/mod.ts";
 import { DEFAULT_PORTS } from "../../core/starttls/mod.ts";
 import type { CertificateSource } from "../../core/monitor/mod.ts";
-import { TrustStore } from "../../core/tls/mod.ts";
-import { wire } from "../wiring/mod.ts";
+import type { TrustStore } from "../../core/tls/mod.ts";
 import { UsageError, type CommandSpec } from "./command_table.ts";
 import { cliLogger } from "./commands.ts";
 
@@ -75,8 +74,10 @@ export const checkCommand: CommandSpec = {
       throw error;
     }
     const targets = args.map((arg) => ({ ...parseTarget(arg, DEFAULT_PORTS[protocol]), protocol, connectTo, alertPolicy }));
-    // Nothing is stored: the wiring's in-memory store is gone with the command.
-    const wired = await wire(config, { store: "memory", trust: loadTrust(config), logger: cliLogger(config) });
+    // Nothing is stored: the wiring's in-memory store is gone with the command. (Loaded here, not at
+    // the CLI's start: help and usage errors need none of it.)
+    const { wire } = await import("../wiring/mod.ts");
+    const wired = await wire(config, { store: "memory", trust: await loadTrust(config), logger: cliLogger(config) });
     const results = await mapLimited(targets, config.checkConcurrency, (target) => checkOne(wired.core.source, config, target)).finally(() =>
       wired.release(),
     );
@@ -117,11 +118,13 @@ export function parseTarget(input: string, defaultPort = 443): Pick<Target, "dom
 }
 
 /** The trust store, or an error naming CERTKEEPER_EXTRA_CA_FILE when its file cannot be used. */
-export function loadTrust(config: Config): TrustStore {
+export async function loadTrust(config: Config): Promise<TrustStore> {
   const file = config.extraCaFile;
   if (file && !existsSync(file)) {
     throw new CertkeeperError("invalid_request", `CERTKEEPER_EXTRA_CA_FILE names "${file}", which does not exist: give the path of a PEM file of trusted root certificates, or unset it.`);
   }
+  // Loaded here, not at the CLI's start: help and usage errors need no certificate parser.
+  const { TrustStore } = await import("../../core/tls/mod.ts");
   try {
     return TrustStore.system(file);
   } catch (error) {

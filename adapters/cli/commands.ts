@@ -8,7 +8,7 @@ import { presentKey, type Admin, type OrganizationUsage } from "../../core/accou
 import { CertkeeperError, silentLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
 import type { Principal } from "../../core/auth/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
-import { wire, type Wired } from "../wiring/mod.ts";
+import type { Wired } from "../wiring/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
 import { optionalInteger, requiredFlag, UsageError, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
 
@@ -23,6 +23,8 @@ export function cliLogger(_config: Config): Logger {
 
 /** Opens the configured database with the whole wiring (core, transports), runs `fn`, releases it. */
 export async function withWired<T>(config: Config, fn: (wired: Wired) => Promise<T>): Promise<T> {
+  // Loaded when a command runs, not at the CLI's start: help and usage errors need none of it.
+  const { wire } = await import("../wiring/mod.ts");
   const wired = await wire(config, { passwords: bunPasswords, logger: cliLogger(config) });
   try {
     return await fn(wired);

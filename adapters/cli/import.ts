@@ -6,8 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { CertkeeperError } from "../../core/base/mod.ts";
-import { OPERATIONS } from "../../core/operations/mod.ts";
-import { wire } from "../wiring/mod.ts";
+import type { OPERATIONS } from "../../core/operations/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
 import { modeFlag, requiredFlag, UsageError, type CommandSpec } from "./command_table.ts";
 import { ImportFileError, parseImportFile, type ImportItem } from "./import_file.ts";
@@ -66,6 +65,8 @@ export const importCommand: CommandSpec = {
       if (error instanceof ImportFileError) throw new CertkeeperError("invalid_request", `${file}: ${error.message}.`);
       throw error;
     }
+    // Loaded here, not at the CLI's start: help and usage errors need none of it.
+    const [{ OPERATIONS }, { wire }] = await Promise.all([import("../../core/operations/mod.ts"), import("../wiring/mod.ts")]);
     const createImport = OPERATIONS.find((op) => op.id === "createImport");
     const getImport = OPERATIONS.find((op) => op.id === "getImport");
     if (!createImport || !getImport) throw new CertkeeperError("invalid_request", "This certkeeper has no imports (POST /v1/imports).");

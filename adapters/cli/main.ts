@@ -150,7 +150,7 @@ async function main(argv: string[]): Promise<number> {
 
   try {
     // Every command opens the wiring, which reads the CA file: a bad one is named by its variable.
-    if (config.extraCaFile && spec !== checkCommand) loadTrust(config);
+    if (config.extraCaFile && spec !== checkCommand) await loadTrust(config);
     const outcome = await spec.run({
       config,
       flags,
@@ -185,7 +185,7 @@ async function serve(config: Config): Promise<number> {
   let server;
   try {
     // A missing or unreadable CA file is named by its variable, before anything starts.
-    if (config.extraCaFile) loadTrust(config);
+    if (config.extraCaFile) await loadTrust(config);
     // Loaded here: the HTTP server and the settings area are half of the CLI's start-up time, and
     // only serve needs them (cron jobs run check and list commands many times a day).
     const { startServer } = await import("../elysia/server.ts");

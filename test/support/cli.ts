@@ -5,7 +5,7 @@
 import { afterAll, expect } from "bun:test";
 import net from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 
 export const CLI_MAIN = resolve(import.meta.dir, "../../adapters/cli/main.ts");
@@ -23,8 +23,31 @@ export interface CliOptions {
   stdin?: string;
   /** Working directory; the repository root when omitted. */
   cwd?: string;
-  /** Kills the process after this long (default 20 s). */
+  /** Kills the process after this long once it has started (default 20 s). */
   timeoutMs?: number;
+}
+
+/**
+ * How many CLI commands of this test process run at once: as many as there are cores. Tests that run
+ * side by side (describe.concurrent) would otherwise start a dozen processes together, each spending
+ * about a second of CPU on its start, and on a small machine each would then take many seconds and
+ * meet its kill timer; in turn, they finish sooner and the timer only counts a command's own run.
+ */
+const COMMAND_SLOTS = Math.max(1, availableParallelism());
+let commandsRunning = 0;
+const commandsWaiting: Array<() => void> = [];
+
+async function commandSlot(): Promise<() => void> {
+  if (commandsRunning >= COMMAND_SLOTS) await new Promise<void>((resolve) => commandsWaiting.push(resolve));
+  else commandsRunning++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const next = commandsWaiting.shift();
+    if (next) next();
+    else commandsRunning--;
+  };
 }
 
 /** The parent's environment without any CERTKEEPER_* variable: hermetic, but PATH and HOME stay. */
@@ -48,6 +71,15 @@ export function runCliScript(args: string[], options: Omit<CliOptions, "cwd"> = 
 }
 
 async function runProcess(argv: string[], options: CliOptions): Promise<CliResult> {
+  const release = await commandSlot();
+  try {
+    return await runToEnd(argv, options);
+  } finally {
+    release();
+  }
+}
+
+async function runToEnd(argv: string[], options: CliOptions): Promise<CliResult> {
   const child = Bun.spawn(argv, {
     cwd: options.cwd ?? resolve(import.meta.dir, "../.."),
     env: { ...baseEnv(), ...options.env },
