@@ -5,6 +5,7 @@
  * openssl from the served certificates; MTA-STS policies fetched over HTTPS and cached by their id.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { SMTPServer } from "smtp-server";
 import type { ChannelRecord, ChannelType, EventRecord } from "../core/base/records.ts";
 import { renderNotification } from "../core/notify/payloads.ts";
@@ -50,6 +51,21 @@ const closers: Array<() => Promise<unknown>> = [];
 async function publish(records: string) {
   extra.push(records);
   await knot.setZone(`${BASE}\n${extra.join("\n")}`);
+  // Knot serves the new zone; the validating resolver too, once it answers with the record (it may
+  // still hold a proof, made before, that the name has none).
+  const [name, type] = records.split(/\s+/);
+  const started = Date.now();
+  while (!resolverHas(`${name}.test.`, type!, records.split(/\s+/).slice(2).join(" "))) {
+    if (Date.now() - started > 10_000) throw new Error(`unbound never answered ${records}`);
+    await Bun.sleep(50);
+  }
+}
+
+/** Whether unbound answers `type` records of `name`, one of them `data` (compared without quotes or case). */
+function resolverHas(name: string, type: string, data: string): boolean {
+  const answer = spawnSync("dig", ["+short", "+time=1", "+tries=1", "-p", String(unbound.port), "@127.0.0.1", type, name], { encoding: "utf8" }).stdout;
+  const plain = (text: string) => text.replace(/["\s]/g, "").toLowerCase();
+  return answer.split("\n").some((line) => line.trim() !== "" && plain(line) === plain(data));
 }
 
 const NAMES = ["allowed", "blocked", "x.parent", "aliased", "alias.sub2", "plain", "renewing", "changing"].map((name) => `${name}.${D}`);

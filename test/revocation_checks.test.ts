@@ -207,10 +207,10 @@ describe("revocation in checks", () => {
     const leaf = await createLeaf({ issuer: ecIntermediate, dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-m`] });
     answerOcsp("/ocsp-m", ecIntermediate, new Map([[leaf.cert.serialNumber, "revoked"]]));
     const server = await serve(leaf, ecIntermediate);
-    expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
     const text = await (await h.app.handle(new Request("http://localhost/metrics", { headers: { authorization: "Bearer m-token" } }))).text();
     expect(text).toContain(
-      `certkeeper_certificate_revocation_status{organization="${h.org.id}",mode="live",domain="${domain}",port="${server.port}",status="revoked",revocation="revoked"} 1`,
+      `certkeeper_certificate_revocation_status{organization="${h.org.id}",mode="live",domain="${domain}",port="${server.port}",certificate_id="${created.id}",status="revoked",revocation="revoked"} 1`,
     );
     expect(text).toMatch(/certkeeper_revocation_requests_total\{source="ocsp"\} [1-9]/);
     expect(text).toContain('certkeeper_certificates{status="revoked"} 1');

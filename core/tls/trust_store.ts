@@ -1,6 +1,6 @@
 /** The roots certkeeper trusts: the platform's bundled roots plus CERTKEEPER_EXTRA_CA_FILE. */
 import { readFileSync } from "node:fs";
-import { rootCertificates } from "node:tls";
+import * as tls from "node:tls";
 import { Certificate } from "./x509.ts";
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
@@ -8,12 +8,15 @@ const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/
 const SLICE_MS = 4;
 
 export class TrustStore {
-  #pems: string[];
+  #pems: readonly string[] | (() => readonly string[]);
   #index: Promise<Map<string, Certificate[]>> | undefined;
   #fingerprints: Promise<Set<string>> | undefined;
 
-  /** `pems`: PEM certificates; parsed on first use (or ready()), so a process that never checks pays nothing. */
-  constructor(pems: string[]) {
+  /**
+   * `pems`: PEM certificates, or a function giving them; listed and parsed on first use (or ready()),
+   * so a process that never checks pays nothing.
+   */
+  constructor(pems: readonly string[] | (() => readonly string[])) {
     this.#pems = pems;
   }
 
@@ -21,11 +24,13 @@ export class TrustStore {
   static system(extraCaFile?: string): TrustStore {
     const extra = extraCaFile ? readFileSync(extraCaFile, "utf8").match(PEM_BLOCK) ?? [] : [];
     if (extraCaFile && extra.length === 0) throw new Error(`${extraCaFile} holds no PEM certificate`);
-    return new TrustStore([...rootCertificates, ...extra]);
+    // The platform's roots are read when first needed: reading them costs a CLI command ~50 ms.
+    return new TrustStore(() => [...tls.rootCertificates, ...extra]);
   }
 
   /** The PEM certificates, for TLS clients (HTTPS deliveries) that need the same trust. */
   get pems(): readonly string[] {
+    if (typeof this.#pems === "function") this.#pems = this.#pems();
     return this.#pems;
   }
 
@@ -56,7 +61,7 @@ export class TrustStore {
     return (this.#index ??= (async () => {
       const bySubject = new Map<string, Certificate[]>();
       let sliceStart = performance.now();
-      for (const pem of this.#pems) {
+      for (const pem of this.pems) {
         if (performance.now() - sliceStart >= SLICE_MS) {
           await new Promise((resolve) => setTimeout(resolve, 0));
           sliceStart = performance.now();

@@ -157,13 +157,16 @@ export async function startKnot(records: string, options: { zone?: string; signe
   let log = "";
   const child = started(spawn(KNOTD, ["-c", config], { stdio: ["ignore", "ignore", "pipe"] }));
   child.stderr!.on("data", (chunk) => (log += chunk));
-  const served = () => digSync(port, "SOA", zone).some((line) => line.includes(` ${serial} `));
+  // The serial knot serves. A signed zone's is knot's own (it increments it as it signs), so the
+  // serial written next is above it, and the new zone is served once the serial reaches it.
+  const servedSerial = () => Math.max(-1, ...digSync(port, "SOA", zone).map((line) => Number(line.split(/\s+/)[2])).filter(Number.isFinite));
+  const served = () => servedSerial() >= serial;
   await until(served, "knotd", child, () => log);
   return {
     port,
     zone,
     async setZone(text) {
-      serial++;
+      serial = Math.max(serial, servedSerial()) + 1;
       writeZone(text);
       spawnSync(KNOTC, ["-c", config, "zone-reload", zone], { encoding: "utf8" });
       await until(served, "knotd reload", child, () => log);
