@@ -14,7 +14,7 @@ import { createCore, type Core, type CoreOptions } from "../../core/app/mod.ts";
 import { createLogger, type Logger } from "../../core/base/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
 import { TrustStore } from "../../core/tls/mod.ts";
-import { openLibsqlStore } from "../libsql/mod.ts";
+import { openConfiguredStore } from "./accounts.ts";
 import { createMemoryStore } from "../memory/mod.ts";
 import { createTransports, type ClosableTransports } from "../notify/mod.ts";
 import { CheckThreads } from "../check_threads/mod.ts";
@@ -52,7 +52,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<W
   const store =
     storeOption === "memory"
       ? createMemoryStore()
-      : (storeOption ?? (await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken })));
+      : (storeOption ?? (await openConfiguredStore(config)));
   const trust = options.trust ?? TrustStore.system(config.extraCaFile);
   const transports = createTransports(config, trust, { outboxDir });
   // Handshakes on the event loop and CERTKEEPER_CHECK_THREADS threads beside it, unless a source or
