@@ -129,7 +129,7 @@ export class TlsCertificateSource implements CertificateSource {
           ask: () => this.#ask(parseCertificates(chain.ders), trustedChain(prior.problem), chain.stapled, now),
           now,
         }),
-        this.#renewalInfo(base, base.renewalInfo, now),
+        this.#renewalInfo(base, base.renewalInfo, trustedChain(prior.problem), now),
       ]);
       const same = revocation === base.revocation && renewalInfo === (base.renewalInfo ?? null);
       return { details: same ? base : { ...base, revocation, renewalInfo }, problem: prior.problem };
@@ -152,7 +152,7 @@ export class TlsCertificateSource implements CertificateSource {
           ask: () => this.#ask(certs, trustedChain(problem), chain.stapled, now),
           now,
         }),
-        this.#renewalInfo(identified, sameLeaf?.renewalInfo, now),
+        this.#renewalInfo(identified, sameLeaf?.renewalInfo, trustedChain(problem), now),
       ]);
       return { details: { ...identified, pathValidUntil, chainExpiry, revocation, renewalInfo }, problem };
     } catch (error) {
@@ -164,9 +164,14 @@ export class TlsCertificateSource implements CertificateSource {
    * What the leaf's CA says about its renewal (CONTRACT §19): nothing is asked about a leaf without a
    * certID, an expired one, or with ARI off (null: the deadline follows the lifetime).
    */
-  async #renewalInfo(leaf: CertificateDetails, previous: RenewalInfo | null | undefined, now: number): Promise<RenewalInfo | null> {
+  /**
+   * The CA's renewal information for a leaf whose chain leads to a trusted root, as revocation is
+   * asked: the CA's answer is shared by every organization serving that certificate, and an untrusted
+   * leaf (anyone can forge an issuer name, key identifier and serial) must not move it or read it.
+   */
+  async #renewalInfo(leaf: CertificateDetails, previous: RenewalInfo | null | undefined, trusted: boolean, now: number): Promise<RenewalInfo | null> {
     const ari = this.options.ari;
-    if (!ari || !leaf.ariCertId) return null;
+    if (!ari || !leaf.ariCertId || !trusted) return null;
     if (now > leaf.notAfter) return previous ?? null;
     const { ariCertId: certId, issuerNames = [], notBefore, notAfter } = leaf;
     return ari.renewalInfo({ certId, issuerNames, notBefore, notAfter }, previous, now);
