@@ -11,6 +11,7 @@ import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
 import { CtReadThread } from "../adapters/ct_threads/mod.ts";
+import { createLogger } from "../core/base/log.ts";
 
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const colonHex = (hex: string) => hex.toUpperCase().match(/../g)!.join(":");
@@ -24,7 +25,8 @@ afterEach(async () => {
 
 describe("following an RFC 6962 log and a tile log", () => {
   test("a log first seen is followed from its size: what it held before raises nothing, what comes after does", async () => {
-    world = await startCtWorld({ start: false });
+    const lines: string[] = [];
+    world = await startCtWorld({ start: false, logger: createLogger("info", (line) => lines.push(line)) });
     const w = world;
     const watch = await w.addWatch({ domain: "before.example" });
     await w.issue({ dnsNames: ["old.before.example"], certificateIn: w.logs });
@@ -60,6 +62,9 @@ describe("following an RFC 6962 log and a tile log", () => {
         deliveries: [],
       },
     ]);
+    // Logged as every event raised is (CONTRACT §23), once.
+    const raised = lines.map((line) => JSON.parse(line)).filter((entry) => entry.msg === "event raised" || entry.message === "event raised");
+    expect(raised.map((entry) => [entry.type, entry.eventId, entry.watchId, entry.domain])).toEqual([["certificate.issued", events[0]!.id, watch.id, "before.example"]]);
   });
 
   test("a precertificate and its certificate, in two logs each, are one issuance: one event per watch, the certificate's fingerprint when seen first", async () => {

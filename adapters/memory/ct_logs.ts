@@ -1,4 +1,5 @@
 /** The CT log follower's lease, each log's position, and the issuances matched to watches, in memory. */
+import type { EventRecord } from "../../core/base/mod.ts";
 import type { CtIssuanceRecord, CtLogRecord, CtLogStore } from "../../core/store/mod.ts";
 import { createHash } from "node:crypto";
 import { copy, type MemoryState } from "./state.ts";
@@ -72,12 +73,12 @@ export function memoryCtLogs(state: MemoryState): CtLogStore {
     },
     async commit(batch) {
       const log = logs.get(batch.url);
-      if (!log || log.position !== batch.from || !holds(batch.owner)) return { saved: false, events: 0 };
+      if (!log || log.position !== batch.from || !holds(batch.owner)) return { saved: false, events: [] };
       state.write();
       log.position = batch.position;
       log.compactRange = [...batch.compactRange];
       log.updatedAt = batch.updatedAt;
-      let events = 0;
+      const events: EventRecord[] = [];
       for (const { issuance, event } of batch.matches) {
         const watch = state.watches.get(issuance.watchId);
         if (!watch) continue;
@@ -94,7 +95,7 @@ export function memoryCtLogs(state: MemoryState): CtLogStore {
         if (watch.leaseOwner === null) watch.nextPollAt = Math.min(watch.nextPollAt, batch.updatedAt);
         if (event) {
           state.addEvents([event]);
-          events++;
+          events.push(event);
         }
       }
       return { saved: true, events };

@@ -1,4 +1,5 @@
 /** The CT log follower's lease, each log's position, and the issuances matched to watches, in SQL. */
+import type { EventRecord } from "../../core/base/mod.ts";
 import type { CtIssuanceRecord, CtLogRecord, CtLogStore } from "../../core/store/mod.ts";
 import type { Executor, Row, SqlValue } from "./executor.ts";
 import { insertEvents } from "./events.ts";
@@ -105,8 +106,8 @@ export function sqlCtLogs(db: Executor): CtLogStore {
           `UPDATE ct_logs SET position = ?, compact_range = ?, updated_at = ? WHERE url = ? AND position = ? AND ${HOLDS_LEASE}`,
           [batch.position, JSON.stringify(batch.compactRange), batch.updatedAt, batch.url, batch.from, batch.owner],
         );
-        if (rowsAffected === 0) return { saved: false, events: 0 };
-        let events = 0;
+        if (rowsAffected === 0) return { saved: false, events: [] };
+        const events: EventRecord[] = [];
         for (const { issuance: i, event } of batch.matches) {
           const inserted = await tx.execute(
             `INSERT INTO ct_issuances (watch_id, issuance_key, dns_names, issuer_organization, issuer_common_name, not_before, not_after, fingerprint, logged_at, recorded_at)
@@ -133,7 +134,7 @@ export function sqlCtLogs(db: Executor): CtLogStore {
           );
           if (event) {
             await insertEvents(tx, [event]);
-            events++;
+            events.push(event);
           }
         }
         return { saved: true, events };

@@ -10,6 +10,7 @@
 import type { Clock } from "../base/time.ts";
 import { SECOND, MINUTE, HOUR } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
+import { logEventsRaised } from "../base/journal.ts";
 import type { CtBatch, CtLogRecord, Store } from "../store/ports.ts";
 import { LogFailure } from "./_log_http.ts";
 import type { ChunkRead, LogReader } from "./log_reader.ts";
@@ -226,7 +227,9 @@ class LogFollower {
     record.compactRange = batch.compactRange;
     this.#range = range;
     this.context.onEntries?.(this.spec.url, range.size - from);
-    if (saved.events > 0) this.context.onEvents?.();
+    // Each issuance announced is logged as every event is (CONTRACT §23).
+    logEventsRaised(this.context.logger, saved.events);
+    if (saved.events.length > 0) this.context.onEvents?.();
     if (matches.length > 0) this.context.onRecorded?.();
   }
 }

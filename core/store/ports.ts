@@ -573,7 +573,7 @@ export interface CtLogStore {
    * adds autoMonitor's names and notes pending deployments); a match the watch had without a
    * fingerprint gains this one's. `saved` false: nothing written.
    */
-  commit(batch: CtBatch): Promise<{ saved: boolean; events: number }>;
+  commit(batch: CtBatch): Promise<{ saved: boolean; events: EventRecord[] }>;
   /** A token that changes whenever a watch is added, changed or deleted. */
   watchesVersion(): Promise<string>;
   /** Every watch of every organization and mode. */
