@@ -280,4 +280,41 @@ describe("rollouts that never flap", () => {
     const seen = (await events(w.h, added.id)).map((e) => e.type);
     expect(seen).toEqual(["certificate.renewal_overdue", "certificate.renewed"]);
   });
+
+  test("a replacement that expires before the certificate it replaces (200 days by 45): renewed once the last node serves it, not at the first; none while the rollout is undone", async () => {
+    const domain = `shorter.deploy.${TEST_DOMAIN}`;
+    const w = await world(domain, { alertPolicy: "renewal" });
+    const now = w.clock!.now();
+    const old = await leaf([domain], now - 20 * DAY, 200 * DAY, "0e01");
+    const servers = await pool(old);
+    const added = expectData(await w.h.request("POST", "/v1/certificates", { body: { domain, port: servers[0]!.port } }), 201);
+    const check = async () => {
+      w.clock!.advance(HOUR);
+      return expectData(await w.h.request("POST", `/v1/certificates/${added.id}/check`), 200);
+    };
+    const fresh = await leaf([domain], now - HOUR, 45 * DAY, "0e02");
+    // One node, then two: the new leaf expires first, so it is the certificate's at once, but the
+    // renewal is not done while a node serves the old one.
+    await install(servers[0]!, fresh);
+    expect((await check()).serialNumber).toBe(serialOf(fresh));
+    await install(servers[1]!, fresh);
+    await check();
+    expect((await events(w.h, added.id)).map((e) => e.type)).toEqual([]);
+    // Undone: every node back on the old certificate; no renewal happened.
+    await install(servers[0]!, old);
+    await install(servers[1]!, old);
+    expect((await check()).serialNumber).toBe(serialOf(old));
+    expect((await events(w.h, added.id)).map((e) => e.type)).toEqual([]);
+    // Rolled out again, to every node this time: one renewed, naming the replaced certificate.
+    for (const server of servers) {
+      await install(server, fresh);
+      await check();
+    }
+    await check();
+    const seen = await events(w.h, added.id);
+    expect(seen.map((e) => [e.type, e.data.previous?.serialNumber])).toEqual([["certificate.renewed", serialOf(old)]]);
+  });
 });
+
+/** The serial as the API shows it: upper-case colon hex. */
+const serialOf = (issued: Issued) => issued.cert.serialNumber.toUpperCase().match(/../g)!.join(":");

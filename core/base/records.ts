@@ -339,6 +339,12 @@ export interface AlertMemory {
   requested?: string[];
   /** `serial|CAA set key` pairs announced by `certificate.renewal_blocked`, the most recent first. */
   renewalBlocked?: string[];
+  /**
+   * A renewal seen at the certificate level (its new leaf expires before the old one, so it became the
+   * certificate-level leaf at the first node serving it) while some answering node still serves the
+   * old leaf: `certificate.renewed` waits until none does (CONTRACT §20).
+   */
+  renewing?: { oldKey: string; previous: { serialNumber: string; expiresAt: string } };
 }
 
 /**

@@ -136,14 +136,29 @@ export function applyCheck(
       if (known) {
         next.alertedThreshold = known.alertedThreshold;
         next.expiryAlerted = known.expiryAlerted;
+        // Back to the leaf a pending renewal replaces (the rollout undone): still pending, announced
+        // when no node serves it any more.
       } else {
-        drafts.push({
-          type: "certificate.renewed",
-          extra: { previous: { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) } },
-        });
+        const oldKey = leafKey(previous.details);
+        const renewedFrom = { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) };
+        if (next.alertMemory.renewing) {
+          // A second new leaf while the first rollout is under way: still the same renewal, announced once.
+        } else if (endpoints.some((endpoint) => endpoint.details && leafKey(endpoint.details) === oldKey)) {
+          // The new leaf expires before the old one and some node still serves the old: renewed once
+          // every answering node serves the new one (CONTRACT §20), not at the first.
+          next.alertMemory = { ...next.alertMemory, renewing: { oldKey, previous: renewedFrom } };
+        } else {
+          drafts.push({ type: "certificate.renewed", extra: { previous: renewedFrom } });
+        }
         next.alertedThreshold = null;
         next.expiryAlerted = false;
       }
+    }
+    const renewing = next.alertMemory.renewing;
+    if (renewing && !endpoints.some((endpoint) => endpoint.details && leafKey(endpoint.details) === renewing.oldKey)) {
+      // The last node serving the replaced leaf has moved on: now the renewal is done.
+      drafts.push({ type: "certificate.renewed", extra: { previous: renewing.previous } });
+      next.alertMemory = withoutRenewing(next.alertMemory);
     }
     // Revocation is final: each serial is announced once, when first seen revoked, whichever endpoint
     // serves it (CONTRACT §14); a leaf other than the certificate-level one is named in data.endpoint.
@@ -408,6 +423,11 @@ function sameRevocation(a: RevocationState | undefined, b: RevocationState | und
 }
 
 /** `entry` first (replacing an older entry with its key), then the most recent others, MEMORY_SIZE at most. */
+function withoutRenewing(memory: AlertMemory): AlertMemory {
+  const { renewing: _, ...rest } = memory;
+  return rest;
+}
+
 function remember<T>(list: readonly T[], entry: T, key: (item: T) => string): T[] {
   return [entry, ...list.filter((item) => key(item) !== key(entry))].slice(0, MEMORY_SIZE);
 }
