@@ -25,7 +25,7 @@ export function cliLogger(_config: Config): Logger {
 export async function withWired<T>(config: Config, fn: (wired: Wired) => Promise<T>): Promise<T> {
   // Loaded when a command runs, not at the CLI's start: help and usage errors need none of it.
   const { wire } = await import("../wiring/mod.ts");
-  const wired = await wire(config, { passwords: bunPasswords, logger: cliLogger(config) });
+  const wired = await wire(config, { passwords: bunPasswords, logger: cliLogger(config), brief: true });
   try {
     return await fn(wired);
   } finally {

@@ -24,6 +24,12 @@ export interface LibsqlOptions {
   authToken?: string;
   /** How long a local write waits for another process's write lock. */
   busyTimeoutMs?: number;
+  /**
+   * Whether a thread copies the WAL back into a local database in the background (default true). A
+   * command that opens the database for a moment leaves it to SQLite's own checkpoints and spares
+   * the thread's start.
+   */
+  backgroundCheckpoints?: boolean;
 }
 
 /**
@@ -68,7 +74,7 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
       // a power cut at most the last commits. A check result and the events it raised are one
       // transaction, so both would be lost together and the next check raises the events again.
       await executor.execute("PRAGMA synchronous = NORMAL");
-      await executor.checkpointInBackground(filePath);
+      if (options.backgroundCheckpoints !== false) await executor.checkpointInBackground(filePath);
     } catch (error) {
       // A file that cannot be opened (or set up): the connection's thread is not left behind.
       await executor.close();

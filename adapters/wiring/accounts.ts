@@ -9,9 +9,12 @@ import { systemClock, type Logger } from "../../core/base/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
 import { openLibsqlStore } from "../libsql/mod.ts";
 
-/** The configured database, opened (and migrated when new or older). */
-export function openConfiguredStore(config: Config): Promise<Store> {
-  return openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken });
+/**
+ * The configured database, opened (and migrated when new or older). `brief`: opened for one command,
+ * without the background checkpointer a long-running process keeps.
+ */
+export function openConfiguredStore(config: Config, options: { brief?: boolean } = {}): Promise<Store> {
+  return openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, backgroundCheckpoints: !options.brief });
 }
 
 export interface Accounts {
@@ -22,6 +25,6 @@ export interface Accounts {
 
 /** The configured database with the admin operations over it, as `wire()` gives them (`core.services.admin`). */
 export async function openAccounts(config: Config, options: { passwords?: PasswordHasher; logger: Logger }): Promise<Accounts> {
-  const store = await openConfiguredStore(config);
+  const store = await openConfiguredStore(config, { brief: true });
   return { store, admin: new Admin(store, systemClock, options), release: () => store.close() };
 }

@@ -28,6 +28,8 @@ export interface WireOptions extends Partial<Omit<CoreOptions, "config" | "store
   store?: Store | "memory";
   /** Where email notifications are written when `config.smtpUrl` is unset; default `./data/outbox`. */
   outboxDir?: string;
+  /** Opened for one short command: the database without its background checkpointer. */
+  brief?: boolean;
 }
 
 export interface Wired {
@@ -46,13 +48,13 @@ export interface Wired {
 }
 
 export async function wire(config: Config, options: WireOptions = {}): Promise<Wired> {
-  const { store: storeOption, outboxDir, ...coreOptions } = options;
+  const { store: storeOption, outboxDir, brief, ...coreOptions } = options;
   const logger = options.logger ?? createLogger(config.logLevel, { format: resolveLogFormat(config.logFormat) });
   const ownsStore = storeOption === undefined || storeOption === "memory";
   const store =
     storeOption === "memory"
       ? createMemoryStore()
-      : (storeOption ?? (await openConfiguredStore(config)));
+      : (storeOption ?? (await openConfiguredStore(config, { brief })));
   const trust = options.trust ?? TrustStore.system(config.extraCaFile);
   const transports = createTransports(config, trust, { outboxDir });
   // Handshakes on the event loop and CERTKEEPER_CHECK_THREADS threads beside it, unless a source or
