@@ -344,7 +344,7 @@ export interface AlertMemory {
    * certificate-level leaf at the first node serving it) while some answering node still serves the
    * old leaf: `certificate.renewed` waits until none does (CONTRACT §20).
    */
-  renewing?: { oldKey: string; previous: { serialNumber: string; expiresAt: string } };
+  renewing?: { oldKey: string; newKey: string; previous: { serialNumber: string; expiresAt: string } };
 }
 
 /**

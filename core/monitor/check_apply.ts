@@ -121,6 +121,10 @@ export function applyCheck(
     next.problem = outcome.problem;
     next.failure = null;
     next.failureCount = 0;
+    // Leaves the answering nodes serve; a pending renewal stands only while they are its two leaves.
+    const served = new Set(endpoints.flatMap((endpoint) => (endpoint.details ? [leafKey(endpoint.details)] : [])));
+    const pending = next.alertMemory.renewing;
+    if (pending && ![...served].every((key) => key === pending.oldKey || key === pending.newKey)) next.alertMemory = withoutRenewing(next.alertMemory);
     if (renewed) {
       // The earliest-expiring leaf is another one. Seen before (a node that flips back to an old
       // certificate): its alerts are where they were, and it is no renewal.
@@ -140,13 +144,13 @@ export function applyCheck(
         // when no node serves it any more.
       } else {
         const oldKey = leafKey(previous.details);
+        const newKey = leafKey(outcome.details);
         const renewedFrom = { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) };
-        if (next.alertMemory.renewing) {
-          // A second new leaf while the first rollout is under way: still the same renewal, announced once.
-        } else if (endpoints.some((endpoint) => endpoint.details && leafKey(endpoint.details) === oldKey)) {
+        if (served.has(oldKey) && served.size === 2) {
           // The new leaf expires before the old one and some node still serves the old: renewed once
-          // every answering node serves the new one (CONTRACT §20), not at the first.
-          next.alertMemory = { ...next.alertMemory, renewing: { oldKey, previous: renewedFrom } };
+          // every answering node serves the new one (CONTRACT §20), not at the first. (Nodes serving
+          // leaves of their own, three or more at once, are announced as the certificate-level leaf moves.)
+          next.alertMemory = { ...next.alertMemory, renewing: { oldKey, newKey, previous: renewedFrom } };
         } else {
           drafts.push({ type: "certificate.renewed", extra: { previous: renewedFrom } });
         }
@@ -155,7 +159,7 @@ export function applyCheck(
       }
     }
     const renewing = next.alertMemory.renewing;
-    if (renewing && !endpoints.some((endpoint) => endpoint.details && leafKey(endpoint.details) === renewing.oldKey)) {
+    if (renewing && served.size === 1 && served.has(renewing.newKey)) {
       // The last node serving the replaced leaf has moved on: now the renewal is done.
       drafts.push({ type: "certificate.renewed", extra: { previous: renewing.previous } });
       next.alertMemory = withoutRenewing(next.alertMemory);
