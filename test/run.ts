@@ -73,7 +73,11 @@ async function main(): Promise<number> {
     ...process.argv.slice(2),
   ];
   const started = performance.now();
-  const child = Bun.spawn(argv, { cwd: ROOT, stdio: ["inherit", "inherit", "inherit"] });
+  // Every Bun process of the run (the workers, and the servers and CLI commands the tests start) keeps
+  // the TypeScript it transpiled in one cache, keyed by content: a process that loads the whole
+  // wiring then starts on about 0.5 s of CPU instead of 0.7, and the suite starts hundreds.
+  const env = { ...process.env, BUN_RUNTIME_TRANSPILER_CACHE_PATH: process.env.BUN_RUNTIME_TRANSPILER_CACHE_PATH ?? join(ROOT, "node_modules", ".cache", "bun-transpiler") };
+  const child = Bun.spawn(argv, { cwd: ROOT, env, stdio: ["inherit", "inherit", "inherit"] });
   // Ctrl-C reaches the whole process group; a SIGTERM sent to this process alone is passed on.
   const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
   process.on("SIGTERM", forward("SIGTERM"));
