@@ -153,3 +153,23 @@ describe("applyCheck: certificate.renewal_blocked (CONTRACT §22)", () => {
     expect(plain.record.dns).toBe(applied.record.dns);
   });
 });
+
+describe("applyCheck: expiry under the renewal policy", () => {
+  test("a CA whose suggested window ends after the certificate expires: the deadline is the expiry, and a check is due at the expiry whatever the window says", () => {
+    const domain = "late-window.example.com";
+    // 90 days, 2 hours left: a twelfth of the lifetime (7.5 days) would check long after the expiry.
+    const notBefore = NOW - 90 * DAY + 2 * HOUR;
+    const notAfter = NOW + 2 * HOUR;
+    // An ARI answer whose window ends a week after notAfter (a CA that lies, or a bug of its own).
+    const renewalInfo = { window: { start: notAfter - DAY, end: notAfter + 7 * DAY }, explanationUrl: null, checkedAt: NOW, requestedEnd: null, nextAt: NOW + 30 * DAY, lastError: null };
+    const details = certificateDetails(domain, { notBefore, notAfter, renewalInfo });
+    const renewalPolicy = { ...policy, intervalMs: 30 * DAY, alertPolicy: "renewal" as const };
+    const record: CertificateRecord = certificateRecord(scope, { domain, details, alertThresholds: [], alertPolicy: "renewal" });
+    const applied = applyCheck(record, served(details), NOW, renewalPolicy, { isNew: true });
+    expect(applied.events.map((e) => e.type)).toEqual([]);
+    // The next check is no later than the expiry (+1 ms: the first moment it is expired).
+    expect(applied.record.nextCheckAt).toBeLessThanOrEqual(notAfter + 1);
+    const expired = applyCheck(applied.record, served(details), notAfter + 1, renewalPolicy);
+    expect(expired.events.map((e) => e.type)).toContain("certificate.expired");
+  });
+});

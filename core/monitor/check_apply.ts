@@ -349,6 +349,8 @@ function leafDue(record: CertificateRecord, details: CertificateRecord["details"
   // Under the renewal policy, thresholds crossed before the deadline are covered by the overdue alert.
   const at = nextAlertAt(record.alertThresholds, details.notAfter, alerted, expiryAlerted, waitsForDeadline ? Math.max(now, deadline) : now);
   if (at !== null) due = Math.min(due, at);
+  // Expiry is never covered by the deadline: it is due at its moment whatever the deadline says.
+  if (!expiryAlerted && details.notAfter + 1 > now) due = Math.min(due, details.notAfter + 1);
   return due;
 }
 
