@@ -88,9 +88,28 @@ describe("the format follows stdout", () => {
     const ws = workspace();
     const full = cleanEnv({ ...ws.env, CERTKEEPER_PORT: String(port), CERTKEEPER_LOG_LEVEL: "info", ...env });
     const command = `${process.execPath} ${CLI_MAIN} serve`;
-    // `script` gives the server a pseudo-terminal as stdout; `timeout` sends SIGTERM after a moment.
-    const argv = viaTerminal ? ["timeout", "-s", "TERM", "4", "script", "-qec", command, "/dev/null"] : ["timeout", "-s", "TERM", "4", ...command.split(" ")];
-    return run(argv, full);
+    // `script` gives the server a pseudo-terminal as stdout. Once the server says it listens, `timeout`
+    // is sent SIGTERM, which it passes on to its command: a stop as an operator's, however long a loaded
+    // machine took to start the server (and after 30 s whatever happened).
+    const argv = viaTerminal ? ["timeout", "-s", "TERM", "30", "script", "-qec", command, "/dev/null"] : ["timeout", "-s", "TERM", "30", ...command.split(" ")];
+    const child = Bun.spawn(argv, { cwd: ROOT, env: full, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+    const read = async (stream: ReadableStream<Uint8Array>, onText: (text: string) => void) => {
+      const decoder = new TextDecoder();
+      let text = "";
+      for await (const chunk of stream) onText((text += decoder.decode(chunk, { stream: true })));
+      return text;
+    };
+    let stopping = false;
+    const [stdout, stderr, code] = await Promise.all([
+      read(child.stdout, (text) => {
+        if (stopping || !text.includes("certkeeper is listening")) return;
+        stopping = true;
+        setTimeout(() => child.kill("SIGTERM"), 300);
+      }),
+      read(child.stderr, () => {}),
+      child.exited,
+    ]);
+    return { stdout, stderr, code };
   }
 
   test("a terminal gets readable lines; a pipe gets JSON lines; CERTKEEPER_LOG_FORMAT=json overrides the terminal", async () => {

@@ -49,6 +49,44 @@ export function fileTimes(junit: string): FileTime[] {
   return times.sort((a, b) => b.seconds - a.seconds);
 }
 
+/** Undoes the five entities XML escapes, and the numeric ones bun writes for line breaks. */
+const unescapeXml = (text: string) =>
+  text
+    .replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)))
+    .replace(/&lt;/g, "<")
+    .replace(/&gt;/g, ">")
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, "&");
+
+export interface TestFailure {
+  file: string;
+  name: string;
+  /** What the failure printed: the error and where it was thrown. */
+  text: string;
+}
+
+/** Every failed test of a JUnit report, with its error: the end of a long log (all CI keeps) still says why. */
+export function failures(junit: string): TestFailure[] {
+  const found: TestFailure[] = [];
+  for (const match of junit.matchAll(/<testcase name="([^"]*)"[^>]*?file="([^"]*)"[^>]*>\s*<failure[^>]*>([\s\S]*?)<\/failure>/g)) {
+    found.push({ name: unescapeXml(match[1]!), file: match[2]!, text: unescapeXml(match[3]!).trim() });
+  }
+  return found;
+}
+
+/** The failures, each cut to its first lines. */
+export function failuresText(found: TestFailure[], linesEach = 25): string {
+  return found
+    .map((f) => {
+      const lines = f.text.split("\n");
+      const shown = lines.slice(0, linesEach).map((line) => `    ${line}`);
+      if (lines.length > linesEach) shown.push(`    … ${lines.length - linesEach} more lines (test-artifacts/junit.xml)`);
+      return [`✗ ${f.file} > ${f.name}`, ...shown].join("\n");
+    })
+    .join("\n");
+}
+
 export function slowestTable(times: FileTime[], shown = SHOWN): string {
   const top = times.slice(0, shown);
   const width = Math.max(...top.map((t) => t.file.length), 4);
@@ -85,7 +123,10 @@ async function main(): Promise<number> {
   const code = await child.exited;
   const seconds = (performance.now() - started) / 1000;
   if (existsSync(report)) {
-    const times = fileTimes(readFileSync(report, "utf8"));
+    const junit = readFileSync(report, "utf8");
+    const failed = failures(junit);
+    if (failed.length > 0) console.error(`\nWhy each failed test failed:\n${failuresText(failed)}`);
+    const times = fileTimes(junit);
     if (times.length > 0) console.error(`\n${slowestTable(times)}\nThe run took ${seconds.toFixed(1)} s with ${workers()} workers (every file's time: ${REPORT}).`);
   }
   // Killed by a signal: the shell's convention, 128 + its number, so the run still counts as failed.
