@@ -20,10 +20,10 @@
  * loaded, and the profile (Markdown, hottest functions first) is written to DIR when it stops; `--only get`
  * or `--only list` profiles one of the two loads.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { benchWorkspace, CLI, ROOT } from "./support/workspace.ts";
 import { runWrk, type LoadResult } from "./support/wrk.ts";
 
 const { values } = parseArgs({
@@ -42,30 +42,9 @@ const seconds = Number(values.seconds);
 const runs = Number(values.runs);
 const CERTIFICATES = 200;
 const DOMAIN = "bench.certkeeper.test";
-const ROOT = resolve(import.meta.dir, "..");
-const CLI = join(ROOT, "adapters/cli/main.ts");
 
-const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-api-"));
-const children: Array<{ kill(): void }> = [];
-const cleanup = () => {
-  for (const child of children) child.kill();
-  rmSync(dir, { recursive: true, force: true });
-};
-process.on("SIGINT", () => {
-  cleanup();
-  process.exit(130);
-});
-
-/** Starts a process printing one JSON line first; returns the process and that line. */
-async function spawnReporting(argv: string[], env: Record<string, string> = {}) {
-  // stderr ignored: the TLS server reports each OCSP request there.
-  const child = Bun.spawn(argv, { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "ignore" });
-  children.push(child);
-  const reader = child.stdout.getReader();
-  const { value } = await reader.read();
-  reader.releaseLock();
-  return { child, info: JSON.parse(new TextDecoder().decode(value).split("\n")[0]!) };
-}
+const workspace = benchWorkspace("certkeeper-bench-api-");
+const { dir, cleanup, spawnReporting } = workspace;
 
 try {
   // The TLS server the 200 certificates live on (one wildcard certificate, 200 names).
@@ -85,12 +64,7 @@ try {
   };
   for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_") && !(name in env)) delete process.env[name];
 
-  const cli = async (...args: string[]) => {
-    const child = Bun.spawn([process.execPath, CLI, ...args, "--json"], { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-    if (code !== 0) throw new Error(`certkeeper ${args.join(" ")}: ${err}`);
-    return JSON.parse(out);
-  };
+  const cli = (...args: string[]) => workspace.cli(env, ...args);
   // A rate limit the load cannot reach: this measures the work of counting, not refusals.
   const org = await cli("org", "create", "--name", "Bench", "--plan", "enterprise", "--rate-limit", "1000000000");
   const user = await cli("user", "create", "--org", org.id, "--email", "owner@bench.test", "--role", "owner");
@@ -100,7 +74,7 @@ try {
   const logPath = join(dir, "certkeeper.log");
   const profiler = values.profile ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`] : [];
   const server = Bun.spawn([process.execPath, ...profiler, CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(logPath), stderr: "inherit" });
-  children.push(server);
+  workspace.track(server);
   const base = `http://127.0.0.1:${port}`;
   for (let tries = 0; ; tries++) {
     if ((await fetch(`${base}/healthz`).catch(() => null))?.status === 200) break;

@@ -20,10 +20,10 @@
  *
  * With `--profile DIR` the server runs under Bun's CPU profiler and writes its profile (Markdown) to DIR.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { benchWorkspace, CLI, ROOT } from "./support/workspace.ts";
 import { Admin } from "../core/accounts/admin.ts";
 import { systemClock } from "../core/base/time.ts";
 import { newId } from "../core/base/ids.ts";
@@ -48,19 +48,9 @@ const HALF = Math.floor(ENTRIES / 2);
 const ORGANIZATIONS = 100;
 const WATCHES_PER_ORGANIZATION = 100;
 const CERTIFICATES = 200;
-const ROOT = resolve(import.meta.dir, "..");
-const CLI = join(ROOT, "adapters/cli/main.ts");
 
-const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-ct-"));
-const children: Array<{ kill(signal?: number | string): void }> = [];
-const cleanup = () => {
-  for (const child of children) child.kill();
-  rmSync(dir, { recursive: true, force: true });
-};
-process.on("SIGINT", () => {
-  cleanup();
-  process.exit(130);
-});
+const workspace = benchWorkspace("certkeeper-bench-ct-");
+const { dir, cleanup, spawnReporting } = workspace;
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 const num = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -71,7 +61,7 @@ try {
     stdout: "pipe",
     stderr: "inherit",
   });
-  children.push(logProcess);
+  workspace.track(logProcess);
   const reader = logProcess.stdout.getReader();
   const { value } = await reader.read();
   reader.releaseLock();
@@ -137,7 +127,7 @@ try {
   for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_")) delete process.env[name];
   const profiler = values.profile ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`] : [];
   const server = Bun.spawn([process.execPath, ...profiler, CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(join(dir, "certkeeper.log")), stderr: "inherit" });
-  children.push(server);
+  workspace.track(server);
   const base = `http://127.0.0.1:${port}`;
   const headers = { authorization: `Bearer ${key}` };
   const ctLogs = async () => ((await (await fetch(`${base}/v1/ct/logs`, { headers })).json()) as { data: Array<{ position: number | null; treeSize: number | null; lastError: string | null }> }).data;

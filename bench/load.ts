@@ -20,10 +20,10 @@
  * With `--profile DIR` certkeeper runs under Bun's CPU profiler (`--cpu-prof`, the JSON format with a
  * timestamp per sample) and the profile is written to DIR when it stops; the floor is skipped.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
+import { benchWorkspace, CLI, ROOT } from "./support/workspace.ts";
 import { cpuSeconds } from "./support/wrk.ts";
 
 const { values } = parseArgs({
@@ -42,30 +42,10 @@ const CERTIFICATES = Number(values.certificates);
 const CHECK_INTERVAL_S = 10;
 const PROBE_RATE = 80;
 const DOMAIN = "bench.certkeeper.test";
-const ROOT = resolve(import.meta.dir, "..");
-const CLI = join(ROOT, "adapters/cli/main.ts");
 const METRICS_TOKEN = "bench-metrics-token-0123456789";
 
-const dir = mkdtempSync(join(tmpdir(), "certkeeper-bench-load-"));
-const children: Array<{ kill(): void }> = [];
-const cleanup = () => {
-  for (const child of children) child.kill();
-  rmSync(dir, { recursive: true, force: true });
-};
-process.on("SIGINT", () => {
-  cleanup();
-  process.exit(130);
-});
-
-/** Starts a process printing one JSON line first; returns the process and that line. */
-async function spawnReporting(argv: string[]) {
-  const child = Bun.spawn(argv, { cwd: dir, stdout: "pipe", stderr: "ignore" });
-  children.push(child);
-  const reader = child.stdout.getReader();
-  const { value } = await reader.read();
-  reader.releaseLock();
-  return { child, info: JSON.parse(new TextDecoder().decode(value).split("\n")[0]!) };
-}
+const workspace = benchWorkspace("certkeeper-bench-load-");
+const { dir, cleanup, spawnReporting } = workspace;
 
 interface Paced {
   sent: number;
@@ -91,7 +71,7 @@ async function paced(
     [process.execPath, join(ROOT, "bench/support/paced_load.ts"), "--base", base, "--paths", pathsFile, "--rate", String(options.rate), "--connections", String(options.connections), "--seconds", String(options.seconds), ...header],
     { stdout: "pipe", stderr: "inherit" },
   );
-  children.push(child);
+  workspace.track(child);
   const out = await new Response(child.stdout).text();
   return JSON.parse(out.trim().split("\n").at(-1)!) as Paced;
 }
@@ -114,12 +94,7 @@ try {
   };
   for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_") && !(name in env)) delete process.env[name];
 
-  const cli = async (...args: string[]) => {
-    const child = Bun.spawn([process.execPath, CLI, ...args, "--json"], { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-    if (code !== 0) throw new Error(`certkeeper ${args.join(" ")}: ${err}`);
-    return JSON.parse(out);
-  };
+  const cli = (...args: string[]) => workspace.cli(env, ...args);
   // A rate limit the load cannot reach: this measures the work, not refusals.
   const org = await cli("org", "create", "--name", "Bench", "--plan", "enterprise", "--rate-limit", "1000000000");
   const user = await cli("user", "create", "--org", org.id, "--email", "owner@bench.test", "--role", "owner");
@@ -129,7 +104,7 @@ try {
   const logPath = join(dir, "certkeeper.log");
   const profiler = values.profile ? ["--cpu-prof", `--cpu-prof-dir=${resolve(values.profile)}`] : [];
   const server = Bun.spawn([process.execPath, ...profiler, CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(logPath), stderr: "inherit" });
-  children.push(server);
+  workspace.track(server);
   const base = `http://127.0.0.1:${port}`;
   for (let tries = 0; ; tries++) {
     if ((await fetch(`${base}/healthz`).catch(() => null))?.status === 200) break;
