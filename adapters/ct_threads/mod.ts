@@ -58,6 +58,11 @@ export class CtReadThread implements EntryReader {
     });
   }
 
+  /** Starts the thread now, not at the first read: a following process holds it all along. */
+  prepare(): void {
+    this.#thread();
+  }
+
   /** Ends the thread; reads under way fail. */
   async close(): Promise<void> {
     this.#closed = true;

@@ -27,13 +27,29 @@ const fetcher = createHttpFetcher({ trust: TrustStore.system(data.extraCaFile), 
 const reader = new LocalEntryReader({ fetcher });
 let watches: WatchDomains = { version: "", domains: new Set() };
 
+/**
+ * Entries read between two full collections of this thread's heap. Decoding leaves megabytes of
+ * garbage a second, which the collector's own pace lets pile up: measured by bench:ct over 100,000
+ * entries a log, the process stayed about 65 MB above idle with a young collection after each read
+ * alone, about 40 MB with a full one every 4,096 entries too (a few µs of this thread's CPU an entry).
+ */
+const ENTRIES_PER_FULL_COLLECTION = 4096;
+let entriesSinceFull = 0;
+function collect(entries: number): void {
+  entriesSinceFull += entries;
+  const full = entriesSinceFull >= ENTRIES_PER_FULL_COLLECTION;
+  if (full) entriesSinceFull = 0;
+  Bun.gc(full);
+}
+
 port.on("message", async (message: ReadMessage) => {
   if (message.domains) watches = { version: message.version, domains: new Set(message.domains) };
   let answer: ReadAnswer;
   try {
     if (message.version !== watches.version) throw new Error(`the thread holds the watches of version ${watches.version}, not ${message.version}`);
-    answer = { id: message.id, chunk: await reader.read(message.fetch, watches) };
-    Bun.gc(false);
+    const chunk = await reader.read(message.fetch, watches);
+    answer = { id: message.id, chunk };
+    collect(chunk.to - chunk.from);
   } catch (error) {
     answer = { id: message.id, failure: failureOf(error) };
   }

@@ -71,6 +71,11 @@ export interface EntryReader {
    * EntryError when its answer is unusable.
    */
   read(fetch: EntryFetch, watches: WatchDomains): Promise<DecodedChunk>;
+  /**
+   * Logs are about to be followed: a reader that works elsewhere (a thread) gets ready now, so that a
+   * following process holds it from the start rather than from its first entries.
+   */
+  prepare?(): void;
 }
 
 /** Fetches and decodes on the event loop. */

@@ -180,6 +180,7 @@ export class CtFollower {
             return;
           }
           current = signature;
+          if (list.logs.length > 0) this.options.entryReader?.prepare?.();
           const abort = new AbortController();
           signal.addEventListener("abort", () => abort.abort(), { once: true });
           logs = { abort, done: Promise.all(list.logs.map((spec) => this.#followOne(spec, abort.signal, lost))) };
