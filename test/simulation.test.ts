@@ -264,6 +264,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           thresholdsMissed: renewal.thresholdsMissed.length,
           thresholdsUnwanted: renewal.thresholdsUnwanted.length,
           expiriesMissed: renewal.expiriesMissed.length,
+          expiriesLate: renewal.expiriesLate.length,
           duplicates: renewal.duplicates.length,
         },
         deployments: {
@@ -314,11 +315,12 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
       2,
     ),
   );
-  if ((missed.length > 0 || late.length > 0) && process.env.SIM_DEBUG) {
-    const serial = (missed[0] ?? late[0])!.split(" ")[0]!;
+  const firstWrong = [...missed, ...late, ...renewal.expiriesMissed, ...renewal.expiriesLate, ...renewal.overdueMissed, ...renewal.overdueLate, ...renewal.thresholdsMissed, ...renewal.thresholdsUnwanted][0];
+  if (firstWrong !== undefined && process.env.SIM_DEBUG) {
+    const serial = firstWrong.split(" ")[0]!;
     const domain = serial.split(/[#/]/)[0]!;
     const server = internet.servers.get(domain)!;
-    console.log(JSON.stringify({ missed: missed[0], thresholds: server.alertThresholds, outages: server.outages.map(([a, b]) => [new Date(a).toISOString(), new Date(b).toISOString()]), flakiness: server.flakiness, certificates: server.certificates.map((c) => ({ serial: c.serial, from: new Date(c.from).toISOString(), notAfter: new Date(c.notAfter).toISOString() })), nodes: server.nodes.map((n) => n.certificates.map((c) => `${c.serial} from ${new Date(c.from).toISOString()}`)) }, null, 1));
+    console.log(JSON.stringify({ missed: firstWrong, alertPolicy: alertPolicyOf.get(domain), thresholds: server.alertThresholds, outages: server.outages.map(([a, b]) => [new Date(a).toISOString(), new Date(b).toISOString()]), flakiness: server.flakiness, certificates: server.certificates.map((c) => ({ serial: c.serial, from: new Date(c.from).toISOString(), notAfter: new Date(c.notAfter).toISOString() })), nodes: server.nodes.map((n) => n.certificates.map((c) => `${c.serial} from ${new Date(c.from).toISOString()}`)) }, null, 1));
     console.log(JSON.stringify((internet.log.get(domain) ?? []).map((c) => `${new Date(c.at).toISOString()} ${c.serial}`)));
     for (const e of events.filter((e) => (e.data.certificate as any)?.domain === domain).reverse()) {
       console.log(new Date(e.createdAt).toISOString(), e.type, (e.data.certificate as any).serialNumber, e.data.threshold ?? "", (e.data.certificate as any).status);
@@ -336,6 +338,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(renewal.thresholdsMissed.slice(0, 5)).toEqual([]);
   expect(renewal.thresholdsUnwanted.slice(0, 5)).toEqual([]);
   expect(renewal.expiriesMissed.slice(0, 5)).toEqual([]);
+  expect(renewal.expiriesLate.slice(0, 5)).toEqual([]);
   expect(renewal.duplicates.slice(0, 5)).toEqual([]);
   expect(deployments.missed.slice(0, 5)).toEqual([]);
   expect(deployments.late.slice(0, 5)).toEqual([]);
@@ -391,8 +394,9 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
  *   certificate it saw) or the third failure in a row (certkeeper then declares the server unreachable
  *   and judges the last certificate it saw). Single failures are retried first by design, so one lost
  *   packet raises no alert; if a retry then finds the certificate renewed, no alert is owed for the old one;
- * - missed: owed, and nothing at or below the threshold announced for that serial within TOLERANCE;
- * - late: announced, but after TOLERANCE;
+ * - missed: owed, and nothing at or below the threshold announced for that serial within TOLERANCE
+ *   of the moment (or of the end of an outage covering it: no check could see it before);
+ * - late: announced, but after that;
  * - duplicates: one (serial, threshold) or one expiry announced twice.
  */
 function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
@@ -444,7 +448,7 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
       for (const [label, threshold, at] of moments) {
         if (at < START + HOUR || at > END - TOLERANCE) continue;
         if (!owed(log, cert.serial, at)) continue;
-        if (announcedAtOrBelow(cert.serial, threshold, at, at + TOLERANCE)) continue;
+        if (announcedAtOrBelow(cert.serial, threshold, at, observableFrom(server, at) + TOLERANCE)) continue;
         if (announcedAtOrBelow(cert.serial, threshold, at, Infinity)) late.push(`${cert.serial} ${label}`);
         else missed.push(`${cert.serial} ${label} at ${new Date(at).toISOString()}`);
       }
@@ -572,6 +576,7 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
     thresholdsMissed: [] as string[],
     thresholdsUnwanted: [] as string[],
     expiriesMissed: [] as string[],
+    expiriesLate: [] as string[],
     duplicates: [] as string[],
   };
   for (const domain of domains) {
@@ -610,18 +615,39 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
           const at = crossing(cert.notAfter, t);
           if (at <= coverAt || at > END - TOLERANCE || !owed(log, serial, at)) continue;
           result.thresholdsOwed++;
-          if (!alerts.some((a) => a.threshold <= t && a.at >= at && a.at <= at + TOLERANCE)) result.thresholdsMissed.push(`${serial} ${t} at ${new Date(at).toISOString()}`);
+          if (!alerts.some((a) => a.threshold <= t && a.at >= at && a.at <= observableFrom(server, at) + TOLERANCE)) result.thresholdsMissed.push(`${serial} ${t} at ${new Date(at).toISOString()}`);
         }
       }
       const expiry = cert.notAfter + 1;
       const expiredAt = expired.get(serial) ?? [];
       if (expiredAt.length > 1) result.duplicates.push(`${serial} expired ${expiredAt.length} times`);
-      if (expiry >= START + HOUR && expiry <= END - TOLERANCE && owed(log, serial, expiry) && !expiredAt.some((at) => at >= expiry && at <= expiry + TOLERANCE)) {
-        result.expiriesMissed.push(`${serial} expired at ${new Date(expiry).toISOString()}`);
+      const expiryDue = observableFrom(server, expiry) + TOLERANCE;
+      if (expiry >= START + HOUR && expiryDue <= END && owed(log, serial, expiry) && !expiredAt.some((at) => at >= expiry && at <= expiryDue)) {
+        if (expiredAt.some((at) => at > expiryDue)) result.expiriesLate.push(`${serial} expired at ${new Date(expiry).toISOString()}`);
+        else result.expiriesMissed.push(`${serial} expired at ${new Date(expiry).toISOString()}`);
       }
     }
   }
   return result;
+}
+
+/**
+ * The first moment at or after `at` when the servers could show it: `at` itself, or the end of the
+ * outages covering it. An alert is due within TOLERANCE of that moment, not of one no check could see
+ * (a leaf expiring during a day-long outage is announced by the first check after the outage).
+ */
+function observableFrom(server: SimulatedServer, at: number): number {
+  let moment = at;
+  for (let moved = true; moved; ) {
+    moved = false;
+    for (const [from, to] of server.outages) {
+      if (from <= moment && moment < to) {
+        moment = to;
+        moved = true;
+      }
+    }
+  }
+  return moment;
 }
 
 /** Threshold `t`'s crossing: the first millisecond at which daysUntilExpiry ≤ t. */
