@@ -29,9 +29,10 @@ let watches: WatchDomains = { version: "", domains: new Set() };
 
 /**
  * Entries read between two full collections of this thread's heap. Decoding leaves megabytes of
- * garbage a second, which the collector's own pace lets pile up: measured by bench:ct over 100,000
- * entries a log, the process stayed about 65 MB above idle with a young collection after each read
- * alone, about 40 MB with a full one every 4,096 entries too (a few µs of this thread's CPU an entry).
+ * garbage a second, which the collector's own pace lets pile up: in bench:ct (100,000 entries a log,
+ * the other core busy) the process peaked about 65 MB above idle with a young collection after each
+ * read alone, 40–60 MB with a full one every 4,096 entries too (a few µs of this thread's CPU an
+ * entry; every 1,024 entries saved little more for several times the CPU).
  */
 const ENTRIES_PER_FULL_COLLECTION = 4096;
 let entriesSinceFull = 0;
