@@ -197,20 +197,24 @@ function describeRenewalTests(pebblePath: string, legoPath: string) {
           const handshakesBefore = site.connections();
           const startedAt = Date.now();
 
-          for (let renewal = 0; renewal < RENEWALS; renewal++) {
-            const current = installed.at(-1)!;
-            await Bun.sleep(Math.max(0, current.notBefore + (current.notAfter - current.notBefore) / 3 - Date.now()));
-            const next = await lego.renew();
-            const installedAt = Date.now();
-            site.setCertificate(next.certPem, next.keyPem);
-            installed.push({ ...next, installedAt });
-            // The client kept its schedule (a machine too loaded for this test says so here, not below).
-            expect(Date.now()).toBeLessThan(deadlineOf(current));
+          try {
+            for (let renewal = 0; renewal < RENEWALS; renewal++) {
+              const current = installed.at(-1)!;
+              await Bun.sleep(Math.max(0, current.notBefore + (current.notAfter - current.notBefore) / 3 - Date.now()));
+              const next = await lego.renew();
+              const installedAt = Date.now();
+              site.setCertificate(next.certPem, next.keyPem);
+              installed.push({ ...next, installedAt });
+              // The client kept its schedule (a machine too loaded for this test says so here, not below).
+              expect(Date.now()).toBeLessThan(deadlineOf(current));
+            }
+            // The last renewal is seen (at the latest by the check at the replaced leaf's deadline).
+            await receiver.waitFor(RENEWALS, Math.max(0, deadlineOf(installed.at(-2)!) - Date.now()) + LATE_SLACK_MS);
+          } finally {
+            // Stopped whatever happened: a watcher left running would fail once the server stops.
+            watching = false;
+            await watcher;
           }
-          // The last renewal is seen (at the latest by the check at the replaced leaf's deadline).
-          await receiver.waitFor(RENEWALS, Math.max(0, deadlineOf(installed.at(-2)!) - Date.now()) + LATE_SLACK_MS);
-          watching = false;
-          await watcher;
           const elapsed = Date.now() - startedAt;
 
           const requests = receiver.requests.slice();
