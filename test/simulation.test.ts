@@ -438,7 +438,7 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
           if (at < START + HOUR || at > END - TOLERANCE) continue;
           if (!owed(log, above.serialNumber, at, "intermediate")) continue;
           chainAlerts++;
-          if (announcedAtOrBelow(above.serialNumber, t, crossing, at + TOLERANCE)) continue;
+          if (announcedAtOrBelow(above.serialNumber, t, crossing, observableFrom(server, at) + TOLERANCE)) continue;
           if (announcedAtOrBelow(above.serialNumber, t, at, Infinity)) late.push(`${above.serialNumber} ${t}`);
           else missed.push(`${above.serialNumber} ${t} at ${new Date(at).toISOString()}`);
         }
