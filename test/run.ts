@@ -69,8 +69,10 @@ export interface TestFailure {
 /** Every failed test of a JUnit report, with its error: the end of a long log (all CI keeps) still says why. */
 export function failures(junit: string): TestFailure[] {
   const found: TestFailure[] = [];
-  for (const match of junit.matchAll(/<testcase name="([^"]*)"[^>]*?file="([^"]*)"[^>]*>\s*<failure[^>]*>([\s\S]*?)<\/failure>/g)) {
-    found.push({ name: unescapeXml(match[1]!), file: match[2]!, text: unescapeXml(match[3]!).trim() });
+  // A timeout is written as a self-closing <failure … message="test timed out" />: its message is its text.
+  for (const match of junit.matchAll(/<testcase name="([^"]*)"[^>]*?file="([^"]*)"[^>]*>\s*<failure([^>]*?)(?:\/>|>([\s\S]*?)<\/failure>)/g)) {
+    const text = match[4] ?? /message="([^"]*)"/.exec(match[3]!)?.[1] ?? "failed";
+    found.push({ name: unescapeXml(match[1]!), file: match[2]!, text: unescapeXml(text).trim() });
   }
   return found;
 }

@@ -19,6 +19,11 @@ const REPORT = `<?xml version="1.0" encoding="UTF-8"?>
       </testcase>
     </testsuite>
   </testsuite>
+  <testsuite name="test/c.test.ts" file="test/c.test.ts" tests="1" assertions="0" failures="1" skipped="0" time="5" hostname="vm">
+    <testcase name="hangs" classname="" time="5" file="test/c.test.ts" line="2" assertions="0">
+      <failure type="TimeoutError" message="test timed out" />
+    </testcase>
+  </testsuite>
   <testsuite name="test/b.test.ts" file="test/b.test.ts" tests="1" assertions="1" failures="1" skipped="0" time="0.25" hostname="vm">
     <testcase name="throws" classname="" time="0.01" file="test/b.test.ts" line="2" assertions="0">
       <failure type="Error" message="boom">Error: boom&#10;line 2&#10;line 3&#10;      at test/b.test.ts:2:9&#10;</failure>
@@ -28,15 +33,16 @@ const REPORT = `<?xml version="1.0" encoding="UTF-8"?>
 `;
 
 describe("the end of npm test", () => {
-  test("every failed test, nested or not, with its error unescaped; passed and skipped tests are not named", () => {
+  test("every failed test, nested or not, timed out or not, with its error unescaped; passed and skipped tests are not named", () => {
     expect(failures(REPORT)).toEqual([
       { file: "test/a.test.ts", name: 'says "no" & fails', text: "AssertionError: expect(received).toBe(expected)\n\nExpected: <2>\nReceived: 1\n      at test/a.test.ts:5:33" },
+      { file: "test/c.test.ts", name: "hangs", text: "test timed out" },
       { file: "test/b.test.ts", name: "throws", text: "Error: boom\nline 2\nline 3\n      at test/b.test.ts:2:9" },
     ]);
   });
 
   test("each failure is cut to its first lines, saying how many more the report holds", () => {
-    const text = failuresText(failures(REPORT), 2);
+    const text = failuresText(failures(REPORT).filter((f) => f.file !== "test/c.test.ts"), 2);
     expect(text.split("\n")).toEqual([
       '✗ test/a.test.ts > says "no" & fails',
       "    AssertionError: expect(received).toBe(expected)",
@@ -51,6 +57,7 @@ describe("the end of npm test", () => {
 
   test("each file's time, tests and failures, from the outermost suites only", () => {
     expect(fileTimes(REPORT)).toEqual([
+      { file: "test/c.test.ts", seconds: 5, tests: 1, failures: 1 },
       { file: "test/a.test.ts", seconds: 1.25, tests: 3, failures: 1 },
       { file: "test/b.test.ts", seconds: 0.25, tests: 1, failures: 1 },
     ]);
