@@ -395,7 +395,8 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
  *   and judges the last certificate it saw). Single failures are retried first by design, so one lost
  *   packet raises no alert; if a retry then finds the certificate renewed, no alert is owed for the old one;
  * - missed: owed, and nothing at or below the threshold announced for that serial within TOLERANCE
- *   of the moment (or of the end of an outage covering it: no check could see it before);
+ *   of the moment, or, when the servers were down then, of the earlier of the check that decided it
+ *   and the outage's end (dueBy);
  * - late: announced, but after that;
  * - duplicates: one (serial, threshold) or one expiry announced twice.
  */
@@ -436,9 +437,10 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
           const crossing = above.notAfter - (t + 1) * DAY + 1;
           const at = Math.max(crossing, firstSeen);
           if (at < START + HOUR || at > END - TOLERANCE) continue;
-          if (!owed(log, above.serialNumber, at, "intermediate")) continue;
+          const decided = decidedAt(log, above.serialNumber, at, "intermediate");
+          if (decided === null) continue;
           chainAlerts++;
-          if (announcedAtOrBelow(above.serialNumber, t, crossing, observableFrom(server, at) + TOLERANCE)) continue;
+          if (announcedAtOrBelow(above.serialNumber, t, crossing, dueBy(server, decided, at))) continue;
           if (announcedAtOrBelow(above.serialNumber, t, at, Infinity)) late.push(`${above.serialNumber} ${t}`);
           else missed.push(`${above.serialNumber} ${t} at ${new Date(at).toISOString()}`);
         }
@@ -447,8 +449,9 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
       moments.push(["expired", -1, cert.notAfter + 1]);
       for (const [label, threshold, at] of moments) {
         if (at < START + HOUR || at > END - TOLERANCE) continue;
-        if (!owed(log, cert.serial, at)) continue;
-        if (announcedAtOrBelow(cert.serial, threshold, at, observableFrom(server, at) + TOLERANCE)) continue;
+        const decided = decidedAt(log, cert.serial, at);
+        if (decided === null) continue;
+        if (announcedAtOrBelow(cert.serial, threshold, at, dueBy(server, decided, at))) continue;
         if (announcedAtOrBelow(cert.serial, threshold, at, Infinity)) late.push(`${cert.serial} ${label}`);
         else missed.push(`${cert.serial} ${label} at ${new Date(at).toISOString()}`);
       }
@@ -458,10 +461,11 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
 }
 
 /**
- * Is an alert about `serial` (a leaf's, or with `field` "intermediate" a chain certificate's) owed for
- * a moment `at`, given what the checks saw?
+ * When an alert about `serial` (a leaf's, or with `field` "intermediate" a chain certificate's) for
+ * moment `at` became owed, given what the checks saw: the first conclusive observation at or after
+ * `at` (a check that saw it, or the third failure in a row after it was last seen), or null when none is.
  */
-function owed(log: CheckRecord[], serial: string, at: number, field: "serial" | "intermediate" = "serial"): boolean {
+function decidedAt(log: CheckRecord[], serial: string, at: number, field: "serial" | "intermediate" = "serial"): number | null {
   // The log is in time order: the first check at or after `at`, by bisection.
   let low = 0;
   let high = log.length;
@@ -477,10 +481,20 @@ function owed(log: CheckRecord[], serial: string, at: number, field: "serial" | 
   let failures = low - 1 - lastSeenIndex;
   for (let i = low; i < log.length; i++) {
     const check = log[i]!;
-    if (check.serial !== null) return check[field] === serial;
-    if (++failures >= 3) return lastSeen === serial; // unreachable: judged on the certificate it last saw
+    if (check.serial !== null) return check[field] === serial ? check.at : null;
+    if (++failures >= 3) return lastSeen === serial ? check.at : null; // unreachable: judged on the certificate it last saw
   }
-  return false;
+  return null;
+}
+
+/**
+ * How long an alert for moment `at` may take: TOLERANCE from the moment, or, when the servers were down
+ * then, from the earlier of the check that decided it and the outage's end (a check that fails after the
+ * leaf last seen expired must raise it from what it knows; one that can first see it after an outage,
+ * at once).
+ */
+function dueBy(server: SimulatedServer, decided: number, at: number): number {
+  return Math.min(decided, observableFrom(server, at)) + TOLERANCE;
 }
 
 /**
@@ -613,16 +627,18 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
       if (coverAt !== null) {
         for (const t of server.alertThresholds) {
           const at = crossing(cert.notAfter, t);
-          if (at <= coverAt || at > END - TOLERANCE || !owed(log, serial, at)) continue;
+          const decided = at <= coverAt || at > END - TOLERANCE ? null : decidedAt(log, serial, at);
+          if (decided === null) continue;
           result.thresholdsOwed++;
-          if (!alerts.some((a) => a.threshold <= t && a.at >= at && a.at <= observableFrom(server, at) + TOLERANCE)) result.thresholdsMissed.push(`${serial} ${t} at ${new Date(at).toISOString()}`);
+          if (!alerts.some((a) => a.threshold <= t && a.at >= at && a.at <= dueBy(server, decided, at))) result.thresholdsMissed.push(`${serial} ${t} at ${new Date(at).toISOString()}`);
         }
       }
       const expiry = cert.notAfter + 1;
       const expiredAt = expired.get(serial) ?? [];
       if (expiredAt.length > 1) result.duplicates.push(`${serial} expired ${expiredAt.length} times`);
-      const expiryDue = observableFrom(server, expiry) + TOLERANCE;
-      if (expiry >= START + HOUR && expiryDue <= END && owed(log, serial, expiry) && !expiredAt.some((at) => at >= expiry && at <= expiryDue)) {
+      const expiryDecided = decidedAt(log, serial, expiry);
+      const expiryDue = expiryDecided === null ? Infinity : dueBy(server, expiryDecided, expiry);
+      if (expiry >= START + HOUR && expiryDue <= END && !expiredAt.some((at) => at >= expiry && at <= expiryDue)) {
         if (expiredAt.some((at) => at > expiryDue)) result.expiriesLate.push(`${serial} expired at ${new Date(expiry).toISOString()}`);
         else result.expiriesMissed.push(`${serial} expired at ${new Date(expiry).toISOString()}`);
       }
@@ -631,11 +647,7 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
   return result;
 }
 
-/**
- * The first moment at or after `at` when the servers could show it: `at` itself, or the end of the
- * outages covering it. An alert is due within TOLERANCE of that moment, not of one no check could see
- * (a leaf expiring during a day-long outage is announced by the first check after the outage).
- */
+/** The first moment at or after `at` when the servers could show it: `at` itself, or the end of the outages covering it. */
 function observableFrom(server: SimulatedServer, at: number): number {
   let moment = at;
   for (let moved = true; moved; ) {
