@@ -51,7 +51,7 @@ const WATCHES_PER_ORGANIZATION = 100;
 const CERTIFICATES = 200;
 
 const workspace = benchWorkspace("certkeeper-bench-ct-");
-const { dir, cleanup, spawnReporting } = workspace;
+const { dir, cleanup } = workspace;
 
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) / 1024;
 const num = (n: number, digits = 0) => n.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -148,8 +148,12 @@ try {
   // Idle memory is sampled as following's is, over the same reads of the API: the most either reaches.
   const idleSamples = [rssMb(server.pid)];
   const sampling = setInterval(() => idleSamples.push(rssMb(server.pid)), 50);
-  const idleLoad = measureLoad ? await load(Number(values.seconds)) : null;
-  clearInterval(sampling);
+  let idleLoad: Awaited<ReturnType<typeof load>> | null;
+  try {
+    idleLoad = measureLoad ? await load(Number(values.seconds)) : null;
+  } finally {
+    clearInterval(sampling);
+  }
   const idleRss = Math.max(...idleSamples);
 
   // The floor over the first half.
