@@ -2,8 +2,7 @@
 import type { CertificateStore, CertificateTarget } from "../../core/store/mod.ts";
 import type { CertificateRecord } from "../../core/base/mod.ts";
 import { certificateRenewalState, certificateStatus } from "../../core/certificates/mod.ts";
-import { leafNamesKey } from "../../core/deployment/mod.ts";
-import { copyCertificate, inScope, type MemoryState } from "./state.ts";
+import { copyCertificate, inScope, sharedParts, type MemoryState } from "./state.ts";
 
 type Stored = CertificateRecord & { leaseOwner: string | null };
 
@@ -12,9 +11,7 @@ function sameTarget(a: CertificateTarget, b: CertificateTarget): boolean {
   return a.domain === b.domain && a.port === b.port && (a.protocol ?? "tls") === (b.protocol ?? "tls") && (a.connectTo ?? null) === (b.connectTo ?? null);
 }
 
-function withoutLease({ leaseOwner: _, ...record }: Stored): CertificateRecord {
-  return copyCertificate(record);
-}
+const withoutLease = (record: Stored): CertificateRecord => copyCertificate(record);
 
 export function memoryCertificates(state: MemoryState): CertificateStore {
   const inScopeList = (scope: Parameters<CertificateStore["count"]>[0]) =>
@@ -29,6 +26,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (existing.length >= limit) return "limit_reached";
       state.write();
       state.certificates.set(record.id, { ...copyCertificate(record), leaseOwner: null });
+      state.indexNames(record);
       state.addEvents(events);
       return "created";
     },
@@ -123,6 +121,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (!record || !inScope(record, scope)) return false;
       state.write();
       state.certificates.delete(id);
+      state.unindexNames(id);
       const eventIds = new Set([...state.events.values()].filter((e) => e.certificateId === id).map((e) => e.id));
       state.cancelDeliveries((d) => eventIds.has(d.eventId), "Cancelled: the certificate was deleted", at);
       return true;
@@ -161,8 +160,9 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
 
     async noteIssuance(scope, { namesKey, deployment, dueAt }) {
       let changed = 0;
-      for (const record of inScopeList(scope)) {
-        if (leafNamesKey(record.details) !== namesKey || record.details.notBefore >= deployment.issuedAt) continue;
+      for (const id of state.idsWithNames(namesKey)) {
+        const record = state.certificates.get(id)!;
+        if (!inScope(record, scope) || record.details.notBefore >= deployment.issuedAt) continue;
         if (record.deployment && record.deployment.issuedAt >= deployment.issuedAt) continue;
         if (changed++ === 0) state.write();
         record.deployment = { ...deployment };
@@ -177,8 +177,9 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (!stored || stored.version !== record.version) return false;
       state.write();
       // Only what a check decides; name and thresholds belong to the caller (and bump the version).
-      const { name, alertThresholds, alertPolicy, tags, mutedUntil, connectTo, protocol, mailDomain, ...checked } = copyCertificate(record);
-      Object.assign(stored, checked, { version: record.version + 1, leaseOwner: null });
+      const { name, alertThresholds, alertPolicy, tags, mutedUntil, connectTo, protocol, mailDomain, ...checked } = record;
+      Object.assign(stored, checked, sharedParts(record), { version: record.version + 1, leaseOwner: null });
+      state.indexNames(stored);
       state.addEvents(events);
       return true;
     },

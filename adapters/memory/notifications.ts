@@ -1,7 +1,7 @@
 /** Channels, events and deliveries in memory. */
 import { fairShare, type ChannelStore, type DeliveryJob, type EventStore, type EventWithDeliveries, type FairShareCandidate } from "../../core/store/mod.ts";
 import type { DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
-import { copy, inScope, storedEvent, withoutLease, type MemoryState } from "./state.ts";
+import { copy, copyJson, inScope, storedEvent, withoutLease, type MemoryState } from "./state.ts";
 
 export function memoryChannels(state: MemoryState): ChannelStore {
   return {
@@ -115,7 +115,7 @@ export function memoryEvents(state: MemoryState): EventStore {
       for (const { delivery } of fairShare(candidates, { limit, perOrganization, inFlight, after })) {
         state.write();
         const { seq: _, ...event } = state.events.get(delivery.eventId)!;
-        jobs.push({ delivery: withoutLease(delivery), event, channel: copy(state.channels.get(delivery.channelId)!) });
+        jobs.push({ delivery: withoutLease(delivery), event, channel: copyJson(state.channels.get(delivery.channelId)!) });
         delivery.nextAttemptAt = leaseUntil;
         delivery.leaseOwner = owner;
       }

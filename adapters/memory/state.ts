@@ -14,6 +14,7 @@ import type {
   WatchRecord,
 } from "../../core/base/mod.ts";
 import { routeEvent } from "../../core/channels/mod.ts";
+import { leafNamesKey } from "../../core/deployment/mod.ts";
 
 export class MemoryState {
   organizations = new Map<string, OrganizationRecord>();
@@ -32,6 +33,38 @@ export class MemoryState {
   sessions = new Map<string, SessionRecord>();
   signInAttempts = new Map<string, SignInFailures>();
   watches = new Map<string, WatchRecord & { leaseOwner: string | null }>();
+  /**
+   * Certificate ids by the names key of the leaf each serves (core/deployment): an issuance finds the
+   * certificates it concerns without reading every one (the SQL store has a column and an index).
+   */
+  #idsByNames = new Map<string, Set<string>>();
+  #namesOf = new Map<string, string>();
+
+  /** Files a certificate under its leaf's names key; call whenever its details may have changed. */
+  indexNames(record: CertificateRecord): void {
+    const key = leafNamesKey(record.details);
+    const before = this.#namesOf.get(record.id);
+    if (before === key) return;
+    if (before !== undefined) this.unindexNames(record.id);
+    this.#namesOf.set(record.id, key);
+    let ids = this.#idsByNames.get(key);
+    if (!ids) this.#idsByNames.set(key, (ids = new Set()));
+    ids.add(record.id);
+  }
+
+  unindexNames(id: string): void {
+    const key = this.#namesOf.get(id);
+    if (key === undefined) return;
+    this.#namesOf.delete(id);
+    const ids = this.#idsByNames.get(key)!;
+    ids.delete(id);
+    if (ids.size === 0) this.#idsByNames.delete(key);
+  }
+
+  /** The ids of the certificates whose leaf has exactly these names. */
+  idsWithNames(key: string): readonly string[] {
+    return [...(this.#idsByNames.get(key) ?? [])];
+  }
   revocations = new Map<string, RevocationAnswer>();
   seq = 0;
   writes = 0;
@@ -91,14 +124,29 @@ export function copy<T>(value: T): T {
 }
 
 /**
- * A certificate record's copy. Its details (the parsed certificate, the largest part) are frozen and
- * shared rather than cloned: they are replaced whole, never changed, and a check copies them often.
+ * A deep copy of what the SQL store keeps as JSON text (an event, a channel): a JSON round trip, as
+ * that store makes, about five times faster than a structured clone (measured on an event carrying a
+ * certificate: 24 µs against 123).
  */
-export function copyCertificate<T extends CertificateRecord>(record: T): T {
+export function copyJson<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value));
+}
+
+/**
+ * A certificate record's copy, without the store's lease. Its details (the parsed certificate, the
+ * largest part) and the other parts a check replaces whole are frozen and shared rather than cloned:
+ * they are never changed in place, and a check copies them often.
+ */
+export function copyCertificate(record: CertificateRecord & { leaseOwner?: string | null }): CertificateRecord {
+  const { leaseOwner: _, ...copied } = record;
+  copied.alertThresholds = [...record.alertThresholds];
+  copied.tags = [...record.tags];
+  return Object.assign(copied, sharedParts(record));
+}
+
+/** The parts of a certificate record a check replaces whole, frozen to be shared. */
+export function sharedParts(record: CertificateRecord): Pick<CertificateRecord, "details" | "endpoints" | "alertMemory" | "tls" | "deployment" | "dns"> {
   return {
-    ...record,
-    alertThresholds: [...record.alertThresholds],
-    tags: [...record.tags],
     details: deepFreeze(record.details),
     endpoints: deepFreeze(record.endpoints),
     alertMemory: deepFreeze(record.alertMemory),
@@ -113,16 +161,26 @@ export function copyCertificate<T extends CertificateRecord>(record: T): T {
  * written; a busy simulation read each one several times, a structured clone each).
  */
 export function storedEvent(event: EventRecord, seq: number): EventRecord & { seq: number } {
-  return deepFreeze({ ...copy(event), seq });
+  return deepFreeze({ ...copyJson(event), seq });
 }
 
+/**
+ * Freezes `value`'s objects, as core/store's read cache does (its `freeze`): a mutation of what is
+ * shared fails loudly instead of spreading. Arrays, and what they hold, are left as they are: the
+ * engine reads a frozen array about ten times slower (measured: 25 ns an element against 2.3), and
+ * a check reads a record's leaves and endpoints many times.
+ */
 export function deepFreeze<T>(value: T): T {
-  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+  if (typeof value === "object" && value !== null && !Array.isArray(value) && !deepFrozen.has(value)) {
+    deepFrozen.add(value);
     Object.freeze(value);
     for (const inner of Object.values(value)) deepFreeze(inner);
   }
   return value;
 }
+
+/** Objects already frozen here, with what they hold: asking the engine whether one is frozen walks its properties. */
+const deepFrozen = new WeakSet<object>();
 
 /** Drops store-private fields. */
 export function withoutLease<T extends { leaseOwner: string | null }>(value: T): Omit<T, "leaseOwner"> {

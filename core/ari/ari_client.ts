@@ -44,12 +44,24 @@ export class AriClient {
   readonly #inFlight = new Map<string, Promise<RenewalInfo>>();
   readonly #directories = new Map<string, { renewalInfo: Promise<string | null>; until: number }>();
 
-  constructor(private readonly options: AriClientOptions) {}
+  /** Each directory by lower-cased issuer name, with its place in the list (the first listed wins). */
+  readonly #byIssuer = new Map<string, { url: string; order: number }>();
+
+  constructor(private readonly options: AriClientOptions) {
+    options.directories.forEach((entry, order) => {
+      const issuer = entry.issuer.toLowerCase();
+      if (!this.#byIssuer.has(issuer)) this.#byIssuer.set(issuer, { url: entry.url, order });
+    });
+  }
 
   /** The directory URL for an issuer, or null when its CA publishes no renewal information here. */
   directoryFor(issuerNames: readonly string[]): string | null {
-    const names = issuerNames.map((name) => name.toLowerCase());
-    return this.options.directories.find((entry) => names.includes(entry.issuer.toLowerCase()))?.url ?? null;
+    let found: { url: string; order: number } | undefined;
+    for (const name of issuerNames) {
+      const entry = this.#byIssuer.get(name.toLowerCase());
+      if (entry && (!found || entry.order < found.order)) found = entry;
+    }
+    return found?.url ?? null;
   }
 
   /**

@@ -122,7 +122,8 @@ export function applyCheck(
     next.failure = null;
     next.failureCount = 0;
     // Leaves the answering nodes serve; a pending renewal stands only while they are its two leaves.
-    const served = new Set(endpoints.flatMap((endpoint) => (endpoint.details ? [leafKey(endpoint.details)] : [])));
+    const served = new Set<string>();
+    for (const endpoint of endpoints) if (endpoint.details) served.add(leafKey(endpoint.details));
     const pending = next.alertMemory.renewing;
     if (pending && ![...served].every((key) => key === pending.oldKey || key === pending.newKey)) next.alertMemory = withoutRenewing(next.alertMemory);
     if (renewed) {
@@ -168,20 +169,19 @@ export function applyCheck(
     // serves it (CONTRACT §14); a leaf other than the certificate-level one is named in data.endpoint.
     const announcedRevoked = new Set(next.alertMemory.revoked ?? []);
     if (!options.isNew && previous.details.revocation?.status === "revoked") announcedRevoked.add(previous.details.serialNumber);
-    const revokedNow = [
-      { details: outcome.details, address: null as string | null },
-      ...(outcome.endpoints ?? []).map((e) => ({ details: e.details, address: e.address })),
-    ].filter((leaf) => leaf.details?.revocation?.status === "revoked");
+    const revokedNow: Array<{ details: CertificateDetails; address: string | null }> = [];
+    if (outcome.details.revocation?.status === "revoked") revokedNow.push({ details: outcome.details, address: null });
+    for (const e of endpoints) if (e.details?.revocation?.status === "revoked") revokedNow.push({ details: e.details, address: e.address });
     const newlyRevoked: string[] = [];
     for (const { details, address } of revokedNow) {
-      const serial = details!.serialNumber;
+      const serial = details.serialNumber;
       if (announcedRevoked.has(serial)) continue;
       announcedRevoked.add(serial);
       newlyRevoked.push(serial);
       drafts.push(
         serial === outcome.details.serialNumber
           ? { type: "certificate.revoked" }
-          : { type: "certificate.revoked", extra: { endpoint: { address, serialNumber: serial, expiresAt: iso(details!.notAfter) } } },
+          : { type: "certificate.revoked", extra: { endpoint: { address, serialNumber: serial, expiresAt: iso(details.notAfter) } } },
       );
     }
     if (newlyRevoked.length > 0) {
@@ -306,16 +306,20 @@ export function applyCheck(
   let due = leafDue(next, next.details, next.alertedThreshold, next.expiryAlerted, now);
   // Other nodes' leaves, served now or earlier: when one of them crosses a threshold it may be the
   // earliest-expiring one by then (its node answering while the current one's does not), so look then.
-  const others = new Map<string, AlertMemory["leaves"][number]>();
-  for (const entry of next.alertMemory.leaves) others.set(entry.key, entry);
+  const others: Array<AlertMemory["leaves"][number]> = [];
+  const seen = new Set<string>([leafKey(next.details)]);
+  for (const entry of next.alertMemory.leaves) {
+    if (seen.has(entry.key)) continue;
+    seen.add(entry.key);
+    others.push(entry);
+  }
   for (const endpoint of next.endpoints) {
     const d = endpoint.details;
-    if (d && !others.has(leafKey(d))) {
-      others.set(leafKey(d), { key: leafKey(d), notAfter: d.notAfter, alertedThreshold: null, expiryAlerted: false, chainExpiry: d.chainExpiry ?? null });
-    }
+    if (!d || seen.has(leafKey(d))) continue;
+    seen.add(leafKey(d));
+    others.push({ key: leafKey(d), notAfter: d.notAfter, alertedThreshold: null, expiryAlerted: false, chainExpiry: d.chainExpiry ?? null });
   }
-  others.delete(leafKey(next.details));
-  for (const other of others.values()) {
+  for (const other of others) {
     const at = nextAlertAt(next.alertThresholds, other.notAfter, other.alertedThreshold, other.expiryAlerted, now);
     if (at !== null) due = Math.min(due, at);
     // Its renewal deadline: the status of the node serving it changes then.

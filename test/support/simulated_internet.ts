@@ -192,7 +192,9 @@ export class SimulatedInternet implements CertificateSource {
       const cert = this.#bySerial.get(serial);
       if (!cert) return json(404, { type: "urn:ietf:params:acme:error:malformed" });
       const now = this.clock.now();
-      this.ariAsks.set(serial, [...(this.ariAsks.get(serial) ?? []), now]);
+      const asks = this.ariAsks.get(serial);
+      if (asks) asks.push(now);
+      else this.ariAsks.set(serial, [now]);
       const window = SimulatedInternet.ariWindow(cert, now);
       const rfc3339 = (ms: number) => new Date(ms).toISOString();
       return json(200, { suggestedWindow: { start: rfc3339(window.start), end: rfc3339(window.end) } }, { "retry-after": "21600" });
@@ -428,14 +430,17 @@ export class SimulatedInternet implements CertificateSource {
     // An intermediate past its notAfter breaks the trusted path: the chain is then untrusted.
     const lapsed = cert.intermediate !== null && now > cert.intermediate.notAfter;
     let described = details(domain, cert, lapsed, this.servers.get(domain)!.ari);
+    // What certkeeper knew of this leaf: the record's details or one of its endpoints'.
+    let knownLeaf = known?.details.serialNumber === cert.serial ? known.details : undefined;
+    for (const endpoint of known?.endpoints ?? []) if (!knownLeaf && endpoint.details?.serialNumber === cert.serial) knownLeaf = endpoint.details;
     if (this.ari && described.ariCertId && now <= cert.notAfter) {
-      const previous = [known?.details, ...(known?.endpoints ?? []).map((e) => e.details)].find((d) => d?.serialNumber === cert.serial)?.renewalInfo;
+      const previous = knownLeaf?.renewalInfo;
       const renewalInfo = await this.ari.renewalInfo({ certId: described.ariCertId, issuerNames: described.issuerNames!, notBefore: cert.notBefore, notAfter: cert.notAfter }, previous, now);
       described = { ...described, renewalInfo };
     }
     if (this.revocation) {
       const { checker, responder } = this.revocation;
-      const previous = [known?.details, ...(known?.endpoints ?? []).map((e) => e.details)].find((d) => d?.serialNumber === cert.serial)?.revocation;
+      const previous = knownLeaf?.revocation;
       const revocation = await this.#leafRevocation.state({
         previous,
         ask: () => checker.answer(`simulated-ca:${cert.serial}`, now, async () => responder.answer(cert, now)),
@@ -461,11 +466,14 @@ function insertByFrom(node: SimulatedNode, cert: ServedCertificate): void {
   else node.certificates.splice(at, 0, cert);
 }
 
-const cache = new Map<string, CertificateDetails>();
+/** Each served certificate's details, made once per (lapsed, ari) pair: index lapsed * 2 + ari. */
+const cache = new WeakMap<ServedCertificate, Array<CertificateDetails | undefined>>();
 
 function details(domain: string, cert: ServedCertificate, lapsed: boolean, ari: boolean): CertificateDetails {
-  const key = `${cert.serial}${lapsed}${ari}`;
-  const known = cache.get(key);
+  let kinds = cache.get(cert);
+  if (!kinds) cache.set(cert, (kinds = []));
+  const index = (lapsed ? 2 : 0) + (ari ? 1 : 0);
+  const known = kinds[index];
   if (known) return known;
   const iso = (ms: number) => new Date(ms).toISOString();
   const made: CertificateDetails = {
@@ -481,6 +489,6 @@ function details(domain: string, cert: ServedCertificate, lapsed: boolean, ari: 
     issuerNames: ["Simulated CA"],
     ariCertId: ari ? `sim.${encodeURIComponent(cert.serial)}` : null,
   };
-  cache.set(key, made);
+  kinds[index] = made;
   return made;
 }
