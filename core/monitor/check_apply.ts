@@ -45,13 +45,13 @@ const RENEWAL_BLOCKED_MEMORY_SIZE = 32;
 
 export const EMPTY_ALERT_MEMORY: AlertMemory = { leaves: [], chain: [] };
 
-/** `serial@notAfter`; details objects are replaced whole, never changed, so each one's key is made once. */
+/**
+ * `serial@notAfter`. Made anew each time: each check brings new details objects for its endpoints, so
+ * a cache by object mostly missed, and filling it cost more than the string.
+ */
 function leafKey(details: CertificateDetails): string {
-  let key = leafKeys.get(details);
-  if (key === undefined) leafKeys.set(details, (key = `${details.serialNumber}@${details.notAfter}`));
-  return key;
+  return `${details.serialNumber}@${details.notAfter}`;
 }
-const leafKeys = new WeakMap<CertificateDetails, string>();
 
 export interface CheckPolicy {
   /** CERTKEEPER_CHECK_INTERVAL; a short-lived leaf is checked more often (CONTRACT §18). */
@@ -122,10 +122,14 @@ export function applyCheck(
     next.failure = null;
     next.failureCount = 0;
     // Leaves the answering nodes serve; a pending renewal stands only while they are its two leaves.
-    const served = new Set<string>();
-    for (const endpoint of endpoints) if (endpoint.details) served.add(leafKey(endpoint.details));
+    // (A few keys: an array, cheaper here than a set.)
+    const served: string[] = [];
+    for (const endpoint of endpoints) {
+      const key = endpoint.details ? leafKey(endpoint.details) : null;
+      if (key !== null && !served.includes(key)) served.push(key);
+    }
     const pending = next.alertMemory.renewing;
-    if (pending && ![...served].every((key) => key === pending.oldKey || key === pending.newKey)) next.alertMemory = withoutRenewing(next.alertMemory);
+    if (pending && !served.every((key) => key === pending.oldKey || key === pending.newKey)) next.alertMemory = withoutRenewing(next.alertMemory);
     if (renewed) {
       // The earliest-expiring leaf is another one. Seen before (a node that flips back to an old
       // certificate): its alerts are where they were, and it is no renewal.
@@ -136,7 +140,8 @@ export function applyCheck(
           expiryAlerted: previous.expiryAlerted,
           chainExpiry: previous.details.chainExpiry ?? null,
         }, (e) => e.key);
-      const known = leaves.find((entry) => entry.key === leafKey(outcome.details));
+      const outcomeKey = leafKey(outcome.details);
+      const known = leaves.find((entry) => entry.key === outcomeKey);
       next.alertMemory = { ...next.alertMemory, leaves };
       if (known) {
         next.alertedThreshold = known.alertedThreshold;
@@ -147,7 +152,7 @@ export function applyCheck(
         const oldKey = leafKey(previous.details);
         const newKey = leafKey(outcome.details);
         const renewedFrom = { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) };
-        if (served.has(oldKey) && served.size === 2) {
+        if (served.includes(oldKey) && served.length === 2) {
           // The new leaf expires before the old one and some node still serves the old: renewed once
           // every answering node serves the new one (CONTRACT §20), not at the first. (Nodes serving
           // leaves of their own, three or more at once, are announced as the certificate-level leaf moves.)
@@ -160,7 +165,7 @@ export function applyCheck(
       }
     }
     const renewing = next.alertMemory.renewing;
-    if (renewing && served.size === 1 && served.has(renewing.newKey)) {
+    if (renewing && served.length === 1 && served[0] === renewing.newKey) {
       // The last node serving the replaced leaf has moved on: now the renewal is done.
       drafts.push({ type: "certificate.renewed", extra: { previous: renewing.previous } });
       next.alertMemory = withoutRenewing(next.alertMemory);
@@ -306,24 +311,21 @@ export function applyCheck(
   let due = leafDue(next, next.details, next.alertedThreshold, next.expiryAlerted, now);
   // Other nodes' leaves, served now or earlier: when one of them crosses a threshold it may be the
   // earliest-expiring one by then (its node answering while the current one's does not), so look then.
+  // (A few leaves, at most MEMORY_SIZE and the nodes': found in arrays, cheaper here than sets.)
+  const current = leafKey(next.details);
+  const servedLeaves: Array<{ key: string; details: CertificateDetails }> = [];
+  for (const endpoint of next.endpoints) if (endpoint.details) servedLeaves.push({ key: leafKey(endpoint.details), details: endpoint.details });
   const others: Array<AlertMemory["leaves"][number]> = [];
-  const seen = new Set<string>([leafKey(next.details)]);
-  for (const entry of next.alertMemory.leaves) {
-    if (seen.has(entry.key)) continue;
-    seen.add(entry.key);
-    others.push(entry);
-  }
-  for (const endpoint of next.endpoints) {
-    const d = endpoint.details;
-    if (!d || seen.has(leafKey(d))) continue;
-    seen.add(leafKey(d));
-    others.push({ key: leafKey(d), notAfter: d.notAfter, alertedThreshold: null, expiryAlerted: false, chainExpiry: d.chainExpiry ?? null });
+  const seen = (key: string) => key === current || others.some((other) => other.key === key);
+  for (const entry of next.alertMemory.leaves) if (!seen(entry.key)) others.push(entry);
+  for (const { key, details: d } of servedLeaves) {
+    if (!seen(key)) others.push({ key, notAfter: d.notAfter, alertedThreshold: null, expiryAlerted: false, chainExpiry: d.chainExpiry ?? null });
   }
   for (const other of others) {
     const at = nextAlertAt(next.alertThresholds, other.notAfter, other.alertedThreshold, other.expiryAlerted, now);
     if (at !== null) due = Math.min(due, at);
     // Its renewal deadline: the status of the node serving it changes then.
-    const served = next.endpoints.find((endpoint) => endpoint.details && leafKey(endpoint.details) === other.key)?.details;
+    const served = servedLeaves.find((leaf) => leaf.key === other.key)?.details;
     if (served) {
       const deadline = renewalDeadline(served).deadline;
       if (deadline > now) due = Math.min(due, deadline);
