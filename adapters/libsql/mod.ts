@@ -8,7 +8,7 @@
  */
 import { mkdirSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
-import { createClient, type Client, type InStatement, type Transaction } from "@libsql/client";
+import type { Client, InStatement, Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
 import { insideTransaction, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
 import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
@@ -52,6 +52,8 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
   const remote = isRemoteUrl(options.url);
   const busyTimeoutMs = options.busyTimeoutMs ?? 10_000;
   if (remote) {
+    // Loaded for a server only: a local database never uses it, and it is a third of a CLI command's start.
+    const { createClient } = await import("@libsql/client");
     const client = createClient({ url: options.url, authToken: options.authToken, timeout: busyTimeoutMs });
     // Remote: nothing can tell us cheaply what other processes wrote, so nothing is cached.
     return createSqlStore(new LibsqlExecutor(client), { shared: true });

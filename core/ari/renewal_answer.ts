@@ -23,9 +23,12 @@ export interface SuggestedWindow {
   explanationUrl: string | null;
 }
 
+/** Strict UTF-8 (a CA's bytes that are not refuse the answer); one decoder serves every answer. */
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
 function json(body: Uint8Array, what: string): unknown {
   try {
-    return JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(body));
+    return JSON.parse(utf8.decode(body));
   } catch {
     throw new AriFailure(`the ${what} is not JSON`);
   }
