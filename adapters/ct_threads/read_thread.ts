@@ -45,16 +45,18 @@ function collect(entries: number): void {
 
 port.on("message", async (message: ReadMessage) => {
   if (message.domains) watches = { version: message.version, domains: new Set(message.domains) };
-  let answer: ReadAnswer;
+  let chunk;
   try {
     if (message.version !== watches.version) throw new Error(`the thread holds the watches of version ${watches.version}, not ${message.version}`);
-    const chunk = await reader.read(message.fetch, watches);
-    answer = { id: message.id, chunk };
-    collect(chunk.to - chunk.from);
+    chunk = await reader.read(message.fetch, watches);
   } catch (error) {
-    answer = { id: message.id, failure: failureOf(error) };
+    port.postMessage({ id: message.id, failure: failureOf(error) } satisfies ReadAnswer);
+    return;
   }
-  port.postMessage(answer);
+  // Posted (copied to the event loop) first, then collected: the answer does not wait for the
+  // collection, and the chunk itself is garbage by then.
+  port.postMessage({ id: message.id, chunk } satisfies ReadAnswer);
+  collect(chunk.to - chunk.from);
 });
 
 function failureOf(error: unknown): ReadFailure {
