@@ -1,6 +1,7 @@
 /** The email transport to an SMTP server (CERTKEEPER_SMTP_URL), over nodemailer. */
 import { isIP } from "node:net";
-import nodemailer, { type SendMailOptions } from "nodemailer";
+import type { SendMailOptions, Transporter } from "nodemailer";
+import type SMTPTransport from "nodemailer/lib/smtp-transport";
 import { matchResolveRule, type ResolveRule } from "../../core/config/mod.ts";
 import type { EmailMessage, EmailTransport } from "../../core/notify/mod.ts";
 import type { TrustStore } from "../../core/tls/mod.ts";
@@ -41,7 +42,7 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
   const rule = matchResolveRule(options.resolve ?? [], host);
   if (rule && rule.address === null) throw new Error(`The SMTP host ${host} does not resolve (CERTKEEPER_RESOLVE)`);
 
-  const transport = nodemailer.createTransport({
+  const settings: SMTPTransport.Options = {
     host: rule?.address ?? host,
     port: Number(url.port) || (secure ? 465 : 587),
     secure,
@@ -57,12 +58,14 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
       // With a resolve rule we connect to an address but must still verify (and SNI) the name.
       servername: isIP(host) ? undefined : host,
     },
-  });
+  };
+  let transport: Promise<Transporter> | undefined;
+  const opened = () => (transport ??= loadNodemailer().then((nodemailer) => nodemailer.createTransport(settings)));
 
   return {
     async send(message: EmailMessage): Promise<void> {
       try {
-        await transport.sendMail(mailOptions(message));
+        await (await opened()).sendMail(mailOptions(message));
       } catch (error) {
         // Tenants read this (the channel test, the events' lastError): what happened and its codes,
         // never the server's reply, which can echo credentials, nor the relay's address.
@@ -70,9 +73,17 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
       }
     },
     async close() {
-      transport.close();
+      (await transport)?.close();
     },
   };
+}
+
+/**
+ * nodemailer, loaded when the first message is sent: most processes send none (a CLI command, a
+ * server without an email channel), and loading it was a fifth of the wiring's start.
+ */
+export function loadNodemailer(): Promise<typeof import("nodemailer")> {
+  return import("nodemailer");
 }
 
 /** nodemailer's fields for one of our messages; shared with the outbox. */
