@@ -5,11 +5,10 @@
  */
 import { isIP } from "node:net";
 import tls from "node:tls";
-// Under Bun, "undici" resolves to Bun's built-in shim, which ignores a dispatcher's `connect`
-// function and would open sockets of its own, bypassing the guard. The file path loads the package.
-import { Agent, request } from "undici/index.js";
+import type { Agent } from "undici/index.js";
 import type buildConnector from "undici/types/connector.d.ts";
 import { connectGuarded, deadline, NetFailure } from "../../core/net/mod.ts";
+import { loadUndici, type Undici } from "./undici.ts";
 import type { ResolveRule } from "../../core/config/mod.ts";
 import type { HttpResult, HttpTransport, OutgoingHttpRequest } from "../../core/notify/mod.ts";
 import type { TrustStore } from "../../core/tls/mod.ts";
@@ -55,7 +54,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
   const slots = new HostSlots(perHost);
   // undici pools connections per origin (scheme, host name, port), and every new connection resolves
   // and vets afresh: a kept-alive socket only ever carries requests for the name it was vetted for.
-  const agentFor = (allowPrivateTargets: boolean) =>
+  const agentFor = ({ Agent }: Undici, allowPrivateTargets: boolean) =>
     new Agent({
       connect: guardedConnector({ ...options, allowPrivateTargets }),
       keepAliveTimeout: 4_000,
@@ -63,7 +62,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
       connections: perHost,
       pipelining: 1,
     });
-  const agent = agentFor(options.allowPrivateTargets);
+  let agent: Agent | undefined;
   // The operator's own endpoints (PagerDuty's and Telegram's base URLs) may be private, like the SMTP server.
   let operatorAgent: Agent | undefined;
 
@@ -88,10 +87,11 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
         }
         url.username = "";
         url.password = "";
-        let response: Awaited<ReturnType<typeof request>>;
+        let response: Awaited<ReturnType<Undici["request"]>>;
         try {
-          const dispatcher = outgoing.operator ? (operatorAgent ??= agentFor(true)) : agent;
-          response = await request(url, { method: "POST", headers, body: outgoing.body, dispatcher, signal: limit.signal });
+          const undici = await loadUndici();
+          const dispatcher = outgoing.operator ? (operatorAgent ??= agentFor(undici, true)) : (agent ??= agentFor(undici, options.allowPrivateTargets));
+          response = await undici.request(url, { method: "POST", headers, body: outgoing.body, dispatcher, signal: limit.signal });
         } catch (error) {
           if (limit.signal.aborted) throw new NetFailure("timeout", `${where} did not answer within ${timeoutMs} ms`);
           throw asNetFailure(error, where);
@@ -110,7 +110,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
       }
     },
     close: async () => {
-      await Promise.all([agent.close(), operatorAgent?.close()]);
+      await Promise.all([agent?.close(), operatorAgent?.close()]);
     },
   };
 }

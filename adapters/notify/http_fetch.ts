@@ -3,11 +3,12 @@
  * the private-address rule, or without it for services the operator chose), no redirect followed,
  * the whole exchange under one deadline and the body under a byte limit.
  */
-import { Agent, request } from "undici/index.js";
+import type { Agent } from "undici/index.js";
 import { FetchFailure, NetFailure, type FetchLimits, type FetchRequest, type FetchResult, type HttpFetcher } from "../../core/net/mod.ts";
 import type { ResolveRule } from "../../core/config/mod.ts";
 import type { TrustStore } from "../../core/tls/mod.ts";
 import { asNetFailure, guardedConnector } from "./http.ts";
+import { loadUndici, type Undici } from "./undici.ts";
 
 export interface HttpFetcherOptions {
   trust: TrustStore;
@@ -31,7 +32,7 @@ export function createHttpFetcher(options: HttpFetcherOptions): ClosableHttpFetc
   const userAgent = options.userAgent ?? "certkeeper";
   const agents = new Map<number, Agent>();
   // The connect deadline is the request's; one agent per timeout keeps kept-alive sockets apart.
-  const agentFor = (timeoutMs: number) => {
+  const agentFor = ({ Agent }: Undici, timeoutMs: number) => {
     let agent = agents.get(timeoutMs);
     if (!agent) {
       agent = new Agent({ connect: guardedConnector({ ...options, connectTimeoutMs: timeoutMs }), keepAliveTimeout: 4_000, connections: 4 });
@@ -54,14 +55,15 @@ export function createHttpFetcher(options: HttpFetcherOptions): ClosableHttpFetc
       const timer = setTimeout(() => controller.abort(), limits.timeoutMs);
       try {
         const headers = { "user-agent": userAgent, ...outgoing.headers };
-        const response = await request(url, {
+        const undici = await loadUndici();
+        const response = await undici.request(url, {
           method: outgoing.method,
           headers,
           body: outgoing.body,
-          dispatcher: agentFor(limits.timeoutMs),
+          dispatcher: agentFor(undici, limits.timeoutMs),
           signal: controller.signal,
           maxRedirections: 0,
-        } as Parameters<typeof request>[1]).catch((error: unknown) => {
+        } as Parameters<Undici["request"]>[1]).catch((error: unknown) => {
           if (controller.signal.aborted) throw new FetchFailure("timeout", `${where} did not answer within ${limits.timeoutMs} ms`);
           throw toFailure(error, where);
         });
