@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import Database from "libsql";
-import { mkdtempSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
@@ -229,4 +229,73 @@ describe("the local database's connection thread", () => {
     if (exited === "still running") child.kill();
     expect(exited).toBe(0);
   }, 20_000);
+});
+
+describe("a command's connection, on the event loop (thread: false)", () => {
+  /** Threads of this process named `name` (null where /proc cannot tell). */
+  const threadsNamed = (name: string) =>
+    existsSync("/proc/self/task")
+      ? readdirSync("/proc/self/task").filter((task) => {
+          try {
+            return readFileSync(`/proc/self/task/${task}/comm`, "utf8").trim() === name;
+          } catch {
+            return false; // ended meanwhile
+          }
+        }).length
+      : null;
+
+  test("a store opened for a command starts no database thread; one opened for a server does", async () => {
+    const url = `file:${join(tempDir(), "certkeeper.db")}`;
+    const before = threadsNamed("ck-database");
+    if (before === null) return console.log("skipped: no /proc/self/task to count threads in");
+    const brief = await openLibsqlStore({ url, thread: false, backgroundCheckpoints: false });
+    await brief.organizations.create(organizationRecord());
+    expect(threadsNamed("ck-database")).toBe(before);
+    await brief.close();
+    const server = await openLibsqlStore({ url });
+    expect(await server.organizations.list()).toHaveLength(1);
+    expect(threadsNamed("ck-database")).toBe(before + 1);
+    await server.close();
+  });
+
+  test("the same rules as on a thread: rows, SQLite's errors, a failed transaction or batch leaves nothing, and a statement sent during a transaction runs after it", async () => {
+    const executor = new LocalExecutor(":memory:", { busyTimeoutMs: 1_000, thread: false });
+    await executor.execute("CREATE TABLE t (v TEXT PRIMARY KEY)");
+    expect((await executor.execute("INSERT INTO t VALUES (?) RETURNING v", ["a"])).rows).toEqual([{ v: "a" }]);
+    expect(((await executor.execute("SELEKT 1").catch((error: Error) => error)) as Error).message).toContain("syntax error");
+    const writes = executor.writes;
+    const failed = await executor
+      .transaction(async (tx) => {
+        await tx.execute("INSERT INTO t VALUES ('b')");
+        await tx.execute("INSERT INTO t VALUES ('a')");
+      })
+      .catch((error: Error) => error);
+    expect((failed as Error).name).toBe("ConstraintError");
+    expect(((await executor.batch([{ sql: "INSERT INTO t VALUES ('c')" }, { sql: "INSERT INTO t VALUES ('a')" }]).catch((error: Error) => error)) as Error).name).toBe("ConstraintError");
+    expect((await executor.execute("SELECT v FROM t ORDER BY v")).rows).toEqual([{ v: "a" }]);
+    expect(executor.writes).toBe(writes);
+
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const open = executor
+      .transaction(async (tx) => {
+        await tx.execute("INSERT INTO t VALUES ('d')");
+        entered();
+        await held;
+        throw new Error("undone");
+      })
+      .catch((error: Error) => error.message);
+    await inside;
+    const statement = executor.execute("INSERT INTO t VALUES ('e')");
+    await Bun.sleep(20);
+    release();
+    expect(await open).toBe("undone");
+    await statement;
+    // Run after the transaction, not inside it (or it would have been undone with it).
+    expect((await executor.execute("SELECT v FROM t ORDER BY v")).rows).toEqual([{ v: "a" }, { v: "e" }]);
+    await executor.close();
+    await expect(executor.execute("SELECT 1").catch((error: Error) => error.message)).resolves.toBe("The database connection is closed");
+  });
 });

@@ -30,6 +30,12 @@ export interface LibsqlOptions {
    * the thread's start.
    */
   backgroundCheckpoints?: boolean;
+  /**
+   * Whether a local connection runs on a thread of its own (default true). A command that opens the
+   * database for a moment keeps it on the event loop: nothing else runs there meanwhile, and the
+   * thread's start would cost more than its statements.
+   */
+  thread?: boolean;
 }
 
 /**
@@ -66,7 +72,7 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
   // A local database gets one connection per process: its calls are synchronous anyway, the executor
   // queues statements behind an open transaction, and the connection-level pragmas below then hold
   // for every statement.
-  const executor = new LocalExecutor(filePath ?? ":memory:", { busyTimeoutMs });
+  const executor = new LocalExecutor(filePath ?? ":memory:", { busyTimeoutMs, thread: options.thread });
   if (filePath) {
     try {
       // Only a new, empty file takes it (before WAL mode writes its header); an older one keeps its own.

@@ -11,10 +11,10 @@ import { openLibsqlStore } from "../libsql/mod.ts";
 
 /**
  * The configured database, opened (and migrated when new or older). `brief`: opened for one command,
- * without the background checkpointer a long-running process keeps.
+ * without the threads a long-running process keeps (the connection's and the background checkpointer's).
  */
 export function openConfiguredStore(config: Config, options: { brief?: boolean } = {}): Promise<Store> {
-  return openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, backgroundCheckpoints: !options.brief });
+  return openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, backgroundCheckpoints: !options.brief, thread: !options.brief });
 }
 
 export interface Accounts {
