@@ -77,9 +77,10 @@ export class LocalExecutor implements Executor {
   /**
    * `path`: a file path or ":memory:"; `busyTimeoutMs`: how long a write waits for another process's
    * lock. A file that cannot be opened fails the first statement. `thread: false` keeps the connection
-   * on the event loop: for a command that opens the database for a moment, whose statements have
-   * nothing to wait behind, a thread's start (about 90 ms of CPU, a third of such a command's) buys
-   * nothing. The rules of turns and transactions are the same.
+   * on the event loop: for a command that opens the database for a moment and has nothing else to do,
+   * a thread's start (about 90 ms of CPU, a third of such a command's) buys nothing. A statement that
+   * waits for another process's write lock then holds the command's event loop (timers too) for that
+   * wait, at most `busyTimeoutMs`. The rules of turns and transactions are the same.
    */
   constructor(path: string, options: { busyTimeoutMs: number; thread?: boolean }) {
     this.#busyTimeoutMs = options.busyTimeoutMs;

@@ -65,6 +65,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
   let agent: Agent | undefined;
   // The operator's own endpoints (PagerDuty's and Telegram's base URLs) may be private, like the SMTP server.
   let operatorAgent: Agent | undefined;
+  let closed = false;
 
   return {
     async post(outgoing: OutgoingHttpRequest, { timeoutMs }: { timeoutMs: number }): Promise<HttpResult> {
@@ -90,6 +91,8 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
         let response: Awaited<ReturnType<Undici["request"]>>;
         try {
           const undici = await loadUndici();
+          // Closed while undici loaded: no agent is made that nothing would close.
+          if (closed) throw new NetFailure("connection_refused", "the HTTP transport is closed");
           const dispatcher = outgoing.operator ? (operatorAgent ??= agentFor(undici, true)) : (agent ??= agentFor(undici, options.allowPrivateTargets));
           response = await undici.request(url, { method: "POST", headers, body: outgoing.body, dispatcher, signal: limit.signal });
         } catch (error) {
@@ -110,6 +113,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
       }
     },
     close: async () => {
+      closed = true;
       await Promise.all([agent?.close(), operatorAgent?.close()]);
     },
   };

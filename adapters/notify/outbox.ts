@@ -3,7 +3,7 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Transporter } from "nodemailer";
 import type { EmailMessage, EmailTransport } from "../../core/notify/mod.ts";
-import { loadNodemailer, mailOptions } from "./smtp.ts";
+import { loadNodemailer, mailOptions, openedOnce } from "./smtp.ts";
 
 export const DEFAULT_OUTBOX_DIR = "./data/outbox";
 
@@ -17,13 +17,12 @@ export const DEFAULT_OUTBOX_DIR = "./data/outbox";
  */
 export function createOutboxTransport(options: { dir?: string } = {}): EmailTransport & { readonly dir: string } {
   const dir = options.dir ?? DEFAULT_OUTBOX_DIR;
-  let transport: Promise<Transporter> | undefined;
-  const opened = () => (transport ??= loadNodemailer().then((nodemailer) => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" })));
+  const transport = openedOnce<Transporter>(() => loadNodemailer().then((nodemailer) => nodemailer.createTransport({ streamTransport: true, buffer: true, newline: "windows" })));
   return {
     dir,
     async send(message: EmailMessage): Promise<void> {
       try {
-        const info = await (await opened()).sendMail(mailOptions(message));
+        const info = await (await transport.get()).sendMail(mailOptions(message));
         await mkdir(dir, { recursive: true });
         const file = join(dir, `${fileName(message.messageId)}.eml`);
         const partial = `${file}.${process.pid}.tmp`;

@@ -59,13 +59,12 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
       servername: isIP(host) ? undefined : host,
     },
   };
-  let transport: Promise<Transporter> | undefined;
-  const opened = () => (transport ??= loadNodemailer().then((nodemailer) => nodemailer.createTransport(settings)));
+  const transport = openedOnce<Transporter>(() => loadNodemailer().then((nodemailer) => nodemailer.createTransport(settings)));
 
   return {
     async send(message: EmailMessage): Promise<void> {
       try {
-        await (await opened()).sendMail(mailOptions(message));
+        await (await transport.get()).sendMail(mailOptions(message));
       } catch (error) {
         // Tenants read this (the channel test, the events' lastError): what happened and its codes,
         // never the server's reply, which can echo credentials, nor the relay's address.
@@ -73,7 +72,7 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
       }
     },
     async close() {
-      (await transport)?.close();
+      (await transport.ifOpened()?.catch(() => undefined))?.close();
     },
   };
 }
@@ -84,6 +83,19 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
  */
 export function loadNodemailer(): Promise<typeof import("nodemailer")> {
   return import("nodemailer");
+}
+
+/** `open()` memoized, except a failure: the next call tries again. */
+export function openedOnce<T>(open: () => Promise<T>): { get(): Promise<T>; ifOpened(): Promise<T> | undefined } {
+  let opened: Promise<T> | undefined;
+  return {
+    get: () =>
+      (opened ??= open().catch((error: unknown) => {
+        opened = undefined;
+        throw error;
+      })),
+    ifOpened: () => opened,
+  };
 }
 
 /** nodemailer's fields for one of our messages; shared with the outbox. */

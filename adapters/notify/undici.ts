@@ -9,5 +9,9 @@ export type Undici = typeof import("undici/index.js");
 let loading: Promise<Undici> | undefined;
 
 export function loadUndici(): Promise<Undici> {
-  return (loading ??= import("undici/index.js"));
+  // A failed load is not kept: the next request tries again.
+  return (loading ??= import("undici/index.js").catch((error: unknown) => {
+    loading = undefined;
+    throw error;
+  }));
 }

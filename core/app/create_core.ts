@@ -303,7 +303,7 @@ export function createCore(options: CoreOptions): Core {
       // server with nothing to check yet is spared).
       void store.certificates.nextDueAt().then(
         (next) => (next !== null ? trust.ready() : undefined),
-        () => trust.ready(),
+        () => undefined, // the store did not answer: the first check parses them
       );
       scheduler.start();
       deliverer?.loop.start();
