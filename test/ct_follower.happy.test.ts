@@ -6,13 +6,13 @@
  * allowedIssuers and autoMonitor as §15.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { expectData, testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
 import { CtReadThread } from "../adapters/ct_threads/mod.ts";
 import { createLogger } from "../core/base/log.ts";
+import { threadsNamed } from "./support/threads.ts";
 
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const colonHex = (hex: string) => hex.toUpperCase().match(/../g)!.join(":");
@@ -214,12 +214,12 @@ describe("following an RFC 6962 log and a tile log", () => {
     const threads = [new CtReadThread(options), new CtReadThread({ ...options, script: new URL("./support/ct_crashing_thread.ts", import.meta.url), restartAfterMs: 60_000 })];
     try {
       for (const thread of threads) {
-        const threadsBefore = ctThreads();
+        const threadsBefore = threadsNamed("ck-ct");
         world = await startCtWorld({ ctEntryReader: thread });
         const w = world;
         await w.caughtUp(0);
         // The thread runs from the moment logs are followed, before their first entries.
-        if (thread === threads[0] && threadsBefore !== null) expect(ctThreads()).toBe(threadsBefore + 1);
+        if (thread === threads[0] && threadsBefore !== null) expect(threadsNamed("ck-ct")).toBe(threadsBefore + 1);
         await w.addWatch({ domain: "thread.example" });
         await w.issue({ dnsNames: ["thread.example"], certificateIn: w.logs });
         await w.issue({ dnsNames: ["other.example"], certificateIn: w.logs });
@@ -236,18 +236,6 @@ describe("following an RFC 6962 log and a tile log", () => {
     }
   });
 });
-
-/** The CT reading threads of this process (named ck-ct), where Linux shows them; null elsewhere. */
-function ctThreads(): number | null {
-  if (!existsSync("/proc/self/task")) return null;
-  return readdirSync("/proc/self/task").filter((task) => {
-    try {
-      return readFileSync(`/proc/self/task/${task}/comm`, "utf8").trim() === "ck-ct";
-    } catch {
-      return false; // ended meanwhile
-    }
-  }).length;
-}
 
 describe("issuances read from the logs", () => {
   test("an issuance of exactly a monitored certificate's names is its pending deployment, noted as soon as the follower records it", async () => {

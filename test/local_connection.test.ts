@@ -4,12 +4,13 @@
  */
 import { describe, expect, test } from "bun:test";
 import Database from "libsql";
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { certificateRecord, NOW, organizationRecord } from "./support/store_conformance/mod.ts";
+import { threadsNamed } from "./support/threads.ts";
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "certkeeper-connection-"));
 
@@ -233,18 +234,6 @@ describe("the local database's connection thread", () => {
 });
 
 describe("a command's connection, on the event loop (thread: false)", () => {
-  /** Threads of this process named `name` (null where /proc cannot tell). */
-  const threadsNamed = (name: string) =>
-    existsSync("/proc/self/task")
-      ? readdirSync("/proc/self/task").filter((task) => {
-          try {
-            return readFileSync(`/proc/self/task/${task}/comm`, "utf8").trim() === name;
-          } catch {
-            return false; // ended meanwhile
-          }
-        }).length
-      : null;
-
   test("a store opened for a command starts no database thread; one opened for a server does", async () => {
     const url = `file:${join(tempDir(), "certkeeper.db")}`;
     const before = threadsNamed("ck-database");
