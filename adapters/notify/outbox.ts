@@ -3,7 +3,8 @@ import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Transporter } from "nodemailer";
 import type { EmailMessage, EmailTransport } from "../../core/notify/mod.ts";
-import { loadNodemailer, mailOptions, openedOnce } from "./smtp.ts";
+import { loadNodemailer, mailOptions } from "./smtp.ts";
+import { openedOnce } from "./lazy.ts";
 
 export const DEFAULT_OUTBOX_DIR = "./data/outbox";
 

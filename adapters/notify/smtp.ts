@@ -2,6 +2,7 @@
 import { isIP } from "node:net";
 import type { SendMailOptions, Transporter } from "nodemailer";
 import type SMTPTransport from "nodemailer/lib/smtp-transport";
+import { openedOnce } from "./lazy.ts";
 import { matchResolveRule, type ResolveRule } from "../../core/config/mod.ts";
 import type { EmailMessage, EmailTransport } from "../../core/notify/mod.ts";
 import type { TrustStore } from "../../core/tls/mod.ts";
@@ -83,19 +84,6 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
  */
 export function loadNodemailer(): Promise<typeof import("nodemailer")> {
   return import("nodemailer");
-}
-
-/** `open()` memoized, except a failure: the next call tries again. */
-export function openedOnce<T>(open: () => Promise<T>): { get(): Promise<T>; ifOpened(): Promise<T> | undefined } {
-  let opened: Promise<T> | undefined;
-  return {
-    get: () =>
-      (opened ??= open().catch((error: unknown) => {
-        opened = undefined;
-        throw error;
-      })),
-    ifOpened: () => opened,
-  };
 }
 
 /** nodemailer's fields for one of our messages; shared with the outbox. */

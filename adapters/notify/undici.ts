@@ -4,14 +4,12 @@
  * shim, which ignores a dispatcher's `connect` function and would open sockets of its own, bypassing
  * core's guard; the file path loads the package.
  */
+import { openedOnce } from "./lazy.ts";
+
 export type Undici = typeof import("undici/index.js");
 
-let loading: Promise<Undici> | undefined;
+const undici = openedOnce<Undici>(() => import("undici/index.js"));
 
 export function loadUndici(): Promise<Undici> {
-  // A failed load is not kept: the next request tries again.
-  return (loading ??= import("undici/index.js").catch((error: unknown) => {
-    loading = undefined;
-    throw error;
-  }));
+  return undici.get();
 }
