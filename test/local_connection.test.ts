@@ -33,7 +33,7 @@ describe("the local database's connection thread", () => {
     clearInterval(timer);
     const gaps = ticks.slice(1).map((at, i) => at - ticks[i]!);
     expect(ticks.length).toBeGreaterThan(10);
-    expect(Math.max(...gaps)).toBeLessThan(250);
+    expect(Math.max(...gaps)).toBeLessThan(1_000);
     // ...and the other connection, served by this event loop, can commit: the waiting write then succeeds.
     other.exec("COMMIT");
     expect((await write).rowsAffected).toBe(1);
