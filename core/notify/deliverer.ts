@@ -19,7 +19,7 @@ import type { Store, DeliveryJob } from "../store/ports.ts";
 import type { ChannelRecord, DeliveryRecord, EventRecord } from "../base/records.ts";
 import { newId } from "../base/ids.ts";
 import { NetFailure } from "../net/resolver.ts";
-import { WorkLoop } from "../base/work_loop.ts";
+import { WorkLoop, type LastStep } from "../base/work_loop.ts";
 import { logEventsRaised } from "../base/journal.ts";
 import type { Transports } from "./ports.ts";
 import { renderNotification } from "./payloads.ts";
@@ -191,17 +191,22 @@ export class Deliverer {
     }
   }
 
-  async #deliver(job: DeliveryJob): Promise<void> {
+  async #deliver(job: DeliveryJob): Promise<LastStep | void> {
     const key = keyOf(job);
     this.#inFlight.set(key, job.event.organizationId);
     try {
-      await this.#attemptAndRecord(job);
+      return await this.#attemptAndRecord(job);
     } finally {
       this.#inFlight.delete(key);
     }
   }
 
-  async #attemptAndRecord({ delivery, event, channel }: DeliveryJob): Promise<void> {
+  /**
+   * One attempt and its outcome, written down; the channel's health is handed back as the last step, so
+   * the slot is free for the next delivery as soon as the outcome is written (under a burst of other
+   * work each write waits a turn of a busy event loop).
+   */
+  async #attemptAndRecord({ delivery, event, channel }: DeliveryJob): Promise<LastStep | void> {
     const { store, clock, owner, retryMs, logger } = this.options;
     const outcome = await this.attempt(event, channel);
     const attempts = delivery.attempts + 1;
@@ -233,7 +238,7 @@ export class Deliverer {
       updatedAt: now,
     });
     if (!recorded) logger.warn("delivery outcome not recorded: the lease was lost", { eventId: event.id, channelId: channel.id });
-    else await this.#recordHealth(channel, event, { attempt: attempts, status, error: lastError, at: now });
+    else return () => this.#recordHealth(channel, event, { attempt: attempts, status, error: lastError, at: now });
   }
 
   /**
