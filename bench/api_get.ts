@@ -5,7 +5,9 @@
  * key made with the CLI, 200 certificates added through the API (each checked against a local TLS
  * server in another process, as the tests do), then wrk in a third process, one thread and 64
  * connections, rotating over the 200 ids. The floor is a bare Elysia server in a process of its own
- * answering the same bodies from memory. Both are measured one after the other, `--runs` times:
+ * answering the same bodies from memory. Both are measured one after the other, `--runs` times (a
+ * floor then certkeeper each time: the machine's own pace moves between runs, by a third and more on a
+ * shared machine, so each ratio is taken within its run and the median of the runs is printed last):
  *
  *   GET /v1/certificates/{id}         rotating over the 200 certificates (target >= 0.5x, p99 <= 4x the floor's)
  *   GET /v1/certificates?limit=100    the first page (target >= 0.2x)
@@ -14,7 +16,7 @@
  * process spent per request (from /proc/<pid>/stat), which carries over between machines better
  * than a rate.
  *
- *   bun bench/api_get.ts [--connections 64] [--seconds 10] [--runs 2] [--log-level info] [--profile DIR]
+ *   bun bench/api_get.ts [--connections 64] [--seconds 5] [--runs 5] [--log-level info] [--profile DIR]
  *
  * With `--profile DIR` the server runs under Bun's CPU profiler (`--cpu-prof-md`), only certkeeper is
  * loaded, and the profile (Markdown, hottest functions first) is written to DIR when it stops; `--only get`
@@ -29,8 +31,8 @@ import { runWrk, type LoadResult } from "./support/wrk.ts";
 const { values } = parseArgs({
   options: {
     connections: { type: "string", default: "64" },
-    seconds: { type: "string", default: "10" },
-    runs: { type: "string", default: "2" },
+    seconds: { type: "string", default: "5" },
+    runs: { type: "string", default: "5" },
     // Unset: certkeeper's default (info). Pass warn to see what the request lines cost.
     "log-level": { type: "string" },
     profile: { type: "string" },
@@ -41,6 +43,12 @@ const connections = Number(values.connections);
 const seconds = Number(values.seconds);
 const runs = Number(values.runs);
 const CERTIFICATES = 200;
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+}
 const DOMAIN = "bench.certkeeper.test";
 
 const workspace = benchWorkspace("certkeeper-bench-api-");
@@ -167,6 +175,15 @@ try {
       console.log(row("certkeeper", measured));
       console.log(`  ratio ${(measured.requestsPerSecond / floor.requestsPerSecond).toFixed(2)}x, p99 ${(measured.p99Ms / floor.p99Ms).toFixed(1)}x the floor's`);
     });
+    const runsOf = results[name];
+    const ratios = runsOf.map(({ floor, measured }) => measured.requestsPerSecond / floor.requestsPerSecond);
+    const p99s = runsOf.map(({ floor, measured }) => measured.p99Ms / floor.p99Ms);
+    const cpu = runsOf.map(({ measured }) => measured.cpuUsPerRequest);
+    const floorCpu = runsOf.map(({ floor }) => floor.cpuUsPerRequest);
+    console.log(
+      `median of ${runsOf.length} runs: ratio ${median(ratios).toFixed(2)}x (${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}), ` +
+        `p99 ${median(p99s).toFixed(1)}x the floor's, CPU ${Math.round(median(cpu))} µs/request against ${Math.round(median(floorCpu))}`,
+    );
     console.log("");
   }
 } finally {
