@@ -5,9 +5,8 @@
  * the committed timings); its exit code is ours, so a failure fails `npm test`. The run's JUnit report,
  * with every file's time, stays in test-artifacts/junit.xml.
  *
- * TEST_WORKERS=N chooses the number of worker processes (default: two more than the cores, since
- * many files spend much of their time waiting on servers, child processes and real timeouts: on two
- * cores, 3 workers left a core idle whenever two of them waited at once, 255 s with 4 against 284 s). Each worker keeps one
+ * TEST_WORKERS=N chooses the number of worker processes (default: one more than the cores, since
+ * many files spend much of their time waiting on servers and child processes). Each worker keeps one
  * module registry across the files it runs (`--no-isolate`), as a plain `bun test` does in its one
  * process: the test PKI and the modules are made once per worker, not once per file.
  */
@@ -24,7 +23,7 @@ const SHOWN = 10;
 function workers(): number {
   const chosen = Number(process.env.TEST_WORKERS);
   if (Number.isInteger(chosen) && chosen >= 1) return chosen;
-  return availableParallelism() + 2;
+  return availableParallelism() + 1;
 }
 
 export interface FileTime {
