@@ -298,9 +298,9 @@ export function createCore(options: CoreOptions): Core {
     trust,
     source,
     start() {
-      // The trusted roots, parsed a slice at a time before the first check needs them: at start when
-      // there are certificates to check, else by the first check (a third of a start's CPU, which a
-      // server with nothing to check yet is spared).
+      // The trusted roots, listed and indexed before the first check needs them (tens of milliseconds,
+      // most of it the platform listing its roots): at start when there are certificates to check, else
+      // by the first check.
       void store.certificates.nextDueAt().then(
         (next) => (next !== null ? trust.ready() : undefined),
         () => undefined, // the store did not answer: the first check parses them

@@ -49,7 +49,7 @@ export async function askAboutChain(
 }
 
 async function findIssuer(leaf: Certificate, sent: Certificate[], trust: TrustStore): Promise<Certificate | null> {
-  for (const candidate of [...sent.filter((cert) => cert.subject === leaf.issuer), ...(await trust.anchorsNamed(leaf.issuer))]) {
+  for (const candidate of [...sent.filter((cert) => cert.subject === leaf.issuer), ...(await trust.anchorsFor(leaf))]) {
     try {
       if (await leaf.verify({ publicKey: candidate.publicKey, signatureOnly: true })) return candidate;
     } catch {

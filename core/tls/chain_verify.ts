@@ -57,7 +57,7 @@ interface PathStep {
  */
 async function trustedPath(cert: Certificate, pool: Certificate[], trust: TrustStore, now: number, depth: number): Promise<PathStep[] | undefined> {
   if (await trust.isAnchor(cert)) return [];
-  for (const anchor of await trust.anchorsNamed(cert.issuer)) {
+  for (const anchor of await trust.anchorsFor(cert)) {
     if (await signedBy(cert, anchor)) return [{ cert: anchor, sent: false }];
   }
   if (depth >= MAX_DEPTH) return undefined;

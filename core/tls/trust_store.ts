@@ -1,19 +1,32 @@
 /** The roots certkeeper trusts: the platform's bundled roots plus CERTKEEPER_EXTRA_CA_FILE. */
 import { readFileSync } from "node:fs";
 import * as tls from "node:tls";
+import { X509Certificate as PlatformCertificate } from "node:crypto";
 import { Certificate } from "./x509.ts";
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
-/** Parsing goes on for at most this long before it lets the event loop run. */
-const SLICE_MS = 4;
 
+/**
+ * The anchors are found by subject. Parsing all ~150 system roots with `@peculiar/x509` took about
+ * 200 ms of CPU (more with its parser still cold), paid by every `certkeeper check` and every server
+ * start; the platform's own X.509 parser reads their subjects in about 6 ms. So the roots are indexed
+ * by the subject as the platform renders it, and a root is parsed with `@peculiar/x509` only when a
+ * chain first names it (then kept). A certificate is looked up by its issuer as the same parser
+ * renders it, so both sides of the comparison come from one renderer. What the platform's parser
+ * cannot read (a root or a certificate of a chain) is compared by `@peculiar/x509`'s subject string,
+ * as before.
+ */
 export class TrustStore {
   #pems: readonly string[] | (() => readonly string[]);
-  #index: Promise<Map<string, Certificate[]>> | undefined;
-  #fingerprints: Promise<Set<string>> | undefined;
+  /** PEMs by subject (the platform's rendering), and the PEMs the platform could not read. */
+  #index: { bySubject: Map<string, string[]>; unread: string[] } | undefined;
+  /** Each root parsed with `@peculiar/x509`, once it was needed (null: unreadable). */
+  readonly #parsed = new Map<string, Certificate | null>();
+  /** A certificate's subject and issuer as the platform renders them (null: it cannot read it). */
+  readonly #names = new WeakMap<Certificate, { subject: string; issuer: string } | null>();
 
   /**
-   * `pems`: PEM certificates, or a function giving them; listed and parsed on first use (or ready()),
+   * `pems`: PEM certificates, or a function giving them; listed and indexed on first use (or ready()),
    * so a process that never checks pays nothing.
    */
   constructor(pems: readonly string[] | (() => readonly string[])) {
@@ -34,53 +47,86 @@ export class TrustStore {
     return this.#pems;
   }
 
-  /**
-   * Parses the anchors now, a slice at a time: the first check needs them all, and the ~150 system
-   * roots took 0.4–1.7 s of the event loop's time at once (the parser still cold), holding every
-   * request and delivery that long. The server starts this as it starts.
-   */
+  /** Indexes the anchors now (a few milliseconds) rather than at the first check. */
   ready(): Promise<void> {
-    return this.#anchors().then(() => {});
+    this.#roots();
+    return Promise.resolve();
   }
 
-  /** Anchors whose subject is `issuerName` (a DN string as `@peculiar/x509` formats it). */
-  async anchorsNamed(issuerName: string): Promise<Certificate[]> {
-    return (await this.#anchors()).get(issuerName) ?? [];
+  /** Anchors whose subject is `cert`'s issuer. */
+  async anchorsFor(cert: Certificate): Promise<Certificate[]> {
+    return this.#named(cert, "issuer");
   }
 
-  /** True when a certificate with this DER is itself an anchor. */
+  /** True when `cert` (its DER, byte for byte) is itself an anchor. */
   async isAnchor(cert: Certificate): Promise<boolean> {
-    if ((await this.anchorsNamed(cert.subject)).length === 0) return false;
-    this.#fingerprints ??= this.#anchors().then(
-      async (index) => new Set(await Promise.all([...index.values()].flat().map(async (anchor) => hex(await anchor.getThumbprint())))),
-    );
-    return (await this.#fingerprints).has(hex(await cert.getThumbprint()));
+    const der = Buffer.from(cert.rawData);
+    return this.#named(cert, "subject").some((anchor) => der.equals(Buffer.from(anchor.rawData)));
   }
 
-  #anchors(): Promise<Map<string, Certificate[]>> {
-    return (this.#index ??= (async () => {
-      const bySubject = new Map<string, Certificate[]>();
-      let sliceStart = performance.now();
-      for (const pem of this.pems) {
-        if (performance.now() - sliceStart >= SLICE_MS) {
-          await new Promise((resolve) => setTimeout(resolve, 0));
-          sliceStart = performance.now();
-        }
-        let cert: Certificate;
-        try {
-          cert = new Certificate(pem);
-        } catch {
-          continue; // one unreadable bundled root must not disable trust for all others
-        }
-        const list = bySubject.get(cert.subject) ?? [];
-        list.push(cert);
-        bySubject.set(cert.subject, list);
+  /** Anchors whose subject is `cert`'s subject or issuer. */
+  #named(cert: Certificate, which: "subject" | "issuer"): Certificate[] {
+    const { bySubject, unread } = this.#roots();
+    const names = this.#platformNames(cert);
+    // Read by the platform: its rendering finds the roots it read; otherwise @peculiar/x509's string
+    // is compared with every root, parsed, as before.
+    const candidates = names ? (bySubject.get(names[which]) ?? []) : [...bySubject.values()].flat();
+    const wanted = which === "subject" ? cert.subject : cert.issuer;
+    const found: Certificate[] = [];
+    for (const pem of candidates) {
+      const anchor = this.#parse(pem);
+      if (anchor) found.push(anchor);
+    }
+    for (const pem of unread) {
+      const anchor = this.#parse(pem);
+      if (anchor && anchor.subject === wanted) found.push(anchor);
+    }
+    return names ? found : found.filter((anchor) => anchor.subject === wanted);
+  }
+
+  #roots(): { bySubject: Map<string, string[]>; unread: string[] } {
+    if (this.#index) return this.#index;
+    const bySubject = new Map<string, string[]>();
+    const unread: string[] = [];
+    for (const pem of this.pems) {
+      let subject: string;
+      try {
+        subject = new PlatformCertificate(pem).subject;
+      } catch {
+        unread.push(pem);
+        continue;
       }
-      return bySubject;
-    })());
+      const list = bySubject.get(subject);
+      if (list) list.push(pem);
+      else bySubject.set(subject, [pem]);
+    }
+    return (this.#index = { bySubject, unread });
   }
-}
 
-function hex(buffer: ArrayBuffer): string {
-  return Buffer.from(buffer).toString("hex");
+  #parse(pem: string): Certificate | null {
+    let anchor = this.#parsed.get(pem);
+    if (anchor === undefined) {
+      try {
+        anchor = new Certificate(pem);
+      } catch {
+        anchor = null; // one unreadable bundled root must not disable trust for all others
+      }
+      this.#parsed.set(pem, anchor);
+    }
+    return anchor;
+  }
+
+  #platformNames(cert: Certificate): { subject: string; issuer: string } | null {
+    let names = this.#names.get(cert);
+    if (names === undefined) {
+      try {
+        const platform = new PlatformCertificate(new Uint8Array(cert.rawData));
+        names = { subject: platform.subject, issuer: platform.issuer };
+      } catch {
+        names = null;
+      }
+      this.#names.set(cert, names);
+    }
+    return names;
+  }
 }
