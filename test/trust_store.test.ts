@@ -9,11 +9,42 @@ import { describe, expect, test } from "bun:test";
 import * as tls from "node:tls";
 import { X509Certificate as PlatformCertificate } from "node:crypto";
 import { TrustStore } from "../core/tls/trust_store.ts";
-import { Certificate } from "../core/tls/x509.ts";
+import { Certificate, x509 } from "../core/tls/x509.ts";
 import { createIntermediateCa, createLeaf, createRootCa } from "./support/pki.ts";
 
 const der = (cert: Certificate) => Buffer.from(cert.rawData).toString("base64");
 const ders = (certs: Certificate[]) => certs.map(der).sort();
+const EC = { name: "ECDSA", namedCurve: "P-256", hash: "SHA-256" };
+const DAY = 86_400_000;
+
+/**
+ * A root named `rootName` and an intermediate it signs whose issuer is written as `issuerName` (names
+ * as @peculiar/x509's JSON, where each value can choose its ASN.1 string type).
+ */
+async function signedPair(rootName: x509.JsonNameParams, issuerName: x509.JsonNameParams): Promise<{ root: Certificate; intermediate: Certificate }> {
+  const rootKeys = (await crypto.subtle.generateKey(EC, true, ["sign", "verify"])) as CryptoKeyPair;
+  const ownKeys = (await crypto.subtle.generateKey(EC, true, ["sign", "verify"])) as CryptoKeyPair;
+  const validity = { notBefore: new Date(Date.now() - DAY), notAfter: new Date(Date.now() + 300 * DAY) };
+  const root = await x509.X509CertificateGenerator.createSelfSigned({
+    serialNumber: "01",
+    name: new x509.Name(rootName),
+    ...validity,
+    keys: rootKeys,
+    signingAlgorithm: EC,
+    extensions: [new x509.BasicConstraintsExtension(true, undefined, true)],
+  });
+  const intermediate = await x509.X509CertificateGenerator.create({
+    serialNumber: "02",
+    subject: "CN=Pair Intermediate",
+    issuer: new x509.Name(issuerName),
+    ...validity,
+    publicKey: ownKeys.publicKey,
+    signingKey: rootKeys.privateKey,
+    signingAlgorithm: EC,
+    extensions: [new x509.BasicConstraintsExtension(true, 0, true)],
+  });
+  return { root: new Certificate(root.toString("pem")), intermediate: new Certificate(intermediate.toString("pem")) };
+}
 
 describe("TrustStore", () => {
   test("over every system root: each is its own anchor, found by its issuer, and the anchors are what comparing parsed subjects finds", async () => {
@@ -60,10 +91,32 @@ describe("TrustStore", () => {
     expect(await store.isAnchor(new Certificate(root.certPem))).toBe(true);
   });
 
+  test("an issuer written as UTF8String finds its root named in PrintableString, as CAs write them", async () => {
+    const { root, intermediate } = await signedPair(
+      [{ CN: [{ printableString: "Example Root" }] }, { O: [{ printableString: "Example" }] }],
+      [{ CN: [{ utf8String: "Example Root" }] }, { O: [{ utf8String: "Example" }] }],
+    );
+    const store = new TrustStore([root.toString("pem")]);
+    expect(ders(await store.anchorsFor(intermediate))).toEqual([der(root)]);
+  });
+
+  test("a root the platform cannot read (a name outside the BMP in UniversalString) is still an anchor, found by its parsed subject", async () => {
+    // The intermediate names it in UTF8String, which the platform reads: found among the unread roots.
+    const { root, intermediate } = await signedPair([{ CN: [{ universalString: "Root \u{1F600}" }] }], [{ CN: [{ utf8String: "Root \u{1F600}" }] }]);
+    expect(() => new PlatformCertificate(new Uint8Array(root.rawData))).toThrow();
+    expect(new PlatformCertificate(new Uint8Array(intermediate.rawData)).issuer).toContain("Root");
+    const other = await createRootCa({ name: "CN=Readable Neighbour, O=certkeeper tests" });
+    const store = new TrustStore([other.certPem, root.toString("pem")]);
+    expect(ders(await store.anchorsFor(intermediate))).toEqual([der(root)]);
+    expect(await store.isAnchor(root)).toBe(true);
+    expect(await store.isAnchor(intermediate)).toBe(false);
+  });
+
   test("a certificate the platform cannot read is matched by its parsed issuer, as before", async () => {
     const root = await createRootCa({ name: "CN=Fallback Root, O=certkeeper tests" });
+    const neighbour = await createRootCa({ name: "CN=Fallback Neighbour, O=certkeeper tests" });
     const unreadable = new Certificate((await createIntermediateCa(root, { name: "CN=Fallback Intermediate, O=certkeeper tests" })).certPem);
-    const store = new TrustStore([root.certPem]);
+    const store = new TrustStore([neighbour.certPem, root.certPem]);
     // As the platform's parser would refuse it: its DER cut short (the parsed object keeps its names;
     // only the platform's view of it fails).
     Object.defineProperty(unreadable, "rawData", { value: unreadable.rawData.slice(0, 40) });

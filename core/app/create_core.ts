@@ -301,10 +301,11 @@ export function createCore(options: CoreOptions): Core {
       // The trusted roots, listed and indexed before the first check needs them (tens of milliseconds,
       // most of it the platform listing its roots): at start when there are certificates to check, else
       // by the first check.
-      void store.certificates.nextDueAt().then(
-        (next) => (next !== null ? trust.ready() : undefined),
-        () => undefined, // the store did not answer: the first check parses them
-      );
+      void store.certificates
+        .nextDueAt()
+        .then((next) => (next !== null ? trust.ready() : undefined))
+        // The store did not answer, or the roots could not be listed: the first check tries again (and says why).
+        .catch(() => undefined);
       scheduler.start();
       deliverer?.loop.start();
       watchPoller?.loop.start();

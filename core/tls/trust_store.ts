@@ -5,6 +5,8 @@ import { X509Certificate as PlatformCertificate } from "node:crypto";
 import { Certificate } from "./x509.ts";
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
+/** Parsing every root (see #bySubjectString) goes on for at most this long before it lets the event loop run. */
+const SLICE_MS = 4;
 
 /**
  * The anchors are found by subject. Parsing all ~150 system roots with `@peculiar/x509` took about
@@ -14,7 +16,8 @@ const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/
  * chain first names it (then kept). A certificate is looked up by its issuer as the same parser
  * renders it, so both sides of the comparison come from one renderer. What the platform's parser
  * cannot read (a root or a certificate of a chain) is compared by `@peculiar/x509`'s subject string,
- * as before.
+ * as before. The names only choose which roots to try: a path is trusted when the root's key verifies
+ * the signature (chain_verify.ts), and a certificate is an anchor when its DER is a root's.
  */
 export class TrustStore {
   #pems: readonly string[] | (() => readonly string[]);
@@ -24,6 +27,8 @@ export class TrustStore {
   readonly #parsed = new Map<string, Certificate | null>();
   /** A certificate's subject and issuer as the platform renders them (null: it cannot read it). */
   readonly #names = new WeakMap<Certificate, { subject: string; issuer: string } | null>();
+  /** Every root parsed and indexed by @peculiar/x509's subject string, once a certificate needed it. */
+  #parsedIndex: Promise<Map<string, Certificate[]>> | undefined;
 
   /**
    * `pems`: PEM certificates, or a function giving them; listed and indexed on first use (or ready()),
@@ -48,32 +53,31 @@ export class TrustStore {
   }
 
   /** Indexes the anchors now (a few milliseconds) rather than at the first check. */
-  ready(): Promise<void> {
+  async ready(): Promise<void> {
     this.#roots();
-    return Promise.resolve();
   }
 
   /** Anchors whose subject is `cert`'s issuer. */
-  async anchorsFor(cert: Certificate): Promise<Certificate[]> {
+  anchorsFor(cert: Certificate): Promise<Certificate[]> {
     return this.#named(cert, "issuer");
   }
 
   /** True when `cert` (its DER, byte for byte) is itself an anchor. */
   async isAnchor(cert: Certificate): Promise<boolean> {
     const der = Buffer.from(cert.rawData);
-    return this.#named(cert, "subject").some((anchor) => der.equals(Buffer.from(anchor.rawData)));
+    return (await this.#named(cert, "subject")).some((anchor) => der.equals(Buffer.from(anchor.rawData)));
   }
 
   /** Anchors whose subject is `cert`'s subject or issuer. */
-  #named(cert: Certificate, which: "subject" | "issuer"): Certificate[] {
+  async #named(cert: Certificate, which: "subject" | "issuer"): Promise<Certificate[]> {
     const { bySubject, unread } = this.#roots();
-    const names = this.#platformNames(cert);
-    // Read by the platform: its rendering finds the roots it read; otherwise @peculiar/x509's string
-    // is compared with every root, parsed, as before.
-    const candidates = names ? (bySubject.get(names[which]) ?? []) : [...bySubject.values()].flat();
     const wanted = which === "subject" ? cert.subject : cert.issuer;
+    const names = this.#platformNames(cert);
+    // Not readable by the platform (a hostile server can send such a certificate): @peculiar/x509's
+    // string is compared with every root's, parsed once, a slice at a time.
+    if (!names) return (await this.#bySubjectString()).get(wanted) ?? [];
     const found: Certificate[] = [];
-    for (const pem of candidates) {
+    for (const pem of bySubject.get(names[which]) ?? []) {
       const anchor = this.#parse(pem);
       if (anchor) found.push(anchor);
     }
@@ -81,7 +85,31 @@ export class TrustStore {
       const anchor = this.#parse(pem);
       if (anchor && anchor.subject === wanted) found.push(anchor);
     }
-    return names ? found : found.filter((anchor) => anchor.subject === wanted);
+    return found;
+  }
+
+  /**
+   * Every root, parsed with `@peculiar/x509` and indexed by its subject string: for certificates the
+   * platform cannot read. Parsed a slice at a time: all of them take hundreds of milliseconds, which
+   * must not hold the event loop at once.
+   */
+  #bySubjectString(): Promise<Map<string, Certificate[]>> {
+    return (this.#parsedIndex ??= (async () => {
+      const index = new Map<string, Certificate[]>();
+      let sliceStart = performance.now();
+      for (const pem of this.pems) {
+        if (performance.now() - sliceStart >= SLICE_MS) {
+          await new Promise((resolve) => setTimeout(resolve, 0));
+          sliceStart = performance.now();
+        }
+        const anchor = this.#parse(pem);
+        if (!anchor) continue;
+        const list = index.get(anchor.subject);
+        if (list) list.push(anchor);
+        else index.set(anchor.subject, [anchor]);
+      }
+      return index;
+    })());
   }
 
   #roots(): { bySubject: Map<string, string[]>; unread: string[] } {
