@@ -104,9 +104,7 @@ export class TrustStore {
         }
         const anchor = this.#parse(pem);
         if (!anchor) continue;
-        const list = index.get(anchor.subject);
-        if (list) list.push(anchor);
-        else index.set(anchor.subject, [anchor]);
+        addTo(index, anchor.subject, anchor);
       }
       return index;
     })());
@@ -124,9 +122,7 @@ export class TrustStore {
         unread.push(pem);
         continue;
       }
-      const list = bySubject.get(subject);
-      if (list) list.push(pem);
-      else bySubject.set(subject, [pem]);
+      addTo(bySubject, subject, pem);
     }
     return (this.#index = { bySubject, unread });
   }
@@ -157,4 +153,10 @@ export class TrustStore {
     }
     return names;
   }
+}
+
+function addTo<T>(map: Map<string, T[]>, key: string, value: T): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
 }
