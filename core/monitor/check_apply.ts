@@ -46,11 +46,22 @@ const RENEWAL_BLOCKED_MEMORY_SIZE = 32;
 export const EMPTY_ALERT_MEMORY: AlertMemory = { leaves: [], chain: [] };
 
 /**
- * `serial@notAfter`. Made anew each time: each check brings new details objects for its endpoints, so
- * a cache by object mostly missed, and filling it cost more than the string.
+ * `serial@notAfter`, the key a leaf is remembered by. Built only when needed: a check compares leaves
+ * with {@link sameLeaf} and {@link isLeafKeyOf}, which look at the expiry first (building a key and
+ * comparing it was a tenth of the simulated year's time).
  */
 function leafKey(details: CertificateDetails): string {
   return `${details.serialNumber}@${details.notAfter}`;
+}
+
+/** The same leaf: what {@link leafKey} would say, without building the keys. */
+function sameLeaf(a: CertificateDetails, b: CertificateDetails): boolean {
+  return a === b || (a.notAfter === b.notAfter && a.serialNumber === b.serialNumber);
+}
+
+/** Whether `key` (remembered with its leaf's `notAfter`) names the leaf `details`. */
+function isLeafKeyOf(entry: { key: string; notAfter: number }, details: CertificateDetails): boolean {
+  return entry.notAfter === details.notAfter && entry.key === leafKey(details);
 }
 
 export interface CheckPolicy {
@@ -122,14 +133,15 @@ export function applyCheck(
     next.failure = null;
     next.failureCount = 0;
     // Leaves the answering nodes serve; a pending renewal stands only while they are its two leaves.
-    // (A few keys: an array, cheaper here than a set.)
-    const served: string[] = [];
-    for (const endpoint of endpoints) {
-      const key = endpoint.details ? leafKey(endpoint.details) : null;
-      if (key !== null && !served.includes(key)) served.push(key);
+    // (A few leaves: an array, cheaper here than a set.)
+    const served: CertificateDetails[] = [];
+    for (const { details } of endpoints) {
+      if (details && !served.some((leaf) => sameLeaf(leaf, details))) served.push(details);
     }
     const pending = next.alertMemory.renewing;
-    if (pending && !served.every((key) => key === pending.oldKey || key === pending.newKey)) next.alertMemory = withoutRenewing(next.alertMemory);
+    if (pending && !served.every((leaf) => leafKey(leaf) === pending.oldKey || leafKey(leaf) === pending.newKey)) {
+      next.alertMemory = withoutRenewing(next.alertMemory);
+    }
     if (renewed) {
       // The earliest-expiring leaf is another one. Seen before (a node that flips back to an old
       // certificate): its alerts are where they were, and it is no renewal.
@@ -140,8 +152,7 @@ export function applyCheck(
           expiryAlerted: previous.expiryAlerted,
           chainExpiry: previous.details.chainExpiry ?? null,
         }, (e) => e.key);
-      const outcomeKey = leafKey(outcome.details);
-      const known = leaves.find((entry) => entry.key === outcomeKey);
+      const known = leaves.find((entry) => isLeafKeyOf(entry, outcome.details));
       next.alertMemory = { ...next.alertMemory, leaves };
       if (known) {
         next.alertedThreshold = known.alertedThreshold;
@@ -152,7 +163,7 @@ export function applyCheck(
         const oldKey = leafKey(previous.details);
         const newKey = leafKey(outcome.details);
         const renewedFrom = { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) };
-        if (served.includes(oldKey) && served.length === 2) {
+        if (served.length === 2 && served.some((leaf) => sameLeaf(leaf, previous.details))) {
           // The new leaf expires before the old one and some node still serves the old: renewed once
           // every answering node serves the new one (CONTRACT §20), not at the first. (Nodes serving
           // leaves of their own, three or more at once, are announced as the certificate-level leaf moves.)
@@ -165,7 +176,7 @@ export function applyCheck(
       }
     }
     const renewing = next.alertMemory.renewing;
-    if (renewing && served.length === 1 && served[0] === renewing.newKey) {
+    if (renewing && served.length === 1 && leafKey(served[0]!) === renewing.newKey) {
       // The last node serving the replaced leaf has moved on: now the renewal is done.
       drafts.push({ type: "certificate.renewed", extra: { previous: renewing.previous } });
       next.alertMemory = withoutRenewing(next.alertMemory);
@@ -278,7 +289,7 @@ export function applyCheck(
   if (next.details.chainExpiry) chains.push({ above: next.details.chainExpiry, leafNotAfter: notAfter });
   if (outcome.ok) {
     for (const { address, details } of next.endpoints) {
-      if (!details?.chainExpiry || leafKey(details) === leafKey(next.details)) continue;
+      if (!details?.chainExpiry || sameLeaf(details, next.details)) continue;
       const endpoint = { address, serialNumber: details.serialNumber, expiresAt: iso(details.notAfter) };
       chains.push({ above: details.chainExpiry, leafNotAfter: details.notAfter, endpoint });
     }
@@ -311,27 +322,29 @@ export function applyCheck(
   let due = leafDue(next, next.details, next.alertedThreshold, next.expiryAlerted, now);
   // Other nodes' leaves, served now or earlier: when one of them crosses a threshold it may be the
   // earliest-expiring one by then (its node answering while the current one's does not), so look then.
-  // (A few leaves, at most MEMORY_SIZE and the nodes': found in arrays, cheaper here than sets.)
-  const current = leafKey(next.details);
-  const servedLeaves: Array<{ key: string; details: CertificateDetails }> = [];
-  for (const endpoint of next.endpoints) if (endpoint.details) servedLeaves.push({ key: leafKey(endpoint.details), details: endpoint.details });
-  const others: Array<AlertMemory["leaves"][number]> = [];
-  const seen = (key: string) => key === current || others.some((other) => other.key === key);
-  for (const entry of next.alertMemory.leaves) if (!seen(entry.key)) others.push(entry);
-  for (const { key, details: d } of servedLeaves) {
-    if (!seen(key)) others.push({ key, notAfter: d.notAfter, alertedThreshold: null, expiryAlerted: false, chainExpiry: d.chainExpiry ?? null });
+  // Each is remembered (with what was announced for it), served by a node now, or both. (A few
+  // leaves, at most MEMORY_SIZE and the nodes': found in arrays, cheaper here than sets.)
+  const current = next.details;
+  const others: Array<{ remembered?: AlertMemory["leaves"][number]; served?: CertificateDetails }> = [];
+  // (The remembered leaves' keys are unique: {@link remember} replaces an entry with the same key.)
+  for (const entry of next.alertMemory.leaves) if (!isLeafKeyOf(entry, current)) others.push({ remembered: entry });
+  for (const { details } of next.endpoints) {
+    if (!details || sameLeaf(details, current)) continue;
+    const other = others.find((o) => (o.served ? sameLeaf(o.served, details) : isLeafKeyOf(o.remembered!, details)));
+    if (!other) others.push({ served: details });
+    else other.served ??= details;
   }
-  for (const other of others) {
-    const at = nextAlertAt(next.alertThresholds, other.notAfter, other.alertedThreshold, other.expiryAlerted, now);
+  for (const { remembered, served } of others) {
+    const notAfter = remembered ? remembered.notAfter : served!.notAfter;
+    const at = nextAlertAt(next.alertThresholds, notAfter, remembered?.alertedThreshold ?? null, remembered?.expiryAlerted ?? false, now);
     if (at !== null) due = Math.min(due, at);
     // Its renewal deadline: the status of the node serving it changes then.
-    const served = servedLeaves.find((leaf) => leaf.key === other.key)?.details;
     if (served) {
       const deadline = renewalDeadline(served).deadline;
       if (deadline > now) due = Math.min(due, deadline);
     }
-    const chain = other.chainExpiry;
-    if (chain && chain.notAfter < other.notAfter) {
+    const chain = remembered ? remembered.chainExpiry : (served!.chainExpiry ?? null);
+    if (chain && chain.notAfter < notAfter) {
       const alerted = next.alertMemory.chain.find((entry) => entry.serial === chain.serialNumber)?.alertedThreshold ?? null;
       const chainAt = nextAlertAt(next.alertThresholds, chain.notAfter, alerted, false, now);
       if (chainAt !== null) due = Math.min(due, chainAt);
