@@ -2,7 +2,7 @@
 import type { CertificateStore, CertificateTarget } from "../../core/store/mod.ts";
 import type { CertificateRecord } from "../../core/base/mod.ts";
 import { certificateRenewalState, certificateStatus } from "../../core/certificates/mod.ts";
-import { copyCertificate, inScope, sharedParts, type MemoryState } from "./state.ts";
+import { copyCertificate, deepFreeze, inScope, readCertificate, sharedParts, type MemoryState } from "./state.ts";
 
 type Stored = CertificateRecord & { leaseOwner: string | null };
 
@@ -11,7 +11,7 @@ function sameTarget(a: CertificateTarget, b: CertificateTarget): boolean {
   return a.domain === b.domain && a.port === b.port && (a.protocol ?? "tls") === (b.protocol ?? "tls") && (a.connectTo ?? null) === (b.connectTo ?? null);
 }
 
-const withoutLease = (record: Stored): CertificateRecord => copyCertificate(record);
+const withoutLease = (record: Stored): CertificateRecord => readCertificate(record);
 
 export function memoryCertificates(state: MemoryState): CertificateStore {
   const inScopeList = (scope: Parameters<CertificateStore["count"]>[0]) =>
@@ -128,10 +128,10 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
     },
 
     async claimDue({ owner, now, leaseUntil, limit }) {
-      const due = [...state.certificates.values()]
-        .filter((c) => c.nextCheckAt <= now)
-        .sort((a, b) => a.nextCheckAt - b.nextCheckAt)
-        .slice(0, limit);
+      const due: Stored[] = [];
+      for (const c of state.certificates.values()) if (c.nextCheckAt <= now) due.push(c);
+      due.sort((a, b) => a.nextCheckAt - b.nextCheckAt);
+      if (due.length > limit) due.length = limit;
       if (due.length > 0) state.write();
       return due.map((record) => {
         const claimed = withoutLease(record);
@@ -165,7 +165,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
         if (!inScope(record, scope) || record.details.notBefore >= deployment.issuedAt) continue;
         if (record.deployment && record.deployment.issuedAt >= deployment.issuedAt) continue;
         if (changed++ === 0) state.write();
-        record.deployment = { ...deployment };
+        record.deployment = deepFreeze({ ...deployment });
         record.nextCheckAt = Math.min(record.nextCheckAt, dueAt);
         record.version++;
       }

@@ -138,10 +138,18 @@ export function copyJson<T>(value: T): T {
  * they are never changed in place, and a check copies them often.
  */
 export function copyCertificate(record: CertificateRecord & { leaseOwner?: string | null }): CertificateRecord {
+  return Object.assign(readCertificate(record), sharedParts(record));
+}
+
+/**
+ * A stored certificate record as read: its own copy, sharing the parts a check replaces whole, which
+ * every write froze (insert and saveCheck through {@link sharedParts}, noteIssuance its deployment).
+ */
+export function readCertificate(record: CertificateRecord & { leaseOwner?: string | null }): CertificateRecord {
   const { leaseOwner: _, ...copied } = record;
   copied.alertThresholds = [...record.alertThresholds];
   copied.tags = [...record.tags];
-  return Object.assign(copied, sharedParts(record));
+  return copied;
 }
 
 /** The parts of a certificate record a check replaces whole, frozen to be shared. */
