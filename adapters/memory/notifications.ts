@@ -1,7 +1,7 @@
 /** Channels, events and deliveries in memory. */
 import { fairShare, type ChannelStore, type DeliveryJob, type EventStore, type EventWithDeliveries, type FairShareCandidate } from "../../core/store/mod.ts";
 import type { DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
-import { copy, copyJson, inScope, storedEvent, withoutLease, type MemoryState } from "./state.ts";
+import { copy, copyJson, inScope, withoutLease, type MemoryState } from "./state.ts";
 
 export function memoryChannels(state: MemoryState): ChannelStore {
   return {
@@ -79,18 +79,30 @@ export function memoryEvents(state: MemoryState): EventStore {
   return {
     async insert(event, deliveries) {
       state.write();
-      state.events.set(event.id, storedEvent(event, ++state.seq));
+      state.putEvent(event);
       for (const d of deliveries) {
         state.deliveries.set(`${d.eventId} ${d.channelId}`, { ...copy(d), leaseOwner: null });
         state.indexDelivery(d.eventId, d.channelId, d.status);
       }
     },
     async list(scope, { limit, beforeSeq }) {
-      return [...state.events.values()]
-        .filter((e) => inScope(e, scope) && (beforeSeq === undefined || e.seq < beforeSeq))
-        .sort((a, b) => b.seq - a.seq)
-        .slice(0, limit)
-        .map(withDeliveries);
+      // Newest first: backwards from the last event older than the cursor (found by bisection).
+      const bySeq = state.eventsBySeq;
+      let low = 0;
+      let high = bySeq.length;
+      if (beforeSeq !== undefined) {
+        while (low < high) {
+          const mid = (low + high) >>> 1;
+          if (bySeq[mid]!.seq < beforeSeq) low = mid + 1;
+          else high = mid;
+        }
+      }
+      const page: Array<ReturnType<typeof withDeliveries>> = [];
+      for (let i = high - 1; i >= 0 && page.length < limit; i--) {
+        const event = bySeq[i]!;
+        if (inScope(event, scope)) page.push(withDeliveries(event));
+      }
+      return page;
     },
     async get(scope, id) {
       const event = state.events.get(id);
@@ -143,6 +155,7 @@ export function memoryEvents(state: MemoryState): EventStore {
         state.deliveriesByEvent.delete(event.id);
         state.events.delete(event.id);
       }
+      if (old.length > 0) state.eventsBySeq = state.eventsBySeq.filter((event) => state.events.has(event.id));
       return old.length;
     },
     async completeDelivery(owner, update) {
