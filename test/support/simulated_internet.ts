@@ -44,6 +44,8 @@ export interface ServedCertificate {
    * ever; the window is then [incidentAt - 2 h, incidentAt - 1 h].
    */
   incidentAt?: number;
+  /** Its fingerprint once its intermediate has lapsed, made once. */
+  lapsedFingerprint?: string;
 }
 
 export interface SimulatedNode {
@@ -98,6 +100,10 @@ export interface CheckRecord {
   caa?: string | null;
 }
 
+function sameSeen(seen: Omit<CheckRecord, "at">, serial: string | null, intermediate: string | null, caa: string | null | undefined): boolean {
+  return seen.serial === serial && seen.intermediate === intermediate && seen.caa === caa;
+}
+
 /**
  * Every check of one server, in time order, kept compact: a year of 10,000 certificates is 15 million
  * checks, which as one object each held most of the simulation's memory (and its collector's time).
@@ -112,15 +118,19 @@ export class CheckLog {
     return this.#times.length;
   }
 
-  push(record: CheckRecord): void {
-    const same = (seen: Omit<CheckRecord, "at">) => seen.serial === record.serial && seen.intermediate === record.intermediate && seen.caa === record.caa;
-    const last = this.#kinds[this.#kinds.length - 1];
-    let kind = last !== undefined && same(this.#seen[last]!) ? last : this.#seen.findIndex(same);
-    if (kind === -1) {
-      kind = this.#seen.length;
-      this.#seen.push({ serial: record.serial, intermediate: record.intermediate, caa: record.caa });
+  /** Records a check at `at` that saw this (most checks see what the one before saw). */
+  push(at: number, serial: string | null, intermediate: string | null, caa?: string | null): void {
+    const seen = this.#seen;
+    let kind = this.#kinds.length > 0 ? this.#kinds[this.#kinds.length - 1]! : -1;
+    if (kind === -1 || !sameSeen(seen[kind]!, serial, intermediate, caa)) {
+      kind = -1;
+      for (let i = 0; i < seen.length && kind === -1; i++) if (sameSeen(seen[i]!, serial, intermediate, caa)) kind = i;
+      if (kind === -1) {
+        kind = seen.length;
+        seen.push({ serial, intermediate, caa });
+      }
     }
-    this.#times.push(record.at);
+    this.#times.push(at);
     this.#kinds.push(kind);
   }
 
@@ -450,7 +460,7 @@ export class SimulatedInternet implements CertificateSource {
     const outcome = outcomeOfEndpoints(endpoints);
     if (!outcome.ok) {
       this.failures++;
-      log.push({ at: now, serial: null, intermediate: null });
+      log.push(now, null, null);
     } else {
       const above = outcome.details.chainExpiry;
       let caa: string | null = null;
@@ -470,7 +480,7 @@ export class SimulatedInternet implements CertificateSource {
         outcome.caaAnswered = true;
         caa = presentCaaRecord(records[0]!);
       }
-      log.push({ at: now, serial: outcome.details.serialNumber, intermediate: above && above.notAfter < outcome.details.notAfter ? above.serialNumber : null, caa });
+      log.push(now, outcome.details.serialNumber, above && above.notAfter < outcome.details.notAfter ? above.serialNumber : null, caa);
     }
     return outcome;
   }
@@ -507,14 +517,17 @@ export class SimulatedInternet implements CertificateSource {
     }
     return {
       address: node.address,
-      fingerprint: `${cert.serial}${lapsed ? "/lapsed" : ""}`,
+      fingerprint: lapsed ? (cert.lapsedFingerprint ??= `${cert.serial}/lapsed`) : cert.serial,
       details: described,
       problem: lapsed ? "untrusted_issuer" : null,
       failure: null,
-      tls: { protocol: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256" },
+      tls: SIMULATED_TLS,
     };
   }
 }
+
+/** What every handshake agrees on (shared: the monitor never changes it). */
+const SIMULATED_TLS = Object.freeze({ protocol: "TLSv1.3", cipher: "TLS_AES_128_GCM_SHA256" });
 
 /** Puts `cert` among the node's certificates in the order they are served from. */
 function insertByFrom(node: SimulatedNode, cert: ServedCertificate): void {
