@@ -100,7 +100,8 @@ export function memoryEvents(state: MemoryState): EventStore {
       const page: Array<ReturnType<typeof withDeliveries>> = [];
       for (let i = high - 1; i >= 0 && page.length < limit; i--) {
         const event = bySeq[i]!;
-        if (inScope(event, scope)) page.push(withDeliveries(event));
+        // (Only as it is stored now: never one pruned since, nor an id stored again.)
+        if (inScope(event, scope) && state.events.get(event.id) === event) page.push(withDeliveries(event));
       }
       return page;
     },
