@@ -139,9 +139,7 @@ export function applyCheck(
       if (details && !served.some((leaf) => sameLeaf(leaf, details))) served.push(details);
     }
     const pending = next.alertMemory.renewing;
-    if (pending && !served.every((leaf) => leafKey(leaf) === pending.oldKey || leafKey(leaf) === pending.newKey)) {
-      next.alertMemory = withoutRenewing(next.alertMemory);
-    }
+    if (pending && !served.map(leafKey).every((key) => key === pending.oldKey || key === pending.newKey)) next.alertMemory = withoutRenewing(next.alertMemory);
     if (renewed) {
       // The earliest-expiring leaf is another one. Seen before (a node that flips back to an old
       // certificate): its alerts are where they were, and it is no renewal.
