@@ -3,8 +3,7 @@
  * organization's certificates by expiry, soonest first, with their ids and tags, as a table or
  * (--json) as GET's items.
  */
-import { CERTIFICATE_STATUSES, presentCertificate, type CertificateStatus } from "../../core/certificates/mod.ts";
-import { daysLeft } from "../../core/base/mod.ts";
+import { CERTIFICATE_STATUSES, daysLeft, type CertificateStatus } from "../../core/base/mod.ts";
 import { modeFlag, requiredFlag, UsageError, type CommandSpec } from "./command_table.ts";
 import { table, withAdmin } from "./commands.ts";
 
@@ -23,6 +22,8 @@ export const certificateListCommand: CommandSpec = {
     const ref = requiredFlag(flags, "org");
     const mode = modeFlag(flags);
     const statuses = flags.status === undefined ? undefined : parseStatuses(String(flags.status));
+    // Loaded here, not at the CLI's start: the other commands need no certificate views.
+    const { presentCertificate } = await import("../../core/certificates/mod.ts");
     const views = await withAdmin(config, async (admin, store) => {
       const scope = { organizationId: (await admin.findOrganization(ref)).id, mode };
       const now = Date.now();

@@ -4,14 +4,14 @@
  * owner of the organization, so the rules, the retrieval and the errors are the route's.
  */
 import { CertkeeperError, relativeDays, type Mode } from "../../core/base/mod.ts";
-import { OPERATIONS, type Operation } from "../../core/operations/mod.ts";
+import type { Operation } from "../../core/operations/mod.ts";
 import type { Wired } from "../wiring/mod.ts";
 import { modeFlag, requiredFlag, type CommandSpec, type Flags } from "./command_table.ts";
 import { ownerOf, withWired } from "./commands.ts";
 
-/** The operation with this id (every face registers from the one list). */
-export function operation(id: string): Operation {
-  const found = OPERATIONS.find((op) => op.id === id);
+/** The wiring's operation with this id (every face registers from the one list). */
+export function operation(wired: Wired, id: string): Operation {
+  const found = wired.core.operations.find((op) => op.id === id);
   if (!found) throw new CertkeeperError("invalid_request", `This certkeeper has no ${id} operation.`);
   return found;
 }
@@ -59,7 +59,7 @@ export const certificateAddCommand: CommandSpec = {
     if (flags["alert-policy"] !== undefined) body.alertPolicy = String(flags["alert-policy"]);
     const created = await withWired(config, async (wired) => {
       const org = await wired.core.services.admin.findOrganization(ref);
-      const result = await wired.core.call({ operation: operation("addCertificate"), caller: { kind: "host", principal: ownerOf(org, mode) }, body });
+      const result = await wired.core.call({ operation: operation(wired, "addCertificate"), caller: { kind: "host", principal: ownerOf(org, mode) }, body });
       return result.data as { id: string; domain: string; port: number; status: string; daysUntilExpiry: number; expiresAt: string; name: string };
     });
     return {
@@ -82,7 +82,7 @@ export const certificateRemoveCommand: CommandSpec = {
       const found = await findInAnyScope(wired, (scope) => wired.store.certificates.get(scope, id));
       if (!found) throw new CertkeeperError("certificate_not_found", `No certificate with id "${id}": see certificate list --org ORG.`);
       const principal = ownerOf(found.org, found.mode);
-      await wired.core.call({ operation: operation("deleteCertificate"), caller: { kind: "host", principal }, params: { id } });
+      await wired.core.call({ operation: operation(wired, "deleteCertificate"), caller: { kind: "host", principal }, params: { id } });
       return found.record;
     });
     return { json: { id, deleted: true }, text: `Removed ${removed.domain}:${removed.port} (${id}): it is no longer monitored.` };

@@ -30,7 +30,7 @@ export const channelListCommand: CommandSpec = {
       let cursor: string | null | undefined;
       do {
         const query: Record<string, unknown> = { limit: PAGE, ...(cursor ? { cursor } : {}) };
-        const page = await wired.core.call({ operation: operation("listChannels"), caller, query });
+        const page = await wired.core.call({ operation: operation(wired, "listChannels"), caller, query });
         all.push(...(page.data as ChannelView[]));
         cursor = page.nextCursor;
       } while (cursor);
@@ -86,7 +86,7 @@ export const channelTestCommand: CommandSpec = {
       const found = await findInAnyScope(wired, (scope) => wired.store.channels.get(scope, id));
       if (!found) throw new CertkeeperError("channel_not_found", `No channel with id "${id}": see channel list --org ORG.`);
       const caller = { kind: "host", principal: ownerOf(found.org, found.mode) } as const;
-      const answer = await wired.core.call({ operation: operation("testChannel"), caller, params: { id } });
+      const answer = await wired.core.call({ operation: operation(wired, "testChannel"), caller, params: { id } });
       return { result: answer.data as { status: string; responseStatus: number | null; error: string | null }, channel: found.record };
     });
     const delivered = result.status === "delivered";

@@ -10,6 +10,7 @@ import type { Principal } from "../../core/auth/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
 import type { Wired } from "../wiring/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
+import { loadTrust } from "./trust.ts";
 import { optionalInteger, requiredFlag, UsageError, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
 
 /**
@@ -21,11 +22,14 @@ export function cliLogger(_config: Config): Logger {
   return silentLogger;
 }
 
-/** Opens the configured database with the whole wiring (core, transports), runs `fn`, releases it. */
+/**
+ * Opens the configured database with the whole wiring (core, transports), runs `fn`, releases it. The
+ * trusted roots are read first, so a bad CERTKEEPER_EXTRA_CA_FILE is named by its variable.
+ */
 export async function withWired<T>(config: Config, fn: (wired: Wired) => Promise<T>): Promise<T> {
   // Loaded when a command runs, not at the CLI's start: help and usage errors need none of it.
   const { wire } = await import("../wiring/mod.ts");
-  const wired = await wire(config, { passwords: bunPasswords, logger: cliLogger(config), brief: true });
+  const wired = await wire(config, { passwords: bunPasswords, logger: cliLogger(config), brief: true, trust: await loadTrust(config) });
   try {
     return await fn(wired);
   } finally {

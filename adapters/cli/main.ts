@@ -8,7 +8,8 @@ import { parseArgs } from "node:util";
 import { configFromEnv, ConfigError, type Config } from "../../core/config/mod.ts";
 import { CertkeeperError } from "../../core/base/mod.ts";
 import { ACCOUNT_COMMANDS } from "./commands.ts";
-import { checkCommand, loadTrust } from "./check.ts";
+import { checkCommand } from "./check.ts";
+import { loadTrust } from "./trust.ts";
 import { certificateListCommand } from "./certificate_list.ts";
 import { backupCommand } from "./backup.ts";
 import { importCommand } from "./import.ts";
@@ -149,8 +150,6 @@ async function main(argv: string[]): Promise<number> {
   if (spec === SERVE) return serve(config);
 
   try {
-    // Every command opens the wiring, which reads the CA file: a bad one is named by its variable.
-    if (config.extraCaFile && spec !== checkCommand) await loadTrust(config);
     const outcome = await spec.run({
       config,
       flags,
