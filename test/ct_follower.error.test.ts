@@ -144,12 +144,15 @@ describe("failing, slow and hostile answers", () => {
     ];
     let issued = 0;
     for (const [log, answer, match, reason] of cases) {
-      log.intercept(answer, { match });
+      // Answered until the refusal is seen: a log's error shows until its next good answer, which a
+      // single bad answer would bring a backoff later, sooner than a loaded machine may look.
+      log.intercept(answer, { match, times: Infinity });
       await w.issue({ dnsNames: [`n${issued}.junk.example`] });
       issued++;
       w.publishAll();
       const shown = await logWhen(w, log.url, `the refusal matching ${reason}`, (l) => reason.test(l.lastError ?? ""));
       expect(shown.position).toBe(issued - 1);
+      log.stopIntercepting();
       await w.caughtUp(issued);
     }
     // Each issuance once, though both logs carry it and each was refused once in one of them.
@@ -162,14 +165,17 @@ describe("failing, slow and hostile answers", () => {
     await w.caughtUp(0);
     await w.addWatch({ domain: "hang.example" });
     const [rfc, tiled] = w.logs as [typeof w.logs[0], typeof w.logs[0]];
-    rfc.intercept("hang", { match: /get-sth/, times: 1 });
-    tiled.intercept("trickle", { match: /^checkpoint$/, times: 1 });
+    // Each log hangs or trickles until its error is seen (see above), then answers again.
+    rfc.intercept("hang", { match: /get-sth/, times: Infinity });
+    tiled.intercept("trickle", { match: /^checkpoint$/, times: Infinity });
     await w.issue({ dnsNames: ["hang.example"] });
     w.publishAll();
     const hung = await logWhen(w, rfc.url, "the hanging log cut off", (l) => l.lastError !== null);
     expect(hung.lastError).toBe(`${rfc.url}ct/v1/get-sth did not answer: 127.0.0.1:${new URL(rfc.url).port} did not answer within 900 ms`);
+    rfc.stopIntercepting();
     const trickled = await logWhen(w, tiled.url, "the trickling log cut off", (l) => l.lastError !== null);
     expect(trickled.lastError).toMatch(/checkpoint did not answer: .* did not finish its answer within 900 ms/);
+    tiled.stopIntercepting();
     await w.caughtUp(1);
     expect((await eventsFor(w, 1)).length).toBe(1);
   });

@@ -149,6 +149,11 @@ export class FixtureLog implements SctSigner {
     this.intercepts.push({ match: (path) => !pattern || pattern.test(path), answer, times: options.times ?? 1 });
   }
 
+  /** Answers truthfully again: every intercept not yet used up is dropped. */
+  stopIntercepting(): void {
+    this.intercepts = [];
+  }
+
   async start(): Promise<this> {
     const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.#handle(req, res);
     const tls = this.#options.tls;
