@@ -232,6 +232,19 @@ describe("check DOMAIN[:PORT]", () => {
     expectFailure(result, 1, /CERTKEEPER_EXTRA_CA_FILE/);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
   });
+
+  test("a missing CA file stops the commands that connect, naming it, and not those that only use the database", async () => {
+    const missing = join(ws.dir, "nowhere", "ca.pem");
+    const badCa = env({ CERTKEEPER_EXTRA_CA_FILE: missing });
+    const org = await runCliJson(["org", "create", "--name", "No CA needed"], { env: badCa });
+    expect(await runCliJson(["org", "list"], { env: badCa })).toContainEqual(expect.objectContaining({ id: org.id }));
+    expect(await runCliJson(["certificate", "list", "--org", org.id], { env: badCa })).toEqual([]);
+    const add = await runCli(["certificate", "add", "--org", org.id, `${domain}:${server.port}`], { env: badCa });
+    expectFailure(add, 1, /CERTKEEPER_EXTRA_CA_FILE/);
+    expect(add.stderr).toContain(missing);
+    // Nothing was added: the command stopped before connecting.
+    expect(await runCliJson(["certificate", "list", "--org", org.id], { env: env() })).toEqual([]);
+  });
 });
 
 describe("check exits like a monitoring plugin", () => {
