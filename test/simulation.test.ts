@@ -36,7 +36,7 @@ import { addCertificate } from "../core/operations/certificates_add.ts";
 import { addChannel } from "../core/operations/channels_add.ts";
 import { addWatch } from "../core/operations/watches_add.ts";
 import { FakeClock } from "./support/fake_clock.ts";
-import { SimulatedInternet, SimulatedResponder, seededRandom, CheckLog, type RenewalPolicy, type ServedCertificate, type SimulatedServer } from "./support/simulated_internet.ts";
+import { SimulatedInternet, SimulatedResponder, seededRandom, type CheckLog, type RenewalPolicy, type ServedCertificate, type SimulatedServer } from "./support/simulated_internet.ts";
 import { RevocationChecker } from "../core/revocation/mod.ts";
 import { AriClient } from "../core/ari/mod.ts";
 import type { AlertPolicy } from "../core/base/records.ts";
@@ -321,7 +321,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     const domain = serial.split(/[#/]/)[0]!;
     const server = internet.servers.get(domain)!;
     console.log(JSON.stringify({ missed: firstWrong, alertPolicy: alertPolicyOf.get(domain), thresholds: server.alertThresholds, outages: server.outages.map(([a, b]) => [new Date(a).toISOString(), new Date(b).toISOString()]), flakiness: server.flakiness, certificates: server.certificates.map((c) => ({ serial: c.serial, from: new Date(c.from).toISOString(), notAfter: new Date(c.notAfter).toISOString() })), nodes: server.nodes.map((n) => n.certificates.map((c) => `${c.serial} from ${new Date(c.from).toISOString()}`)) }, null, 1));
-    console.log(JSON.stringify([...(internet.log.get(domain) ?? new CheckLog())].map((c) => `${new Date(c.at).toISOString()} ${c.serial}`)));
+    console.log(JSON.stringify([...internet.checksOf(domain)].map((c) => `${new Date(c.at).toISOString()} ${c.serial}`)));
     for (const e of events.filter((e) => (e.data.certificate as any)?.domain === domain).reverse()) {
       console.log(new Date(e.createdAt).toISOString(), e.type, (e.data.certificate as any).serialNumber, e.data.threshold ?? "", (e.data.certificate as any).status);
     }
@@ -423,7 +423,7 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
   let chainAlerts = 0;
   for (const domain of certificateOf.values()) {
     const server = internet.servers.get(domain)!;
-    const log = internet.log.get(domain) ?? new CheckLog();
+    const log = internet.checksOf(domain);
     for (const cert of server.certificates) {
       // An intermediate that expires before the leaf: each threshold, while it is the one served.
       const above = cert.intermediate;
@@ -528,7 +528,7 @@ function judgeRevocations(events: EventRecord[], internet: SimulatedInternet, ce
       const times = announced.get(cert.serial) ?? [];
       if (times.length > 1) duplicates.push(`${cert.serial} announced ${times.length} times`);
       for (const at of times) latest = Math.max(latest, at - cert.revokedAt);
-      const seenLate = (internet.log.get(domain) ?? new CheckLog()).some((check) => check.serial === cert.serial && check.at >= cert.revokedAt! + responder.nextUpdateMs);
+      const seenLate = internet.checksOf(domain).some((check) => check.serial === cert.serial && check.at >= cert.revokedAt! + responder.nextUpdateMs);
       if (seenLate) owed++;
       if (seenLate && times.length === 0) missed.push(`${cert.serial} revoked at ${new Date(cert.revokedAt).toISOString()}`);
     }
@@ -595,7 +595,7 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
   };
   for (const domain of domains) {
     const server = internet.servers.get(domain)!;
-    const log = internet.log.get(domain) ?? new CheckLog();
+    const log = internet.checksOf(domain);
     for (const cert of server.certificates) {
       const serial = cert.serial;
       const announced = overdue.get(serial) ?? [];
@@ -683,7 +683,7 @@ function judgeRequests(events: EventRecord[], internet: SimulatedInternet, certi
   const incidentAt = new Map<string, number>();
   for (const domain of certificateOf.values()) {
     const server = internet.servers.get(domain)!;
-    const log = internet.log.get(domain) ?? new CheckLog();
+    const log = internet.checksOf(domain);
     for (const cert of server.certificates) {
       if (cert.incidentAt === undefined) continue;
       result.incidents++;
@@ -796,7 +796,7 @@ function judgeBlocked(events: EventRecord[], internet: SimulatedInternet, certif
   for (const domain of certificateOf.values()) {
     const server = internet.servers.get(domain)!;
     if (!server.caa) continue;
-    for (const check of internet.log.get(domain) ?? new CheckLog()) {
+    for (const check of internet.checksOf(domain)) {
       if (check.serial === null || !check.caa || check.caa === `0 issue "${"sim-ca.example"}"`) continue;
       const key = `${check.serial}|${check.caa}`;
       if (!owedAt.has(key)) owedAt.set(key, check.at);

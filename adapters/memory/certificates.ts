@@ -11,8 +11,6 @@ function sameTarget(a: CertificateTarget, b: CertificateTarget): boolean {
   return a.domain === b.domain && a.port === b.port && (a.protocol ?? "tls") === (b.protocol ?? "tls") && (a.connectTo ?? null) === (b.connectTo ?? null);
 }
 
-const withoutLease = (record: Stored): CertificateRecord => readCertificate(record);
-
 export function memoryCertificates(state: MemoryState): CertificateStore {
   const inScopeList = (scope: Parameters<CertificateStore["count"]>[0]) =>
     [...state.certificates.values()].filter((c) => inScope(c, scope));
@@ -33,12 +31,12 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
 
     async get(scope, id) {
       const record = state.certificates.get(id);
-      return record && inScope(record, scope) ? withoutLease(record) : null;
+      return record && inScope(record, scope) ? readCertificate(record) : null;
     },
 
     async findByDomain(scope, target) {
       const record = inScopeList(scope).find((c) => sameTarget(c, target));
-      return record ? withoutLease(record) : null;
+      return record ? readCertificate(record) : null;
     },
 
     async existing(scope, targets) {
@@ -62,7 +60,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
         .filter((c) => !query.renewalStates || query.renewalStates.includes(certificateRenewalState(c, query.now)))
         .sort(byExpiry)
         .slice(0, query.limit)
-        .map(withoutLease);
+        .map(readCertificate);
     },
 
     async summarize(scope, query) {
@@ -85,7 +83,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
         .filter((c) => c.id > (afterId ?? ""))
         .sort((a, b) => (a.id < b.id ? -1 : 1))
         .slice(0, limit)
-        .map(withoutLease);
+        .map(readCertificate);
     },
 
     async updateSettings(scope, id, patch) {
@@ -113,7 +111,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (patch.mutedUntil !== undefined) record.mutedUntil = patch.mutedUntil;
       record.updatedAt = patch.updatedAt;
       record.version++;
-      return withoutLease(record);
+      return readCertificate(record);
     },
 
     async remove(scope, id, at) {
@@ -134,7 +132,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       if (due.length > limit) due.length = limit;
       if (due.length > 0) state.write();
       return due.map((record) => {
-        const claimed = withoutLease(record);
+        const claimed = readCertificate(record);
         record.nextCheckAt = leaseUntil;
         record.leaseOwner = owner;
         return claimed;

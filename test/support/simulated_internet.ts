@@ -121,15 +121,9 @@ export class CheckLog {
   /** Records a check at `at` that saw this (most checks see what the one before saw). */
   push(at: number, serial: string | null, intermediate: string | null, caa?: string | null): void {
     const seen = this.#seen;
-    let kind = this.#kinds.length > 0 ? this.#kinds[this.#kinds.length - 1]! : -1;
-    if (kind === -1 || !sameSeen(seen[kind]!, serial, intermediate, caa)) {
-      kind = -1;
-      for (let i = 0; i < seen.length && kind === -1; i++) if (sameSeen(seen[i]!, serial, intermediate, caa)) kind = i;
-      if (kind === -1) {
-        kind = seen.length;
-        seen.push({ serial, intermediate, caa });
-      }
-    }
+    const last = this.#kinds.at(-1);
+    let kind = last !== undefined && sameSeen(seen[last]!, serial, intermediate, caa) ? last : seen.findIndex((s) => sameSeen(s, serial, intermediate, caa));
+    if (kind === -1) kind = seen.push({ serial, intermediate, caa }) - 1;
     this.#times.push(at);
     this.#kinds.push(kind);
   }
@@ -442,6 +436,11 @@ export class SimulatedInternet implements CertificateSource {
 
   static down(server: SimulatedServer, at: number): boolean {
     return server.outages.some(([from, to]) => from <= at && at < to);
+  }
+
+  /** The checks of `domain`, in order (none when it was never checked). */
+  checksOf(domain: string): CheckLog {
+    return this.log.get(domain) ?? new CheckLog();
   }
 
   async inspect(target: CheckTarget, known?: KnownCertificate): Promise<CheckOutcome> {
