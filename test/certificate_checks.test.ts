@@ -3,7 +3,7 @@
  * value and every status, through the API (add, then get).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chainPem, createIntermediateCa, createLeaf, DAY, type Issued } from "./support/pki.ts";
+import { chainPem, createIntermediateCa, createLeaf, createRootCa, DAY, type Issued } from "./support/pki.ts";
 import { FakeClock } from "./support/fake_clock.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
@@ -299,5 +299,27 @@ describe("the path to a trusted root", () => {
     expect([later.status, later.statusReason]).toEqual(["invalid", "untrusted_issuer"]);
     expect(expectData(await own.request("GET", `/v1/certificates/${added.id}`), 200).statusReason).toBe("untrusted_issuer");
     await own.close();
+  });
+});
+
+describe("one chain served for many names", () => {
+  test("each name is judged on its own: those the wildcard covers are valid, another is hostname_mismatch, a forged look-alike untrusted", async () => {
+    const { rsaIntermediate, root } = await testPki();
+    const wildcard = `*.many.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [wildcard] });
+    const port = await serve(leaf, rsaIntermediate);
+    // Added at once, as an import or a script adding its names does.
+    const names = Array.from({ length: 12 }, (_, i) => `site${i}.many.${TEST_DOMAIN}`);
+    const added = await Promise.all(names.map((name) => addAndGet(name, port)));
+    expect(added.map((cert) => [cert.domain, cert.status, cert.subject, cert.serialNumber])).toEqual(names.map((name) => [name, "valid", wildcard, serialOf(leaf)]));
+    // The same chain, for a name it does not cover.
+    const other = await addAndGet(`elsewhere.${TEST_DOMAIN}`, port);
+    expect([other.status, other.statusReason, other.serialNumber]).toEqual(["invalid", "hostname_mismatch", serialOf(leaf)]);
+    // A look-alike: a root and an intermediate named as the trusted ones, with keys of their own.
+    const rogueRoot = await createRootCa({ name: root.cert.subject });
+    const rogueIntermediate = await createIntermediateCa(rogueRoot, { name: rsaIntermediate.cert.subject });
+    const forged = await createLeaf({ issuer: rogueIntermediate, dnsNames: [wildcard] });
+    const cert = await addAndGet(`forged.many.${TEST_DOMAIN}`, await serve(forged, rogueIntermediate));
+    expect([cert.status, cert.statusReason, cert.issuer]).toEqual(["invalid", "untrusted_issuer", added[0].issuer]);
   });
 });

@@ -49,9 +49,23 @@ export interface TlsCertificateSourceOptions {
 
 type Verdict = { details: CertificateDetails; problem: ChainProblem | null } | string;
 
+/** A chain as parsed, and what it says whatever the domain, the moment or the trust: the same for every name it serves. */
+interface ParsedChain {
+  certs: Certificate[];
+  described: CertificateDetails;
+}
+
+/**
+ * Chains parsed lately, kept by their fingerprint. Many names often serve one chain (a wildcard or a
+ * certificate of many names): a burst of adds or an import under it parses it once, not once a name.
+ */
+const RECENT_CHAINS = 32;
+
 export class TlsCertificateSource implements CertificateSource {
   readonly #revocation: LeafRevocation;
   readonly #turns = new Turns();
+  /** By chain fingerprint, least recently used first (see RECENT_CHAINS). */
+  readonly #parsed = new Map<string, Promise<ParsedChain>>();
 
   constructor(private readonly options: TlsCertificateSourceOptions) {
     this.#revocation = new LeafRevocation(Boolean(options.revocation));
@@ -135,17 +149,12 @@ export class TlsCertificateSource implements CertificateSource {
       return { details: same ? base : { ...base, revocation, renewalInfo }, problem: prior.problem };
     }
     try {
-      // The CPU of a new chain, one chain a turn (see Turns): its extensions are read here too.
-      const [certs, described] = await this.#turns.take(() => {
-        const certs = parseCertificates(chain.ders);
-        for (const cert of certs) void cert.extensions; // parsed once, on first read: the path building reads them
-        return [certs, describeChain(certs)] as const;
-      });
+      const { certs, described } = await this.#parse(chain);
       const { problem, pathValidUntil, chainExpiry } = await judgeChain(certs, domain, this.options.trust, now);
       const sameLeaf = [known?.details, ...(known?.endpoints ?? []).map((endpoint) => endpoint.details)].find(
         (details) => details && details.serialNumber === described.serialNumber && details.issuer === described.issuer,
       );
-      const identified = { ...described, ariCertId: ariCertId(certs[0]!) };
+      const identified = described;
       const [revocation, renewalInfo] = await Promise.all([
         this.#revocation.state({
           previous: sameLeaf?.revocation,
@@ -158,6 +167,25 @@ export class TlsCertificateSource implements CertificateSource {
     } catch (error) {
       return `${domain} (${retrieval.address}) sent a certificate that cannot be parsed (${(error as Error).message})`;
     }
+  }
+
+  /** `chain` parsed and described, once while it is among the recent ones; the CPU of a new chain, one chain a turn (see Turns). */
+  #parse(chain: { ders: Uint8Array[]; fingerprint: string }): Promise<ParsedChain> {
+    let parsed = this.#parsed.get(chain.fingerprint);
+    if (parsed) this.#parsed.delete(chain.fingerprint);
+    else {
+      parsed = this.#turns.take(() => {
+        const certs = parseCertificates(chain.ders);
+        for (const cert of certs) void cert.extensions; // parsed once, on first read: the path building reads them
+        return { certs, described: { ...describeChain(certs), ariCertId: ariCertId(certs[0]!) } };
+      });
+      // One that cannot be parsed is not kept: the next check says so again, and tries again.
+      const kept = parsed;
+      kept.catch(() => this.#parsed.get(chain.fingerprint) === kept && this.#parsed.delete(chain.fingerprint));
+      if (this.#parsed.size >= RECENT_CHAINS) this.#parsed.delete(this.#parsed.keys().next().value!);
+    }
+    this.#parsed.set(chain.fingerprint, parsed);
+    return parsed;
   }
 
   /**

@@ -78,13 +78,23 @@ function canIssue(cert: Certificate, now: number): boolean {
   return !keyUsage || (keyUsage.usages & x509.KeyUsageFlags.keyCertSign) !== 0;
 }
 
-async function signedBy(cert: Certificate, issuer: Certificate): Promise<boolean> {
-  try {
-    return await cert.verify({ publicKey: issuer.publicKey, signatureOnly: true });
-  } catch {
-    return false; // an algorithm WebCrypto cannot verify proves nothing
+/**
+ * Whether `issuer`'s key signed `cert`, asked of WebCrypto once per pair of parsed certificates: a
+ * chain parsed once for many names (see core/monitor's recent chains) is verified once for all of them.
+ */
+function signedBy(cert: Certificate, issuer: Certificate): Promise<boolean> {
+  let verdicts = signatures.get(cert);
+  if (!verdicts) signatures.set(cert, (verdicts = new WeakMap()));
+  let verdict = verdicts.get(issuer);
+  if (!verdict) {
+    // An algorithm WebCrypto cannot verify proves nothing.
+    verdict = (async () => cert.verify({ publicKey: issuer.publicKey, signatureOnly: true }))().catch(() => false);
+    verdicts.set(issuer, verdict);
   }
+  return verdict;
 }
+
+const signatures = new WeakMap<Certificate, WeakMap<Certificate, Promise<boolean>>>();
 
 /**
  * RFC 6125 matching against the SAN DNS names only, as browsers do (no common-name fallback): a
