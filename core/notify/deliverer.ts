@@ -6,7 +6,10 @@
  *
  * Fair: at most `perOrganization` attempts of one organization are in flight in this process, and
  * due deliveries are claimed least busy organization first, so one organization's dead endpoints
- * hold a few slots for one attempt timeout each, never everyone's alerts.
+ * hold a few slots for one attempt timeout each, never everyone's alerts. As many more of its
+ * deliveries may wait here, claimed, for one of its attempts to end: the next one then starts at
+ * once, not a claim's round trip later (under a burst of other work, a turn of a busy event loop).
+ * An attempt's slot is free the moment its answer is in; writing the outcome down does not hold it.
  *
  * Single: the lease outlasts an attempt (timeout and margin), and this process never starts an
  * attempt of a delivery whose earlier attempt it is still waiting for, even when a long pause let
@@ -69,8 +72,12 @@ export function deliveryLeaseMs(timeoutMs: number): number {
 
 export class Deliverer {
   readonly loop: WorkLoop<DeliveryJob>;
-  /** Attempts in flight in this process, by delivery (`eventId channelId`): their organization. */
-  readonly #inFlight = new Map<string, string>();
+  /** Deliveries claimed here and not yet attempted, or under way, by delivery (`eventId channelId`): their organization. */
+  readonly #claimed = new Map<string, string>();
+  /** Deliveries answered whose outcome is being written down: not attempted again meanwhile. */
+  readonly #recording = new Set<string>();
+  /** Per organization: its attempts under way, and the claimed deliveries waiting for one of them to end. */
+  readonly #attempts = new Map<string, { running: number; waiting: Array<() => void> }>();
   /** The organization of the last delivery claimed: the next claim starts after it (round-robin). */
   #lastOrganization: string | undefined;
   /** Whether the last claim found anything. */
@@ -84,19 +91,20 @@ export class Deliverer {
       {
         claim: async (limit, now) => {
           const inFlight: Record<string, number> = {};
-          for (const organizationId of this.#inFlight.values()) inFlight[organizationId] = (inFlight[organizationId] ?? 0) + 1;
+          for (const organizationId of this.#claimed.values()) inFlight[organizationId] = (inFlight[organizationId] ?? 0) + 1;
           const after = this.#lastOrganization;
-          const jobs = await store.events.claimDueDeliveries({ owner, now, leaseUntil: now + leaseMs, limit, perOrganization, inFlight, after });
+          // Up to perOrganization attempts of one organization, and as many claimed to follow them.
+          const jobs = await store.events.claimDueDeliveries({ owner, now, leaseUntil: now + leaseMs, limit, perOrganization: 2 * perOrganization, inFlight, after });
           this.#lastOrganization = jobs.at(-1)?.event.organizationId ?? after;
           this.#foundWork = jobs.length > 0;
           // A delivery claimed again while its attempt here is still waiting (a pause outlasted the lease):
           // the new lease is ours, so that attempt's answer still counts; a second attempt would be a copy.
-          return jobs.filter((job) => !this.#inFlight.has(keyOf(job)));
+          return jobs.filter((job) => !this.#claimed.has(keyOf(job)) && !this.#recording.has(keyOf(job)));
         },
         // After a claim that found work more is likely due: the next claim finds out itself, without a
         // read before it (under a burst of other work each read waits a turn of a busy event loop).
         nextDueAt: () => (this.#foundWork ? Promise.resolve(options.clock.now()) : store.events.nextDeliveryAt()),
-        run: (job) => this.#deliver(job),
+        run: (job, stopping) => this.#deliver(job, perOrganization, stopping),
         describe: (job) => ({ eventId: job.event.id, channelId: job.channel.id }),
       },
       {
@@ -191,24 +199,55 @@ export class Deliverer {
     }
   }
 
-  async #deliver(job: DeliveryJob): Promise<LastStep | void> {
+  /**
+   * One attempt, once fewer than `perOrganization` of its organization are under way; its outcome is
+   * handed back as the last step, to be written down the moment the slot is free.
+   */
+  async #deliver(job: DeliveryJob, perOrganization: number, stopping: AbortSignal): Promise<LastStep | void> {
     const key = keyOf(job);
-    this.#inFlight.set(key, job.event.organizationId);
+    const organizationId = job.event.organizationId;
+    this.#claimed.set(key, organizationId);
+    let outcome: AttemptResult;
     try {
-      return await this.#attemptAndRecord(job);
+      await this.#attemptSlot(organizationId, perOrganization);
+      try {
+        // Stopping: a delivery not yet attempted stays pending (its lease runs out).
+        if (stopping.aborted) return;
+        outcome = await this.attempt(job.event, job.channel);
+      } finally {
+        this.#releaseAttemptSlot(organizationId);
+      }
     } finally {
-      this.#inFlight.delete(key);
+      this.#claimed.delete(key);
     }
+    this.#recording.add(key);
+    return async () => {
+      try {
+        await (await this.#record(job, outcome))?.();
+      } finally {
+        this.#recording.delete(key);
+      }
+    };
   }
 
-  /**
-   * One attempt and its outcome, written down; the channel's health is handed back as the last step, so
-   * the slot is free for the next delivery as soon as the outcome is written (under a burst of other
-   * work each write waits a turn of a busy event loop).
-   */
-  async #attemptAndRecord({ delivery, event, channel }: DeliveryJob): Promise<LastStep | void> {
+  #attemptSlot(organizationId: string, perOrganization: number): Promise<void> | void {
+    const attempts = this.#attempts.get(organizationId);
+    if (!attempts) this.#attempts.set(organizationId, { running: 1, waiting: [] });
+    else if (attempts.running < perOrganization) attempts.running++;
+    else return new Promise((resolve) => attempts.waiting.push(resolve));
+  }
+
+  /** The slot goes to the organization's next waiting delivery, if any. */
+  #releaseAttemptSlot(organizationId: string): void {
+    const attempts = this.#attempts.get(organizationId)!;
+    const next = attempts.waiting.shift();
+    if (next) next();
+    else if (--attempts.running === 0) this.#attempts.delete(organizationId);
+  }
+
+  /** Writes down an attempt's outcome while the lease is still ours; hands back the channel's health to record after. */
+  async #record({ delivery, event, channel }: DeliveryJob, outcome: AttemptResult): Promise<LastStep | void> {
     const { store, clock, owner, retryMs, logger } = this.options;
-    const outcome = await this.attempt(event, channel);
     const attempts = delivery.attempts + 1;
     const now = clock.now();
     let status: DeliveryRecord["status"] = "delivered";
