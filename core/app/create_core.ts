@@ -109,15 +109,11 @@ export interface Core {
 }
 
 const USAGE_FLUSH_MS = 30 * SECOND;
+/** Delivery attempts in flight in one process; they wait on the network, not on the CPU. */
+const DELIVERY_CONCURRENCY = 32;
 /**
- * Deliveries one process holds at once: attempts under way (they wait on the network, not on the CPU)
- * and, for each organization, as many claimed to follow them.
- */
-const DELIVERY_CONCURRENCY = 64;
-/**
- * Attempts of one organization under way at once; with those claimed to follow them it holds at most
- * a quarter of the slots, so its dead endpoints leave the rest to the others, and claims go to the
- * least busy organization first.
+ * Of which one organization may hold at most this many: its dead endpoints then leave most slots to
+ * the others, and claims go to the least busy organization first.
  */
 const DELIVERY_PER_ORGANIZATION = 8;
 

@@ -6,10 +6,9 @@
  *
  * Fair: at most `perOrganization` attempts of one organization are in flight in this process, and
  * due deliveries are claimed least busy organization first, so one organization's dead endpoints
- * hold a few slots for one attempt timeout each, never everyone's alerts. As many more of its
- * deliveries may wait here, claimed, for one of its attempts to end: the next one then starts at
- * once, not a claim's round trip later (under a burst of other work, a turn of a busy event loop).
- * An attempt's slot is free the moment its answer is in; writing the outcome down does not hold it.
+ * hold a few slots for one attempt timeout each, never everyone's alerts. An attempt's slot is free
+ * the moment its answer is in: writing the outcome down (at once, ahead of bulk writes) does not hold
+ * it, so the next claim goes out beside that write rather than a round trip after it.
  *
  * Single: the lease outlasts an attempt (timeout and margin), and this process never starts an
  * attempt of a delivery whose earlier attempt it is still waiting for, even when a long pause let
@@ -72,12 +71,10 @@ export function deliveryLeaseMs(timeoutMs: number): number {
 
 export class Deliverer {
   readonly loop: WorkLoop<DeliveryJob>;
-  /** Deliveries claimed here and not yet attempted, or under way, by delivery (`eventId channelId`): their organization. */
-  readonly #claimed = new Map<string, string>();
+  /** Attempts in flight in this process, by delivery (`eventId channelId`): their organization. */
+  readonly #inFlight = new Map<string, string>();
   /** Deliveries answered whose outcome is being written down: not attempted again meanwhile. */
   readonly #recording = new Set<string>();
-  /** Per organization: its attempts under way, and the claimed deliveries waiting for one of them to end. */
-  readonly #attempts = new Map<string, { running: number; waiting: Array<() => void> }>();
   /** The organization of the last delivery claimed: the next claim starts after it (round-robin). */
   #lastOrganization: string | undefined;
   /** Whether the last claim found anything. */
@@ -91,20 +88,19 @@ export class Deliverer {
       {
         claim: async (limit, now) => {
           const inFlight: Record<string, number> = {};
-          for (const organizationId of this.#claimed.values()) inFlight[organizationId] = (inFlight[organizationId] ?? 0) + 1;
+          for (const organizationId of this.#inFlight.values()) inFlight[organizationId] = (inFlight[organizationId] ?? 0) + 1;
           const after = this.#lastOrganization;
-          // Up to perOrganization attempts of one organization, and as many claimed to follow them.
-          const jobs = await store.events.claimDueDeliveries({ owner, now, leaseUntil: now + leaseMs, limit, perOrganization: 2 * perOrganization, inFlight, after });
+          const jobs = await store.events.claimDueDeliveries({ owner, now, leaseUntil: now + leaseMs, limit, perOrganization, inFlight, after });
           this.#lastOrganization = jobs.at(-1)?.event.organizationId ?? after;
           this.#foundWork = jobs.length > 0;
           // A delivery claimed again while its attempt here is still waiting (a pause outlasted the lease):
           // the new lease is ours, so that attempt's answer still counts; a second attempt would be a copy.
-          return jobs.filter((job) => !this.#claimed.has(keyOf(job)) && !this.#recording.has(keyOf(job)));
+          return jobs.filter((job) => !this.#inFlight.has(keyOf(job)) && !this.#recording.has(keyOf(job)));
         },
         // After a claim that found work more is likely due: the next claim finds out itself, without a
         // read before it (under a burst of other work each read waits a turn of a busy event loop).
         nextDueAt: () => (this.#foundWork ? Promise.resolve(options.clock.now()) : store.events.nextDeliveryAt()),
-        run: (job, stopping) => this.#deliver(job, perOrganization, stopping),
+        run: (job) => this.#deliver(job),
         describe: (job) => ({ eventId: job.event.id, channelId: job.channel.id }),
       },
       {
@@ -199,26 +195,15 @@ export class Deliverer {
     }
   }
 
-  /**
-   * One attempt, once fewer than `perOrganization` of its organization are under way; its outcome is
-   * handed back as the last step, to be written down the moment the slot is free.
-   */
-  async #deliver(job: DeliveryJob, perOrganization: number, stopping: AbortSignal): Promise<LastStep | void> {
+  /** One attempt; its outcome is handed back as the last step, written down the moment the slot is free. */
+  async #deliver(job: DeliveryJob): Promise<LastStep> {
     const key = keyOf(job);
-    const organizationId = job.event.organizationId;
-    this.#claimed.set(key, organizationId);
+    this.#inFlight.set(key, job.event.organizationId);
     let outcome: AttemptResult;
     try {
-      await this.#attemptSlot(organizationId, perOrganization);
-      try {
-        // Stopping: a delivery not yet attempted stays pending (its lease runs out).
-        if (stopping.aborted) return;
-        outcome = await this.attempt(job.event, job.channel);
-      } finally {
-        this.#releaseAttemptSlot(organizationId);
-      }
+      outcome = await this.attempt(job.event, job.channel);
     } finally {
-      this.#claimed.delete(key);
+      this.#inFlight.delete(key);
     }
     this.#recording.add(key);
     return async () => {
@@ -228,21 +213,6 @@ export class Deliverer {
         this.#recording.delete(key);
       }
     };
-  }
-
-  #attemptSlot(organizationId: string, perOrganization: number): Promise<void> | void {
-    const attempts = this.#attempts.get(organizationId);
-    if (!attempts) this.#attempts.set(organizationId, { running: 1, waiting: [] });
-    else if (attempts.running < perOrganization) attempts.running++;
-    else return new Promise((resolve) => attempts.waiting.push(resolve));
-  }
-
-  /** The slot goes to the organization's next waiting delivery, if any. */
-  #releaseAttemptSlot(organizationId: string): void {
-    const attempts = this.#attempts.get(organizationId)!;
-    const next = attempts.waiting.shift();
-    if (next) next();
-    else if (--attempts.running === 0) this.#attempts.delete(organizationId);
   }
 
   /** Writes down an attempt's outcome while the lease is still ours; hands back the channel's health to record after. */
