@@ -43,6 +43,36 @@ describe("the local database's connection thread", () => {
     await executor.close();
   });
 
+  test("a transaction whose BEGIN waits for another process's lock leaves the event loop free, and commits once the lock is released", async () => {
+    const path = join(tempDir(), "db.sqlite");
+    const executor = new LocalExecutor(path, { busyTimeoutMs: 5_000 });
+    await executor.execute("PRAGMA journal_mode = WAL");
+    await executor.execute("CREATE TABLE t (v TEXT)");
+    const other = new Database(path, { timeout: 1_000 });
+    other.exec("BEGIN IMMEDIATE");
+    other.exec("INSERT INTO t VALUES ('other')");
+
+    // Nothing of this connection's is unanswered: its BEGIN is first waited for at once, then, the lock
+    // being taken, without blocking.
+    const transaction = executor.transaction(async (tx) => {
+      await tx.execute("INSERT INTO t VALUES (?)", ["ours"]);
+      return (await tx.execute("SELECT COUNT(*) AS n FROM t")).rows[0]!.n;
+    });
+    const ticks: number[] = [];
+    const timer = setInterval(() => ticks.push(performance.now()), 10);
+    await Bun.sleep(400);
+    clearInterval(timer);
+    const gaps = ticks.slice(1).map((at, i) => at - ticks[i]!);
+    expect(ticks.length).toBeGreaterThan(10);
+    expect(Math.max(...gaps)).toBeLessThan(1_000);
+    other.exec("COMMIT");
+    expect(Number(await transaction)).toBe(2);
+    const { rows } = await executor.execute("SELECT v FROM t ORDER BY rowid");
+    expect(rows.map((row) => row.v)).toEqual(["other", "ours"]);
+    other.close();
+    await executor.close();
+  });
+
   test("after close() a statement fails at once with the reason, and close() may be called again", async () => {
     const executor = new LocalExecutor(":memory:", { busyTimeoutMs: 1_000 });
     expect((await executor.execute("SELECT 1 AS one")).rows).toEqual([{ one: 1 }]);
@@ -175,6 +205,32 @@ describe("the local database's connection thread", () => {
     expect(runs[0]!.rows).toEqual([{ n: 50 }]);
     expect(Math.min(...runs.map((r) => r.turns))).toBeLessThan(51);
     expect((await executor.execute("SELECT count(*) AS n FROM t")).rows).toEqual([{ n: 50 * runs.length }]);
+    await executor.close();
+  });
+
+  test("with none of its requests unanswered, a whole transaction, BEGIN to COMMIT, runs within the turn that began it", async () => {
+    const executor = new LocalExecutor(":memory:", { busyTimeoutMs: 1_000 });
+    await executor.execute("CREATE TABLE t (n INTEGER)");
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    // The best of up to six (see above: the thread may not be scheduled at once on a busy machine).
+    const counts: number[] = [];
+    for (let run = 0; run < 6 && !counts.includes(0); run++) {
+      const before = turns;
+      await executor.transaction(async (tx) => {
+        await tx.execute("INSERT INTO t VALUES (?)", [run]);
+      });
+      counts.push(turns - before);
+    }
+    ticking = false;
+    // A BEGIN sent as a message waits for its answer on a later turn: at least one each.
+    expect(Math.min(...counts)).toBe(0);
+    expect((await executor.execute("SELECT count(*) AS n FROM t")).rows).toEqual([{ n: counts.length }]);
     await executor.close();
   });
 
