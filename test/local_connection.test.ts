@@ -274,6 +274,31 @@ describe("the local database's connection thread", () => {
     expect((opened as Error).message).toMatch(/unable to open|directory|not a database/i);
   });
 
+  test("a process whose only work is a transaction waiting for another process's lock stays until it commits", async () => {
+    const path = join(tempDir(), "db.sqlite");
+    const setup = new Database(path);
+    setup.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (v TEXT)");
+    setup.close();
+    // This test's connection holds the write lock; the child's transaction (nothing else of its own
+    // under way, no timer) waits for it.
+    const other = new Database(path, { timeout: 1_000 });
+    other.exec("BEGIN IMMEDIATE");
+    const script = `
+      import { LocalExecutor } from ${JSON.stringify(join(import.meta.dir, "../adapters/libsql/local_executor.ts"))};
+      const executor = new LocalExecutor(${JSON.stringify(path)}, { busyTimeoutMs: 10_000 });
+      await executor.transaction((tx) => tx.execute("INSERT INTO t VALUES ('child')"));
+      console.log("committed");
+    `;
+    const child = Bun.spawn([process.execPath, "-e", script], { stdout: "pipe", stderr: "pipe" });
+    const early = await Promise.race([child.exited.then((code) => `exited ${code}`), Bun.sleep(1_500).then(() => "waiting")]);
+    other.exec("COMMIT");
+    other.close();
+    const exited = await Promise.race([child.exited, Bun.sleep(15_000).then(() => "still running")]);
+    if (exited === "still running") child.kill();
+    expect(early).toBe("waiting");
+    expect([exited, (await new Response(child.stdout).text()).trim()]).toEqual([0, "committed"]);
+  }, 25_000);
+
   test("a process that opens a database and never closes it still exits when its work is done", async () => {
     // In memory: with a file, the background checkpointer's thread still holds such a process (see the
     // README); the connection's own thread must not.

@@ -287,17 +287,26 @@ export class LocalExecutor implements Executor {
   async #answerLater(): Promise<Outcome | Outcome[] | null> {
     const { port, answered } = this.#statements!;
     const deadline = Date.now() + this.#busyTimeoutMs + SILENT_THREAD_MS;
-    for (;;) {
-      const received = receiveMessageOnPort(port);
-      if (received) return settled(received.message as Answer);
-      if (Date.now() > deadline) {
-        this.#end(new Error("The database thread stopped answering"));
-        void this.#worker?.terminate();
-        throw this.#ended;
+    // The process must not exit while this waits (a BEGIN waiting for another process's lock, with
+    // nothing else of the connection's under way, would leave nothing else holding it).
+    this.#worker?.ref();
+    try {
+      for (;;) {
+        // A thread that failed or exited meanwhile answers nothing more (#end wakes this wait).
+        if (this.#ended) throw this.#ended;
+        const received = receiveMessageOnPort(port);
+        if (received) return settled(received.message as Answer);
+        if (Date.now() > deadline) {
+          this.#end(new Error("The database thread stopped answering"));
+          void this.#worker?.terminate();
+          throw this.#ended;
+        }
+        const wait = waitAsync(answered, 0, 0, 1000);
+        // Raised already, the message not visible yet: look again shortly.
+        await (wait.async ? wait.value : new Promise((resolve) => setTimeout(resolve, 1)));
       }
-      const wait = waitAsync(answered, 0, 0, 1000);
-      // Raised already, the message not visible yet: look again shortly.
-      await (wait.async ? wait.value : new Promise((resolve) => setTimeout(resolve, 1)));
+    } finally {
+      if (this.#pending.size === 0) this.#worker?.unref();
     }
   }
 
@@ -346,6 +355,8 @@ export class LocalExecutor implements Executor {
     this.#ended ??= reason;
     for (const pending of this.#pending.values()) pending.reject(this.#ended);
     this.#pending.clear();
+    // A transaction's statement waiting for its answer wakes, and fails with the reason.
+    if (this.#statements) Atomics.notify(this.#statements.answered, 0);
     this.#worker?.unref();
   }
 }
