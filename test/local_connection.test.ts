@@ -14,63 +14,70 @@ import { threadsNamed } from "./support/threads.ts";
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "certkeeper-connection-"));
 
+/** Counts turns of the event loop (one immediate per turn) until stopped. */
+function turnCounter(): { readonly count: number; stop(): void } {
+  let count = 0;
+  let ticking = true;
+  const tick = () => {
+    count++;
+    if (ticking) setImmediate(tick);
+  };
+  setImmediate(tick);
+  return {
+    get count() {
+      return count;
+    },
+    stop: () => void (ticking = false),
+  };
+}
+
+/**
+ * `work` on a table `t` while another process (as the CLI would be) holds the write lock: timers keep
+ * firing while it waits (a wait on the event loop would freeze them), and once the other connection,
+ * served by this event loop, commits, `work` goes through. What it gave, and the table's values.
+ */
+async function waitingForAnotherProcess<T>(work: (executor: LocalExecutor) => Promise<T>): Promise<{ result: T; values: unknown[] }> {
+  const path = join(tempDir(), "db.sqlite");
+  const executor = new LocalExecutor(path, { busyTimeoutMs: 5_000 });
+  await executor.execute("PRAGMA journal_mode = WAL");
+  await executor.execute("CREATE TABLE t (v TEXT)");
+  const other = new Database(path, { timeout: 1_000 });
+  other.exec("BEGIN IMMEDIATE");
+  other.exec("INSERT INTO t VALUES ('other')");
+  const working = work(executor);
+  const ticks: number[] = [];
+  const timer = setInterval(() => ticks.push(performance.now()), 10);
+  await Bun.sleep(400);
+  clearInterval(timer);
+  const gaps = ticks.slice(1).map((at, i) => at - ticks[i]!);
+  expect(ticks.length).toBeGreaterThan(10);
+  expect(Math.max(...gaps)).toBeLessThan(1_000);
+  other.exec("COMMIT");
+  const result = await working;
+  const { rows } = await executor.execute("SELECT v FROM t ORDER BY rowid");
+  other.close();
+  await executor.close();
+  return { result, values: rows.map((row) => row.v) };
+}
+
 describe("the local database's connection thread", () => {
   test("a write waiting for another process's lock leaves the event loop free, and goes through when the lock is released", async () => {
-    const path = join(tempDir(), "db.sqlite");
-    const executor = new LocalExecutor(path, { busyTimeoutMs: 5_000 });
-    await executor.execute("PRAGMA journal_mode = WAL");
-    await executor.execute("CREATE TABLE t (v TEXT)");
-    // Another process (as the CLI would be) holds the write lock.
-    const other = new Database(path, { timeout: 1_000 });
-    other.exec("BEGIN IMMEDIATE");
-    other.exec("INSERT INTO t VALUES ('other')");
-
-    const write = executor.execute("INSERT INTO t VALUES (?)", ["ours"]);
-    // Timers keep firing while the write waits (on the event loop, the wait would have frozen them)...
-    const ticks: number[] = [];
-    const timer = setInterval(() => ticks.push(performance.now()), 10);
-    await Bun.sleep(400);
-    clearInterval(timer);
-    const gaps = ticks.slice(1).map((at, i) => at - ticks[i]!);
-    expect(ticks.length).toBeGreaterThan(10);
-    expect(Math.max(...gaps)).toBeLessThan(1_000);
-    // ...and the other connection, served by this event loop, can commit: the waiting write then succeeds.
-    other.exec("COMMIT");
-    expect((await write).rowsAffected).toBe(1);
-    const { rows } = await executor.execute("SELECT v FROM t ORDER BY rowid");
-    expect(rows.map((row) => row.v)).toEqual(["other", "ours"]);
-    other.close();
-    await executor.close();
+    const { result, values } = await waitingForAnotherProcess((executor) => executor.execute("INSERT INTO t VALUES (?)", ["ours"]));
+    expect(result.rowsAffected).toBe(1);
+    expect(values).toEqual(["other", "ours"]);
   });
 
   test("a transaction whose BEGIN waits for another process's lock leaves the event loop free, and commits once the lock is released", async () => {
-    const path = join(tempDir(), "db.sqlite");
-    const executor = new LocalExecutor(path, { busyTimeoutMs: 5_000 });
-    await executor.execute("PRAGMA journal_mode = WAL");
-    await executor.execute("CREATE TABLE t (v TEXT)");
-    const other = new Database(path, { timeout: 1_000 });
-    other.exec("BEGIN IMMEDIATE");
-    other.exec("INSERT INTO t VALUES ('other')");
-
     // Nothing of this connection's is unanswered: its BEGIN is first waited for at once, then, the lock
     // being taken, without blocking.
-    const transaction = executor.transaction(async (tx) => {
-      await tx.execute("INSERT INTO t VALUES (?)", ["ours"]);
-      return (await tx.execute("SELECT COUNT(*) AS n FROM t")).rows[0]!.n;
-    });
-    const ticks: number[] = [];
-    const timer = setInterval(() => ticks.push(performance.now()), 10);
-    await Bun.sleep(400);
-    clearInterval(timer);
-    const gaps = ticks.slice(1).map((at, i) => at - ticks[i]!);
-    expect(ticks.length).toBeGreaterThan(10);
-    expect(Math.max(...gaps)).toBeLessThan(1_000);
-    other.exec("COMMIT");
-    expect(Number(await transaction)).toBe(2);
-    const { rows } = await executor.execute("SELECT v FROM t ORDER BY rowid");
-    expect(rows.map((row) => row.v)).toEqual(["other", "ours"]);
-    other.close();
-    await executor.close();
+    const { result, values } = await waitingForAnotherProcess((executor) =>
+      executor.transaction(async (tx) => {
+        await tx.execute("INSERT INTO t VALUES (?)", ["ours"]);
+        return (await tx.execute("SELECT COUNT(*) AS n FROM t")).rows[0]!.n;
+      }),
+    );
+    expect(Number(result)).toBe(2);
+    expect(values).toEqual(["other", "ours"]);
   });
 
   test("after close() a statement fails at once with the reason, and close() may be called again", async () => {
@@ -177,14 +184,7 @@ describe("the local database's connection thread", () => {
   test("a transaction's statements run without waiting a turn of the event loop each", async () => {
     const executor = new LocalExecutor(":memory:", { busyTimeoutMs: 1_000 });
     await executor.execute("CREATE TABLE t (n INTEGER)");
-    // Counts turns of the event loop (one immediate per turn) while the transaction runs.
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turns = turnCounter();
     // On a machine busy with other processes the connection's thread may not run for a while, and a
     // statement slower than a millisecond is waited for over a few turns: the best of up to six counts
     // (three were not always enough beside the rest of the suite).
@@ -192,14 +192,14 @@ describe("the local database's connection thread", () => {
     for (let run = 0; run < 6 && !runs.some((r) => r.turns < 51); run++) {
       runs.push(
         await executor.transaction(async (tx) => {
-          const before = turns;
+          const before = turns.count;
           for (let i = 0; i < 50; i++) await tx.execute("INSERT INTO t VALUES (?)", [i]);
           const { rows } = await tx.execute("SELECT count(*) AS n FROM t");
-          return { turns: turns - before, rows };
+          return { turns: turns.count - before, rows };
         }),
       );
     }
-    ticking = false;
+    turns.stop();
     // 51 statements, nearly all answered within the turn that began them: 2,311 turns when each was a
     // message there and back.
     expect(runs[0]!.rows).toEqual([{ n: 50 }]);
@@ -211,23 +211,17 @@ describe("the local database's connection thread", () => {
   test("with none of its requests unanswered, a whole transaction, BEGIN to COMMIT, runs within the turn that began it", async () => {
     const executor = new LocalExecutor(":memory:", { busyTimeoutMs: 1_000 });
     await executor.execute("CREATE TABLE t (n INTEGER)");
-    let turns = 0;
-    let ticking = true;
-    const tick = () => {
-      turns++;
-      if (ticking) setImmediate(tick);
-    };
-    setImmediate(tick);
+    const turns = turnCounter();
     // The best of up to six (see above: the thread may not be scheduled at once on a busy machine).
     const counts: number[] = [];
     for (let run = 0; run < 6 && !counts.includes(0); run++) {
-      const before = turns;
+      const before = turns.count;
       await executor.transaction(async (tx) => {
         await tx.execute("INSERT INTO t VALUES (?)", [run]);
       });
-      counts.push(turns - before);
+      counts.push(turns.count - before);
     }
-    ticking = false;
+    turns.stop();
     // A BEGIN sent as a message waits for its answer on a later turn: at least one each.
     expect(Math.min(...counts)).toBe(0);
     expect((await executor.execute("SELECT count(*) AS n FROM t")).rows).toEqual([{ n: counts.length }]);
