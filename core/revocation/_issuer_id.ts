@@ -17,13 +17,24 @@ export interface IssuerIdentity {
   keyBits: Buffer;
 }
 
+/**
+ * Read once per parsed certificate: an issuer (an intermediate of a chain many names share, a trusted
+ * root) is asked about for every leaf it signed. The buffers are shared: read them, never change them.
+ */
 export function issuerIdentity(issuer: Certificate): IssuerIdentity {
-  const asn = AsnConvert.parse(issuer.rawData, AsnCertificate);
-  return {
-    nameDer: Buffer.from(AsnConvert.serialize(asn.tbsCertificate.subject)),
-    keyBits: Buffer.from(asn.tbsCertificate.subjectPublicKeyInfo.subjectPublicKey),
-  };
+  let identity = identities.get(issuer);
+  if (!identity) {
+    const asn = AsnConvert.parse(issuer.rawData, AsnCertificate);
+    identity = {
+      nameDer: Buffer.from(AsnConvert.serialize(asn.tbsCertificate.subject)),
+      keyBits: Buffer.from(asn.tbsCertificate.subjectPublicKeyInfo.subjectPublicKey),
+    };
+    identities.set(issuer, identity);
+  }
+  return identity;
 }
+
+const identities = new WeakMap<Certificate, IssuerIdentity>();
 
 export function digest(hash: string, data: Uint8Array): Buffer {
   return createHash(hash).update(data).digest();

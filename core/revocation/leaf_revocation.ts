@@ -7,6 +7,7 @@
 import type { RevocationState } from "../base/records.ts";
 import type { Certificate } from "../tls/x509.ts";
 import type { TrustStore } from "../tls/trust_store.ts";
+import { signedBy } from "../tls/mod.ts";
 import { NOT_CHECKED, type RevocationChecker } from "./revocation_check.ts";
 
 export interface LeafRevocationQuestion {
@@ -50,11 +51,7 @@ export async function askAboutChain(
 
 async function findIssuer(leaf: Certificate, sent: Certificate[], trust: TrustStore): Promise<Certificate | null> {
   for (const candidate of [...sent.filter((cert) => cert.subject === leaf.issuer), ...(await trust.anchorsFor(leaf))]) {
-    try {
-      if (await leaf.verify({ publicKey: candidate.publicKey, signatureOnly: true })) return candidate;
-    } catch {
-      // an algorithm WebCrypto cannot verify: try the next candidate
-    }
+    if (await signedBy(leaf, candidate)) return candidate;
   }
   return null;
 }

@@ -82,7 +82,7 @@ function canIssue(cert: Certificate, now: number): boolean {
  * Whether `issuer`'s key signed `cert`, asked of WebCrypto once per pair of parsed certificates: a
  * chain parsed once for many names (see core/monitor's recent chains) is verified once for all of them.
  */
-function signedBy(cert: Certificate, issuer: Certificate): Promise<boolean> {
+export function signedBy(cert: Certificate, issuer: Certificate): Promise<boolean> {
   let verdicts = signatures.get(cert);
   if (!verdicts) signatures.set(cert, (verdicts = new WeakMap()));
   let verdict = verdicts.get(issuer);
