@@ -170,12 +170,10 @@ export class LocalExecutor implements Executor {
     await this.#turn(lane);
     const writesBefore = this.writes;
     try {
-      // With none of this connection's requests unanswered (nothing sent before could run inside this
-      // transaction), BEGIN is waited for as the transaction's statements are: at once, blocking a
-      // millisecond at most, then without blocking (another process's lock). Otherwise it is sent as
-      // any statement, after them.
-      if (this.#pending.size === 0 && this.#outbox.length === 0) await this.#statement([OP_RUN, "BEGIN IMMEDIATE", []]);
-      else await this.#run("BEGIN IMMEDIATE", []);
+      // Sent as any statement: waiting for another process's lock must not stop the event loop. (Waited
+      // for at once instead, as the transaction's statements are, when nothing else was under way, it
+      // cost an import a fifth of its pace: its batches then began while the thread was still busy.)
+      await this.#run("BEGIN IMMEDIATE", []);
       // From here the lock is ours and nothing else is queued on the connection: each statement is
       // waited for, so the transaction holds the connection for SQLite's time (well under a
       // millisecond for an add), not for a turn of the event loop per statement (tens of ms under a
