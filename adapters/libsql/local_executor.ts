@@ -290,10 +290,11 @@ export class LocalExecutor implements Executor {
     this.#worker?.ref();
     try {
       for (;;) {
-        // A thread that failed or exited meanwhile answers nothing more (#end wakes this wait).
-        if (this.#ended) throw this.#ended;
+        // An answer that came before the thread ended still counts (a COMMIT it made, say).
         const received = receiveMessageOnPort(port);
         if (received) return settled(received.message as Answer);
+        // A thread that failed or exited answers nothing more (#end wakes this wait).
+        if (this.#ended) throw this.#ended;
         if (Date.now() > deadline) {
           this.#end(new Error("The database thread stopped answering"));
           void this.#worker?.terminate();
