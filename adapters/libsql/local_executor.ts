@@ -285,8 +285,8 @@ export class LocalExecutor implements Executor {
   async #answerLater(): Promise<Outcome | Outcome[] | null> {
     const { port, answered } = this.#statements!;
     const deadline = Date.now() + this.#busyTimeoutMs + SILENT_THREAD_MS;
-    // The process must not exit while this waits (a BEGIN waiting for another process's lock, with
-    // nothing else of the connection's under way, would leave nothing else holding it).
+    // The process must not exit while this waits: a transaction's statement (a COMMIT held up by a slow
+    // disk, say) may be the connection's only work under way, with nothing else holding the process.
     this.#worker?.ref();
     try {
       for (;;) {
