@@ -14,23 +14,6 @@ import { threadsNamed } from "./support/threads.ts";
 
 const tempDir = () => mkdtempSync(join(tmpdir(), "certkeeper-connection-"));
 
-/** Counts turns of the event loop (one immediate per turn) until stopped. */
-function turnCounter(): { readonly count: number; stop(): void } {
-  let count = 0;
-  let ticking = true;
-  const tick = () => {
-    count++;
-    if (ticking) setImmediate(tick);
-  };
-  setImmediate(tick);
-  return {
-    get count() {
-      return count;
-    },
-    stop: () => void (ticking = false),
-  };
-}
-
 /**
  * `work` on a table `t` while another process (as the CLI would be) holds the write lock: timers keep
  * firing while it waits (a wait on the event loop would freeze them), and once the other connection,
@@ -182,7 +165,14 @@ describe("the local database's connection thread", () => {
   test("a transaction's statements run without waiting a turn of the event loop each", async () => {
     const executor = new LocalExecutor(":memory:", { busyTimeoutMs: 1_000 });
     await executor.execute("CREATE TABLE t (n INTEGER)");
-    const turns = turnCounter();
+    // Counts turns of the event loop (one immediate per turn) while the transaction runs.
+    let turns = 0;
+    let ticking = true;
+    const tick = () => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
     // On a machine busy with other processes the connection's thread may not run for a while, and a
     // statement slower than a millisecond is waited for over a few turns: the best of up to six counts
     // (three were not always enough beside the rest of the suite).
@@ -190,14 +180,14 @@ describe("the local database's connection thread", () => {
     for (let run = 0; run < 6 && !runs.some((r) => r.turns < 51); run++) {
       runs.push(
         await executor.transaction(async (tx) => {
-          const before = turns.count;
+          const before = turns;
           for (let i = 0; i < 50; i++) await tx.execute("INSERT INTO t VALUES (?)", [i]);
           const { rows } = await tx.execute("SELECT count(*) AS n FROM t");
-          return { turns: turns.count - before, rows };
+          return { turns: turns - before, rows };
         }),
       );
     }
-    turns.stop();
+    ticking = false;
     // 51 statements, nearly all answered within the turn that began them: 2,311 turns when each was a
     // message there and back.
     expect(runs[0]!.rows).toEqual([{ n: 50 }]);

@@ -154,37 +154,36 @@ export class TlsCertificateSource implements CertificateSource {
       const sameLeaf = [known?.details, ...(known?.endpoints ?? []).map((endpoint) => endpoint.details)].find(
         (details) => details && details.serialNumber === described.serialNumber && details.issuer === described.issuer,
       );
-      const identified = described;
       const [revocation, renewalInfo] = await Promise.all([
         this.#revocation.state({
           previous: sameLeaf?.revocation,
           ask: () => this.#ask(certs, trustedChain(problem), chain.stapled, now),
           now,
         }),
-        this.#renewalInfo(identified, sameLeaf?.renewalInfo, trustedChain(problem), now),
+        this.#renewalInfo(described, sameLeaf?.renewalInfo, trustedChain(problem), now),
       ]);
-      return { details: { ...identified, pathValidUntil, chainExpiry, revocation, renewalInfo }, problem };
+      return { details: { ...described, pathValidUntil, chainExpiry, revocation, renewalInfo }, problem };
     } catch (error) {
       return `${domain} (${retrieval.address}) sent a certificate that cannot be parsed (${(error as Error).message})`;
     }
   }
 
   /** `chain` parsed and described, once while it is among the recent ones; the CPU of a new chain, one chain a turn (see Turns). */
-  #parse(chain: { ders: Uint8Array[]; fingerprint: string }): Promise<ParsedChain> {
-    let parsed = this.#parsed.get(chain.fingerprint);
-    if (parsed) this.#parsed.delete(chain.fingerprint);
-    else {
-      parsed = this.#turns.take(() => {
-        const certs = parseCertificates(chain.ders);
+  #parse({ ders, fingerprint }: { ders: Uint8Array[]; fingerprint: string }): Promise<ParsedChain> {
+    const kept = this.#parsed.get(fingerprint);
+    // Kept: moved to the most recently used end.
+    if (kept) this.#parsed.delete(fingerprint);
+    else if (this.#parsed.size >= RECENT_CHAINS) this.#parsed.delete(this.#parsed.keys().next().value!);
+    const parsed =
+      kept ??
+      this.#turns.take(() => {
+        const certs = parseCertificates(ders);
         for (const cert of certs) void cert.extensions; // parsed once, on first read: the path building reads them
         return { certs, described: { ...describeChain(certs), ariCertId: ariCertId(certs[0]!) } };
       });
-      // One that cannot be parsed is not kept: the next check says so again, and tries again.
-      const kept = parsed;
-      kept.catch(() => this.#parsed.get(chain.fingerprint) === kept && this.#parsed.delete(chain.fingerprint));
-      if (this.#parsed.size >= RECENT_CHAINS) this.#parsed.delete(this.#parsed.keys().next().value!);
-    }
-    this.#parsed.set(chain.fingerprint, parsed);
+    // One that cannot be parsed is not kept: the next check says so again, and tries again.
+    if (!kept) parsed.catch(() => this.#parsed.get(fingerprint) === parsed && this.#parsed.delete(fingerprint));
+    this.#parsed.set(fingerprint, parsed);
     return parsed;
   }
 
