@@ -1,8 +1,8 @@
 /** Imports in SQL: the items as sent, settled under the import's lease, each with its certificate at most once. */
 import type { ImportStore } from "../../core/store/mod.ts";
-import type { ImportItemResult, ImportRecord } from "../../core/base/mod.ts";
-import { ConstraintError, type Executor, type Row } from "./executor.ts";
-import { insertUnguarded } from "./certificates.ts";
+import type { CertificateRecord, EventRecord, ImportItemResult, ImportRecord } from "../../core/base/mod.ts";
+import type { Executor, Row } from "./executor.ts";
+import { insertJudged, takenTargets, targetKey } from "./certificates.ts";
 import { placeholders } from "./rows.ts";
 
 const COLUMNS = "id, organization_id, mode, certificate_limit, status, total, processed, created, failed, created_at, finished_at";
@@ -145,6 +145,16 @@ export function sqlImports(db: Executor): ImportStore {
           [importId, ...outcomes.map((o) => o.index)],
         );
         const pending = new Set(open.map((row) => Number(row.idx)));
+        const scope = { organizationId: String(rows[0].organization_id), mode: String(rows[0].mode) };
+        // Judged here in item order, against what is stored and what this batch adds before each item;
+        // then written in a few statements (each is a round trip the event loop waits for).
+        const taken = await takenTargets(
+          tx,
+          scope,
+          outcomes.flatMap((outcome) => (outcome.kind === "create" && pending.has(outcome.index) ? [outcome.record] : [])),
+        );
+        const addedHere = new Set<string>();
+        const additions: Array<{ record: CertificateRecord; events: EventRecord[] }> = [];
         const settled: Array<{ index: number; certificateId: string | null; error: { code: string; message: string } | null }> = [];
         for (const outcome of outcomes) {
           if (!pending.has(outcome.index)) continue;
@@ -152,25 +162,33 @@ export function sqlImports(db: Executor): ImportStore {
           let error = outcome.kind === "failed" ? outcome.error : null;
           if (outcome.kind === "failed" && outcome.unlessBlocked) {
             const { target, duplicate, limitReached } = outcome.unlessBlocked;
-            const { rows: taken } = await tx.execute("SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ?", [
-              String(rows[0].organization_id),
-              String(rows[0].mode),
-              target.domain,
-              target.port,
-            ]);
-            if (taken.length > 0) error = duplicate;
+            const addedBefore = additions.some(({ record }) => record.domain === target.domain && record.port === target.port);
+            const { rows: stored } = addedBefore
+              ? { rows: [] }
+              : await tx.execute("SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ?", [
+                  scope.organizationId,
+                  scope.mode,
+                  target.domain,
+                  target.port,
+                ]);
+            if (addedBefore || stored.length > 0) error = duplicate;
             else if (count >= limit) error = limitReached;
           }
           let certificateId: string | null = null;
           if (outcome.kind === "create") {
-            const result = count >= limit ? "full" : await insertUnguarded(tx, outcome.record, outcome.events);
-            if (result === "created") {
+            const key = targetKey(outcome.record);
+            if (taken.has(key) || addedHere.has(key)) error = outcome.duplicate;
+            else if (count >= limit) error = outcome.limitReached;
+            else {
+              additions.push({ record: outcome.record, events: outcome.events });
+              addedHere.add(key);
               certificateId = outcome.record.id;
               count++;
-            } else error = result === "duplicate" ? outcome.duplicate : outcome.limitReached;
+            }
           }
           settled.push({ index: outcome.index, certificateId, error });
         }
+        await insertJudged(tx, additions);
         if (settled.length === 0) return true;
         await tx.execute(
           `INSERT INTO import_items (import_id, idx, body, status, certificate_id, error_code, error_message)

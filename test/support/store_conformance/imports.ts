@@ -1,7 +1,7 @@
 /** The store conformance suite's part for imports: items, leases, and settling each item once. */
 import { describe, expect, test } from "bun:test";
 import type { ImportItemOutcome, Store } from "../../../core/store/ports.ts";
-import type { ImportRecord, Scope } from "../../../core/base/records.ts";
+import type { CertificateRecord, ImportRecord, Scope } from "../../../core/base/records.ts";
 import { newId } from "../../../core/base/ids.ts";
 import { certificateRecord, NOW } from "./factories.ts";
 import { addCertificate, newOrganization, PARKED } from "./_helpers.ts";
@@ -118,6 +118,39 @@ export function describeImports(get: () => Store) {
       ]);
       expect(await store.certificates.count(live)).toBe(3);
       expect(await store.imports.claim({ owner: "B", now: PARKED, leaseUntil: PARKED, limit: 1000 }).then((all) => all.map((r) => r.id))).not.toContain(record.id);
+    });
+
+    test("settle() of one large batch judges in item order against what the batch itself added: duplicates, other protocols, tags, the limit", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const LARGE = 450; // more rows than one statement carries
+      const record = importRecord(live, { total: LARGE + 6, certificateLimit: LARGE + 2 });
+      await store.imports.create(record, Array.from({ length: LARGE + 6 }, () => "{}"));
+      await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
+      const tagged = (index: number, domain: string, overrides: Partial<CertificateRecord> = {}): ImportItemOutcome => ({
+        ...(create(live, index, domain) as Extract<ImportItemOutcome, { kind: "create" }>),
+        record: certificateRecord(live, { domain, tags: [`batch:${index % 3}`], ...overrides }),
+      });
+      const unreachable = { code: "certificate_not_found", message: "none" };
+      const outcomes: ImportItemOutcome[] = [
+        ...Array.from({ length: LARGE }, (_, i) => tagged(i, `n${i}.batch.example.com`)),
+        tagged(LARGE, "n7.batch.example.com"), // the same target as item 7, added by this very batch
+        tagged(LARGE + 1, "n7.batch.example.com", { protocol: "smtp", port: 25 }), // another target on the same name
+        { index: LARGE + 2, kind: "failed", error: unreachable, unlessBlocked: { target: { domain: "n8.batch.example.com", port: 443 }, duplicate: DUP, limitReached: FULL } },
+        tagged(LARGE + 3, "last.batch.example.com"),
+        tagged(LARGE + 4, "over.batch.example.com"),
+        tagged(LARGE + 5, "n9.batch.example.com"), // taken, the plan full: a duplicate, as POST answers
+      ];
+      expect(await store.imports.settle(record.id, "A", outcomes, NOW)).toBe(true);
+      const results = await store.imports.results(record.id);
+      expect(results.slice(0, LARGE).every((r) => r.status === "created")).toBe(true);
+      expect(results.slice(LARGE).map((r) => r.error?.code ?? r.status)).toEqual(["duplicate_domain", "created", "duplicate_domain", "created", "certificate_limit_reached", "duplicate_domain"]);
+      expect(await store.imports.get(live, record.id)).toMatchObject({ status: "finished", created: LARGE + 2, failed: 4 });
+      expect(await store.certificates.count(live)).toBe(LARGE + 2);
+      // Every created certificate is found by its tag, as one added through the API is.
+      const byTag = await store.certificates.list(live, { limit: 1000, tags: ["batch:1"], now: NOW });
+      expect(byTag).toHaveLength(outcomes.filter((o, i) => o.kind === "create" && i % 3 === 1 && results[i]!.status === "created").length);
+      expect(byTag.map((c) => c.id).sort()).toEqual(results.flatMap((r, i) => (i % 3 === 1 && r.certificateId ? [r.certificateId] : [])).sort());
     });
 
     test("prune() deletes imports finished before a time, with their items; running ones never", async () => {
