@@ -104,6 +104,21 @@ describe("POST /v1/imports", () => {
     expect(expectData(await h.request("GET", "/v1/certificates?limit=100"), 200).length).toBe(2);
   });
 
+  test("a name monitored already is a duplicate only for the same target: the same name through a given address is another certificate, as POST makes it", async () => {
+    h = await createHarness({ store: "libsql" });
+    expectData(await h.request("POST", "/v1/certificates", { body: { domain: name("pinned"), port: server.port } }), 201);
+    const items = [
+      { domain: name("pinned"), port: server.port, connectTo: "127.0.0.1" },
+      { domain: name("pinned"), port: server.port },
+      { domain: name("pinned"), port: server.port, connectTo: "127.0.0.1" },
+    ];
+    const { id } = expectData(await h.request("POST", "/v1/imports", { body: { certificates: items } }), 202);
+    const done = await finish(h, id);
+    expect(done.results.map((r: any) => r.error?.code ?? r.status)).toEqual(["created", "duplicate_domain", "duplicate_domain"]);
+    const listed = expectData(await h.request("GET", "/v1/certificates?limit=100"), 200);
+    expect(listed.map((c: any) => c.connectTo ?? null).sort()).toEqual(["127.0.0.1", null]);
+  });
+
   test("plan limits fall in item order: with 3 places left, items 0, 2, 3 are created and the rest refused, an unreachable one included", async () => {
     h = await createHarness({ store: "libsql", limits: { certificates: 4 } });
     expectData(await h.request("POST", "/v1/certificates", { body: { domain: name("first"), port: server.port } }), 201);

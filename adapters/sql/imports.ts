@@ -3,7 +3,7 @@ import type { ImportStore } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, ImportItemResult, ImportRecord } from "../../core/base/mod.ts";
 import type { Executor, Row } from "./executor.ts";
 import { insertJudged, takenTargets, targetKey } from "./certificates.ts";
-import { placeholders } from "./rows.ts";
+import { connectToValue, placeholders } from "./rows.ts";
 
 const COLUMNS = "id, organization_id, mode, certificate_limit, status, total, processed, created, failed, created_at, finished_at";
 const ITEM_ROWS_PER_INSERT = 300;
@@ -162,15 +162,15 @@ export function sqlImports(db: Executor): ImportStore {
           let error = outcome.kind === "failed" ? outcome.error : null;
           if (outcome.kind === "failed" && outcome.unlessBlocked) {
             const { target, duplicate, limitReached } = outcome.unlessBlocked;
-            const addedBefore = additions.some(({ record }) => record.domain === target.domain && record.port === target.port);
+            // CONTRACT §11: taken means the same domain, port, protocol and connectTo, as POST judges it.
+            const wanted = { domain: target.domain, port: target.port, protocol: target.protocol ?? "tls", connectTo: target.connectTo ?? null };
+            const addedBefore = addedHere.has(targetKey(wanted));
             const { rows: stored } = addedBefore
               ? { rows: [] }
-              : await tx.execute("SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ?", [
-                  scope.organizationId,
-                  scope.mode,
-                  target.domain,
-                  target.port,
-                ]);
+              : await tx.execute(
+                  "SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ? AND protocol = ? AND connect_to = ?",
+                  [scope.organizationId, scope.mode, wanted.domain, wanted.port, wanted.protocol, connectToValue(wanted.connectTo)],
+                );
             if (addedBefore || stored.length > 0) error = duplicate;
             else if (count >= limit) error = limitReached;
           }

@@ -156,7 +156,9 @@ export class ImportWorker {
     try {
       const input = parseAddCertificate(JSON.parse(item.body));
       const scope = { organizationId: record.organizationId, mode: record.mode };
-      if (page.taken.has(`${input.domain}:${input.port}`)) return failed(duplicate(input));
+      // The page's lookup finds default targets only (TLS, no connectTo): another target is judged when written.
+      const defaultTarget = input.protocol === "tls" && input.connectTo === null;
+      if (defaultTarget && page.taken.has(`${input.domain}:${input.port}`)) return failed(duplicate(input));
       if (page.full) return failed(limitReached(record.certificateLimit, record.organizationId));
       const outcome = await monitor.inspect(input, undefined, { background: true });
       if (!outcome.ok) {

@@ -87,6 +87,30 @@ export function describeImports(get: () => Store) {
       expect((await store.imports.results(record.id)).map((r) => r.error?.code ?? r.status)).toEqual(["certificate_not_found", "duplicate_domain", "created"]);
     });
 
+    test("settle(): a failed retrieval is a duplicate only of the same target: domain, port, protocol and connection address", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      await addCertificate(store, certificateRecord(live, { domain: "pinned.example.com", connectTo: "192.0.2.7" }));
+      const record = importRecord(live, { total: 4 });
+      await store.imports.create(record, ["{}", "{}", "{}", "{}"]);
+      await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
+      const none = { code: "certificate_not_found", message: "none" };
+      const failed = (index: number, target: { domain: string; port: number; protocol?: "smtp"; connectTo?: string }): ImportItemOutcome => ({
+        index,
+        kind: "failed",
+        error: none,
+        unlessBlocked: { target, duplicate: DUP, limitReached: FULL },
+      });
+      const outcomes: ImportItemOutcome[] = [
+        failed(0, { domain: "pinned.example.com", port: 443 }), // stored only with another connection address
+        failed(1, { domain: "pinned.example.com", port: 443, connectTo: "192.0.2.7" }),
+        { ...(create(live, 2, "mail.example.com") as Extract<ImportItemOutcome, { kind: "create" }>), record: certificateRecord(live, { domain: "mail.example.com", port: 25, protocol: "smtp" }) },
+        failed(3, { domain: "mail.example.com", port: 25 }), // TLS from the first byte: not the SMTP target just added
+      ];
+      expect(await store.imports.settle(record.id, "A", outcomes, NOW)).toBe(true);
+      expect((await store.imports.results(record.id)).map((r) => r.error?.code ?? r.status)).toEqual(["certificate_not_found", "duplicate_domain", "created", "certificate_not_found"]);
+    });
+
     test("settle() creates certificates, settles each item once, keeps limits in order and finishes the import", async () => {
       const store = get();
       const { live } = await newOrganization(store);
