@@ -18,6 +18,7 @@ import { TrustStore } from "../core/tls/trust_store.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { createHttpApp } from "../adapters/elysia/mod.ts";
 import { CheckThreads } from "../adapters/check_threads/mod.ts";
+import { cpuShares, threadCpu, threadCpuSince } from "./support/thread_cpu.ts";
 
 const { values } = parseArgs({ options: { items: { type: "string", default: "10000" }, concurrency: { type: "string", default: "16" } } });
 const items = Number(values.items);
@@ -93,8 +94,12 @@ async function importRate(count: number, prefix: string): Promise<{ rate: number
 
 await firstChecks(500, "warm"); // warm-up: JIT, connections, the TLS server
 // The floor before and after, averaged: on a shared machine the load drifts during a run.
+let cpu = threadCpu();
 const floorBefore = await firstChecks(items, "before");
+const floorCpu = cpuShares(threadCpuSince(cpu), items);
+cpu = threadCpu();
 const measured = await importRate(items, "site");
+const importCpu = cpuShares(threadCpuSince(cpu), items);
 const floorAfter = await firstChecks(items, "after");
 const floor = (floorBefore + floorAfter) / 2;
 console.log(`Importing ${items.toLocaleString("en")} names from one local TLS server, concurrency ${concurrency}`);
@@ -102,6 +107,7 @@ console.log(`  first-check loop (floor)   ${floor.toFixed(0).padStart(6)} names/
 console.log(`  POST /v1/imports           ${measured.rate.toFixed(0).padStart(6)} names/s   (${measured.created.toLocaleString("en")} created)`);
 if (process.env.BENCH_PROFILE) console.log({ settleMs, settleCalls });
 console.log(`  ratio ${(measured.rate / floor).toFixed(2)}x   (target: >= 0.7x)`);
+console.log(`  CPU per name by thread (µs): import ${importCpu}; floor (before) ${floorCpu}`);
 
 child.kill();
 await core.stop();
