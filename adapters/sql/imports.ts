@@ -3,7 +3,7 @@ import type { ImportStore } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, ImportItemResult, ImportRecord } from "../../core/base/mod.ts";
 import type { Executor, Row } from "./executor.ts";
 import { insertJudged, takenTargets, targetKey } from "./certificates.ts";
-import { connectToValue, placeholders } from "./rows.ts";
+import { connectToValue, placeholders, powerOfTwoRuns } from "./rows.ts";
 
 const COLUMNS = "id, organization_id, mode, certificate_limit, status, total, processed, created, failed, created_at, finished_at";
 const ITEM_ROWS_PER_INSERT = 300;
@@ -140,11 +140,14 @@ export function sqlImports(db: Executor): ImportStore {
         const limit = Number(rows[0].certificate_limit);
         // Inside this write transaction nobody else adds: the count is kept here rather than re-counted per insert.
         let count = Number(rows[0].certificates);
-        const { rows: open } = await tx.execute(
-          `SELECT idx FROM import_items WHERE import_id = ? AND status = 'pending' AND idx IN (${placeholders(outcomes.length)})`,
-          [importId, ...outcomes.map((o) => o.index)],
-        );
-        const pending = new Set(open.map((row) => Number(row.idx)));
+        const pending = new Set<number>();
+        for (const run of powerOfTwoRuns(outcomes)) {
+          const { rows: open } = await tx.execute(`SELECT idx FROM import_items WHERE import_id = ? AND status = 'pending' AND idx IN (${placeholders(run.length)})`, [
+            importId,
+            ...run.map((o) => o.index),
+          ]);
+          for (const row of open) pending.add(Number(row.idx));
+        }
         const scope = { organizationId: String(rows[0].organization_id), mode: String(rows[0].mode) };
         // Judged here in item order, against what is stored and what this batch adds before each item;
         // then written in a few statements (each is a round trip the event loop waits for).
@@ -190,13 +193,15 @@ export function sqlImports(db: Executor): ImportStore {
         }
         await insertJudged(tx, additions);
         if (settled.length === 0) return true;
-        await tx.execute(
-          `INSERT INTO import_items (import_id, idx, body, status, certificate_id, error_code, error_message)
-           VALUES ${settled.map(() => "(?, ?, '', ?, ?, ?, ?)").join(", ")}
-           ON CONFLICT (import_id, idx) DO UPDATE SET status = excluded.status, certificate_id = excluded.certificate_id,
-             error_code = excluded.error_code, error_message = excluded.error_message`,
-          settled.flatMap((item) => [importId, item.index, item.error ? "failed" : "created", item.certificateId, item.error?.code ?? null, item.error?.message ?? null]),
-        );
+        for (const run of powerOfTwoRuns(settled)) {
+          await tx.execute(
+            `INSERT INTO import_items (import_id, idx, body, status, certificate_id, error_code, error_message)
+             VALUES ${run.map(() => "(?, ?, '', ?, ?, ?, ?)").join(", ")}
+             ON CONFLICT (import_id, idx) DO UPDATE SET status = excluded.status, certificate_id = excluded.certificate_id,
+               error_code = excluded.error_code, error_message = excluded.error_message`,
+            run.flatMap((item) => [importId, item.index, item.error ? "failed" : "created", item.certificateId, item.error?.code ?? null, item.error?.message ?? null]),
+          );
+        }
         const created = settled.filter((item) => !item.error).length;
         const failed = settled.length - created;
         await tx.execute(

@@ -241,6 +241,23 @@ export function deliveryFrom(row: Row, prefix = ""): DeliveryRecord {
 }
 
 /** `?, ?, ?` for n values. */
+/**
+ * `items` in runs of 128, 64, …, 1 (largest first): a multi-row statement over them takes one of eight
+ * shapes whatever the count, so the connection's prepared statements are not crowded out by one
+ * shape per count (a statement of 200 rows of a certificate is a large program).
+ */
+export function powerOfTwoRuns<T>(items: readonly T[]): T[][] {
+  const runs: T[][] = [];
+  let at = 0;
+  for (let size = 128; size >= 1; size /= 2) {
+    while (items.length - at >= size) {
+      runs.push(items.slice(at, at + size));
+      at += size;
+    }
+  }
+  return runs;
+}
+
 export function placeholders(n: number): string {
   return Array.from({ length: n }, () => "?").join(", ");
 }
