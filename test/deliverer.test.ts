@@ -2,7 +2,8 @@
  * The deliverer's rules that timing alone decides, driven by a fake clock and a transport that answers
  * when the test says so: one organization never holds more than its share of attempts, writing an
  * outcome down holds no slot, and a delivery whose attempt is still waiting is never attempted a
- * second time by the same process, even once its lease ran out. The network versions of both are in delivery_fairness.test.ts and delivery_pause.test.ts.
+ * second time by the same process, even once its lease ran out. The network versions of the first
+ * and the last are in delivery_fairness.test.ts and delivery_pause.test.ts.
  */
 import { describe, expect, test } from "bun:test";
 import { Deliverer, deliveryLeaseMs } from "../core/notify/deliverer.ts";

@@ -1,5 +1,5 @@
 /** Certificates in memory, with the SQL store's ordering, leasing and compare-and-swap semantics. */
-import type { CertificateStore, CertificateTarget } from "../../core/store/mod.ts";
+import { targetKey, type CertificateStore, type CertificateTarget } from "../../core/store/mod.ts";
 import type { CertificateRecord } from "../../core/base/mod.ts";
 import { certificateRenewalState, certificateStatus } from "../../core/certificates/mod.ts";
 import { copyCertificate, deepFreeze, inScope, readCertificate, sharedParts, type MemoryState } from "./state.ts";
@@ -8,7 +8,7 @@ type Stored = CertificateRecord & { leaseOwner: string | null };
 
 /** CONTRACT §11: one certificate per domain, port, protocol and connectTo in a scope. */
 function sameTarget(a: CertificateTarget, b: CertificateTarget): boolean {
-  return a.domain === b.domain && a.port === b.port && (a.protocol ?? "tls") === (b.protocol ?? "tls") && (a.connectTo ?? null) === (b.connectTo ?? null);
+  return targetKey(a) === targetKey(b);
 }
 
 export function memoryCertificates(state: MemoryState): CertificateStore {
@@ -40,10 +40,8 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
     },
 
     async existing(scope, targets) {
-      const wanted = new Set(targets.map((t) => `${t.domain}:${t.port}`));
-      // An import adds default targets (TLS, no connectTo): only those make an imported line a duplicate.
-      const defaults = inScopeList(scope).filter((c) => (c.protocol ?? "tls") === "tls" && (c.connectTo ?? null) === null);
-      return new Set(defaults.map((c) => `${c.domain}:${c.port}`).filter((target) => wanted.has(target)));
+      const wanted = new Set(targets.map(targetKey));
+      return new Set(inScopeList(scope).map(targetKey).filter((key) => wanted.has(key)));
     },
 
     async count(scope) {

@@ -1,6 +1,6 @@
 /** Certificates in SQL: keyset listing, leases for the scheduler, and check results written atomically. */
-import type { CertificateStore, InsertCertificateResult } from "../../core/store/mod.ts";
-import type { CertificateRecord, EventRecord, Scope } from "../../core/base/mod.ts";
+import { targetKey, type CertificateStore, type CertificateTarget, type InsertCertificateResult } from "../../core/store/mod.ts";
+import type { CertificateRecord, EventRecord, Protocol, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, placeholders, powerOfTwoRuns, statusPeriods } from "./rows.ts";
 import { leafNamesKey } from "../../core/deployment/mod.ts";
@@ -168,26 +168,18 @@ export async function insertJudged(tx: Executor, created: Array<{ record: Certif
   if (events.length > 0) await insertEvents(tx, events);
 }
 
-/**
- * Which of `records` (all of one scope) would be duplicates of a stored certificate: the keys
- * ({@link targetKey}) of those whose domain, port, protocol and connection address are taken.
- */
-export async function takenTargets(tx: Executor, scope: { organizationId: string; mode: string }, records: CertificateRecord[]): Promise<Set<string>> {
+/** Which of `targets` are monitored in the scope (the whole target, CONTRACT §11), as {@link targetKey} strings. */
+export async function takenTargets(db: Executor, scope: { organizationId: string; mode: string }, targets: CertificateTarget[]): Promise<Set<string>> {
   const taken = new Set<string>();
-  for (const chunk of powerOfTwoRuns(records)) {
-    const { rows } = await tx.execute(
+  for (const run of powerOfTwoRuns(targets)) {
+    const { rows } = await db.execute(
       `SELECT domain, port, protocol, connect_to FROM certificates
-        WHERE organization_id = ? AND mode = ? AND (domain, port, protocol, connect_to) IN (VALUES ${chunk.map(() => "(?, ?, ?, ?)").join(", ")})`,
-      [scope.organizationId, scope.mode, ...chunk.flatMap((r) => [r.domain, r.port, r.protocol, connectToValue(r.connectTo)])],
+        WHERE organization_id = ? AND mode = ? AND (domain, port, protocol, connect_to) IN (VALUES ${run.map(() => "(?, ?, ?, ?)").join(", ")})`,
+      [scope.organizationId, scope.mode, ...run.flatMap((t) => [t.domain, t.port, t.protocol ?? "tls", connectToValue(t.connectTo ?? null)])],
     );
-    for (const row of rows) taken.add(targetKey({ domain: String(row.domain), port: Number(row.port), protocol: String(row.protocol), connectTo: String(row.connect_to) }));
+    for (const row of rows) taken.add(targetKey({ domain: String(row.domain), port: Number(row.port), protocol: String(row.protocol) as Protocol, connectTo: String(row.connect_to) }));
   }
   return taken;
-}
-
-/** What the UNIQUE constraint on certificates compares within a scope. */
-export function targetKey(target: { domain: string; port: number; protocol: string; connectTo: string | null }): string {
-  return `${target.domain} ${target.port} ${target.protocol} ${connectToValue(target.connectTo)}`;
 }
 
 /** Replaces the certificate's rows in certificate_tags (what `tag=` filters on). */
@@ -250,21 +242,8 @@ export function sqlCertificates(db: Executor): CertificateStore {
       return rows[0] ? certificateFrom(rows[0]) : null;
     },
 
-    async existing(scope, targets) {
-      const found = new Set<string>();
-      const domains = [...new Set(targets.map((t) => t.domain))];
-      for (let start = 0; start < domains.length; start += 500) {
-        const chunk = domains.slice(start, start + 500);
-        const { rows } = await db.execute(
-          // An import adds default targets (TLS, no connectTo): only those make an imported line a duplicate.
-          `SELECT domain, port FROM certificates WHERE organization_id = ? AND mode = ? AND protocol = 'tls' AND connect_to = ''
-             AND domain IN (${placeholders(chunk.length)})`,
-          [scope.organizationId, scope.mode, ...chunk],
-        );
-        for (const row of rows) found.add(`${row.domain}:${row.port}`);
-      }
-      const wanted = new Set(targets.map((t) => `${t.domain}:${t.port}`));
-      return new Set([...found].filter((target) => wanted.has(target)));
+    existing(scope, targets) {
+      return takenTargets(db, scope, targets);
     },
 
     async count(scope) {

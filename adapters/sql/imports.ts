@@ -1,12 +1,11 @@
 /** Imports in SQL: the items as sent, settled under the import's lease, each with its certificate at most once. */
-import type { ImportStore } from "../../core/store/mod.ts";
+import { targetKey, type ImportItemOutcome, type ImportStore } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, ImportItemResult, ImportRecord } from "../../core/base/mod.ts";
 import type { Executor, Row } from "./executor.ts";
-import { insertJudged, takenTargets, targetKey } from "./certificates.ts";
-import { connectToValue, placeholders, powerOfTwoRuns } from "./rows.ts";
+import { insertJudged, takenTargets } from "./certificates.ts";
+import { placeholders, powerOfTwoRuns } from "./rows.ts";
 
 const COLUMNS = "id, organization_id, mode, certificate_limit, status, total, processed, created, failed, created_at, finished_at";
-const ITEM_ROWS_PER_INSERT = 300;
 
 function importFrom(row: Row): ImportRecord {
   return {
@@ -44,11 +43,10 @@ export function sqlImports(db: Executor): ImportStore {
             record.finishedAt,
           ],
         );
-        for (let start = 0; start < items.length; start += ITEM_ROWS_PER_INSERT) {
-          const chunk = items.slice(start, start + ITEM_ROWS_PER_INSERT);
+        for (const run of powerOfTwoRuns(items.map((body, index) => ({ body, index })))) {
           await tx.execute(
-            `INSERT INTO import_items (import_id, idx, body, status) VALUES ${chunk.map(() => "(?, ?, ?, 'pending')").join(", ")}`,
-            chunk.flatMap((body, i) => [record.id, start + i, body]),
+            `INSERT INTO import_items (import_id, idx, body, status) VALUES ${run.map(() => "(?, ?, ?, 'pending')").join(", ")}`,
+            run.flatMap(({ body, index }) => [record.id, index, body]),
           );
         }
       });
@@ -149,14 +147,13 @@ export function sqlImports(db: Executor): ImportStore {
           for (const row of open) pending.add(Number(row.idx));
         }
         const scope = { organizationId: String(rows[0].organization_id), mode: String(rows[0].mode) };
-        // Judged here in item order, against what is stored and what this batch adds before each item;
-        // then written in a few statements (each is a round trip the event loop waits for).
-        const taken = await takenTargets(
-          tx,
-          scope,
-          outcomes.flatMap((outcome) => (outcome.kind === "create" && pending.has(outcome.index) ? [outcome.record] : [])),
-        );
+        // Judged here in item order, against what is stored and what this batch adds before each item
+        // (the whole target, CONTRACT §11, as POST judges it); then written in a few statements, each
+        // a round trip the event loop waits for.
+        const targetOf = (outcome: ImportItemOutcome) => (outcome.kind === "create" ? outcome.record : outcome.unlessBlocked?.target);
+        const taken = await takenTargets(tx, scope, outcomes.flatMap((outcome) => (pending.has(outcome.index) ? (targetOf(outcome) ?? []) : [])));
         const addedHere = new Set<string>();
+        const isTaken = (key: string) => taken.has(key) || addedHere.has(key);
         const additions: Array<{ record: CertificateRecord; events: EventRecord[] }> = [];
         const settled: Array<{ index: number; certificateId: string | null; error: { code: string; message: string } | null }> = [];
         for (const outcome of outcomes) {
@@ -165,22 +162,13 @@ export function sqlImports(db: Executor): ImportStore {
           let error = outcome.kind === "failed" ? outcome.error : null;
           if (outcome.kind === "failed" && outcome.unlessBlocked) {
             const { target, duplicate, limitReached } = outcome.unlessBlocked;
-            // CONTRACT §11: taken means the same domain, port, protocol and connectTo, as POST judges it.
-            const wanted = { domain: target.domain, port: target.port, protocol: target.protocol ?? "tls", connectTo: target.connectTo ?? null };
-            const addedBefore = addedHere.has(targetKey(wanted));
-            const { rows: stored } = addedBefore
-              ? { rows: [] }
-              : await tx.execute(
-                  "SELECT 1 FROM certificates WHERE organization_id = ? AND mode = ? AND domain = ? AND port = ? AND protocol = ? AND connect_to = ?",
-                  [scope.organizationId, scope.mode, wanted.domain, wanted.port, wanted.protocol, connectToValue(wanted.connectTo)],
-                );
-            if (addedBefore || stored.length > 0) error = duplicate;
+            if (isTaken(targetKey(target))) error = duplicate;
             else if (count >= limit) error = limitReached;
           }
           let certificateId: string | null = null;
           if (outcome.kind === "create") {
             const key = targetKey(outcome.record);
-            if (taken.has(key) || addedHere.has(key)) error = outcome.duplicate;
+            if (isTaken(key)) error = outcome.duplicate;
             else if (count >= limit) error = outcome.limitReached;
             else {
               additions.push({ record: outcome.record, events: outcome.events });

@@ -240,7 +240,6 @@ export function deliveryFrom(row: Row, prefix = ""): DeliveryRecord {
   };
 }
 
-/** `?, ?, ?` for n values. */
 /**
  * `items` in runs of 128, 64, …, 1 (largest first): a multi-row statement over them takes one of eight
  * shapes whatever the count, so the connection's prepared statements are not crowded out by one
@@ -258,6 +257,7 @@ export function powerOfTwoRuns<T>(items: readonly T[]): T[][] {
   return runs;
 }
 
+/** `?, ?, ?` for n values. */
 export function placeholders(n: number): string {
   return Array.from({ length: n }, () => "?").join(", ");
 }

@@ -11,7 +11,7 @@ import type { Clock } from "../base/time.ts";
 import { SECOND } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import type { ImportRecord } from "../base/records.ts";
-import type { ImportItemOutcome, Store } from "../store/ports.ts";
+import { targetKey, type CertificateTarget, type ImportItemOutcome, type Store } from "../store/ports.ts";
 import { asCertkeeperError, errorBody } from "../base/errors.ts";
 import { WorkLoop } from "../base/work_loop.ts";
 import type { Monitor } from "../monitor/monitor.ts";
@@ -156,9 +156,7 @@ export class ImportWorker {
     try {
       const input = parseAddCertificate(JSON.parse(item.body));
       const scope = { organizationId: record.organizationId, mode: record.mode };
-      // The page's lookup finds default targets only (TLS, no connectTo): another target is judged when written.
-      const defaultTarget = input.protocol === "tls" && input.connectTo === null;
-      if (defaultTarget && page.taken.has(`${input.domain}:${input.port}`)) return failed(duplicate(input));
+      if (page.taken.has(targetKey(input))) return failed(duplicate(input));
       if (page.full) return failed(limitReached(record.certificateLimit, record.organizationId));
       const outcome = await monitor.inspect(input, undefined, { background: true });
       if (!outcome.ok) {
@@ -186,11 +184,11 @@ export class ImportWorker {
   }
 }
 
-/** The domain and port an item names, when it parses as a valid add body; null otherwise. */
-function targetOf(body: string): { domain: string; port: number } | null {
+/** The target an item names (domain, port, protocol, connectTo), when it parses as a valid add body; null otherwise. */
+function targetOf(body: string): CertificateTarget | null {
   try {
-    const input = parseAddCertificate(JSON.parse(body));
-    return { domain: input.domain, port: input.port };
+    const { domain, port, protocol, connectTo } = parseAddCertificate(JSON.parse(body));
+    return { domain, port, protocol, connectTo };
   } catch {
     return null;
   }

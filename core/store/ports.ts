@@ -154,6 +154,11 @@ export type InsertCertificateResult = "created" | "duplicate" | "limit_reached";
 /** A monitored target: protocol `tls` and connectTo null when not given. */
 export type CertificateTarget = Pick<CertificateRecord, "domain" | "port"> & Partial<Pick<CertificateRecord, "protocol" | "connectTo">>;
 
+/** A target as one string: what CONTRACT §11's uniqueness compares (domain, port, protocol, connectTo). */
+export function targetKey(target: CertificateTarget): string {
+  return `${target.domain} ${target.port} ${target.protocol ?? "tls"} ${target.connectTo ?? ""}`;
+}
+
 export interface CertificateStore {
   /**
    * Inserts the certificate and the events its first check raised, atomically, unless its domain and
@@ -163,8 +168,8 @@ export interface CertificateStore {
   get(scope: Scope, id: string): Promise<CertificateRecord | null>;
   /** The certificate watching this domain, port, protocol and connectTo together (CONTRACT §11's uniqueness). */
   findByDomain(scope: Scope, target: CertificateTarget): Promise<CertificateRecord | null>;
-  /** Which of `targets` are monitored in the scope, as `domain:port` strings. */
-  existing(scope: Scope, targets: Array<{ domain: string; port: number }>): Promise<Set<string>>;
+  /** Which of `targets` are monitored in the scope, as {@link targetKey} strings. */
+  existing(scope: Scope, targets: CertificateTarget[]): Promise<Set<string>>;
   count(scope: Scope): Promise<number>;
   /** Ordered by notAfter, then id; up to `query.limit` items. */
   list(scope: Scope, query: CertificateListQuery): Promise<CertificateRecord[]>;
@@ -374,7 +379,7 @@ export interface ImportStore {
   pending(importId: string, options: { afterIndex: number; limit: number }): Promise<Array<{ index: number; body: string }>>;
   /**
    * Writes outcomes, in one transaction, only while `owner` holds the lease (false, writing nothing,
-   * otherwise): a "create" inserts the certificate and its events unless its domain and port are taken
+   * otherwise): a "create" inserts the certificate and its events unless its target (CONTRACT §11) is taken
    * or the import's limit is reached (then the item fails with the error given for that), and a "failed"
    * with `unlessBlocked` fails as its comment says; outcomes are applied in the order
    * given, so limits fall in item order. An item is

@@ -4,7 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type { CertificateRecord } from "../../../core/base/records.ts";
-import type { Store } from "../../../core/store/ports.ts";
+import { targetKey, type Store } from "../../../core/store/ports.ts";
 import { HOUR } from "../../../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./factories.ts";
 import { addCertificate, newOrganization } from "./_helpers.ts";
@@ -53,6 +53,21 @@ export function describeCertificateTargets(get: () => Store) {
       expect(await store.certificates.count(live)).toBe(4);
       expect((await store.certificates.findByDomain(live, { ...first, connectTo: "192.0.2.7" }))?.connectTo).toBe("192.0.2.7");
       expect(await store.certificates.findByDomain(live, { ...first, connectTo: "192.0.2.8" })).toBeNull();
+    });
+
+    test("existing() names the targets monitored in the scope, whole: domain, port, protocol and connectTo", async () => {
+      const store = get();
+      const { live, test: other } = await newOrganization(store);
+      const pinned = await addCertificate(store, certificateRecord(live, { connectTo: "192.0.2.7" }));
+      const mail = await addCertificate(store, certificateRecord(live, { protocol: "smtp", port: 25 }));
+      const asked = [
+        { domain: pinned.domain, port: pinned.port },
+        { domain: pinned.domain, port: pinned.port, connectTo: "192.0.2.7" },
+        { domain: mail.domain, port: 25 },
+        { domain: mail.domain, port: 25, protocol: "smtp" as const },
+      ];
+      expect([...(await store.certificates.existing(live, asked))].sort()).toEqual([targetKey(asked[1]!), targetKey(asked[3]!)].sort());
+      expect(await store.certificates.existing(other, asked)).toEqual(new Set());
     });
 
     test("updateSettings() with a connectTo changes it and makes the certificate due; null goes back to the domain", async () => {
