@@ -8,7 +8,9 @@ type Stored = CertificateRecord & { leaseOwner: string | null };
 
 /** CONTRACT §11: one certificate per domain, port, protocol and connectTo in a scope. */
 function sameTarget(a: CertificateTarget, b: CertificateTarget): boolean {
-  return targetKey(a) === targetKey(b);
+  // targetKey(a) === targetKey(b), without two strings made per comparison: every insert compares
+  // against each certificate of its scope.
+  return a.domain === b.domain && a.port === b.port && (a.protocol ?? "tls") === (b.protocol ?? "tls") && (a.connectTo ?? null) === (b.connectTo ?? null);
 }
 
 export function memoryCertificates(state: MemoryState): CertificateStore {
