@@ -1,6 +1,6 @@
 /**
  * SIGTERM (CONTRACT §10): a real `certkeeper serve` stops accepting at once, finishes the request and the
- * scheduled check it has in flight (each waiting out a 2 s TLS timeout on a silent server), starts no
+ * scheduled check it has in flight (each waiting out a 4 s TLS timeout on a silent server), starts no
  * new check meanwhile, and exits 0.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -78,7 +78,8 @@ test("SIGTERM: new connections are refused at once, the in-flight request and ch
     // Fixed-day thresholds (Part I): a 5-day certificate raises one certificate.expiring.
     CERTKEEPER_ALERT_POLICY: "days",
     CERTKEEPER_EXTRA_CA_FILE: join(ws.dir, "ca.pem"),
-    CERTKEEPER_TLS_TIMEOUT: "2s",
+    // Margins for a busy machine: the check under way at SIGTERM must still be hanging then.
+    CERTKEEPER_TLS_TIMEOUT: "4s",
     CERTKEEPER_CHECK_INTERVAL: "500ms",
     CERTKEEPER_LOG_LEVEL: "info",
   };
@@ -91,7 +92,7 @@ test("SIGTERM: new connections are refused at once, the in-flight request and ch
       body: JSON.stringify({ domain, port }),
     });
 
-  // A monitored certificate whose server goes silent: its next scheduled check hangs for the 2 s timeout.
+  // A monitored certificate whose server goes silent: its next scheduled check hangs for the 4 s timeout.
   const watchedPort = tls!.port;
   expect((await post(`watched.shutdown.${TEST_DOMAIN}`, watchedPort)).status).toBe(201);
   await tls!.close();
@@ -100,8 +101,8 @@ test("SIGTERM: new connections are refused at once, the in-flight request and ch
   silent.push(watched);
   await until(() => watched.connections() > 0, "a scheduled check of the silent certificate");
 
-  // 0.8 s later, a request that takes 2 s: it outlasts the check, so the drain spans the next due check.
-  await Bun.sleep(800);
+  // 1.5 s later, a request that takes 4 s: it outlasts the check, so the drain spans the next due check.
+  await Bun.sleep(1500);
   const mute = await startSilentServer();
   silent.push(mute);
   const inFlight = post(`mute.shutdown.${TEST_DOMAIN}`, mute.port);
