@@ -30,14 +30,23 @@ async function twoClients() {
   const server = await openLibsqlStore({ url });
   const other = await openLibsqlStore({ url });
   opened.push(server, other);
-  const reads = { list: 0, findByHash: 0 };
-  /** While `gate` is set, a list read tells `onRead` it has read, then answers only once the gate opens. */
+  const reads = { list: 0, findByHash: 0, get: 0 };
+  /** While `gate` is set, a list read (or, with `heldGet`, a get) tells `onRead` it has read, then answers only once the gate opens. */
   const held: { gate?: Promise<void>; onRead?: () => void } = {};
+  const heldGet: { gate?: Promise<void>; onRead?: () => void } = {};
   const counted: Store = {
     ...server,
     apiKeys: { ...server.apiKeys, findByHash: (hash) => (reads.findByHash++, server.apiKeys.findByHash(hash)) },
     certificates: {
       ...server.certificates,
+      get: async (scope, id) => {
+        reads.get++;
+        const { gate, onRead } = heldGet;
+        const record = await server.certificates.get(scope, id);
+        onRead?.();
+        await gate;
+        return record;
+      },
       list: async (scope, query) => {
         reads.list++;
         const { gate, onRead } = held;
@@ -51,7 +60,7 @@ async function twoClients() {
   const org = organizationRecord();
   await server.organizations.create(org);
   const scope: Scope = { organizationId: org.id, mode: "live" };
-  return { cached: withReadCache(counted), other, reads, held, org, scope };
+  return { cached: withReadCache(counted), other, reads, held, heldGet, org, scope };
 }
 
 const ids = (records: Array<{ id: string }>) => records.map((r) => r.id);
@@ -138,5 +147,86 @@ describe("the read cache over a database another process writes to", () => {
     await other.apiKeys.revoke(key.id, NOW);
     expect((await cached.apiKeys.findByHash(key.hash))?.key.revokedAt).toBe(NOW);
     expect(reads.findByHash).toBe(2);
+  });
+});
+
+describe("the read cache and this process's check saves and leases (told, not counted in the token)", () => {
+  /** A key and two certificates, written by the other client; the key's grant and both certificates read once through the cache. */
+  async function warm() {
+    const clients = await twoClients();
+    const { cached, other, reads, org, scope } = clients;
+    const user = userRecord(org.id);
+    const key = apiKeyRecord(user);
+    await other.users.create(user);
+    await other.apiKeys.create(key);
+    const a = certificateRecord(scope, { notAfter: NOW + 10 * DAY, nextCheckAt: NOW - 1 });
+    const b = certificateRecord(scope, { notAfter: NOW + 20 * DAY, nextCheckAt: NOW + DAY });
+    await other.certificates.insert(a, { limit: 100, events: [] });
+    await other.certificates.insert(b, { limit: 100, events: [] });
+    const query = { limit: 10, now: NOW };
+    const readAll = async () => ({
+      grant: (await cached.apiKeys.findByHash(key.hash))?.key.revokedAt,
+      a: await cached.certificates.get(scope, a.id),
+      b: await cached.certificates.get(scope, b.id),
+      page: ids(await cached.certificates.list(scope, query)),
+    });
+    await readAll();
+    await readAll();
+    expect(reads).toEqual({ findByHash: 1, get: 2, list: 1 });
+    return { ...clients, key, a, b, readAll };
+  }
+
+  test("a save empties only its certificate and the list pages: the key's grant and other certificates stay cached", async () => {
+    const { cached, scope, reads, a, b, readAll } = await warm();
+    const stored = (await cached.certificates.get(scope, a.id))!;
+    expect(await cached.certificates.saveCheck({ ...stored, lastCheckedAt: NOW + 5, updatedAt: NOW + 5 }, [])).toBe(true);
+    const after = await readAll();
+    expect(after.a?.lastCheckedAt).toBe(NOW + 5);
+    expect(after.b?.id).toBe(b.id);
+    expect(after.page).toEqual([a.id, b.id]);
+    expect(reads).toEqual({ findByHash: 1, get: 3, list: 2 });
+  });
+
+  test("a lease empties the certificates it leased: a read shows the lease, the others stay cached", async () => {
+    const { cached, reads, a, readAll } = await warm();
+    const leased = await cached.certificates.claimDue({ owner: "checker", now: NOW, leaseUntil: NOW + 60_000, limit: 10 });
+    expect(ids(leased)).toEqual([a.id]);
+    const after = await readAll();
+    expect(after.a?.nextCheckAt).toBe(NOW + 60_000);
+    expect(reads).toEqual({ findByHash: 1, get: 3, list: 2 });
+  });
+
+  test("another process's write still empties everything, even with a save of this process's right behind it", async () => {
+    const { cached, other, scope, reads, key, a, readAll } = await warm();
+    const stored = (await cached.certificates.get(scope, a.id))!;
+    await other.apiKeys.revoke(key.id, NOW);
+    expect(await cached.certificates.saveCheck({ ...stored, lastCheckedAt: NOW + 5, updatedAt: NOW + 5 }, [])).toBe(true);
+    const after = await readAll();
+    expect(after.grant).toBe(NOW);
+    expect(reads).toEqual({ findByHash: 2, get: 4, list: 2 });
+  });
+
+  test("a read of a certificate under way while it is saved is not kept: the reads after the save show it", async () => {
+    const { cached, other, scope, reads, heldGet, a } = await warm();
+    const saveAt = async (at: number) => {
+      const stored = (await other.certificates.get(scope, a.id))!;
+      expect(await cached.certificates.saveCheck({ ...stored, lastCheckedAt: at, updatedAt: at }, [])).toBe(true);
+    };
+    await saveAt(NOW + 5);
+    // A read that has read the row, and has not answered yet, when the next save lands.
+    let open!: () => void;
+    heldGet.gate = new Promise((resolve) => (open = resolve));
+    const read = new Promise<void>((resolve) => (heldGet.onRead = resolve));
+    const during = cached.certificates.get(scope, a.id);
+    await read;
+    heldGet.gate = heldGet.onRead = undefined;
+    await saveAt(NOW + 9);
+    // A reader after the save does not join the read under way: it reads anew.
+    expect((await cached.certificates.get(scope, a.id))?.lastCheckedAt).toBe(NOW + 9);
+    open();
+    expect((await during)?.lastCheckedAt).toBe(NOW + 5);
+    // The read under way was not kept over the newer one.
+    expect((await cached.certificates.get(scope, a.id))?.lastCheckedAt).toBe(NOW + 9);
+    expect(reads.get).toBe(4);
   });
 });

@@ -23,6 +23,12 @@ interface Prepared {
 export interface Connection {
   /** Runs one request; never throws (a failure is the answer's error). */
   handle(request: Request): Answer;
+  /**
+   * SQLite's `PRAGMA data_version`: a number that moves when another connection (another process, or
+   * another connection of this one) committed since this one last looked, never for this connection's
+   * own commits. Null when it cannot be read.
+   */
+  dataVersion(): number | null;
 }
 
 /** Opens `path`; an open that fails is the answer to every request, so the first statement's caller learns why. */
@@ -88,6 +94,15 @@ export function openConnection(path: string, busyTimeoutMs: number): Connection 
   };
 
   return {
+    dataVersion() {
+      if (!db) return null;
+      try {
+        const [row] = prepare("PRAGMA data_version").statement.all([]) as unknown[][];
+        return typeof row?.[0] === "number" ? row[0] : null;
+      } catch {
+        return null;
+      }
+    },
     handle(request) {
       const id = request[0];
       if (openFailure) return [id, null, openFailure];

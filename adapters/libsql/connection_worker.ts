@@ -12,22 +12,37 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openConnection } from "./connection.ts";
-import type { Request, StatementChannel } from "./connection_protocol.ts";
+import { OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Request, type StatementChannel } from "./connection_protocol.ts";
+import { ownWritesPublisher } from "./wal_token.ts";
 
-const { path, busyTimeoutMs } = workerData as { path: string; busyTimeoutMs: number };
+const { path, busyTimeoutMs, ownWrites } = workerData as { path: string; busyTimeoutMs: number; ownWrites?: Int32Array };
 const connection = openConnection(path, busyTimeoutMs);
+// Before each answer: the WAL index header as this connection's commits left it (see wal_token.ts).
+// Its descriptor stays open until the connection has closed, as the event loop's does.
+const publisher = ownWrites ? ownWritesPublisher(path, ownWrites, () => connection.dataVersion()) : undefined;
+
+function handle(request: Request): Answer {
+  const answer = connection.handle(request);
+  if (request[1] === OP_CLOSE) publisher?.close();
+  return answer;
+}
 
 parentPort!.on("message", (requests: Request[] | StatementChannel) => {
   if (!Array.isArray(requests)) {
     // The transaction's statements: answered on their own port, the flag raised once the answer is there.
     const { port, answered } = requests;
     port.on("message", (statement: Request) => {
-      port.postMessage(connection.handle(statement));
+      const answer = handle(statement);
+      // Only a transaction's end moves the header (the statements before it are waited for, blocking).
+      if (statement[1] === OP_ROLLBACK || (statement[1] === OP_RUN && statement[2] === "COMMIT")) publisher?.publish();
+      port.postMessage(answer);
       Atomics.store(answered, 0, 1);
       Atomics.notify(answered, 0);
     });
     return;
   }
   // The requests of one of the caller's turns, answered together.
-  parentPort!.postMessage(requests.map((request) => connection.handle(request)));
+  const answers = requests.map(handle);
+  publisher?.publish();
+  parentPort!.postMessage(answers);
 });

@@ -17,6 +17,7 @@ import { executorError } from "./storage_failure.ts";
 import { backstopPages, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
 import { OP_BATCH, OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type StatementChannel, type WorkerError } from "./connection_protocol.ts";
 import { openConnection, type Connection } from "./connection.ts";
+import { ownWritesReader, ownWritesState } from "./wal_token.ts";
 
 /** Beyond the busy timeout, how long a statement inside a transaction may go unanswered before the thread counts as stuck. */
 const SILENT_THREAD_MS = 10_000;
@@ -33,8 +34,14 @@ interface Pending {
 }
 
 export class LocalExecutor implements Executor {
-  /** Counts this process's writes: part of the change token. */
+  /** Counts this process's writes, but for quiet() ones: part of the change token. */
   writes = 0;
+  /**
+   * For a file on a thread: whether a WAL index header is the one this connection's own commits left
+   * (wal_token.ts ownWritesReader), so that the change token can leave quiet() writes out.
+   */
+  readonly ownWrites: ((words: Uint32Array) => boolean) | undefined;
+  #quiet: Executor | undefined;
   #onClose: Array<() => void> = [];
   /** The connection's thread; undefined when the connection runs on the event loop (`thread: false`). */
   #worker: Worker | undefined;
@@ -88,8 +95,10 @@ export class LocalExecutor implements Executor {
       this.#inline = openConnection(path, options.busyTimeoutMs);
       return;
     }
+    const ownWrites = path === ":memory:" ? undefined : ownWritesState();
+    this.ownWrites = ownWrites && ownWritesReader(ownWrites);
     this.#worker = new Worker(new URL("./connection_worker.ts", import.meta.url), {
-      workerData: { path, busyTimeoutMs: options.busyTimeoutMs },
+      workerData: { path, busyTimeoutMs: options.busyTimeoutMs, ownWrites },
       // The thread's name in `top -H` and /proc.
       name: "ck-database",
     });
@@ -135,21 +144,38 @@ export class LocalExecutor implements Executor {
   }
 
   execute(sql: string, args: SqlValue[] = []): Promise<ResultSet> {
-    return this.#outside(() => this.#run(sql, args));
+    return this.#outside(() => this.#run(sql, args, true));
   }
 
   batch(statements: Statement[]): Promise<ResultSet[]> {
+    return this.#batch(statements, true);
+  }
+
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    return this.#transaction(fn, "ordinary", true);
+  }
+
+  /**
+   * This connection with its writes left out of `writes` (the change token): for writes whose caller
+   * tells the caches itself what they changed (a check's save and lease, Store.onCertificatesWritten).
+   */
+  quiet(): Executor {
+    return (this.#quiet ??= {
+      execute: (sql, args = []) => this.#outside(() => this.#run(sql, args, false)),
+      batch: (statements) => this.#batch(statements, false),
+      transaction: (fn) => this.#transaction(fn, "ordinary", false),
+      close: () => this.close(),
+    });
+  }
+
+  #batch(statements: Statement[], counted: boolean): Promise<ResultSet[]> {
     // One message: the thread runs it whole, so it needs the connection only between transactions.
     return this.#outside(async () => {
       const outcomes = (await this.#send([OP_BATCH, statements.map(({ sql, args }) => [sql, args ?? []])])) as Outcome[];
       // One committed transaction: it counts once, if it changed anything.
-      if (outcomes.some((outcome) => outcome[2] > 0)) this.writes++;
+      if (counted && outcomes.some((outcome) => outcome[2] > 0)) this.writes++;
       return outcomes.map(resultSet);
     });
-  }
-
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    return this.#transaction(fn, "ordinary");
   }
 
   /**
@@ -160,12 +186,12 @@ export class LocalExecutor implements Executor {
     return (this.#urgent ??= {
       execute: (sql, args) => this.execute(sql, args),
       batch: (statements) => this.batch(statements),
-      transaction: (fn) => this.#transaction(fn, "urgent"),
+      transaction: (fn) => this.#transaction(fn, "urgent", true),
       close: () => this.close(),
     });
   }
 
-  async #transaction<T>(fn: (tx: Executor) => Promise<T>, lane: Lane): Promise<T> {
+  async #transaction<T>(fn: (tx: Executor) => Promise<T>, lane: Lane, counted: boolean): Promise<T> {
     // One transaction at a time: SQLite has one writer anyway, and the connection is shared.
     await this.#turn(lane);
     const writesBefore = this.writes;
@@ -173,12 +199,12 @@ export class LocalExecutor implements Executor {
       // Sent as any statement: waiting for another process's lock must not stop the event loop. (Waited
       // for at once instead, as the transaction's statements are, when nothing else was under way, it
       // cost an import a fifth of its pace: its batches then began while the thread was still busy.)
-      await this.#run("BEGIN IMMEDIATE", []);
+      await this.#run("BEGIN IMMEDIATE", [], counted);
       // From here the lock is ours and nothing else is queued on the connection: each statement is
       // waited for, so the transaction holds the connection for SQLite's time (well under a
       // millisecond for an add), not for a turn of the event loop per statement (tens of ms under a
       // burst of adds, with every delivery's outcome held behind it).
-      const result = await fn(insideTransaction((sql, args = []) => this.#inTransaction(sql, args)));
+      const result = await fn(insideTransaction((sql, args = []) => this.#inTransaction(sql, args, counted)));
       await this.#statement([OP_RUN, "COMMIT", []]);
       return result;
     } catch (error) {
@@ -247,17 +273,17 @@ export class LocalExecutor implements Executor {
     })());
   }
 
-  async #run(sql: string, args: SqlValue[]): Promise<ResultSet> {
+  async #run(sql: string, args: SqlValue[], counted: boolean): Promise<ResultSet> {
     const outcome = (await this.#send([OP_RUN, sql, args])) as Outcome;
     // Only a change counts: an UPDATE that matched nothing must not flush every cache.
-    if (outcome[2] > 0) this.writes++;
+    if (counted && outcome[2] > 0) this.writes++;
     return resultSet(outcome);
   }
 
   /** One statement of the open transaction (see #statement). */
-  async #inTransaction(sql: string, args: SqlValue[]): Promise<ResultSet> {
+  async #inTransaction(sql: string, args: SqlValue[], counted: boolean): Promise<ResultSet> {
     const outcome = (await this.#statement([OP_RUN, sql, args])) as Outcome;
-    if (outcome[2] > 0) this.writes++;
+    if (counted && outcome[2] > 0) this.writes++;
     return resultSet(outcome);
   }
 

@@ -89,7 +89,7 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
       throw error;
     }
   }
-  const wal = filePath ? walChangeToken(filePath) : undefined;
+  const wal = filePath ? walChangeToken(filePath, executor.ownWrites) : undefined;
   let closed = false;
   if (wal) executor.onClose(() => ((closed = true), wal.close()));
   // Asked twice a request: a new string only when something moved. The WAL index is read once a turn
@@ -120,7 +120,10 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
   };
   let store: Store;
   try {
-    store = await createSqlStore(executor, { shared: false, changeToken });
+    // Quiet writes (a check's save and lease) are told to the caches by the store, only where the
+    // token can leave them out: a file's connection on its thread.
+    const quiet = wal && executor.ownWrites ? executor.quiet() : undefined;
+    store = await createSqlStore(executor, { shared: false, changeToken, quiet });
   } catch (error) {
     // E.g. a database migrated by a newer certkeeper: its connection and threads are not left behind.
     await executor.close();

@@ -25,18 +25,47 @@ export interface WalChangeToken {
   close(): void;
 }
 
-/** The change token of the database at `databasePath`, for as long as this process's connection to it is open. */
-export function walChangeToken(databasePath: string): WalChangeToken {
+/**
+ * The WAL index header of the database at `databasePath`, read into `words` (one pread). The index is
+ * opened at the first read that finds it (SQLite makes it with the first read of the database).
+ */
+export function walIndexHeader(databasePath: string): { words: Uint32Array; read(): boolean; close(): void } {
   let fd: number | undefined;
-  let closed = false;
   const buffer = Buffer.alloc(HEADER_BYTES);
-  const words = new Uint32Array(buffer.buffer, buffer.byteOffset, HEADER_WORDS);
+  return {
+    words: new Uint32Array(buffer.buffer, buffer.byteOffset, HEADER_WORDS),
+    read() {
+      try {
+        // SQLite keeps the index beside the file a symbolic link points to, not beside the link.
+        fd ??= openSync(`${realpathSync(databasePath)}-shm`, "r");
+        return readSync(fd, buffer, 0, HEADER_BYTES, 0) === HEADER_BYTES;
+      } catch {
+        // Not there yet: asked again next time.
+        return false;
+      }
+    },
+    close() {
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
+  };
+}
+
+/**
+ * The change token of the database at `databasePath`, for as long as this process's connection to it
+ * is open. With `own`, a header this process's own commits explain (ownWritesReader) does not move it:
+ * the store then tells the caches what those commits changed (Store.onCertificatesWritten).
+ */
+export function walChangeToken(databasePath: string, own?: (words: Uint32Array) => boolean): WalChangeToken {
+  const header = walIndexHeader(databasePath);
+  const { words } = header;
+  let closed = false;
   const seen = new Uint32Array(HEADER_WORDS);
   let generation = 0;
   let token = "";
   let unreadable = 0;
 
-  /** The header just read as a token: the last one unless a word moved. */
+  /** The header just read as a token: the last one unless a word moved that this process's own commits do not explain. */
   const settle = (): string => {
     let same = token !== "";
     for (let i = 0; i < HEADER_WORDS; i++) {
@@ -45,29 +74,101 @@ export function walChangeToken(databasePath: string): WalChangeToken {
         seen[i] = words[i]!;
       }
     }
-    if (!same) token = `wal${++generation}`;
+    // Asked at every read, not only at a move: it keeps count of other connections' commits as it answers.
+    const explained = own?.(words) ?? false;
+    if (!same && (token === "" || !explained)) token = `wal${++generation}`;
     return token;
   };
 
   return {
     read() {
-      if (!closed) {
-        try {
-          // SQLite keeps the index beside the file a symbolic link points to, not beside the link.
-          fd ??= openSync(`${realpathSync(databasePath)}-shm`, "r");
-          if (readSync(fd, buffer, 0, HEADER_BYTES, 0) === HEADER_BYTES) return settle();
-        } catch {
-          // Not there yet (SQLite makes it with the first read): asked again next time.
-        }
-      }
+      if (!closed && header.read()) return settle();
       // Unknown state: a token never seen before, so every cache treats it as a change.
       token = "";
       return `unreadable-${++unreadable}`;
     },
     close() {
       closed = true;
-      if (fd !== undefined) closeSync(fd);
-      fd = undefined;
+      header.close();
     },
+  };
+}
+
+/** The shared state of ownWritesPublisher and ownWritesReader: a sequence number, a count, the header's words. */
+const OWN_SEQUENCE = 0;
+const OWN_FOREIGN = 1;
+const OWN_HEADER = 2;
+
+/** The memory the connection's thread and the event loop share for ownWritesPublisher and ownWritesReader. */
+export function ownWritesState(): Int32Array {
+  return new Int32Array(new SharedArrayBuffer((OWN_HEADER + HEADER_WORDS) * 4));
+}
+
+/**
+ * The connection's thread, after each message it answered: the WAL index header as its commits left
+ * it, and how many times it found that another connection (another process, the CLI) had committed
+ * (`PRAGMA data_version`, which this connection's own commits never move). The header is read before
+ * and after data_version, and published only when both reads agree: then every commit that
+ * data_version counted is in the header published, and every commit in that header before this read
+ * was counted by now. Published under a sequence number, odd while it is written.
+ */
+export function ownWritesPublisher(databasePath: string, state: Int32Array, dataVersion: () => number | null): { publish(): void; close(): void } {
+  const header = walIndexHeader(databasePath);
+  const before = new Uint32Array(HEADER_WORDS);
+  let version: number | null | undefined;
+  let closed = false;
+  const write = (words: Uint32Array | null, foreign: boolean) => {
+    Atomics.add(state, OWN_SEQUENCE, 1);
+    if (foreign) state[OWN_FOREIGN]!++;
+    // None: a header no read ever matches (all ones), so nothing is taken for this connection's.
+    for (let i = 0; i < HEADER_WORDS; i++) state[OWN_HEADER + i] = words ? words[i]! | 0 : -1;
+    Atomics.add(state, OWN_SEQUENCE, 1);
+  };
+  return {
+    publish() {
+      if (closed) return;
+      let foreign = false;
+      for (let tries = 0; tries < 3; tries++) {
+        if (!header.read()) break;
+        before.set(header.words);
+        const now = dataVersion();
+        foreign ||= version !== undefined && (now === null || now !== version);
+        version = now;
+        if (!header.read()) break;
+        if (header.words.every((word, i) => word === before[i])) return write(header.words, foreign);
+      }
+      // Unreadable, or commits landing between the reads: nothing can be taken for this connection's.
+      write(null, true);
+    },
+    close() {
+      closed = true;
+      header.close();
+    },
+  };
+}
+
+/**
+ * The event loop, at each read of the header: whether the header read is explained by this
+ * connection's own commits alone, since the last header taken. It is when the header published is the
+ * one just read and no commit of another connection was counted since the last header taken this way
+ * (each one taken is in the header read, so none is counted twice or missed). Anything else (a header
+ * not yet published, another process's commit, a read torn by a publication) answers false: a change.
+ */
+export function ownWritesReader(state: Int32Array): (words: Uint32Array) => boolean {
+  let foreignSeen = 0;
+  return (words) => {
+    for (let tries = 0; tries < 3; tries++) {
+      const sequence = Atomics.load(state, OWN_SEQUENCE);
+      if (sequence % 2 === 1) continue;
+      const foreign = state[OWN_FOREIGN]!;
+      let same = true;
+      for (let i = 0; i < HEADER_WORDS && same; i++) same = state[OWN_HEADER + i]! >>> 0 === words[i];
+      if (Atomics.load(state, OWN_SEQUENCE) !== sequence) continue;
+      if (!same) return false;
+      const quiet = foreign === foreignSeen;
+      foreignSeen = foreign;
+      return quiet;
+    }
+    return false;
   };
 }

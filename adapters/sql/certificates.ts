@@ -1,6 +1,6 @@
 /** Certificates in SQL: keyset listing, leases for the scheduler, and check results written atomically. */
-import { targetKey, type CertificateStore, type CertificateTarget, type InsertCertificateResult } from "../../core/store/mod.ts";
-import type { CertificateRecord, EventRecord, Protocol, Scope } from "../../core/base/mod.ts";
+import { targetKey, type CertificateKey, type CertificateStore, type CertificateTarget, type InsertCertificateResult } from "../../core/store/mod.ts";
+import type { CertificateRecord, EventRecord, Mode, Protocol, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, placeholders, powerOfTwoRuns, statusPeriods } from "./rows.ts";
 import { leafNamesKey } from "../../core/deployment/mod.ts";
@@ -207,8 +207,22 @@ async function releaseLeases(db: Executor, ids: string[], nextCheckAt: Map<strin
   );
 }
 
-export function sqlCertificates(db: Executor): CertificateStore {
-  const rechecks = new RecheckBatcher(db, async (record) => (await updateChecked(db, record, false)).rowsAffected > 0);
+/**
+ * Where a check's save and lease go when the change token leaves them out (SqlStoreOptions.quiet),
+ * and whom to tell which certificates they changed.
+ */
+export interface QuietWrites {
+  db: Executor;
+  told: (certificates: readonly CertificateKey[]) => void;
+}
+
+export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateStore {
+  // A check's bookkeeping: quiet where it can be, each write told once it has ended.
+  const checks = quiet?.db ?? db;
+  const told = (records: readonly CertificateKey[]) => {
+    if (quiet && records.length > 0) quiet.told(records.map(({ organizationId, mode, id }) => ({ organizationId, mode, id })));
+  };
+  const rechecks = new RecheckBatcher(checks, async (record) => (await updateChecked(checks, record, false)).rowsAffected > 0);
   const recent = new RecentSaves();
   const parsed = new ParsedRows();
   // Whether most of the last claim's rows were kept here. When they were not (other processes check
@@ -380,14 +394,16 @@ export function sqlCertificates(db: Executor): CertificateStore {
       const due = `FROM certificates WHERE next_check_at <= ? ORDER BY next_check_at, rowid LIMIT ?`;
       const lease = { sql: `UPDATE certificates SET next_check_at = ?, lease_owner = ? WHERE rowid IN (SELECT rowid ${due})`, args: [leaseUntil, owner, now, limit] };
       if (recent.size === 0 || !mostlyKept) {
-        const [picked] = await db.batch([{ sql: `SELECT ${CERTIFICATE_COLUMNS} ${due}`, args: [now, limit] }, lease]);
+        const [picked] = await checks.batch([{ sql: `SELECT ${CERTIFICATE_COLUMNS} ${due}`, args: [now, limit] }, lease]);
         const records = picked!.rows.map(certificateFrom);
+        told(records);
         if (records.length > 0) mostlyKept = records.filter((r) => recent.drop(r.id, r.version)).length * 2 >= records.length;
         return records;
       }
       // Rows this process saved lately come from memory (recent_saves.ts); the others are read whole
       // once leased, their next check as it was before the lease.
-      const [picked] = await db.batch([{ sql: `SELECT id, version, next_check_at ${due}`, args: [now, limit] }, lease]);
+      const [picked] = await checks.batch([{ sql: `SELECT id, organization_id, mode, version, next_check_at ${due}`, args: [now, limit] }, lease]);
+      told(picked!.rows.map((row) => ({ organizationId: String(row.organization_id), mode: row.mode as Mode, id: String(row.id) })));
       const leased: (CertificateRecord | string)[] = [];
       const missing: string[] = [];
       const nextCheckAt = new Map<string, number>();
@@ -449,19 +465,24 @@ export function sqlCertificates(db: Executor): CertificateStore {
     },
 
     async saveCheck(record, events, options = {}) {
-      const detailsChanged = options.detailsChanged !== false;
-      if (!detailsChanged && events.length === 0) return rechecks.save(record).then(kept(record));
-      const update = (target: Executor) => updateChecked(target, record, detailsChanged);
-      // Most checks raise nothing: one UPDATE is atomic on its own, and a transaction would cost two
-      // more statements (the most frequent write of a running server).
-      if (events.length === 0) return kept(record)((await update(db)).rowsAffected > 0);
-      return kept(record)(
-        await db.transaction(async (tx) => {
-          if ((await update(tx)).rowsAffected === 0) return false;
-          await insertEvents(tx, events);
-          return true;
-        }),
-      );
+      try {
+        const detailsChanged = options.detailsChanged !== false;
+        if (!detailsChanged && events.length === 0) return await rechecks.save(record).then(kept(record));
+        const update = (target: Executor) => updateChecked(target, record, detailsChanged);
+        // Most checks raise nothing: one UPDATE is atomic on its own, and a transaction would cost two
+        // more statements (the most frequent write of a running server).
+        if (events.length === 0) return kept(record)((await update(checks)).rowsAffected > 0);
+        // The row, its events and their deliveries: what the caches keep is only the row.
+        return kept(record)(
+          await checks.transaction(async (tx) => {
+            if ((await update(tx)).rowsAffected === 0) return false;
+            await insertEvents(tx, events);
+            return true;
+          }),
+        );
+      } finally {
+        told([record]);
+      }
     },
   };
   return store;

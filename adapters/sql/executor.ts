@@ -36,6 +36,12 @@ export interface Executor {
    * behind bulk ones. Absent where transactions do not queue in this process (a libSQL server's).
    */
   urgent?(): Executor;
+  /**
+   * The same database with its writes left out of the store's change token: for writes whose caller
+   * tells the caches itself what they changed (Store.onCertificatesWritten). Absent where the change
+   * token cannot tell this process's commits from other processes'.
+   */
+  quiet?(): Executor;
 }
 
 /**

@@ -2,7 +2,7 @@
  * The SQL store: every query certkeeper runs, over any {@link Executor}. The libSQL adapter supplies
  * the executor; this module knows nothing of drivers.
  */
-import type { Store } from "../../core/store/mod.ts";
+import type { CertificateKey, Store } from "../../core/store/mod.ts";
 import type { Executor } from "./executor.ts";
 import { migrate } from "./migrations.ts";
 import { sqlApiKeys, sqlOrganizations, sqlRateLimits, sqlUsers } from "./accounts.ts";
@@ -20,16 +20,23 @@ export interface SqlStoreOptions {
   shared: boolean;
   /** A cheap token that changes with every commit by anyone; see Store.changeToken. */
   changeToken?: () => string;
+  /**
+   * The executor whose writes the change token leaves out (Executor.quiet): given, a check's save and
+   * lease go through it and are told to Store.onCertificatesWritten listeners instead.
+   */
+  quiet?: Executor;
 }
 
 /** Migrates the database, then returns the store over it. */
 export async function createSqlStore(db: Executor, options: SqlStoreOptions): Promise<Store> {
   await migrate(db);
+  const written: Array<(certificates: readonly CertificateKey[]) => void> = [];
+  const quiet = options.quiet && options.changeToken ? { db: options.quiet, told: (keys: readonly CertificateKey[]) => written.forEach((listener) => listener(keys)) } : undefined;
   return {
     organizations: sqlOrganizations(db),
     users: sqlUsers(db),
     apiKeys: sqlApiKeys(db),
-    certificates: sqlCertificates(db),
+    certificates: sqlCertificates(db, quiet),
     channels: sqlChannels(db),
     events: sqlEvents(db),
     imports: sqlImports(db),
@@ -42,6 +49,7 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     ctLogs: sqlCtLogs(db),
     shared: options.shared,
     changeToken: options.changeToken,
+    ...(quiet && { onCertificatesWritten: (listener: (certificates: readonly CertificateKey[]) => void) => void written.push(listener) }),
     async ping() {
       // A few pages, as a small real write takes: a disk with no room for them refuses this too.
       await db.execute(

@@ -159,6 +159,13 @@ export function targetKey(target: CertificateTarget): string {
   return `${target.domain} ${target.port} ${target.protocol ?? "tls"} ${target.connectTo ?? ""}`;
 }
 
+/** Which certificate a write changed, as the caches key it. */
+export interface CertificateKey {
+  organizationId: string;
+  mode: Mode;
+  id: string;
+}
+
 export interface CertificateStore {
   /**
    * Inserts the certificate and the events its first check raised, atomically, unless its domain and
@@ -612,9 +619,16 @@ export interface Store {
   readonly shared: boolean;
   /**
    * A token that changes whenever anyone (this process or another) commits a write, cheap enough to
-   * read on every request; undefined when the store cannot tell, and nothing may be cached.
+   * read on every request; undefined when the store cannot tell, and nothing may be cached. The writes
+   * of this process told to {@link onCertificatesWritten} listeners are the only ones it may leave out.
    */
   changeToken?(): string;
+  /**
+   * Registers a listener told of this process's writes that changeToken leaves out: a check's save and
+   * lease (the most frequent writes of a running server), each changing only the certificates named.
+   * Told once the write has ended (committed or not). Absent when every write moves the token.
+   */
+  onCertificatesWritten?(listener: (certificates: readonly CertificateKey[]) => void): void;
   /**
    * Resolves when the store answers and accepts writes (it writes a little to find out); throws
    * {@link StorageUnavailableError} when it refuses them, or whatever else prevents an answer.
