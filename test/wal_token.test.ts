@@ -9,6 +9,7 @@ import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { walChangeToken } from "../adapters/libsql/wal_token.ts";
+import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { organizationRecord } from "./support/store_conformance/factories.ts";
 
@@ -124,5 +125,74 @@ describe("walChangeToken", () => {
     expect(store.changeToken!()).toBe(first);
     await store.close();
     expect(store.changeToken!()).not.toBe(store.changeToken!());
+  });
+
+  test("this process's quiet writes leave the token where it was; its other writes, and another process's, move it", async () => {
+    const path = join(folder(), "q.db");
+    const executor = new LocalExecutor(path, { busyTimeoutMs: 5000 });
+    await executor.execute("PRAGMA journal_mode = WAL");
+    await executor.execute("CREATE TABLE t (x)");
+    const token = walChangeToken(path, executor.ownWrites);
+    const quiet = executor.quiet();
+    const seen = new Set<string>();
+    /** The token after `write`, and whether it is one never seen before. */
+    const after = async (write: () => Promise<unknown>) => {
+      await write();
+      const now = token.read();
+      const fresh = !seen.has(now);
+      seen.add(now);
+      return fresh;
+    };
+    expect(await after(async () => {})).toBe(true);
+    expect(await after(() => quiet.execute("INSERT INTO t VALUES (1)"))).toBe(false);
+    expect(await after(() => quiet.transaction(async (tx) => tx.execute("INSERT INTO t VALUES (2)")))).toBe(false);
+    expect(await after(() => quiet.batch([{ sql: "INSERT INTO t VALUES (3)" }]))).toBe(false);
+    expect(await after(() => executor.execute("INSERT INTO t VALUES (4)"))).toBe(true);
+    expect(await after(() => executor.transaction(async (tx) => tx.execute("INSERT INTO t VALUES (5)")))).toBe(true);
+    // A write of its own not told, then a quiet read before the token is read: still a change.
+    expect(
+      await after(async () => {
+        await executor.execute("INSERT INTO t VALUES (6)");
+        await quiet.execute("SELECT COUNT(*) FROM t");
+      }),
+    ).toBe(true);
+    // Another process's write, then a quiet write of this one before the token is read: a change.
+    const other = new Database(path);
+    expect(
+      await after(async () => {
+        other.exec("INSERT INTO t VALUES (7)");
+        await quiet.execute("INSERT INTO t VALUES (8)");
+      }),
+    ).toBe(true);
+    expect(await after(async () => other.exec("INSERT INTO t VALUES (9)"))).toBe(true);
+    // The thread learns of that write at its next statement: the first quiet write after it may count
+    // as a change once more (never less); the ones after do not.
+    await after(() => quiet.execute("INSERT INTO t VALUES (10)"));
+    expect(await after(() => quiet.execute("INSERT INTO t VALUES (11)"))).toBe(false);
+    other.close();
+    await executor.close();
+    token.close();
+  });
+
+  test("the count of this process's writes only grows: a transaction rolled back does not take it back", async () => {
+    const executor = new LocalExecutor(join(folder(), "w.db"), { busyTimeoutMs: 5000 });
+    await executor.execute("CREATE TABLE t (x)");
+    const counts = [executor.writes];
+    await executor
+      .transaction(async (tx) => {
+        await tx.execute("INSERT INTO t VALUES (1)");
+        counts.push(executor.writes);
+        throw new Error("rolled back");
+      })
+      .catch(() => {});
+    counts.push(executor.writes);
+    await executor.transaction(async (tx) => {
+      await tx.execute("INSERT INTO t VALUES (1)");
+      await tx.execute("INSERT INTO t VALUES (2)");
+    });
+    counts.push(executor.writes);
+    for (let i = 1; i < counts.length; i++) expect(counts[i]!).toBeGreaterThanOrEqual(counts[i - 1]!);
+    expect(counts.at(-1)!).toBeGreaterThan(counts[1]!);
+    await executor.close();
   });
 });

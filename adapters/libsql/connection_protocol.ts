@@ -23,10 +23,24 @@ export interface StatementChannel {
   answered: Int32Array;
 }
 
+/**
+ * `quiet`: sent through the executor's quiet() view, whose commits the change token may leave out (the
+ * store tells the caches what they changed). Any other request that commits makes the thread publish no
+ * header this process's commits explain (wal_token.ts), so the token moves as it always did.
+ */
 export type Request =
-  | [id: number, op: typeof OP_RUN, sql: string, args: SqlValue[]]
-  | [id: number, op: typeof OP_BATCH, statements: Array<[sql: string, args: SqlValue[]]>]
-  | [id: number, op: typeof OP_ROLLBACK | typeof OP_CLOSE];
+  | [id: number, op: typeof OP_RUN, sql: string, args: SqlValue[], quiet?: boolean]
+  | [id: number, op: typeof OP_BATCH, statements: Array<[sql: string, args: SqlValue[]]>, quiet?: boolean]
+  | [id: number, op: typeof OP_ROLLBACK, quiet?: boolean]
+  | [id: number, op: typeof OP_CLOSE];
+
+/** Whether a request was sent quiet (see Request). */
+export function isQuiet(request: Request): boolean {
+  if (request[1] === OP_RUN) return request[4] === true;
+  if (request[1] === OP_BATCH) return request[3] === true;
+  if (request[1] === OP_ROLLBACK) return request[2] === true;
+  return false;
+}
 
 export interface WorkerError {
   message: string;

@@ -4,15 +4,15 @@
  * the event loop that completes handshakes and answers requests. That work includes reading pages,
  * building rows, writing the WAL at each commit, and waiting out another process's write lock.
  *
- * Requests are `[id, OP_RUN, sql, args]`, `[id, OP_BATCH, statements]`, `[id, OP_ROLLBACK]` or
- * `[id, OP_CLOSE]` (connection_protocol.ts), several to a message; each answer is `[id, outcome,
+ * Requests are `[id, OP_RUN, sql, args, quiet]`, `[id, OP_BATCH, statements, quiet]`, `[id, OP_ROLLBACK,
+ * quiet]` or `[id, OP_CLOSE]` (connection_protocol.ts), several to a message; each answer is `[id, outcome,
  * error]`, with rows as arrays and their columns named once, one message of answers per message of
  * requests. A transaction's statements come on a channel of their own, answered
  * the same way, while their caller waits for each (StatementChannel).
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openConnection } from "./connection.ts";
-import { OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Request, type StatementChannel } from "./connection_protocol.ts";
+import { isQuiet, OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Request, type StatementChannel } from "./connection_protocol.ts";
 import { ownWritesPublisher } from "./wal_token.ts";
 
 const { path, busyTimeoutMs, ownWrites } = workerData as { path: string; busyTimeoutMs: number; ownWrites?: Int32Array };
@@ -22,9 +22,14 @@ const connection = openConnection(path, busyTimeoutMs);
 const publisher = ownWrites ? ownWritesPublisher(path, ownWrites, () => connection.dataVersion()) : undefined;
 
 function handle(request: Request): Answer {
-  const answer = connection.handle(request);
-  if (request[1] === OP_CLOSE) publisher?.close();
-  return answer;
+  if (request[1] === OP_CLOSE) {
+    const answer = connection.handle(request);
+    publisher?.close();
+    return answer;
+  }
+  // A commit that is not quiet leaves no header this process's commits explain: the token moves for it.
+  if (publisher && !isQuiet(request)) return publisher.watch(() => connection.handle(request));
+  return connection.handle(request);
 }
 
 parentPort!.on("message", (requests: Request[] | StatementChannel) => {

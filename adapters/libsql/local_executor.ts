@@ -34,7 +34,7 @@ interface Pending {
 }
 
 export class LocalExecutor implements Executor {
-  /** Counts this process's writes, but for quiet() ones: part of the change token. */
+  /** Counts this process's changes, but for quiet() ones (only ever grows): part of the change token. */
   writes = 0;
   /**
    * For a file on a thread: whether a WAL index header is the one this connection's own commits left
@@ -171,7 +171,7 @@ export class LocalExecutor implements Executor {
   #batch(statements: Statement[], counted: boolean): Promise<ResultSet[]> {
     // One message: the thread runs it whole, so it needs the connection only between transactions.
     return this.#outside(async () => {
-      const outcomes = (await this.#send([OP_BATCH, statements.map(({ sql, args }) => [sql, args ?? []])])) as Outcome[];
+      const outcomes = (await this.#send([OP_BATCH, statements.map(({ sql, args }) => [sql, args ?? []]), !counted])) as Outcome[];
       // One committed transaction: it counts once, if it changed anything.
       if (counted && outcomes.some((outcome) => outcome[2] > 0)) this.writes++;
       return outcomes.map(resultSet);
@@ -194,7 +194,6 @@ export class LocalExecutor implements Executor {
   async #transaction<T>(fn: (tx: Executor) => Promise<T>, lane: Lane, counted: boolean): Promise<T> {
     // One transaction at a time: SQLite has one writer anyway, and the connection is shared.
     await this.#turn(lane);
-    const writesBefore = this.writes;
     try {
       // Sent as any statement: waiting for another process's lock must not stop the event loop. (Waited
       // for at once instead, as the transaction's statements are, when nothing else was under way, it
@@ -205,17 +204,15 @@ export class LocalExecutor implements Executor {
       // millisecond for an add), not for a turn of the event loop per statement (tens of ms under a
       // burst of adds, with every delivery's outcome held behind it).
       const result = await fn(insideTransaction((sql, args = []) => this.#inTransaction(sql, args, counted)));
-      await this.#statement([OP_RUN, "COMMIT", []]);
+      await this.#statement([OP_RUN, "COMMIT", [], !counted]);
       return result;
     } catch (error) {
       // Nothing of the transaction may run outside it; a thread that no longer answers is ended.
-      await this.#statement([OP_ROLLBACK]).catch(() => {});
-      // Nothing was committed: a change counted inside must not count.
-      this.writes = writesBefore;
+      await this.#statement([OP_ROLLBACK, !counted]).catch(() => {});
       throw error;
     } finally {
-      // Counted once per committed transaction that changed something.
-      if (this.writes > writesBefore) this.writes = writesBefore + 1;
+      // `writes` only ever grows: a token seen inside the transaction must never come back after it
+      // (a read begun then would be kept as if nothing had been written since).
       this.#release();
     }
   }
@@ -274,7 +271,7 @@ export class LocalExecutor implements Executor {
   }
 
   async #run(sql: string, args: SqlValue[], counted: boolean): Promise<ResultSet> {
-    const outcome = (await this.#send([OP_RUN, sql, args])) as Outcome;
+    const outcome = (await this.#send([OP_RUN, sql, args, !counted])) as Outcome;
     // Only a change counts: an UPDATE that matched nothing must not flush every cache.
     if (counted && outcome[2] > 0) this.writes++;
     return resultSet(outcome);
@@ -282,7 +279,7 @@ export class LocalExecutor implements Executor {
 
   /** One statement of the open transaction (see #statement). */
   async #inTransaction(sql: string, args: SqlValue[], counted: boolean): Promise<ResultSet> {
-    const outcome = (await this.#statement([OP_RUN, sql, args])) as Outcome;
+    const outcome = (await this.#statement([OP_RUN, sql, args, !counted])) as Outcome;
     if (counted && outcome[2] > 0) this.writes++;
     return resultSet(outcome);
   }

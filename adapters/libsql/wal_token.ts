@@ -94,9 +94,13 @@ export function walChangeToken(databasePath: string, own?: (words: Uint32Array) 
   };
 }
 
-/** The shared state of ownWritesPublisher and ownWritesReader: a sequence number, a count, the header's words. */
+/**
+ * The shared state of ownWritesPublisher and ownWritesReader: a sequence number; how many times the
+ * thread found commits its quiet ones do not explain (another connection's, or its own that were not
+ * quiet); the header's words.
+ */
 const OWN_SEQUENCE = 0;
-const OWN_FOREIGN = 1;
+const OWN_UNEXPLAINED = 1;
 const OWN_HEADER = 2;
 
 /** The memory the connection's thread and the event loop share for ownWritesPublisher and ownWritesReader. */
@@ -105,37 +109,60 @@ export function ownWritesState(): Int32Array {
 }
 
 /**
- * The connection's thread, after each message it answered: the WAL index header as its commits left
- * it, and how many times it found that another connection (another process, the CLI) had committed
- * (`PRAGMA data_version`, which this connection's own commits never move). The header is read before
- * and after data_version, and published only when both reads agree: then every commit that
- * data_version counted is in the header published, and every commit in that header before this read
- * was counted by now. Published under a sequence number, odd while it is written.
+ * The connection's thread, after each message it answered: the WAL index header as its quiet commits
+ * left it, and how many times it found that another connection (another process, the CLI) had
+ * committed (`PRAGMA data_version`, which this connection's own commits never move). The header is
+ * read before and after data_version, and published only when both reads agree: then every commit
+ * that data_version counted is in the header published, and every commit in that header before this
+ * read was counted by now. A request that is not quiet runs inside watch(): if the header moved
+ * meanwhile (it committed something), the next publication counts it as another connection's commit,
+ * so the event loop takes that move for a change, as it takes any write it is not told of. Published
+ * under a sequence number, odd while it is written.
  */
-export function ownWritesPublisher(databasePath: string, state: Int32Array, dataVersion: () => number | null): { publish(): void; close(): void } {
+export function ownWritesPublisher(
+  databasePath: string,
+  state: Int32Array,
+  dataVersion: () => number | null,
+): { watch<T>(request: () => T): T; publish(): void; close(): void } {
   const header = walIndexHeader(databasePath);
   const before = new Uint32Array(HEADER_WORDS);
   let version: number | null | undefined;
   let closed = false;
-  const write = (words: Uint32Array | null, foreign: boolean) => {
+  /** A commit that was not quiet since the last publication. */
+  let counted = false;
+  const same = () => header.words.every((word, i) => word === before[i]);
+  const write = (words: Uint32Array | null, unexplained: boolean) => {
     Atomics.add(state, OWN_SEQUENCE, 1);
-    if (foreign) state[OWN_FOREIGN]!++;
+    if (unexplained) Atomics.add(state, OWN_UNEXPLAINED, 1);
     // None: a header no read ever matches (all ones), so nothing is taken for this connection's.
-    for (let i = 0; i < HEADER_WORDS; i++) state[OWN_HEADER + i] = words ? words[i]! | 0 : -1;
+    for (let i = 0; i < HEADER_WORDS; i++) Atomics.store(state, OWN_HEADER + i, words ? words[i]! | 0 : -1);
     Atomics.add(state, OWN_SEQUENCE, 1);
   };
   return {
+    watch(request) {
+      if (closed || !header.read()) {
+        counted = true;
+        return request();
+      }
+      before.set(header.words);
+      const result = request();
+      if (!header.read() || !same()) counted = true;
+      return result;
+    },
     publish() {
       if (closed) return;
-      let foreign = false;
+      // Counted as another connection's commit would be: the event loop takes no header for this
+      // connection's alone until it has read one that holds this commit, and counted it as a change.
+      let unexplained = counted;
+      counted = false;
       for (let tries = 0; tries < 3; tries++) {
         if (!header.read()) break;
         before.set(header.words);
         const now = dataVersion();
-        foreign ||= version !== undefined && (now === null || now !== version);
+        unexplained ||= version !== undefined && (now === null || now !== version);
         version = now;
         if (!header.read()) break;
-        if (header.words.every((word, i) => word === before[i])) return write(header.words, foreign);
+        if (same()) return write(header.words, unexplained);
       }
       // Unreadable, or commits landing between the reads: nothing can be taken for this connection's.
       write(null, true);
@@ -149,24 +176,25 @@ export function ownWritesPublisher(databasePath: string, state: Int32Array, data
 
 /**
  * The event loop, at each read of the header: whether the header read is explained by this
- * connection's own commits alone, since the last header taken. It is when the header published is the
- * one just read and no commit of another connection was counted since the last header taken this way
- * (each one taken is in the header read, so none is counted twice or missed). Anything else (a header
- * not yet published, another process's commit, a read torn by a publication) answers false: a change.
+ * connection's quiet commits alone, since the last header taken. It is when the header published is
+ * the one just read and no unexplained commit (another connection's, or one of this connection's that
+ * was not quiet) was counted since the last header taken this way: each one counted is in the header
+ * published with it, so none is missed. Anything else (a header not yet published, a read torn by a
+ * publication) answers false: a change. A header that did not move is asked about too, to keep count.
  */
 export function ownWritesReader(state: Int32Array): (words: Uint32Array) => boolean {
-  let foreignSeen = 0;
+  let unexplainedSeen = 0;
   return (words) => {
     for (let tries = 0; tries < 3; tries++) {
       const sequence = Atomics.load(state, OWN_SEQUENCE);
       if (sequence % 2 === 1) continue;
-      const foreign = state[OWN_FOREIGN]!;
+      const unexplained = Atomics.load(state, OWN_UNEXPLAINED);
       let same = true;
-      for (let i = 0; i < HEADER_WORDS && same; i++) same = state[OWN_HEADER + i]! >>> 0 === words[i];
+      for (let i = 0; i < HEADER_WORDS && same; i++) same = Atomics.load(state, OWN_HEADER + i) >>> 0 === words[i];
       if (Atomics.load(state, OWN_SEQUENCE) !== sequence) continue;
       if (!same) return false;
-      const quiet = foreign === foreignSeen;
-      foreignSeen = foreign;
+      const quiet = unexplained === unexplainedSeen;
+      unexplainedSeen = unexplained;
       return quiet;
     }
     return false;

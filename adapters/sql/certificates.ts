@@ -1,7 +1,7 @@
 /** Certificates in SQL: keyset listing, leases for the scheduler, and check results written atomically. */
 import { targetKey, type CertificateKey, type CertificateStore, type CertificateTarget, type InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Mode, Protocol, Scope } from "../../core/base/mod.ts";
-import { ConstraintError, type Executor, type SqlValue } from "./executor.ts";
+import { ConstraintError, type Executor, type Row, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, placeholders, powerOfTwoRuns, statusPeriods } from "./rows.ts";
 import { leafNamesKey } from "../../core/deployment/mod.ts";
 import { insertEvents } from "./events.ts";
@@ -216,6 +216,11 @@ export interface QuietWrites {
   told: (certificates: readonly CertificateKey[]) => void;
 }
 
+/** The certificates a lease's rows name, read from the columns alone (told before anything else can fail). */
+function leasedKeys(rows: Row[]): CertificateKey[] {
+  return rows.map((row) => ({ organizationId: String(row.organization_id), mode: row.mode as Mode, id: String(row.id) }));
+}
+
 export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateStore {
   // A check's bookkeeping: quiet where it can be, each write told once it has ended.
   const checks = quiet?.db ?? db;
@@ -395,15 +400,15 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
       const lease = { sql: `UPDATE certificates SET next_check_at = ?, lease_owner = ? WHERE rowid IN (SELECT rowid ${due})`, args: [leaseUntil, owner, now, limit] };
       if (recent.size === 0 || !mostlyKept) {
         const [picked] = await checks.batch([{ sql: `SELECT ${CERTIFICATE_COLUMNS} ${due}`, args: [now, limit] }, lease]);
+        told(leasedKeys(picked!.rows));
         const records = picked!.rows.map(certificateFrom);
-        told(records);
         if (records.length > 0) mostlyKept = records.filter((r) => recent.drop(r.id, r.version)).length * 2 >= records.length;
         return records;
       }
       // Rows this process saved lately come from memory (recent_saves.ts); the others are read whole
       // once leased, their next check as it was before the lease.
       const [picked] = await checks.batch([{ sql: `SELECT id, organization_id, mode, version, next_check_at ${due}`, args: [now, limit] }, lease]);
-      told(picked!.rows.map((row) => ({ organizationId: String(row.organization_id), mode: row.mode as Mode, id: String(row.id) })));
+      told(leasedKeys(picked!.rows));
       const leased: (CertificateRecord | string)[] = [];
       const missing: string[] = [];
       const nextCheckAt = new Map<string, number>();

@@ -626,7 +626,8 @@ export interface Store {
   /**
    * Registers a listener told of this process's writes that changeToken leaves out: a check's save and
    * lease (the most frequent writes of a running server), each changing only the certificates named.
-   * Told once the write has ended (committed or not). Absent when every write moves the token.
+   * Told once the write has ended (committed or not). Absent when every write moves the token. Whoever
+   * caches by changeToken must listen here too: those writes never move it.
    */
   onCertificatesWritten?(listener: (certificates: readonly CertificateKey[]) => void): void;
   /**
