@@ -8,7 +8,7 @@ import Database from "libsql";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { walChangeToken } from "../adapters/libsql/wal_token.ts";
+import { ownWritesReader, ownWritesState, walChangeToken } from "../adapters/libsql/wal_token.ts";
 import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { organizationRecord } from "./support/store_conformance/factories.ts";
@@ -194,5 +194,22 @@ describe("walChangeToken", () => {
     for (let i = 1; i < counts.length; i++) expect(counts[i]!).toBeGreaterThanOrEqual(counts[i - 1]!);
     expect(counts.at(-1)!).toBeGreaterThan(counts[1]!);
     await executor.close();
+  });
+
+  test("a header being published is never taken for this process's, however long the server has run (the sequence wraps)", () => {
+    const state = ownWritesState();
+    const words = Uint32Array.from({ length: 12 }, (_, i) => 1000 + i);
+    for (let i = 0; i < 12; i++) state[2 + i] = words[i]! | 0;
+    // The layout: [sequence, unexplained commits, header words]. Odd: a publication is being written.
+    for (const [sequence, explained] of [
+      [2, true],
+      [3, false],
+      [-2, true],
+      [-2147483647, false],
+      [2147483647, false],
+    ] as const) {
+      state[0] = sequence;
+      expect({ sequence, explained: ownWritesReader(state)(words) }).toEqual({ sequence, explained });
+    }
   });
 });

@@ -187,7 +187,7 @@ export function ownWritesReader(state: Int32Array): (words: Uint32Array) => bool
   return (words) => {
     for (let tries = 0; tries < 3; tries++) {
       const sequence = Atomics.load(state, OWN_SEQUENCE);
-      if (sequence % 2 === 1) continue;
+      if ((sequence & 1) !== 0) continue;
       const unexplained = Atomics.load(state, OWN_UNEXPLAINED);
       let same = true;
       for (let i = 0; i < HEADER_WORDS && same; i++) same = Atomics.load(state, OWN_HEADER + i) >>> 0 === words[i];
