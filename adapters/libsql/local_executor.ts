@@ -203,16 +203,18 @@ export class LocalExecutor implements Executor {
       // waited for, so the transaction holds the connection for SQLite's time (well under a
       // millisecond for an add), not for a turn of the event loop per statement (tens of ms under a
       // burst of adds, with every delivery's outcome held behind it).
-      const result = await fn(insideTransaction((sql, args = []) => this.#inTransaction(sql, args, counted)));
+      const changes = { any: false };
+      const result = await fn(insideTransaction((sql, args = []) => this.#inTransaction(sql, args, counted, changes)));
       await this.#statement([OP_RUN, "COMMIT", [], !counted]);
+      // Counted once committed, once: `writes` never moves inside a transaction, so no value seen
+      // during one comes back after it (a read begun then would be kept as if nothing had changed).
+      if (changes.any) this.writes++;
       return result;
     } catch (error) {
       // Nothing of the transaction may run outside it; a thread that no longer answers is ended.
       await this.#statement([OP_ROLLBACK, !counted]).catch(() => {});
       throw error;
     } finally {
-      // `writes` only ever grows: a token seen inside the transaction must never come back after it
-      // (a read begun then would be kept as if nothing had been written since).
       this.#release();
     }
   }
@@ -278,9 +280,9 @@ export class LocalExecutor implements Executor {
   }
 
   /** One statement of the open transaction (see #statement). */
-  async #inTransaction(sql: string, args: SqlValue[], counted: boolean): Promise<ResultSet> {
+  async #inTransaction(sql: string, args: SqlValue[], counted: boolean, changes: { any: boolean }): Promise<ResultSet> {
     const outcome = (await this.#statement([OP_RUN, sql, args, !counted])) as Outcome;
-    if (counted && outcome[2] > 0) this.writes++;
+    if (counted && outcome[2] > 0) changes.any = true;
     return resultSet(outcome);
   }
 
