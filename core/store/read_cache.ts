@@ -13,8 +13,8 @@
  * A running server saves a check many times a second. Those writes (a check's save and lease) are the
  * ones a store may leave out of its token and tell instead (Store.onCertificatesWritten): each empties
  * only the certificates it names and the list pages, and a read of those under way is not kept. Key
- * grants and every other certificate stay cached (bench:load, six runs side by side with every write
- * emptying it: the probe's p99 20–45 ms, median 27, against 28–57, median 47).
+ * grants and every other certificate stay cached (bench:load's load, six runs side by side with every
+ * write emptying it: the probe's p99 20–45 ms, median 27, against 28–57, median 47).
  *
  * Stores that cannot produce a change token (a shared libSQL server) are returned as they are.
  */
