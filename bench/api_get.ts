@@ -25,7 +25,7 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { benchWorkspace, CLI, ROOT } from "./support/workspace.ts";
+import { benchWorkspace, ROOT, serverPort } from "./support/workspace.ts";
 import { runWrk, type LoadResult } from "./support/wrk.ts";
 
 const { values } = parseArgs({
@@ -60,10 +60,9 @@ try {
   const caFile = join(dir, "root.pem");
   writeFileSync(caFile, tls.info.rootPem);
 
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
   const env: Record<string, string> = {
     CERTKEEPER_HOST: "127.0.0.1",
-    CERTKEEPER_PORT: String(port),
+    CERTKEEPER_PORT: String(serverPort()),
     CERTKEEPER_DATABASE_URL: `file:${join(dir, "data/certkeeper.db")}`,
     CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
     CERTKEEPER_RESOLVE: `*.${DOMAIN}=127.0.0.1`,
@@ -72,23 +71,10 @@ try {
   };
   for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_") && !(name in env)) delete process.env[name];
 
-  const cli = (...args: string[]) => workspace.cli(env, ...args);
-  // A rate limit the load cannot reach: this measures the work of counting, not refusals.
-  const org = await cli("org", "create", "--name", "Bench", "--plan", "enterprise", "--rate-limit", "1000000000");
-  const user = await cli("user", "create", "--org", org.id, "--email", "owner@bench.test", "--role", "owner");
-  const { key } = await cli("key", "create", "--user", user.id, "--name", "bench");
-
+  const key = await workspace.benchKey(env);
   // certkeeper as `npm start` runs it, its output to a file as `npm start > certkeeper.log` would.
-  const logPath = join(dir, "certkeeper.log");
   const profiler = values.profile ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`] : [];
-  const server = Bun.spawn([process.execPath, ...profiler, CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(logPath), stderr: "inherit" });
-  workspace.track(server);
-  const base = `http://127.0.0.1:${port}`;
-  for (let tries = 0; ; tries++) {
-    if ((await fetch(`${base}/healthz`).catch(() => null))?.status === 200) break;
-    if (tries > 200) throw new Error("certkeeper did not start");
-    await Bun.sleep(50);
-  }
+  const { child: server, base } = await workspace.serve(env, { profiler });
 
   const headers = { authorization: `Bearer ${key}` };
   const ids: string[] = [];

@@ -24,7 +24,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { benchWorkspace, CLI, ROOT } from "./support/workspace.ts";
+import { benchWorkspace, ROOT, serverPort } from "./support/workspace.ts";
 import { Admin } from "../core/accounts/admin.ts";
 import { systemClock } from "../core/base/time.ts";
 import { newId } from "../core/base/ids.ts";
@@ -116,10 +116,9 @@ try {
   }
   await store.close();
 
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
   const env: Record<string, string> = {
     CERTKEEPER_HOST: "127.0.0.1",
-    CERTKEEPER_PORT: String(port),
+    CERTKEEPER_PORT: String(serverPort()),
     CERTKEEPER_DATABASE_URL: databaseUrl,
     CERTKEEPER_CT_SOURCE: "logs",
     CERTKEEPER_CT_LOG_LIST: join(dir, "follow.json"),
@@ -127,9 +126,7 @@ try {
   };
   for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_")) delete process.env[name];
   const profiler = values.profile ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`] : [];
-  const server = Bun.spawn([process.execPath, ...profiler, CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(join(dir, "certkeeper.log")), stderr: "inherit" });
-  workspace.track(server);
-  const base = `http://127.0.0.1:${port}`;
+  const { child: server, base } = await workspace.serve(env, { profiler });
   const headers = { authorization: `Bearer ${key}` };
   const ctLogs = async () => ((await (await fetch(`${base}/v1/ct/logs`, { headers })).json()) as { data: Array<{ position: number | null; treeSize: number | null; lastError: string | null }> }).data;
   for (let tries = 0; ; tries++) {

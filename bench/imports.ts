@@ -20,7 +20,7 @@ import { silentLogger } from "../core/base/log.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { CheckThreads } from "../adapters/check_threads/mod.ts";
-import { benchWorkspace, CLI, ROOT } from "./support/workspace.ts";
+import { benchWorkspace, ROOT, serverPort } from "./support/workspace.ts";
 import { cpuShares, processThreadCpu, threadCpu, threadCpuSince } from "./support/thread_cpu.ts";
 import { pacedLoad } from "./support/paced.ts";
 
@@ -64,11 +64,9 @@ try {
   };
 
   // certkeeper as users run it.
-  // Below the ephemeral range (32768 and up here), which the floor's thousands of connections sweep through.
-  const serverPort = 20_000 + Math.floor(Math.random() * 12_000);
   const env: Record<string, string> = {
     CERTKEEPER_HOST: "127.0.0.1",
-    CERTKEEPER_PORT: String(serverPort),
+    CERTKEEPER_PORT: String(serverPort()),
     CERTKEEPER_DATABASE_URL: `file:${join(dir, "data/certkeeper.db")}`,
     CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
     CERTKEEPER_RESOLVE: `*.${DOMAIN}=127.0.0.1`,
@@ -76,18 +74,8 @@ try {
     CERTKEEPER_CHECK_CONCURRENCY: String(concurrency),
   };
   for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_") && !(name in env)) delete process.env[name];
-  const org = await workspace.cli(env, "org", "create", "--name", "Bench", "--plan", "enterprise", "--rate-limit", "1000000000");
-  const user = await workspace.cli(env, "user", "create", "--org", org.id, "--email", "owner@bench.test", "--role", "owner");
-  const { key } = await workspace.cli(env, "key", "create", "--user", user.id, "--name", "bench");
-  const headers = { authorization: `Bearer ${key}` };
-  const server = workspace.track(
-    Bun.spawn([process.execPath, CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(join(dir, "certkeeper.log")), stderr: "inherit" }),
-  );
-  const base = `http://127.0.0.1:${serverPort}`;
-  for (let tries = 0; (await fetch(`${base}/healthz`).catch(() => null))?.status !== 200; tries++) {
-    if (tries > 400 || server.exitCode !== null) throw new Error(`certkeeper did not start: ${(await Bun.file(join(dir, "certkeeper.log")).text()).slice(-2000)}`);
-    await Bun.sleep(50);
-  }
+  const headers = { authorization: `Bearer ${await workspace.benchKey(env)}` };
+  const { child: server, base } = await workspace.serve(env);
   const api = async (method: string, path: string, body?: unknown) => {
     const response = await fetch(`${base}${path}`, {
       method,

@@ -23,7 +23,7 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { benchWorkspace, CLI, ROOT } from "./support/workspace.ts";
+import { benchWorkspace, ROOT, serverPort } from "./support/workspace.ts";
 import { cpuSeconds } from "./support/wrk.ts";
 
 const { values } = parseArgs({
@@ -81,10 +81,9 @@ try {
   const caFile = join(dir, "root.pem");
   writeFileSync(caFile, tls.info.rootPem);
 
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
   const env: Record<string, string> = {
     CERTKEEPER_HOST: "127.0.0.1",
-    CERTKEEPER_PORT: String(port),
+    CERTKEEPER_PORT: String(serverPort()),
     CERTKEEPER_DATABASE_URL: `file:${join(dir, "data/certkeeper.db")}`,
     CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
     CERTKEEPER_RESOLVE: `*.${DOMAIN}=127.0.0.1`,
@@ -94,23 +93,9 @@ try {
   };
   for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_") && !(name in env)) delete process.env[name];
 
-  const cli = (...args: string[]) => workspace.cli(env, ...args);
-  // A rate limit the load cannot reach: this measures the work, not refusals.
-  const org = await cli("org", "create", "--name", "Bench", "--plan", "enterprise", "--rate-limit", "1000000000");
-  const user = await cli("user", "create", "--org", org.id, "--email", "owner@bench.test", "--role", "owner");
-  const { key } = await cli("key", "create", "--user", user.id, "--name", "bench");
-  const headers = { authorization: `Bearer ${key}` };
-
-  const logPath = join(dir, "certkeeper.log");
+  const headers = { authorization: `Bearer ${await workspace.benchKey(env)}` };
   const profiler = values.profile ? ["--cpu-prof", `--cpu-prof-dir=${resolve(values.profile)}`] : [];
-  const server = Bun.spawn([process.execPath, ...profiler, CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(logPath), stderr: "inherit" });
-  workspace.track(server);
-  const base = `http://127.0.0.1:${port}`;
-  for (let tries = 0; ; tries++) {
-    if ((await fetch(`${base}/healthz`).catch(() => null))?.status === 200) break;
-    if (tries > 400) throw new Error("certkeeper did not start");
-    await Bun.sleep(50);
-  }
+  const { child: server, base } = await workspace.serve(env, { profiler });
 
   // The certificates, in one import.
   const imported = await fetch(`${base}/v1/imports`, {

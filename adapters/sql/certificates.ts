@@ -224,8 +224,8 @@ function leasedKeys(rows: Row[]): CertificateKey[] {
 export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateStore {
   // A check's bookkeeping: quiet where it can be, each write told once it has ended.
   const checks = quiet?.db ?? db;
-  const told = (records: readonly CertificateKey[]) => {
-    if (quiet && records.length > 0) quiet.told(records.map(({ organizationId, mode, id }) => ({ organizationId, mode, id })));
+  const told = (certificates: readonly CertificateKey[]) => {
+    if (quiet && certificates.length > 0) quiet.told(certificates);
   };
   const rechecks = new RecheckBatcher(checks, async (record) => (await updateChecked(checks, record, false)).rowsAffected > 0);
   const recent = new RecentSaves();

@@ -1,7 +1,7 @@
 /**
  * A benchmark's working folder and the processes it starts: removed and killed at the end, or on
  * Ctrl-C. The helpers every end-to-end benchmark needs: a helper process reporting itself in one JSON
- * line, and certkeeper's CLI run against the benchmark's database.
+ * line, certkeeper's CLI run against the benchmark's database, and certkeeper served as users run it.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,6 +19,22 @@ export interface BenchWorkspace {
   spawnReporting(argv: string[], env?: Record<string, string>): Promise<{ child: ReturnType<typeof Bun.spawn>; info: any }>;
   /** `certkeeper <args> --json` with `env` over this process's environment: its JSON answer, or a throw with its stderr. */
   cli(env: Record<string, string>, ...args: string[]): Promise<any>;
+  /** An organization (enterprise plan, a rate limit no load reaches: the work is measured, not refusals), its owner, and a key of theirs. */
+  benchKey(env: Record<string, string>): Promise<string>;
+  /**
+   * `certkeeper serve` as `npm start` runs it: a process of its own, with `env` (its CERTKEEPER_PORT
+   * from {@link serverPort}) over this process's environment, its output in certkeeper.log. Resolves
+   * once /healthz answers; throws with the log's end if it exits first or takes longer than 20 s.
+   */
+  serve(env: Record<string, string>, options?: { profiler?: string[] }): Promise<{ child: ReturnType<typeof Bun.spawn>; base: string }>;
+}
+
+/**
+ * A port for certkeeper below the ephemeral range (32768 and up on Linux): a load's thousands of
+ * connections sweep through that range, and a server port inside it may be taken when it starts.
+ */
+export function serverPort(): number {
+  return 20_000 + Math.floor(Math.random() * 12_000);
 }
 
 export function benchWorkspace(prefix: string): BenchWorkspace {
@@ -36,6 +52,12 @@ export function benchWorkspace(prefix: string): BenchWorkspace {
     children.push(child);
     return child;
   };
+  const cli = async (env: Record<string, string>, ...args: string[]) => {
+    const child = Bun.spawn([process.execPath, CLI, ...args, "--json"], { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
+    if (code !== 0) throw new Error(`certkeeper ${args.join(" ")}: ${err}`);
+    return JSON.parse(out);
+  };
   return {
     dir,
     track,
@@ -48,11 +70,21 @@ export function benchWorkspace(prefix: string): BenchWorkspace {
       reader.releaseLock();
       return { child, info: JSON.parse(new TextDecoder().decode(value).split("\n")[0]!) };
     },
-    async cli(env, ...args) {
-      const child = Bun.spawn([process.execPath, CLI, ...args, "--json"], { cwd: dir, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-      const [out, err, code] = await Promise.all([new Response(child.stdout).text(), new Response(child.stderr).text(), child.exited]);
-      if (code !== 0) throw new Error(`certkeeper ${args.join(" ")}: ${err}`);
-      return JSON.parse(out);
+    cli,
+    async benchKey(env) {
+      const org = await cli(env, "org", "create", "--name", "Bench", "--plan", "enterprise", "--rate-limit", "1000000000");
+      const user = await cli(env, "user", "create", "--org", org.id, "--email", "owner@bench.test", "--role", "owner");
+      return (await cli(env, "key", "create", "--user", user.id, "--name", "bench")).key;
+    },
+    async serve(env, options = {}) {
+      const log = join(dir, "certkeeper.log");
+      const child = track(Bun.spawn([process.execPath, ...(options.profiler ?? []), CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(log), stderr: "inherit" }));
+      const base = `http://127.0.0.1:${env.CERTKEEPER_PORT}`;
+      for (let tries = 0; (await fetch(`${base}/healthz`).catch(() => null))?.status !== 200; tries++) {
+        if (tries > 400 || child.exitCode !== null) throw new Error(`certkeeper did not start: ${(await Bun.file(log).text()).slice(-2000)}`);
+        await Bun.sleep(50);
+      }
+      return { child, base };
     },
   };
 }

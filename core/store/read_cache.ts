@@ -63,8 +63,6 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
       grants.clear();
       certificates.clear();
       pages.clear();
-      // A read under way began before the move: never kept, whatever the token reads when it ends.
-      for (const flights of reading.values()) for (const flight of flights.values()) flight.stale = true;
       reading.clear();
       token = now;
     }
