@@ -25,7 +25,7 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { benchWorkspace, ROOT, serverPort } from "./support/workspace.ts";
+import { benchWorkspace, ROOT } from "./support/workspace.ts";
 import { runWrk, type LoadResult } from "./support/wrk.ts";
 
 const { values } = parseArgs({
@@ -60,16 +60,7 @@ try {
   const caFile = join(dir, "root.pem");
   writeFileSync(caFile, tls.info.rootPem);
 
-  const env: Record<string, string> = {
-    CERTKEEPER_HOST: "127.0.0.1",
-    CERTKEEPER_PORT: String(serverPort()),
-    CERTKEEPER_DATABASE_URL: `file:${join(dir, "data/certkeeper.db")}`,
-    CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
-    CERTKEEPER_RESOLVE: `*.${DOMAIN}=127.0.0.1`,
-    CERTKEEPER_EXTRA_CA_FILE: caFile,
-    ...(values["log-level"] ? { CERTKEEPER_LOG_LEVEL: values["log-level"] } : {}),
-  };
-  for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_") && !(name in env)) delete process.env[name];
+  const env = workspace.serverEnv({ domain: DOMAIN, caFile }, values["log-level"] ? { CERTKEEPER_LOG_LEVEL: values["log-level"] } : {});
 
   const key = await workspace.benchKey(env);
   // certkeeper as `npm start` runs it, its output to a file as `npm start > certkeeper.log` would.

@@ -20,7 +20,7 @@ import { silentLogger } from "../core/base/log.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { CheckThreads } from "../adapters/check_threads/mod.ts";
-import { benchWorkspace, ROOT, serverPort } from "./support/workspace.ts";
+import { benchWorkspace, ROOT } from "./support/workspace.ts";
 import { cpuShares, processThreadCpu, threadCpu, threadCpuSince } from "./support/thread_cpu.ts";
 import { pacedLoad } from "./support/paced.ts";
 
@@ -64,16 +64,7 @@ try {
   };
 
   // certkeeper as users run it.
-  const env: Record<string, string> = {
-    CERTKEEPER_HOST: "127.0.0.1",
-    CERTKEEPER_PORT: String(serverPort()),
-    CERTKEEPER_DATABASE_URL: `file:${join(dir, "data/certkeeper.db")}`,
-    CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
-    CERTKEEPER_RESOLVE: `*.${DOMAIN}=127.0.0.1`,
-    CERTKEEPER_EXTRA_CA_FILE: caFile,
-    CERTKEEPER_CHECK_CONCURRENCY: String(concurrency),
-  };
-  for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_") && !(name in env)) delete process.env[name];
+  const env = workspace.serverEnv({ domain: DOMAIN, caFile }, { CERTKEEPER_CHECK_CONCURRENCY: String(concurrency) });
   const headers = { authorization: `Bearer ${await workspace.benchKey(env)}` };
   const { child: server, base } = await workspace.serve(env);
   const api = async (method: string, path: string, body?: unknown) => {

@@ -23,7 +23,7 @@
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
-import { benchWorkspace, ROOT, serverPort } from "./support/workspace.ts";
+import { benchWorkspace, ROOT } from "./support/workspace.ts";
 import { cpuSeconds } from "./support/wrk.ts";
 
 const { values } = parseArgs({
@@ -81,17 +81,7 @@ try {
   const caFile = join(dir, "root.pem");
   writeFileSync(caFile, tls.info.rootPem);
 
-  const env: Record<string, string> = {
-    CERTKEEPER_HOST: "127.0.0.1",
-    CERTKEEPER_PORT: String(serverPort()),
-    CERTKEEPER_DATABASE_URL: `file:${join(dir, "data/certkeeper.db")}`,
-    CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
-    CERTKEEPER_RESOLVE: `*.${DOMAIN}=127.0.0.1`,
-    CERTKEEPER_EXTRA_CA_FILE: caFile,
-    CERTKEEPER_CHECK_INTERVAL: `${CHECK_INTERVAL_S}s`,
-    CERTKEEPER_METRICS_TOKEN: METRICS_TOKEN,
-  };
-  for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_") && !(name in env)) delete process.env[name];
+  const env = workspace.serverEnv({ domain: DOMAIN, caFile }, { CERTKEEPER_CHECK_INTERVAL: `${CHECK_INTERVAL_S}s`, CERTKEEPER_METRICS_TOKEN: METRICS_TOKEN });
 
   const headers = { authorization: `Bearer ${await workspace.benchKey(env)}` };
   const profiler = values.profile ? ["--cpu-prof", `--cpu-prof-dir=${resolve(values.profile)}`] : [];

@@ -22,6 +22,20 @@ afterEach(async () => {
   while (dirs.length) rmSync(dirs.pop()!, { recursive: true, force: true });
 });
 
+interface Held {
+  gate?: Promise<void>;
+  onRead?: () => void;
+}
+
+/** `read`'s answer, once `held`'s gate (if set when the read began) opens; `onRead` told when it has read. */
+async function gated<T>(held: Held, read: Promise<T>): Promise<T> {
+  const { gate, onRead } = held;
+  const value = await read;
+  onRead?.();
+  await gate;
+  return value;
+}
+
 /** The server's cached store and a second client of the same database file, with reads of the first counted. */
 async function twoClients() {
   const dir = mkdtempSync(join(tmpdir(), "certkeeper-cache-"));
@@ -32,29 +46,15 @@ async function twoClients() {
   opened.push(server, other);
   const reads = { list: 0, findByHash: 0, get: 0 };
   /** While `gate` is set, a list read (or, with `heldGet`, a get) tells `onRead` it has read, then answers only once the gate opens. */
-  const held: { gate?: Promise<void>; onRead?: () => void } = {};
-  const heldGet: { gate?: Promise<void>; onRead?: () => void } = {};
+  const held: Held = {};
+  const heldGet: Held = {};
   const counted: Store = {
     ...server,
     apiKeys: { ...server.apiKeys, findByHash: (hash) => (reads.findByHash++, server.apiKeys.findByHash(hash)) },
     certificates: {
       ...server.certificates,
-      get: async (scope, id) => {
-        reads.get++;
-        const { gate, onRead } = heldGet;
-        const record = await server.certificates.get(scope, id);
-        onRead?.();
-        await gate;
-        return record;
-      },
-      list: async (scope, query) => {
-        reads.list++;
-        const { gate, onRead } = held;
-        const records = await server.certificates.list(scope, query);
-        onRead?.();
-        await gate;
-        return records;
-      },
+      get: (scope, id) => (reads.get++, gated(heldGet, server.certificates.get(scope, id))),
+      list: (scope, query) => (reads.list++, gated(held, server.certificates.list(scope, query))),
     },
   };
   const org = organizationRecord();

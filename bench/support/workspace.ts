@@ -19,6 +19,13 @@ export interface BenchWorkspace {
   spawnReporting(argv: string[], env?: Record<string, string>): Promise<{ child: ReturnType<typeof Bun.spawn>; info: any }>;
   /** `certkeeper <args> --json` with `env` over this process's environment: its JSON answer, or a throw with its stderr. */
   cli(env: Record<string, string>, ...args: string[]): Promise<any>;
+  /**
+   * certkeeper's environment for this benchmark: its server on 127.0.0.1 at a {@link serverPort}, its
+   * database a file in this folder, TLS targets under `*.domain` on loopback trusted through `caFile`,
+   * then `settings`. Every other CERTKEEPER_ variable of this process is dropped, so that the machine's
+   * own settings do not leak into the measurement.
+   */
+  serverEnv(targets: { domain: string; caFile: string }, settings?: Record<string, string>): Record<string, string>;
   /** An organization (enterprise plan, a rate limit no load reaches: the work is measured, not refusals), its owner, and a key of theirs. */
   benchKey(env: Record<string, string>): Promise<string>;
   /**
@@ -71,6 +78,19 @@ export function benchWorkspace(prefix: string): BenchWorkspace {
       return { child, info: JSON.parse(new TextDecoder().decode(value).split("\n")[0]!) };
     },
     cli,
+    serverEnv({ domain, caFile }, settings = {}) {
+      const env: Record<string, string> = {
+        CERTKEEPER_HOST: "127.0.0.1",
+        CERTKEEPER_PORT: String(serverPort()),
+        CERTKEEPER_DATABASE_URL: `file:${join(dir, "data/certkeeper.db")}`,
+        CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
+        CERTKEEPER_RESOLVE: `*.${domain}=127.0.0.1`,
+        CERTKEEPER_EXTRA_CA_FILE: caFile,
+        ...settings,
+      };
+      for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_") && !(name in env)) delete process.env[name];
+      return env;
+    },
     async benchKey(env) {
       const org = await cli(env, "org", "create", "--name", "Bench", "--plan", "enterprise", "--rate-limit", "1000000000");
       const user = await cli(env, "user", "create", "--org", org.id, "--email", "owner@bench.test", "--role", "owner");
