@@ -174,6 +174,33 @@ describe("walChangeToken", () => {
     token.close();
   });
 
+  test("quiet writes landing while the token is read, again and again, never move it: a commit read before its publication is waited for", async () => {
+    const path = join(folder(), "r.db");
+    const executor = new LocalExecutor(path, { busyTimeoutMs: 5000 });
+    await executor.execute("PRAGMA journal_mode = WAL");
+    await executor.execute("CREATE TABLE t (x)");
+    const token = walChangeToken(path, executor.ownWrites);
+    const quiet = executor.quiet();
+    const first = token.read();
+    // 200 quiet commits sent at once; the event loop reads the token without pause while the
+    // connection's thread commits them, so it reads headers between commit and publication.
+    const writes = Array.from({ length: 200 }, (_, i) => quiet.execute("INSERT INTO t VALUES (?)", [i]));
+    const seen = new Set<string>();
+    let reads = 0;
+    const until = Date.now() + 2000;
+    while (Date.now() < until) {
+      seen.add(token.read());
+      reads++;
+      if (reads % 1000 === 0 && (await Promise.race([Promise.all(writes).then(() => true), Bun.sleep(0).then(() => false)]))) break;
+    }
+    await Promise.all(writes);
+    expect((await executor.execute("SELECT COUNT(*) AS n FROM t")).rows[0]!.n).toBe(200);
+    expect([...seen]).toEqual([first]);
+    expect(token.read()).toBe(first);
+    await executor.close();
+    token.close();
+  });
+
   test("the count of this process's writes never comes back to a value seen before: it moves once a transaction commits, never inside one", async () => {
     const executor = new LocalExecutor(join(folder(), "w.db"), { busyTimeoutMs: 5000 });
     await executor.execute("CREATE TABLE t (x)");
@@ -201,8 +228,8 @@ describe("walChangeToken", () => {
   test("a header being published is never taken for this process's, however long the server has run (the sequence wraps)", () => {
     const state = ownWritesState();
     const words = Uint32Array.from({ length: 12 }, (_, i) => 1000 + i);
-    for (let i = 0; i < 12; i++) state[2 + i] = words[i]! | 0;
-    // The layout: [sequence, unexplained commits, header words]. Odd: a publication is being written.
+    for (let i = 0; i < 12; i++) state[3 + i] = words[i]! | 0;
+    // The layout: [sequence, unexplained commits, a quiet request under way, header words]. Odd: a publication is being written.
     for (const [sequence, explained] of [
       [2, true],
       [3, false],
@@ -211,7 +238,7 @@ describe("walChangeToken", () => {
       [2147483647, false],
     ] as const) {
       state[0] = sequence;
-      expect({ sequence, explained: ownWritesReader(state)(words) }).toEqual({ sequence, explained });
+      expect({ sequence, explained: ownWritesReader(state)(words, true, false) === "own" }).toEqual({ sequence, explained });
     }
   });
 });

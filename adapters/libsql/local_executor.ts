@@ -17,7 +17,7 @@ import { executorError } from "./storage_failure.ts";
 import { backstopPages, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
 import { OP_BATCH, OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type StatementChannel, type WorkerError } from "./connection_protocol.ts";
 import { openConnection, type Connection } from "./connection.ts";
-import { ownWritesReader, ownWritesState } from "./wal_token.ts";
+import { ownWritesReader, ownWritesState, type OwnWrites } from "./wal_token.ts";
 
 /** Beyond the busy timeout, how long a statement inside a transaction may go unanswered before the thread counts as stuck. */
 const SILENT_THREAD_MS = 10_000;
@@ -40,7 +40,7 @@ export class LocalExecutor implements Executor {
    * For a file on a thread: whether a WAL index header is the one this connection's own commits left
    * (wal_token.ts ownWritesReader), so that the change token can leave quiet() writes out.
    */
-  readonly ownWrites: ((words: Uint32Array) => boolean) | undefined;
+  readonly ownWrites: OwnWrites | undefined;
   #quiet: Executor | undefined;
   #onClose: Array<() => void> = [];
   /** The connection's thread; undefined when the connection runs on the event loop (`thread: false`). */

@@ -28,17 +28,31 @@ export interface WalChangeToken {
 /**
  * The WAL index header of the database at `databasePath`, read into `words` (one pread). The index is
  * opened at the first read that finds it (SQLite makes it with the first read of the database).
+ *
+ * SQLite keeps two copies of the header and writes the second first: a read is taken only when both
+ * copies agree, as SQLite's own readers take it (walIndexTryHdr). One caught half written would look
+ * like a change that never happened.
  */
 export function walIndexHeader(databasePath: string): { words: Uint32Array; read(): boolean; close(): void } {
   let fd: number | undefined;
-  const buffer = Buffer.alloc(HEADER_BYTES);
+  const buffer = Buffer.alloc(2 * HEADER_BYTES);
+  const copies = new Uint32Array(buffer.buffer, buffer.byteOffset, 2 * HEADER_WORDS);
+  const agree = () => {
+    for (let i = 0; i < HEADER_WORDS; i++) if (copies[i] !== copies[HEADER_WORDS + i]) return false;
+    return true;
+  };
   return {
-    words: new Uint32Array(buffer.buffer, buffer.byteOffset, HEADER_WORDS),
+    words: copies.subarray(0, HEADER_WORDS),
     read() {
       try {
         // SQLite keeps the index beside the file a symbolic link points to, not beside the link.
         fd ??= openSync(`${realpathSync(databasePath)}-shm`, "r");
-        return readSync(fd, buffer, 0, HEADER_BYTES, 0) === HEADER_BYTES;
+        // A copy being written is rewritten within microseconds (SQLite's barrier between the two).
+        for (let tries = 0; tries < 64; tries++) {
+          if (readSync(fd, buffer, 0, buffer.length, 0) !== buffer.length) return false;
+          if (agree()) return true;
+        }
+        return false;
       } catch {
         // Not there yet: asked again next time.
         return false;
@@ -56,7 +70,7 @@ export function walIndexHeader(databasePath: string): { words: Uint32Array; read
  * is open. With `own`, a header this process's own commits explain (ownWritesReader) does not move it:
  * the store then tells the caches what those commits changed (Store.onCertificatesWritten).
  */
-export function walChangeToken(databasePath: string, own?: (words: Uint32Array) => boolean): WalChangeToken {
+export function walChangeToken(databasePath: string, own?: OwnWrites): WalChangeToken {
   const header = walIndexHeader(databasePath);
   const { words } = header;
   let closed = false;
@@ -66,23 +80,24 @@ export function walChangeToken(databasePath: string, own?: (words: Uint32Array) 
   let unreadable = 0;
 
   /** The header just read as a token: the last one unless a word moved that this process's own commits do not explain. */
-  const settle = (): string => {
+  const settle = (mayWait: boolean): string | undefined => {
     let same = token !== "";
-    for (let i = 0; i < HEADER_WORDS; i++) {
-      if (words[i] !== seen[i]) {
-        same = false;
-        seen[i] = words[i]!;
-      }
-    }
+    for (let i = 0; i < HEADER_WORDS && same; i++) same = words[i] === seen[i];
     // Asked at every read, not only at a move: it keeps count of other connections' commits as it answers.
-    const explained = own?.(words) ?? false;
-    if (!same && (token === "" || !explained)) token = `wal${++generation}`;
+    const verdict = own?.(words, !same, mayWait) ?? "change";
+    // It waited for a commit of this process's to be published: the header is read again.
+    if (verdict === "wait") return undefined;
+    seen.set(words);
+    if (!same && (token === "" || verdict !== "own")) token = `wal${++generation}`;
     return token;
   };
 
   return {
     read() {
-      if (!closed && header.read()) return settle();
+      for (let waits = 0; !closed && header.read(); waits++) {
+        const settled = settle(waits < 3);
+        if (settled !== undefined) return settled;
+      }
       // Unknown state: a token never seen before, so every cache treats it as a change.
       token = "";
       return `unreadable-${++unreadable}`;
@@ -97,19 +112,36 @@ export function walChangeToken(databasePath: string, own?: (words: Uint32Array) 
 /**
  * The shared state of ownWritesPublisher and ownWritesReader: a sequence number; how many times the
  * thread found commits its quiet ones do not explain (another connection's, or its own that were not
- * quiet); the header's words.
+ * quiet); whether a quiet request is under way, its header not published yet (1) or not (0); the
+ * header's words.
  */
 const OWN_SEQUENCE = 0;
 const OWN_UNEXPLAINED = 1;
-const OWN_HEADER = 2;
+const OWN_PENDING = 2;
+const OWN_HEADER = 3;
+/**
+ * How long the event loop waits, at most, for the header of a quiet request under way: it commits
+ * and publishes within microseconds. Only a header that moved while one was under way is waited for.
+ */
+const PENDING_WAIT_MS = 2;
 
 /** The memory the connection's thread and the event loop share for ownWritesPublisher and ownWritesReader. */
 export function ownWritesState(): Int32Array {
   return new Int32Array(new SharedArrayBuffer((OWN_HEADER + HEADER_WORDS) * 4));
 }
 
+/** What the connection's thread does around its requests (ownWritesPublisher). */
+export interface OwnWritesPublisher {
+  /** Runs a request that is not quiet: a commit it makes is counted as unexplained. */
+  watch<T>(request: () => T): T;
+  /** Runs a quiet request, and publishes the header it leaves at once. */
+  quiet<T>(request: () => T): T;
+  publish(): void;
+  close(): void;
+}
+
 /**
- * The connection's thread, after each message it answered: the WAL index header as its quiet commits
+ * The connection's thread, after each quiet request and each message it answered: the WAL index header as its quiet commits
  * left it, and how many times it found that another connection (another process, the CLI) had
  * committed (`PRAGMA data_version`, which this connection's own commits never move). The header is
  * read before and after data_version, and published only when both reads agree: then every commit
@@ -123,7 +155,7 @@ export function ownWritesPublisher(
   databasePath: string,
   state: Int32Array,
   dataVersion: () => number | null,
-): { watch<T>(request: () => T): T; publish(): void; close(): void } {
+): OwnWritesPublisher {
   const header = walIndexHeader(databasePath);
   const before = new Uint32Array(HEADER_WORDS);
   let version: number | null | undefined;
@@ -138,7 +170,11 @@ export function ownWritesPublisher(
     for (let i = 0; i < HEADER_WORDS; i++) Atomics.store(state, OWN_HEADER + i, words ? words[i]! | 0 : -1);
     Atomics.add(state, OWN_SEQUENCE, 1);
   };
-  return {
+  const settled = () => {
+    Atomics.store(state, OWN_PENDING, 0);
+    Atomics.notify(state, OWN_PENDING);
+  };
+  const publisher: OwnWritesPublisher = {
     watch(request) {
       if (closed || !header.read()) {
         counted = true;
@@ -148,6 +184,18 @@ export function ownWritesPublisher(
       const result = request();
       if (!header.read() || !same()) counted = true;
       return result;
+    },
+    quiet(request) {
+      // Published at once, not at the end of the message: until then, a reader that finds the header
+      // moved by this commit waits for it instead of taking it for another connection's.
+      if (closed) return request();
+      Atomics.store(state, OWN_PENDING, 1);
+      try {
+        return request();
+      } finally {
+        publisher.publish();
+        settled();
+      }
     },
     publish() {
       if (closed) return;
@@ -170,8 +218,10 @@ export function ownWritesPublisher(
     close() {
       closed = true;
       header.close();
+      settled();
     },
   };
+  return publisher;
 }
 
 /**
@@ -181,22 +231,39 @@ export function ownWritesPublisher(
  * was not quiet) was counted since the last header taken this way: each one counted is in the header
  * published with it, so none is missed. Anything else (a header not yet published, a read torn by a
  * publication) answers false: a change. A header that did not move is asked about too, to keep count.
+ *
+ * A header that moved while a quiet request is under way on the connection's thread is most likely
+ * that request's commit, read in the microseconds before its publication: the reader waits for the
+ * publication (at most PENDING_WAIT_MS, once) and compares again. Taken for a change, it would empty
+ * every cache a few times a second under a steady stream of checks (measured: 4–5 times a second at
+ * 50 checks a second, nearly every GET then read from the database).
  */
-export function ownWritesReader(state: Int32Array): (words: Uint32Array) => boolean {
+export function ownWritesReader(state: Int32Array): OwnWrites {
   let unexplainedSeen = 0;
-  return (words) => {
-    for (let tries = 0; tries < 3; tries++) {
+  return (words, moved, mayWait) => {
+    for (let tries = 0; tries < 64; tries++) {
       const sequence = Atomics.load(state, OWN_SEQUENCE);
       if ((sequence & 1) !== 0) continue;
       const unexplained = Atomics.load(state, OWN_UNEXPLAINED);
       let same = true;
       for (let i = 0; i < HEADER_WORDS && same; i++) same = Atomics.load(state, OWN_HEADER + i) >>> 0 === words[i];
       if (Atomics.load(state, OWN_SEQUENCE) !== sequence) continue;
-      if (!same) return false;
+      if (!same) {
+        if (!moved || !mayWait || Atomics.load(state, OWN_PENDING) !== 1) return "change";
+        Atomics.wait(state, OWN_PENDING, 1, PENDING_WAIT_MS);
+        return "wait";
+      }
       const quiet = unexplained === unexplainedSeen;
       unexplainedSeen = unexplained;
-      return quiet;
+      return quiet ? "own" : "change";
     }
-    return false;
+    return "change";
   };
 }
+
+/**
+ * Whether a header just read (`moved`: not the one read before) is explained by this process's quiet
+ * commits alone ("own"), is a change ("change"), or may be a quiet commit about to be published:
+ * "wait" (only when `mayWait`), once it has waited for the publication; the header is then read again.
+ */
+export type OwnWrites = (words: Uint32Array, moved: boolean, mayWait: boolean) => "own" | "change" | "wait";
