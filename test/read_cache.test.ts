@@ -176,7 +176,7 @@ describe("the read cache and this process's check saves and leases (told, not co
     return { ...clients, key, a, b, readAll };
   }
 
-  test("a save empties only its certificate and the list pages: the key's grant and other certificates stay cached", async () => {
+  test("a save empties only its certificate: the key's grant and other certificates stay cached, the page reads it alone", async () => {
     const { cached, scope, reads, a, b, readAll } = await warm();
     const stored = (await cached.certificates.get(scope, a.id))!;
     expect(await cached.certificates.saveCheck({ ...stored, lastCheckedAt: NOW + 5, updatedAt: NOW + 5 }, [])).toBe(true);
@@ -184,16 +184,84 @@ describe("the read cache and this process's check saves and leases (told, not co
     expect(after.a?.lastCheckedAt).toBe(NOW + 5);
     expect(after.b?.id).toBe(b.id);
     expect(after.page).toEqual([a.id, b.id]);
-    expect(reads).toEqual({ findByHash: 1, get: 3, list: 2 });
+    // The page shows the save: its certificate was read again, in its place.
+    const page = await cached.certificates.list(scope, { limit: 10, now: NOW });
+    expect(page[0]?.lastCheckedAt).toBe(NOW + 5);
+    expect(Object.isFrozen(page[0])).toBe(true);
+    expect(reads).toEqual({ findByHash: 1, get: 3, list: 1 });
+    // Patched once, the page is served whole again.
+    await cached.certificates.list(scope, { limit: 10, now: NOW });
+    expect(reads).toEqual({ findByHash: 1, get: 3, list: 1 });
   });
 
   test("a lease empties the certificates it leased: a read shows the lease, the others stay cached", async () => {
-    const { cached, reads, a, readAll } = await warm();
+    const { cached, scope, reads, a, readAll } = await warm();
     const leased = await cached.certificates.claimDue({ owner: "checker", now: NOW, leaseUntil: NOW + 60_000, limit: 10 });
     expect(ids(leased)).toEqual([a.id]);
     const after = await readAll();
     expect(after.a?.nextCheckAt).toBe(NOW + 60_000);
-    expect(reads).toEqual({ findByHash: 1, get: 3, list: 2 });
+    expect((await cached.certificates.list(scope, { limit: 10, now: NOW }))[0]?.nextCheckAt).toBe(NOW + 60_000);
+    expect(reads).toEqual({ findByHash: 1, get: 3, list: 1 });
+  });
+
+  test("a save that moves a certificate in the list's order reads the pages it leaves and the pages it enters anew", async () => {
+    const { cached, other, scope, reads, a, b } = await warm();
+    const c = certificateRecord(scope, { notAfter: NOW + 30 * DAY, nextCheckAt: NOW + DAY });
+    const d = certificateRecord(scope, { notAfter: NOW + 50 * DAY, nextCheckAt: NOW + DAY });
+    await other.certificates.insert(c, { limit: 100, events: [] });
+    await other.certificates.insert(d, { limit: 100, events: [] });
+    const first = { limit: 1, now: NOW };
+    const second = { limit: 1, now: NOW, after: { notAfter: a.details.notAfter, id: a.id } };
+    const last = { limit: 10, now: NOW, after: { notAfter: b.details.notAfter, id: b.id } };
+    const pages = async () => [ids(await cached.certificates.list(scope, first)), ids(await cached.certificates.list(scope, second)), ids(await cached.certificates.list(scope, last))];
+    expect(await pages()).toEqual([[a.id], [b.id], [c.id, d.id]]);
+    const listed = reads.list;
+    expect(await pages()).toEqual([[a.id], [b.id], [c.id, d.id]]);
+    expect(reads.list).toBe(listed);
+
+    // c renewed to expire first: it leaves the last page and enters the first; the second page is
+    // neither (its span ends at b), and keeps its place.
+    const stored = (await cached.certificates.get(scope, c.id))!;
+    const renewed = { ...stored, details: { ...stored.details, notAfter: NOW + 5 * DAY, serialNumber: "0badc0de" }, lastCheckedAt: NOW + 5, updatedAt: NOW + 5 };
+    expect(await cached.certificates.saveCheck(renewed, [])).toBe(true);
+    expect(await pages()).toEqual([[c.id], [b.id], [d.id]]);
+    expect(reads.list).toBe(listed + 2);
+
+    // A save that leaves the expiry where it was, of a certificate outside a page's span, leaves the page alone.
+    const stillA = (await cached.certificates.get(scope, a.id))!;
+    expect(await cached.certificates.saveCheck({ ...stillA, lastCheckedAt: NOW + 6, updatedAt: NOW + 6 }, [])).toBe(true);
+    expect(await pages()).toEqual([[c.id], [b.id], [d.id]]);
+    expect(reads.list).toBe(listed + 2);
+    // The second page, whose start is a's place, is still right: a moved nowhere.
+    expect(ids(await cached.certificates.list(scope, { limit: 10, now: NOW }))).toEqual([c.id, a.id, b.id, d.id]);
+
+    // a renewed to expire last: it enters the end of the last page, which is shorter than its limit.
+    const lastA = (await cached.certificates.get(scope, a.id))!;
+    expect(await cached.certificates.saveCheck({ ...lastA, details: { ...lastA.details, notAfter: NOW + 60 * DAY }, lastCheckedAt: NOW + 7, updatedAt: NOW + 7 }, [])).toBe(true);
+    expect(ids(await cached.certificates.list(scope, last))).toEqual([d.id, a.id]);
+  });
+
+  test("a page read again while one of its certificates is saved is not kept: the reads after the save show it", async () => {
+    const { cached, other, scope, reads, heldGet, a } = await warm();
+    const query = { limit: 10, now: NOW };
+    const saveAt = async (at: number) => {
+      const stored = (await other.certificates.get(scope, a.id))!;
+      expect(await cached.certificates.saveCheck({ ...stored, lastCheckedAt: at, updatedAt: at }, [])).toBe(true);
+    };
+    await saveAt(NOW + 5);
+    // The page's read of a, which has read the row and not answered yet, when the next save lands.
+    let open!: () => void;
+    heldGet.gate = new Promise((resolve) => (open = resolve));
+    const read = new Promise<void>((resolve) => (heldGet.onRead = resolve));
+    const during = cached.certificates.list(scope, query);
+    await read;
+    heldGet.gate = heldGet.onRead = undefined;
+    await saveAt(NOW + 9);
+    open();
+    expect((await during)[0]?.lastCheckedAt).toBe(NOW + 5);
+    // What that read found is not kept as the page: the next read reads a again.
+    expect((await cached.certificates.list(scope, query))[0]?.lastCheckedAt).toBe(NOW + 9);
+    expect(reads.list).toBe(1);
   });
 
   test("another process's write still empties everything, even with a save of this process's right behind it", async () => {

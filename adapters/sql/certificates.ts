@@ -218,7 +218,7 @@ export interface QuietWrites {
 
 /** The certificates a lease's rows name, read from the columns alone (told before anything else can fail). */
 function leasedKeys(rows: Row[]): CertificateKey[] {
-  return rows.map((row) => ({ organizationId: String(row.organization_id), mode: row.mode as Mode, id: String(row.id) }));
+  return rows.map((row) => ({ organizationId: String(row.organization_id), mode: row.mode as Mode, id: String(row.id), notAfter: Number(row.not_after) }));
 }
 
 export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateStore {
@@ -407,7 +407,7 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
       }
       // Rows this process saved lately come from memory (recent_saves.ts); the others are read whole
       // once leased, their next check as it was before the lease.
-      const [picked] = await checks.batch([{ sql: `SELECT id, organization_id, mode, version, next_check_at ${due}`, args: [now, limit] }, lease]);
+      const [picked] = await checks.batch([{ sql: `SELECT id, organization_id, mode, version, next_check_at, not_after ${due}`, args: [now, limit] }, lease]);
       told(leasedKeys(picked!.rows));
       const leased: (CertificateRecord | string)[] = [];
       const missing: string[] = [];
@@ -486,7 +486,7 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
           }),
         );
       } finally {
-        told([record]);
+        told([{ organizationId: record.organizationId, mode: record.mode, id: record.id, notAfter: record.details.notAfter }]);
       }
     },
   };

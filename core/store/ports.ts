@@ -164,6 +164,8 @@ export interface CertificateKey {
   organizationId: string;
   mode: Mode;
   id: string;
+  /** Its leaf's notAfter once written, which orders lists; absent when not known (lists may have changed anywhere). */
+  notAfter?: number;
 }
 
 export interface CertificateStore {

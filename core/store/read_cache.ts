@@ -12,9 +12,14 @@
  *
  * A running server saves a check many times a second. Those writes (a check's save and lease) are the
  * ones a store may leave out of its token and tell instead (Store.onCertificatesWritten): each empties
- * only the certificates it names and the list pages, and a read of those under way is not kept. Key
- * grants and every other certificate stay cached (bench:load's load, six runs side by side with every
- * write emptying it: the probe's p99 20–45 ms, median 27, against 28–57, median 47).
+ * only the certificates it names, and a read of those under way is not kept. Key grants and every
+ * other certificate stay cached (bench:load's load, six runs side by side with every write emptying
+ * it: the probe's p99 20–45 ms, median 27, against 28–57, median 47). A list page holding a told
+ * certificate keeps its place: the next read of the page reads that certificate alone (through the
+ * cache) and puts it where it was, as long as its expiry, which orders the list, has not moved. A page
+ * a told certificate may have moved into (its expiry falls inside the page's span, or is not told) is
+ * dropped. A check leaves the expiry as it was unless the leaf changed, so at 50 checks a second the
+ * pages stay cached instead of being read anew after every save.
  *
  * Stores that cannot produce a change token (a shared libSQL server) are returned as they are.
  */
@@ -33,16 +38,18 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
   let token: string | undefined;
   const grants = new Map<string, KeyGrant | null>();
   const certificates = new Map<string, CertificateRecord | null>();
-  const pages = new Map<string, CertificateRecord[]>();
+  /** List pages, by scope ("organization mode") then query. */
+  const pages = new Map<string, Map<string, Page>>();
+  let pageCount = 0;
   /** Reads under way, by cache and key; emptied with the caches, so a read begins after every write it must see. */
   const reading = new Map<Map<string, unknown>, Map<string, Flight<unknown>>>();
   const certificateKey = (organizationId: string, mode: string, id: string) => `${organizationId} ${mode} ${id}`;
 
   // A write the token leaves out: what it changed is emptied, and a read of it under way is not kept
   // (it may have read the row before the write).
-  store.onCertificatesWritten?.((written: readonly CertificateKey[]) => {
+  store.onCertificatesWritten?.((list: readonly CertificateKey[]) => {
     const flights = reading.get(certificates);
-    for (const { organizationId, mode, id } of written) {
+    for (const { organizationId, mode, id } of list) {
       const key = certificateKey(organizationId, mode, id);
       certificates.delete(key);
       const flight = flights?.get(key);
@@ -51,9 +58,22 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
         flights!.delete(key);
       }
     }
-    pages.clear();
-    for (const flight of reading.get(pages)?.values() ?? []) flight.stale = true;
-    reading.delete(pages);
+    for (const written of list) {
+      const scoped = pages.get(`${written.organizationId} ${written.mode}`);
+      if (!scoped) continue;
+      for (const [key, page] of scoped) {
+        if (page.index.has(written.id)) {
+          page.dirty.add(written.id);
+          page.touched++;
+        } else if (written.notAfter === undefined || page.spans(written.notAfter, written.id)) {
+          scoped.delete(key);
+          pageCount--;
+        }
+      }
+      // A page read under way may hold the certificate as it was, or miss it where it now belongs.
+      for (const flight of reading.get(scoped)?.values() ?? []) flight.stale = true;
+      reading.delete(scoped);
+    }
   });
 
   /** The current token; the caches are emptied first when it moved. */
@@ -63,6 +83,7 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
       grants.clear();
       certificates.clear();
       pages.clear();
+      pageCount = 0;
       reading.clear();
       token = now;
     }
@@ -70,7 +91,7 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
   }
 
   /** Reads through the cache; keeps an answer only if nothing was written while it was read. */
-  async function cached<T>(cache: Map<string, T>, key: string, read: () => Promise<T>): Promise<T> {
+  async function cached<T>(cache: Map<string, T>, key: string, read: () => Promise<T>, onKeep?: () => void): Promise<T> {
     const before = current();
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
@@ -79,7 +100,7 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     const shared = flights.get(key);
     if (shared) return shared.value;
     const flight: Flight<T> = { value: undefined!, stale: false };
-    flight.value = readInto(cache, key, before, read, flight);
+    flight.value = readInto(cache, key, before, read, flight, onKeep);
     flights.set(key, flight);
     try {
       return await flight.value;
@@ -89,11 +110,12 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     }
   }
 
-  async function readInto<T>(cache: Map<string, T>, key: string, before: string, read: () => Promise<T>, flight: Flight<T>): Promise<T> {
-    // Frozen even when not kept: every reader that joined the read holds the same value.
-    const value = freeze(await read());
+  async function readInto<T>(cache: Map<string, T>, key: string, before: string, read: () => Promise<T>, flight: Flight<T>, onKeep?: () => void): Promise<T> {
+    // Each read freezes what it answers (even when not kept): every reader that joined it holds the same value.
+    const value = await read();
     if (changeToken!() === before && !flight.stale) {
-      if (cache.size >= max) cache.clear();
+      if (onKeep) onKeep();
+      else if (cache.size >= max) cache.clear();
       cache.set(key, value);
     }
     return value;
@@ -103,22 +125,95 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     ...store,
     apiKeys: {
       ...store.apiKeys,
-      findByHash: (hash) => cached(grants, hash, () => store.apiKeys.findByHash(hash)),
+      findByHash: (hash) => cached(grants, hash, async () => freeze(await store.apiKeys.findByHash(hash))),
     },
     certificates: {
       ...store.certificates,
       // The scope is part of the key: another organization never gets a record it may not see.
-      get: (scope: Scope, id: string) => cached(certificates, certificateKey(scope.organizationId, scope.mode, id), () => store.certificates.get(scope, id)),
+      get: (scope: Scope, id: string) => get(scope, id),
       // Which certificates a page holds, and in which order, depends on stored values only, unless it
       // is filtered by status or renewal state: those change as time passes, with nothing written.
       list: (scope: Scope, query: CertificateListQuery) => {
         if (query.statuses || query.renewalStates) return store.certificates.list(scope, query);
-        // Every field of the query but the time is part of the key, filters added later included.
-        const { now: _, ...filters } = query;
-        return cached(pages, JSON.stringify([scope.organizationId, scope.mode, filters]), () => store.certificates.list(scope, query));
+        return listed(scope, query);
       },
     },
   };
+
+  async function listed(scope: Scope, query: CertificateListQuery): Promise<CertificateRecord[]> {
+    // Every field of the query but the time is part of the key, filters added later included.
+    const { now: _, ...filters } = query;
+    const key = JSON.stringify(filters);
+    current();
+    const scopeKey = `${scope.organizationId} ${scope.mode}`;
+    let scoped = pages.get(scopeKey);
+    if (!scoped) pages.set(scopeKey, (scoped = new Map()));
+    const page = await cached(scoped, key, async () => new Page(query, freeze(await store.certificates.list(scope, query))), () => {
+      if (pageCount >= max) {
+        pages.clear();
+        pageCount = 0;
+        pages.set(scopeKey, scoped!);
+      }
+      pageCount++;
+    });
+    if (page.dirty.size === 0) return page.records;
+    // Certificates saved or leased since the page was read: each read alone, put back in its place.
+    const before = current();
+    const touched = page.touched;
+    const dirty = [...page.dirty];
+    const fresh = await Promise.all(dirty.map((id) => get(scope, id)));
+    const records = page.records.slice();
+    for (const [i, id] of dirty.entries()) {
+      const at = page.index.get(id)!;
+      const record = fresh[i];
+      // Gone, or moved in the order: the page is read whole again.
+      if (!record || record.details.notAfter !== records[at]!.details.notAfter) {
+        if (scoped.get(key) === page) {
+          scoped.delete(key);
+          pageCount--;
+        }
+        return listed(scope, query);
+      }
+      records[at] = record;
+    }
+    if (scoped.get(key) === page && page.touched === touched && changeToken!() === before) scoped.set(key, new Page(query, records));
+    return records;
+  }
+
+  function get(scope: Scope, id: string): Promise<CertificateRecord | null> {
+    return cached(certificates, certificateKey(scope.organizationId, scope.mode, id), async () => freeze(await store.certificates.get(scope, id)));
+  }
+}
+
+/**
+ * A cached list page: its records in order, where each is, and which were told written since (read
+ * again on the next read of the page). `touched` counts those tellings.
+ */
+class Page {
+  readonly index = new Map<string, number>();
+  readonly dirty = new Set<string>();
+  touched = 0;
+
+  constructor(
+    private readonly query: CertificateListQuery,
+    readonly records: CertificateRecord[],
+  ) {
+    for (const [i, record] of records.entries()) this.index.set(record.id, i);
+  }
+
+  /** Whether a certificate at (notAfter, id) in the list's order falls inside the page's span. */
+  spans(notAfter: number, id: string): boolean {
+    const { after, limit } = this.query;
+    if (after && !precedes(after, { notAfter, id })) return false;
+    // A page shorter than its limit is the last one: it spans everything after its start.
+    const last = this.records.at(-1);
+    return this.records.length < limit || !last || !precedes({ notAfter: last.details.notAfter, id: last.id }, { notAfter, id });
+  }
+}
+
+/** (notAfter, id) order, as the store lists certificates. */
+function precedes(a: { notAfter: number; id: string }, b: { notAfter: number; id: string }): boolean {
+  return a.notAfter < b.notAfter || (a.notAfter === b.notAfter && a.id < b.id);
 }
 
 /** A read under way, which readers of the same key join; stale once a write told to the cache may have changed what it reads. */
