@@ -12,6 +12,7 @@ import { presentCertificate } from "../certificates/present.ts";
 import { checkIntervalFor, renewalDeadline } from "../renewal/mod.ts";
 import { deploymentDueAt, judgeDeployment } from "../deployment/mod.ts";
 import { nextAlertAt, thresholdToAnnounce } from "./threshold_crossings.ts";
+import { nextOnPhase } from "./check_phase.ts";
 
 /** What a retrieval found. */
 export type CheckOutcome =
@@ -350,7 +351,10 @@ export function applyCheck(
   }
   // The end of a pending deployment's grace: the endpoints are looked at then.
   if (next.deployment && !next.deployment.announced) due = Math.min(due, Math.max(now + 1, deploymentDueAt(next.deployment)));
-  next.nextCheckAt = Math.min(now + checkIntervalFor(next.details, policy.intervalMs), due, chainDue ?? Infinity);
+  // The regular re-check falls on the certificate's own phase of its interval (check_phase.ts): never
+  // later than one interval from now, and spread with the others.
+  const regular = nextOnPhase(next.id, now, checkIntervalFor(next.details, policy.intervalMs));
+  next.nextCheckAt = Math.min(regular, due, chainDue ?? Infinity);
   if (drafts.length > 0 || changed(previous, next)) next.updatedAt = now;
   return { record: next, events: drafts.map((draft) => toEvent(next, draft, now)) };
 }

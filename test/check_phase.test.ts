@@ -1,0 +1,85 @@
+/**
+ * When a certificate is next re-checked (core/monitor/check_phase.ts through applyCheck): never later
+ * than one interval after its last check, and on a phase of its own, so that certificates added or
+ * imported together do not come due together every interval after (a wave that stalls the API).
+ */
+import { describe, expect, test } from "bun:test";
+import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
+import type { CertificateDetails, CertificateRecord } from "../core/base/records.ts";
+import { DAY, HOUR, SECOND } from "../core/base/time.ts";
+import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
+
+const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
+const INTERVAL = 10 * SECOND;
+const policy = { intervalMs: INTERVAL, alertPolicy: "days" as const, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
+
+const served = (details: CertificateDetails): CheckOutcome => ({
+  ok: true,
+  fingerprint: details.fingerprintSha256!,
+  details,
+  problem: null,
+  endpoints: [{ address: "127.0.0.1", fingerprint: details.fingerprintSha256!, details, problem: null, failure: null, tls: null }],
+});
+
+/** 500 certificates of a 90-day leaf, as an import adds them: first checked in the same second. */
+function imported(count = 500): Array<{ record: CertificateRecord; details: CertificateDetails }> {
+  return Array.from({ length: count }, (_, i) => {
+    const details = certificateDetails(`host${i}.example.com`, { notAfter: NOW + 60 * DAY, notBefore: NOW - 30 * DAY });
+    return { record: certificateRecord(scope, { domain: `host${i}.example.com`, details, alertThresholds: [] }), details };
+  });
+}
+
+describe("the next re-check", () => {
+  test("certificates checked together spread over the whole interval, each checked again within one interval", () => {
+    const firsts = imported().map(({ record, details }, i) => {
+      const at = NOW + (i % 7); // within a few milliseconds of each other
+      return { at, next: applyCheck(record, served(details), at, policy, { isNew: true }).record.nextCheckAt };
+    });
+    for (const { at, next } of firsts) {
+      expect(next).toBeGreaterThan(at);
+      expect(next).toBeLessThanOrEqual(at + INTERVAL);
+    }
+    // Spread in tenths of a second: 100 in the interval, 5 each on average.
+    const tenths = new Map<number, number>();
+    for (const { next } of firsts) tenths.set(Math.floor(next / 100), (tenths.get(Math.floor(next / 100)) ?? 0) + 1);
+    expect(tenths.size).toBeGreaterThanOrEqual(95);
+    expect(Math.max(...tenths.values())).toBeLessThanOrEqual(15);
+  });
+
+  test("once on its phase, a certificate is checked exactly one interval after the last, however late the check ran", () => {
+    for (const { record, details } of imported(50)) {
+      let current = applyCheck(record, served(details), NOW, policy, { isNew: true }).record;
+      const phase = current.nextCheckAt;
+      for (let round = 0; round < 5; round++) {
+        // The check runs a little after it was due (a queue, a slow server): the next one does not drift.
+        const ranAt = current.nextCheckAt + 37 * round;
+        current = applyCheck(current, served(details), ranAt, policy).record;
+        expect(current.nextCheckAt).toBe(phase + (round + 1) * INTERVAL);
+        expect(current.nextCheckAt - ranAt).toBeLessThanOrEqual(INTERVAL);
+      }
+    }
+  });
+
+  test("the phase is the certificate's own: the same in every process, different between certificates", () => {
+    const [a, b] = imported(2);
+    const first = applyCheck(a!.record, served(a!.details), NOW, policy, { isNew: true }).record.nextCheckAt;
+    expect(applyCheck(a!.record, served(a!.details), NOW, policy, { isNew: true }).record.nextCheckAt).toBe(first);
+    expect(applyCheck(b!.record, served(b!.details), NOW, policy, { isNew: true }).record.nextCheckAt).not.toBe(first);
+  });
+
+  test("a short lifetime's own interval is phased too, and a deadline still gets its own check", () => {
+    // A 24-hour leaf: checked every 2 hours (a twelfth), under a 6-hour interval.
+    const hours = { ...policy, intervalMs: 6 * HOUR };
+    for (const { record } of imported(20)) {
+      const details = certificateDetails(record.domain, { notBefore: NOW - HOUR, notAfter: NOW + 23 * HOUR });
+      const next = applyCheck({ ...record, details }, served(details), NOW, hours, { isNew: true }).record.nextCheckAt;
+      expect(next).toBeGreaterThan(NOW);
+      expect(next).toBeLessThanOrEqual(NOW + 2 * HOUR);
+    }
+    // A leaf whose renewal deadline (two thirds of its life: 16 h after notBefore) is sooner than its phase.
+    const [{ record }] = imported(1) as [{ record: CertificateRecord }];
+    const details = certificateDetails(record.domain, { notBefore: NOW - 16 * HOUR + 30 * SECOND, notAfter: NOW + 8 * HOUR + 30 * SECOND });
+    const next = applyCheck({ ...record, details }, served(details), NOW, hours, { isNew: true }).record.nextCheckAt;
+    expect(next).toBeLessThanOrEqual(NOW + 30 * SECOND);
+  });
+});
