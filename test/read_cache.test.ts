@@ -37,7 +37,7 @@ async function gated<T>(held: Held, read: Promise<T>): Promise<T> {
 }
 
 /** The server's cached store and a second client of the same database file, with reads of the first counted. */
-async function twoClients() {
+async function twoClients(options: { maxEntries?: number } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "certkeeper-cache-"));
   dirs.push(dir);
   const url = `file:${join(dir, "certkeeper.db")}`;
@@ -60,7 +60,7 @@ async function twoClients() {
   const org = organizationRecord();
   await server.organizations.create(org);
   const scope: Scope = { organizationId: org.id, mode: "live" };
-  return { cached: withReadCache(counted), other, reads, held, heldGet, org, scope };
+  return { cached: withReadCache(counted, options), server, other, reads, held, heldGet, org, scope };
 }
 
 const ids = (records: Array<{ id: string }>) => records.map((r) => r.id);
@@ -296,5 +296,72 @@ describe("the read cache and this process's check saves and leases (told, not co
     // The read under way was not kept over the newer one.
     expect((await cached.certificates.get(scope, a.id))?.lastCheckedAt).toBe(NOW + 9);
     expect(reads.get).toBe(4);
+  });
+  test("a page read under way when one of its certificates is saved is not kept", async () => {
+    const { cached, scope, held, a } = await warm();
+    const query = { limit: 10, now: NOW };
+    const stored = (await cached.certificates.get(scope, a.id))!;
+    // Emptied by another page's read being the only one: a new query, read while the save lands.
+    const other = { limit: 9, now: NOW };
+    let open!: () => void;
+    held.gate = new Promise((resolve) => (open = resolve));
+    const read = new Promise<void>((resolve) => (held.onRead = resolve));
+    const during = cached.certificates.list(scope, other);
+    await read;
+    held.gate = held.onRead = undefined;
+    expect(await cached.certificates.saveCheck({ ...stored, lastCheckedAt: NOW + 9, updatedAt: NOW + 9 }, [])).toBe(true);
+    open();
+    expect((await during)[0]?.lastCheckedAt).toBe(stored.lastCheckedAt);
+    expect((await cached.certificates.list(scope, other))[0]?.lastCheckedAt).toBe(NOW + 9);
+    expect((await cached.certificates.list(scope, query))[0]?.lastCheckedAt).toBe(NOW + 9);
+  });
+
+  test("the pages kept are bounded, across organizations too, and a page read before they were emptied keeps nothing", async () => {
+    const { cached, other, server, reads, held, scope } = await twoClients({ maxEntries: 2 });
+    const a = certificateRecord(scope, { notAfter: NOW + 10 * DAY });
+    await other.certificates.insert(a, { limit: 100, events: [] });
+    for (let limit = 1; limit <= 20; limit++) await cached.certificates.list(scope, { limit, now: NOW });
+    const listed = reads.list;
+    for (let limit = 1; limit <= 20; limit++) await cached.certificates.list(scope, { limit, now: NOW });
+    expect(reads.list - listed).toBeGreaterThanOrEqual(18);
+
+    // Another organization's pages fill the cache while a page of this one is read; a save of this
+    // one's certificate is told meanwhile: the page read before it is not kept.
+    const second = organizationRecord();
+    await server.organizations.create(second);
+    const theirs = { organizationId: second.id, mode: "live" as const };
+    await other.certificates.insert(certificateRecord(theirs, { notAfter: NOW + 10 * DAY }), { limit: 100, events: [] });
+    let open!: () => void;
+    held.gate = new Promise((resolve) => (open = resolve));
+    const read = new Promise<void>((resolve) => (held.onRead = resolve));
+    const during = cached.certificates.list(scope, { limit: 30, now: NOW });
+    await read;
+    held.gate = held.onRead = undefined;
+    for (let limit = 1; limit <= 3; limit++) await cached.certificates.list(theirs, { limit, now: NOW });
+    const stored = (await cached.certificates.get(scope, a.id))!;
+    expect(await cached.certificates.saveCheck({ ...stored, lastCheckedAt: NOW + 9, updatedAt: NOW + 9 }, [])).toBe(true);
+    for (let limit = 4; limit <= 5; limit++) await cached.certificates.list(theirs, { limit, now: NOW });
+    open();
+    await during;
+    expect((await cached.certificates.list(scope, { limit: 30, now: NOW }))[0]?.lastCheckedAt).toBe(NOW + 9);
+  });
+
+  test("certificates expiring at the same moment keep their order by id when one of them is saved", async () => {
+    const { cached, other, scope } = await twoClients();
+    const same = NOW + 10 * DAY;
+    const records = Array.from({ length: 4 }, () => certificateRecord(scope, { notAfter: same }));
+    for (const record of records) await other.certificates.insert(record, { limit: 100, events: [] });
+    const byId = records.map((r) => r.id).sort();
+    const first = { limit: 2, now: NOW };
+    const next = { limit: 2, now: NOW, after: { notAfter: same, id: byId[1]! } };
+    expect(ids(await cached.certificates.list(scope, first))).toEqual(byId.slice(0, 2));
+    expect(ids(await cached.certificates.list(scope, next))).toEqual(byId.slice(2));
+    // The third (on the second page) saved, its expiry unchanged: both pages as they were, the save shown.
+    const third = (await cached.certificates.get(scope, byId[2]!))!;
+    expect(await cached.certificates.saveCheck({ ...third, lastCheckedAt: NOW + 9, updatedAt: NOW + 9 }, [])).toBe(true);
+    expect(ids(await cached.certificates.list(scope, first))).toEqual(byId.slice(0, 2));
+    const after = await cached.certificates.list(scope, next);
+    expect(ids(after)).toEqual(byId.slice(2));
+    expect(after[0]?.lastCheckedAt).toBe(NOW + 9);
   });
 });

@@ -70,4 +70,41 @@ describe("the SQL store's certificate lists", () => {
     expect((await list()).map((record) => record.id)).not.toContain(first[0]!.id);
     await store.close();
   });
+  test("a page is the one its first read saw: a check saved between its two reads that moves a row reads the page again", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "certkeeper-list-")), "db.sqlite");
+    const executor = new LocalExecutor(path, { busyTimeoutMs: 1000 });
+    // Just before the rows are read whole, a save goes out (it reaches the database first).
+    const hook: { beforeRows?: () => void } = {};
+    const spied: Executor = {
+      execute: (sql, args) => {
+        if (sql.includes("WHERE id IN") && hook.beforeRows) {
+          hook.beforeRows();
+          hook.beforeRows = undefined;
+        }
+        return executor.execute(sql, args);
+      },
+      batch: (list) => executor.batch(list),
+      transaction: (fn) => executor.transaction(fn),
+      close: () => executor.close(),
+    };
+    const store = await createSqlStore(spied, { shared: false });
+    const org = organizationRecord();
+    await store.organizations.create(org);
+    const live = { organizationId: org.id, mode: "live" as const };
+    const [a, b, c] = [10, 20, 30].map((days) => certificateRecord(live, { notAfter: NOW + days * 86_400_000 }));
+    for (const record of [a!, b!, c!]) await store.certificates.insert(record, { limit: 10, events: [] });
+    // c renewed to expire first, saved while the page (ordered a, b, c) reads its rows.
+    const stored = (await store.certificates.get(live, c!.id))!;
+    const renewed = { ...stored, details: { ...stored.details, notAfter: NOW + 5 * 86_400_000, serialNumber: "0badc0de" }, lastCheckedAt: NOW + 5, updatedAt: NOW + 5 };
+    let saved!: Promise<boolean>;
+    hook.beforeRows = () => (saved = store.certificates.saveCheck(renewed, []));
+    const page = await store.certificates.list(live, { limit: 10, now: NOW });
+    expect(await saved).toBe(true);
+    expect(page.map((record) => [record.id, record.details.notAfter])).toEqual([
+      [c!.id, NOW + 5 * 86_400_000],
+      [a!.id, a!.details.notAfter],
+      [b!.id, b!.details.notAfter],
+    ]);
+    await executor.close();
+  });
 });

@@ -296,21 +296,36 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
         where.push(periodAt(3, query.renewalStates.length));
         args.push(query.now, query.now, ...query.renewalStates);
       }
-      // Which rows, at which version; then whole only those not kept at it (parsed_rows.ts).
-      const { rows: keys } = await db.execute(`SELECT id, version, next_check_at FROM certificates WHERE ${where.join(" AND ")} ORDER BY not_after, id LIMIT ?`, [
-        ...args,
-        query.limit,
-      ]);
-      const page = keys.map((key) => ({ id: String(key.id), kept: parsed.get(String(key.id), Number(key.version), Number(key.next_check_at)) }));
-      const missing = page.filter((entry) => !entry.kept).map((entry) => entry.id);
-      const read = new Map<string, CertificateRecord>();
-      for (let start = 0; start < missing.length; start += 500) {
-        const chunk = missing.slice(start, start + 500);
-        const { rows } = await db.execute(`${SELECT} WHERE id IN (${placeholders(chunk.length)})`, chunk);
-        for (const row of rows) read.set(String(row.id), parsed.keep(certificateFrom(row)));
+      // Which rows, at which version; then whole only those not kept at it (parsed_rows.ts). The page
+      // is the one the first read saw: a row written between the two reads (a check saved, its expiry
+      // moved) would stand where it no longer belongs, so the page is read again, and after a few
+      // tries inside one transaction.
+      const readPage = async (target: Executor): Promise<CertificateRecord[] | null> => {
+        const { rows: keys } = await target.execute(`SELECT id, version, next_check_at FROM certificates WHERE ${where.join(" AND ")} ORDER BY not_after, id LIMIT ?`, [
+          ...args,
+          query.limit,
+        ]);
+        const page = keys.map((key) => ({ id: String(key.id), version: Number(key.version), kept: parsed.get(String(key.id), Number(key.version), Number(key.next_check_at)) }));
+        const missing = page.filter((entry) => !entry.kept).map((entry) => entry.id);
+        const read = new Map<string, CertificateRecord>();
+        for (let start = 0; start < missing.length; start += 500) {
+          const chunk = missing.slice(start, start + 500);
+          const { rows } = await target.execute(`${SELECT} WHERE id IN (${placeholders(chunk.length)})`, chunk);
+          for (const row of rows) read.set(String(row.id), parsed.keep(certificateFrom(row)));
+        }
+        const records: CertificateRecord[] = [];
+        for (const entry of page) {
+          const record = entry.kept ?? read.get(entry.id);
+          if (!record || record.version !== entry.version) return null;
+          records.push(record);
+        }
+        return records;
+      };
+      for (let tries = 0; tries < 3; tries++) {
+        const records = await readPage(db);
+        if (records) return records;
       }
-      // A row deleted between the two reads is left out; one written since is shown as it is now.
-      return page.flatMap((entry) => entry.kept ?? read.get(entry.id) ?? []);
+      return (await db.transaction(readPage))!;
     },
 
     async summarize(scope, query) {

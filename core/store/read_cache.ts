@@ -91,7 +91,7 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
   }
 
   /** Reads through the cache; keeps an answer only if nothing was written while it was read. */
-  async function cached<T>(cache: Map<string, T>, key: string, read: () => Promise<T>, onKeep?: () => void): Promise<T> {
+  async function cached<T>(cache: Map<string, T>, key: string, read: () => Promise<T>, keep?: () => boolean): Promise<T> {
     const before = current();
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
@@ -100,7 +100,7 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     const shared = flights.get(key);
     if (shared) return shared.value;
     const flight: Flight<T> = { value: undefined!, stale: false };
-    flight.value = readInto(cache, key, before, read, flight, onKeep);
+    flight.value = readInto(cache, key, before, read, flight, keep);
     flights.set(key, flight);
     try {
       return await flight.value;
@@ -110,13 +110,13 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     }
   }
 
-  async function readInto<T>(cache: Map<string, T>, key: string, before: string, read: () => Promise<T>, flight: Flight<T>, onKeep?: () => void): Promise<T> {
+  /** `keep` (default: an entry kept, the cache emptied first when full) says whether to keep it. */
+  async function readInto<T>(cache: Map<string, T>, key: string, before: string, read: () => Promise<T>, flight: Flight<T>, keep?: () => boolean): Promise<T> {
     // Each read freezes what it answers (even when not kept): every reader that joined it holds the same value.
     const value = await read();
     if (changeToken!() === before && !flight.stale) {
-      if (onKeep) onKeep();
-      else if (cache.size >= max) cache.clear();
-      cache.set(key, value);
+      if (!keep && cache.size >= max) cache.clear();
+      if (!keep || keep()) cache.set(key, value);
     }
     return value;
   }
@@ -148,15 +148,32 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     const scopeKey = `${scope.organizationId} ${scope.mode}`;
     let scoped = pages.get(scopeKey);
     if (!scoped) pages.set(scopeKey, (scoped = new Map()));
+    // Kept only in the scope's pages as they stand (an emptied cache detaches them: a read that began
+    // before keeps nothing), and all pages are emptied when there are `max` of them.
+    const attached = () => pages.get(scopeKey) === scoped;
     const page = await cached(scoped, key, async () => new Page(query, freeze(await store.certificates.list(scope, query))), () => {
+      if (!attached()) return false;
+      if (scoped!.has(key)) return true;
       if (pageCount >= max) {
         pages.clear();
         pageCount = 0;
-        pages.set(scopeKey, scoped!);
+        return false;
       }
       pageCount++;
+      return true;
     });
     if (page.dirty.size === 0) return page.records;
+    const drop = () => {
+      if (attached() && scoped!.get(key) === page) {
+        scoped!.delete(key);
+        pageCount--;
+      }
+    };
+    // Most of the page written since: read whole again, in one read rather than one a certificate.
+    if (page.dirty.size > MAX_PATCHED) {
+      drop();
+      return listed(scope, query);
+    }
     // Certificates saved or leased since the page was read: each read alone, put back in its place.
     const before = current();
     const touched = page.touched;
@@ -168,15 +185,12 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
       const record = fresh[i];
       // Gone, or moved in the order: the page is read whole again.
       if (!record || record.details.notAfter !== records[at]!.details.notAfter) {
-        if (scoped.get(key) === page) {
-          scoped.delete(key);
-          pageCount--;
-        }
+        drop();
         return listed(scope, query);
       }
       records[at] = record;
     }
-    if (scoped.get(key) === page && page.touched === touched && changeToken!() === before) scoped.set(key, new Page(query, records));
+    if (attached() && scoped.get(key) === page && page.touched === touched && changeToken!() === before) scoped.set(key, new Page(query, records));
     return records;
   }
 
@@ -184,6 +198,9 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     return cached(certificates, certificateKey(scope.organizationId, scope.mode, id), async () => freeze(await store.certificates.get(scope, id)));
   }
 }
+
+/** Certificates of a page written since it was read that are each read again; more: the page is read again. */
+const MAX_PATCHED = 8;
 
 /**
  * A cached list page: its records in order, where each is, and which were told written since (read
