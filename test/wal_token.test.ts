@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import Database from "libsql";
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ownWritesReader, ownWritesState, walChangeToken } from "../adapters/libsql/wal_token.ts";
@@ -195,9 +195,71 @@ describe("walChangeToken", () => {
     }
     await Promise.all(writes);
     expect((await executor.execute("SELECT COUNT(*) AS n FROM t")).rows[0]!.n).toBe(200);
-    expect([...seen]).toEqual([first]);
-    expect(token.read()).toBe(first);
+    // Before a commit was waited for, 166 of the 200 were taken for changes. A thread not scheduled
+    // within the wait's 2 ms (a loaded machine) still costs one now and then.
+    expect(seen.size - 1).toBeLessThanOrEqual(20);
+    expect(seen.has(first)).toBe(true);
     await executor.close();
+    token.close();
+  });
+
+  test("another process's commit while a quiet write of this one waits for its lock moves the token at once", async () => {
+    const path = join(folder(), "p.db");
+    const executor = new LocalExecutor(path, { busyTimeoutMs: 5000 });
+    await executor.execute("PRAGMA journal_mode = WAL");
+    await executor.execute("CREATE TABLE t (x)");
+    const token = walChangeToken(path, executor.ownWrites);
+    const other = new Database(path);
+    other.exec("BEGIN IMMEDIATE");
+    const before = token.read();
+    // Under way on the connection's thread, waiting for the other connection's lock.
+    const quiet = executor.quiet().execute("INSERT INTO t VALUES (1)");
+    await Bun.sleep(50);
+    expect(token.read()).toBe(before);
+    other.exec("INSERT INTO t VALUES (-1); COMMIT; BEGIN IMMEDIATE");
+    const after = token.read();
+    expect(after).not.toBe(before);
+    other.exec("COMMIT");
+    await quiet;
+    other.close();
+    await executor.close();
+    token.close();
+  });
+
+  test("a reader waits only for a quiet request that has just begun, and never takes a header it does not hold for its own", () => {
+    const state = ownWritesState();
+    const published = Uint32Array.from({ length: 12 }, (_, i) => 1000 + i);
+    for (let i = 0; i < 12; i++) state[4 + i] = published[i]! | 0;
+    const moved = Uint32Array.from(published, (word, i) => (i === 3 ? word + 1 : word));
+    const read = ownWritesReader(state);
+    // Nothing under way: a change.
+    expect(read(moved, true, 2)).toBe("change");
+    // A quiet request that began just now: waited for (its publication is due any moment).
+    state[2] = 1;
+    state[3] = Date.now() & 0x3fffffff;
+    expect(read(moved, true, 2)).toBe("wait");
+    // No time left to wait, or a header that did not move: a change, at once.
+    expect(read(moved, true, 0)).toBe("change");
+    expect(read(moved, false, 2)).toBe("change");
+    // One that began 100 ms ago (waiting for another process's lock): not waited for.
+    state[3] = (Date.now() - 100) & 0x3fffffff;
+    expect(read(moved, true, 2)).toBe("change");
+    // The header it published is this process's own.
+    expect(read(published, true, 2)).toBe("own");
+  });
+
+  test("a header whose two copies disagree (being written) is never taken: each such read is a change", () => {
+    const path = join(folder(), "h.db");
+    writeFileSync(path, "");
+    const copy = Buffer.alloc(48, 7);
+    writeFileSync(`${path}-shm`, Buffer.concat([copy, copy]));
+    const token = walChangeToken(path);
+    expect(token.read()).toBe(token.read());
+    const other = Buffer.alloc(48, 7);
+    other[20] = 8;
+    writeFileSync(`${path}-shm`, Buffer.concat([other, copy]));
+    const torn = token.read();
+    expect(token.read()).not.toBe(torn);
     token.close();
   });
 
@@ -228,8 +290,8 @@ describe("walChangeToken", () => {
   test("a header being published is never taken for this process's, however long the server has run (the sequence wraps)", () => {
     const state = ownWritesState();
     const words = Uint32Array.from({ length: 12 }, (_, i) => 1000 + i);
-    for (let i = 0; i < 12; i++) state[3 + i] = words[i]! | 0;
-    // The layout: [sequence, unexplained commits, a quiet request under way, header words]. Odd: a publication is being written.
+    for (let i = 0; i < 12; i++) state[4 + i] = words[i]! | 0;
+    // The layout: [sequence, unexplained commits, a quiet request under way, since when, header words]. Odd: a publication is being written.
     for (const [sequence, explained] of [
       [2, true],
       [3, false],
@@ -238,7 +300,7 @@ describe("walChangeToken", () => {
       [2147483647, false],
     ] as const) {
       state[0] = sequence;
-      expect({ sequence, explained: ownWritesReader(state)(words, true, false) === "own" }).toEqual({ sequence, explained });
+      expect({ sequence, explained: ownWritesReader(state)(words, true, 0) === "own" }).toEqual({ sequence, explained });
     }
   });
 });

@@ -80,11 +80,11 @@ export function walChangeToken(databasePath: string, own?: OwnWrites): WalChange
   let unreadable = 0;
 
   /** The header just read as a token: the last one unless a word moved that this process's own commits do not explain. */
-  const settle = (mayWait: boolean): string | undefined => {
+  const settle = (waitMs: number): string | undefined => {
     let same = token !== "";
     for (let i = 0; i < HEADER_WORDS && same; i++) same = words[i] === seen[i];
     // Asked at every read, not only at a move: it keeps count of other connections' commits as it answers.
-    const verdict = own?.(words, !same, mayWait) ?? "change";
+    const verdict = own?.(words, !same, waitMs) ?? "change";
     // It waited for a commit of this process's to be published: the header is read again.
     if (verdict === "wait") return undefined;
     seen.set(words);
@@ -94,9 +94,13 @@ export function walChangeToken(databasePath: string, own?: OwnWrites): WalChange
 
   return {
     read() {
-      for (let waits = 0; !closed && header.read(); waits++) {
-        const settled = settle(waits < 3);
+      // Waiting for this process's quiet commits to be published: PENDING_WAIT_MS at most in all.
+      let waitMs = PENDING_WAIT_MS;
+      while (!closed && header.read()) {
+        const started = performance.now();
+        const settled = settle(waitMs);
         if (settled !== undefined) return settled;
+        waitMs -= performance.now() - started;
       }
       // Unknown state: a token never seen before, so every cache treats it as a change.
       token = "";
@@ -118,12 +122,18 @@ export function walChangeToken(databasePath: string, own?: OwnWrites): WalChange
 const OWN_SEQUENCE = 0;
 const OWN_UNEXPLAINED = 1;
 const OWN_PENDING = 2;
-const OWN_HEADER = 3;
+/** When the quiet request under way began (Date.now(), 30 bits). */
+const OWN_PENDING_SINCE = 3;
+const OWN_HEADER = 4;
 /**
- * How long the event loop waits, at most, for the header of a quiet request under way: it commits
- * and publishes within microseconds. Only a header that moved while one was under way is waited for.
+ * How long a read of the token waits, at most in all, for the header of a quiet request under way: it
+ * commits and publishes within microseconds. Only a header that moved while one was under way is
+ * waited for, and only while that request began at most PENDING_FRESH_MS ago: one that waits out
+ * another process's write lock (seconds, while that process commits) is not waited for.
  */
 const PENDING_WAIT_MS = 2;
+const PENDING_FRESH_MS = 2;
+const stamp = () => Date.now() & 0x3fffffff;
 
 /** The memory the connection's thread and the event loop share for ownWritesPublisher and ownWritesReader. */
 export function ownWritesState(): Int32Array {
@@ -189,6 +199,7 @@ export function ownWritesPublisher(
       // Published at once, not at the end of the message: until then, a reader that finds the header
       // moved by this commit waits for it instead of taking it for another connection's.
       if (closed) return request();
+      Atomics.store(state, OWN_PENDING_SINCE, stamp());
       Atomics.store(state, OWN_PENDING, 1);
       try {
         return request();
@@ -234,13 +245,13 @@ export function ownWritesPublisher(
  *
  * A header that moved while a quiet request is under way on the connection's thread is most likely
  * that request's commit, read in the microseconds before its publication: the reader waits for the
- * publication (at most PENDING_WAIT_MS, once) and compares again. Taken for a change, it would empty
+ * publication (PENDING_WAIT_MS at most in all) and compares again. Taken for a change, it would empty
  * every cache a few times a second under a steady stream of checks (measured: 4–5 times a second at
  * 50 checks a second, nearly every GET then read from the database).
  */
 export function ownWritesReader(state: Int32Array): OwnWrites {
   let unexplainedSeen = 0;
-  return (words, moved, mayWait) => {
+  return (words, moved, waitMs) => {
     for (let tries = 0; tries < 64; tries++) {
       const sequence = Atomics.load(state, OWN_SEQUENCE);
       if ((sequence & 1) !== 0) continue;
@@ -249,8 +260,9 @@ export function ownWritesReader(state: Int32Array): OwnWrites {
       for (let i = 0; i < HEADER_WORDS && same; i++) same = Atomics.load(state, OWN_HEADER + i) >>> 0 === words[i];
       if (Atomics.load(state, OWN_SEQUENCE) !== sequence) continue;
       if (!same) {
-        if (!moved || !mayWait || Atomics.load(state, OWN_PENDING) !== 1) return "change";
-        Atomics.wait(state, OWN_PENDING, 1, PENDING_WAIT_MS);
+        if (!moved || !(waitMs > 0) || Atomics.load(state, OWN_PENDING) !== 1) return "change";
+        if (((stamp() - Atomics.load(state, OWN_PENDING_SINCE)) & 0x3fffffff) > PENDING_FRESH_MS) return "change";
+        Atomics.wait(state, OWN_PENDING, 1, waitMs);
         return "wait";
       }
       const quiet = unexplained === unexplainedSeen;
@@ -264,6 +276,6 @@ export function ownWritesReader(state: Int32Array): OwnWrites {
 /**
  * Whether a header just read (`moved`: not the one read before) is explained by this process's quiet
  * commits alone ("own"), is a change ("change"), or may be a quiet commit about to be published:
- * "wait" (only when `mayWait`), once it has waited for the publication; the header is then read again.
+ * "wait" (only with `waitMs` left), once it has waited for the publication; the header is then read again.
  */
-export type OwnWrites = (words: Uint32Array, moved: boolean, mayWait: boolean) => "own" | "change" | "wait";
+export type OwnWrites = (words: Uint32Array, moved: boolean, waitMs: number) => "own" | "change" | "wait";
