@@ -17,6 +17,7 @@ import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { sampleCertificate } from "./support/sample.ts";
 import { cpuShares, threadCpu, threadCpuSince } from "./support/thread_cpu.ts";
 import { newId, PLAN_LIMITS, type CertificateRecord } from "../core/base/mod.ts";
+import { nextOnPhase } from "../core/monitor/mod.ts";
 
 const { values } = parseArgs({
   options: {
@@ -53,9 +54,11 @@ for (let run = 0; run < Number(values.runs); run++) {
     // Leased and not yet saved: saves gather across leases, as the scheduler's groups do.
     let waiting: CertificateRecord[] = [];
     const saveGroup = async (group: CertificateRecord[]) => {
-      // Saved together, as the scheduler's group commit does: an unchanged re-check's bookkeeping.
+      // Saved together, as the scheduler's group commit does: an unchanged re-check's bookkeeping. Each
+      // next check on the certificate's own phase, as a server sets them: the next leases take rows
+      // in no order of the file.
       const saved = await Promise.all(
-        group.map((r) => store.certificates.saveCheck({ ...r, lastCheckedAt: now, nextCheckAt: now + 1000 + (done % 100), updatedAt: now }, [], { detailsChanged: false })),
+        group.map((r) => store.certificates.saveCheck({ ...r, lastCheckedAt: now, nextCheckAt: now + 1000 + nextOnPhase(r.id, 0, 100), updatedAt: now }, [], { detailsChanged: false })),
       );
       if (saved.includes(false)) throw new Error("a save lost its compare-and-swap: the benchmark is not measuring what it says");
       done += group.length;

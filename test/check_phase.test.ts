@@ -11,6 +11,8 @@ import { certificateDetails, certificateRecord, NOW } from "./support/store_conf
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 const INTERVAL = 10 * SECOND;
+/** Where crt_0123456789abcdefghij's check falls in a 10-second interval after 2026-11-27T12:00:00Z. */
+const PINNED_PHASE_DELAY = 8_500;
 const policy = { intervalMs: INTERVAL, alertPolicy: "days" as const, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
 
 const served = (details: CertificateDetails): CheckOutcome => ({
@@ -67,6 +69,36 @@ describe("the next re-check", () => {
     expect(applyCheck(b!.record, served(b!.details), NOW, policy, { isNew: true }).record.nextCheckAt).not.toBe(first);
   });
 
+  test("a CA whose renewal information may be asked again just after the phase (Retry-After = the interval) is asked at every check", () => {
+    const hours = { ...policy, intervalMs: 6 * HOUR };
+    const { record, details } = imported(1)[0]!;
+    const answered = (at: number) => ({ window: { start: NOW + 40 * DAY, end: NOW + 45 * DAY }, explanationUrl: null, checkedAt: at, requestedEnd: null, nextAt: at + 6 * HOUR, lastError: null });
+    let current = applyCheck(record, served(details), NOW, hours, { isNew: true }).record;
+    let asked = 0;
+    for (let round = 0; round < 40; round++) {
+      // The check starts a little late (the scheduler's look at the store); the CA answers after the
+      // handshake, 80–300 ms in, and says when to ask again: 6 hours after its answer.
+      const startedAt = current.nextCheckAt + ((round * 37) % 250);
+      const previous = current.details.renewalInfo;
+      const asks = !previous || startedAt >= previous.nextAt;
+      if (asks) asked++;
+      const seen = asks ? { ...details, renewalInfo: answered(startedAt + 80 + ((round * 53) % 220)) } : current.details;
+      const savedAt = startedAt + 400;
+      const next = applyCheck(current, served(seen), savedAt, hours).record;
+      expect(next.nextCheckAt).toBeGreaterThan(savedAt);
+      expect(next.nextCheckAt).toBeLessThanOrEqual(savedAt + 6 * HOUR);
+      current = next;
+    }
+    // Every check but the few where the moves added up past their slack (each then back on its phase).
+    expect(asked).toBeGreaterThanOrEqual(38);
+  });
+
+  test("the phase of an id stays the same from one release to the next", () => {
+    const record = { ...imported(1)[0]!.record, id: "crt_0123456789abcdefghij" };
+    const at = Date.UTC(2026, 10, 27, 12, 0, 0);
+    expect(applyCheck(record, served(record.details), at, policy, { isNew: true }).record.nextCheckAt - at).toBe(PINNED_PHASE_DELAY);
+  });
+
   test("a short lifetime's own interval is phased too, and a deadline still gets its own check", () => {
     // A 24-hour leaf: checked every 2 hours (a twelfth), under a 6-hour interval.
     const hours = { ...policy, intervalMs: 6 * HOUR };
@@ -77,7 +109,7 @@ describe("the next re-check", () => {
       expect(next).toBeLessThanOrEqual(NOW + 2 * HOUR);
     }
     // A leaf whose renewal deadline (two thirds of its life: 16 h after notBefore) is sooner than its phase.
-    const [{ record }] = imported(1) as [{ record: CertificateRecord }];
+    const { record } = imported(1)[0]!;
     const details = certificateDetails(record.domain, { notBefore: NOW - 16 * HOUR + 30 * SECOND, notAfter: NOW + 8 * HOUR + 30 * SECOND });
     const next = applyCheck({ ...record, details }, served(details), NOW, hours, { isNew: true }).record.nextCheckAt;
     expect(next).toBeLessThanOrEqual(NOW + 30 * SECOND);

@@ -247,7 +247,7 @@ describe("deadlines that pass during the test", () => {
     expect(w.hook.requests.length).toBe(1);
   });
 
-  test("real time: a renewal made since the last check is seen at the deadline before any alert: certificate.renewed, no overdue", async () => {
+  test("real time: a renewal made since the last check is seen by the deadline, before any alert: certificate.renewed, no overdue", async () => {
     const w = await world({ checkIntervalMs: 6 * HOUR });
     w.h.core.start();
     const domain = `renewed.${TEST_DOMAIN}`;

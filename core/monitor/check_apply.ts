@@ -12,7 +12,7 @@ import { presentCertificate } from "../certificates/present.ts";
 import { checkIntervalFor, renewalDeadline } from "../renewal/mod.ts";
 import { deploymentDueAt, judgeDeployment } from "../deployment/mod.ts";
 import { nextAlertAt, thresholdToAnnounce } from "./threshold_crossings.ts";
-import { nextOnPhase } from "./check_phase.ts";
+import { regularCheckAt } from "./check_phase.ts";
 
 /** What a retrieval found. */
 export type CheckOutcome =
@@ -353,7 +353,7 @@ export function applyCheck(
   if (next.deployment && !next.deployment.announced) due = Math.min(due, Math.max(now + 1, deploymentDueAt(next.deployment)));
   // The regular re-check falls on the certificate's own phase of its interval (check_phase.ts): never
   // later than one interval from now, and spread with the others.
-  const regular = nextOnPhase(next.id, now, checkIntervalFor(next.details, policy.intervalMs));
+  const regular = regularCheckAt(next.id, now, checkIntervalFor(next.details, policy.intervalMs), next.details.renewalInfo?.nextAt);
   next.nextCheckAt = Math.min(regular, due, chainDue ?? Infinity);
   if (drafts.length > 0 || changed(previous, next)) next.updatedAt = now;
   return { record: next, events: drafts.map((draft) => toEvent(next, draft, now)) };

@@ -16,7 +16,7 @@ const PHASE_STEP_MS = 100;
 
 /** The last moment in (now, now + periodMs] that lies on the phase of `id` for `periodMs`. */
 export function nextOnPhase(id: string, now: number, periodMs: number): number {
-  if (!(periodMs > 1)) return now + Math.max(periodMs, 0);
+  if (!(periodMs > 1) || !Number.isFinite(periodMs)) return now + Math.max(periodMs, 0);
   const slots = Math.floor(periodMs / PHASE_STEP_MS);
   const phase = slots > 1 ? (phaseOf(id) % slots) * PHASE_STEP_MS : phaseOf(id) % periodMs;
   const end = now + periodMs;
@@ -38,3 +38,20 @@ function phaseOf(id: string): number {
   }
   return hash >>> 0;
 }
+
+/**
+ * The regular check, moved to `askAt` (when the CA's renewal information may be asked again, RFC 9773's
+ * Retry-After counted from its answer) when that comes a little after the phase, within `periodMs` of
+ * this check. Without it, a Retry-After equal to the interval (6 hours, both defaults) falls just after
+ * every phase (by the time the answer took to come) and the CA is asked every other check. The moves
+ * add up over the rounds by a check's duration, at most SLACK of them in all: once past, the CA is asked
+ * one check later, and the check is back on its phase.
+ */
+export function regularCheckAt(id: string, now: number, periodMs: number, askAt: number | undefined): number {
+  const onPhase = nextOnPhase(id, now, periodMs);
+  if (askAt === undefined || !(askAt > onPhase) || askAt > now + periodMs) return onPhase;
+  return askAt - onPhase <= Math.min(periodMs * SLACK_SHARE, SLACK_MAX_MS) ? askAt : onPhase;
+}
+
+const SLACK_SHARE = 0.02;
+const SLACK_MAX_MS = 2 * 60 * 1000;
