@@ -65,6 +65,16 @@ async function twoClients(options: { maxEntries?: number } = {}) {
 
 const ids = (records: Array<{ id: string }>) => records.map((r) => r.id);
 
+/** Holds the next read through `held`: `read` resolves once it has read (the hold then ends for later reads), and it answers once `open()` is called. */
+function holdNext(held: Held): { read: Promise<void>; open: () => void } {
+  let open!: () => void;
+  held.gate = new Promise((resolve) => (open = resolve));
+  const read = new Promise<void>((resolve) => (held.onRead = resolve)).then(() => {
+    held.gate = held.onRead = undefined;
+  });
+  return { read, open };
+}
+
 describe("the read cache over a database another process writes to", () => {
   test("a list page is read once while nobody writes, and read again after another client adds a certificate", async () => {
     const { cached, other, reads, scope } = await twoClients();
@@ -103,12 +113,9 @@ describe("the read cache over a database another process writes to", () => {
     // A read made before a write, still under way, is not joined by a reader that comes after the write.
     const second = certificateRecord(scope, { notAfter: NOW + 20 * DAY });
     await other.certificates.insert(second, { limit: 100, events: [] });
-    let open!: () => void;
-    held.gate = new Promise((resolve) => (open = resolve));
-    const read = new Promise<void>((resolve) => (held.onRead = resolve));
+    const { read, open } = holdNext(held);
     const before = cached.certificates.list(scope, query);
     await read;
-    held.gate = held.onRead = undefined;
     const third = certificateRecord(scope, { notAfter: NOW + 30 * DAY });
     await other.certificates.insert(third, { limit: 100, events: [] });
     const after = cached.certificates.list(scope, query);
@@ -250,12 +257,9 @@ describe("the read cache and this process's check saves and leases (told, not co
     };
     await saveAt(NOW + 5);
     // The page's read of a, which has read the row and not answered yet, when the next save lands.
-    let open!: () => void;
-    heldGet.gate = new Promise((resolve) => (open = resolve));
-    const read = new Promise<void>((resolve) => (heldGet.onRead = resolve));
+    const { read, open } = holdNext(heldGet);
     const during = cached.certificates.list(scope, query);
     await read;
-    heldGet.gate = heldGet.onRead = undefined;
     await saveAt(NOW + 9);
     open();
     expect((await during)[0]?.lastCheckedAt).toBe(NOW + 5);
@@ -282,12 +286,9 @@ describe("the read cache and this process's check saves and leases (told, not co
     };
     await saveAt(NOW + 5);
     // A read that has read the row, and has not answered yet, when the next save lands.
-    let open!: () => void;
-    heldGet.gate = new Promise((resolve) => (open = resolve));
-    const read = new Promise<void>((resolve) => (heldGet.onRead = resolve));
+    const { read, open } = holdNext(heldGet);
     const during = cached.certificates.get(scope, a.id);
     await read;
-    heldGet.gate = heldGet.onRead = undefined;
     await saveAt(NOW + 9);
     // A reader after the save does not join the read under way: it reads anew.
     expect((await cached.certificates.get(scope, a.id))?.lastCheckedAt).toBe(NOW + 9);
@@ -303,12 +304,9 @@ describe("the read cache and this process's check saves and leases (told, not co
     const stored = (await cached.certificates.get(scope, a.id))!;
     // Emptied by another page's read being the only one: a new query, read while the save lands.
     const other = { limit: 9, now: NOW };
-    let open!: () => void;
-    held.gate = new Promise((resolve) => (open = resolve));
-    const read = new Promise<void>((resolve) => (held.onRead = resolve));
+    const { read, open } = holdNext(held);
     const during = cached.certificates.list(scope, other);
     await read;
-    held.gate = held.onRead = undefined;
     expect(await cached.certificates.saveCheck({ ...stored, lastCheckedAt: NOW + 9, updatedAt: NOW + 9 }, [])).toBe(true);
     open();
     expect((await during)[0]?.lastCheckedAt).toBe(stored.lastCheckedAt);
@@ -331,12 +329,9 @@ describe("the read cache and this process's check saves and leases (told, not co
     await server.organizations.create(second);
     const theirs = { organizationId: second.id, mode: "live" as const };
     await other.certificates.insert(certificateRecord(theirs, { notAfter: NOW + 10 * DAY }), { limit: 100, events: [] });
-    let open!: () => void;
-    held.gate = new Promise((resolve) => (open = resolve));
-    const read = new Promise<void>((resolve) => (held.onRead = resolve));
+    const { read, open } = holdNext(held);
     const during = cached.certificates.list(scope, { limit: 30, now: NOW });
     await read;
-    held.gate = held.onRead = undefined;
     for (let limit = 1; limit <= 3; limit++) await cached.certificates.list(theirs, { limit, now: NOW });
     const stored = (await cached.certificates.get(scope, a.id))!;
     expect(await cached.certificates.saveCheck({ ...stored, lastCheckedAt: NOW + 9, updatedAt: NOW + 9 }, [])).toBe(true);
