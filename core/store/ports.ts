@@ -180,7 +180,11 @@ export interface CertificateStore {
   /** Which of `targets` are monitored in the scope, as {@link targetKey} strings. */
   existing(scope: Scope, targets: CertificateTarget[]): Promise<Set<string>>;
   count(scope: Scope): Promise<number>;
-  /** Ordered by notAfter, then id; up to `query.limit` items. */
+  /**
+   * Ordered by notAfter, then id; up to `query.limit` items. The page as it stood at one moment: each
+   * record where its notAfter puts it (a write landing while it is read never leaves a row out of
+   * place; the read cache keeps pages on that promise).
+   */
   list(scope: Scope, query: CertificateListQuery): Promise<CertificateRecord[]>;
   /** Counts by status and expiries per window: the dashboard's overview, without reading every row. */
   summarize(scope: Scope, query: CertificateSummaryQuery): Promise<CertificateSummary>;
