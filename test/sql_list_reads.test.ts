@@ -107,4 +107,40 @@ describe("the SQL store's certificate lists", () => {
     ]);
     await executor.close();
   });
+  test("a page whose rows keep changing between its two reads is read whole in one statement, without a write lock", async () => {
+    const path = join(mkdtempSync(join(tmpdir(), "certkeeper-list-")), "db.sqlite");
+    const executor = new LocalExecutor(path, { busyTimeoutMs: 1000 });
+    const statements: string[] = [];
+    let transactions = 0;
+    // Every read of whole rows answers as if a save had landed just before it (the row one version on),
+    // as a busy server's saves may, try after try.
+    const spied: Executor = {
+      execute: async (sql, args) => {
+        statements.push(sql);
+        const result = await executor.execute(sql, args);
+        if (!sql.includes("WHERE id IN")) return result;
+        return { ...result, rows: result.rows.map((row) => ({ ...row, version: Number(row.version) + 1 })) };
+      },
+      batch: (list) => executor.batch(list),
+      transaction: (fn) => (transactions++, executor.transaction(fn)),
+      close: () => executor.close(),
+    };
+    const store = await createSqlStore(spied, { shared: false });
+    const org = organizationRecord();
+    await store.organizations.create(org);
+    const live = { organizationId: org.id, mode: "live" as const };
+    const [a, b] = [10, 20].map((days) => certificateRecord(live, { notAfter: NOW + days * 86_400_000 }));
+    for (const record of [a!, b!]) await store.certificates.insert(record, { limit: 10, events: [] });
+    const before = transactions;
+    const page = await store.certificates.list(live, { limit: 10, now: NOW });
+    expect(page.map((record) => [record.id, record.version])).toEqual([
+      [a!.id, a!.version],
+      [b!.id, b!.version],
+    ]);
+    expect(transactions).toBe(before);
+    // Three tries of two reads, then the page whole in one statement.
+    expect(statements.filter((sql) => sql.startsWith("SELECT id, version, next_check_at")).length).toBe(3);
+    expect(statements.filter((sql) => sql.includes("ORDER BY not_after") && !sql.startsWith("SELECT id, version"))).toHaveLength(1);
+    await executor.close();
+  });
 });

@@ -299,18 +299,16 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
       // Which rows, at which version; then whole only those not kept at it (parsed_rows.ts). The page
       // is the one the first read saw: a row written between the two reads (a check saved, its expiry
       // moved) would stand where it no longer belongs, so the page is read again, and after a few
-      // tries inside one transaction.
-      const readPage = async (target: Executor): Promise<CertificateRecord[] | null> => {
-        const { rows: keys } = await target.execute(`SELECT id, version, next_check_at FROM certificates WHERE ${where.join(" AND ")} ORDER BY not_after, id LIMIT ?`, [
-          ...args,
-          query.limit,
-        ]);
+      // tries whole in one statement (one snapshot, no write lock taken).
+      const order = `FROM certificates WHERE ${where.join(" AND ")} ORDER BY not_after, id LIMIT ?`;
+      const readPage = async (): Promise<CertificateRecord[] | null> => {
+        const { rows: keys } = await db.execute(`SELECT id, version, next_check_at ${order}`, [...args, query.limit]);
         const page = keys.map((key) => ({ id: String(key.id), version: Number(key.version), kept: parsed.get(String(key.id), Number(key.version), Number(key.next_check_at)) }));
         const missing = page.filter((entry) => !entry.kept).map((entry) => entry.id);
         const read = new Map<string, CertificateRecord>();
         for (let start = 0; start < missing.length; start += 500) {
           const chunk = missing.slice(start, start + 500);
-          const { rows } = await target.execute(`${SELECT} WHERE id IN (${placeholders(chunk.length)})`, chunk);
+          const { rows } = await db.execute(`${SELECT} WHERE id IN (${placeholders(chunk.length)})`, chunk);
           for (const row of rows) read.set(String(row.id), parsed.keep(certificateFrom(row)));
         }
         const records: CertificateRecord[] = [];
@@ -322,10 +320,11 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
         return records;
       };
       for (let tries = 0; tries < 3; tries++) {
-        const records = await readPage(db);
+        const records = await readPage();
         if (records) return records;
       }
-      return (await db.transaction(readPage))!;
+      const { rows } = await db.execute(`SELECT ${CERTIFICATE_COLUMNS} ${order}`, [...args, query.limit]);
+      return rows.map((row) => parsed.keep(certificateFrom(row)));
     },
 
     async summarize(scope, query) {
