@@ -155,6 +155,8 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
       if (!attached()) return false;
       if (scoped!.has(key)) return true;
       if (pageCount >= max) {
+        // The reads under way of the pages emptied go too: nothing may hold on to those.
+        for (const emptied of pages.values()) reading.delete(emptied);
         pages.clear();
         pageCount = 0;
         return false;
