@@ -49,8 +49,11 @@ function phaseOf(id: string): number {
  */
 export function regularCheckAt(id: string, now: number, periodMs: number, askAt: number | undefined): number {
   const onPhase = nextOnPhase(id, now, periodMs);
-  if (askAt === undefined || !(askAt > onPhase) || askAt > now + periodMs) return onPhase;
-  return askAt - onPhase <= Math.min(periodMs * SLACK_SHARE, SLACK_MAX_MS) ? askAt : onPhase;
+  if (askAt === undefined || !(askAt > onPhase)) return onPhase;
+  // On a tenth of a second, as phases are, so that it is leased and saved with the others due then.
+  const moved = Math.ceil(askAt / PHASE_STEP_MS) * PHASE_STEP_MS;
+  if (moved > now + periodMs) return onPhase;
+  return moved - onPhase <= Math.min(periodMs * SLACK_SHARE, SLACK_MAX_MS) ? moved : onPhase;
 }
 
 const SLACK_SHARE = 0.02;
