@@ -7,7 +7,7 @@ import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
 import { caaBlocksRenewal } from "../core/renewal/mod.ts";
 import type { CertificateDetails, CertificateRecord, RevocationState } from "../core/base/records.ts";
 import { DAY, HOUR } from "../core/base/time.ts";
-import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
+import { certificateDetails, certificateRecord, NOW, servedOutcome } from "./support/store_conformance/factories.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 const policy = { intervalMs: HOUR, alertPolicy: "days" as const, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
@@ -21,13 +21,7 @@ const revocation = (status: RevocationState["status"]): RevocationState => ({
   validUntil: null,
 });
 
-const served = (details: CertificateDetails): CheckOutcome => ({
-  ok: true,
-  fingerprint: details.fingerprintSha256!,
-  details,
-  problem: null,
-  endpoints: [{ address: "127.0.0.1", fingerprint: details.fingerprintSha256!, details, problem: null, failure: null, tls: null }],
-});
+const served = servedOutcome;
 
 describe("applyCheck: certificate.revoked", () => {
   test("a host alternating between a revoked old certificate and a new one announces the revoked serial once (CONTRACT §14)", () => {

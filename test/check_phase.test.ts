@@ -4,10 +4,10 @@
  * imported together do not come due together every interval after (a wave that stalls the API).
  */
 import { describe, expect, test } from "bun:test";
-import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
+import { applyCheck } from "../core/monitor/mod.ts";
 import type { CertificateDetails, CertificateRecord } from "../core/base/records.ts";
 import { DAY, HOUR, SECOND } from "../core/base/time.ts";
-import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
+import { certificateDetails, certificateRecord, NOW, servedOutcome } from "./support/store_conformance/factories.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 const INTERVAL = 10 * SECOND;
@@ -15,13 +15,7 @@ const INTERVAL = 10 * SECOND;
 const PINNED_PHASE_DELAY = 8_500;
 const policy = { intervalMs: INTERVAL, alertPolicy: "days" as const, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
 
-const served = (details: CertificateDetails): CheckOutcome => ({
-  ok: true,
-  fingerprint: details.fingerprintSha256!,
-  details,
-  problem: null,
-  endpoints: [{ address: "127.0.0.1", fingerprint: details.fingerprintSha256!, details, problem: null, failure: null, tls: null }],
-});
+const served = servedOutcome;
 
 /** 500 certificates of a 90-day leaf, as an import adds them: first checked in the same second. */
 function imported(count = 500): Array<{ record: CertificateRecord; details: CertificateDetails }> {

@@ -3,6 +3,7 @@
  * around {@link NOW}; `overrides` set any field.
  */
 import type { CertificateDetails, RevocationState } from "../../../core/base/records.ts";
+import type { CheckOutcome } from "../../../core/monitor/mod.ts";
 import {
   PLAN_LIMITS,
   type ApiKeyRecord,
@@ -59,6 +60,17 @@ export function apiKeyRecord(user: UserRecord, overrides: Partial<ApiKeyRecord> 
 }
 
 const fingerprint = () => hex(32).toUpperCase().match(/../g)!.join(":");
+
+/** A check that found `details` served, alone, by one answering address. */
+export function servedOutcome(details: CertificateDetails): CheckOutcome {
+  return {
+    ok: true,
+    fingerprint: details.fingerprintSha256!,
+    details,
+    problem: null,
+    endpoints: [{ address: "127.0.0.1", fingerprint: details.fingerprintSha256!, details, problem: null, failure: null, tls: null }],
+  };
+}
 
 export function certificateDetails(domain: string, overrides: Partial<CertificateDetails> = {}): CertificateDetails {
   const { notBefore = NOW - 30 * DAY, notAfter = NOW + 60 * DAY, ...fields } = overrides;
