@@ -39,16 +39,19 @@ parentPort!.on("message", (requests: Request[] | StatementChannel) => {
     const { port, answered } = requests;
     port.on("message", (statement: Request) => {
       const answer = handle(statement);
-      // Only a transaction's end moves the header (the statements before it are waited for, blocking).
-      if (statement[1] === OP_ROLLBACK || (statement[1] === OP_RUN && statement[2] === "COMMIT")) publisher?.publish();
+      // Only a transaction's end moves the header (the statements before it are waited for, blocking);
+      // a quiet one was published as it ended.
+      const ends = statement[1] === OP_ROLLBACK || (statement[1] === OP_RUN && statement[2] === "COMMIT");
+      if (ends && !isQuiet(statement)) publisher?.publish();
       port.postMessage(answer);
       Atomics.store(answered, 0, 1);
       Atomics.notify(answered, 0);
     });
     return;
   }
-  // The requests of one of the caller's turns, answered together.
+  // The requests of one of the caller's turns, answered together; published after them unless each
+  // was quiet (each of those was published as it ended).
   const answers = requests.map(handle);
-  publisher?.publish();
+  if (!requests.every(isQuiet)) publisher?.publish();
   parentPort!.postMessage(answers);
 });

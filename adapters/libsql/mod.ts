@@ -42,10 +42,12 @@ export interface LibsqlOptions {
  * The page size of the database files certkeeper creates (SQLite's default is 4 KiB). A certificate
  * row is about 2 KB, most of it the certificate's details, and every write of a row appends its whole
  * page to the WAL, which the checkpointer then copies back: a lease and a save for each re-check.
- * Checked in about the order they were added, neighbouring rows are leased and saved together, so
- * with eight rows to a page a group of re-checks writes a few pages instead of one per row
- * (bench:checks: the database thread 43–57 µs a check instead of 56–64, the checkpointer 8–14
- * instead of 14–18). A database created with other pages takes these through `backup` (backup.ts).
+ * Chosen when re-checks came in the order rows were added, so that neighbouring rows were leased and
+ * saved together (then bench:checks: the database thread 43–57 µs a check instead of 56–64). Each
+ * certificate's check now falls on its own phase (core/monitor/check_phase.ts), so the rows of a group
+ * are seldom neighbours and each writes a page of its own (the database thread 76 µs a check): whether
+ * smaller pages now write less is not measured yet. A database created with other pages takes these
+ * through `backup` (backup.ts).
  */
 export const PAGE_SIZE = 16_384;
 
