@@ -15,6 +15,8 @@
  * flat, <= 50 MB above idle), and the p99 of
  * GET /v1/certificates/{id} under a light paced load (`--rate` requests a second, as a dashboard or a
  * monitoring script sends them) idle and while the follower reads the second half (goal: within 1.5x),
+ * beside two floors of this machine's own: the same reads while the bare loop reads the logs, and while
+ * two busy loops of the lowest priority (SCHED_IDLE) fill both cores,
  * the bytes per entry each kind of log sent, and how many entries a day that rate covers.
  *
  *   bun bench/ct.ts [--entries 20000] [--match-every 10000] [--rate 200] [--seconds 3] [--profile DIR]
@@ -153,6 +155,19 @@ try {
   }
   const idleRss = Math.max(...idleSamples);
 
+  // The same reads while two busy loops of the lowest priority there is (SCHED_IDLE) fill both cores:
+  // what any work that keeps this machine's cores busy costs the API however little it asks for them.
+  let spinning: PacedResult | null = null;
+  if (measureLoad) {
+    const lowest = Bun.which("chrt") ? ["chrt", "-i", "0"] : ["nice", "-n", "19"];
+    const spinners = [0, 1].map(() => workspace.track(Bun.spawn([...lowest, "sh", "-c", "while :; do :; done"])));
+    try {
+      spinning = await load(Number(values.seconds));
+    } finally {
+      for (const spinner of spinners) spinner.kill();
+    }
+  }
+
   // The floor over the first half.
   await publish("floor", HALF);
   const floorProcess = Bun.spawn([process.execPath, join(ROOT, "bench/support/ct_floor.ts"), join(dir, "floor.json"), String(HALF), String(ORGANIZATIONS * WATCHES_PER_ORGANIZATION)], { stdout: "pipe", stderr: "inherit" });
@@ -170,6 +185,8 @@ try {
    */
   const follow = async (size: number, during?: (started: Promise<void>) => Promise<PacedResult>) => {
     const rss: number[] = [];
+    const logsBefore = cpuSeconds(logProcess.pid);
+    const benchBefore = process.cpuUsage();
     const cpuBefore = cpuSeconds(server.pid);
     const threadsBefore = processThreadCpu(server.pid);
     await publish("follow", size);
@@ -196,7 +213,9 @@ try {
     const seconds = (Date.now() - startedAt) / 1000;
     const cpu = cpuSeconds(server.pid) - cpuBefore;
     const threads = threadCpuSince(threadsBefore, processThreadCpu(server.pid));
-    return { seconds, cpu, threads, rss, load: await loading };
+    const logsCpu = cpuSeconds(logProcess.pid) - logsBefore;
+    const bench = process.cpuUsage(benchBefore);
+    return { seconds, cpu, threads, rss, logsCpu, benchCpu: (bench.user + bench.system) / 1e6, load: await loading };
   };
   const first = await follow(HALF);
   const estimate = (first.seconds * (ENTRIES - HALF)) / HALF;
@@ -231,6 +250,7 @@ try {
       `ratio ${(followerRate / floorRate).toFixed(2)}x (goal >= 0.7)`,
   );
   console.log(`             by thread (µs/entry): ${cpuShares(first.threads, 2 * HALF)}`);
+  console.log(`             beside it (µs/entry): the logs' process ${num((first.logsCpu * 1e6) / (2 * HALF), 1)}, this benchmark ${num((first.benchCpu * 1e6) / (2 * HALF), 1)}`);
   console.log(`  memory     idle at most ${num(idleRss)} MB, max ${num(maxRss)} MB while following (+${num(maxRss - idleRss)} MB; goal <= 50)`);
   console.log(`             samples across the run (MB): ${[0.1, 0.25, 0.5, 0.75, 1].map((f) => num(rss[Math.min(rss.length - 1, Math.floor(f * (rss.length - 1)))]!)).join(", ")}`);
   const during = second.load;
@@ -241,6 +261,12 @@ try {
   if (besideFloor) {
     console.log(
       `             while the floor reads the same logs (this machine's share, certkeeper idle): p99 ${besideFloor.p99Ms.toFixed(2)} ms, p50 ${besideFloor.p50Ms.toFixed(2)} ms`,
+    );
+  }
+  if (spinning && idleLoad) {
+    console.log(
+      `             while two lowest-priority busy loops fill both cores (certkeeper idle): p99 ${spinning.p99Ms.toFixed(2)} ms ` +
+        `(${(spinning.p99Ms / idleLoad.p99Ms).toFixed(2)}x idle), p50 ${spinning.p50Ms.toFixed(2)} ms`,
     );
   }
   console.log(

@@ -19,8 +19,8 @@ export async function pacedLoad(options: { base: string; paths: string[]; header
   const inFlight: Array<Promise<void>> = [];
   for (let i = 0; i < total; i++) {
     const scheduled = start + (i * 1000) / options.rate;
-    const wait = scheduled - performance.now();
-    if (wait > 0) await Bun.sleep(wait);
+    // Bun.sleep may wake a little early: a request is never sent before its time (nor timed from it).
+    for (let wait = scheduled - performance.now(); wait > 0; wait = scheduled - performance.now()) await Bun.sleep(wait);
     const path = options.paths[i % options.paths.length]!;
     inFlight.push(
       fetch(`${options.base}${path}`, { headers: options.headers })
