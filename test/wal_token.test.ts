@@ -11,7 +11,12 @@ import { join } from "node:path";
 import { ownWritesReader, ownWritesState, walChangeToken } from "../adapters/libsql/wal_token.ts";
 import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
-import { organizationRecord } from "./support/store_conformance/factories.ts";
+import { certificateRecord, NOW, organizationRecord } from "./support/store_conformance/factories.ts";
+import { newOrganization } from "./support/store_conformance/_helpers.ts";
+import { watchRecord } from "./support/store_conformance/watches.ts";
+import { newId } from "../core/base/ids.ts";
+import type { EventRecord } from "../core/base/records.ts";
+import type { CtBatch } from "../core/store/ports.ts";
 
 const dirs: string[] = [];
 const folder = () => {
@@ -172,6 +177,35 @@ describe("walChangeToken", () => {
     other.close();
     await executor.close();
     token.close();
+  });
+
+  test("the CT follower's bookkeeping (lease, heads, positions, issuances and their events) leaves a store's token where it was; a certificate added moves it", async () => {
+    const store = await openLibsqlStore({ url: `file:${join(folder(), "ct.db")}` });
+    const { live } = await newOrganization(store);
+    const watch = watchRecord(live);
+    expect(await store.watches.insert(watch, { limit: 10 })).toBe("created");
+    const url = "https://ct.example/log/";
+    const owner = "proc_follower";
+    expect(await store.ctLogs.leaseFollower({ owner, now: NOW, leaseUntil: NOW + 60_000 })).toBe(true);
+    await store.ctLogs.setListed(owner, [{ url, kind: "tiled" }], NOW);
+    const seen = store.changeToken!();
+    const unmoved = async (write: () => Promise<unknown>) => {
+      await write();
+      return store.changeToken!() === seen;
+    };
+    expect(await unmoved(() => store.ctLogs.leaseFollower({ owner, now: NOW + 1000, leaseUntil: NOW + 61_000 }))).toBe(true);
+    expect(await unmoved(() => store.ctLogs.startLog(owner, url, { position: 0, compactRange: [], updatedAt: NOW }))).toBe(true);
+    expect(await unmoved(() => store.ctLogs.updateLog(owner, url, { treeSize: 512, rootHash: "ab".repeat(32), headTimestamp: NOW, updatedAt: NOW }))).toBe(true);
+    const run = (from: number, position: number, matches: CtBatch["matches"]) => ({ owner, url, from, position, compactRange: ["cd".repeat(32)], matches, updatedAt: NOW });
+    expect(await unmoved(() => store.ctLogs.commit(run(0, 256, [])))).toBe(true);
+    const issuance = { watchId: watch.id, issuanceKey: "ef".repeat(32), dnsNames: ["example.com"], issuerOrganization: null, issuerCommonName: "E7", notBefore: NOW, notAfter: NOW + 86_400_000, fingerprint: null, loggedAt: NOW };
+    const event: EventRecord = { ...live, id: newId("evt"), type: "certificate.issued", certificateId: null, data: { watchId: watch.id, domain: "example.com" }, createdAt: NOW };
+    let saved: Awaited<ReturnType<typeof store.ctLogs.commit>> | undefined;
+    expect(await unmoved(async () => (saved = await store.ctLogs.commit(run(256, 512, [{ issuance, event }]))))).toBe(true);
+    expect(saved).toMatchObject({ saved: true, events: [{ type: "certificate.issued" }] });
+    expect((await store.ctLogs.list())[0]).toMatchObject({ position: 512, treeSize: 512 });
+    expect(await unmoved(() => store.certificates.insert(certificateRecord(live), { limit: 100, events: [] }))).toBe(false);
+    await store.close();
   });
 
   test("quiet writes landing while the token is read, again and again, never move it: a commit read before its publication is waited for", async () => {

@@ -46,7 +46,7 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     revocations: sqlRevocations(db),
     renewalInfo: sqlRenewalInfo(db),
     watches: sqlWatches(db),
-    ctLogs: sqlCtLogs(db),
+    ctLogs: sqlCtLogs(db, quiet?.db),
     shared: options.shared,
     changeToken: options.changeToken,
     ...(quiet && { onCertificatesWritten: (listener: (certificates: readonly CertificateKey[]) => void) => void written.push(listener) }),

@@ -127,6 +127,7 @@ export function describeCtLogs(get: () => Store) {
       expect(await store.ctLogs.commit(batch(owner, url, 100, 356, matches))).toMatchObject({ saved: true, events: [{ type: "certificate.issued" }] });
       // Not from where the log is, or not the holder: nothing is written.
       expect(await store.ctLogs.commit(batch(owner, url, 100, 612, [{ issuance: issuance(watch.id), event: issuedEvent(live, watch.id) }]))).toEqual({ saved: false, events: [] });
+      expect(await store.ctLogs.commit(batch(owner, url, 100, 612))).toEqual({ saved: false, events: [] });
       expect(await store.ctLogs.commit(batch("proc_stranger", url, 356, 612))).toEqual({ saved: false, events: [] });
       // The same issuance again (its certificate, seen later, in another run): no event, the fingerprint kept.
       const again = { ...pre, fingerprint: "ab".repeat(32), loggedAt: NOW + 10 };
