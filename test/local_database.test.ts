@@ -126,43 +126,43 @@ describe("page size", () => {
     }
   };
 
-  test("a new database file has 16 KiB pages, and its backstop is still 40 MiB of WAL", async () => {
+  test("a new database file has 4 KiB pages, and its backstop is still 40 MiB of WAL", async () => {
     const path = tempFile();
     const store = await openLibsqlStore({ url: `file:${path}` });
     const { live } = await newOrganization(store);
     await addCertificate(store, certificateRecord(live));
     await store.close();
-    expect(pragma(path, "page_size")).toBe(16_384);
+    expect(pragma(path, "page_size")).toBe(4096);
     expect(pragma(path, "journal_mode")).toBe("wal");
 
     const executor = new LocalExecutor(path, { busyTimeoutMs: 1_000 });
     await executor.checkpointInBackground(path);
     const { rows } = await executor.execute("PRAGMA wal_autocheckpoint");
-    expect(Number(Object.values(rows[0]!)[0])).toBe(BACKSTOP_BYTES / 16_384);
+    expect(Number(Object.values(rows[0]!)[0])).toBe(BACKSTOP_BYTES / 4096);
     await executor.close();
   });
 
-  test("a database made with 4 KiB pages keeps them and its data; its backup has 16 KiB pages and the same data", async () => {
+  test("a database made with 16 KiB pages keeps them and its data; its backup has 4 KiB pages and the same data", async () => {
     const path = tempFile();
-    // As an earlier certkeeper created it: SQLite's default pages.
+    // As the release before this one created it.
     const old = new Database(path);
-    old.exec("PRAGMA journal_mode = WAL");
+    old.exec("PRAGMA page_size = 16384; PRAGMA journal_mode = WAL");
     old.close();
-    expect(pragma(path, "page_size")).toBe(4096);
+    expect(pragma(path, "page_size")).toBe(16_384);
     const store = await openLibsqlStore({ url: `file:${path}` });
     const { live } = await newOrganization(store);
     const records = [certificateRecord(live), certificateRecord(live)];
     for (const record of records) await addCertificate(store, record);
     await store.close();
-    expect(pragma(path, "page_size")).toBe(4096);
+    expect(pragma(path, "page_size")).toBe(16_384);
 
     const copy = `${path}.backup`;
     await backupLibsqlFile(`file:${path}`, copy);
-    expect(pragma(copy, "page_size")).toBe(16_384);
+    expect(pragma(copy, "page_size")).toBe(4096);
     const restored = await openLibsqlStore({ url: `file:${copy}` });
     for (const record of records) expect(await restored.certificates.get(live, record.id)).toEqual(record);
     await restored.close();
-    expect(pragma(copy, "page_size")).toBe(16_384);
+    expect(pragma(copy, "page_size")).toBe(4096);
   });
 });
 

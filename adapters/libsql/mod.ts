@@ -39,17 +39,16 @@ export interface LibsqlOptions {
 }
 
 /**
- * The page size of the database files certkeeper creates (SQLite's default is 4 KiB). A certificate
- * row is about 2 KB, most of it the certificate's details, and every write of a row appends its whole
- * page to the WAL, which the checkpointer then copies back: a lease and a save for each re-check.
- * Chosen when re-checks came in the order rows were added, so that neighbouring rows were leased and
- * saved together (then bench:checks: the database thread 43–57 µs a check instead of 56–64). Each
- * certificate's check now falls on its own phase (core/monitor/check_phase.ts), so the rows of a group
- * are seldom neighbours and each writes a page of its own (the database thread 76 µs a check): whether
- * smaller pages now write less is not measured yet. A database created with other pages takes these
- * through `backup` (backup.ts).
+ * The page size of the database files certkeeper creates: SQLite's default, 4 KiB. A certificate row
+ * is about 2 KB, and every write of a row appends its whole page to the WAL, which the checkpointer
+ * then copies back: a lease and a save for each re-check. Each certificate's check falls on its own
+ * phase (core/monitor/check_phase.ts), so the rows leased and saved together are seldom neighbours and
+ * each writes a page of its own: 4 KiB pages write a quarter of what 16 KiB pages did (measured on one
+ * machine the same day, bench:checks: the database thread 68–83 µs a check against 107–113;
+ * bench/lease_save.ts: 115–119 µs a certificate against 136–147). A database created with other pages
+ * keeps them (SQLite cannot change them in WAL mode) and takes these through `backup` (backup.ts).
  */
-export const PAGE_SIZE = 16_384;
+export const PAGE_SIZE = 4096;
 
 export function isRemoteUrl(url: string): boolean {
   return /^(https?|libsql|wss?):\/\//i.test(url);
