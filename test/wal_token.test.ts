@@ -15,7 +15,7 @@ import { certificateRecord, NOW, organizationRecord } from "./support/store_conf
 import { newOrganization } from "./support/store_conformance/_helpers.ts";
 import { watchRecord } from "./support/store_conformance/watches.ts";
 import { newId } from "../core/base/ids.ts";
-import type { EventRecord } from "../core/base/records.ts";
+import type { EventRecord, RenewalInfo } from "../core/base/records.ts";
 import type { CtBatch } from "../core/store/ports.ts";
 
 const dirs: string[] = [];
@@ -34,6 +34,18 @@ function database(path: string) {
   owner.exec("PRAGMA journal_mode = WAL; CREATE TABLE t (x)");
   const other = new Database(path);
   return { owner, other };
+}
+
+/** The store's token now, and whether it is still that one after a write. */
+function unmovedFrom(store: Awaited<ReturnType<typeof openLibsqlStore>>) {
+  const seen = store.changeToken!();
+  return {
+    seen,
+    unmoved: async (write: () => Promise<unknown>) => {
+      await write();
+      return store.changeToken!() === seen;
+    },
+  };
 }
 
 describe("walChangeToken", () => {
@@ -179,7 +191,7 @@ describe("walChangeToken", () => {
     token.close();
   });
 
-  test("the CT follower's bookkeeping (lease, heads, positions, issuances and their events) leaves a store's token where it was; a certificate added moves it", async () => {
+  test("bookkeeping (the CT follower's lease, heads, positions and issuances; a watch's poll; the revocation and renewal information caches) leaves a store's token where it was; a certificate added moves it", async () => {
     const store = await openLibsqlStore({ url: `file:${join(folder(), "ct.db")}` });
     const { live } = await newOrganization(store);
     const watch = watchRecord(live);
@@ -188,11 +200,7 @@ describe("walChangeToken", () => {
     const owner = "proc_follower";
     expect(await store.ctLogs.leaseFollower({ owner, now: NOW, leaseUntil: NOW + 60_000 })).toBe(true);
     await store.ctLogs.setListed(owner, [{ url, kind: "tiled" }], NOW);
-    const seen = store.changeToken!();
-    const unmoved = async (write: () => Promise<unknown>) => {
-      await write();
-      return store.changeToken!() === seen;
-    };
+    const { unmoved } = unmovedFrom(store);
     expect(await unmoved(() => store.ctLogs.leaseFollower({ owner, now: NOW + 1000, leaseUntil: NOW + 61_000 }))).toBe(true);
     expect(await unmoved(() => store.ctLogs.startLog(owner, url, { position: 0, compactRange: [], updatedAt: NOW }))).toBe(true);
     expect(await unmoved(() => store.ctLogs.updateLog(owner, url, { treeSize: 512, rootHash: "ab".repeat(32), headTimestamp: NOW, updatedAt: NOW }))).toBe(true);
@@ -204,6 +212,27 @@ describe("walChangeToken", () => {
     expect(await unmoved(async () => (saved = await store.ctLogs.commit(run(256, 512, [{ issuance, event }]))))).toBe(true);
     expect(saved).toMatchObject({ saved: true, events: [{ type: "certificate.issued" }] });
     expect((await store.ctLogs.list())[0]).toMatchObject({ position: 512, treeSize: 512 });
+
+    // A watch's poll, and what checks learn from CAs (revocation answers, renewal information).
+    const polled = watchRecord(live, { nextPollAt: NOW - 1000 });
+    expect(await store.watches.insert(polled, { limit: 10 })).toBe("created");
+    const { seen: before, unmoved: stays } = unmovedFrom(store);
+    expect(await stays(() => store.watches.pollSoon(live, polled.id, NOW - 500))).toBe(true);
+    let claimed: Awaited<ReturnType<typeof store.watches.claimDue>> = [];
+    expect(await stays(async () => (claimed = await store.watches.claimDue({ owner: "proc_poller", now: NOW, leaseUntil: NOW + 60_000, limit: 10 })))).toBe(true);
+    expect(claimed.map((w) => w.id)).toContain(polled.id);
+    const progress = { id: polled.id, owner: "proc_poller", cursor: "c1", newIssuances: 1, baselineDone: true, pendingNames: [], lastPolledAt: NOW, lastError: null, nextPollAt: NOW + 3_600_000, release: true, updatedAt: NOW };
+    const polledEvent: EventRecord = { ...event, id: newId("evt"), data: { watchId: polled.id, domain: "example.com" } };
+    expect(await stays(async () => expect(await store.watches.savePoll(progress, [polledEvent])).toBe(true))).toBe(true);
+    expect(await store.watches.get(live, polled.id)).toMatchObject({ cursor: "c1", issuancesSeen: 1 });
+    const answer = { status: "good" as const, source: "ocsp" as const, checkedAt: NOW, revokedAt: null, reason: null, validUntil: NOW + 86_400_000 };
+    expect(await stays(() => store.revocations.put("ocsp:key", answer))).toBe(true);
+    expect(await store.revocations.get("ocsp:key", NOW)).toEqual(answer);
+    const info: RenewalInfo = { window: { start: NOW + 1000, end: NOW + 2000 }, explanationUrl: null, checkedAt: NOW, requestedEnd: null, nextAt: NOW + 21_600_000, lastError: null };
+    expect(await stays(() => store.renewalInfo.put("cert-id", info, NOW + 86_400_000))).toBe(true);
+    expect(await store.renewalInfo.get("cert-id")).toEqual(info);
+    expect(store.changeToken!()).toBe(before);
+
     expect(await unmoved(() => store.certificates.insert(certificateRecord(live), { limit: 100, events: [] }))).toBe(false);
     await store.close();
   });

@@ -49,7 +49,8 @@ function issuanceFrom(row: Row): CtIssuanceRecord & { seq: number } {
  * issuances it records with their events): the store's quiet executor where there is one, since none
  * of them changes what a cache keyed by the change token holds (key grants, certificates). Moving the
  * token for each of them emptied the read cache several times a second while following, and every
- * GET then read its certificate from the database.
+ * GET then read its certificate from the database. A watch's poll, and the revocation and renewal
+ * information caches, write through it for the same reason.
  */
 export function sqlCtLogs(db: Executor, bookkeeping: Executor = db): CtLogStore {
   return {

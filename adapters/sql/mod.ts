@@ -32,6 +32,9 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
   await migrate(db);
   const written: Array<(certificates: readonly CertificateKey[]) => void> = [];
   const quiet = options.quiet && options.changeToken ? { db: options.quiet, told: (keys: readonly CertificateKey[]) => written.forEach((listener) => listener(keys)) } : undefined;
+  // Writes that change no key grant and no certificate (what a cache keyed by the change token holds)
+  // leave the token alone where the store can: see Store.changeToken.
+  const bookkeeping = quiet?.db ?? db;
   return {
     organizations: sqlOrganizations(db),
     users: sqlUsers(db),
@@ -43,10 +46,10 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     rateLimits: sqlRateLimits(db),
     sessions: sqlSessions(db),
     signInAttempts: sqlSignInAttempts(db),
-    revocations: sqlRevocations(db),
-    renewalInfo: sqlRenewalInfo(db),
-    watches: sqlWatches(db),
-    ctLogs: sqlCtLogs(db, quiet?.db),
+    revocations: sqlRevocations(bookkeeping),
+    renewalInfo: sqlRenewalInfo(bookkeeping),
+    watches: sqlWatches(db, bookkeeping),
+    ctLogs: sqlCtLogs(db, bookkeeping),
     shared: options.shared,
     changeToken: options.changeToken,
     ...(quiet && { onCertificatesWritten: (listener: (certificates: readonly CertificateKey[]) => void) => void written.push(listener) }),

@@ -31,7 +31,8 @@ export function watchFrom(row: Row): WatchRecord {
   };
 }
 
-export function sqlWatches(db: Executor): WatchStore {
+/** `bookkeeping` runs a poll's writes (pollSoon, claimDue, savePoll); see sqlCtLogs. */
+export function sqlWatches(db: Executor, bookkeeping: Executor = db): WatchStore {
   const select = `SELECT ${WATCH_COLUMNS} FROM watches`;
   const store: WatchStore = {
     async insert(w, { limit }) {
@@ -94,14 +95,14 @@ export function sqlWatches(db: Executor): WatchStore {
       return rowsAffected > 0;
     },
     async pollSoon(scope, id, at) {
-      await db.execute(
+      await bookkeeping.execute(
         "UPDATE watches SET next_poll_at = MIN(next_poll_at, ?) WHERE id = ? AND organization_id = ? AND mode = ? AND lease_owner IS NULL",
         [at, id, scope.organizationId, scope.mode],
       );
       return store.get(scope, id);
     },
     async claimDue({ owner, now, leaseUntil, limit }) {
-      return db.transaction(async (tx) => {
+      return bookkeeping.transaction(async (tx) => {
         const { rows } = await tx.execute(`${select} WHERE next_poll_at <= ? ORDER BY next_poll_at, id LIMIT ?`, [now, limit]);
         const due = rows.map(watchFrom);
         for (const watch of due) {
@@ -115,7 +116,7 @@ export function sqlWatches(db: Executor): WatchStore {
       return numOrNull(rows[0]?.next);
     },
     async savePoll(p, events) {
-      return db.transaction(async (tx) => {
+      return bookkeeping.transaction(async (tx) => {
         const { rowsAffected } = await tx.execute(
           `UPDATE watches SET cursor = ?, issuances_seen = issuances_seen + ?, baseline_done = ?, pending_names = ?, last_polled_at = ?,
              last_error = ?, next_poll_at = ?, updated_at = ?, lease_owner = ${p.release ? "NULL" : "lease_owner"}

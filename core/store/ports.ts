@@ -627,9 +627,11 @@ export interface Store {
    * A token that changes whenever anyone (this process or another) commits a write, cheap enough to
    * read on every request; undefined when the store cannot tell, and nothing may be cached. It may
    * leave out only two kinds of this process's writes: those told to {@link onCertificatesWritten}
-   * listeners, and the CT follower's bookkeeping ({@link CtLogStore}: its lease, the logs' heads and
-   * positions, the issuances it records with their events), which changes no key grant and no
-   * certificate. Whoever caches other records by this token must not rely on it for those.
+   * listeners, and bookkeeping that changes no key grant and no certificate: the CT follower's
+   * ({@link CtLogStore}: its lease, the logs' heads and positions, the issuances it records with their
+   * events), a watch's poll (WatchStore's pollSoon, claimDue and savePoll, with its events), and the
+   * revocation and renewal information caches. Whoever caches other records by this token must not
+   * rely on it for those.
    */
   changeToken?(): string;
   /**
