@@ -142,7 +142,7 @@ describe("page size", () => {
     await executor.close();
   });
 
-  test("a database made with 16 KiB pages keeps them and its data; its backup has 4 KiB pages and the same data", async () => {
+  test("a database made with 16 KiB pages keeps them, its data and a 40 MiB backstop; its backup has 4 KiB pages and the same data", async () => {
     const path = tempFile();
     // As the release before this one created it.
     const old = new Database(path);
@@ -155,6 +155,12 @@ describe("page size", () => {
     for (const record of records) await addCertificate(store, record);
     await store.close();
     expect(pragma(path, "page_size")).toBe(16_384);
+    // Its backstop is still 40 MiB of WAL, counted in its own pages.
+    const executor = new LocalExecutor(path, { busyTimeoutMs: 1_000 });
+    await executor.checkpointInBackground(path);
+    const { rows } = await executor.execute("PRAGMA wal_autocheckpoint");
+    expect(Number(Object.values(rows[0]!)[0])).toBe(BACKSTOP_BYTES / 16_384);
+    await executor.close();
 
     const copy = `${path}.backup`;
     await backupLibsqlFile(`file:${path}`, copy);

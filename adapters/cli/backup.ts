@@ -15,7 +15,7 @@ export const backupCommand: CommandSpec = {
   help:
     "Copies the local database (CERTKEEPER_DATABASE_URL=file:…) to FILE, consistently, while servers keep running.\n" +
     "To use the copy: CERTKEEPER_DATABASE_URL=file:FILE npm start. FILE must not exist yet.\n" +
-    "The copy has 16 KiB pages, as the files certkeeper creates: a file made by an earlier certkeeper moves over this way (servers stopped).\n" +
+    "The copy has 4 KiB pages, as the files certkeeper creates: a file made with other pages moves over this way (servers stopped).\n" +
     "A libSQL server (http://, libsql://) is backed up with its own tools, not with this command.",
   async run({ config, flags }) {
     const to = resolve(requiredFlag(flags, "to"));

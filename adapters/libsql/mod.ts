@@ -43,9 +43,9 @@ export interface LibsqlOptions {
  * is about 2 KB, and every write of a row appends its whole page to the WAL, which the checkpointer
  * then copies back: a lease and a save for each re-check. Each certificate's check falls on its own
  * phase (core/monitor/check_phase.ts), so the rows leased and saved together are seldom neighbours and
- * each writes a page of its own: 4 KiB pages write a quarter of what 16 KiB pages did (measured on one
- * machine the same day, bench:checks: the database thread 68–83 µs a check against 107–113;
- * bench/lease_save.ts: 115–119 µs a certificate against 136–147). A database created with other pages
+ * each writes a page of its own, a quarter the size of a 16 KiB one. Measured on one machine the same
+ * day against 16 KiB pages: bench:checks, the database thread 68–83 µs a check against 107–113;
+ * bench/lease_save.ts, 115–119 µs a certificate against 136–147. A database created with other pages
  * keeps them (SQLite cannot change them in WAL mode) and takes these through `backup` (backup.ts).
  */
 export const PAGE_SIZE = 4096;
