@@ -8,8 +8,10 @@
  *
  * Each log is served under two prefixes with heads of their own: `/follow/…` for certkeeper and
  * `/floor/…` for the bare loop, so one can be read while the other still shows an empty tree.
- * Heads are set by `POST /control/publish?prefix=follow&size=N`; `GET /control/stats` tells the bytes
- * sent per prefix and when entries were first asked for. Prints `{ port, list: { follow, floor } }` (the two log lists' JSON) when ready.
+ * Every full batch's answer is rendered at the start (about 4 KB of this process's memory an entry:
+ * 4 GB for a million entries a log). Heads are set by `POST /control/publish?prefix=follow&size=N`;
+ * `GET /control/stats` tells the bytes sent per prefix and when entries were first asked for. Prints
+ * `{ port, list: { follow, floor } }` (the two log lists' JSON) when ready.
  *
  *   bun bench/support/ct_logs.ts --entries 100000 [--match-every 10000]
  */
