@@ -36,6 +36,14 @@ function database(path: string) {
   return { owner, other };
 }
 
+/** A database in WAL mode with a table `t`, served by this process's connection thread, and its change token. */
+async function ownDatabase(path: string) {
+  const executor = new LocalExecutor(path, { busyTimeoutMs: 5000 });
+  await executor.execute("PRAGMA journal_mode = WAL");
+  await executor.execute("CREATE TABLE t (x)");
+  return { executor, token: walChangeToken(path, executor.ownWrites) };
+}
+
 /** The store's token now, and whether it is still that one after a write. */
 function unmovedFrom(store: Awaited<ReturnType<typeof openLibsqlStore>>) {
   const seen = store.changeToken!();
@@ -146,10 +154,7 @@ describe("walChangeToken", () => {
 
   test("this process's quiet writes leave the token where it was; its other writes, and another process's, move it", async () => {
     const path = join(folder(), "q.db");
-    const executor = new LocalExecutor(path, { busyTimeoutMs: 5000 });
-    await executor.execute("PRAGMA journal_mode = WAL");
-    await executor.execute("CREATE TABLE t (x)");
-    const token = walChangeToken(path, executor.ownWrites);
+    const { executor, token } = await ownDatabase(path);
     const quiet = executor.quiet();
     const seen = new Set<string>();
     /** The token after `write`, and whether it is one never seen before. */
@@ -239,10 +244,7 @@ describe("walChangeToken", () => {
 
   test("quiet writes landing while the token is read, again and again, never move it: a commit read before its publication is waited for", async () => {
     const path = join(folder(), "r.db");
-    const executor = new LocalExecutor(path, { busyTimeoutMs: 5000 });
-    await executor.execute("PRAGMA journal_mode = WAL");
-    await executor.execute("CREATE TABLE t (x)");
-    const token = walChangeToken(path, executor.ownWrites);
+    const { executor, token } = await ownDatabase(path);
     const quiet = executor.quiet();
     const first = token.read();
     // 200 quiet commits sent at once; the event loop reads the token without pause while the
@@ -268,10 +270,7 @@ describe("walChangeToken", () => {
 
   test("another process's commit while a quiet write of this one waits for its lock moves the token at once", async () => {
     const path = join(folder(), "p.db");
-    const executor = new LocalExecutor(path, { busyTimeoutMs: 5000 });
-    await executor.execute("PRAGMA journal_mode = WAL");
-    await executor.execute("CREATE TABLE t (x)");
-    const token = walChangeToken(path, executor.ownWrites);
+    const { executor, token } = await ownDatabase(path);
     const other = new Database(path);
     other.exec("BEGIN IMMEDIATE");
     const before = token.read();
