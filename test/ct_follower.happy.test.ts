@@ -12,7 +12,7 @@ import { startTlsServer } from "./support/servers.ts";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
 import { CtReadThread } from "../adapters/ct_threads/mod.ts";
 import { createLogger } from "../core/base/log.ts";
-import { threadsNamed } from "./support/threads.ts";
+import { threadsNamed, threadsNamedSoon } from "./support/threads.ts";
 
 const iso = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const colonHex = (hex: string) => hex.toUpperCase().match(/../g)!.join(":");
@@ -219,7 +219,7 @@ describe("following an RFC 6962 log and a tile log", () => {
         const w = world;
         await w.caughtUp(0);
         // The thread runs from the moment logs are followed, before their first entries.
-        if (thread === threads[0] && threadsBefore !== null) expect(threadsNamed("ck-ct")).toBe(threadsBefore + 1);
+        if (thread === threads[0] && threadsBefore !== null) expect(await threadsNamedSoon("ck-ct", threadsBefore + 1)).toBe(threadsBefore + 1);
         await w.addWatch({ domain: "thread.example" });
         await w.issue({ dnsNames: ["thread.example"], certificateIn: w.logs });
         await w.issue({ dnsNames: ["other.example"], certificateIn: w.logs });

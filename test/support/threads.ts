@@ -12,3 +12,16 @@ export function threadsNamed(name: string): number | null {
     }
   }).length;
 }
+
+/**
+ * How many threads are named `name` once there are `count` of them, or after `timeoutMs`, whichever
+ * comes first: a new thread takes its name when it starts running, a moment after it was asked for.
+ */
+export async function threadsNamedSoon(name: string, count: number, timeoutMs = 5000): Promise<number | null> {
+  const until = performance.now() + timeoutMs;
+  for (;;) {
+    const now = threadsNamed(name);
+    if (now === null || now === count || performance.now() >= until) return now;
+    await Bun.sleep(10);
+  }
+}
