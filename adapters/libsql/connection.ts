@@ -7,6 +7,9 @@
 import Database from "libsql";
 import { OP_BATCH, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type WorkerError } from "./connection_protocol.ts";
 
+/** A statement that writes rows (and so commits, outside a transaction). */
+const WRITE = /^\s*(INSERT|UPDATE|DELETE|REPLACE)\b/i;
+
 /** Statements kept prepared; beyond this the oldest is dropped (IN lists and batches vary in length). */
 const MAX_STATEMENTS = 256;
 
@@ -21,8 +24,12 @@ interface Prepared {
 }
 
 export interface Connection {
-  /** Runs one request; never throws (a failure is the answer's error). */
-  handle(request: Request): Answer;
+  /**
+   * Runs one request; never throws (a failure is the answer's error). `locked`, when given, is called
+   * once this connection holds the write lock and before what the request commits: a write outside a
+   * transaction is then run in one of its own (BEGIN IMMEDIATE), so that the lock is taken first.
+   */
+  handle(request: Request, locked?: () => void): Answer;
   /**
    * SQLite's `PRAGMA data_version`: a number that moves when another connection (another process, or
    * another connection of this one) committed since this one last looked, never for this connection's
@@ -57,6 +64,17 @@ export function openConnection(path: string, busyTimeoutMs: number): Connection 
     return found;
   };
 
+  /** Runs one statement; with `locked`, a write outside a transaction runs in one of its own (Connection.handle). */
+  const runLocked = (sql: string, args: unknown[], locked: (() => void) | undefined): Outcome => {
+    if (!locked) return run(sql, args);
+    if (db!.inTransaction) {
+      locked();
+      return run(sql, args);
+    }
+    if (!WRITE.test(sql)) return run(sql, args);
+    return batch([[sql, args]], locked)[0]!;
+  };
+
   const run = (sql: string, args: unknown[]): Outcome => {
     const statement = prepare(sql);
     if (statement.reader) {
@@ -73,9 +91,10 @@ export function openConnection(path: string, busyTimeoutMs: number): Connection 
   };
 
   /** The statements as one write transaction: each one's outcome, or none of them if one fails. */
-  const batch = (statements: Array<[sql: string, args: unknown[]]>): Outcome[] => {
+  const batch = (statements: Array<[sql: string, args: unknown[]]>, locked?: () => void): Outcome[] => {
     db!.exec("BEGIN IMMEDIATE");
     try {
+      locked?.();
       const outcomes = statements.map(([sql, args]) => run(sql, args));
       db!.exec("COMMIT");
       return outcomes;
@@ -103,12 +122,12 @@ export function openConnection(path: string, busyTimeoutMs: number): Connection 
         return null;
       }
     },
-    handle(request) {
+    handle(request, locked) {
       const id = request[0];
       if (openFailure) return [id, null, openFailure];
       try {
-        if (request[1] === OP_RUN) return [id, run(request[2], request[3]), null];
-        if (request[1] === OP_BATCH) return [id, batch(request[2]), null];
+        if (request[1] === OP_RUN) return [id, runLocked(request[2], request[3], locked), null];
+        if (request[1] === OP_BATCH) return [id, batch(request[2], locked), null];
         if (request[1] === OP_ROLLBACK) rollback();
         else close();
         return [id, null, null];

@@ -29,7 +29,7 @@ function handle(request: Request): Answer {
   }
   // A commit that is not quiet leaves no header this process's commits explain: the token moves for it.
   if (publisher && !isQuiet(request)) return publisher.watch(() => connection.handle(request));
-  if (publisher) return publisher.quiet(() => connection.handle(request));
+  if (publisher) return publisher.quiet((locked) => connection.handle(request, locked));
   return connection.handle(request);
 }
 

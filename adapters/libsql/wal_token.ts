@@ -116,24 +116,19 @@ export function walChangeToken(databasePath: string, own?: OwnWrites): WalChange
 /**
  * The shared state of ownWritesPublisher and ownWritesReader: a sequence number; how many times the
  * thread found commits its quiet ones do not explain (another connection's, or its own that were not
- * quiet); whether a quiet request is under way, its header not published yet (1) or not (0); the
- * header's words.
+ * quiet); whether a quiet request holds the write lock, its header not published yet (1) or not (0);
+ * the header's words.
  */
 const OWN_SEQUENCE = 0;
 const OWN_UNEXPLAINED = 1;
 const OWN_PENDING = 2;
-/** When the quiet request under way began (Date.now(), 30 bits). */
-const OWN_PENDING_SINCE = 3;
-const OWN_HEADER = 4;
+const OWN_HEADER = 3;
 /**
- * How long a read of the token waits, at most in all, for the header of a quiet request under way: it
- * commits and publishes within microseconds. Only a header that moved while one was under way is
- * waited for, and only while that request began at most PENDING_FRESH_MS ago: one that waits out
- * another process's write lock (seconds, while that process commits) is not waited for.
+ * How long a read of the token waits, at most in all, for the header of a quiet request that holds the
+ * write lock: it publishes within microseconds of its commit. Only a header that moved meanwhile is
+ * waited for; no other connection can commit while the lock is held, so that move is the request's.
  */
 const PENDING_WAIT_MS = 2;
-const PENDING_FRESH_MS = 2;
-const stamp = () => Date.now() & 0x3fffffff;
 
 /** The memory the connection's thread and the event loop share for ownWritesPublisher and ownWritesReader. */
 export function ownWritesState(): Int32Array {
@@ -144,8 +139,11 @@ export function ownWritesState(): Int32Array {
 export interface OwnWritesPublisher {
   /** Runs a request that is not quiet: a commit it makes is counted as unexplained. */
   watch<T>(request: () => T): T;
-  /** Runs a quiet request, and publishes the header it leaves at once. */
-  quiet<T>(request: () => T): T;
+  /**
+   * Runs a quiet request, and publishes the header it leaves at once. The request calls `locked` once
+   * its connection holds the write lock, before it commits (Connection.handle).
+   */
+  quiet<T>(request: (locked: () => void) => T): T;
   publish(): void;
   close(): void;
 }
@@ -197,12 +195,12 @@ export function ownWritesPublisher(
     },
     quiet(request) {
       // Published at once, not at the end of the message: until then, a reader that finds the header
-      // moved by this commit waits for it instead of taking it for another connection's.
-      if (closed) return request();
-      Atomics.store(state, OWN_PENDING_SINCE, stamp());
-      Atomics.store(state, OWN_PENDING, 1);
+      // moved by this commit waits for it instead of taking it for another connection's. Only once the
+      // lock is held: while the request waits for another process's lock, that process's commits are
+      // changes, and no reader may wait on them.
+      if (closed) return request(() => {});
       try {
-        return request();
+        return request(() => Atomics.store(state, OWN_PENDING, 1));
       } finally {
         publisher.publish();
         settled();
@@ -243,9 +241,9 @@ export function ownWritesPublisher(
  * published with it, so none is missed. Anything else (a header not yet published, a read torn by a
  * publication) answers false: a change. A header that did not move is asked about too, to keep count.
  *
- * A header that moved while a quiet request is under way on the connection's thread is most likely
- * that request's commit, read in the microseconds before its publication: the reader waits for the
- * publication (PENDING_WAIT_MS at most in all) and compares again. Taken for a change, it would empty
+ * A header that moved while a quiet request holds the write lock is that request's commit, read in the
+ * microseconds before its publication: the reader waits for the publication (PENDING_WAIT_MS at most in
+ * all) and compares again. Taken for a change, it would empty
  * every cache a few times a second under a steady stream of checks (measured: 4–5 times a second at
  * 50 checks a second, nearly every GET then read from the database).
  */
@@ -261,7 +259,6 @@ export function ownWritesReader(state: Int32Array): OwnWrites {
       if (Atomics.load(state, OWN_SEQUENCE) !== sequence) continue;
       if (!same) {
         if (!moved || !(waitMs > 0) || Atomics.load(state, OWN_PENDING) !== 1) return "change";
-        if (((stamp() - Atomics.load(state, OWN_PENDING_SINCE)) & 0x3fffffff) > PENDING_FRESH_MS) return "change";
         Atomics.wait(state, OWN_PENDING, 1, waitMs);
         return "wait";
       }
