@@ -466,14 +466,7 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
  * `at` (a check that saw it, or the third failure in a row after it was last seen), or null when none is.
  */
 function decidedAt(log: CheckLog, serial: string, at: number, field: "serial" | "intermediate" = "serial"): number | null {
-  // The log is in time order: the first check at or after `at`, by bisection.
-  let low = 0;
-  let high = log.length;
-  while (low < high) {
-    const mid = (low + high) >>> 1;
-    if (log.atOf(mid) < at) low = mid + 1;
-    else high = mid;
-  }
+  const low = log.firstAtOrAfter(at);
   let lastSeenIndex = low - 1;
   while (lastSeenIndex >= 0 && log.get(lastSeenIndex).serial === null) lastSeenIndex--;
   const lastSeen = lastSeenIndex >= 0 ? log.get(lastSeenIndex)[field] : undefined;
@@ -528,7 +521,7 @@ function judgeRevocations(events: EventRecord[], internet: SimulatedInternet, ce
       const times = announced.get(cert.serial) ?? [];
       if (times.length > 1) duplicates.push(`${cert.serial} announced ${times.length} times`);
       for (const at of times) latest = Math.max(latest, at - cert.revokedAt);
-      const seenLate = internet.checksOf(domain).some((check) => check.serial === cert.serial && check.at >= cert.revokedAt! + responder.nextUpdateMs);
+      const seenLate = internet.checksOf(domain).find((check) => check.serial === cert.serial, cert.revokedAt + responder.nextUpdateMs) !== undefined;
       if (seenLate) owed++;
       if (seenLate && times.length === 0) missed.push(`${cert.serial} revoked at ${new Date(cert.revokedAt).toISOString()}`);
     }
@@ -607,7 +600,7 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
         coverAt = requested.get(serial)?.[0] ?? null;
       } else {
         const deadline = deadlineOf(cert, server);
-        const seen = log.find((check) => check.serial === serial && check.at >= deadline && check.at <= cert.notAfter);
+        const seen = log.find((check) => check.serial === serial, deadline, cert.notAfter);
         coverAt = seen?.at ?? null;
         if (seen && seen.at <= END - TOLERANCE) {
           result.overdueOwed++;
@@ -688,7 +681,7 @@ function judgeRequests(events: EventRecord[], internet: SimulatedInternet, certi
       if (cert.incidentAt === undefined) continue;
       result.incidents++;
       incidentAt.set(cert.serial, cert.incidentAt);
-      const seen = log.find((check) => check.serial === cert.serial && check.at >= cert.incidentAt! + REQUEST_TOLERANCE - TOLERANCE && check.at <= cert.notAfter);
+      const seen = log.find((check) => check.serial === cert.serial, cert.incidentAt + REQUEST_TOLERANCE - TOLERANCE, cert.notAfter);
       const times = announced.get(cert.serial) ?? [];
       if (seen && seen.at <= END - TOLERANCE) {
         result.owed++;

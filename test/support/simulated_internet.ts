@@ -128,11 +128,6 @@ export class CheckLog {
     this.#kinds.push(kind);
   }
 
-  /** The time of the `index`-th check (cheaper than {@link get} when only the time is wanted). */
-  atOf(index: number): number {
-    return this.#times[index]!;
-  }
-
   get(index: number): CheckRecord {
     return { at: this.#times[index]!, ...this.#seen[this.#kinds[index]!]! };
   }
@@ -141,8 +136,25 @@ export class CheckLog {
     for (let i = 0; i < this.#times.length; i++) yield this.get(i);
   }
 
-  find(predicate: (record: CheckRecord) => boolean): CheckRecord | undefined {
-    for (const record of this) if (predicate(record)) return record;
+  /** The index of the first check at or after `at` (the log is in time order), by bisection. */
+  firstAtOrAfter(at: number): number {
+    let low = 0;
+    let high = this.#times.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (this.#times[mid]! < at) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+
+  /** The first check from `from` to `to` (times, inclusive; default: all of them) that `predicate` accepts. */
+  find(predicate: (record: CheckRecord) => boolean, from = -Infinity, to = Infinity): CheckRecord | undefined {
+    const times = this.#times;
+    for (let i = this.firstAtOrAfter(from); i < times.length && times[i]! <= to; i++) {
+      const record = this.get(i);
+      if (predicate(record)) return record;
+    }
     return undefined;
   }
 
