@@ -45,6 +45,8 @@ describe("migrations", () => {
       expect(await ids(["expiring", "expired"])).toEqual(["cert_expired0000000000", "cert_expiring000000000"]);
       expect(await ids(["unreachable"])).toEqual(["cert_unreachable000000"]);
       expect(await ids(["invalid"])).toEqual([]);
+      const { byStatus } = await store.certificates.summarize(scope, { now, from: now, bucketMs: 7 * DAY, buckets: 12 });
+      expect(byStatus).toEqual({ valid: 1, expiring: 1, expired: 1, unreachable: 1 });
     } finally {
       await store.close();
     }

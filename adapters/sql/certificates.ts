@@ -12,14 +12,13 @@ import { ParsedRows } from "./parsed_rows.ts";
 const SELECT = `SELECT ${CERTIFICATE_COLUMNS} FROM certificates`;
 
 /**
- * "The status (`field` 2) or renewal state (`field` 3) at `now` is one of …", over the timeline core
- * computed (rows.ts statusPeriods): no status rule here, only times compared. Binds `now` twice, then
- * the values.
+ * "The status (or renewal state) at `now` is one of …", over the timeline core computed (rows.ts
+ * statusPeriods), as rows of certificate_periods: no status rule here, only times compared. Binds the
+ * organization, the mode, `now` twice, then the values.
  */
-function periodAt(field: 2 | 3, values: number): string {
-  return `EXISTS (SELECT 1 FROM json_each(status_periods) AS period
-    WHERE json_extract(period.value, '$[0]') <= ? AND ? < json_extract(period.value, '$[1]')
-      AND json_extract(period.value, '$[${field}]') IN (${placeholders(values)}))`;
+function periodAt(column: "status" | "renewal", values: number): string {
+  return `id IN (SELECT certificate_id FROM certificate_periods
+    WHERE organization_id = ? AND mode = ? AND until_at > ? AND from_at <= ? AND ${column} IN (${placeholders(values)}))`;
 }
 
 /**
@@ -289,12 +288,12 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
         args.push(scope.organizationId, scope.mode, tag);
       }
       if (query.statuses) {
-        where.push(periodAt(2, query.statuses.length));
-        args.push(query.now, query.now, ...query.statuses);
+        where.push(periodAt("status", query.statuses.length));
+        args.push(scope.organizationId, scope.mode, query.now, query.now, ...query.statuses);
       }
       if (query.renewalStates) {
-        where.push(periodAt(3, query.renewalStates.length));
-        args.push(query.now, query.now, ...query.renewalStates);
+        where.push(periodAt("renewal", query.renewalStates.length));
+        args.push(scope.organizationId, scope.mode, query.now, query.now, ...query.renewalStates);
       }
       // Which rows, at which version; then whole only those not kept at it (parsed_rows.ts). The page
       // is the one the first read saw: a row written between the two reads (a check saved, its expiry
@@ -329,10 +328,8 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
 
     async summarize(scope, query) {
       const statusRows = await db.execute(
-        `SELECT json_extract(period.value, '$[2]') AS status, json_extract(period.value, '$[3]') AS renewal, count(*) AS n
-           FROM certificates, json_each(certificates.status_periods) AS period
-          WHERE organization_id = ? AND mode = ?
-            AND json_extract(period.value, '$[0]') <= ? AND ? < json_extract(period.value, '$[1]')
+        `SELECT status, renewal, count(*) AS n FROM certificate_periods
+          WHERE organization_id = ? AND mode = ? AND until_at > ? AND from_at <= ?
           GROUP BY 1, 2`,
         [scope.organizationId, scope.mode, query.now, query.now],
       );

@@ -13,6 +13,12 @@ import { leafNamesKey } from "../../core/deployment/mod.ts";
 
 type Step = string | ((tx: Executor) => Promise<void>);
 
+/** One period of a status_periods timeline (`period`, from json_each) as certificate_periods' columns. */
+const PERIOD_FIELDS = `json_extract(period.value, '$[0]'), json_extract(period.value, '$[1]'), json_extract(period.value, '$[2]'), json_extract(period.value, '$[3]')`;
+/** The rows of certificate_periods for the certificate row NEW (inside a trigger). */
+const PERIOD_ROWS = `INSERT INTO certificate_periods (certificate_id, organization_id, mode, from_at, until_at, status, renewal)
+  SELECT NEW.id, NEW.organization_id, NEW.mode, ${PERIOD_FIELDS} FROM json_each(NEW.status_periods) AS period`;
+
 export const MIGRATIONS: Step[][] = [
   [
     `CREATE TABLE organizations (
@@ -342,6 +348,28 @@ export const MIGRATIONS: Step[][] = [
       UNIQUE (watch_id, issuance_key)
     )`,
     `CREATE INDEX ct_issuances_watch ON ct_issuances (watch_id, seq)`,
+  ],
+  // Each certificate's timeline as rows, kept by triggers from status_periods: the summary and the lists
+  // filtered by status or renewal state read an index instead of taking every timeline's JSON apart at
+  // every request (measured at 500 certificates: 0.6 ms a summary against 6).
+  [
+    `CREATE TABLE certificate_periods (
+      certificate_id TEXT NOT NULL,
+      organization_id TEXT NOT NULL,
+      mode TEXT NOT NULL,
+      from_at INTEGER NOT NULL,
+      until_at INTEGER NOT NULL,
+      status TEXT NOT NULL,
+      renewal TEXT
+    )`,
+    `CREATE INDEX certificate_periods_scope ON certificate_periods (organization_id, mode, until_at, from_at, status, renewal, certificate_id)`,
+    `CREATE INDEX certificate_periods_certificate ON certificate_periods (certificate_id)`,
+    `CREATE TRIGGER certificate_periods_inserted AFTER INSERT ON certificates BEGIN ${PERIOD_ROWS}; END`,
+    `CREATE TRIGGER certificate_periods_changed AFTER UPDATE OF status_periods ON certificates WHEN NEW.status_periods IS NOT OLD.status_periods
+     BEGIN DELETE FROM certificate_periods WHERE certificate_id = OLD.id; ${PERIOD_ROWS}; END`,
+    `CREATE TRIGGER certificate_periods_removed AFTER DELETE ON certificates BEGIN DELETE FROM certificate_periods WHERE certificate_id = OLD.id; END`,
+    `INSERT INTO certificate_periods (certificate_id, organization_id, mode, from_at, until_at, status, renewal)
+     SELECT certificates.id, certificates.organization_id, certificates.mode, ${PERIOD_FIELDS} FROM certificates, json_each(certificates.status_periods) AS period`,
   ],
 ];
 

@@ -130,7 +130,7 @@ export function endpointsFrom(text: string, details: CertificateDetails): Endpoi
 /**
  * The `status_periods` column: core's timeline of the certificate's status and renewal state as
  * `[[from, until, status, renewal], …]` (ms, `until` exclusive), so SQL filters by either by comparing
- * times (see statusAt in certificates.ts).
+ * times (certificate_periods holds it as rows, kept by triggers: see migrations.ts).
  */
 export function statusPeriods(
   r: Pick<CertificateRecord, "details" | "problem" | "failure" | "alertThresholds"> & Partial<Pick<CertificateRecord, "endpoints" | "alertPolicy" | "dns">>,

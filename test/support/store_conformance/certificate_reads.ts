@@ -137,6 +137,13 @@ export function describeCertificateReads(get: () => Store) {
         byRenewal: { overdue: 1 },
         expiring: [1, ...new Array(11).fill(0)],
       });
+      // A certificate removed is counted nowhere, and listed under no status.
+      const removed = records[4]!;
+      expect(await store.certificates.remove(live, removed.id, NOW)).toBe(true);
+      const after = await store.certificates.summarize(live, { now: NOW, from: NOW, bucketMs: WEEK, buckets: 12 });
+      const status = certificateStatus(removed, NOW).status;
+      expect(after.byStatus[status] ?? 0).toBe(summary.byStatus[status]! - 1);
+      expect(ids(await store.certificates.list(live, { limit: 100, now: NOW, statuses: [status] }))).not.toContain(removed.id);
     });
 
     test("list() statuses follow updateSettings()' thresholds and saveCheck()'s details", async () => {
