@@ -56,6 +56,9 @@ describe("migrations", () => {
     const columns = (await reopened.execute("PRAGMA table_info(certificates)")).rows.map((row) => String(row.name));
     expect(columns).toContain("status_periods");
     expect(columns).not.toContain("expiring_horizon");
+    // What keeps certificate_periods in step with each timeline.
+    const triggers = (await reopened.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' AND tbl_name = 'certificates' ORDER BY name")).rows.map((row) => String(row.name));
+    expect(triggers).toEqual(["certificate_periods_changed", "certificate_periods_inserted", "certificate_periods_removed"]);
     await reopened.close();
   });
 });

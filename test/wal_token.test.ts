@@ -8,7 +8,7 @@ import Database from "libsql";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ownWritesReader, ownWritesState, walChangeToken } from "../adapters/libsql/wal_token.ts";
+import { ownWritesEnded, ownWritesReader, ownWritesState, walChangeToken } from "../adapters/libsql/wal_token.ts";
 import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { certificateRecord, NOW, organizationRecord } from "./support/store_conformance/factories.ts";
@@ -328,6 +328,9 @@ describe("walChangeToken", () => {
     expect(read(moved, false, 2)).toBe("change");
     // The header it published is this process's own.
     expect(read(published, true, 2)).toBe("own");
+    // The thread ended inside the request: nothing holds the lock for it, so nothing is waited for.
+    ownWritesEnded(state);
+    expect(read(moved, true, 2)).toBe("change");
   });
 
   test("a header whose two copies disagree (being written) is never taken: each such read is a change", () => {

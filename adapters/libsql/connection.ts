@@ -68,6 +68,7 @@ export function openConnection(path: string, busyTimeoutMs: number): Connection 
   const runLocked = (sql: string, args: unknown[], locked: (() => void) | undefined): Outcome => {
     if (!locked) return run(sql, args);
     if (db!.inTransaction) {
+      // Every transaction here begins with BEGIN IMMEDIATE (local_executor.ts, batch below): the lock is held.
       locked();
       return run(sql, args);
     }

@@ -17,7 +17,7 @@ import { executorError } from "./storage_failure.ts";
 import { backstopPages, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
 import { OP_BATCH, OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type StatementChannel, type WorkerError } from "./connection_protocol.ts";
 import { openConnection, type Connection } from "./connection.ts";
-import { ownWritesReader, ownWritesState, type OwnWrites } from "./wal_token.ts";
+import { ownWritesEnded, ownWritesReader, ownWritesState, type OwnWrites } from "./wal_token.ts";
 
 /** Beyond the busy timeout, how long a statement inside a transaction may go unanswered before the thread counts as stuck. */
 const SILENT_THREAD_MS = 10_000;
@@ -42,6 +42,8 @@ export class LocalExecutor implements Executor {
    */
   readonly ownWrites: OwnWrites | undefined;
   #quiet: Executor | undefined;
+  /** What the connection's thread shares with `ownWrites` (wal_token.ts). */
+  #ownWritesState: Int32Array | undefined;
   #onClose: Array<() => void> = [];
   /** The connection's thread; undefined when the connection runs on the event loop (`thread: false`). */
   #worker: Worker | undefined;
@@ -97,6 +99,7 @@ export class LocalExecutor implements Executor {
     }
     const ownWrites = path === ":memory:" ? undefined : ownWritesState();
     this.ownWrites = ownWrites && ownWritesReader(ownWrites);
+    this.#ownWritesState = ownWrites;
     this.#worker = new Worker(new URL("./connection_worker.ts", import.meta.url), {
       workerData: { path, busyTimeoutMs: options.busyTimeoutMs, ownWrites },
       // The thread's name in `top -H` and /proc.
@@ -381,6 +384,8 @@ export class LocalExecutor implements Executor {
     this.#pending.clear();
     // A transaction's statement waiting for its answer wakes, and fails with the reason.
     if (this.#statements) Atomics.notify(this.#statements.answered, 0);
+    // A quiet request cut short is no longer waited for by reads of the change token.
+    if (this.#ownWritesState) ownWritesEnded(this.#ownWritesState);
     this.#worker?.unref();
   }
 }

@@ -126,9 +126,20 @@ const OWN_HEADER = 3;
 /**
  * How long a read of the token waits, at most in all, for the header of a quiet request that holds the
  * write lock: it publishes within microseconds of its commit. Only a header that moved meanwhile is
- * waited for; no other connection can commit while the lock is held, so that move is the request's.
+ * waited for. No other connection can commit while the lock is held, so that move is most likely the
+ * request's (or another's commit from just before the lock was taken, not read yet: then the wait is
+ * for nothing, and the header, once published, is still not this connection's alone).
  */
 const PENDING_WAIT_MS = 2;
+
+/**
+ * The connection's thread is gone (it failed, or stopped answering, perhaps inside a quiet request):
+ * no request holds the lock for it any more, so no read waits on one.
+ */
+export function ownWritesEnded(state: Int32Array): void {
+  Atomics.store(state, OWN_PENDING, 0);
+  Atomics.notify(state, OWN_PENDING);
+}
 
 /** The memory the connection's thread and the event loop share for ownWritesPublisher and ownWritesReader. */
 export function ownWritesState(): Int32Array {
@@ -241,11 +252,11 @@ export function ownWritesPublisher(
  * published with it, so none is missed. Anything else (a header not yet published, a read torn by a
  * publication) answers false: a change. A header that did not move is asked about too, to keep count.
  *
- * A header that moved while a quiet request holds the write lock is that request's commit, read in the
- * microseconds before its publication: the reader waits for the publication (PENDING_WAIT_MS at most in
- * all) and compares again. Taken for a change, it would empty
- * every cache a few times a second under a steady stream of checks (measured: 4–5 times a second at
- * 50 checks a second, nearly every GET then read from the database).
+ * A header that moved while a quiet request holds the write lock is most likely that request's commit,
+ * read in the microseconds before its publication: the reader waits for the publication
+ * (PENDING_WAIT_MS at most in all) and compares again. Taken for a change, it would empty every cache
+ * a few times a second under a steady stream of checks (measured: 4–5 times a second at 50 checks a
+ * second, nearly every GET then read from the database).
  */
 export function ownWritesReader(state: Int32Array): OwnWrites {
   let unexplainedSeen = 0;

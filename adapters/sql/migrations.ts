@@ -6,6 +6,10 @@
  * A migration that changes what a certificate row reads as (anything but next_check_at, lease_owner and
  * status_periods) must raise its version, as every write does: a running process hands out the records
  * it saved as long as their version stands (recent_saves.ts).
+ *
+ * Triggers on `certificates` keep certificate_periods (and ct_follower's watches_version on `watches`)
+ * in step: a migration that rebuilds one of those tables (DROP TABLE and RENAME, as 6 did) drops its
+ * triggers with it, and must create them again.
  */
 import type { Executor } from "./executor.ts";
 import { endpointsFrom, statusPeriods } from "./rows.ts";

@@ -120,6 +120,8 @@ export class CheckLog {
 
   /** Records a check at `at` that saw this (most checks see what the one before saw). */
   push(at: number, serial: string | null, intermediate: string | null, caa?: string | null): void {
+    // In time order: searches bisect by time (firstAtOrAfter).
+    if (at < (this.#times.at(-1) ?? -Infinity)) throw new Error(`a check at ${at} logged after one at ${this.#times.at(-1)}`);
     const seen = this.#seen;
     const last = this.#kinds.at(-1);
     let kind = last !== undefined && sameSeen(seen[last]!, serial, intermediate, caa) ? last : seen.findIndex((s) => sameSeen(s, serial, intermediate, caa));
