@@ -327,26 +327,30 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
     },
 
     async summarize(scope, query) {
-      const statusRows = await db.execute(
-        `SELECT status, renewal, count(*) AS n FROM certificate_periods
+      // One statement (one message to the database thread, one round trip to sqld): the counts by status
+      // and renewal state now, then the expiries by window.
+      const until = query.from + query.bucketMs * query.buckets;
+      const { rows } = await db.execute(
+        `SELECT 0 AS part, status AS a, renewal AS b, count(*) AS n FROM certificate_periods
           WHERE organization_id = ? AND mode = ? AND until_at > ? AND from_at <= ?
-          GROUP BY 1, 2`,
-        [scope.organizationId, scope.mode, query.now, query.now],
+          GROUP BY 2, 3
+         UNION ALL
+         SELECT 1, CAST((not_after - ?) / ? AS INTEGER), NULL, count(*) FROM certificates
+          WHERE organization_id = ? AND mode = ? AND not_after >= ? AND not_after < ? GROUP BY 2`,
+        [scope.organizationId, scope.mode, query.now, query.now, query.from, query.bucketMs, scope.organizationId, scope.mode, query.from, until],
       );
       const byStatus: Record<string, number> = {};
       const byRenewal: Record<string, number> = {};
-      for (const row of statusRows.rows) {
-        byStatus[String(row.status)] = (byStatus[String(row.status)] ?? 0) + Number(row.n);
-        byRenewal[String(row.renewal)] = (byRenewal[String(row.renewal)] ?? 0) + Number(row.n);
-      }
-      const until = query.from + query.bucketMs * query.buckets;
-      const bucketRows = await db.execute(
-        `SELECT CAST((not_after - ?) / ? AS INTEGER) AS bucket, count(*) AS n FROM certificates
-          WHERE organization_id = ? AND mode = ? AND not_after >= ? AND not_after < ? GROUP BY 1`,
-        [query.from, query.bucketMs, scope.organizationId, scope.mode, query.from, until],
-      );
       const expiring = new Array<number>(query.buckets).fill(0);
-      for (const row of bucketRows.rows) expiring[Number(row.bucket)] = Number(row.n);
+      for (const row of rows) {
+        const n = Number(row.n);
+        if (Number(row.part) === 1) {
+          expiring[Number(row.a)] = n;
+          continue;
+        }
+        byStatus[String(row.a)] = (byStatus[String(row.a)] ?? 0) + n;
+        byRenewal[String(row.b)] = (byRenewal[String(row.b)] ?? 0) + n;
+      }
       return { byStatus, byRenewal, expiring };
     },
 
