@@ -177,6 +177,19 @@ describe("claims at saturation", () => {
     expect(w.calls.nextDueAt).toBe(1);
   });
 
+  test("items falling due one at a time: each is claimed when its time comes without asking again, and none early", async () => {
+    const w = timed(4, 10_000);
+    const start = Date.now() + 50;
+    for (let n = 0; n < 10; n++) w.pending.push({ n, dueAt: start + n * 40 });
+    w.loop.start();
+    await until(() => w.ran.length === 10);
+    await w.loop.stop();
+    for (const { n, at } of w.ran) expect(at).toBeGreaterThanOrEqual(start + n * 40);
+    expect(w.ran.map((r) => r.n)).toEqual([...Array(10).keys()]);
+    // About one question per item (when is the next one due), not one more at its time.
+    expect(w.calls.nextDueAt).toBeLessThanOrEqual(13);
+  });
+
   test("with prefetch, the next claim goes out while claimed items still wait, and memory holds at most prefetch and half a round more", async () => {
     // A claim answers after 30 ms (a database under load), an item takes 5: claiming only once every
     // claimed item had started would leave the slots empty for most of each claim's round trip.

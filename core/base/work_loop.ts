@@ -135,6 +135,9 @@ export class WorkLoop<T> {
     // The last claim came back full: more is likely due, and the next claim itself finds out, so the
     // loop does not first ask when work is due (a read per claim at saturation).
     let busy = false;
+    // When the last answer said work falls due, and the loop slept until then undisturbed: it claims at
+    // once rather than first asking again (a read per item when items fall due one at a time).
+    let dueAt: number | null = null;
     while (this.#running) {
       // A fresh signal per round: a slot freeing with few items left in memory, or a poke(), from now
       // on cuts this round's sleep short.
@@ -149,8 +152,10 @@ export class WorkLoop<T> {
         const enough = free >= Math.min(this.options.minBatch ?? 1, concurrency) || (free > 0 && this.#inFlight.size === 0) || runningLow;
         // Ask when work is due first (a read), so an idle loop never takes a write lock to find nothing;
         // right after a full batch more is likely due, and the claim itself finds out.
-        const guessed = enough && busy;
-        const next = enough ? (busy ? clock.now() : await this.source.nextDueAt()) : null;
+        const known = dueAt !== null && dueAt <= clock.now();
+        const guessed = enough && (busy || known);
+        const next = enough ? (busy || known ? clock.now() : await this.source.nextDueAt()) : null;
+        dueAt = null;
         if (next !== null && next <= clock.now()) {
           const claimed = await this.#claim(free + prefetch);
           busy = claimed === free + prefetch;
@@ -159,12 +164,15 @@ export class WorkLoop<T> {
           if (claimed > 0) wait = 10; // the rest may be leased by others: look again soon
         } else if (next !== null) {
           wait = Math.min(pollMs, Math.max(next - clock.now(), 10));
+          if (next - clock.now() <= wait) dueAt = next;
         }
       } catch (error) {
         logger.error(`${name}: could not claim work`, { error });
       }
       if (!this.#running) break;
       await clock.sleep(wait, wake.signal);
+      // Woken early (a poke, a slot freed): what was due may have changed; it asks again.
+      if (wake.signal.aborted) dueAt = null;
     }
   }
 
