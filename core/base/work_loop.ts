@@ -152,9 +152,9 @@ export class WorkLoop<T> {
         const enough = free >= Math.min(this.options.minBatch ?? 1, concurrency) || (free > 0 && this.#inFlight.size === 0) || runningLow;
         // Ask when work is due first (a read), so an idle loop never takes a write lock to find nothing;
         // right after a full batch more is likely due, and the claim itself finds out.
-        const known = dueAt !== null && dueAt <= clock.now();
+        const known: boolean = dueAt !== null && dueAt <= clock.now();
         const guessed = enough && (busy || known);
-        const next = enough ? (busy || known ? clock.now() : await this.source.nextDueAt()) : null;
+        const next: number | null = enough ? (busy || known ? clock.now() : await this.source.nextDueAt()) : null;
         dueAt = null;
         if (next !== null && next <= clock.now()) {
           const claimed = await this.#claim(free + prefetch);
