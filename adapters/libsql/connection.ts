@@ -21,6 +21,8 @@ interface Prepared {
   columns: string[];
   /** Whether returned rows mean a change (a write with RETURNING). */
   writes: boolean;
+  /** Whether it writes rows (WRITE), and so commits when run outside a transaction. */
+  commits: boolean;
 }
 
 export interface Connection {
@@ -58,7 +60,7 @@ export function openConnection(path: string, busyTimeoutMs: number): Connection 
     // arrays cross to the main thread more cheaply than objects.
     if (reader) statement.raw(true);
     const columns = reader ? statement.columns().map((column) => column.name) : [];
-    found = { statement, reader, columns, writes: reader && !/^\s*(SELECT|PRAGMA|WITH|EXPLAIN)\b/i.test(sql) };
+    found = { statement, reader, columns, writes: reader && !/^\s*(SELECT|PRAGMA|WITH|EXPLAIN)\b/i.test(sql), commits: WRITE.test(sql) };
     if (prepared.size >= MAX_STATEMENTS) prepared.delete(prepared.keys().next().value!);
     prepared.set(sql, found);
     return found;
@@ -72,7 +74,7 @@ export function openConnection(path: string, busyTimeoutMs: number): Connection 
       locked();
       return run(sql, args);
     }
-    if (!WRITE.test(sql)) return run(sql, args);
+    if (!prepare(sql).commits) return run(sql, args);
     return batch([[sql, args]], locked)[0]!;
   };
 
