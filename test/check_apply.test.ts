@@ -167,3 +167,62 @@ describe("applyCheck: expiry under the renewal policy", () => {
     expect(expired.events.map((e) => e.type)).toContain("certificate.expired");
   });
 });
+
+describe("applyCheck: a node that stops answering", () => {
+  /** One check's outcome over `nodes` (address → leaf, or null for a node that did not answer). */
+  function nodes(entries: Array<[string, CertificateDetails | null]>): CheckOutcome {
+    const answering = entries.filter((entry): entry is [string, CertificateDetails] => entry[1] !== null);
+    const level = answering.reduce((a, b) => (b[1].notAfter < a[1].notAfter ? b : a))[1];
+    return {
+      ok: true,
+      fingerprint: entries.map(([address, leaf]) => `${address}=${leaf?.serialNumber ?? "!timeout"}`).join(";"),
+      details: level,
+      problem: null,
+      endpoints: entries.map(([address, leaf]) => ({ address, fingerprint: leaf?.serialNumber ?? null, details: leaf, problem: null, failure: leaf ? null : "timeout", tls: null })),
+    };
+  }
+
+  test("its leaf is still looked at when it expires, and its expiry is announced then, as no renewal", () => {
+    const domain = "quiet-node.example.com";
+    // Three nodes, each with its own leaf. The certificate-level leaf is .3's; .2's expires next.
+    const later = certificateDetails(domain, { notBefore: NOW - 20 * DAY, notAfter: NOW + 40 * DAY });
+    const next = certificateDetails(domain, { notBefore: NOW - 89 * DAY, notAfter: NOW + 3 * HOUR });
+    const first = certificateDetails(domain, { notBefore: NOW - 90 * DAY, notAfter: NOW + 50 * 60_000 });
+    const renewed = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
+    const sixHours = { ...policy, intervalMs: 6 * HOUR };
+    let record: CertificateRecord = certificateRecord(scope, { domain, details: first, alertThresholds: [] });
+    let applied = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", next], ["192.0.2.3", first]]), NOW, sixHours, { isNew: true });
+    record = applied.record;
+    // An hour on: .3 has renewed, and .2 does not answer this once. The earliest leaf answering is .1's.
+    applied = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", null], ["192.0.2.3", renewed]]), NOW + HOUR, sixHours);
+    expect(applied.events.map((e) => e.type)).toEqual(["certificate.renewed"]);
+    record = applied.record;
+    // .2 was serving a leaf that expires in two hours: the next check is no later than that.
+    expect(record.nextCheckAt).toBeLessThanOrEqual(next.notAfter + 1);
+    // Then .2 answers again, with its expired leaf: announced expired, and not as a renewal.
+    applied = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", next], ["192.0.2.3", renewed]]), record.nextCheckAt, sixHours);
+    expect(applied.events.map((e) => [e.type, (e.data.certificate as { serialNumber: string }).serialNumber])).toEqual([["certificate.expired", next.serialNumber]]);
+  });
+
+  test("its leaf is remembered while it stays silent, and forgotten once it answers again", () => {
+    const domain = "quiet-long.example.com";
+    const a = certificateDetails(domain, { notBefore: NOW - 10 * DAY, notAfter: NOW + 80 * DAY });
+    const b = certificateDetails(domain, { notBefore: NOW - 80 * DAY, notAfter: NOW + 8 * DAY + 5 * HOUR });
+    // The certificate-level leaf, inside threshold 7 already; .3 renews it within the hour.
+    const c = certificateDetails(domain, { notBefore: NOW - 85 * DAY, notAfter: NOW + 5 * DAY });
+    const renewed = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
+    const monthly = { ...policy, intervalMs: 30 * DAY };
+    const crossing = b.notAfter - 8 * DAY + 1; // b's threshold 7
+    let record: CertificateRecord = certificateRecord(scope, { domain, details: c, alertThresholds: [7] });
+    record = applyCheck(record, nodes([["192.0.2.1", a], ["192.0.2.2", b], ["192.0.2.3", c]]), NOW, monthly, { isNew: true }).record;
+    // .2 silent for several checks in a row: its leaf's threshold stays among the moments.
+    for (let i = 1; i <= 3; i++) {
+      record = applyCheck(record, nodes([["192.0.2.1", a], ["192.0.2.2", null], ["192.0.2.3", renewed]]), NOW + i * HOUR, monthly).record;
+      expect(record.nextCheckAt).toBeLessThanOrEqual(crossing);
+    }
+    // It answers again: it is the certificate-level leaf, its threshold crossed at its moment.
+    const applied = applyCheck(record, nodes([["192.0.2.1", a], ["192.0.2.2", b], ["192.0.2.3", renewed]]), crossing, monthly);
+    expect(applied.events.map((e) => [e.type, e.data.threshold])).toEqual([["certificate.expiring", 7]]);
+    expect(applied.record.alertMemory.silent ?? []).toEqual([]);
+  });
+});

@@ -345,6 +345,23 @@ export interface AlertMemory {
    * old leaf: `certificate.renewed` waits until none does (CONTRACT §20).
    */
   renewing?: { oldKey: string; newKey: string; previous: { serialNumber: string; expiresAt: string } };
+  /**
+   * Each node that does not answer now, with the leaf it served at its last answer (other than the
+   * certificate-level one): presumed still served, so its moments are still looked at, until the node
+   * answers again, is no longer resolved, or the leaf has expired. Absent: every node answers.
+   */
+  silent?: SilentLeaf[];
+}
+
+/** A leaf served by a node at its last answer, the node silent since (AlertMemory.silent). Times in ms. */
+export interface SilentLeaf {
+  address: string;
+  key: string;
+  notBefore: number;
+  notAfter: number;
+  /** Its renewal deadline, as judged at its last answer. */
+  deadline: number;
+  chainExpiry: ChainCertificate | null;
 }
 
 /**

@@ -4,7 +4,7 @@
  * writer that lost a race simply apply its outcome again to the fresher state.
  */
 import type { CertificateDetails, ChainCertificate, ChainProblem, NetFailureReason } from "../base/records.ts";
-import type { AlertMemory, AlertPolicy, CertificateRecord, DaneVerdict, DnsFindings, EndpointRecord, EventRecord, EventType, Health, RenewalInfo, RevocationState, TlsConnection } from "../base/records.ts";
+import type { AlertMemory, AlertPolicy, CertificateRecord, DaneVerdict, DnsFindings, EndpointRecord, EventRecord, EventType, Health, RenewalInfo, RevocationState, SilentLeaf, TlsConnection } from "../base/records.ts";
 import { newId } from "../base/ids.ts";
 import { daysUntil, iso } from "../base/time.ts";
 import { certificateStatus, isInvalid } from "../certificates/status.ts";
@@ -113,6 +113,7 @@ export function applyCheck(
     next.health = "unreachable";
     const endpoints = outcome.endpoints ?? [];
     if (!sameEndpoints(previous.endpoints, endpoints)) next.endpoints = endpoints;
+    rememberSilentNodes(previous, next, now);
     if (previous.health !== "unreachable") drafts.push({ type: "certificate.unreachable", extra: { error: outcome.message } });
   } else {
     const renewed =
@@ -133,6 +134,7 @@ export function applyCheck(
     next.problem = outcome.problem;
     next.failure = null;
     next.failureCount = 0;
+    rememberSilentNodes(previous, next, now);
     // Leaves the answering nodes serve; a pending renewal stands only while they are its two leaves.
     // (A few leaves: an array, cheaper here than a set.)
     const served: CertificateDetails[] = [];
@@ -158,6 +160,11 @@ export function applyCheck(
         next.expiryAlerted = known.expiryAlerted;
         // Back to the leaf a pending renewal replaces (the rollout undone): still pending, announced
         // when no node serves it any more.
+      } else if (previous.alertMemory.silent?.some((leaf) => isLeafKeyOf(leaf, outcome.details) && leaf.notBefore < previous.details.notBefore)) {
+        // An older leaf, of a node silent until now: that node is back, and is no renewal. Nothing was
+        // announced for its leaf (it was not the certificate-level one).
+        next.alertedThreshold = null;
+        next.expiryAlerted = false;
       } else {
         const oldKey = leafKey(previous.details);
         const newKey = leafKey(outcome.details);
@@ -321,10 +328,11 @@ export function applyCheck(
   let due = leafDue(next, next.details, next.alertedThreshold, next.expiryAlerted, now);
   // Other nodes' leaves, served now or earlier: when one of them crosses a threshold it may be the
   // earliest-expiring one by then (its node answering while the current one's does not), so look then.
-  // Each is remembered (with what was announced for it), served by a node now, or both. (A few
-  // leaves, at most MEMORY_SIZE and the nodes': found in arrays, cheaper here than sets.)
+  // Each is remembered (with what was announced for it), served by a node now or by a silent one at its
+  // last answer, or several of these. (A few leaves, at most MEMORY_SIZE and the nodes': found in
+  // arrays, cheaper here than sets.)
   const current = next.details;
-  const others: Array<{ remembered?: AlertMemory["leaves"][number]; served?: CertificateDetails }> = [];
+  const others: Array<{ remembered?: AlertMemory["leaves"][number]; served?: CertificateDetails; silent?: SilentLeaf }> = [];
   // (The remembered leaves' keys are unique: {@link remember} replaces an entry with the same key.)
   for (const entry of next.alertMemory.leaves) if (!isLeafKeyOf(entry, current)) others.push({ remembered: entry });
   for (const { details } of next.endpoints) {
@@ -333,16 +341,20 @@ export function applyCheck(
     if (!other) others.push({ served: details });
     else other.served ??= details;
   }
-  for (const { remembered, served } of others) {
-    const notAfter = remembered ? remembered.notAfter : served!.notAfter;
+  for (const leaf of next.alertMemory.silent ?? []) {
+    if (isLeafKeyOf(leaf, current)) continue;
+    const other = others.find((o) => (o.served ? isLeafKeyOf(leaf, o.served) : o.remembered?.key === leaf.key));
+    if (!other) others.push({ silent: leaf });
+    else other.silent ??= leaf;
+  }
+  for (const { remembered, served, silent } of others) {
+    const notAfter = remembered?.notAfter ?? served?.notAfter ?? silent!.notAfter;
     const at = nextAlertAt(next.alertThresholds, notAfter, remembered?.alertedThreshold ?? null, remembered?.expiryAlerted ?? false, now);
     if (at !== null) due = Math.min(due, at);
     // Its renewal deadline: the status of the node serving it changes then.
-    if (served) {
-      const deadline = renewalDeadline(served).deadline;
-      if (deadline > now) due = Math.min(due, deadline);
-    }
-    const chain = remembered ? remembered.chainExpiry : (served!.chainExpiry ?? null);
+    const deadline = served ? renewalDeadline(served).deadline : silent?.deadline;
+    if (deadline !== undefined && deadline > now) due = Math.min(due, deadline);
+    const chain = remembered ? remembered.chainExpiry : (served?.chainExpiry ?? silent?.chainExpiry ?? null);
     if (chain && chain.notAfter < notAfter) {
       const alerted = next.alertMemory.chain.find((entry) => entry.serial === chain.serialNumber)?.alertedThreshold ?? null;
       const chainAt = nextAlertAt(next.alertThresholds, chain.notAfter, alerted, false, now);
@@ -449,12 +461,38 @@ function sameRevocation(a: RevocationState | undefined, b: RevocationState | und
   return a === b || (a?.status === b?.status && a?.checkedAt === b?.checkedAt && a?.validUntil === b?.validUntil);
 }
 
-/** `entry` first (replacing an older entry with its key), then the most recent others, MEMORY_SIZE at most. */
 function withoutRenewing(memory: AlertMemory): AlertMemory {
   const { renewing: _, ...rest } = memory;
   return rest;
 }
 
+/**
+ * Keeps `next.alertMemory.silent` (see {@link AlertMemory}) for the nodes silent in `next.endpoints`:
+ * the leaf each served at its last answer, unless it is the certificate-level one (remembered anyway
+ * once the certificate-level leaf moves) or has expired. The stored list stays when nothing changed.
+ */
+function rememberSilentNodes(previous: CertificateRecord, next: CertificateRecord, now: number): void {
+  const before = previous.alertMemory.silent;
+  let silent: SilentLeaf[] | undefined;
+  for (const { address, details } of next.endpoints) {
+    if (details) continue;
+    const last = previous.endpoints.find((endpoint) => endpoint.address === address)?.details;
+    let leaf: SilentLeaf | undefined;
+    if (!last) leaf = before?.find((entry) => entry.address === address);
+    else if (!sameLeaf(last, next.details)) {
+      leaf = { address, key: leafKey(last), notBefore: last.notBefore, notAfter: last.notAfter, deadline: renewalDeadline(last).deadline, chainExpiry: last.chainExpiry ?? null };
+    }
+    if (leaf && leaf.notAfter >= now) (silent ??= []).push(leaf);
+  }
+  if (silent?.length === before?.length && (silent ?? []).every((leaf, i) => leaf === before![i])) return;
+  if (silent) next.alertMemory = { ...next.alertMemory, silent };
+  else {
+    const { silent: _, ...rest } = next.alertMemory;
+    next.alertMemory = rest;
+  }
+}
+
+/** `entry` first (replacing an older entry with its key), then the most recent others, MEMORY_SIZE at most. */
 function remember<T>(list: readonly T[], entry: T, key: (item: T) => string): T[] {
   return [entry, ...list.filter((item) => key(item) !== key(entry))].slice(0, MEMORY_SIZE);
 }
