@@ -11,7 +11,7 @@ import type { LogFields } from "../base/log.ts";
 import type { Operation } from "../operations/operation.ts";
 import type { Services } from "../operations/services.ts";
 
-const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
+const JSON_TYPE = "application/json; charset=utf-8";
 
 /**
  * Longest query string (bytes after `?`) an operation reads: every list filter together fits in a
@@ -41,35 +41,34 @@ export function createApi(services: Services): Api {
     return respondJson(status, JSON.stringify(body), requestId, headers);
   }
 
-  function respondJson(status: number, json: string, requestId: string, headers: Record<string, string> = {}): Response {
-    return new Response(json, { status, headers: { ...JSON_HEADERS, "x-request-id": requestId, ...headers } });
+  function respondJson(status: number, json: string, requestId: string, headers?: Record<string, string>): Response {
+    // Built in place, not spread: a response per request.
+    const all: Record<string, string> = { "content-type": JSON_TYPE, "x-request-id": requestId };
+    for (const name in headers) all[name] = headers[name]!;
+    return new Response(json, { status, headers: all });
   }
 
   /** The request line (CONTRACT §10, §23): with the error code of a failed request, and who made it (key id or user id). */
-  function logRequest(request: Request, status: number, requestId: string, started: number, level: "info" | "debug" = "info", fields?: LogFields) {
+  function logRequest(request: Request, status: number, requestId: string, started: number, level: "info" | "debug" = "info", fields?: LogFields, url = request.url) {
     if (!logger.enabled(level)) return;
-    logger[level]("request", {
-      requestId,
-      method: request.method,
-      path: pathOf(request),
-      status,
-      ms: Math.round((performance.now() - started) * 100) / 100,
-      ...fields,
-    });
+    const line: LogFields = { requestId, method: request.method, path: pathOf(url), status, ms: Math.round((performance.now() - started) * 100) / 100 };
+    for (const key in fields) line[key] = fields[key];
+    logger[level]("request", line);
   }
 
   /** The error code (when it failed) and the caller of an outcome, for its request line. */
   function outcomeFields(outcome: Outcome): LogFields {
-    return { ...(outcome.ok ? {} : { code: outcome.error.code === "certificate_unreachable" ? "certificate_not_found" : outcome.error.code }), ...callerFields(outcome.principal) };
+    const fields: LogFields = outcome.ok ? {} : { code: outcome.error.code === "certificate_unreachable" ? "certificate_not_found" : outcome.error.code };
+    return callerFields(outcome.principal, fields);
   }
 
   /** The response to an outcome; an unexpected failure is logged with the request id, never shown. */
   function answer(outcome: Outcome, requestId: string, request: Request): Response {
     if (!outcome.ok && outcome.error.code === "internal_error") {
-      logger.error("request failed", { requestId, method: request.method, path: pathOf(request), error: outcome.error.cause });
+      logger.error("request failed", { requestId, method: request.method, path: pathOf(request.url), error: outcome.error.cause });
     } else if (!outcome.ok && outcome.error.code === "storage_unavailable") {
       // Not the caller's doing and not a bug: the operator has to free space or make the database writable.
-      logger.error("the database refuses writes", { requestId, method: request.method, path: pathOf(request), message: outcome.error.message });
+      logger.error("the database refuses writes", { requestId, method: request.method, path: pathOf(request.url), message: outcome.error.message });
     }
     const { status, json } = envelopeJson(outcome, requestId);
     return respondJson(status, json, requestId, outcome.headers);
@@ -79,29 +78,31 @@ export function createApi(services: Services): Api {
     async handle(operation, request, params) {
       const started = performance.now();
       const requestId = newId("req");
-      const size = querySize(request);
+      // Read once: each read of a request's url makes the string anew.
+      const url = request.url;
+      const size = querySize(url);
       const outcome = await runOperation(services, {
         operation,
         caller: { kind: "api_key", authorization: request.headers.get("authorization") },
         params,
         ...(size > MAX_QUERY_BYTES
           ? { queryError: new CertkeeperError("invalid_request", `The query string is ${size} bytes long; at most ${MAX_QUERY_BYTES} are accepted.`) }
-          : { query: queryOf(request) }),
+          : { query: queryOf(url) }),
         readBody: () => readJsonBody(request, operation.maxBodyBytes),
         requestId,
       });
       const response = answer(outcome, requestId, request);
-      logRequest(request, response.status, requestId, started, "info", outcomeFields(outcome));
+      logRequest(request, response.status, requestId, started, "info", outcomeFields(outcome), url);
       return response;
     },
 
     notFound: (request) =>
-      refuseRoute(request, new CertkeeperError("not_found", `No route ${quote(`${request.method} ${pathOf(request)}`)}: see /docs for the API.`)),
+      refuseRoute(request, new CertkeeperError("not_found", `No route ${quote(`${request.method} ${pathOf(request.url)}`)}: see /docs for the API.`)),
 
     methodNotAllowed: (request, allowed) =>
       refuseRoute(
         request,
-        new CertkeeperError("method_not_allowed", `${request.method} is not allowed on ${quote(pathOf(request))}: use ${allowed.join(", ")}.`, {
+        new CertkeeperError("method_not_allowed", `${request.method} is not allowed on ${quote(pathOf(request.url))}: use ${allowed.join(", ")}.`, {
           headers: { allow: allowed.join(", ") },
         }),
       ),
@@ -153,24 +154,22 @@ export function createApi(services: Services): Api {
 }
 
 /** The path of a request URL, without parsing the whole URL. */
-function pathOf(request: Request): string {
-  const url = request.url;
+function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   const end = url.indexOf("?", start);
   return start === -1 ? "/" : url.slice(start, end === -1 ? undefined : end);
 }
 
 /** Bytes of the query string of a request URL (0 without one). */
-function querySize(request: Request): number {
-  const mark = request.url.indexOf("?");
-  return mark === -1 ? 0 : request.url.length - mark - 1;
+function querySize(url: string): number {
+  const mark = url.indexOf("?");
+  return mark === -1 ? 0 : url.length - mark - 1;
 }
 
 /** The query of a request URL; a parameter given more than once, as an array of its values. */
-function queryOf(request: Request): Record<string, string | string[]> {
+function queryOf(url: string): Record<string, string | string[]> {
   // No prototype: `?__proto__=1` must be a parameter like any other (and be refused as unknown).
   const query: Record<string, string | string[]> = Object.create(null);
-  const url = request.url;
   const mark = url.indexOf("?");
   if (mark === -1) return query;
   for (const [key, value] of new URLSearchParams(url.slice(mark + 1))) {

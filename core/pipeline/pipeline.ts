@@ -109,10 +109,15 @@ export function envelopeJson(outcome: Outcome, requestId: string): { status: num
 }
 
 /** Who made a call, for its request line: the key id (API keys) and the user id; never the key. */
-export function callerFields(principal: Principal | undefined): Record<string, string> {
-  if (!principal) return {};
-  if (principal.keyId.startsWith("key_")) return { keyId: principal.keyId, userId: principal.userId };
-  return principal.userId ? { userId: principal.userId } : { keyId: principal.keyId };
+export function callerFields<T extends Record<string, unknown> = Record<string, string>>(principal: Principal | undefined, into: T = {} as T): T {
+  const fields = into as Record<string, unknown>;
+  if (!principal) return into;
+  if (principal.keyId.startsWith("key_")) {
+    fields.keyId = principal.keyId;
+    fields.userId = principal.userId;
+  } else if (principal.userId) fields.userId = principal.userId;
+  else fields.keyId = principal.keyId;
+  return into;
 }
 
 const metaOf = (requestId: string, nextCursor: string | null | undefined) => (nextCursor === undefined ? { requestId } : { requestId, nextCursor });
