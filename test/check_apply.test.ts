@@ -200,8 +200,66 @@ describe("applyCheck: a node that stops answering", () => {
     // .2 was serving a leaf that expires in two hours: the next check is no later than that.
     expect(record.nextCheckAt).toBeLessThanOrEqual(next.notAfter + 1);
     // Then .2 answers again, with its expired leaf: announced expired, and not as a renewal.
-    applied = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", next], ["192.0.2.3", renewed]]), record.nextCheckAt, sixHours);
+    applied = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", next], ["192.0.2.3", renewed]]), next.notAfter + 1, sixHours);
     expect(applied.events.map((e) => [e.type, (e.data.certificate as { serialNumber: string }).serialNumber])).toEqual([["certificate.expired", next.serialNumber]]);
+  });
+
+  test("still silent when its leaf expires, back later with it: announced expired then, as no renewal", () => {
+    const domain = "quiet-longer.example.com";
+    const later = certificateDetails(domain, { notBefore: NOW - 20 * DAY, notAfter: NOW + 40 * DAY });
+    const next = certificateDetails(domain, { notBefore: NOW - 89 * DAY, notAfter: NOW + 3 * HOUR });
+    const first = certificateDetails(domain, { notBefore: NOW - 90 * DAY, notAfter: NOW + 50 * 60_000 });
+    const renewed = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
+    const sixHours = { ...policy, intervalMs: 6 * HOUR };
+    let record: CertificateRecord = certificateRecord(scope, { domain, details: first, alertThresholds: [] });
+    record = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", next], ["192.0.2.3", first]]), NOW, sixHours, { isNew: true }).record;
+    const silent = nodes([["192.0.2.1", later], ["192.0.2.2", null], ["192.0.2.3", renewed]]);
+    record = applyCheck(record, silent, NOW + HOUR, sixHours).record;
+    // At its expiry .2 is still silent: nothing to see, nothing said.
+    let applied = applyCheck(record, silent, next.notAfter + 1, sixHours);
+    expect(applied.events).toEqual([]);
+    record = applied.record;
+    applied = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", next], ["192.0.2.3", renewed]]), next.notAfter + 2 * HOUR, sixHours);
+    expect(applied.events.map((e) => [e.type, (e.data.certificate as { serialNumber: string }).serialNumber])).toEqual([["certificate.expired", next.serialNumber]]);
+  });
+
+  test("a failed lookup in between forgets no node: the silent node's leaf is still looked at", () => {
+    const domain = "quiet-dns.example.com";
+    const later = certificateDetails(domain, { notBefore: NOW - 20 * DAY, notAfter: NOW + 40 * DAY });
+    const next = certificateDetails(domain, { notBefore: NOW - 89 * DAY, notAfter: NOW + 5 * HOUR });
+    const first = certificateDetails(domain, { notBefore: NOW - 90 * DAY, notAfter: NOW + 50 * 60_000 });
+    const renewed = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
+    const monthly = { ...policy, intervalMs: 30 * DAY };
+    let record: CertificateRecord = certificateRecord(scope, { domain, details: first, alertThresholds: [] });
+    record = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", next], ["192.0.2.3", first]]), NOW, monthly, { isNew: true }).record;
+    // The name does not resolve once (declared at once under this policy), then resolves with .2 silent.
+    record = applyCheck(record, { ok: false, reason: "dns_error", message: "no such name", endpoints: [] }, NOW + HOUR, monthly).record;
+    record = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", null], ["192.0.2.3", renewed]]), NOW + 2 * HOUR, monthly).record;
+    expect(record.nextCheckAt).toBeLessThanOrEqual(next.notAfter + 1);
+  });
+
+  test("a renewal rolling out while a forgotten node comes back with an older leaf is still announced", () => {
+    const domain = "quiet-rollout.example.com";
+    const x = certificateDetails(domain, { notBefore: NOW - 150 * DAY, notAfter: NOW + 50 * DAY }); // 200 days
+    const n = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 45 * DAY }); // its replacement, 45 days
+    const s = certificateDetails(domain, { notBefore: NOW - 160 * DAY, notAfter: NOW + 60 * DAY }); // the forgotten node's
+    const daily = { ...policy, intervalMs: DAY };
+    const steps: Array<Array<[string, CertificateDetails | null]>> = [
+      [["192.0.2.1", x], ["192.0.2.2", x], ["192.0.2.3", s]],
+      [["192.0.2.1", x], ["192.0.2.2", x], ["192.0.2.3", null]],
+      [["192.0.2.1", n], ["192.0.2.2", x], ["192.0.2.3", null]],
+      [["192.0.2.1", null], ["192.0.2.2", null], ["192.0.2.3", s]],
+      [["192.0.2.1", n], ["192.0.2.2", n], ["192.0.2.3", s]],
+      [["192.0.2.1", n], ["192.0.2.2", n], ["192.0.2.3", n]],
+    ];
+    let record: CertificateRecord = certificateRecord(scope, { domain, details: x, alertThresholds: [] });
+    const renewals: string[] = [];
+    steps.forEach((step, i) => {
+      const applied = applyCheck(record, nodes(step), NOW + i * HOUR, daily, { isNew: i === 0 });
+      renewals.push(...applied.events.filter((e) => e.type === "certificate.renewed").map((e) => (e.data.certificate as { serialNumber: string }).serialNumber));
+      record = applied.record;
+    });
+    expect(renewals.length).toBeGreaterThanOrEqual(1);
   });
 
   test("its leaf is remembered while it stays silent, and forgotten once it answers again", () => {

@@ -348,7 +348,8 @@ export interface AlertMemory {
   /**
    * Each node that does not answer now, with the leaf it served at its last answer (other than the
    * certificate-level one): presumed still served, so its moments are still looked at, until the node
-   * answers again, is no longer resolved, or the leaf has expired. Absent: every node answers.
+   * answers again or the name no longer resolves to it (a failed lookup keeps every node). Absent:
+   * every node answers.
    */
   silent?: SilentLeaf[];
 }

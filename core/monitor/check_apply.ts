@@ -113,7 +113,7 @@ export function applyCheck(
     next.health = "unreachable";
     const endpoints = outcome.endpoints ?? [];
     if (!sameEndpoints(previous.endpoints, endpoints)) next.endpoints = endpoints;
-    rememberSilentNodes(previous, next, now);
+    rememberSilentNodes(previous, next, endpoints.length === 0);
     if (previous.health !== "unreachable") drafts.push({ type: "certificate.unreachable", extra: { error: outcome.message } });
   } else {
     const renewed =
@@ -134,7 +134,7 @@ export function applyCheck(
     next.problem = outcome.problem;
     next.failure = null;
     next.failureCount = 0;
-    rememberSilentNodes(previous, next, now);
+    rememberSilentNodes(previous, next, false);
     // Leaves the answering nodes serve; a pending renewal stands only while they are its two leaves.
     // (A few leaves: an array, cheaper here than a set.)
     const served: CertificateDetails[] = [];
@@ -160,9 +160,10 @@ export function applyCheck(
         next.expiryAlerted = known.expiryAlerted;
         // Back to the leaf a pending renewal replaces (the rollout undone): still pending, announced
         // when no node serves it any more.
-      } else if (previous.alertMemory.silent?.some((leaf) => isLeafKeyOf(leaf, outcome.details) && leaf.notBefore < previous.details.notBefore)) {
+      } else if (!pending && previous.alertMemory.silent?.some((leaf) => isLeafKeyOf(leaf, outcome.details) && leaf.notBefore < previous.details.notBefore)) {
         // An older leaf, of a node silent until now: that node is back, and is no renewal. Nothing was
-        // announced for its leaf (it was not the certificate-level one).
+        // announced for its leaf (it was not the certificate-level one). (While a renewal is pending,
+        // the move is announced as before: the pending one ends here, and would otherwise go unsaid.)
         next.alertedThreshold = null;
         next.expiryAlerted = false;
       } else {
@@ -469,12 +470,19 @@ function withoutRenewing(memory: AlertMemory): AlertMemory {
 /**
  * Keeps `next.alertMemory.silent` (see {@link AlertMemory}) for the nodes silent in `next.endpoints`:
  * the leaf each served at its last answer, unless it is the certificate-level one (remembered anyway
- * once the certificate-level leaf moves) or has expired. The stored list stays when nothing changed.
+ * once the certificate-level leaf moves); an expired one too, so that its node coming back with it is
+ * still no renewal (its moments are past: none is looked at). When the name `unresolved` (a failed
+ * lookup), every node is presumed silent, not gone. The stored list stays when nothing changed.
  */
-function rememberSilentNodes(previous: CertificateRecord, next: CertificateRecord, now: number): void {
+function rememberSilentNodes(previous: CertificateRecord, next: CertificateRecord, unresolved: boolean): void {
   const before = previous.alertMemory.silent;
+  let nodes: ReadonlyArray<{ address: string; details: CertificateDetails | null }> = next.endpoints;
+  if (unresolved) {
+    const addresses = new Set([...previous.endpoints.map((e) => e.address), ...(before ?? []).map((e) => e.address)]);
+    nodes = [...addresses].map((address) => ({ address, details: null }));
+  }
   let silent: SilentLeaf[] | undefined;
-  for (const { address, details } of next.endpoints) {
+  for (const { address, details } of nodes) {
     if (details) continue;
     const last = previous.endpoints.find((endpoint) => endpoint.address === address)?.details;
     let leaf: SilentLeaf | undefined;
@@ -482,7 +490,7 @@ function rememberSilentNodes(previous: CertificateRecord, next: CertificateRecor
     else if (!sameLeaf(last, next.details)) {
       leaf = { address, key: leafKey(last), notBefore: last.notBefore, notAfter: last.notAfter, deadline: renewalDeadline(last).deadline, chainExpiry: last.chainExpiry ?? null };
     }
-    if (leaf && leaf.notAfter >= now) (silent ??= []).push(leaf);
+    if (leaf) (silent ??= []).push(leaf);
   }
   if (silent?.length === before?.length && (silent ?? []).every((leaf, i) => leaf === before![i])) return;
   if (silent) next.alertMemory = { ...next.alertMemory, silent };
