@@ -223,6 +223,29 @@ describe("applyCheck: a node that stops answering", () => {
     expect(applied.events.map((e) => [e.type, (e.data.certificate as { serialNumber: string }).serialNumber])).toEqual([["certificate.expired", next.serialNumber]]);
   });
 
+  test("the node of the newer, shorter-lived leaf falling silent is no renewal to the older one still served", () => {
+    const domain = "quiet-newer.example.com";
+    const older = certificateDetails(domain, { notBefore: NOW - 100 * DAY, notAfter: NOW + 298 * DAY }); // 398 days
+    const newer = certificateDetails(domain, { notBefore: NOW - DAY, notAfter: NOW + 44 * DAY }); // 45 days
+    const daily = { ...policy, intervalMs: DAY };
+    let record: CertificateRecord = certificateRecord(scope, { domain, details: newer, alertThresholds: [] });
+    const types: string[] = [];
+    const steps: Array<Array<[string, CertificateDetails | null]>> = [
+      [["192.0.2.1", older], ["192.0.2.2", newer]],
+      [["192.0.2.1", older], ["192.0.2.2", null]],
+      [["192.0.2.1", older], ["192.0.2.2", newer]],
+      [["192.0.2.1", older], ["192.0.2.2", null]],
+    ];
+    steps.forEach((step, i) => {
+      const applied = applyCheck(record, nodes(step), NOW + i * HOUR, daily, { isNew: i === 0 });
+      types.push(...applied.events.map((e) => e.type));
+      record = applied.record;
+    });
+    expect(types).toEqual([]);
+    // While .2 is silent the certificate-level leaf is .1's, as CONTRACT §11 says.
+    expect(record.details.serialNumber).toBe(older.serialNumber);
+  });
+
   test("a failed lookup in between forgets no node: the silent node's leaf is still looked at", () => {
     const domain = "quiet-dns.example.com";
     const later = certificateDetails(domain, { notBefore: NOW - 20 * DAY, notAfter: NOW + 40 * DAY });

@@ -160,10 +160,15 @@ export function applyCheck(
         next.expiryAlerted = known.expiryAlerted;
         // Back to the leaf a pending renewal replaces (the rollout undone): still pending, announced
         // when no node serves it any more.
-      } else if (!pending && previous.alertMemory.silent?.some((leaf) => isLeafKeyOf(leaf, outcome.details) && leaf.notBefore < previous.details.notBefore)) {
-        // An older leaf, of a node silent until now: that node is back, and is no renewal. Nothing was
-        // announced for its leaf (it was not the certificate-level one). (While a renewal is pending,
-        // the move is announced as before: the pending one ends here, and would otherwise go unsaid.)
+      } else if (
+        !pending &&
+        outcome.details.notBefore < previous.details.notBefore &&
+        (previous.alertMemory.silent?.some((leaf) => isLeafKeyOf(leaf, outcome.details)) || next.alertMemory.silent?.some((leaf) => isLeafKeyOf(leaf, previous.details)))
+      ) {
+        // An older leaf, of a node silent until now and back; or served all along while the node of
+        // the newer one has fallen silent: no renewal either way. Nothing was announced for it (it was
+        // not the certificate-level one). (While a renewal is pending, the move is announced as
+        // before: the pending one ends here, and would otherwise go unsaid.)
         next.alertedThreshold = null;
         next.expiryAlerted = false;
       } else {
