@@ -276,13 +276,54 @@ describe("applyCheck: a node that stops answering", () => {
       [["192.0.2.1", n], ["192.0.2.2", n], ["192.0.2.3", n]],
     ];
     let record: CertificateRecord = certificateRecord(scope, { domain, details: x, alertThresholds: [] });
-    const renewals: string[] = [];
+    const renewals: Array<[number, string, string]> = [];
     steps.forEach((step, i) => {
       const applied = applyCheck(record, nodes(step), NOW + i * HOUR, daily, { isNew: i === 0 });
-      renewals.push(...applied.events.filter((e) => e.type === "certificate.renewed").map((e) => (e.data.certificate as { serialNumber: string }).serialNumber));
+      for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) {
+        renewals.push([i, (e.data.certificate as { serialNumber: string }).serialNumber, (e.data.previous as { serialNumber: string }).serialNumber]);
+      }
       record = applied.record;
     });
-    expect(renewals.length).toBeGreaterThanOrEqual(1);
+    // Once, from x to n, when every answering node serves n: not at the forgotten node's return.
+    expect(renewals).toEqual([[5, n.serialNumber, x.serialNumber]]);
+  });
+
+  test("a renewal is announced however the nodes fall silent around it, and a silent node is no renewal", () => {
+    const domain = "quiet-cases.example.com";
+    const daily = { ...policy, intervalMs: DAY };
+    const b = certificateDetails(domain, { notBefore: NOW - 40 * DAY, notAfter: NOW + 5 * DAY }); // 45 days
+    // Its replacement, bought weeks ago and deployed now: an earlier notBefore than b's.
+    const c = certificateDetails(domain, { notBefore: NOW - 60 * DAY, notAfter: NOW + 338 * DAY });
+    const a = certificateDetails(domain, { notBefore: NOW - 10 * DAY, notAfter: NOW + 80 * DAY });
+    const cases: Array<{ name: string; steps: Array<Array<[string, CertificateDetails | null]>>; renewals: Array<[number, string, string]> }> = [
+      {
+        name: "the old leaf's node silent at the switch",
+        steps: [[["192.0.2.1", b], ["192.0.2.2", b]], [["192.0.2.1", c], ["192.0.2.2", null]], [["192.0.2.1", c], ["192.0.2.2", c]]],
+        renewals: [[1, c.serialNumber, b.serialNumber]],
+      },
+      {
+        name: "the new leaf's node silent when the rest switch",
+        steps: [[["192.0.2.1", b], ["192.0.2.2", b]], [["192.0.2.1", b], ["192.0.2.2", c]], [["192.0.2.1", b], ["192.0.2.2", null]], [["192.0.2.1", c], ["192.0.2.2", null]], [["192.0.2.1", c], ["192.0.2.2", c]]],
+        renewals: [[3, c.serialNumber, b.serialNumber]],
+      },
+      {
+        name: "a node flapping with the earlier-expiring leaf",
+        steps: [[["192.0.2.1", a], ["192.0.2.2", b]], [["192.0.2.1", a], ["192.0.2.2", null]], [["192.0.2.1", a], ["192.0.2.2", b]], [["192.0.2.1", a], ["192.0.2.2", null]]],
+        renewals: [],
+      },
+    ];
+    for (const { name, steps, renewals } of cases) {
+      let record: CertificateRecord = certificateRecord(scope, { domain, details: steps[0]![0]![1]!, alertThresholds: [] });
+      const seen: Array<[number, string, string]> = [];
+      steps.forEach((step, i) => {
+        const applied = applyCheck(record, nodes(step), NOW + i * HOUR, daily, { isNew: i === 0 });
+        for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) {
+          seen.push([i, (e.data.certificate as { serialNumber: string }).serialNumber, (e.data.previous as { serialNumber: string }).serialNumber]);
+        }
+        record = applied.record;
+      });
+      expect({ name, renewals: seen }).toEqual({ name, renewals });
+    }
   });
 
   test("its leaf is remembered while it stays silent, and forgotten once it answers again", () => {

@@ -135,14 +135,24 @@ export function applyCheck(
     next.failure = null;
     next.failureCount = 0;
     rememberSilentNodes(previous, next, false);
-    // Leaves the answering nodes serve; a pending renewal stands only while they are its two leaves.
-    // (A few leaves: an array, cheaper here than a set.)
+    // Leaves the answering nodes serve. (A few leaves: an array, cheaper here than a set.)
     const served: CertificateDetails[] = [];
     for (const { details } of endpoints) {
       if (details && !served.some((leaf) => sameLeaf(leaf, details))) served.push(details);
     }
+    // A pending renewal stands while the answering nodes serve its two leaves, or a leaf a node served
+    // at its last answer too (a forgotten node, back from silence): a node newly serving a third leaf
+    // ends it (it is then announced as the certificate-level leaf moves).
     const pending = next.alertMemory.renewing;
-    if (pending && !served.map(leafKey).every((key) => key === pending.oldKey || key === pending.newKey)) next.alertMemory = withoutRenewing(next.alertMemory);
+    if (pending) {
+      for (const { address, details } of endpoints) {
+        if (!details) continue;
+        const key = leafKey(details);
+        if (key === pending.oldKey || key === pending.newKey || servedAtLastAnswer(previous, address, details)) continue;
+        next.alertMemory = withoutRenewing(next.alertMemory);
+        break;
+      }
+    }
     if (renewed) {
       // The earliest-expiring leaf is another one. Seen before (a node that flips back to an old
       // certificate): its alerts are where they were, and it is no renewal.
@@ -160,15 +170,9 @@ export function applyCheck(
         next.expiryAlerted = known.expiryAlerted;
         // Back to the leaf a pending renewal replaces (the rollout undone): still pending, announced
         // when no node serves it any more.
-      } else if (
-        !pending &&
-        outcome.details.notBefore < previous.details.notBefore &&
-        (previous.alertMemory.silent?.some((leaf) => isLeafKeyOf(leaf, outcome.details)) || next.alertMemory.silent?.some((leaf) => isLeafKeyOf(leaf, previous.details)))
-      ) {
-        // An older leaf, of a node silent until now and back; or served all along while the node of
-        // the newer one has fallen silent: no renewal either way. Nothing was announced for it (it was
-        // not the certificate-level one). (While a renewal is pending, the move is announced as
-        // before: the pending one ends here, and would otherwise go unsaid.)
+      } else if (movedBySilence(previous, next)) {
+        // No node replaced a certificate: nodes fell silent or came back. No renewal; nothing was
+        // announced for this leaf (it was not the certificate-level one).
         next.alertedThreshold = null;
         next.expiryAlerted = false;
       } else {
@@ -465,6 +469,34 @@ function sameDane(a: DaneVerdict | null | undefined, b: DaneVerdict | null | und
 /** The same revocation answer (the source hands back the stored object when it reused it). */
 function sameRevocation(a: RevocationState | undefined, b: RevocationState | undefined): boolean {
   return a === b || (a?.status === b?.status && a?.checkedAt === b?.checkedAt && a?.validUntil === b?.validUntil);
+}
+
+/**
+ * Whether the node at `address` served `leaf` at its last answer before this check (known from its
+ * endpoint, or from the silent memory when it did not answer then).
+ */
+function servedAtLastAnswer(previous: CertificateRecord, address: string, leaf: CertificateDetails): boolean {
+  const endpoint = previous.endpoints.find((e) => e.address === address);
+  if (endpoint?.details) return sameLeaf(endpoint.details, leaf);
+  const silent = previous.alertMemory.silent?.find((e) => e.address === address);
+  return silent !== undefined && isLeafKeyOf(silent, leaf);
+}
+
+/**
+ * Whether the certificate-level leaf moved only because nodes fell silent or came back, not because
+ * any node replaced its certificate: every answering node serves the old certificate-level leaf or
+ * what it served at its last answer, and the old leaf is still served, or presumed so (its node
+ * silent). A node changing its leaf, or one never heard before, makes it a renewal (as before).
+ */
+function movedBySilence(previous: CertificateRecord, next: CertificateRecord): boolean {
+  const old = previous.details;
+  let oldServed = next.alertMemory.silent?.some((entry) => isLeafKeyOf(entry, old)) ?? false;
+  for (const { address, details } of next.endpoints) {
+    if (!details) continue;
+    if (sameLeaf(details, old)) oldServed = true;
+    else if (!servedAtLastAnswer(previous, address, details)) return false;
+  }
+  return oldServed;
 }
 
 function withoutRenewing(memory: AlertMemory): AlertMemory {
