@@ -246,6 +246,56 @@ describe("applyCheck: a node that stops answering", () => {
     expect(record.details.serialNumber).toBe(older.serialNumber);
   });
 
+  test("a rollout whose last old node misses a check is announced once, when that node is back with the new leaf, gone, or silent too long", () => {
+    const domain = "quiet-restart.example.com";
+    const daily = { ...policy, intervalMs: DAY };
+    const o = certificateDetails(domain, { notBefore: NOW - 80 * DAY, notAfter: NOW + 10 * DAY });
+    const n = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
+    const start: Array<Array<[string, CertificateDetails | null]>> = [[["192.0.2.1", o], ["192.0.2.2", o]], [["192.0.2.1", o], ["192.0.2.2", n]], [["192.0.2.1", null], ["192.0.2.2", n]]];
+    const cases: Array<{ name: string; then: Array<[number, Array<[string, CertificateDetails | null]>]>; renewedAt: number }> = [
+      { name: "back with the new leaf", then: [[3 * HOUR, [["192.0.2.1", n], ["192.0.2.2", n]]]], renewedAt: 3 * HOUR },
+      { name: "no longer resolved", then: [[3 * HOUR, [["192.0.2.2", n]]]], renewedAt: 3 * HOUR },
+      { name: "back with the old leaf, then the new", then: [[3 * HOUR, [["192.0.2.1", o], ["192.0.2.2", n]]], [4 * HOUR, [["192.0.2.1", n], ["192.0.2.2", n]]]], renewedAt: 4 * HOUR },
+      { name: "silent for more than a day", then: [[3 * HOUR, [["192.0.2.1", null], ["192.0.2.2", n]]], [27 * HOUR, [["192.0.2.1", null], ["192.0.2.2", n]]]], renewedAt: 27 * HOUR },
+    ];
+    for (const { name, then, renewedAt } of cases) {
+      let record: CertificateRecord = certificateRecord(scope, { domain, details: o, alertThresholds: [] });
+      const renewals: Array<[string, number, string, string]> = [];
+      const steps: Array<[number, Array<[string, CertificateDetails | null]>]> = [...start.map((step, i) => [i * HOUR, step] as [number, typeof step]), ...then];
+      steps.forEach(([at, step], i) => {
+        const applied = applyCheck(record, nodes(step), NOW + at, daily, { isNew: i === 0 });
+        for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) {
+          renewals.push([name, at, (e.data.certificate as { serialNumber: string }).serialNumber, (e.data.previous as { serialNumber: string }).serialNumber]);
+        }
+        record = applied.record;
+      });
+      expect(renewals).toEqual([[name, renewedAt, n.serialNumber, o.serialNumber]]);
+    }
+  });
+
+  test("after every node fell silent, one back with its own leaf is no renewal of the other's", () => {
+    const domain = "quiet-outage.example.com";
+    const daily = { ...policy, intervalMs: DAY };
+    const o = certificateDetails(domain, { notBefore: NOW - 80 * DAY, notAfter: NOW + 10 * DAY });
+    const l = certificateDetails(domain, { notBefore: NOW - 10 * DAY, notAfter: NOW + 80 * DAY });
+    const down = (address: string) => ({ address, fingerprint: null, details: null, problem: null, failure: "timeout" as const, tls: null });
+    let record: CertificateRecord = certificateRecord(scope, { domain, details: o, alertThresholds: [] });
+    const types: string[] = [];
+    const outcomes: CheckOutcome[] = [
+      nodes([["192.0.2.1", o], ["192.0.2.2", l]]),
+      { ok: false, reason: "timeout", message: "no answer", endpoints: [down("192.0.2.1"), down("192.0.2.2")] },
+      nodes([["192.0.2.1", null], ["192.0.2.2", l]]),
+      nodes([["192.0.2.1", o], ["192.0.2.2", l]]),
+    ];
+    outcomes.forEach((outcome, i) => {
+      const applied = applyCheck(record, outcome, NOW + i * HOUR, daily, { isNew: i === 0 });
+      types.push(...applied.events.map((e) => e.type));
+      record = applied.record;
+    });
+    expect(types).toEqual(["certificate.unreachable", "certificate.recovered"]);
+    expect(record.details.serialNumber).toBe(o.serialNumber);
+  });
+
   test("a failed lookup in between forgets no node: the silent node's leaf is still looked at", () => {
     const domain = "quiet-dns.example.com";
     const later = certificateDetails(domain, { notBefore: NOW - 20 * DAY, notAfter: NOW + 40 * DAY });

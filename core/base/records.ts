@@ -342,16 +342,31 @@ export interface AlertMemory {
   /**
    * A renewal seen at the certificate level (its new leaf expires before the old one, so it became the
    * certificate-level leaf at the first node serving it) while some answering node still serves the
-   * old leaf: `certificate.renewed` waits until none does (CONTRACT §20).
+   * old leaf: `certificate.renewed` waits until none does (CONTRACT §20). Also a move of the
+   * certificate-level leaf while the old leaf's node is silent: a renewal only if that node is not back
+   * with the old leaf.
    */
-  renewing?: { oldKey: string; newKey: string; previous: { serialNumber: string; expiresAt: string } };
+  renewing?: Renewing;
   /**
-   * Each node that does not answer now, with the leaf it served at its last answer (other than the
-   * certificate-level one): presumed still served, so its moments are still looked at, until the node
+   * Each node that does not answer now, with the leaf it served at its last answer: presumed still
+   * served, so its moments are still looked at (and for a while it holds a renewal up), until the node
    * answers again or the name no longer resolves to it (a failed lookup keeps every node). Absent:
    * every node answers.
    */
   silent?: SilentLeaf[];
+}
+
+/** A renewal waiting to be announced (AlertMemory.renewing): leaves by `serial@notAfter`. */
+export interface Renewing {
+  oldKey: string;
+  newKey: string;
+  previous: { serialNumber: string; expiresAt: string };
+  /**
+   * Set when the new leaf was not issued after the old one and the move came from the old leaf's node
+   * falling silent: announced only once that node answers with another leaf or is no longer listed,
+   * however long it is silent (else a node that flaps for a day would be announced as a renewal).
+   */
+  untilBack?: true;
 }
 
 /** A leaf served by a node at its last answer, the node silent since (AlertMemory.silent). Times in ms. */
@@ -363,6 +378,8 @@ export interface SilentLeaf {
   /** Its renewal deadline, as judged at its last answer. */
   deadline: number;
   chainExpiry: ChainCertificate | null;
+  /** When the node was first found silent (its last answer was before). */
+  since: number;
 }
 
 /**

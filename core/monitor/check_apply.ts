@@ -4,9 +4,9 @@
  * writer that lost a race simply apply its outcome again to the fresher state.
  */
 import type { CertificateDetails, ChainCertificate, ChainProblem, NetFailureReason } from "../base/records.ts";
-import type { AlertMemory, AlertPolicy, CertificateRecord, DaneVerdict, DnsFindings, EndpointRecord, EventRecord, EventType, Health, RenewalInfo, RevocationState, SilentLeaf, TlsConnection } from "../base/records.ts";
+import type { AlertMemory, AlertPolicy, CertificateRecord, DaneVerdict, DnsFindings, EndpointRecord, EventRecord, EventType, Health, RenewalInfo, Renewing, RevocationState, SilentLeaf, TlsConnection } from "../base/records.ts";
 import { newId } from "../base/ids.ts";
-import { daysUntil, iso } from "../base/time.ts";
+import { DAY, daysUntil, iso } from "../base/time.ts";
 import { certificateStatus, isInvalid } from "../certificates/status.ts";
 import { presentCertificate } from "../certificates/present.ts";
 import { checkIntervalFor, renewalDeadline } from "../renewal/mod.ts";
@@ -113,7 +113,7 @@ export function applyCheck(
     next.health = "unreachable";
     const endpoints = outcome.endpoints ?? [];
     if (!sameEndpoints(previous.endpoints, endpoints)) next.endpoints = endpoints;
-    rememberSilentNodes(previous, next, endpoints.length === 0);
+    rememberSilentNodes(previous, next, endpoints.length === 0, now);
     if (previous.health !== "unreachable") drafts.push({ type: "certificate.unreachable", extra: { error: outcome.message } });
   } else {
     const renewed =
@@ -134,7 +134,7 @@ export function applyCheck(
     next.problem = outcome.problem;
     next.failure = null;
     next.failureCount = 0;
-    rememberSilentNodes(previous, next, false);
+    rememberSilentNodes(previous, next, false, now);
     // Leaves the answering nodes serve. (A few leaves: an array, cheaper here than a set.)
     const served: CertificateDetails[] = [];
     for (const { details } of endpoints) {
@@ -170,9 +170,18 @@ export function applyCheck(
         next.expiryAlerted = known.expiryAlerted;
         // Back to the leaf a pending renewal replaces (the rollout undone): still pending, announced
         // when no node serves it any more.
-      } else if (movedBySilence(previous, next)) {
-        // No node replaced a certificate: nodes fell silent or came back. No renewal; nothing was
-        // announced for this leaf (it was not the certificate-level one).
+      } else if (movedBySilence(previous, next, now)) {
+        // No node replaced a certificate: nodes fell silent or came back. No renewal now; nothing was
+        // announced for this leaf (it was not the certificate-level one). The old leaf's node is silent:
+        // if it is back with the old leaf, that was all; if it is back with another (or stays away past
+        // its hold), the old leaf was replaced, and that is announced then (pending, as for a rollout).
+        // A leaf not issued after the old one waits for that node, however long it is silent.
+        if (!next.alertMemory.renewing) {
+          const renewedFrom = { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) };
+          const renewing: Renewing = { oldKey: leafKey(previous.details), newKey: leafKey(outcome.details), previous: renewedFrom };
+          if (outcome.details.notBefore <= previous.details.notBefore) renewing.untilBack = true;
+          next.alertMemory = { ...next.alertMemory, renewing };
+        }
         next.alertedThreshold = null;
         next.expiryAlerted = false;
       } else {
@@ -192,8 +201,9 @@ export function applyCheck(
       }
     }
     const renewing = next.alertMemory.renewing;
-    if (renewing && served.length === 1 && leafKey(served[0]!) === renewing.newKey) {
-      // The last node serving the replaced leaf has moved on: now the renewal is done.
+    if (renewing && served.length === 1 && leafKey(served[0]!) === renewing.newKey && !presumedServed(next.alertMemory, renewing.oldKey, renewing.untilBack ? -Infinity : now)) {
+      // The last node serving the replaced leaf has moved on (none answering serves it, and no silent
+      // node is presumed to): now the renewal is done.
       drafts.push({ type: "certificate.renewed", extra: { previous: renewing.previous } });
       next.alertMemory = withoutRenewing(next.alertMemory);
     }
@@ -488,15 +498,25 @@ function servedAtLastAnswer(previous: CertificateRecord, address: string, leaf: 
  * what it served at its last answer, and the old leaf is still served, or presumed so (its node
  * silent). A node changing its leaf, or one never heard before, makes it a renewal (as before).
  */
-function movedBySilence(previous: CertificateRecord, next: CertificateRecord): boolean {
+function movedBySilence(previous: CertificateRecord, next: CertificateRecord, now: number): boolean {
   const old = previous.details;
-  let oldServed = next.alertMemory.silent?.some((entry) => isLeafKeyOf(entry, old)) ?? false;
+  let oldServed = presumedServed(next.alertMemory, leafKey(old), now);
   for (const { address, details } of next.endpoints) {
     if (!details) continue;
     if (sameLeaf(details, old)) oldServed = true;
     else if (!servedAtLastAnswer(previous, address, details)) return false;
   }
   return oldServed;
+}
+
+/**
+ * Whether a silent node is presumed to serve the leaf `key` still: it served it at its last answer,
+ * and has been silent for less than a day (a tenth of the leaf's lifetime, when shorter). A node
+ * silent longer holds no renewal up: it may be gone for good while the name still lists it.
+ */
+function presumedServed(memory: AlertMemory, key: string, now: number): boolean {
+  // (now = -Infinity: however long it has been silent.)
+  return (memory.silent ?? []).some((leaf) => leaf.key === key && now - leaf.since < Math.min(DAY, (leaf.notAfter - leaf.notBefore) / 10));
 }
 
 function withoutRenewing(memory: AlertMemory): AlertMemory {
@@ -506,12 +526,12 @@ function withoutRenewing(memory: AlertMemory): AlertMemory {
 
 /**
  * Keeps `next.alertMemory.silent` (see {@link AlertMemory}) for the nodes silent in `next.endpoints`:
- * the leaf each served at its last answer, unless it is the certificate-level one (remembered anyway
- * once the certificate-level leaf moves); an expired one too, so that its node coming back with it is
- * still no renewal (its moments are past: none is looked at). When the name `unresolved` (a failed
- * lookup), every node is presumed silent, not gone. The stored list stays when nothing changed.
+ * the leaf each served at its last answer, and since when it is silent; an expired leaf too, so that
+ * its node coming back with it is still no renewal (its moments are past: none is looked at). When
+ * the name `unresolved` (a failed lookup), every node is presumed silent, not gone. The stored list
+ * stays when nothing changed.
  */
-function rememberSilentNodes(previous: CertificateRecord, next: CertificateRecord, unresolved: boolean): void {
+function rememberSilentNodes(previous: CertificateRecord, next: CertificateRecord, unresolved: boolean, now: number): void {
   const before = previous.alertMemory.silent;
   let nodes: ReadonlyArray<{ address: string; details: CertificateDetails | null }> = next.endpoints;
   if (unresolved) {
@@ -524,9 +544,7 @@ function rememberSilentNodes(previous: CertificateRecord, next: CertificateRecor
     const last = previous.endpoints.find((endpoint) => endpoint.address === address)?.details;
     let leaf: SilentLeaf | undefined;
     if (!last) leaf = before?.find((entry) => entry.address === address);
-    else if (!sameLeaf(last, next.details)) {
-      leaf = { address, key: leafKey(last), notBefore: last.notBefore, notAfter: last.notAfter, deadline: renewalDeadline(last).deadline, chainExpiry: last.chainExpiry ?? null };
-    }
+    else leaf = { address, key: leafKey(last), notBefore: last.notBefore, notAfter: last.notAfter, deadline: renewalDeadline(last).deadline, chainExpiry: last.chainExpiry ?? null, since: now };
     if (leaf) (silent ??= []).push(leaf);
   }
   if (silent?.length === before?.length && (silent ?? []).every((leaf, i) => leaf === before![i])) return;
