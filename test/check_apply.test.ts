@@ -273,6 +273,32 @@ describe("applyCheck: a node that stops answering", () => {
     }
   });
 
+  test("a node back from silence with a certificate of its own, not the other's, is the renewal of its old one", () => {
+    const domain = "quiet-own.example.com";
+    const daily = { ...policy, intervalMs: DAY };
+    const o = certificateDetails(domain, { notBefore: NOW - 80 * DAY, notAfter: NOW + 10 * DAY });
+    const l = certificateDetails(domain, { notBefore: NOW - 10 * DAY, notAfter: NOW + 80 * DAY });
+    const n = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
+    const m = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 60 * DAY });
+    const x = certificateDetails(domain, { notBefore: NOW - 120 * DAY, notAfter: NOW + 85 * DAY });
+    const cases: Array<{ name: string; steps: Array<Array<[string, CertificateDetails | null]>>; renewedAt: number }> = [
+      { name: "back with a later one", steps: [[["192.0.2.1", o], ["192.0.2.2", l]], [["192.0.2.1", null], ["192.0.2.2", l]], [["192.0.2.1", n], ["192.0.2.2", l]], [["192.0.2.1", n], ["192.0.2.2", l]]], renewedAt: 2 },
+      { name: "back with an earlier-expiring one", steps: [[["192.0.2.1", o], ["192.0.2.2", l]], [["192.0.2.1", null], ["192.0.2.2", l]], [["192.0.2.1", m], ["192.0.2.2", l]]], renewedAt: 2 },
+      { name: "the other serving an older one", steps: [[["192.0.2.1", o], ["192.0.2.2", x]], [["192.0.2.1", null], ["192.0.2.2", x]], [["192.0.2.1", n], ["192.0.2.2", x]]], renewedAt: 2 },
+      { name: "a flap first", steps: [[["192.0.2.1", o], ["192.0.2.2", l]], [["192.0.2.1", null], ["192.0.2.2", l]], [["192.0.2.1", o], ["192.0.2.2", l]], [["192.0.2.1", n], ["192.0.2.2", l]], [["192.0.2.1", n], ["192.0.2.2", l]]], renewedAt: 3 },
+    ];
+    for (const { name, steps, renewedAt } of cases) {
+      let record: CertificateRecord = certificateRecord(scope, { domain, details: o, alertThresholds: [] });
+      const renewals: Array<[string, number, string]> = [];
+      steps.forEach((step, i) => {
+        const applied = applyCheck(record, nodes(step), NOW + i * 2 * HOUR, daily, { isNew: i === 0 });
+        for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) renewals.push([name, i, (e.data.previous as { serialNumber: string }).serialNumber]);
+        record = applied.record;
+      });
+      expect(renewals).toEqual([[name, renewedAt, o.serialNumber]]);
+    }
+  });
+
   test("after every node fell silent, one back with its own leaf is no renewal of the other's", () => {
     const domain = "quiet-outage.example.com";
     const daily = { ...policy, intervalMs: DAY };
@@ -334,8 +360,9 @@ describe("applyCheck: a node that stops answering", () => {
       }
       record = applied.record;
     });
-    // Once, from x to n, when every answering node serves n: not at the forgotten node's return.
-    expect(renewals).toEqual([[5, n.serialNumber, x.serialNumber]]);
+    // Once, from x to n, when no node serves x any more (the forgotten node serves its own): not at
+    // the forgotten node's return.
+    expect(renewals).toEqual([[4, n.serialNumber, x.serialNumber]]);
   });
 
   test("a renewal is announced however the nodes fall silent around it, and a silent node is no renewal", () => {

@@ -140,18 +140,14 @@ export function applyCheck(
     for (const { details } of endpoints) {
       if (details && !served.some((leaf) => sameLeaf(leaf, details))) served.push(details);
     }
-    // A pending renewal stands while the answering nodes serve its two leaves, or a leaf a node served
-    // at its last answer too (a forgotten node, back from silence): a node newly serving a third leaf
-    // ends it (it is then announced as the certificate-level leaf moves).
+    // A pending renewal is announced once its old leaf is gone: no answering node serves it (whatever
+    // they serve instead), and no silent node is presumed to (CONTRACT §20).
     const pending = next.alertMemory.renewing;
-    if (pending) {
-      for (const { address, details } of endpoints) {
-        if (!details) continue;
-        const key = leafKey(details);
-        if (key === pending.oldKey || key === pending.newKey || servedAtLastAnswer(previous, address, details)) continue;
-        next.alertMemory = withoutRenewing(next.alertMemory);
-        break;
-      }
+    let renewalAnnounced = false;
+    if (pending && !served.some((leaf) => leafKey(leaf) === pending.oldKey) && !presumedServed(next.alertMemory, pending.oldKey, pending.untilBack ? -Infinity : now)) {
+      drafts.push({ type: "certificate.renewed", extra: { previous: pending.previous } });
+      next.alertMemory = withoutRenewing(next.alertMemory);
+      renewalAnnounced = true;
     }
     if (renewed) {
       // The earliest-expiring leaf is another one. Seen before (a node that flips back to an old
@@ -194,18 +190,13 @@ export function applyCheck(
           // leaves of their own, three or more at once, are announced as the certificate-level leaf moves.)
           next.alertMemory = { ...next.alertMemory, renewing: { oldKey, newKey, previous: renewedFrom } };
         } else {
-          drafts.push({ type: "certificate.renewed", extra: { previous: renewedFrom } });
+          // Announced now (once a check), and any renewal still pending is told by this one.
+          if (!renewalAnnounced) drafts.push({ type: "certificate.renewed", extra: { previous: renewedFrom } });
+          next.alertMemory = withoutRenewing(next.alertMemory);
         }
         next.alertedThreshold = null;
         next.expiryAlerted = false;
       }
-    }
-    const renewing = next.alertMemory.renewing;
-    if (renewing && served.length === 1 && leafKey(served[0]!) === renewing.newKey && !presumedServed(next.alertMemory, renewing.oldKey, renewing.untilBack ? -Infinity : now)) {
-      // The last node serving the replaced leaf has moved on (none answering serves it, and no silent
-      // node is presumed to): now the renewal is done.
-      drafts.push({ type: "certificate.renewed", extra: { previous: renewing.previous } });
-      next.alertMemory = withoutRenewing(next.alertMemory);
     }
     // Revocation is final: each serial is announced once, when first seen revoked, whichever endpoint
     // serves it (CONTRACT §14); a leaf other than the certificate-level one is named in data.endpoint.
