@@ -299,6 +299,27 @@ describe("applyCheck: a node that stops answering", () => {
     }
   });
 
+  test("three nodes of their own falling silent in turn: the first leaf's replacement is announced once, when it happens", () => {
+    const domain = "quiet-three.example.com";
+    const daily = { ...policy, intervalMs: DAY };
+    const o = certificateDetails(domain, { notBefore: NOW - 80 * DAY, notAfter: NOW + 10 * DAY });
+    const x = certificateDetails(domain, { notBefore: NOW - 120 * DAY, notAfter: NOW + 85 * DAY });
+    const l = certificateDetails(domain, { notBefore: NOW - 10 * DAY, notAfter: NOW + 80 * DAY });
+    const n = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
+    const at = (a: CertificateDetails | null, b: CertificateDetails | null, c: CertificateDetails | null): Array<[string, CertificateDetails | null]> => [["192.0.2.1", a], ["192.0.2.2", b], ["192.0.2.3", c]];
+    const steps = [at(o, x, l), at(null, x, null), at(o, x, l), at(o, null, l), at(null, x, null), at(null, null, l), at(n, x, l), at(n, x, l), at(n, x, l)];
+    let record: CertificateRecord = certificateRecord(scope, { domain, details: o, alertThresholds: [] });
+    const renewals: Array<[number, string, string]> = [];
+    steps.forEach((step, i) => {
+      const applied = applyCheck(record, nodes(step), NOW + i * 6 * HOUR, daily, { isNew: i === 0 });
+      for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) {
+        renewals.push([i, (e.data.certificate as { serialNumber: string }).serialNumber, (e.data.previous as { serialNumber: string }).serialNumber]);
+      }
+      record = applied.record;
+    });
+    expect(renewals).toEqual([[6, l.serialNumber, o.serialNumber]]);
+  });
+
   test("after every node fell silent, one back with its own leaf is no renewal of the other's", () => {
     const domain = "quiet-outage.example.com";
     const daily = { ...policy, intervalMs: DAY };

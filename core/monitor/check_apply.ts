@@ -141,13 +141,22 @@ export function applyCheck(
       if (details && !served.some((leaf) => sameLeaf(leaf, details))) served.push(details);
     }
     // A pending renewal is announced once its old leaf is gone: no answering node serves it (whatever
-    // they serve instead), and no silent node is presumed to (CONTRACT §20).
+    // they serve instead), and no silent node is presumed to (CONTRACT §20). If by then the
+    // certificate-level leaf is another than its new one, the move to that one tells it (below).
     const pending = next.alertMemory.renewing;
-    let renewalAnnounced = false;
+    let replaced: Renewing["previous"] | undefined;
+    /** certificate.renewed to the certificate-level leaf: once per leaf, however its way there went. */
+    const announceRenewal = (from: Renewing["previous"]) => {
+      replaced = undefined;
+      const to = leafKey(next.details);
+      if (next.alertMemory.renewedTo === to) return;
+      drafts.push({ type: "certificate.renewed", extra: { previous: from } });
+      next.alertMemory = { ...next.alertMemory, renewedTo: to };
+    };
     if (pending && !served.some((leaf) => leafKey(leaf) === pending.oldKey) && !presumedServed(next.alertMemory, pending.oldKey, pending.untilBack ? -Infinity : now)) {
-      drafts.push({ type: "certificate.renewed", extra: { previous: pending.previous } });
       next.alertMemory = withoutRenewing(next.alertMemory);
-      renewalAnnounced = true;
+      if (leafKey(outcome.details) === pending.newKey) announceRenewal(pending.previous);
+      else replaced = pending.previous;
     }
     if (renewed) {
       // The earliest-expiring leaf is another one. Seen before (a node that flips back to an old
@@ -183,21 +192,26 @@ export function applyCheck(
       } else {
         const oldKey = leafKey(previous.details);
         const newKey = leafKey(outcome.details);
-        const renewedFrom = { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) };
-        if (served.length === 2 && served.some((leaf) => sameLeaf(leaf, previous.details))) {
+        // (The leaf a pending renewal was for, gone now, is the one replaced.)
+        const renewedFrom = replaced ?? { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) };
+        if (!replaced && served.length === 2 && served.some((leaf) => sameLeaf(leaf, previous.details))) {
           // The new leaf expires before the old one and some node still serves the old: renewed once
           // every answering node serves the new one (CONTRACT §20), not at the first. (Nodes serving
           // leaves of their own, three or more at once, are announced as the certificate-level leaf moves.)
           next.alertMemory = { ...next.alertMemory, renewing: { oldKey, newKey, previous: renewedFrom } };
         } else {
-          // Announced now (once a check), and any renewal still pending is told by this one.
-          if (!renewalAnnounced) drafts.push({ type: "certificate.renewed", extra: { previous: renewedFrom } });
+          // Announced now; a renewal still pending is told by this one.
+          announceRenewal(renewedFrom);
           next.alertMemory = withoutRenewing(next.alertMemory);
         }
         next.alertedThreshold = null;
         next.expiryAlerted = false;
       }
     }
+    // A pending renewal's old leaf is gone while the certificate-level leaf stayed (or moved by
+    // silence): announced now if that leaf outlives the old one (not a forgotten node's older leaf),
+    // unless it was announced renewed already.
+    if (replaced && next.details.notAfter > Date.parse(replaced.expiresAt)) announceRenewal(replaced);
     // Revocation is final: each serial is announced once, when first seen revoked, whichever endpoint
     // serves it (CONTRACT §14); a leaf other than the certificate-level one is named in data.endpoint.
     const announcedRevoked = new Set(next.alertMemory.revoked ?? []);
