@@ -395,14 +395,25 @@ describe("applyCheck: a node that stops answering", () => {
     const a = certificateDetails(domain, { notBefore: NOW - 10 * DAY, notAfter: NOW + 80 * DAY });
     const cases: Array<{ name: string; steps: Array<Array<[string, CertificateDetails | null]>>; renewals: Array<[number, string, string]> }> = [
       {
+        // Announced once the silent node is back with the new one, not while it is presumed to serve the old.
         name: "the old leaf's node silent at the switch",
         steps: [[["192.0.2.1", b], ["192.0.2.2", b]], [["192.0.2.1", c], ["192.0.2.2", null]], [["192.0.2.1", c], ["192.0.2.2", c]]],
-        renewals: [[1, c.serialNumber, b.serialNumber]],
+        renewals: [[2, c.serialNumber, b.serialNumber]],
       },
       {
         name: "the new leaf's node silent when the rest switch",
         steps: [[["192.0.2.1", b], ["192.0.2.2", b]], [["192.0.2.1", b], ["192.0.2.2", c]], [["192.0.2.1", b], ["192.0.2.2", null]], [["192.0.2.1", c], ["192.0.2.2", null]], [["192.0.2.1", c], ["192.0.2.2", c]]],
         renewals: [[3, c.serialNumber, b.serialNumber]],
+      },
+      {
+        name: "a node switching while the other falls silent, and back with the old",
+        steps: [[["192.0.2.1", b], ["192.0.2.2", b]], [["192.0.2.1", null], ["192.0.2.2", c]], [["192.0.2.1", b], ["192.0.2.2", c]], [["192.0.2.1", c], ["192.0.2.2", c]]],
+        renewals: [[3, c.serialNumber, b.serialNumber]],
+      },
+      {
+        name: "the old leaf's nodes replaced while one is silent and a forgotten node serves its own",
+        steps: [[["192.0.2.1", b], ["192.0.2.2", b], ["192.0.2.3", a]], [["192.0.2.1", null], ["192.0.2.2", null], ["192.0.2.3", a]], [["192.0.2.1", c], ["192.0.2.2", null], ["192.0.2.3", a]], [["192.0.2.1", c], ["192.0.2.2", c], ["192.0.2.3", a]]],
+        renewals: [[3, a.serialNumber, b.serialNumber]],
       },
       {
         name: "a node flapping with the earlier-expiring leaf",

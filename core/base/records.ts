@@ -363,6 +363,8 @@ export interface Renewing {
   oldKey: string;
   newKey: string;
   previous: { serialNumber: string; expiresAt: string };
+  /** The old leaf's notBefore (ms); absent in renewals pending from before it was kept. */
+  oldNotBefore?: number;
   /**
    * Set when the new leaf was not issued after the old one and the move came from the old leaf's node
    * falling silent: announced only once that node answers with another leaf or is no longer listed,

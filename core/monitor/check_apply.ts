@@ -145,6 +145,8 @@ export function applyCheck(
     // certificate-level leaf is another than its new one, the move to that one tells it (below).
     const pending = next.alertMemory.renewing;
     let replaced: Renewing["previous"] | undefined;
+    /** When the leaf `replaced` names was issued (unknown for a renewal pending from before it was kept). */
+    let replacedIssuedAt: number | undefined;
     /** certificate.renewed to the certificate-level leaf: once per leaf, however its way there went. */
     const announceRenewal = (from: Renewing["previous"]) => {
       replaced = undefined;
@@ -156,7 +158,10 @@ export function applyCheck(
     if (pending && !served.some((leaf) => leafKey(leaf) === pending.oldKey) && !presumedServed(next.alertMemory, pending.oldKey, pending.untilBack ? -Infinity : now)) {
       next.alertMemory = withoutRenewing(next.alertMemory);
       if (leafKey(outcome.details) === pending.newKey) announceRenewal(pending.previous);
-      else replaced = pending.previous;
+      else {
+        replaced = pending.previous;
+        replacedIssuedAt = pending.oldNotBefore;
+      }
     }
     if (renewed) {
       // The earliest-expiring leaf is another one. Seen before (a node that flips back to an old
@@ -183,7 +188,7 @@ export function applyCheck(
         // A leaf not issued after the old one waits for that node, however long it is silent.
         if (!next.alertMemory.renewing) {
           const renewedFrom = { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) };
-          const renewing: Renewing = { oldKey: leafKey(previous.details), newKey: leafKey(outcome.details), previous: renewedFrom };
+          const renewing: Renewing = { oldKey: leafKey(previous.details), newKey: leafKey(outcome.details), previous: renewedFrom, oldNotBefore: previous.details.notBefore };
           if (outcome.details.notBefore <= previous.details.notBefore) renewing.untilBack = true;
           next.alertMemory = { ...next.alertMemory, renewing };
         }
@@ -194,11 +199,17 @@ export function applyCheck(
         const newKey = leafKey(outcome.details);
         // (The leaf a pending renewal was for, gone now, is the one replaced.)
         const renewedFrom = replaced ?? { serialNumber: previous.details.serialNumber, expiresAt: iso(previous.details.notAfter) };
-        if (!replaced && served.length === 2 && served.some((leaf) => sameLeaf(leaf, previous.details))) {
-          // The new leaf expires before the old one and some node still serves the old: renewed once
-          // every answering node serves the new one (CONTRACT §20), not at the first. (Nodes serving
+        // A renewal still pending whose old leaf is served, or presumed so within its hold: this move
+        // waits with it (told when that old leaf goes).
+        const standing = next.alertMemory.renewing;
+        const waiting = standing !== undefined && (served.some((leaf) => leafKey(leaf) === standing.oldKey) || presumedServed(next.alertMemory, standing.oldKey, now));
+        if (waiting) {
+          // (Kept as it is.)
+        } else if (!replaced && ((served.length === 2 && served.some((leaf) => sameLeaf(leaf, previous.details))) || presumedServed(next.alertMemory, oldKey, now))) {
+          // Some node still serves the old leaf (the new one expires before it), or a silent one is
+          // presumed to: renewed once none does (CONTRACT §20), not at the first node. (Nodes serving
           // leaves of their own, three or more at once, are announced as the certificate-level leaf moves.)
-          next.alertMemory = { ...next.alertMemory, renewing: { oldKey, newKey, previous: renewedFrom } };
+          next.alertMemory = { ...next.alertMemory, renewing: { oldKey, newKey, previous: renewedFrom, oldNotBefore: previous.details.notBefore } };
         } else {
           // Announced now; a renewal still pending is told by this one.
           announceRenewal(renewedFrom);
@@ -209,9 +220,9 @@ export function applyCheck(
       }
     }
     // A pending renewal's old leaf is gone while the certificate-level leaf stayed (or moved by
-    // silence): announced now if that leaf outlives the old one (not a forgotten node's older leaf),
-    // unless it was announced renewed already.
-    if (replaced && next.details.notAfter > Date.parse(replaced.expiresAt)) announceRenewal(replaced);
+    // silence): announced now if that leaf was issued after the old one (not a forgotten node's older
+    // leaf; without the old one's issue, if it outlives it), unless it was announced renewed already.
+    if (replaced && (replacedIssuedAt !== undefined ? next.details.notBefore > replacedIssuedAt : next.details.notAfter > Date.parse(replaced.expiresAt))) announceRenewal(replaced);
     // Revocation is final: each serial is announced once, when first seen revoked, whichever endpoint
     // serves it (CONTRACT §14); a leaf other than the certificate-level one is named in data.endpoint.
     const announcedRevoked = new Set(next.alertMemory.revoked ?? []);
