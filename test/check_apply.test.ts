@@ -182,6 +182,30 @@ describe("applyCheck: a node that stops answering", () => {
     };
   }
 
+  /**
+   * Checks `steps` one after the other (the first as the certificate's first check, each `gapMs` after
+   * the last unless it gives its own offset), starting from `first`: each certificate.renewed as
+   * [step index, the certificate-level serial, the previous serial].
+   */
+  function renewalsOver(
+    first: CertificateDetails,
+    steps: Array<Array<[string, CertificateDetails | null]> | [number, Array<[string, CertificateDetails | null]>]>,
+    gapMs: number,
+    checkPolicy = { ...policy, intervalMs: DAY },
+  ): Array<[number, string, string]> {
+    let record: CertificateRecord = certificateRecord(scope, { domain: first.subject, details: first, alertThresholds: [] });
+    const renewals: Array<[number, string, string]> = [];
+    steps.forEach((step, i) => {
+      const [offset, entries] = typeof step[0] === "number" ? (step as [number, Array<[string, CertificateDetails | null]>]) : [i * gapMs, step as Array<[string, CertificateDetails | null]>];
+      const applied = applyCheck(record, nodes(entries), NOW + offset, checkPolicy, { isNew: i === 0 });
+      for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) {
+        renewals.push([i, (e.data.certificate as { serialNumber: string }).serialNumber, (e.data.previous as { serialNumber: string }).serialNumber]);
+      }
+      record = applied.record;
+    });
+    return renewals;
+  }
+
   test("its leaf is still looked at when it expires, and its expiry is announced then, as no renewal", () => {
     const domain = "quiet-node.example.com";
     // Three nodes, each with its own leaf. The certificate-level leaf is .3's; .2's expires next.
@@ -259,17 +283,8 @@ describe("applyCheck: a node that stops answering", () => {
       { name: "silent for more than a day", then: [[3 * HOUR, [["192.0.2.1", null], ["192.0.2.2", n]]], [27 * HOUR, [["192.0.2.1", null], ["192.0.2.2", n]]]], renewedAt: 27 * HOUR },
     ];
     for (const { name, then, renewedAt } of cases) {
-      let record: CertificateRecord = certificateRecord(scope, { domain, details: o, alertThresholds: [] });
-      const renewals: Array<[string, number, string, string]> = [];
-      const steps: Array<[number, Array<[string, CertificateDetails | null]>]> = [...start.map((step, i) => [i * HOUR, step] as [number, typeof step]), ...then];
-      steps.forEach(([at, step], i) => {
-        const applied = applyCheck(record, nodes(step), NOW + at, daily, { isNew: i === 0 });
-        for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) {
-          renewals.push([name, at, (e.data.certificate as { serialNumber: string }).serialNumber, (e.data.previous as { serialNumber: string }).serialNumber]);
-        }
-        record = applied.record;
-      });
-      expect(renewals).toEqual([[name, renewedAt, n.serialNumber, o.serialNumber]]);
+      const renewals = renewalsOver(o, [...start.map((step, i) => [i * HOUR, step] as [number, typeof step]), ...then], HOUR, daily);
+      expect({ name, renewals }).toEqual({ name, renewals: [[start.length + then.findIndex(([at]) => at === renewedAt), n.serialNumber, o.serialNumber]] });
     }
   });
 
@@ -288,14 +303,8 @@ describe("applyCheck: a node that stops answering", () => {
       { name: "a flap first", steps: [[["192.0.2.1", o], ["192.0.2.2", l]], [["192.0.2.1", null], ["192.0.2.2", l]], [["192.0.2.1", o], ["192.0.2.2", l]], [["192.0.2.1", n], ["192.0.2.2", l]], [["192.0.2.1", n], ["192.0.2.2", l]]], renewedAt: 3 },
     ];
     for (const { name, steps, renewedAt } of cases) {
-      let record: CertificateRecord = certificateRecord(scope, { domain, details: o, alertThresholds: [] });
-      const renewals: Array<[string, number, string]> = [];
-      steps.forEach((step, i) => {
-        const applied = applyCheck(record, nodes(step), NOW + i * 2 * HOUR, daily, { isNew: i === 0 });
-        for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) renewals.push([name, i, (e.data.previous as { serialNumber: string }).serialNumber]);
-        record = applied.record;
-      });
-      expect(renewals).toEqual([[name, renewedAt, o.serialNumber]]);
+      const renewals = renewalsOver(o, steps, 2 * HOUR, daily).map(([i, , previous]) => [i, previous]);
+      expect({ name, renewals }).toEqual({ name, renewals: [[renewedAt, o.serialNumber]] });
     }
   });
 
@@ -308,16 +317,7 @@ describe("applyCheck: a node that stops answering", () => {
     const n = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
     const at = (a: CertificateDetails | null, b: CertificateDetails | null, c: CertificateDetails | null): Array<[string, CertificateDetails | null]> => [["192.0.2.1", a], ["192.0.2.2", b], ["192.0.2.3", c]];
     const steps = [at(o, x, l), at(null, x, null), at(o, x, l), at(o, null, l), at(null, x, null), at(null, null, l), at(n, x, l), at(n, x, l), at(n, x, l)];
-    let record: CertificateRecord = certificateRecord(scope, { domain, details: o, alertThresholds: [] });
-    const renewals: Array<[number, string, string]> = [];
-    steps.forEach((step, i) => {
-      const applied = applyCheck(record, nodes(step), NOW + i * 6 * HOUR, daily, { isNew: i === 0 });
-      for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) {
-        renewals.push([i, (e.data.certificate as { serialNumber: string }).serialNumber, (e.data.previous as { serialNumber: string }).serialNumber]);
-      }
-      record = applied.record;
-    });
-    expect(renewals).toEqual([[6, l.serialNumber, o.serialNumber]]);
+    expect(renewalsOver(o, steps, 6 * HOUR, daily)).toEqual([[6, l.serialNumber, o.serialNumber]]);
   });
 
   test("after every node fell silent, one back with its own leaf is no renewal of the other's", () => {
@@ -372,15 +372,7 @@ describe("applyCheck: a node that stops answering", () => {
       [["192.0.2.1", n], ["192.0.2.2", n], ["192.0.2.3", s]],
       [["192.0.2.1", n], ["192.0.2.2", n], ["192.0.2.3", n]],
     ];
-    let record: CertificateRecord = certificateRecord(scope, { domain, details: x, alertThresholds: [] });
-    const renewals: Array<[number, string, string]> = [];
-    steps.forEach((step, i) => {
-      const applied = applyCheck(record, nodes(step), NOW + i * HOUR, daily, { isNew: i === 0 });
-      for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) {
-        renewals.push([i, (e.data.certificate as { serialNumber: string }).serialNumber, (e.data.previous as { serialNumber: string }).serialNumber]);
-      }
-      record = applied.record;
-    });
+    const renewals = renewalsOver(x, steps, HOUR, daily);
     // Once, from x to n, when no node serves x any more (the forgotten node serves its own): not at
     // the forgotten node's return.
     expect(renewals).toEqual([[4, n.serialNumber, x.serialNumber]]);
@@ -422,16 +414,7 @@ describe("applyCheck: a node that stops answering", () => {
       },
     ];
     for (const { name, steps, renewals } of cases) {
-      let record: CertificateRecord = certificateRecord(scope, { domain, details: steps[0]![0]![1]!, alertThresholds: [] });
-      const seen: Array<[number, string, string]> = [];
-      steps.forEach((step, i) => {
-        const applied = applyCheck(record, nodes(step), NOW + i * HOUR, daily, { isNew: i === 0 });
-        for (const e of applied.events.filter((e) => e.type === "certificate.renewed")) {
-          seen.push([i, (e.data.certificate as { serialNumber: string }).serialNumber, (e.data.previous as { serialNumber: string }).serialNumber]);
-        }
-        record = applied.record;
-      });
-      expect({ name, renewals: seen }).toEqual({ name, renewals });
+      expect({ name, renewals: renewalsOver(steps[0]![0]![1]!, steps, HOUR, daily) }).toEqual({ name, renewals });
     }
   });
 

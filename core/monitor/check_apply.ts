@@ -512,7 +512,7 @@ function servedAtLastAnswer(previous: CertificateRecord, address: string, leaf: 
  * Whether the certificate-level leaf moved only because nodes fell silent or came back, not because
  * any node replaced its certificate: every answering node serves the old certificate-level leaf or
  * what it served at its last answer, and the old leaf is still served, or presumed so (its node
- * silent). A node changing its leaf, or one never heard before, makes it a renewal (as before).
+ * silent). A node changing its leaf, or one never heard before, makes it a renewal.
  */
 function movedBySilence(previous: CertificateRecord, next: CertificateRecord, now: number): boolean {
   const old = previous.details;
