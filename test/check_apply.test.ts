@@ -385,7 +385,9 @@ describe("applyCheck: a node that stops answering", () => {
     // Its replacement, bought weeks ago and deployed now: an earlier notBefore than b's.
     const c = certificateDetails(domain, { notBefore: NOW - 60 * DAY, notAfter: NOW + 338 * DAY });
     const a = certificateDetails(domain, { notBefore: NOW - 10 * DAY, notAfter: NOW + 80 * DAY });
-    const cases: Array<{ name: string; steps: Array<Array<[string, CertificateDetails | null]>>; renewals: Array<[number, string, string]> }> = [
+    const older = certificateDetails(domain, { notBefore: NOW - 200 * DAY, notAfter: NOW + 165 * DAY });
+    const fresh = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
+    const cases: Array<{ name: string; steps: Parameters<typeof renewalsOver>[1]; renewals: Array<[number, string, string]> }> = [
       {
         // Announced once the silent node is back with the new one, not while it is presumed to serve the old.
         name: "the old leaf's node silent at the switch",
@@ -408,13 +410,25 @@ describe("applyCheck: a node that stops answering", () => {
         renewals: [[3, a.serialNumber, b.serialNumber]],
       },
       {
+        // (A change of CA: the certificate the other node served was issued long before the first's.)
+        name: "the other node replacing its own while the first is silent, the first back with the new",
+        steps: [[["192.0.2.1", b], ["192.0.2.2", older]], [["192.0.2.1", null], ["192.0.2.2", older]], [["192.0.2.1", null], ["192.0.2.2", fresh]], [["192.0.2.1", fresh], ["192.0.2.2", fresh]]],
+        renewals: [[3, fresh.serialNumber, b.serialNumber]],
+      },
+      {
+        name: "the other node replacing its own while the first stays silent a day",
+        steps: [0, 6, 12, 18, 24, 30].map((hours, i) => [hours * HOUR, [["192.0.2.1", i === 0 ? b : null], ["192.0.2.2", i < 2 ? older : fresh]]] as [number, Array<[string, CertificateDetails | null]>]),
+        renewals: [[5, fresh.serialNumber, b.serialNumber]],
+      },
+      {
         name: "a node flapping with the earlier-expiring leaf",
         steps: [[["192.0.2.1", a], ["192.0.2.2", b]], [["192.0.2.1", a], ["192.0.2.2", null]], [["192.0.2.1", a], ["192.0.2.2", b]], [["192.0.2.1", a], ["192.0.2.2", null]]],
         renewals: [],
       },
     ];
     for (const { name, steps, renewals } of cases) {
-      expect({ name, renewals: renewalsOver(steps[0]![0]![1]!, steps, HOUR, daily) }).toEqual({ name, renewals });
+      // (The first check is the certificate's first: what it starts from is replaced by what it sees.)
+      expect({ name, renewals: renewalsOver(b, steps, HOUR, daily) }).toEqual({ name, renewals });
     }
   });
 

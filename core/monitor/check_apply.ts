@@ -204,7 +204,12 @@ export function applyCheck(
         const standing = next.alertMemory.renewing;
         const waiting = standing !== undefined && (served.some((leaf) => leafKey(leaf) === standing.oldKey) || presumedServed(next.alertMemory, standing.oldKey, now));
         if (waiting) {
-          // (Kept as it is.)
+          // It now waits for this leaf: announced as the renewal to it once the old leaf is gone (a
+          // silent node's hold counted as for a leaf issued after the old one, when this one is).
+          const renewing: Renewing = { oldKey: standing.oldKey, newKey, previous: standing.previous };
+          if (standing.oldNotBefore !== undefined) renewing.oldNotBefore = standing.oldNotBefore;
+          if (standing.oldNotBefore === undefined ? standing.untilBack : outcome.details.notBefore <= standing.oldNotBefore) renewing.untilBack = true;
+          next.alertMemory = { ...next.alertMemory, renewing };
         } else if (!replaced && ((served.length === 2 && served.some((leaf) => sameLeaf(leaf, previous.details))) || presumedServed(next.alertMemory, oldKey, now))) {
           // Some node still serves the old leaf (the new one expires before it), or a silent one is
           // presumed to: renewed once none does (CONTRACT §20), not at the first node. (Nodes serving
