@@ -344,7 +344,7 @@ export interface AlertMemory {
    * certificate-level leaf at the first node serving it) while some answering node still serves the
    * old leaf: `certificate.renewed` waits until none does (CONTRACT §20). Also a move of the
    * certificate-level leaf while the old leaf's node is silent: a renewal only if that node is not back
-   * with the old leaf.
+   * with the old leaf. A later move while it waits becomes its new leaf.
    */
   renewing?: Renewing;
   /** The leaf (`serial@notAfter`) last announced by `certificate.renewed`: never announced twice. */
@@ -366,9 +366,9 @@ export interface Renewing {
   /** The old leaf's notBefore (ms); absent in renewals pending from before it was kept. */
   oldNotBefore?: number;
   /**
-   * Set when the new leaf was not issued after the old one and the move came from the old leaf's node
-   * falling silent: announced only once that node answers with another leaf or is no longer listed,
-   * however long it is silent (else a node that flaps for a day would be announced as a renewal).
+   * Set when the new leaf was not issued after the old one: announced only once the old leaf's node
+   * answers with another leaf or is no longer listed, however long it is silent (else a node that
+   * flaps for a day would be announced as a renewal).
    */
   untilBack?: true;
 }
