@@ -347,8 +347,8 @@ export interface AlertMemory {
    * with the old leaf. A later move while it waits becomes its new leaf.
    */
   renewing?: Renewing;
-  /** The leaf (`serial@notAfter`) last announced by `certificate.renewed`: never announced twice. */
-  renewedTo?: string;
+  /** The leaves (`serial@notAfter`) announced by `certificate.renewed`, the last eight, the most recent first: none twice. */
+  renewedTo?: string[];
   /**
    * Each node that does not answer now, with the leaf it served at its last answer: presumed still
    * served, so its moments are still looked at (and for a while it holds a renewal up), until the node

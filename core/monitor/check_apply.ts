@@ -151,9 +151,10 @@ export function applyCheck(
     const announceRenewal = (from: Renewing["previous"]) => {
       replaced = undefined;
       const to = leafKey(next.details);
-      if (next.alertMemory.renewedTo === to) return;
+      const announced = next.alertMemory.renewedTo ?? [];
+      if (announced.includes(to)) return;
       drafts.push({ type: "certificate.renewed", extra: { previous: from } });
-      next.alertMemory = { ...next.alertMemory, renewedTo: to };
+      next.alertMemory = { ...next.alertMemory, renewedTo: [to, ...announced].slice(0, MEMORY_SIZE) };
     };
     if (pending && !served.some((leaf) => leafKey(leaf) === pending.oldKey) && !presumedServed(next.alertMemory, pending.oldKey, pending.untilBack ? -Infinity : now)) {
       next.alertMemory = withoutRenewing(next.alertMemory);
