@@ -206,17 +206,25 @@ describe("applyCheck: a node that stops answering", () => {
     return renewals;
   }
 
-  test("its leaf is still looked at when it expires, and its expiry is announced then, as no renewal", () => {
-    const domain = "quiet-node.example.com";
-    // Three nodes, each with its own leaf. The certificate-level leaf is .3's; .2's expires next.
+  /**
+   * Three nodes, each with its own leaf, checked once: the certificate-level leaf is .3's (`first`,
+   * expiring in 50 minutes); .2's (`next`) expires in 3 hours; .3 renews to `renewed`.
+   */
+  function threeNodes(domain: string) {
     const later = certificateDetails(domain, { notBefore: NOW - 20 * DAY, notAfter: NOW + 40 * DAY });
     const next = certificateDetails(domain, { notBefore: NOW - 89 * DAY, notAfter: NOW + 3 * HOUR });
     const first = certificateDetails(domain, { notBefore: NOW - 90 * DAY, notAfter: NOW + 50 * 60_000 });
     const renewed = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
     const sixHours = { ...policy, intervalMs: 6 * HOUR };
-    let record: CertificateRecord = certificateRecord(scope, { domain, details: first, alertThresholds: [] });
-    let applied = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", next], ["192.0.2.3", first]]), NOW, sixHours, { isNew: true });
-    record = applied.record;
+    const initial: CertificateRecord = certificateRecord(scope, { domain, details: first, alertThresholds: [] });
+    const record = applyCheck(initial, nodes([["192.0.2.1", later], ["192.0.2.2", next], ["192.0.2.3", first]]), NOW, sixHours, { isNew: true }).record;
+    return { later, next, renewed, sixHours, record };
+  }
+
+  test("its leaf is still looked at when it expires, and its expiry is announced then, as no renewal", () => {
+    const { later, next, renewed, sixHours, record: checked } = threeNodes("quiet-node.example.com");
+    let record = checked;
+    let applied;
     // An hour on: .3 has renewed, and .2 does not answer this once. The earliest leaf answering is .1's.
     applied = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", null], ["192.0.2.3", renewed]]), NOW + HOUR, sixHours);
     expect(applied.events.map((e) => e.type)).toEqual(["certificate.renewed"]);
@@ -229,14 +237,8 @@ describe("applyCheck: a node that stops answering", () => {
   });
 
   test("still silent when its leaf expires, back later with it: announced expired then, as no renewal", () => {
-    const domain = "quiet-longer.example.com";
-    const later = certificateDetails(domain, { notBefore: NOW - 20 * DAY, notAfter: NOW + 40 * DAY });
-    const next = certificateDetails(domain, { notBefore: NOW - 89 * DAY, notAfter: NOW + 3 * HOUR });
-    const first = certificateDetails(domain, { notBefore: NOW - 90 * DAY, notAfter: NOW + 50 * 60_000 });
-    const renewed = certificateDetails(domain, { notBefore: NOW, notAfter: NOW + 90 * DAY });
-    const sixHours = { ...policy, intervalMs: 6 * HOUR };
-    let record: CertificateRecord = certificateRecord(scope, { domain, details: first, alertThresholds: [] });
-    record = applyCheck(record, nodes([["192.0.2.1", later], ["192.0.2.2", next], ["192.0.2.3", first]]), NOW, sixHours, { isNew: true }).record;
+    const { later, next, renewed, sixHours, record: checked } = threeNodes("quiet-longer.example.com");
+    let record = checked;
     const silent = nodes([["192.0.2.1", later], ["192.0.2.2", null], ["192.0.2.3", renewed]]);
     record = applyCheck(record, silent, NOW + HOUR, sixHours).record;
     // At its expiry .2 is still silent: nothing to see, nothing said.
