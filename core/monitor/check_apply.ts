@@ -156,7 +156,7 @@ export function applyCheck(
       drafts.push({ type: "certificate.renewed", extra: { previous: from } });
       next.alertMemory = { ...next.alertMemory, renewedTo: [to, ...announced].slice(0, MEMORY_SIZE) };
     };
-    if (pending && !served.some((leaf) => leafKey(leaf) === pending.oldKey) && !presumedServed(next.alertMemory, pending.oldKey, pending.untilBack ? -Infinity : now)) {
+    if (pending && !served.some((leaf) => leafKey(leaf) === pending.oldKey) && !presumedServed(next.alertMemory, pending.oldKey, now, pending.untilBack)) {
       next.alertMemory = withoutRenewing(next.alertMemory);
       if (leafKey(outcome.details) === pending.newKey) announceRenewal(pending.previous);
       else {
@@ -534,11 +534,11 @@ function movedBySilence(previous: CertificateRecord, next: CertificateRecord, no
 /**
  * Whether a silent node is presumed to serve the leaf `key` still: it served it at its last answer,
  * and has been silent for less than a day (a tenth of the leaf's lifetime, when shorter). A node
- * silent longer holds no renewal up: it may be gone for good while the name still lists it.
+ * silent longer holds no renewal up: it may be gone for good while the name still lists it
+ * (`howeverLong`: a renewal marked untilBack waits for it all the same).
  */
-function presumedServed(memory: AlertMemory, key: string, now: number): boolean {
-  // (now = -Infinity: however long it has been silent.)
-  return (memory.silent ?? []).some((leaf) => leaf.key === key && now - leaf.since < Math.min(DAY, (leaf.notAfter - leaf.notBefore) / 10));
+function presumedServed(memory: AlertMemory, key: string, now: number, howeverLong = false): boolean {
+  return (memory.silent ?? []).some((leaf) => leaf.key === key && (howeverLong || now - leaf.since < Math.min(DAY, (leaf.notAfter - leaf.notBefore) / 10)));
 }
 
 function withoutRenewing(memory: AlertMemory): AlertMemory {
