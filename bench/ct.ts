@@ -12,7 +12,7 @@
  *
  * Prints entries per second for both and their ratio (goal >= 0.7), the CPU time per entry, the
  * server's resident memory idle and while following, each at its most over the same API reads (goal:
- * flat, <= 50 MB above idle), and the p99 of
+ * flat, <= 50 MB above idle) beside the floor's before and while reading, and the p99 of
  * GET /v1/certificates/{id} under a light paced load (`--rate` requests a second, as a dashboard or a
  * monitoring script sends them) idle and while the follower reads the second half (goal: within 1.5x),
  * beside two floors of this machine's own: the same reads while the bare loop reads the logs, and while
@@ -173,7 +173,7 @@ try {
   const floorProcess = Bun.spawn([process.execPath, join(ROOT, "bench/support/ct_floor.ts"), join(dir, "floor.json"), String(HALF), String(ORGANIZATIONS * WATCHES_PER_ORGANIZATION)], { stdout: "pipe", stderr: "inherit" });
   // The same reads while the floor runs: what the logs' traffic on this machine costs the API, certkeeper aside.
   const beside = measureLoad ? load(Number(values.seconds)) : null;
-  const floor = JSON.parse(await new Response(floorProcess.stdout).text()) as { entries: number; seconds: number; cpuSeconds: number };
+  const floor = JSON.parse(await new Response(floorProcess.stdout).text()) as { entries: number; seconds: number; cpuSeconds: number; idleRssMb: number; maxRssMb: number };
   await floorProcess.exited;
   const besideFloor = await beside;
 
@@ -252,6 +252,7 @@ try {
   console.log(`             by thread (µs/entry): ${cpuShares(first.threads, 2 * HALF)}`);
   console.log(`             beside it (µs/entry): the logs' process ${num((first.logsCpu * 1e6) / (2 * HALF), 1)}, this benchmark ${num((first.benchCpu * 1e6) / (2 * HALF), 1)}`);
   console.log(`  memory     idle at most ${num(idleRss)} MB, max ${num(maxRss)} MB while following (+${num(maxRss - idleRss)} MB; goal <= 50)`);
+  console.log(`             the floor: ${num(floor.idleRssMb)} MB before reading, at most ${num(floor.maxRssMb)} MB while reading (+${num(floor.maxRssMb - floor.idleRssMb)} MB)`);
   console.log(`             samples across the run (MB): ${[0.1, 0.25, 0.5, 0.75, 1].map((f) => num(rss[Math.min(rss.length - 1, Math.floor(f * (rss.length - 1)))]!)).join(", ")}`);
   const during = second.load;
   if (during && idleLoad) console.log(

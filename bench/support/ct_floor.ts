@@ -3,7 +3,8 @@
  * bench/support/ct_logs.ts) that fetches and decodes the same entries the follower reads, with the same
  * readers, requests in flight per log and fetcher, decoded on the event loop against the same 10,000
  * watched domains, and does nothing else: no verification, no matching, no database. Prints
- * `{ entries, seconds, cpuSeconds }`.
+ * `{ entries, seconds, cpuSeconds, idleRssMb, maxRssMb }` (its resident memory before reading, and at
+ * its most while reading).
  *
  *   bun bench/support/ct_floor.ts <list.json> <entries per log> <watches>
  */
@@ -46,11 +47,15 @@ async function drain(reader: LogReader): Promise<number> {
 }
 
 const { logs } = parseLogList(readFileSync(listPath!, "utf8"));
+const idleRss = process.memoryUsage().rss;
+let maxRss = idleRss;
+const sampling = setInterval(() => (maxRss = Math.max(maxRss, process.memoryUsage().rss)), 50);
 const cpuBefore = process.cpuUsage();
 const started = performance.now();
 const counts = await Promise.all(logs.map((spec) => drain(spec.kind === "rfc6962" ? new Rfc6962Reader(spec, http) : new TileReader(spec, http))));
 const seconds = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpuBefore);
+clearInterval(sampling);
 if (counts.some((count) => count !== size)) throw new Error(`the floor read ${counts.join(", ")} entries, not ${size} per log`);
-console.log(JSON.stringify({ entries: counts.reduce((a, b) => a + b, 0), seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6 }));
+console.log(JSON.stringify({ entries: counts.reduce((a, b) => a + b, 0), seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, idleRssMb: idleRss / 1048576, maxRssMb: maxRss / 1048576 }));
 await fetcher.close();
