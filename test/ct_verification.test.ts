@@ -266,4 +266,14 @@ describe("log lists and watch matching", () => {
     expect(ids(["a.b.shop.example.com", "shop.example.com"])).toEqual([tree.id, deep.id].sort());
     expect(ids(["example.com.evil.test", "notexample.com"])).toEqual([]);
   });
+
+  test("a matched watch carries exactly what its issuance and event need, for each organization and mode", () => {
+    const live = watchRecord({ organizationId: "org_1", mode: "live" }, { domain: "example.com", allowedIssuers: ["Let's Encrypt"] });
+    const trial = watchRecord({ organizationId: "org_2", mode: "test" }, { domain: "example.com", includeSubdomains: true });
+    const index = new WatchIndex([live, trial]);
+    const needed = ({ id, organizationId, mode, domain, includeSubdomains, allowedIssuers, createdAt }: typeof live) =>
+      ({ id, organizationId, mode, domain, includeSubdomains, allowedIssuers, createdAt });
+    const matched = index.match(["example.com"]).sort((a, b) => a.organizationId.localeCompare(b.organizationId));
+    expect(matched).toEqual([needed(live), needed(trial)]);
+  });
 });

@@ -4,13 +4,14 @@
  * CONTRACT §15's `certificate.issued` for it unless the entry was logged before the watch was created.
  */
 import { newId } from "../base/ids.ts";
-import type { EventRecord, WatchRecord } from "../base/records.ts";
+import type { EventRecord } from "../base/records.ts";
 import type { CtBatch, CtIssuanceRecord } from "../store/ports.ts";
 import { issuedEventData, type Issuance } from "../watches/mod.ts";
 import type { Candidate } from "./entry_decode.ts";
+import type { IndexedWatch } from "./watch_index.ts";
 
 /** The records of `entry`, matched to `watches`, with their events made at `now`. */
-export function matchesOf(entry: Candidate, watches: readonly WatchRecord[], now: number): CtBatch["matches"] {
+export function matchesOf(entry: Candidate, watches: readonly IndexedWatch[], now: number): CtBatch["matches"] {
   const { fields, issuanceKey, fingerprint } = entry;
   return watches.map((watch) => {
     const issuance: CtIssuanceRecord = {
