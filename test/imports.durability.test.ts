@@ -74,7 +74,14 @@ async function call(server: ServeProcess, key: string, method: string, path: str
     headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
     body: body ? JSON.stringify(body) : undefined,
   });
-  return { status: response.status, body: (await response.json()) as any };
+  const answer = { status: response.status, body: (await response.json()) as any };
+  // Every call here expects data: an error says so with the server's own words and last log lines,
+  // not as a property of undefined somewhere later.
+  if (!answer.body?.data) {
+    const log = server.output().stdout.trim().split("\n").slice(-5).join("\n");
+    throw new Error(`${method} ${path} answered ${answer.status} ${JSON.stringify(answer.body).slice(0, 400)}\nthe server's last log lines:\n${log}`);
+  }
+  return answer;
 }
 
 async function waitFor<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 30_000): Promise<T> {
