@@ -8,6 +8,8 @@ import { applyCheck } from "../core/monitor/mod.ts";
 import type { CertificateDetails, CertificateRecord } from "../core/base/records.ts";
 import { DAY, HOUR, SECOND } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW, servedOutcome } from "./support/store_conformance/factories.ts";
+import { seededRandom } from "./support/simulated_internet.ts";
+import { BASE62 } from "../core/base/mod.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 const INTERVAL = 10 * SECOND;
@@ -17,11 +19,18 @@ const policy = { intervalMs: INTERVAL, alertPolicy: "days" as const, failuresBef
 
 const served = servedOutcome;
 
-/** 500 certificates of a 90-day leaf, as an import adds them: first checked in the same second. */
+/**
+ * 500 certificates of a 90-day leaf, as an import adds them: first checked in the same second. Their
+ * ids look like real ones (20 base62 characters) but are the same in every run: how evenly phases
+ * spread is then a fact about these ids, not a chance (with fresh random ids, one run in a few
+ * hundred put more than 15 of 500 in one tenth of a second).
+ */
 function imported(count = 500): Array<{ record: CertificateRecord; details: CertificateDetails }> {
+  const random = seededRandom(500);
   return Array.from({ length: count }, (_, i) => {
+    const id = `cert_${Array.from({ length: 20 }, () => BASE62[Math.floor(random() * 62)]).join("")}`;
     const details = certificateDetails(`host${i}.example.com`, { notAfter: NOW + 60 * DAY, notBefore: NOW - 30 * DAY });
-    return { record: certificateRecord(scope, { domain: `host${i}.example.com`, details, alertThresholds: [] }), details };
+    return { record: certificateRecord(scope, { id, domain: `host${i}.example.com`, details, alertThresholds: [] }), details };
   });
 }
 
