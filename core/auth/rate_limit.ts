@@ -53,37 +53,13 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
-/**
- * Windows in the shared store: the limit holds across every process on one database.
- *
- * A request waits at most `waitMs` (default 1 s) for the shared count. A process killed inside a write
- * transaction on sqld holds its write lock until sqld gives up on it, about 5 s: every other process's
- * requests would wait that long. Past the wait, the request is judged by this process's own count of
- * the key's window (which never exceeds the shared one, so it refuses no request the shared count
- * would allow), and the shared count is still added when the store answers.
- */
+/** Windows in the shared store: the limit holds across every process on one database. */
 export class StoreRateLimiter implements RateLimiter {
-  readonly #local = new MemoryRateLimiter();
-
-  constructor(
-    private readonly store: RateLimitStore,
-    private readonly waitMs = 1_000,
-  ) {}
+  constructor(private readonly store: RateLimitStore) {}
 
   async hit(keyId: string, limit: number, now: number): Promise<RateLimitState> {
-    const local = this.#local.hit(keyId, limit, now);
-    const shared = this.store.hit(keyId, now, RATE_LIMIT_WINDOW_MS);
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const late = new Promise<null>((resolve) => (timer = setTimeout(resolve, this.waitMs, null)));
-    try {
-      const counted = await Promise.race([shared, late]);
-      if (counted) return stateOf(counted.count, counted.windowStart, limit);
-      // Still counted once the store answers; a failure then has no request left to fail.
-      shared.catch(() => {});
-      return local;
-    } finally {
-      clearTimeout(timer);
-    }
+    const { count, windowStart } = await this.store.hit(keyId, now, RATE_LIMIT_WINDOW_MS);
+    return stateOf(count, windowStart, limit);
   }
 }
 
