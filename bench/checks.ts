@@ -156,19 +156,22 @@ function bareCheck(n: number): Promise<void> {
   });
 }
 
-/** `concurrency` workers of the bare loop over the same names and servers, for `secs` seconds. */
-async function bareLoop(secs: number, into: Measured): Promise<void> {
+/**
+ * `concurrency` workers running `check` over the same names and servers for `secs` seconds (after a
+ * warm-up), into `into`, with the CPU time `cpu()` counts (this process's by default).
+ */
+async function workLoop(secs: number, into: Measured, check: (n: number) => Promise<void>, cpu?: () => number): Promise<void> {
   let done = 0;
   let next = 0;
   let running = true;
   const workers = Array.from({ length: concurrency }, async () => {
     while (running) {
-      await bareCheck(next++ % count);
+      await check(next++ % count);
       done++;
     }
   });
   await Bun.sleep(WARM_UP_MS);
-  await measure(secs, () => done, into);
+  await measure(secs, () => done, into, cpu);
   running = false;
   await Promise.all(workers);
 }
@@ -209,26 +212,11 @@ async function startBlackbox(): Promise<{ child: ReturnType<typeof Bun.spawn>; b
   return { child, base };
 }
 
-/** `concurrency` probes of blackbox_exporter in flight over the same servers, for `secs` seconds. */
-async function blackboxLoop(blackbox: { child: ReturnType<typeof Bun.spawn>; base: string }, secs: number, into: Measured): Promise<void> {
-  let done = 0;
-  let next = 0;
-  let running = true;
-  const probe = async (n: number) => {
-    const response = await fetch(`${blackbox.base}/probe?module=tls&target=127.0.0.${(n % addresses) + 1}:${portOf(n)}`);
-    const body = await response.text();
-    if (!/^probe_success 1$/m.test(body)) throw new Error(`blackbox_exporter's probe failed: ${body.slice(0, 300)}`);
-  };
-  const workers = Array.from({ length: concurrency }, async () => {
-    while (running) {
-      await probe(next++ % count);
-      done++;
-    }
-  });
-  await Bun.sleep(WARM_UP_MS);
-  await measure(secs, () => done, into, () => processesCpu([blackbox.child.pid]));
-  running = false;
-  await Promise.all(workers);
+/** One probe of blackbox_exporter, as a scrape asks it; a failed probe stops the benchmark. */
+async function blackboxProbe(blackbox: { base: string }, n: number): Promise<void> {
+  const response = await fetch(`${blackbox.base}/probe?module=tls&target=127.0.0.${(n % addresses) + 1}:${portOf(n)}`);
+  const body = await response.text();
+  if (!/^probe_success 1$/m.test(body)) throw new Error(`blackbox_exporter's probe failed: ${body.slice(0, 300)}`);
 }
 const blackbox = await startBlackbox();
 const store = await openLibsqlStore({ url: `file:${join(dir, "bench.db")}` });
@@ -288,8 +276,8 @@ for (let run = 0; run < runs; run++) {
   const measured = new Measured();
   const probed = new Measured();
   for (let slice = 0; slice < SLICES; slice++) {
-    await bareLoop(seconds / SLICES, floor);
-    if (blackbox) await blackboxLoop(blackbox, seconds / SLICES, probed);
+    await workLoop(seconds / SLICES, floor, bareCheck);
+    if (blackbox) await workLoop(seconds / SLICES, probed, (n) => blackboxProbe(blackbox, n), () => processesCpu([blackbox.child.pid]));
     core.start();
     await Bun.sleep(WARM_UP_MS);
     await measure(seconds / SLICES, () => checks, measured);
