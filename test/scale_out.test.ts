@@ -140,6 +140,50 @@ describe("two server processes on one libSQL server", () => {
     expect((await call(a, key, "GET", "/v1/certificates")).body.error.code).toBe("expired_api_key");
   });
 
+  test("a process killed holding sqld's write lock: keyed requests wait it out and succeed, health answers at once, readiness says 503", async () => {
+    const { newKey } = await owner(store);
+    const key = await newKey();
+    // Another client of the same sqld takes the write lock (BEGIN IMMEDIATE) and dies without a word.
+    const holder = Bun.spawn(
+      [
+        process.execPath,
+        "-e",
+        `import { createClient } from "@libsql/client";
+         const tx = await createClient({ url: process.env.SQLD_URL }).transaction("write");
+         await tx.execute("SELECT 1");
+         console.log("held");
+         await new Promise(() => {});`,
+      ],
+      { cwd: join(import.meta.dir, ".."), env: { ...process.env, SQLD_URL: sqld.url }, stdout: "pipe", stderr: "pipe" },
+    );
+    cleanups.push(async () => holder.kill("SIGKILL"));
+    const reader = holder.stdout.getReader();
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("held");
+    holder.kill("SIGKILL");
+    await holder.exited;
+
+    const timed = async <T>(work: () => Promise<T>) => {
+      const started = performance.now();
+      const value = await work();
+      return { value, ms: performance.now() - started };
+    };
+    const [health, ready, keyed] = await Promise.all([
+      timed(async () => (await fetch(`${a.url}/healthz`)).status),
+      timed(async () => (await fetch(`${a.url}/readyz`)).status),
+      timed(async () => (await call(a, key, "GET", "/v1/certificates")).status),
+    ]);
+    expect(health).toMatchObject({ value: 200 });
+    expect(health.ms).toBeLessThan(1_000);
+    // The database does not take a write within 2 s: not ready for traffic meanwhile.
+    expect(ready.value).toBe(503);
+    // The request with a key waits for sqld to take the lock back (5 s), then is served as ever.
+    expect(keyed.value).toBe(200);
+    expect(keyed.ms).toBeGreaterThan(2_000);
+    expect(keyed.ms).toBeLessThan(9_000);
+    expect((await fetch(`${b.url}/readyz`)).status).toBe(200);
+    expect((await call(b, key, "GET", "/v1/certificates")).status).toBe(200);
+  });
+
   test("both stop on SIGTERM with exit code 0", async () => {
     expect(await Promise.all([a.stop(), b.stop()])).toEqual([0, 0]);
   });
