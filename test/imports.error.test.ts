@@ -88,6 +88,19 @@ describe("POST /v1/imports refuses, creating nothing", () => {
     expectError(await h.request("POST", "/v1/imports", { rawBody: "a.com", headers: { "content-type": "text/plain" } }), 415, "unsupported_media_type");
     expectError(await h.request("POST", "/v1/imports", { rawBody: '{"certificates": [', headers: { "content-type": "application/json" } }), 400, "invalid_request");
   });
+
+  test("an item nesting 60,000 arrays (120 KB, under the limit): 400 invalid_request naming the depth, not a 500; 32 levels still read", async () => {
+    const nested = (depth: number) => `{"certificates":[{"domain":"deep.example.com","tags":${"[".repeat(depth)}${"]".repeat(depth)}}]}`;
+    const deep = await h.request("POST", "/v1/imports", { rawBody: nested(60_000), headers: { "content-type": "application/json" } });
+    expectError(deep, 400, "invalid_request");
+    expect(deep.body.error.message).toContain("more than 32 levels");
+    // The body itself is 3 levels, the item's tags 29 more: read, and refused for what the tags hold.
+    const limit = await h.request("POST", "/v1/certificates", { rawBody: `{"domain":"a.example.com","tags":${"[".repeat(29)}${"]".repeat(29)}}`, headers: { "content-type": "application/json" } });
+    expectError(limit, 400, "invalid_request");
+    expect(limit.body.error.message).not.toContain("levels");
+    const over = await h.request("POST", "/v1/certificates", { rawBody: `{"domain":"a.example.com","tags":${"[".repeat(32)}${"]".repeat(32)}}`, headers: { "content-type": "application/json" } });
+    expect(over.body.error.message).toContain("more than 32 levels");
+  });
 });
 
 describe("GET /v1/imports/{id}", () => {

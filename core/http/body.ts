@@ -16,11 +16,36 @@ export async function readJsonBody(request: Request, maxBytes: number = MAX_BODY
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const text = await readBounded(request, maxBytes);
   if (text.trim() === "") throw new CertkeeperError("invalid_request", "The request body is empty: send a JSON object.");
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (error) {
     throw new CertkeeperError("invalid_request", `The request body is not valid JSON: ${(error as Error).message}.`);
   }
+  if (nestedDeeperThan(body, MAX_BODY_DEPTH)) {
+    throw new CertkeeperError("invalid_request", `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`);
+  }
+  return body;
+}
+
+/**
+ * Levels of arrays and objects a body may nest (the API's own bodies nest a few). A parser reads far
+ * deeper than code that walks the value again, serialising or validating it, can follow on its stack.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+/** Whether `value` nests arrays and objects more than `limit` levels deep; walked without recursion. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== "object" || item === null) continue;
+    if (depth > limit) return true;
+    for (const inner of Array.isArray(item) ? item : Object.values(item)) {
+      if (typeof inner === "object" && inner !== null) pending.push([inner, depth + 1]);
+    }
+  }
+  return false;
 }
 
 /**
