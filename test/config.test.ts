@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { configFromEnv, DEFAULT_CONFIG } from "../core/config/config.ts";
+import { changedSettings, maskUrl } from "../core/config/settings_summary.ts";
+import { redactDatabaseUrl } from "../adapters/elysia/server.ts";
 
 describe("configFromEnv()", () => {
   test("CERTKEEPER_DNS_SERVERS: system (the default) and off are words, a bare IPv6 address takes port 53", () => {
@@ -165,5 +167,25 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_CAA_IDENTITIES", "Example CA=not a domain"],
   ])("refuses %s=%p naming the variable", (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(name);
+  });
+});
+
+describe("credentials in the settings line and the database URL logged at start", () => {
+  test.each([
+    // A password holding an @ is the URL parser's (and so the transport's) up to the authority's last @.
+    ["smtp://ops:s3cret@Tail-Of-Password@mail.example:587", "smtp://ops:********@mail.example:587", "s3cret@Tail-Of-Password"],
+    ["smtp://ops:plain@mail.example:587", "smtp://ops:********@mail.example:587", "plain"],
+    ["libsql://t0ken-only@db.example?authToken=abc#x", "libsql://********@db.example?authToken=********#x", "t0ken-only"],
+    ["http://user:p@ss/word@db.example/path", "http://user:********@ss/word@db.example/path", null],
+    ["file:./data/certkeeper.db", "file:./data/certkeeper.db", null],
+  ])("maskUrl(%p) is %p", (url, masked, password) => {
+    expect(maskUrl(url)).toBe(masked);
+    if (password !== null) expect(decodeURIComponent(new URL(url).password || new URL(url).username)).toBe(password);
+    if (password !== null) expect(redactDatabaseUrl(url)).not.toContain(password);
+  });
+
+  test("the settings line masks the whole of an SMTP password that holds an @", () => {
+    const logged = changedSettings({ ...DEFAULT_CONFIG, smtpUrl: "smtp://ops:s3cret@Tail-Of-Password@mail.example:587" });
+    expect(logged.CERTKEEPER_SMTP_URL).toBe("smtp://ops:********@mail.example:587");
   });
 });

@@ -122,5 +122,6 @@ function portError(config: Config, error: unknown): Error {
 
 /** The database URL without credentials, for logs. */
 export function redactDatabaseUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, "//***@").replace(/([?&](authToken|token)=)[^&]*/gi, "$1***");
+  // The user information ends at the authority's last @ (a password may hold one).
+  return url.replace(/\/\/[^/?#]*@/, "//***@").replace(/([?&](authToken|token)=)[^&#]*/gi, "$1***");
 }

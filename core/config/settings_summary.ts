@@ -33,12 +33,20 @@ function render(field: string, value: unknown): string {
   return typeof value === "object" ? JSON.stringify(value) : String(value);
 }
 
-/** A URL's password and token query parameters masked; anything that is not a URL as it is. */
+/**
+ * A URL's password and token query parameters masked; anything that is not a URL as it is. The user
+ * information ends at the authority's last `@`, as URL parsers (and so the transports) read it: a
+ * password holding an `@` is masked whole. A user without a password is taken for a token and masked.
+ */
 export function maskUrl(text: string): string {
-  return text
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/i, `$1:${MASK}@`)
-    .replace(/^([a-z][a-z0-9+.-]*:\/\/)[^:@/]+@/i, `$1${MASK}@`)
-    .replace(/([?&](?:authToken|token|password|secret)=)[^&]*/gi, `$1${MASK}`);
+  let masked = text;
+  // Greedy up to the end of the authority (the first /, ? or #): its last @.
+  const userinfo = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i.exec(text);
+  if (userinfo) {
+    const colon = userinfo[2]!.indexOf(":");
+    masked = `${userinfo[1]}${colon >= 0 ? `${userinfo[2]!.slice(0, colon)}:${MASK}` : MASK}@${text.slice(userinfo[0].length)}`;
+  }
+  return masked.replace(/([?&](?:authToken|token|password|secret)=)[^&#]*/gi, `$1${MASK}`);
 }
 
 /** 21600000 → "6h", 1500 → "1500ms": the shortest exact spelling of CONTRACT §1's durations. */
