@@ -12,6 +12,8 @@ import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { CLI_MAIN, expectFailure, expectUsageError, ISO, runCli, runCliJson, startServe, workspacesRemovedAfterAll, type ServeProcess, type Workspace } from "./support/cli.ts";
 import { WebClient } from "./support/web_client.ts";
 import { writeFileSync } from "node:fs";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { createHarness } from "./support/harness.ts";
 
 setDefaultTimeout(60_000);
 
@@ -259,5 +261,35 @@ describe("help", () => {
     const ws = workspace();
     expectUsageError(await runCli(["org", "list", "--email", "a@b.test"], { env: ws.env }), /--email is not a flag of org list/);
     expectUsageError(await runCli(["help", "frobnicate"], { env: ws.env }), /frobnicate/);
+  });
+});
+
+describe("what tenants typed, at the operator's terminal", () => {
+  test("channel list shows a channel name's escape sequences and line breaks as text: nothing for the terminal to act on, no forged row", async () => {
+    const ws = workspace();
+    const store = await openLibsqlStore({ url: ws.env.CERTKEEPER_DATABASE_URL! });
+    const tenant = await createHarness({ store });
+    try {
+      // An admin of one organization names channels to clear the screen, set the window title, write
+      // the operator's clipboard (OSC 52), reorder text, and forge a row of the table.
+      const names = ["ops\u001b[2J\u001b]0;pwned\u0007\u001b]52;c;Y3VybCBldmlsLnNoIHwgc2g=\u0007", "evil\u202etxt.exe", "a\nch_FORGED  webhook  enabled"];
+      for (const name of names) expect((await tenant.request("POST", "/v1/channels", { body: { type: "email", name, config: { email: "ops@acme.test" } } })).status).toBe(201);
+      const org = tenant.org.id;
+      await tenant.core.stop();
+      const listed = await runCli(["channel", "list", "--org", org], { env: ws.env });
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+      expect(listed.stdout).toContain("ops\\x1b[2J\\x1b]0;pwned\\x07\\x1b]52;c;");
+      expect(listed.stdout).toContain("evil\\u202etxt.exe");
+      expect(listed.stdout).toContain("a\\x0ach_FORGED");
+      // A header and one line a channel: the line break did not make a row of its own.
+      expect(listed.stdout.trim().split("\n")).toHaveLength(1 + names.length);
+      // --json gives the names as they are, for programs.
+      const json = await runCliJson(["channel", "list", "--org", org], { env: ws.env });
+      expect(json.map((channel: { name: string }) => channel.name).sort()).toEqual([...names].sort());
+    } finally {
+      await tenant.close().catch(() => {});
+      await store.close().catch(() => {});
+    }
   });
 });

@@ -8,6 +8,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { resolve } from "node:path";
 import { CLI_MAIN, freePort, startServe, workspacesRemovedAfterAll } from "./support/cli.ts";
 import { WebClient } from "./support/web_client.ts";
+import { createLogger } from "../core/base/log.ts";
 
 setDefaultTimeout(60_000);
 
@@ -157,5 +158,21 @@ describe("readable logs keep §10's secrets out", () => {
     expect(stdout).toContain("request");
     const secrets = { password: PASSWORD, key, keyBody: key.slice(8), metricsToken, headerValue, signingSecret: hook.data.config.signingSecret, cookie: [...browser.cookies.values()][0]! };
     expect(Object.entries(secrets).filter(([, secret]) => stdout.includes(secret) || stderr.includes(secret)).map(([name]) => name)).toEqual([]);
+  });
+});
+
+describe("pretty lines and what callers typed", () => {
+  test("a field holding escape sequences, C1 controls or order marks (a channel's name, a server's error) is shown, never acted on", () => {
+    const lines: string[] = [];
+    const logger = createLogger("info", { format: "pretty", write: (line) => lines.push(line) });
+    logger.info("delivery failed", { channel: "ops\u001b[2J", error: "bad \u009b31m answer", name: "evil\u202etxt.exe" });
+    logger.info("first start", { commands: ["run\u001b]0;title\u0007 this"], note: "then\u001b[1A over" });
+    const text = lines.join("\n");
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(lines[0]).toContain('channel="ops\\u001b[2J"');
+    expect(lines[0]).toContain('error="bad \\x9b31m answer"');
+    expect(lines[0]).toContain('name="evil\\u202etxt.exe"');
+    expect(lines[1]).toContain("    run\\x1b]0;title\\x07 this");
+    expect(lines[1]).toContain("  note: then\\x1b[1A over");
   });
 });

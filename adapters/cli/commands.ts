@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import type { Config } from "../../core/config/mod.ts";
 import { presentKey, type Admin, type OrganizationUsage } from "../../core/accounts/mod.ts";
-import { CertkeeperError, silentLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
+import { CertkeeperError, printable, silentLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
 import type { Principal } from "../../core/auth/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
 import type { Wired } from "../wiring/mod.ts";
@@ -324,8 +324,9 @@ const keyList: CommandSpec = {
 
 export const ACCOUNT_COMMANDS: CommandSpec[] = [orgCreate, orgUpdate, orgList, userCreate, userList, userSetPassword, keyCreate, keyRevoke, keyList];
 
-/** Columns padded to their widest cell, two spaces apart. */
-export function table(header: string[], rows: string[][]): string {
+/** Columns padded to their widest cell, two spaces apart; each cell on one line, shown, never acted on by the terminal. */
+export function table(header: string[], rawRows: string[][]): string {
+  const rows = rawRows.map((row) => row.map((cell) => printable(cell ?? "", false)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] ?? "").length)));
   const line = (cells: string[]) => cells.map((cell, i) => (i === cells.length - 1 ? cell : cell.padEnd(widths[i]!))).join("  ");
   return [line(header), ...rows.map(line)].join("\n");

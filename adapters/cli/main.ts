@@ -6,7 +6,7 @@
  */
 import { parseArgs } from "node:util";
 import { configFromEnv, ConfigError, type Config } from "../../core/config/mod.ts";
-import { CertkeeperError } from "../../core/base/mod.ts";
+import { CertkeeperError, printable } from "../../core/base/mod.ts";
 import { ACCOUNT_COMMANDS } from "./commands.ts";
 import { checkCommand } from "./check.ts";
 import { loadTrust } from "./trust.ts";
@@ -157,8 +157,9 @@ async function main(argv: string[]): Promise<number> {
       readStdin: () => new Response(Bun.stdin.stream()).text(),
       interactive: Boolean(process.stderr.isTTY),
     });
-    console.log(flags.json ? JSON.stringify(outcome.json, null, 2) : outcome.text);
-    for (const note of outcome.notes ?? []) console.error(note);
+    // What callers of the API typed (names, tags, a server's error) reaches the terminal shown, never acted on.
+    console.log(flags.json ? JSON.stringify(outcome.json, null, 2) : printable(outcome.text));
+    for (const note of outcome.notes ?? []) console.error(printable(note));
     return outcome.exitCode ?? 0;
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(spec, error.message);
@@ -213,7 +214,7 @@ function usageFailure(spec: CommandSpec, message: string): number {
 }
 
 function fail(message: string, code: number): number {
-  console.error(message.startsWith("Usage") || message.startsWith("Error:") || message.includes("\n\nUsage") ? message : `Error: ${message}`);
+  console.error(printable(message.startsWith("Usage") || message.startsWith("Error:") || message.includes("\n\nUsage") ? message : `Error: ${message}`));
   return code;
 }
 

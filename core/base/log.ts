@@ -134,16 +134,33 @@ function renderPretty(time: string, level: LogLevel, message: string, fields: Lo
   }
   const block = [head];
   for (const [key, value] of entries) {
-    if (isLines(value)) block.push("", ...value.map((line) => `    ${line}`), "");
-    else block.push(`  ${key}: ${typeof value === "string" ? value : prettyValue(value)}`);
+    if (isLines(value)) block.push("", ...value.map((line) => `    ${printable(line, false)}`), "");
+    else block.push(`  ${key}: ${typeof value === "string" ? printable(value, false) : prettyValue(value)}`);
   }
   return block.join("\n");
 }
 
 function prettyValue(value: unknown): string {
-  if (value instanceof Error) return JSON.stringify(value.message);
-  if (typeof value === "string") return /^[^\s"=]+$/.test(value) ? value : JSON.stringify(value);
-  return JSON.stringify(value, errorReplacer) ?? String(value);
+  if (value instanceof Error) return printable(JSON.stringify(value.message));
+  if (typeof value === "string") return /^[^\s"=]+$/.test(value) && printable(value) === value ? value : printable(JSON.stringify(value));
+  return printable(JSON.stringify(value, errorReplacer) ?? String(value));
+}
+
+/** What a terminal would act on instead of showing: C0 and C1 controls, DEL, line and bidirectional-order marks. */
+const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const CONTROLS_AND_LAYOUT = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/**
+ * `text` safe to write to a terminal: every character a terminal would act on (an escape sequence
+ * clearing the screen, setting the title or the clipboard, text reordered) written out as `\x1b` or
+ * `\u202e`. Line breaks and tabs stay, unless `layout` is false (a table's cell, a value on one line).
+ * Data callers chose (names, tags, a server's error) passes through this before any terminal sees it.
+ */
+export function printable(text: string, layout = true): string {
+  return text.replace(layout ? CONTROLS : CONTROLS_AND_LAYOUT, (char) => {
+    const code = char.charCodeAt(0);
+    return code <= 0xff ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  });
 }
 
 /** Errors serialise as name, message and stack (stacks go to logs, never to responses). */
