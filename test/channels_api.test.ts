@@ -1,6 +1,7 @@
 /** The channels API: SPEC.md §4.1 and CONTRACT §6, every type, every error in its order, masking, tests. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DEFAULT_CONFIG } from "../core/config/config.ts";
+import { channelSecrets } from "../core/channels/channel_config.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
 import { createHarness, expectData, expectError, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
@@ -275,6 +276,17 @@ describe("review fixes", () => {
   test("a chat URL ending in a slash still has its token masked", async () => {
     const data = expectData(await add({ type: "slack", name: "slash", config: { webhookUrl: "https://hooks.slack.com/services/T/B/tokenSECRET/" } }), 201);
     expect(data.config).toEqual({ webhookUrl: "https://hooks.slack.com/services/T/B/********/" });
+  });
+
+  test("a chat URL whose last segment names a format (Discord's …/{token}/slack) has the token before it masked too, in errors as well", async () => {
+    const token = "Zx9fQpL2mN8vRt4KwY7bHs3cJd6GaE1uVo5iXq0TeB-AyPn_Mkr";
+    const data = expectData(await add({ type: "slack", name: "compat", config: { webhookUrl: `https://discord.com/api/webhooks/112233445566778899/${token}/slack` } }), 201);
+    expect(data.config).toEqual({ webhookUrl: "https://discord.com/api/webhooks/112233445566778899/********/********" });
+    const listed = await h.request("GET", "/v1/channels", { key: h.keys.member.key });
+    expect(listed.status).toBe(200);
+    expect(JSON.stringify(listed.body)).not.toContain(token);
+    expect(channelSecrets("slack", { webhookUrl: `https://discord.com/api/webhooks/1/${token}/GitHub` })).toEqual([token]);
+    expect(channelSecrets("slack", { webhookUrl: `https://hooks.slack.com/services/T0/B0/${token}` })).toEqual([token]);
   });
 
   test("a bad channel name is reported by its field name", async () => {

@@ -215,13 +215,30 @@ export function maskChatUrl(value: string): string {
   try {
     const url = new URL(value);
     const segments = url.pathname.split("/");
-    // The last segment that has anything in it: a trailing slash must not leave the token showing.
-    const last = segments.findLastIndex((segment) => segment !== "");
-    if (last > 0) segments[last] = MASK;
+    for (const at of secretSegments(segments)) segments[at] = MASK;
     return `${url.origin}${segments.join("/")}${url.search ? `?${MASK}` : ""}`;
   } catch {
     return MASK;
   }
+}
+
+/**
+ * Endings a chat service appends after the token to take another service's format (Discord's
+ * `/webhooks/{id}/{token}/slack` and `/github`): not secret themselves, and the token is before them.
+ */
+const FORMAT_SUFFIXES = new Set(["slack", "github"]);
+
+/**
+ * Where the token is among a webhook URL path's segments: the last one that has anything in it (a
+ * trailing slash must not leave the token showing), and the one before it when the last only names a
+ * format.
+ */
+function secretSegments(segments: string[]): number[] {
+  const last = segments.findLastIndex((segment) => segment !== "");
+  if (last <= 0) return [];
+  if (!FORMAT_SUFFIXES.has(segments[last]!.toLowerCase())) return [last];
+  const before = segments.findLastIndex((segment, at) => at < last && segment !== "");
+  return before > 0 ? [before, last] : [last];
 }
 
 /** The config as shown after creation: header values and chat webhook secrets masked. */
@@ -261,7 +278,8 @@ export function channelSecrets(type: ChannelType, config: Record<string, unknown
   if (type === "discord" || type === "slack" || type === "teams") {
     try {
       const url = new URL(String(config.webhookUrl));
-      add(url.pathname.split("/").findLast((segment) => segment !== ""));
+      const segments = url.pathname.split("/");
+      for (const at of secretSegments(segments)) if (!FORMAT_SUFFIXES.has(segments[at]!.toLowerCase())) add(segments[at]);
       add(url.search.slice(1));
     } catch {}
   }
