@@ -11,6 +11,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
+import { FixtureLog } from "./support/ct_log_server.ts";
 import { createHarness } from "./support/harness.ts";
 import { DEFAULT_CONFIG } from "../core/config/config.ts";
 import { ConfigError } from "../core/config/config.ts";
@@ -88,6 +89,74 @@ describe("heads that are not believed", () => {
     await w.caughtUp(3);
     expect((await eventsFor(w, 3)).map((event) => event.data.dnsNames[0])).toEqual(["a.shrink.example", "b.shrink.example", "c.shrink.example"]);
   });
+});
+
+describe("a log that forks while the follower is behind its last verified head", () => {
+  /**
+   * The follower verified head H1 but read only to a position below it (a run was refused: an entry
+   * served wrong). Then the log serves a larger head H2. Believed only as H1's extension: the entries
+   * up to H1 are proven against H1 first (RFC 6962 §5.3; static-ct-api's consistency with the current
+   * checkpoint).
+   */
+  async function behindH1(kind: "rfc6962" | "tiled") {
+    world = await startCtWorld({ logs: [kind === "rfc6962" ? { kind, batchLimit: 8 } : { kind, gzip: false }], ctFollower: { runEntries: 8 } });
+    const w = world;
+    const log = w.logs[0]!;
+    await w.caughtUp(0);
+    await w.addWatch({ domain: "fork.example" });
+    const filler = await w.issue({ dnsNames: ["filler.other.example"], logs: [] });
+    const fill = (i: number) => log.logCertificate(filler.certificate.rawData, filler.chain, { timestamp: Date.now() + i });
+    // The first run: 8 entries (and the log's batch of 8 learnt).
+    for (let i = 0; i < 8; i++) fill(i);
+    w.publishAll();
+    await w.caughtUp(8);
+    // H1: 40 entries, a watched issuance at 20; entry 17 served wrong for now.
+    for (let i = 8; i < 40; i++) {
+      if (i === 20) await w.issue({ dnsNames: ["login.fork.example"] });
+      else fill(i);
+    }
+    const liar = new FixtureLog({ kind });
+    liar.logCertificate(filler.certificate.rawData, filler.chain, { timestamp: 1 });
+    log.lies.set(17, liar.entries[0]!);
+    log.publish();
+    const h1 = log.head.root;
+    // Stopped at the run holding entry 17 (an RFC 6962 run of 8 from 16; a tile log's first tile from 8).
+    const stuck = await logWhen(w, log.url, "stopped below 17 under H1", (l) => l.treeSize === 40 && l.position >= 8 && l.position <= 16 && l.lastError !== null);
+    expect(stuck.lastError).toMatch(/do not match its signed tree head \(size 40\)/);
+    return { w, log, fill, h1, position: stuck.position as number };
+  }
+
+  test("a fork (H2 not an extension of H1) is refused, H1 kept as the last verified head; both kinds of log", async () => {
+    for (const kind of ["rfc6962", "tiled"] as const) {
+      const { w, log, fill, h1, position } = await behindH1(kind);
+      // The fork: the entries read so far kept, others after them (no watched issuance) signed as H2, size 47.
+      log.entries.length = position;
+      log.tree.leafHashes.length = position;
+      for (let i = position; i < 47; i++) fill(1000 + i);
+      log.lies.clear();
+      log.publish();
+      expect(Buffer.from(log.tree.root(40)).equals(Buffer.from(h1))).toBe(false);
+      const refused = await logWhen(w, log.url, "the fork refused", (l) => l.lastError !== null && l.lastError !== undefined && /size 40/.test(l.lastError));
+      // Three rounds' time more: never believed.
+      await Bun.sleep(500);
+      const [shown] = await w.ctLogs();
+      expect(shown).toMatchObject({ treeSize: 40, position });
+      expect(shown.lastError).toBe(refused.lastError);
+      expect(shown.lastError).toMatch(/do not match its signed tree head \(size 40\): not believed/);
+      expect(await w.issued()).toEqual([]);
+      await world!.close();
+      world = undefined;
+    }
+  }, 60_000);
+
+  test("an honest log that grew meanwhile is read to H1, then on to H2: each issuance once", async () => {
+    const { w, log, fill } = await behindH1("rfc6962");
+    for (let i = 40; i < 47; i++) fill(i);
+    log.lies.clear();
+    log.publish();
+    await logWhen(w, log.url, "read to 47", (l) => l.treeSize === 47 && l.position === 47 && l.lastError === null);
+    expect((await eventsFor(w, 1)).map((event) => event.data.dnsNames)).toEqual([["login.fork.example"]]);
+  }, 60_000);
 });
 
 describe("failing, slow and hostile answers", () => {

@@ -133,12 +133,23 @@ class LogFollower {
     const { store, owner, clock } = this.context;
     const record = (this.#record ??= await this.#load());
     const head = await this.reader.head();
+    // A round stopped while it waited (the list changed, the process stops) writes nothing more.
+    if (this.signal.aborted) return;
     const root = Buffer.from(head.root).toString("base64");
     if (record.treeSize !== null && head.size < record.treeSize) {
       throw new LogRefused(`its new head (size ${head.size}) is smaller than the last verified one (size ${record.treeSize}): not believed`);
     }
     if (record.treeSize === head.size && record.rootHash !== root) {
       throw new LogRefused(`it signed two different roots for size ${head.size}: not believed`);
+    }
+    if (record.treeSize !== null && head.size > record.treeSize && record.position !== null && record.position < record.treeSize) {
+      // Behind the last verified head when a larger one comes: the entries up to the verified head
+      // are read and proven against it first, so the new head is believed only as the extension of
+      // that tree (RFC 6962 §5.3, static-ct-api's "consistency with the current checkpoint"). A log
+      // that forked meanwhile (a split view) is refused there, its last verified head kept.
+      this.#range ??= CompactRange.decode(record.position, record.compactRange);
+      await this.#readTo({ size: record.treeSize, root: new Uint8Array(Buffer.from(record.rootHash!, "base64")), timestamp: record.headTimestamp ?? 0 });
+      if (this.signal.aborted) return;
     }
     if (record.treeSize !== head.size) {
       const patch = { treeSize: head.size, rootHash: root, headTimestamp: head.timestamp, updatedAt: clock.now() };
@@ -154,6 +165,7 @@ class LogFollower {
     }
     this.#range ??= CompactRange.decode(record.position!, record.compactRange);
     if (record.position! < head.size) await this.#readTo(head);
+    if (this.signal.aborted) return;
     if (record.lastError !== null) {
       if (!(await store.ctLogs.updateLog(owner, this.spec.url, { lastError: null, updatedAt: clock.now() }))) throw new LeaseLost();
       record.lastError = null;
