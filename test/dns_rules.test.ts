@@ -5,7 +5,9 @@
  */
 import { describe, expect, test } from "bun:test";
 import { execFileSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { CaaRecord, TlsaRecord } from "../core/base/records.ts";
 import { BUILT_IN_CAA_IDENTITIES, daneVerdict, issuerDomainOf, judgeCaa, mxMatches, parseStsPolicy, parseStsRecords, presentCaaRecord, type CaaSet } from "../core/dns/mod.ts";
 import { parseResolvConf } from "../core/dns/mod.ts";
@@ -91,6 +93,15 @@ describe("CAA (RFC 8659)", () => {
     expect([both.status, both.blocking?.name]).toEqual(["forbidden", "*.example.com"]);
   });
 
+  test("the usual example.com + *.example.com checked under its apex: the wildcard below it is judged too, by issuewild on the apex's set", () => {
+    const sans = ["example.com", "*.example.com"];
+    const wild = judge({ domain: "example.com", sans, sets: [at("example.com", "example.com", [caa(0, "issue", "letsencrypt.org"), caa(0, "issuewild", ";")])] });
+    expect([wild.status, wild.blocking?.name, wild.blocking?.property]).toEqual(["forbidden", "*.example.com", "issuewild"]);
+    expect(judge({ domain: "example.com", sans, sets: [at("example.com", "example.com", [caa(0, "issue", "letsencrypt.org")])] }).status).toBe("permitted");
+    // Without the wildcard SAN, issuewild says nothing about the apex.
+    expect(judge({ domain: "example.com", sans: ["example.com"], sets: [at("example.com", "example.com", [caa(0, "issue", "letsencrypt.org"), caa(0, "issuewild", ";")])] }).status).toBe("permitted");
+  });
+
   test("an issuer with no known CAA domain is not judged, whatever the records say", () => {
     expect(judge({ issuer: ["Internal Issuing CA"], sets: [at("www.example.com", "example.com", [caa(0, "issue", ";")])] })).toEqual({
       status: "not_judged",
@@ -167,6 +178,18 @@ describe.skipIf(Boolean(opensslMissing))("DANE matching (RFC 6698, RFC 7672)", (
     expect(verdict([ta], { ...served, leafNames: ["other.example.net"] }).status).toBe("mismatch");
     // The anchor must be sent: a chain of the leaf alone does not reach it.
     expect(verdict([ta], { ...served, ders: served.ders.slice(0, 1) }).status).toBe("mismatch");
+  });
+
+  test("a sent certificate whose key this runtime cannot read (Ed448) is passed over: the anchor above it still matches, no throw", async () => {
+    const { intermediate, served } = await chain();
+    const dir = mkdtempSync(join(tmpdir(), "certkeeper-ed448-"));
+    execFileSync("openssl", ["genpkey", "-algorithm", "ed448", "-out", join(dir, "k.pem")]);
+    execFileSync("openssl", ["req", "-x509", "-new", "-key", join(dir, "k.pem"), "-subj", "/CN=extra", "-days", "30", "-out", join(dir, "c.pem")]);
+    const ed448 = new Uint8Array(Buffer.from(readFileSync(join(dir, "c.pem"), "utf8").replace(/-----[^-]+-----|\s/g, ""), "base64"));
+    rmSync(dir, { recursive: true, force: true });
+    const withExtra = { ...served, ders: [served.ders[0]!, ed448, served.ders[1]!] };
+    expect(verdict([record(2, 1, 1, openssl(intermediate.certPem, 1, "sha256"))], withExtra)).toEqual({ status: "match", validated: true });
+    expect(verdict([record(2, 1, 1, "00".repeat(32))], withExtra)).toEqual({ status: "mismatch", validated: true });
   });
 
   test("DANE-TA naming the leaf itself is no trust anchor above it: mismatch", async () => {

@@ -45,8 +45,11 @@ interface Judged {
 }
 
 /**
- * The names CAA is judged for: the domain itself when a SAN names it exactly (or none covers it), and
- * `*.<base>` when a wildcard SAN covers it, whose climb starts at the base (RFC 8659 §3).
+ * The names CAA is judged for: the domain itself when a SAN names it exactly (or none covers it);
+ * `*.<base>` when a wildcard SAN covers it, whose climb starts at the base (RFC 8659 §3); and
+ * `*.<domain>` when the certificate also names the wildcard below the domain (the usual
+ * `example.com` + `*.example.com`, checked under its apex): its renewal asks for that wildcard too,
+ * judged by `issuewild` on the domain's own relevant set.
  */
 function judgedNames(domain: string, subjectAlternativeNames: readonly string[]): Judged[] {
   const names = subjectAlternativeNames.map(canonical);
@@ -57,6 +60,7 @@ function judgedNames(domain: string, subjectAlternativeNames: readonly string[])
   const judged: Judged[] = [];
   if (exact || !wildcard) judged.push({ name: domain, from: domain, wildcard: false });
   if (wildcard) judged.push({ name: `*.${base}`, from: base!, wildcard: true });
+  if (domain.includes(".") && names.includes(`*.${domain}`)) judged.push({ name: `*.${domain}`, from: domain, wildcard: true });
   return judged;
 }
 

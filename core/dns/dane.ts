@@ -73,7 +73,15 @@ export function daneVerdict(finding: TlsaFinding, chain: ServedChain): DaneVerdi
     return { status: "mismatch", validated };
   }
   const leaf = certs[0]!;
-  const matches = (record: TlsaRecord, cert: X509Certificate) => digest(record, cert) === record.data;
+  // A certificate whose key this runtime cannot read (Ed448, brainpool, RSA-PSS, …) matches nothing
+  // and is passed over (RFC 7671 §5.2: unusable elements are skipped), never a failed check.
+  const matches = (record: TlsaRecord, cert: X509Certificate) => {
+    try {
+      return digest(record, cert) === record.data;
+    } catch {
+      return false;
+    }
+  };
   for (const record of usable) {
     if (record.usage === 3 && matches(record, leaf)) return { status: "match", validated };
     if (record.usage === 2) {
