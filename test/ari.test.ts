@@ -137,6 +137,16 @@ describe("RFC 9773 certID", () => {
     expect(retryDelay("soon", now)).toBe(6 * HOUR);
     expect(retryDelay(new Date(now + 2 * HOUR).toUTCString(), now)).toBeGreaterThan(HOUR);
     expect(retryDelay(new Date(now - HOUR).toUTCString(), now)).toBe(MINUTE);
+    // delta-seconds of any length is read (more than a day is a day); what is neither it nor an HTTP-date is unreadable.
+    expect(retryDelay("99999999999999", now)).toBe(24 * HOUR);
+    for (const unreadable of ["-1", "1.5", "+60", "1 2", "-3600", "2026-12-01", "tomorrow 10am"]) expect({ unreadable, delay: retryDelay(unreadable, now) }).toEqual({ unreadable, delay: 6 * HOUR });
+    // The other two forms of an HTTP-date (RFC 9110 §5.6.7).
+    const later = new Date(now + 3 * HOUR);
+    const [day, date, month, year, time] = later.toUTCString().replace(",", "").split(" ");
+    const weekday = { Mon: "Monday", Tue: "Tuesday", Wed: "Wednesday", Thu: "Thursday", Fri: "Friday", Sat: "Saturday", Sun: "Sunday" }[day as "Mon"];
+    for (const form of [`${weekday}, ${date}-${month}-${year!.slice(2)} ${time} GMT`, `${day} ${month} ${String(Number(date)).padStart(2, " ")} ${time} ${year}`]) {
+      expect({ form, hours: Math.round(retryDelay(form, now) / HOUR) }).toEqual({ form, hours: 3 });
+    }
   });
 });
 
