@@ -302,6 +302,27 @@ export function applyCheck(
         if (info.requestedEnd <= now && alertPolicy === "renewal") coverOverdue(next, now);
       }
     }
+    // The same request about a leaf another address serves (a rollout under way, the status judged
+    // over every endpoint, CONTRACT §11): once per serial and window end, naming that address in
+    // data.endpoint, as a revocation of such a leaf is.
+    if (outcome.ok) {
+      for (const endpoint of next.endpoints ?? []) {
+        const details = endpoint.details;
+        const other = details?.renewalInfo;
+        if (!details || details.serialNumber === serialNumber || now > details.notAfter || !other || other.requestedEnd === null) continue;
+        const key = `${details.serialNumber}@${other.requestedEnd}`;
+        if ((next.alertMemory.requested ?? []).includes(key)) continue;
+        drafts.push({
+          type: "certificate.renewal_requested",
+          extra: {
+            window: presentWindow(other.window),
+            explanationUrl: other.explanationUrl,
+            endpoint: { address: endpoint.address, serialNumber: details.serialNumber, expiresAt: iso(details.notAfter) },
+          },
+        });
+        next.alertMemory = { ...next.alertMemory, requested: [key, ...(next.alertMemory.requested ?? [])].slice(0, RENEWAL_MEMORY_SIZE) };
+      }
+    }
     const overdueAnnounced = (next.alertMemory.overdue ?? []).includes(serialNumber);
     if (alertPolicy === "renewal" && !overdueAnnounced) {
       // Before the deadline a leaf is news only if something else is wrong (CONTRACT §18). At the
