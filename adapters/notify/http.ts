@@ -7,7 +7,7 @@ import { isIP } from "node:net";
 import tls from "node:tls";
 import type { Agent } from "undici/index.js";
 import type buildConnector from "undici/types/connector.d.ts";
-import { connectGuarded, deadline, NetFailure } from "../../core/net/mod.ts";
+import { connectGuarded, deadline, NetFailure, retryAfterMs } from "../../core/net/mod.ts";
 import { loadUndici, type Undici } from "./undici.ts";
 import type { ResolveRule } from "../../core/config/mod.ts";
 import type { HttpResult, HttpTransport, OutgoingHttpRequest } from "../../core/notify/mod.ts";
@@ -105,7 +105,7 @@ export function createHttpTransport(options: HttpTransportOptions): ClosableHttp
         await new Promise((resolve) => setImmediate(resolve));
         return {
           status: response.statusCode,
-          retryAfterMs: parseRetryAfter(response.headers["retry-after"], Date.now()),
+          retryAfterMs: retryAfterMs(response.headers["retry-after"], Date.now()),
         };
       } finally {
         limit.clear();
@@ -176,15 +176,3 @@ export function asNetFailure(error: unknown, where: string): NetFailure {
   return new NetFailure("connection_refused", `${where} failed the request (${detail})`);
 }
 
-/**
- * A Retry-After header (delay-seconds or an HTTP date) in ms from `now`; null when absent or
- * unreadable. Fractional seconds, as some chat services send, are accepted.
- */
-export function parseRetryAfter(value: string | string[] | undefined, now: number): number | null {
-  const text = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (!text) return null;
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
-  if (!/[a-z]/i.test(text)) return null;
-  const at = Date.parse(text);
-  return Number.isFinite(at) ? Math.max(0, at - now) : null;
-}

@@ -7,7 +7,7 @@ import { createOutboxTransport, DEFAULT_OUTBOX_DIR } from "./outbox.ts";
 import { createSmtpTransport } from "./smtp.ts";
 import { createHttpFetcher } from "./http_fetch.ts";
 
-export { createHttpTransport, parseRetryAfter, type HttpTransportOptions } from "./http.ts";
+export { createHttpTransport, type HttpTransportOptions } from "./http.ts";
 export { createSmtpTransport, type SmtpTransportOptions } from "./smtp.ts";
 export { createOutboxTransport, DEFAULT_OUTBOX_DIR } from "./outbox.ts";
 export { createHttpFetcher, type HttpFetcherOptions } from "./http_fetch.ts";

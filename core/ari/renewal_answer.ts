@@ -3,6 +3,7 @@
  * suggested window, and the Retry-After that says when to ask again. Anything malformed is an error.
  */
 import { HOUR, MINUTE } from "../base/time.ts";
+import { retryAfterMs } from "../net/mod.ts";
 
 /** A CA's answer that cannot be used; the message is safe to log. */
 export class AriFailure extends Error {
@@ -78,29 +79,12 @@ function isHttpUrl(text: string): boolean {
 }
 
 /**
- * When to ask again after an answer: its Retry-After (delta-seconds or an HTTP-date, RFC 9110
- * §10.2.3), clamped to 1 minute–24 hours (RFC 9773 §4.3: longer is taken as a day); 6 hours when
- * absent or unreadable (an unreadable one is the CA's error, retried as errors are).
+ * When to ask again after an answer: its Retry-After (whole delta-seconds or an HTTP-date), clamped
+ * to 1 minute–24 hours (RFC 9773 §4.3: longer is taken as a day); 6 hours when absent or unreadable
+ * (an unreadable one is the CA's error, retried as errors are).
  */
 export function retryDelay(header: string | undefined, now: number): number {
-  const value = header?.trim();
-  let delay: number | null = null;
-  // delta-seconds is 1*DIGIT, however many: "-1", "1.5", "+60" are not, and are not dates either.
-  if (value && /^\d+$/.test(value)) delay = Number(value) * 1000;
-  else if (value && HTTP_DATE.test(value)) {
-    const at = Date.parse(value);
-    if (Number.isFinite(at)) delay = at - now;
-  }
+  const delay = retryAfterMs(header, now, { fractions: false });
   if (delay === null) return DEFAULT_RETRY;
   return Math.min(RETRY_AFTER_MAX, Math.max(RETRY_AFTER_MIN, delay));
 }
-
-/** The three forms of an HTTP-date a recipient reads (RFC 9110 §5.6.7): IMF-fixdate, RFC 850's, asctime's. */
-const DAY_NAME = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
-const MONTH = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)";
-const TIME = "\\d{2}:\\d{2}:\\d{2}";
-const HTTP_DATE = new RegExp(
-  `^(?:${DAY_NAME}, \\d{2} ${MONTH} \\d{4} ${TIME} GMT` +
-    `|(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), \\d{2}-${MONTH}-\\d{2} ${TIME} GMT` +
-    `|${DAY_NAME} ${MONTH} [ \\d]\\d ${TIME} \\d{4})$`,
-);

@@ -4,7 +4,7 @@
  * every failure is a LogFailure whose message is safe to show.
  */
 import { gunzipSync } from "node:zlib";
-import { FetchFailure, type HttpFetcher } from "../net/mod.ts";
+import { FetchFailure, retryAfterMs, type HttpFetcher } from "../net/mod.ts";
 
 /** The most one answer of a log may hold. */
 export const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
@@ -58,10 +58,10 @@ export async function getRawFromLog(
     throw error;
   }
   if (response.status === 429 || response.status === 503) {
-    throw new LogFailure(`${describe(url)} asked to slow down (HTTP ${response.status})`, retryAfter(response.headers["retry-after"]));
+    throw new LogFailure(`${describe(url)} asked to slow down (HTTP ${response.status})`, retryAfterMs(response.headers["retry-after"], Date.now()));
   }
   if (response.status === 404) throw new LogFailure(`${describe(url)} answered HTTP 404`, null, true);
-  if (response.status !== 200) throw new LogFailure(`${describe(url)} answered HTTP ${response.status}`, retryAfter(response.headers["retry-after"]));
+  if (response.status !== 200) throw new LogFailure(`${describe(url)} answered HTTP ${response.status}`, retryAfterMs(response.headers["retry-after"], Date.now()));
   const encoding = (response.headers["content-encoding"] ?? "identity").trim().toLowerCase();
   if (encoding === "identity" || encoding === "") return { body: response.body, gzip: false };
   if (encoding === "gzip" || encoding === "x-gzip") return { body: response.body, gzip: true };
@@ -83,11 +83,3 @@ export function describe(url: string): string {
   return url.split("?")[0]!;
 }
 
-/** Retry-After as delay-seconds or an HTTP date, in ms from now; null when absent or unreadable. */
-export function retryAfter(value: string | undefined): number | null {
-  const text = value?.trim();
-  if (!text) return null;
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
-  const at = Date.parse(text);
-  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
-}

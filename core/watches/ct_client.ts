@@ -1,6 +1,7 @@
 /** Reads pages of a Cert Spotter-compatible issuances API (`GET {base}/v1/issuances`). */
 import type { HttpFetcher } from "../net/http_fetch.ts";
 import { FetchFailure } from "../net/http_fetch.ts";
+import { retryAfterMs } from "../net/retry_after.ts";
 import { readIssuance, type Issuance } from "./issuance.ts";
 
 /** A page of issuances is a few hundred KB at most; anything far larger is not an answer. */
@@ -46,9 +47,9 @@ export class CtClient {
       throw error;
     }
     if (response.status === 429) {
-      throw new CtFailure("The CT service asked to slow down (HTTP 429)", parseRetryAfter(response.headers["retry-after"]));
+      throw new CtFailure("The CT service asked to slow down (HTTP 429)", retryAfterMs(response.headers["retry-after"], Date.now()));
     }
-    if (response.status !== 200) throw new CtFailure(`The CT service answered HTTP ${response.status}`, parseRetryAfter(response.headers["retry-after"]));
+    if (response.status !== 200) throw new CtFailure(`The CT service answered HTTP ${response.status}`, retryAfterMs(response.headers["retry-after"], Date.now()));
     let json: unknown;
     try {
       json = JSON.parse(Buffer.from(response.body).toString("utf8"));
@@ -66,11 +67,3 @@ export class CtClient {
   }
 }
 
-/** Retry-After as delay-seconds or an HTTP date, in ms from now; null when absent or unreadable. */
-function parseRetryAfter(value: string | undefined): number | null {
-  const text = value?.trim();
-  if (!text) return null;
-  if (/^\d+(\.\d+)?$/.test(text)) return Math.ceil(Number(text) * 1000);
-  const at = Date.parse(text);
-  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
-}
