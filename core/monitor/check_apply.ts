@@ -245,7 +245,7 @@ export function applyCheck(
       drafts.push(
         serial === outcome.details.serialNumber
           ? { type: "certificate.revoked" }
-          : { type: "certificate.revoked", extra: { endpoint: { address, serialNumber: serial, expiresAt: iso(details.notAfter) } } },
+          : { type: "certificate.revoked", extra: { endpoint: endpointNamed(address, details) } },
       );
     }
     if (newlyRevoked.length > 0) {
@@ -317,7 +317,7 @@ export function applyCheck(
           extra: {
             window: presentWindow(other.window),
             explanationUrl: other.explanationUrl,
-            endpoint: { address: endpoint.address, serialNumber: details.serialNumber, expiresAt: iso(details.notAfter) },
+            endpoint: endpointNamed(endpoint.address, details),
           },
         });
         next.alertMemory = { ...next.alertMemory, requested: [key, ...(next.alertMemory.requested ?? [])].slice(0, RENEWAL_MEMORY_SIZE) };
@@ -359,7 +359,7 @@ export function applyCheck(
   if (outcome.ok) {
     for (const { address, details } of next.endpoints) {
       if (!details?.chainExpiry || sameLeaf(details, next.details)) continue;
-      const endpoint = { address, serialNumber: details.serialNumber, expiresAt: iso(details.notAfter) };
+      const endpoint = endpointNamed(address, details);
       chains.push({ above: details.chainExpiry, leafNotAfter: details.notAfter, endpoint });
     }
   }
@@ -460,6 +460,11 @@ function coverOverdue(record: CertificateRecord, now: number): void {
   record.alertMemory = { ...record.alertMemory, overdue: overdue.slice(0, RENEWAL_MEMORY_SIZE) };
   const crossed = thresholdToAnnounce(record.alertThresholds, notAfter, record.alertedThreshold, now);
   if (crossed !== null) record.alertedThreshold = crossed;
+}
+
+/** The address and leaf an event about another node's leaf names in `data.endpoint`. */
+function endpointNamed(address: string | null, details: CertificateDetails): { address: string | null; serialNumber: string; expiresAt: string } {
+  return { address, serialNumber: details.serialNumber, expiresAt: iso(details.notAfter) };
 }
 
 function presentWindow(window: RenewalInfo["window"] | null | undefined): { start: string; end: string } | null {
