@@ -3,7 +3,7 @@
  * on one libSQL server follow the logs through one lease; the holder killed outright in the middle of a
  * long backlog is taken over by the other, which goes on from the last position written; a process
  * started after both raises nothing again. In-process, a stopped and restarted core goes on where it
- * stopped.
+ * stopped, and a list that changes while a run is being written is followed on from that run.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -209,5 +209,72 @@ describe("a core stopped and started again", () => {
     });
     expect(names).toEqual(["a.restart.example", "b.restart.example"]);
     await again.stop();
+  });
+});
+
+describe("the log list changing while a run is being written", () => {
+  test("the new followers start from the run written: no session lost, no warning, every issuance once", async () => {
+    const { createMemoryStore } = await import("../adapters/memory/mod.ts");
+    const { createLogger } = await import("../core/base/log.ts");
+    const { rewriteList } = await import("./support/ct_world.ts");
+    const store = createMemoryStore();
+    // The run naming the first issuance is committed slowly (a busy database), and the list changes
+    // meanwhile. The commit lands once a follower has read the logs' positions under the new list, or
+    // after a second: a follower that started from the position before it would find it moved.
+    let changeList: (() => void) | null = null;
+    let release = () => {};
+    let listed = false;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let applied!: () => void;
+    const landed = new Promise<void>((resolve) => (applied = resolve));
+    const commit = store.ctLogs.commit.bind(store.ctLogs);
+    store.ctLogs.commit = async (batch) => {
+      if (batch.matches.length === 0 || !changeList) return commit(batch);
+      changeList();
+      changeList = null;
+      await Promise.race([released, Bun.sleep(1000)]);
+      const saved = await commit(batch);
+      applied();
+      return saved;
+    };
+    const list = store.ctLogs.list.bind(store.ctLogs);
+    store.ctLogs.list = async () => {
+      const logs = await list();
+      if (!listed && logs.length === 2) {
+        listed = true;
+        release();
+        await landed;
+      }
+      return logs;
+    };
+    const lines: string[] = [];
+    const world = await startCtWorld({
+      store,
+      logs: [{ kind: "rfc6962" }],
+      logger: createLogger("info", (line) => lines.push(line)),
+      ctFollower: { listIntervalMs: 50 },
+    });
+    cleanups.push(() => world.close());
+    await world.caughtUp(0);
+    await world.addWatch({ domain: "listed.example" });
+    const extra = await startFixtureLog({ kind: "tiled" });
+    cleanups.push(() => extra.close());
+    changeList = () => rewriteList(world, [...world.logs, extra]);
+    await world.issue({ dnsNames: ["a.listed.example"] });
+    world.publishAll();
+    await landed;
+    await world.until("the first log at 1 under the new list", async () => {
+      const logs = await world.ctLogs();
+      return logs.length === 2 && logs.find((log: any) => log.url === world.logs[0]!.url)?.position === 1;
+    });
+    await world.issue({ dnsNames: ["b.listed.example"], logs: world.logs });
+    world.publishAll();
+    const names = await world.until("both events", async () => {
+      const events = await world.issued();
+      return events.length >= 2 ? events.map((event) => event.data.dnsNames[0]) : null;
+    });
+    expect(names).toEqual(["a.listed.example", "b.listed.example"]);
+    await world.until("the first log read on", async () => (await world.ctLogs()).find((log: any) => log.url === world.logs[0]!.url)?.position === 2);
+    expect(lines.filter((line) => /taken over|following the CT logs in this process/.test(line))).toEqual([expect.stringContaining("following the CT logs in this process")]);
   });
 });

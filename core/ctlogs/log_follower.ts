@@ -71,6 +71,8 @@ class LogFollower {
   #record: CtLogRecord | null = null;
   #range: CompactRange | null = null;
   #failures = 0;
+  /** Writes to the store under way: run() ends after them, so a follower started after it reads what they wrote. */
+  readonly #writes = new Set<Promise<unknown>>();
 
   constructor(
     private readonly spec: LogSpec,
@@ -80,6 +82,24 @@ class LogFollower {
   ) {}
 
   async run(): Promise<void> {
+    try {
+      await this.#run();
+    } finally {
+      // A run's commit under way when the list changed lands before the new list's followers load
+      // their positions: else they would start from the one before it, and find it moved.
+      while (this.#writes.size > 0) await Promise.all(this.#writes);
+    }
+  }
+
+  /** A write to the store, waited for by run() before it ends. */
+  #tracked<T>(write: Promise<T>): Promise<T> {
+    const forget = (): void => void this.#writes.delete(settled);
+    const settled: Promise<void> = write.then(forget, forget);
+    this.#writes.add(settled);
+    return write;
+  }
+
+  async #run(): Promise<void> {
     const { clock, logger, store, owner } = this.context;
     // Stopping does not wait for a request under way (it may take 3 × CERTKEEPER_TLS_TIMEOUT): the
     // round is left to end on its own, and writes nothing once stopped.
@@ -108,7 +128,7 @@ class LogFollower {
         wait = this.#backoff(error);
         try {
           if (this.#record?.lastError !== message) {
-            if (!(await store.ctLogs.updateLog(owner, this.spec.url, { lastError: message, updatedAt: clock.now() }))) {
+            if (!(await this.#tracked(store.ctLogs.updateLog(owner, this.spec.url, { lastError: message, updatedAt: clock.now() })))) {
               this.context.onLeaseLost();
               return;
             }
@@ -153,13 +173,14 @@ class LogFollower {
     }
     if (record.treeSize !== head.size) {
       const patch = { treeSize: head.size, rootHash: root, headTimestamp: head.timestamp, updatedAt: clock.now() };
-      if (!(await store.ctLogs.updateLog(owner, this.spec.url, patch))) throw new LeaseLost();
+      if (!(await this.#tracked(store.ctLogs.updateLog(owner, this.spec.url, patch)))) throw new LeaseLost();
       Object.assign(record, patch);
     }
     if (record.position === null) {
       const range = await this.reader.compactRangeAt(head);
+      if (this.signal.aborted) return;
       const start = { position: head.size, compactRange: range.encode(), updatedAt: clock.now() };
-      if (!(await store.ctLogs.startLog(owner, this.spec.url, start))) throw new LeaseLost();
+      if (!(await this.#tracked(store.ctLogs.startLog(owner, this.spec.url, start)))) throw new LeaseLost();
       Object.assign(record, start);
       this.#range = range;
     }
@@ -167,7 +188,7 @@ class LogFollower {
     if (record.position! < head.size) await this.#readTo(head);
     if (this.signal.aborted) return;
     if (record.lastError !== null) {
-      if (!(await store.ctLogs.updateLog(owner, this.spec.url, { lastError: null, updatedAt: clock.now() }))) throw new LeaseLost();
+      if (!(await this.#tracked(store.ctLogs.updateLog(owner, this.spec.url, { lastError: null, updatedAt: clock.now() })))) throw new LeaseLost();
       record.lastError = null;
     }
   }
@@ -232,7 +253,7 @@ class LogFollower {
     const { store, owner, clock } = this.context;
     if (this.signal.aborted) return;
     const batch: CtBatch = { owner, url: this.spec.url, from, position: range.size, compactRange: range.encode(), matches, updatedAt: clock.now() };
-    const saved = await store.ctLogs.commit(batch);
+    const saved = await this.#tracked(store.ctLogs.commit(batch));
     if (!saved.saved) throw new LeaseLost();
     const record = this.#record!;
     record.position = range.size;
