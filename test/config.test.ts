@@ -69,7 +69,7 @@ describe("configFromEnv()", () => {
       CERTKEEPER_ARI: "off",
       CERTKEEPER_ACME_DIRECTORIES: "Internal CA=https://ca.internal.example/acme/directory, let's encrypt=http://127.0.0.1:14000/dir",
       CERTKEEPER_DNS_SERVERS: "127.0.0.1:5353, [::1]:53 ,192.0.2.53",
-      CERTKEEPER_CAA_IDENTITIES: "Example Issuing CA=CA.Example.,Internal Root=pki.corp.example",
+      CERTKEEPER_CAA_IDENTITIES: "Example Issuing CA=CA.Example.,Internal Root=pki.corp.example, Entrust\\, Inc.=entrust.net,Back\\\\slash=b.example",
     });
     expect(config).toEqual({
       host: "0.0.0.0",
@@ -118,6 +118,8 @@ describe("configFromEnv()", () => {
       caaIdentities: [
         { name: "Example Issuing CA", domain: "ca.example" },
         { name: "Internal Root", domain: "pki.corp.example" },
+        { name: "Entrust, Inc.", domain: "entrust.net" },
+        { name: "Back\\slash", domain: "b.example" },
       ],
     });
   });
@@ -165,6 +167,8 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_CAA_IDENTITIES", "Let's Encrypt"],
     ["CERTKEEPER_CAA_IDENTITIES", "=letsencrypt.org"],
     ["CERTKEEPER_CAA_IDENTITIES", "Example CA=not a domain"],
+    // A comma not escaped still ends the pair: the name before it alone is not a pair.
+    ["CERTKEEPER_CAA_IDENTITIES", "Entrust, Inc.=entrust.net"],
   ])("refuses %s=%p naming the variable", (name, value) => {
     expect(() => configFromEnv({ [name]: value })).toThrow(name);
   });

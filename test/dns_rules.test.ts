@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { CaaRecord, TlsaRecord } from "../core/base/records.ts";
 import { BUILT_IN_CAA_IDENTITIES, daneVerdict, issuerDomainOf, judgeCaa, mxMatches, parseStsPolicy, parseStsRecords, presentCaaRecord, type CaaSet } from "../core/dns/mod.ts";
 import { parseResolvConf } from "../core/dns/mod.ts";
+import { parseCaaIdentities } from "../core/config/mod.ts";
 import { createLeaf } from "./support/pki.ts";
 import { testPki } from "./support/harness.ts";
 
@@ -64,6 +65,13 @@ describe("CAA (RFC 8659)", () => {
     expect(judge({ sets: [at("www.example.com", "example.com", [caa(0, "issue", ";")])] }).status).toBe("forbidden");
     expect(judge({ sets: [at("www.example.com", "example.com", [caa(0, "issue", "letsencrypt.org!")])] }).status).toBe("forbidden");
     expect([issuerDomainOf(";"), issuerDomainOf(""), issuerDomainOf("lets encrypt.org"), issuerDomainOf("-le.org")]).toEqual([null, null, null, null]);
+  });
+
+  test("an issuer whose organization holds a comma is named in CERTKEEPER_CAA_IDENTITIES with \\,", () => {
+    const identities = parseCaaIdentities("Internal CA=pki.corp.example,Entrust\\, Inc.=entrust.net");
+    const issuer = ["Entrust, Inc.", "Entrust Certification Authority - L1K"];
+    expect(judge({ issuer, identities, sets: [at("www.example.com", "example.com", [caa(0, "issue", "entrust.net")])] })).toMatchObject({ status: "permitted", issuerDomain: "entrust.net" });
+    expect(judge({ issuer, identities, sets: [at("www.example.com", "example.com", [caa(0, "issue", "letsencrypt.org")])] })).toMatchObject({ status: "forbidden", issuerDomain: "entrust.net" });
   });
 
   test("a set without issue properties (iodef alone) restricts nothing", () => {

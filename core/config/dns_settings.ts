@@ -55,18 +55,38 @@ function parseServer(part: string): DnsServer {
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/;
 
-/** `issuer name=caa-domain` pairs separated by commas, e.g. `Example CA=ca.example,Internal Issuing CA=pki.corp.example`. */
+/**
+ * `issuer name=caa-domain` pairs separated by commas, e.g. `Example CA=ca.example,Internal Issuing CA=pki.corp.example`.
+ * A comma inside an issuer name is written `\,` (`Entrust\, Inc.=entrust.net`), a backslash `\\`.
+ */
 export function parseCaaIdentities(text: string): CaaIdentity[] {
-  return text
-    .split(",")
+  return splitEscaped(text)
     .map((part) => part.trim())
     .filter((part) => part !== "")
     .map((part) => {
       const eq = part.lastIndexOf("=");
       const name = part.slice(0, eq).trim();
       const domain = part.slice(eq + 1).trim().toLowerCase().replace(/\.$/, "");
-      if (eq <= 0 || name === "") throw new Error(`"${part}" is not a pair: write issuer name=caa-domain, such as Example CA=ca.example`);
+      if (eq <= 0 || name === "") {
+        throw new Error(`"${part}" is not a pair: write issuer name=caa-domain, such as Example CA=ca.example (a comma in a name as \\,)`);
+      }
       if (!DOMAIN.test(domain)) throw new Error(`"${domain}" in "${part}" is not a domain name such as letsencrypt.org`);
       return { name, domain };
     });
+}
+
+/** `text` split at its commas, `\,` and `\\` read as a comma and a backslash of the part. */
+function splitEscaped(text: string): string[] {
+  const parts: string[] = [];
+  let part = "";
+  for (let i = 0; i < text.length; i++) {
+    const char = text[i]!;
+    if (char === "\\" && (text[i + 1] === "," || text[i + 1] === "\\")) part += text[++i];
+    else if (char === ",") {
+      parts.push(part);
+      part = "";
+    } else part += char;
+  }
+  parts.push(part);
+  return parts;
 }
