@@ -67,7 +67,7 @@ describe("configFromEnv()", () => {
       CERTKEEPER_EVENT_RETENTION: "30d",
       CERTKEEPER_ALERT_POLICY: "days",
       CERTKEEPER_ARI: "off",
-      CERTKEEPER_ACME_DIRECTORIES: "Internal CA=https://ca.internal.example/acme/directory, let's encrypt=http://127.0.0.1:14000/dir",
+      CERTKEEPER_ACME_DIRECTORIES: "Internal CA=https://ca.internal.example/acme/directory, let's encrypt=http://127.0.0.1:14000/dir,Entrust\\, Inc.=https://acme.entrust.example/dir",
       CERTKEEPER_DNS_SERVERS: "127.0.0.1:5353, [::1]:53 ,192.0.2.53",
       CERTKEEPER_CAA_IDENTITIES: "Example Issuing CA=CA.Example.,Internal Root=pki.corp.example, Entrust\\, Inc.=entrust.net,Back\\\\slash=b.example",
     });
@@ -107,6 +107,7 @@ describe("configFromEnv()", () => {
       acmeDirectories: [
         { issuer: "Internal CA", url: "https://ca.internal.example/acme/directory" },
         { issuer: "let's encrypt", url: "http://127.0.0.1:14000/dir" },
+        { issuer: "Entrust, Inc.", url: "https://acme.entrust.example/dir" },
         { issuer: "Google Trust Services", url: "https://dv.acme-v02.api.pki.goog/directory" },
         { issuer: "ZeroSSL", url: "https://acme.zerossl.com/v2/DV90" },
       ],

@@ -3,6 +3,7 @@ import { DAY, HOUR, MINUTE, SECOND, parseDuration } from "../base/time.ts";
 import { parseResolveRules, type ResolveRule } from "./resolve_rules.ts";
 import type { AlertPolicy } from "../base/records.ts";
 import { parseCaaIdentities, parseDnsServers, type CaaIdentity, type DnsServersSetting } from "./dns_settings.ts";
+import { splitEscaped } from "./escaped_list.ts";
 
 import type { LogFormat, LogLevel } from "../base/log.ts";
 export type { LogFormat, LogLevel };
@@ -178,7 +179,7 @@ function alertPolicy(text: string): AlertPolicy {
  * server: any http(s) URL, not subject to the private-address rule.
  */
 function acmeDirectories(text: string): Array<{ issuer: string; url: string }> {
-  const given = text.split(",").map((pair) => {
+  const given = splitEscaped(text).map((pair) => {
     const at = pair.indexOf("=");
     const issuer = at < 0 ? "" : pair.slice(0, at).trim();
     const url = at < 0 ? "" : pair.slice(at + 1).trim();

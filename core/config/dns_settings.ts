@@ -3,6 +3,7 @@
  * and CERTKEEPER_CAA_IDENTITIES (which CAA domain names each certificate authority).
  */
 import { isIP } from "node:net";
+import { splitEscaped } from "./escaped_list.ts";
 
 /** A resolver to ask: an IP address and a port. */
 export interface DnsServer {
@@ -73,20 +74,4 @@ export function parseCaaIdentities(text: string): CaaIdentity[] {
       if (!DOMAIN.test(domain)) throw new Error(`"${domain}" in "${part}" is not a domain name such as letsencrypt.org`);
       return { name, domain };
     });
-}
-
-/** `text` split at its commas, `\,` and `\\` read as a comma and a backslash of the part. */
-function splitEscaped(text: string): string[] {
-  const parts: string[] = [];
-  let part = "";
-  for (let i = 0; i < text.length; i++) {
-    const char = text[i]!;
-    if (char === "\\" && (text[i + 1] === "," || text[i + 1] === "\\")) part += text[++i];
-    else if (char === ",") {
-      parts.push(part);
-      part = "";
-    } else part += char;
-  }
-  parts.push(part);
-  return parts;
 }
