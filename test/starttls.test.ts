@@ -128,6 +128,24 @@ describe("hostile servers cost at most the timeout and a small buffer", () => {
     expect(endpoint).toMatchObject({ ok: false, reason: "tls_error", message: expect.stringContaining(`longer than ${MAX_REPLY} bytes`) });
   });
 
+  test("xmpp: 63 KB of unclosed tags in one burst are judged in linear time, never holding the event loop", async () => {
+    const hostile = await startHostileServer("xmpp-tags");
+    servers.push(hostile);
+    let longestStall = 0;
+    let last = performance.now();
+    const ticker = setInterval(() => {
+      longestStall = Math.max(longestStall, performance.now() - last);
+      last = performance.now();
+    }, 2);
+    const started = performance.now();
+    const [endpoint] = await retrieve(hostile.port, "xmpp", 300);
+    const elapsed = performance.now() - started;
+    clearInterval(ticker);
+    longestStall = Math.max(longestStall, performance.now() - last);
+    expect(endpoint).toMatchObject({ ok: false });
+    expect({ elapsed: elapsed < 800, longestStall: longestStall < 200 }).toEqual({ elapsed: true, longestStall: true });
+  });
+
   test("a server that drips one byte at a time ends at the timeout", async () => {
     const hostile = await startHostileServer("drip");
     servers.push(hostile);

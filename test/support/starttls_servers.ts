@@ -233,7 +233,12 @@ export async function startStarttlsServer(
  * A hostile plain-text server: `endless` sends an SMTP-style continued greeting forever, `huge` one
  * line of a megabyte without an end, `drip` one byte every 200 ms. Counts the bytes it managed to send.
  */
-export async function startHostileServer(kind: "endless" | "huge" | "drip"): Promise<StarttlsServer & { bytesSent(): number }> {
+/**
+ * `endless`: an SMTP greeting that never ends; `huge`: a line of a megabyte; `drip`: a byte every 200 ms;
+ * `xmpp-tags`: after the client's stream header, 63,000 bytes of unclosed `<error ` tags in one burst,
+ * under the exchange's limit (what a pattern that backtracks from every `<` takes seconds over).
+ */
+export async function startHostileServer(kind: "endless" | "huge" | "drip" | "xmpp-tags"): Promise<StarttlsServer & { bytesSent(): number }> {
   const sockets = new Set<net.Socket>();
   let count = 0;
   let sent = 0;
@@ -242,6 +247,14 @@ export async function startHostileServer(kind: "endless" | "huge" | "drip"): Pro
     sockets.add(socket);
     socket.on("error", () => {});
     socket.on("close", () => sockets.delete(socket));
+    if (kind === "xmpp-tags") {
+      socket.once("data", () => {
+        const burst = "<error ".repeat(9000);
+        sent += burst.length;
+        socket.write(burst);
+      });
+      return;
+    }
     if (kind === "drip") {
       const timer = setInterval(() => (socket.destroyed ? clearInterval(timer) : (socket.write("2"), sent++)), 200);
       socket.on("close", () => clearInterval(timer));
