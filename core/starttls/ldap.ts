@@ -32,10 +32,12 @@ function element(buffer: Buffer, offset: number): Element | null | "malformed" {
   let start = offset + 2;
   if (length & 0x80) {
     const count = length & 0x7f;
-    if (count === 0 || count > 3) return "malformed"; // indefinite, or longer than any sane reply
+    // Indefinite (0), or more octets than any length needs. Active Directory writes every length in
+    // four octets (X.690 §8.1.3.5 allows it; RFC 4511 §5.1 forbids only the indefinite form).
+    if (count === 0 || count > 4) return "malformed";
     if (buffer.length < start + count) return null;
     length = 0;
-    for (let i = 0; i < count; i++) length = (length << 8) | buffer[start + i]!;
+    for (let i = 0; i < count; i++) length = length * 256 + buffer[start + i]!;
     start += count;
   }
   if (buffer.length < start + length) return null;
@@ -49,9 +51,9 @@ export async function upgradeLdap(c: Conversation): Promise<void> {
   if (header[1]! & 0x80) lengthBytes = await c.bytes(Math.min(header[1]! & 0x7f, 4));
   let length = header[1]!;
   if (length & 0x80) {
-    if (lengthBytes.length === 0 || lengthBytes.length > 3) throw c.protocolError("sent a malformed LDAP message");
+    if (lengthBytes.length === 0 || (header[1]! & 0x7f) > 4) throw c.protocolError("sent a malformed LDAP message");
     length = 0;
-    for (const byte of lengthBytes) length = (length << 8) | byte;
+    for (const byte of lengthBytes) length = length * 256 + byte;
   }
   if (header[0] !== 0x30) throw c.protocolError("did not answer with an LDAP message");
   const body = await c.bytes(length);
