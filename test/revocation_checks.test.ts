@@ -102,6 +102,25 @@ describe("revocation in checks", () => {
     expect(expectData(await h.request("GET", "/v1/certificates?status=valid"), 200).map((c: { id: string }) => c.id)).not.toContain(created.id);
   });
 
+  test("a server that first leaves out its intermediate, then sends it: the leaf is asked about then, and shown revoked", async () => {
+    const h = await harness();
+    const { rsaIntermediate } = await testPki();
+    const domain = `fixedchain.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: rsaIntermediate, keyType: "rsa", dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-fixed`] });
+    answerOcsp("/ocsp-fixed", rsaIntermediate, new Map([[leaf.cert.serialNumber, "revoked"]]));
+    const server = await startTlsServer({ cert: chainPem(leaf), key: leaf.keyPem });
+    servers.push(server);
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    const first = expectData(await h.request("GET", `/v1/certificates/${created.id}`), 200);
+    expect([first.status, first.statusReason, first.revocation.status]).toEqual(["invalid", "untrusted_issuer", "not_checked"]);
+    const asked = responder.requests.filter((request) => request.path === "/ocsp-fixed").length;
+    server.setCertificate(chainPem(leaf, rsaIntermediate), leaf.keyPem);
+    const checked = expectData(await h.request("POST", `/v1/certificates/${created.id}/check`), 200);
+    expect([checked.chain.length, checked.status, checked.revocation.status]).toEqual([2, "revoked", "revoked"]);
+    expect(responder.requests.filter((request) => request.path === "/ocsp-fixed").length).toBeGreaterThan(asked);
+    expect((await events(h, created.id)).filter((e: { type: string }) => e.type === "certificate.revoked").length).toBe(1);
+  });
+
   test("a name behind two addresses, one node serving a revoked leaf: that endpoint and the certificate are revoked, announced once, naming the endpoint", async () => {
     const { rsaIntermediate } = await testPki();
     const domain = `tworevoked.${TEST_DOMAIN}`;

@@ -44,9 +44,12 @@ export async function askAboutChain(
   const leaf = chain.certs[0]!;
   const issuer = chain.trusted ? await findIssuer(leaf, chain.certs.slice(1), chain.trust) : null;
   const state = await checker.check({ leaf, issuer, trusted: chain.trusted, stapled: chain.stapled, now: chain.now });
-  // Nothing to ask (no source named, chain not trusted) stays so for this chain: do not re-parse it at
-  // every check. Turning revocation off and on is still seen: off keeps validUntil null.
-  return state.status === "not_checked" ? { ...NOT_CHECKED, validUntil: leaf.notAfter.getTime() } : state;
+  // A trusted leaf that names no source stays so: it is not parsed again at every check. A chain not
+  // trusted is asked about again at the next check: the server may send its missing intermediate by
+  // then, and the leaf must not keep `not_checked` until it expires. Turning revocation off and on is
+  // still seen: off keeps validUntil null.
+  if (state.status !== "not_checked") return state;
+  return chain.trusted ? { ...NOT_CHECKED, validUntil: leaf.notAfter.getTime() } : NOT_CHECKED;
 }
 
 async function findIssuer(leaf: Certificate, sent: Certificate[], trust: TrustStore): Promise<Certificate | null> {
