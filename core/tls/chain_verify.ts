@@ -5,6 +5,8 @@
  * browser would require. The leaf's own validity period is not judged here: expiry and not-yet-valid
  * are computed when a status is shown.
  */
+import { AsnConvert } from "@peculiar/asn1-schema";
+import { id_ce_nameConstraints, NameConstraints, type GeneralSubtree } from "@peculiar/asn1-x509";
 import { x509, type Certificate } from "./x509.ts";
 import type { TrustStore } from "./trust_store.ts";
 import { chainCertificate, dnsNames } from "./certificate_parse.ts";
@@ -31,9 +33,11 @@ const MAX_DEPTH = 8;
  */
 export async function judgeChain(certs: Certificate[], domain: string, trust: TrustStore, now: number): Promise<ChainJudgement> {
   const leaf = certs[0]!;
-  const path = await trustedPath(leaf, certs.slice(1), trust, now, 0);
+  const path = await trustedPath(leaf, certs.slice(1), trust, now, 0, { below: 0, names: dnsNames(leaf) });
   if (path === undefined) {
-    return { problem: (await leaf.isSelfSigned()) ? "self_signed" : "untrusted_issuer", pathValidUntil: null, chainExpiry: null };
+    // Self-signed: its own key verifies its signature (a signature that cannot even be read does not).
+    const selfSigned = leaf.subject === leaf.issuer && (await signedBy(leaf, leaf));
+    return { problem: selfSigned ? "self_signed" : "untrusted_issuer", pathValidUntil: null, chainExpiry: null };
   }
   const sent = path.filter((step) => step.sent);
   const pathValidUntil = sent.length === 0 ? null : Math.min(...sent.map(({ cert }) => cert.notAfter.getTime()));
@@ -51,31 +55,74 @@ interface PathStep {
   sent: boolean;
 }
 
+/** What a sent CA must allow to issue `cert`: the CAs between it and the leaf, and the leaf's DNS names. */
+interface Below {
+  /** CA certificates below it on the path, self-issued ones aside (RFC 5280 §4.2.1.9). */
+  below: number;
+  names: string[];
+}
+
 /**
  * The certificates above `cert` on a trusted path (the sent intermediates, then the anchoring root;
- * empty when `cert` is itself an anchor), or undefined when there is no trusted path.
+ * empty when `cert` is itself an anchor), or undefined when there is no trusted path. A sent CA's
+ * pathLenConstraint and DNS name constraints hold on the path (RFC 5280 §6.1.4, §4.2.1.10).
  */
-async function trustedPath(cert: Certificate, pool: Certificate[], trust: TrustStore, now: number, depth: number): Promise<PathStep[] | undefined> {
+async function trustedPath(cert: Certificate, pool: Certificate[], trust: TrustStore, now: number, depth: number, below: Below): Promise<PathStep[] | undefined> {
   if (await trust.isAnchor(cert)) return [];
   for (const anchor of await trust.anchorsFor(cert)) {
     if (await signedBy(cert, anchor)) return [{ cert: anchor, sent: false }];
   }
   if (depth >= MAX_DEPTH) return undefined;
   for (const [index, candidate] of pool.entries()) {
-    if (candidate.subject !== cert.issuer || !canIssue(candidate, now) || !(await signedBy(cert, candidate))) continue;
+    if (candidate.subject !== cert.issuer || !canIssue(candidate, now, below) || !(await signedBy(cert, candidate))) continue;
     const rest = pool.filter((_, i) => i !== index); // each sent certificate once per path: no loops
-    const further = await trustedPath(candidate, rest, trust, now, depth + 1);
+    const above = { ...below, below: below.below + (candidate.subject === candidate.issuer ? 0 : 1) };
+    const further = await trustedPath(candidate, rest, trust, now, depth + 1, above);
     if (further !== undefined) return [{ cert: candidate, sent: true }, ...further];
   }
   return undefined;
 }
 
-/** A CA certificate, allowed to sign certificates, within its validity period. */
-function canIssue(cert: Certificate, now: number): boolean {
+/**
+ * A CA certificate, allowed to sign certificates, within its validity period, whose path length and
+ * DNS name constraints allow what is below it.
+ */
+function canIssue(cert: Certificate, now: number, below: Below): boolean {
   if (now < cert.notBefore.getTime() || now > cert.notAfter.getTime()) return false;
-  if (!cert.getExtension(x509.BasicConstraintsExtension)?.ca) return false;
+  const basic = cert.getExtension(x509.BasicConstraintsExtension);
+  if (!basic?.ca) return false;
+  if (basic.pathLength !== undefined && below.below > basic.pathLength) return false;
   const keyUsage = cert.getExtension(x509.KeyUsagesExtension);
-  return !keyUsage || (keyUsage.usages & x509.KeyUsageFlags.keyCertSign) !== 0;
+  if (keyUsage && (keyUsage.usages & x509.KeyUsageFlags.keyCertSign) === 0) return false;
+  return namesAllowed(cert, below.names);
+}
+
+/**
+ * Whether a CA's name constraints (RFC 5280 §4.2.1.10) allow every DNS name: each within a permitted
+ * dNSName subtree when there are any, and none within an excluded one. A name is within `example.com`
+ * when it is that name or one below it, within `.example.com` when it is below it. Constraints that
+ * cannot be read allow nothing.
+ */
+function namesAllowed(cert: Certificate, names: string[]): boolean {
+  const extension = cert.extensions.find((ext) => ext.type === id_ce_nameConstraints);
+  if (!extension) return true;
+  let constraints: NameConstraints;
+  try {
+    constraints = AsnConvert.parse(extension.value, NameConstraints);
+  } catch {
+    return false;
+  }
+  const dns = (subtrees: GeneralSubtree[] | undefined) =>
+    (subtrees ?? []).map((subtree) => subtree.base.dNSName).filter((name): name is string => name !== undefined).map((name) => name.toLowerCase());
+  const permitted = dns(constraints.permittedSubtrees);
+  const excluded = dns(constraints.excludedSubtrees);
+  const within = (name: string, subtree: string) =>
+    subtree === "" || (subtree.startsWith(".") ? name.endsWith(subtree) : name === subtree || name.endsWith(`.${subtree}`));
+  return names.every((raw) => {
+    const name = raw.toLowerCase().replace(/\.$/, "");
+    if (permitted.length > 0 && !permitted.some((subtree) => within(name, subtree))) return false;
+    return !excluded.some((subtree) => within(name, subtree));
+  });
 }
 
 /**
