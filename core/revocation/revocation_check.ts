@@ -137,7 +137,7 @@ export class RevocationChecker {
       this.options.onRequest?.({ url, kind: "crl" });
       const { status, body } = await fetcher.fetch({ url, method: "GET" }, { timeoutMs, maxBytes: CRL_MAX_BYTES });
       if (status !== 200) throw new RevocationFailure(`the CRL server answered HTTP ${status}`);
-      return readCrl(body, { issuer, now });
+      return readCrl(body, { issuer, now, url });
     })();
     const entry = { crl, validUntil: Infinity };
     this.#crls.set(key, entry);
