@@ -53,6 +53,11 @@ export interface CertificateDetails {
    * among them), so an unchanged chain is judged again then; absent or null when nothing bounds it.
    */
   pathValidUntil?: number | null;
+  /**
+   * Which roots the chain was judged against ({@link TrustStore.id}): when they change (a root added
+   * to or removed from CERTKEEPER_EXTRA_CA_FILE, another platform bundle), the chain is judged again.
+   */
+  trust?: string;
   /** SHA-256 of the leaf's DER, upper-case hex pairs joined by `:`. */
   fingerprintSha256?: string;
   publicKey?: PublicKeyInfo;

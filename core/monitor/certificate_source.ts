@@ -131,8 +131,10 @@ export class TlsCertificateSource implements CertificateSource {
     const prior =
       (known?.fingerprint === fingerprint ? known : undefined) ??
       known?.endpoints?.find((endpoint) => endpoint.fingerprint === fingerprint && endpoint.details);
-    // Details stored before ARI lack the leaf's certID: parse them once more.
-    if (prior?.details && now <= (prior.details.pathValidUntil ?? Infinity) && prior.details.ariCertId !== undefined) {
+    // Details stored before ARI lack the leaf's certID, and those judged against other roots (or
+    // stored before roots were named) may be judged otherwise now: parse them once more.
+    const trust = this.options.trust.id;
+    if (prior?.details && now <= (prior.details.pathValidUntil ?? Infinity) && prior.details.ariCertId !== undefined && prior.details.trust === trust) {
       // The stored details object itself when it is the certificate-level one: nothing to rewrite.
       const base =
         known && prior.details.serialNumber === known.details.serialNumber && prior.details.notAfter === known.details.notAfter ? known.details : prior.details;
@@ -162,7 +164,7 @@ export class TlsCertificateSource implements CertificateSource {
         }),
         this.#renewalInfo(described, sameLeaf?.renewalInfo, trustedChain(problem), now),
       ]);
-      return { details: { ...described, pathValidUntil, chainExpiry, revocation, renewalInfo }, problem };
+      return { details: { ...described, pathValidUntil, trust, chainExpiry, revocation, renewalInfo }, problem };
     } catch (error) {
       return `${domain} (${retrieval.address}) sent a certificate that cannot be parsed (${(error as Error).message})`;
     }

@@ -1,7 +1,7 @@
 /** The roots certkeeper trusts: the platform's bundled roots plus CERTKEEPER_EXTRA_CA_FILE. */
 import { readFileSync } from "node:fs";
 import * as tls from "node:tls";
-import { X509Certificate as PlatformCertificate } from "node:crypto";
+import { createHash, X509Certificate as PlatformCertificate } from "node:crypto";
 import { Certificate } from "./x509.ts";
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
@@ -29,6 +29,7 @@ export class TrustStore {
   readonly #names = new WeakMap<Certificate, { subject: string; issuer: string } | null>();
   /** Every root parsed and indexed by @peculiar/x509's subject string, once a certificate needed it. */
   #parsedIndex: Promise<Map<string, Certificate[]>> | undefined;
+  #id: string | undefined;
 
   /**
    * `pems`: PEM certificates, or a function giving them; listed and indexed on first use (or ready()),
@@ -50,6 +51,12 @@ export class TrustStore {
   get pems(): readonly string[] {
     if (typeof this.#pems === "function") this.#pems = this.#pems();
     return this.#pems;
+  }
+
+  /** Names these roots: the same PEMs give the same id (the first 16 hex digits of their SHA-256). */
+  get id(): string {
+    this.#id ??= createHash("sha256").update(this.pems.join("\n")).digest("hex").slice(0, 16);
+    return this.#id;
   }
 
   /** Indexes the anchors now (a few milliseconds) rather than at the first check. */

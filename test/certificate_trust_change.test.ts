@@ -1,0 +1,45 @@
+/**
+ * The roots a chain is judged against (CONTRACT §1: the platform's roots plus CERTKEEPER_EXTRA_CA_FILE)
+ * can change between two checks of an unchanged chain: an operator adds an internal root and restarts,
+ * or removes one. The judgement stored with the certificate is made again then, not kept because the
+ * chain is the same (a leaf signed by a root directly has no intermediate whose expiry would end it).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { chainPem, createLeaf } from "./support/pki.ts";
+import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
+import { testPki, TEST_DOMAIN } from "./support/harness.ts";
+import { TlsCertificateSource } from "../core/monitor/certificate_source.ts";
+import { TrustStore } from "../core/tls/trust_store.ts";
+
+const DOMAIN = `internal.${TEST_DOMAIN}`;
+let server: TlsTestServer;
+beforeAll(async () => {
+  const { root } = await testPki();
+  const leaf = await createLeaf({ issuer: root, dnsNames: [DOMAIN] }); // signed by the root: no intermediate
+  server = await startTlsServer({ cert: chainPem(leaf), key: leaf.keyPem });
+});
+afterAll(() => server.close());
+
+function source(trust: TrustStore) {
+  return new TlsCertificateSource({ trust, retrieve: { timeoutMs: 2000, rules: [{ pattern: DOMAIN, address: "127.0.0.1" }], allowPrivateTargets: true } });
+}
+
+test("after the internal root is added to the trust store (restart), the stored untrusted judgement is not kept", async () => {
+  const { root } = await testPki();
+  const target = { domain: DOMAIN, port: server.port };
+  const before = await source(new TrustStore([])).inspect(target);
+  if (!before.ok) throw new Error(before.message);
+  expect(before.problem).toBe("untrusted_issuer");
+  const after = await source(new TrustStore([root.certPem])).inspect(target, { fingerprint: before.fingerprint, details: before.details, problem: before.problem, endpoints: before.endpoints });
+  expect(after.ok && after.problem).toBe(null);
+});
+
+test("after the root is removed from the trust store, the stored trusted judgement is not kept", async () => {
+  const { root } = await testPki();
+  const target = { domain: DOMAIN, port: server.port };
+  const before = await source(new TrustStore([root.certPem])).inspect(target);
+  if (!before.ok) throw new Error(before.message);
+  expect(before.problem).toBe(null);
+  const after = await source(new TrustStore([])).inspect(target, { fingerprint: before.fingerprint, details: before.details, problem: before.problem, endpoints: before.endpoints });
+  expect(after.ok && after.problem).toBe("untrusted_issuer");
+});
