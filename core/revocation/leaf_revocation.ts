@@ -27,7 +27,10 @@ export class LeafRevocation {
     if (!this.enabled) return previous?.status === "not_checked" && previous.validUntil === null ? previous : NOT_CHECKED;
     if (previous && (previous.status === "revoked" || (previous.validUntil !== null && now < previous.validUntil))) return previous;
     try {
-      return await ask();
+      const state = await ask();
+      // Still nothing to ask (a chain not trusted): the very `previous`, so an unchanged certificate writes nothing.
+      if (state.status === "not_checked" && previous?.status === "not_checked" && previous.validUntil === state.validUntil) return previous;
+      return state;
     } catch {
       // Whatever went wrong (a cache that cannot be read, a certificate the parser chokes on), the
       // check itself goes on: soft-fail, as browsers do.
