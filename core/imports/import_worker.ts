@@ -108,6 +108,8 @@ export class ImportWorker {
     let held = true;
     let writing: Promise<void> = Promise.resolve();
     let createdAny = false;
+    /** A write that failed (the database refused it): the page stops, and its last write reports it. */
+    let failed = false;
     const writeReady = () => {
       writing = writing.then(async () => {
         const batch: ImportItemOutcome[] = [];
@@ -117,6 +119,9 @@ export class ImportWorker {
         if (batch.some((o) => o.kind === "create")) createdAny = true;
         if (held) for (const outcome of batch) if (outcome.kind === "create") logEventsRaised(this.options.logger, outcome.events);
       });
+      // Handled here, so that a write the workers do not wait for never ends the process as an
+      // unhandled rejection; the await after the workers throws it.
+      writing.catch(() => (failed = true));
       return writing;
     };
     // A plan already full when the page begins stays full for it: its items fail at once, without a
@@ -128,7 +133,7 @@ export class ImportWorker {
     const taken = await store.certificates.existing(record, items.flatMap((item) => targetOf(item.body) ?? []));
     let next = 0;
     const worker = async () => {
-      while (next < items.length && held && !interrupted()) {
+      while (next < items.length && held && !failed && !interrupted()) {
         const i = next++;
         const outcome = await this.#judge(record, items[i]!, { full, taken });
         outcomes[i] = outcome;
