@@ -91,6 +91,22 @@ describe("session cookie", () => {
   });
 });
 
+describe("where signing in leads", () => {
+  test("a next address holding what no header can carry (NUL, €) leads home with a session, never a 500", async () => {
+    for (const next of ["/€", "/\u0000", "/a b"]) {
+      const browser = new WebClient(h.app);
+      expect((await browser.get(`/sign-in?next=${encodeURIComponent(next)}`)).status).toBe(200);
+      const answer = await browser.post("/sign-in", { email: owner.email, password: PASSWORD, next });
+      expect({ next, status: answer.status, location: answer.headers.get("location"), session: answer.setCookies.has("certkeeper_session") }).toEqual({
+        next,
+        status: 303,
+        location: "/",
+        session: true,
+      });
+    }
+  });
+});
+
 describe("sign-in failures and the slowdown", () => {
   test("a wrong password and an unknown email get the same answer, and no session", async () => {
     const wrongPassword = await new WebClient(h.app).signIn(owner.email, "not the password at all");

@@ -120,7 +120,8 @@ function isLoopback(address: string): boolean {
 
 /** A path of this site to go to after signing in; anything else becomes `/`. */
 export function safeNext(value: string | null | undefined): string {
-  return typeof value === "string" && /^\/(?![/\\])[^\s]*$/.test(value) && value.length < 512 ? value : "/";
+  // A path of printable ASCII only: anything else cannot be a Location header's value as it is.
+  return typeof value === "string" && /^\/(?![/\\])[\x21-\x7e]*$/.test(value) && value.length < 512 ? value : "/";
 }
 
 export function redirect(location: string, headers: Record<string, string | string[]> = {}): Response {
