@@ -35,6 +35,16 @@ describe("the import file", () => {
     ]);
   });
 
+  test("CSV: a quote inside an unquoted cell (27\" monitor) is a character of it; every row stays its own item", () => {
+    const csv = ['domain,name', 'a.example.com,27" monitor', "b.example.com,web", 'c.example.com,24" monitor', "d.example.com,\"multi", 'line"', ""].join("\n");
+    expect(parseImportFile(csv)).toEqual([
+      { line: 2, body: { domain: "a.example.com", name: '27" monitor' } },
+      { line: 3, body: { domain: "b.example.com", name: "web" } },
+      { line: 4, body: { domain: "c.example.com", name: '24" monitor' } },
+      { line: 5, body: { domain: "d.example.com", name: "multi\nline" } },
+    ]);
+  });
+
   test("refuses an unknown column, a row with too many cells, an unclosed quote and an empty file, naming the line", () => {
     const error = (text: string) => {
       try {

@@ -19,7 +19,7 @@ export function parseImportFile(text: string): ImportItem[] {
   const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
   const first = lines.findIndex((line) => line.trim() !== "" && !line.trim().startsWith("#"));
   if (first === -1) throw new ImportFileError("the file holds no domains: write one domain[:port] per line, or CSV with a header naming domain");
-  const header = splitCsvLine(lines[first]!).map((cell) => cell.trim().toLowerCase());
+  const header = scanCsvLine(lines[first]!).cells.map((cell) => cell.trim().toLowerCase());
   return header.includes("domain") ? parseCsv(lines, first, header) : parseList(lines);
 }
 
@@ -46,11 +46,11 @@ function parseCsv(lines: string[], headerIndex: number, header: string[]): Impor
   for (let i = headerIndex + 1; i < lines.length; i++) {
     if (pending === "") startLine = i + 1;
     pending = pending === "" ? lines[i]! : `${pending}\n${lines[i]}`;
-    if ((pending.match(/"/g)?.length ?? 0) % 2 === 1) continue;
+    if (scanCsvLine(pending).open) continue;
     const row = pending;
     pending = "";
     if (row.trim() === "" || row.trim().startsWith("#")) continue;
-    const cells = splitCsvLine(row);
+    const { cells } = scanCsvLine(row);
     if (cells.length > header.length) throw new ImportFileError(`line ${startLine}: ${cells.length} cells, but the header names ${header.length} columns`);
     const body: Record<string, unknown> = {};
     header.forEach((column, c) => {
@@ -67,9 +67,11 @@ function parseCsv(lines: string[], headerIndex: number, header: string[]): Impor
 }
 
 /** RFC 4180 cells of one row: commas separate, double quotes enclose, `""` is a quote. */
-function splitCsvLine(row: string): string[] {
+function scanCsvLine(row: string): { cells: string[]; open: boolean } {
   const cells: string[] = [];
   let cell = "";
+  /** Characters read into this cell so far, quotes included: a quote opens a quoted cell only as its first (RFC 4180 §2.5). */
+  let started = false;
   let quoted = false;
   for (let i = 0; i < row.length; i++) {
     const ch = row[i]!;
@@ -79,12 +81,19 @@ function splitCsvLine(row: string): string[] {
         i++;
       } else if (ch === '"') quoted = false;
       else cell += ch;
-    } else if (ch === '"') quoted = true;
-    else if (ch === ",") {
+    } else if (ch === '"' && !started) {
+      quoted = true;
+      started = true;
+    } else if (ch === ",") {
       cells.push(cell);
       cell = "";
-    } else cell += ch;
+      started = false;
+    } else {
+      // A quote inside an unquoted cell (27" monitor) is a character of it.
+      cell += ch;
+      started = true;
+    }
   }
   cells.push(cell);
-  return cells;
+  return { cells, open: quoted };
 }
