@@ -155,9 +155,10 @@ describe("a check's connections, on the event loop or a thread", () => {
     await Promise.all([0, 1].map((i) => threads.connect({ ...one(silentPort, 0), dueAt }).then((result) => ((done[i] = performance.now() - started), result))));
     expect(threads.handed).toEqual({ eventLoop: 1, threads: 1 });
     // Read on the thread's own clock without the offset, the limit would have been 60 s gone at once
-    // (or 60 s away). A new thread's answer may come a little late on a loaded machine, never a minute.
+    // (or 60 s away). A new thread's answer may come late on a loaded machine (its modules load
+    // first: 1.7 s was seen beside a full suite run), never a minute.
     expect(done[1]!).toBeGreaterThanOrEqual(700);
-    expect(Math.abs(done[1]! - done[0]!)).toBeLessThan(1_000);
+    expect(Math.abs(done[1]! - done[0]!)).toBeLessThan(5_000);
   });
 
   test("the time limit handed on counts resolving, not the wait for the connection budget", async () => {
