@@ -144,6 +144,22 @@ describe("POST /v1/imports", () => {
     ]);
   });
 
+  test.each(["libsql", "memory"] as const)("%s: the plan limit judged is the organization's when the items are, not when the import was posted", async (store) => {
+    h = await createHarness({ store, limits: { certificates: 100 } });
+    const items = [0, 1, 2, 3].map((n) => ({ domain: name(`${store}-lowered-${n}`), port: server.port }));
+    const lowered = expectData(await h.request("POST", "/v1/imports", { body: { certificates: items } }), 202);
+    await h.core.services.admin.updateOrganization(h.org.id, { limits: { certificates: 2 } });
+    const done = await finish(h, lowered.id);
+    expect(done.results.map((r: any) => r.error?.code ?? "created")).toEqual(["created", "created", "certificate_limit_reached", "certificate_limit_reached"]);
+    expect(done.results[2].error.message).toContain("2");
+
+    await h.core.services.admin.updateOrganization(h.org.id, { limits: { certificates: 2 } });
+    const more = [0, 1].map((n) => ({ domain: name(`${store}-raised-${n}`), port: server.port }));
+    const raised = expectData(await h.request("POST", "/v1/imports", { body: { certificates: more } }), 202);
+    await h.core.services.admin.updateOrganization(h.org.id, { limits: { certificates: 10 } });
+    expect((await finish(h, raised.id)).results.map((r: any) => r.error?.code ?? "created")).toEqual(["created", "created"]);
+  });
+
   test("at most CERTKEEPER_CHECK_CONCURRENCY retrievals are in flight at once", async () => {
     h = await createHarness({ store: "memory", config: { checkConcurrency: 3 } });
     let inFlight = 0;

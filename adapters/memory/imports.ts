@@ -67,6 +67,8 @@ export function memoryImports(state: MemoryState): ImportStore {
       const stored = imports.get(importId);
       if (!stored || stored.leaseOwner !== owner || stored.record.status !== "running") return false;
       state.write();
+      // The organization's limit as it is now (an operator may have changed it since the POST), as POST judges.
+      const limit = state.organizations.get(stored.record.organizationId)?.limits.certificates ?? stored.record.certificateLimit;
       const record = stored.record;
       for (const outcome of outcomes) {
         const item = stored.items[outcome.index];
@@ -76,10 +78,10 @@ export function memoryImports(state: MemoryState): ImportStore {
         if (outcome.kind === "failed" && outcome.unlessBlocked) {
           const { target, duplicate, limitReached } = outcome.unlessBlocked;
           if (await certificates.findByDomain(record, target)) error = duplicate;
-          else if ((await certificates.count(record)) >= record.certificateLimit) error = limitReached;
+          else if ((await certificates.count(record)) >= limit) error = limitReached;
         }
         if (outcome.kind === "create") {
-          const result = await certificates.insert(outcome.record, { limit: record.certificateLimit, events: outcome.events });
+          const result = await certificates.insert(outcome.record, { limit, events: outcome.events });
           if (result === "created") certificateId = outcome.record.id;
           else error = result === "duplicate" ? outcome.duplicate : outcome.limitReached;
         }

@@ -129,7 +129,9 @@ export function sqlImports(db: Executor): ImportStore {
       // statements (the next items' duplicate checks) wait behind it.
       return db.transaction(async (tx) => {
         const { rows } = await tx.execute(
-          `SELECT organization_id, mode, certificate_limit,
+          // The organization's limit as it is now (an operator may have changed it since the POST), as POST judges.
+          `SELECT organization_id, mode,
+             COALESCE((SELECT o.certificate_limit FROM organizations o WHERE o.id = imports.organization_id), certificate_limit) AS certificate_limit,
              (SELECT COUNT(*) FROM certificates c WHERE c.organization_id = imports.organization_id AND c.mode = imports.mode) AS certificates
            FROM imports WHERE id = ? AND lease_owner = ? AND status = 'running'`,
           [importId, owner],

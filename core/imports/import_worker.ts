@@ -91,7 +91,10 @@ export class ImportWorker {
         const items = await store.imports.pending(record.id, { afterIndex, limit: PAGE });
         if (items.length === 0) break;
         afterIndex = items.at(-1)!.index;
-        lost = !(await this.#workPage(record, items, interrupted));
+        // Each page judges the organization's limit as it is when the page begins, as a POST then would.
+        const org = await store.organizations.get(record.organizationId);
+        const page = org ? { ...record, certificateLimit: org.limits.certificates } : record;
+        lost = !(await this.#workPage(page, items, interrupted));
       }
       if (lost && !this.#stopping) logger.warn("an import was taken over by another process", { importId: record.id });
     } finally {

@@ -29,6 +29,15 @@ function create(scope: Scope, index: number, domain = `${newId("imp").slice(4).t
   return { index, kind: "create", record: certificateRecord(scope, { domain }), events: [], duplicate: DUP, limitReached: FULL };
 }
 
+/**
+ * The organization's certificate limit set to the import's: settle() judges the organization's limit
+ * as it is when the outcomes are written (an operator may change it while an import runs).
+ */
+async function limitOf(store: Store, scope: Scope, certificates: number): Promise<void> {
+  const org = await store.organizations.get(scope.organizationId);
+  await store.organizations.update(scope.organizationId, { limits: { ...org!.limits, certificates } });
+}
+
 /** Leases this test's import only: other tests' imports are parked first. */
 async function claimOnly(store: Store, id: string, owner: string, now: number, leaseUntil: number) {
   const claimed = await store.imports.claim({ owner, now, leaseUntil, limit: 1000 });
@@ -74,6 +83,7 @@ export function describeImports(get: () => Store) {
       const { live } = await newOrganization(store);
       await addCertificate(store, certificateRecord(live, { domain: "taken.example.com" }));
       const record = importRecord(live, { total: 3, certificateLimit: 2 });
+      await limitOf(store, live, 2);
       await store.imports.create(record, ["{}", "{}", "{}"]);
       await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
       const none = { code: "certificate_not_found", message: "none" };
@@ -116,6 +126,7 @@ export function describeImports(get: () => Store) {
       const { live } = await newOrganization(store);
       await addCertificate(store, certificateRecord(live, { domain: "taken.example.com" }));
       const record = importRecord(live, { total: 5, certificateLimit: 3 });
+      await limitOf(store, live, 3);
       await store.imports.create(record, ["{}", "{}", "{}", "{}", "{}"]);
       await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
       const first = create(live, 0);
@@ -149,6 +160,7 @@ export function describeImports(get: () => Store) {
       const { live } = await newOrganization(store);
       const LARGE = 450; // more rows than one statement carries
       const record = importRecord(live, { total: LARGE + 6, certificateLimit: LARGE + 2 });
+      await limitOf(store, live, LARGE + 2);
       await store.imports.create(record, Array.from({ length: LARGE + 6 }, () => "{}"));
       await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
       const tagged = (index: number, domain: string, overrides: Partial<CertificateRecord> = {}): ImportItemOutcome => ({
