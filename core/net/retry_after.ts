@@ -23,6 +23,7 @@ export function retryAfterMs(value: string | readonly string[] | undefined, now:
   if (!text) return null;
   if (/^\d+$/.test(text) || (options.fractions !== false && /^\d+\.\d+$/.test(text))) return Math.ceil(Number(text) * 1000);
   if (!HTTP_DATE.test(text)) return null;
-  const at = Date.parse(text);
+  // Every form is GMT; asctime's does not say so, and Date.parse would read it in local time.
+  const at = Date.parse(text.endsWith("GMT") ? text : `${text} GMT`);
   return Number.isFinite(at) ? Math.max(0, at - now) : null;
 }
