@@ -15,8 +15,9 @@ export interface SmtpTransportOptions {
   /** CERTKEEPER_RESOLVE, which names the SMTP server too. */
   resolve?: ResolveRule[];
   /**
-   * CERTKEEPER_DELIVERY_TIMEOUT: the longest the server may stay silent (connecting and its greeting:
-   * at most half of it); default 30 s.
+   * CERTKEEPER_DELIVERY_TIMEOUT: how long one message may take, connect to the server's last answer
+   * (connecting and its greeting: at most half of it); default 30 s. A server that keeps talking
+   * slowly is cut off at this deadline as surely as a silent one.
    */
   timeoutMs?: number;
 }
@@ -43,14 +44,15 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
   const rule = matchResolveRule(options.resolve ?? [], host);
   if (rule && rule.address === null) throw new Error(`The SMTP host ${host} does not resolve (CERTKEEPER_RESOLVE)`);
 
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const settings: SMTPTransport.Options = {
     host: rule?.address ?? host,
     port: Number(url.port) || (secure ? 465 : 587),
     secure,
     auth: user ? { user, pass: password } : undefined,
-    connectionTimeout: Math.min(10_000, Math.ceil((options.timeoutMs ?? 30_000) / 2)),
-    greetingTimeout: Math.min(10_000, Math.ceil((options.timeoutMs ?? 30_000) / 2)),
-    socketTimeout: options.timeoutMs ?? 30_000,
+    connectionTimeout: Math.min(10_000, Math.ceil(timeoutMs / 2)),
+    greetingTimeout: Math.min(10_000, Math.ceil(timeoutMs / 2)),
+    socketTimeout: timeoutMs,
     disableFileAccess: true,
     disableUrlAccess: true,
     tls: {
@@ -65,7 +67,8 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
   return {
     async send(message: EmailMessage): Promise<void> {
       try {
-        await (await transport.get()).sendMail(mailOptions(message));
+        // One deadline over the whole session: the transport closes its socket when it passes.
+        await (await transport.get()).sendMail({ ...mailOptions(message), signal: AbortSignal.timeout(timeoutMs) });
       } catch (error) {
         // Tenants read this (the channel test, the events' lastError): what happened and its codes,
         // never the server's reply, which can echo credentials, nor the relay's address.
@@ -103,6 +106,7 @@ export function mailOptions(message: EmailMessage): SendMailOptions {
 
 function describeSmtpFailure(error: unknown): string {
   const { code, responseCode } = error as { code?: string; responseCode?: number };
+  if (code === "EABORT") return `the mail server did not finish within the delivery timeout (ETIMEDOUT)`;
   const what =
     code === "EAUTH"
       ? "the mail server refused certkeeper's sign-in"

@@ -170,9 +170,13 @@ export class Deliverer {
         return result({ delivered: true });
       }
       let status = 0;
-      // In order, each only once the one before was accepted: one attempt is the whole sequence.
+      // In order, each only once the one before was accepted: one attempt is the whole sequence, and
+      // the delivery timeout is the whole sequence's (the lease is sized to it).
+      const deadline = performance.now() + timeoutMs;
       for (const request of [rendered.request, ...(rendered.followUps ?? [])]) {
-        const response = await transports.http.post(request, { timeoutMs });
+        const left = Math.floor(deadline - performance.now());
+        if (left <= 0) return result({ error: `The endpoint did not answer within ${timeoutMs} ms` });
+        const response = await transports.http.post(request, { timeoutMs: left });
         status = response.status;
         if (status < 200 || status >= 300) {
           return result({
