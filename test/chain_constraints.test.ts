@@ -109,3 +109,27 @@ describe("self-signed", () => {
     expect(await statusOf(genuine, self.certPem, self.keyPem)).toEqual(["invalid", "self_signed"]);
   });
 });
+
+describe("extended key usage", () => {
+  test("a leaf for client authentication alone serves no TLS server; one naming any usage does", async () => {
+    const { ecIntermediate: intermediate } = await testPki();
+    const clientOnly = `client.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: intermediate, dnsNames: [clientOnly], extendedKeyUsages: [x509.ExtendedKeyUsage.clientAuth], freshKey: true });
+    expect(await statusOf(clientOnly, chainPem(leaf, intermediate), leaf.keyPem)).toEqual(["invalid", "untrusted_issuer"]);
+    const anyUsage = `any.${TEST_DOMAIN}`;
+    const good = await createLeaf({ issuer: intermediate, dnsNames: [anyUsage], extendedKeyUsages: ["2.5.29.37.0"], freshKey: true });
+    expect(await statusOf(anyUsage, chainPem(good, intermediate), good.keyPem)).toEqual(["valid", null]);
+  });
+
+  test("a CA whose extended key usage leaves out TLS servers vouches for no server's leaf", async () => {
+    const { root } = await testPki();
+    const emailCa = await ca(root, "CN=Email CA, O=review", [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.emailProtection])], 0);
+    const domain = `mail-ca.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: emailCa, dnsNames: [domain], freshKey: true });
+    expect(await statusOf(domain, chainPem(leaf, emailCa), leaf.keyPem)).toEqual(["invalid", "untrusted_issuer"]);
+    const tlsCa = await ca(root, "CN=TLS CA, O=review", [new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth])], 0);
+    const fine = `tls-ca.${TEST_DOMAIN}`;
+    const good = await createLeaf({ issuer: tlsCa, dnsNames: [fine], freshKey: true });
+    expect(await statusOf(fine, chainPem(good, tlsCa), good.keyPem)).toEqual(["valid", null]);
+  });
+});

@@ -1,12 +1,12 @@
 /**
  * Judges a retrieved chain: does a path lead from the leaf, through the certificates the server sent,
  * to a trusted root, and does the leaf name the domain? A sent certificate may act as an issuer only
- * when it is a CA (basicConstraints cA; keyCertSign when key usage is given) and valid now, as a
- * browser would require. The leaf's own validity period is not judged here: expiry and not-yet-valid
+ * when it is a CA (basicConstraints cA; keyCertSign when key usage is given; serverAuth when extended
+ * key usage is given) and valid now, and the leaf must be for TLS servers, as a browser would require. The leaf's own validity period is not judged here: expiry and not-yet-valid
  * are computed when a status is shown.
  */
 import { AsnConvert } from "@peculiar/asn1-schema";
-import { id_ce_nameConstraints, NameConstraints, type GeneralSubtree } from "@peculiar/asn1-x509";
+import { id_ce_extKeyUsage, id_ce_nameConstraints, NameConstraints, type GeneralSubtree } from "@peculiar/asn1-x509";
 import { x509, type Certificate } from "./x509.ts";
 import type { TrustStore } from "./trust_store.ts";
 import { chainCertificate, dnsNames } from "./certificate_parse.ts";
@@ -33,7 +33,8 @@ const MAX_DEPTH = 8;
  */
 export async function judgeChain(certs: Certificate[], domain: string, trust: TrustStore, now: number): Promise<ChainJudgement> {
   const leaf = certs[0]!;
-  const path = await trustedPath(leaf, certs.slice(1), trust, now, 0, { below: 0, names: dnsNames(leaf) });
+  // A leaf whose extended key usage leaves out TLS servers is refused by every browser, whoever signed it.
+  const path = forServers(leaf) ? await trustedPath(leaf, certs.slice(1), trust, now, 0, { below: 0, names: dnsNames(leaf) }) : undefined;
   if (path === undefined) {
     // Self-signed: its own key verifies its signature (a signature that cannot even be read does not).
     const selfSigned = leaf.subject === leaf.issuer && (await signedBy(leaf, leaf));
@@ -94,7 +95,26 @@ function canIssue(cert: Certificate, now: number, below: Below): boolean {
   if (basic.pathLength !== undefined && below.below > basic.pathLength) return false;
   const keyUsage = cert.getExtension(x509.KeyUsagesExtension);
   if (keyUsage && (keyUsage.usages & x509.KeyUsageFlags.keyCertSign) === 0) return false;
-  return namesAllowed(cert, below.names);
+  return forServers(cert) && namesAllowed(cert, below.names);
+}
+
+const SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
+const ANY_EXTENDED_KEY_USAGE = "2.5.29.37.0";
+
+/**
+ * Whether a certificate may serve, or issue for, TLS servers by its extended key usage (RFC 5280
+ * §4.2.1.12): without the extension, any use; with it, only when it names serverAuth or any usage. A
+ * sent CA's usages bound what it issues, as browsers hold them (CA/Browser Forum Baseline Requirements
+ * §7.1.2); an extension that cannot be read allows nothing.
+ */
+function forServers(cert: Certificate): boolean {
+  if (!cert.extensions.some((ext) => ext.type === id_ce_extKeyUsage)) return true;
+  try {
+    const usages = cert.getExtension(x509.ExtendedKeyUsageExtension)?.usages ?? [];
+    return usages.some((usage) => usage === SERVER_AUTH || usage === ANY_EXTENDED_KEY_USAGE);
+  } catch {
+    return false;
+  }
 }
 
 /**
