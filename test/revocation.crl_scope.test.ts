@@ -25,15 +25,16 @@ beforeAll(async () => {
 });
 afterAll(() => responder.close());
 
-async function signedCrl(options: { extensions?: x509.Extension[]; entries?: Array<{ serial: string; reason?: number }> }): Promise<Uint8Array> {
-  const ec = ca.keys.privateKey.algorithm.name === "ECDSA";
+async function signedCrl(options: { extensions?: x509.Extension[]; entries?: Array<{ serial: string; reason?: number }>; by?: Issued }): Promise<Uint8Array> {
+  const by = options.by ?? ca;
+  const ec = by.keys.privateKey.algorithm.name === "ECDSA";
   const generated = await x509.X509CrlGenerator.create({
-    issuer: ca.cert.subject,
+    issuer: by.cert.subject,
     thisUpdate: new Date(Date.now() - 60_000),
     nextUpdate: new Date(Date.now() + 86_400_000),
     entries: (options.entries ?? []).map((e) => ({ serialNumber: e.serial, revocationDate: new Date(Date.now() - 3_600_000), reason: e.reason })),
     extensions: options.extensions,
-    signingKey: ca.keys.privateKey,
+    signingKey: by.keys.privateKey,
     signingAlgorithm: ec ? { name: "ECDSA", hash: "SHA-256" } : { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" },
   });
   return new Uint8Array(generated.rawData);
@@ -43,12 +44,12 @@ const crlNumber = (n: number) => new x509.Extension("2.5.29.20", false, AsnConve
 const deltaIndicator = (base: number) => new x509.Extension("2.5.29.27", true, AsnConvert.serialize(new BaseCRLNumber(base)));
 const idp = (params: Partial<IssuingDistributionPoint>) => new x509.Extension("2.5.29.28", true, AsnConvert.serialize(new IssuingDistributionPoint(params)));
 
-async function ask(path: string, body: Uint8Array) {
-  const leaf = await createLeaf({ issuer: ca, dnsNames: ["crl-scope.test"], crlUrls: [`${responder.url}${path}`] });
+async function ask(path: string, body: Uint8Array, issuer: Issued = ca) {
+  const leaf = await createLeaf({ issuer, dnsNames: ["crl-scope.test"], crlUrls: [`${responder.url}${path}`] });
   responder.answer = (request) => (request.path === path ? { body } : { status: 404 });
   const { ask, close } = checkerFor();
   try {
-    return { leaf, state: await ask(leaf, ca) };
+    return { leaf, state: await ask(leaf, issuer) };
   } finally {
     await close();
   }
@@ -92,6 +93,12 @@ describe("CRL scope", () => {
   test("a critical CRL extension certkeeper cannot read makes the CRL answer nothing", async () => {
     const unknown = new x509.Extension("1.3.6.1.4.1.99999.1", true, new Uint8Array([0x05, 0x00]));
     const { state } = await ask("/critical.crl", await signedCrl({ extensions: [crlNumber(1), unknown] }));
+    expect(state.status).toBe("unavailable");
+  });
+
+  test("a CRL signed by an issuer whose key usage leaves out cRLSign answers nothing (RFC 5280 §6.3.3 (f))", async () => {
+    const noCrlSign = await createIntermediateCa(root, { name: "CN=No CRL signing CA", keyUsages: x509.KeyUsageFlags.keyCertSign });
+    const { state } = await ask("/no-crlsign.crl", await signedCrl({ extensions: [crlNumber(1)], by: noCrlSign }), noCrlSign);
     expect(state.status).toBe("unavailable");
   });
 

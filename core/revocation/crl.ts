@@ -25,7 +25,8 @@ const KNOWN_CRL_EXTENSIONS = new Set([id_ce_cRLNumber, id_ce_authorityKeyIdentif
 const REMOVE_FROM_CRL = 8;
 
 /**
- * Reads and verifies a DER CRL issued by `issuer`, fetched from `url` (when given). Throws
+ * Reads and verifies a DER CRL issued by `issuer` (whose key usage, when given, must allow cRLSign),
+ * fetched from `url` (when given). Throws
  * {@link RevocationFailure} otherwise, and for a CRL that cannot say whether a leaf is revoked: a
  * delta CRL, one with a critical extension not read here, or one whose issuing distribution point
  * limits it to CA or attribute certificates, some reasons, another distribution point, or entries of
@@ -42,6 +43,10 @@ export function readCrl(der: Uint8Array, options: { issuer: Certificate; now: nu
     throw new RevocationFailure("the CRL is not a DER certificate revocation list");
   }
   if (issuerName !== issuer.subject) throw new RevocationFailure("the CRL is about another issuer");
+  const keyUsage = issuer.getExtension(x509.KeyUsagesExtension);
+  if (keyUsage && (keyUsage.usages & x509.KeyUsageFlags.cRLSign) === 0) {
+    throw new RevocationFailure("the CRL's issuer may not sign CRLs (its key usage leaves out cRLSign)");
+  }
   if (!crl.tbsCertListRaw || !signatureVerifies(crl.tbsCertListRaw, crl.signature, crl.signatureAlgorithm.algorithm, issuer)) {
     throw new RevocationFailure("the CRL's signature does not verify with the issuer's key");
   }

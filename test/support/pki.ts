@@ -75,6 +75,8 @@ export interface CaOptions {
   keyType?: KeyType;
   notBefore?: Date;
   notAfter?: Date;
+  /** Key usage flags of an intermediate; default keyCertSign and cRLSign. */
+  keyUsages?: number;
 }
 
 /** A self-signed root CA. */
@@ -110,7 +112,7 @@ export async function createIntermediateCa(parent: Issued, options: CaOptions = 
     signingAlgorithm: algorithmOf(parent.keys),
     extensions: [
       new x509.BasicConstraintsExtension(true, 0, true),
-      new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
+      new x509.KeyUsagesExtension(options.keyUsages ?? x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
       await x509.SubjectKeyIdentifierExtension.create(keys.publicKey),
       await x509.AuthorityKeyIdentifierExtension.create(parent.keys.publicKey),
     ],
