@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
+import net from "node:net";
 import { SMTPServer } from "smtp-server";
 import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
 import { startHostileServer, startStarttlsServer, type StarttlsProtocol, type StarttlsServer } from "./support/starttls_servers.ts";
@@ -96,6 +97,18 @@ describe("a server that does not offer or refuses the upgrade: starttls_refused"
     const response = await h.request("POST", "/v1/certificates", { body: { domain: `refusing.${TEST_DOMAIN}`, port, protocol: "smtp" } });
     expectError(response, 422, "certificate_not_found");
     expect(response.body.error.message).toContain("does not offer STARTTLS");
+  });
+
+  test("an IMAP server that says BYE to STARTTLS and hangs up refuses the upgrade", async () => {
+    const bye = net.createServer((socket) => {
+      socket.on("error", () => {});
+      socket.write("* OK [CAPABILITY IMAP4rev1 STARTTLS] ready\r\n");
+      socket.once("data", () => socket.end("* BYE [UNAVAILABLE] going down for maintenance\r\n"));
+    });
+    await new Promise<void>((resolve) => bye.listen(0, "127.0.0.1", () => resolve()));
+    servers.push({ close: () => new Promise<void>((resolve) => bye.close(() => resolve())) });
+    const [endpoint] = await retrieve((bye.address() as net.AddressInfo).port, "imap");
+    expect(endpoint).toMatchObject({ ok: false, reason: "starttls_refused", message: expect.stringContaining("BYE") });
   });
 
   test("a monitored certificate whose server stops offering the upgrade is unreachable (starttls_refused)", async () => {

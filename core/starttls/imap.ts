@@ -9,6 +9,8 @@ export async function upgradeImap(c: Conversation): Promise<void> {
   c.write(`${TAG} STARTTLS\r\n`);
   for (;;) {
     const line = await c.line();
+    // A BYE is the server hanging up (RFC 9051 §7.1.5): a "no" to the upgrade, not a broken protocol.
+    if (/^\* BYE(\s|$)/i.test(line)) throw c.refused(`said "${line.slice(0, 80)}" to STARTTLS`);
     if (line.startsWith("* ")) continue; // untagged data (a CAPABILITY, an alert) may come first
     const tagged = new RegExp(`^${TAG} (OK|NO|BAD)(\\s|$)`, "i").exec(line);
     if (!tagged) throw c.protocolError(`answered "${line.slice(0, 80)}" to STARTTLS`);
