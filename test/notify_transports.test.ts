@@ -364,6 +364,7 @@ const SMTP_PASSWORD = "p@ss w0rd/!";
 
 async function startSmtp(options: { secure?: { cert: string; key: string } } = {}) {
   const received: Array<{ raw: string; from: string; to: string[]; user: unknown }> = [];
+  const counts = { logins: 0 };
   const server = new SMTPServer({
     secure: Boolean(options.secure),
     ...options.secure,
@@ -372,6 +373,7 @@ async function startSmtp(options: { secure?: { cert: string; key: string } } = {
     authMethods: ["PLAIN", "LOGIN"],
     logger: false,
     onAuth(auth, _session, callback) {
+      counts.logins++;
       if (auth.username === "alerts" && auth.password === SMTP_PASSWORD) return callback(null, { user: "alerts" });
       // A careless server that echoes the password: the transport must still not repeat it.
       callback(new Error(`Invalid password ${auth.password}`));
@@ -393,7 +395,7 @@ async function startSmtp(options: { secure?: { cert: string; key: string } } = {
   server.on("error", () => {});
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const port = (server.server.address() as net.AddressInfo).port;
-  return { port, received, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  return { port, received, get logins() { return counts.logins; }, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 describe("SMTP transport", () => {
@@ -420,6 +422,20 @@ describe("SMTP transport", () => {
     await transport.send(message);
     await transport.close();
     await expectParsedMessage(smtp.received[0]!.raw);
+  });
+
+  test("credentials go only encrypted to a server named other than this machine: no STARTTLS offered, nothing sent", async () => {
+    const smtp = track(await startSmtp());
+    // The name resolves to 127.0.0.1 only by CERTKEEPER_RESOLVE: as the operator wrote it, a remote relay.
+    const transport = createSmtpTransport({ url: `smtp://${auth}@mail.${TEST_DOMAIN}:${smtp.port}`, trust, resolve: RESOLVE });
+    const error = await transport.send(message).then(
+      () => null,
+      (e: Error) => e,
+    );
+    await transport.close();
+    expect(error?.message).toStartWith("Email to ops@example.com was not sent: the mail server does not offer STARTTLS");
+    expect(smtp.received).toHaveLength(0);
+    expect(smtp.logins).toBe(0);
   });
 
   test("a refused login fails with a message that names what happened and echoes nothing of the server", async () => {

@@ -50,6 +50,9 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
     port: Number(url.port) || (secure ? 465 : 587),
     secure,
     auth: user ? { user, pass: password } : undefined,
+    // The password crosses the network only encrypted: over smtp:// with credentials the server must
+    // offer STARTTLS, unless the URL names this machine (a local relay often has no certificate).
+    requireTLS: Boolean(user) && !secure && !namesThisMachine(host),
     connectionTimeout: Math.min(10_000, Math.ceil(timeoutMs / 2)),
     greetingTimeout: Math.min(10_000, Math.ceil(timeoutMs / 2)),
     socketTimeout: timeoutMs,
@@ -72,13 +75,19 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
       } catch (error) {
         // Tenants read this (the channel test, the events' lastError): what happened and its codes,
         // never the server's reply, which can echo credentials, nor the relay's address.
-        throw new Error(`Email to ${message.to} was not sent: ${describeSmtpFailure(error)}`);
+        throw new Error(`Email to ${message.to} was not sent: ${describeSmtpFailure(error, Boolean(user))}`);
       }
     },
     async close() {
       (await transport.ifOpened()?.catch(() => undefined))?.close();
     },
   };
+}
+
+/** `localhost` or a loopback address, as the URL writes it (a CERTKEEPER_RESOLVE rule does not make a name local). */
+function namesThisMachine(host: string): boolean {
+  const name = host.toLowerCase().replace(/\.$/, "");
+  return name === "localhost" || name.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(name) || name === "::1";
 }
 
 /**
@@ -104,7 +113,7 @@ export function mailOptions(message: EmailMessage): SendMailOptions {
 }
 
 
-function describeSmtpFailure(error: unknown): string {
+function describeSmtpFailure(error: unknown, withPassword: boolean): string {
   const { code, responseCode } = error as { code?: string; responseCode?: number };
   if (code === "EABORT") return `the mail server did not finish within the delivery timeout (ETIMEDOUT)`;
   const what =
@@ -112,6 +121,8 @@ function describeSmtpFailure(error: unknown): string {
       ? "the mail server refused certkeeper's sign-in"
       : code === "EENVELOPE"
         ? "the mail server refused the sender or the recipient"
+        : code === "ETLS" && responseCode !== undefined
+          ? `the mail server does not offer STARTTLS${withPassword ? ", and certkeeper sends its password only encrypted" : ""}`
         : code === "ECONNECTION" || code === "ESOCKET" || code === "ETIMEDOUT" || code === "EDNS" || code === "ETLS"
           ? "the mail server could not be reached"
           : "the mail server refused the message";
