@@ -424,8 +424,11 @@ export function applyCheck(
       if (chainAt !== null) due = Math.min(due, chainAt);
     }
   }
-  // The end of a pending deployment's grace: the endpoints are looked at then.
-  if (next.deployment && !next.deployment.announced) due = Math.min(due, Math.max(now + 1, deploymentDueAt(next.deployment)));
+  // The end of a pending deployment's grace: the endpoints are looked at then. Once it has passed
+  // unjudged (no endpoint answered), the next check on the usual schedule judges it: a dead host is
+  // not re-checked at every turn of the scheduler.
+  const deploymentAt = next.deployment && !next.deployment.announced ? deploymentDueAt(next.deployment) : Infinity;
+  if (deploymentAt > now) due = Math.min(due, deploymentAt);
   // The regular re-check falls on the certificate's own phase of its interval (check_phase.ts): never
   // later than one interval from now, and spread with the others.
   const regular = regularCheckAt(next.id, now, checkIntervalFor(next.details, policy.intervalMs), next.details.renewalInfo?.nextAt);
