@@ -98,6 +98,8 @@ export class AriClient {
       );
       if (status !== 200) throw new AriFailure(`the CA answered HTTP ${status}`);
       const answer = readRenewalInfo(body);
+      // A window that ends when the certificate has expired names no renewal deadline: the CA's error.
+      if (answer.window.end >= leaf.notAfter) throw new AriFailure("the suggested window ends when the certificate has already expired");
       info = {
         window: answer.window,
         explanationUrl: answer.explanationUrl,

@@ -61,10 +61,20 @@ export function readRenewalInfo(body: Uint8Array): SuggestedWindow {
   return { window: { start, end }, explanationUrl };
 }
 
-/** RFC 3339 date-time (with a time zone), in ms; null for anything else. */
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
+
+/**
+ * RFC 3339 date-time (with a time zone), in ms; null for anything else, a date that does not exist
+ * (February 30th) or a time out of range (hour 24) included, which `Date.parse` would roll over.
+ */
 function timestamp(value: unknown): number | null {
   if (typeof value !== "string" || value.length > 64) return null;
-  if (!/^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(value)) return null;
+  const parts = RFC3339.exec(value);
+  if (!parts) return null;
+  const [year, month, day, hour, minute, second] = parts.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 60) return null;
+  if (parts[8] !== undefined && (Number(parts[8]) > 23 || Number(parts[9]) > 59)) return null;
   const ms = Date.parse(value);
   return Number.isFinite(ms) ? ms : null;
 }
