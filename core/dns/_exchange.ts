@@ -114,6 +114,13 @@ function judge(bytes: Buffer, id: number, options: ExchangeOptions): Judged {
   if (rcode !== "NOERROR" && rcode !== "NXDOMAIN") {
     throw new DnsFailure("servfail", `the resolver ${where(options.server)} answered ${options.type} ${options.name} with ${rcode}`);
   }
+  // A referral (no answer, NS records where a NODATA answer carries its SOA, neither recursion available
+  // nor an authoritative answer) is a server that does not resolve this name: no answer at all, not
+  // "no records here" (RFC 2308, section 2.2).
+  const authorities = decoded.authorities ?? [];
+  if (rcode === "NOERROR" && (decoded.answers ?? []).length === 0 && !decoded.flag_ra && !decoded.flag_aa && authorities.some((r) => r.type === "NS") && !authorities.some((r) => r.type === "SOA")) {
+    throw new DnsFailure("servfail", `the resolver ${where(options.server)} answered ${options.type} ${options.name} with a referral, not an answer (it does not resolve for certkeeper)`);
+  }
   return {
     ignore: false,
     truncated: decoded.flag_tc,
