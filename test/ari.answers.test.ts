@@ -96,3 +96,21 @@ test("an answer whose times are not real RFC 3339 date-times (February 30th, hou
     expect({ label, source: got.renewal.source, window: got.renewal.window }).toEqual({ label, source: "lifetime", window: null });
   }
 });
+
+test("a CA whose directory stops publishing renewalInfo gives no window any more: the lifetime rule", async () => {
+  const w = await world();
+  const domain = `dropped-ari.${TEST_DOMAIN}`;
+  const now = whole(Date.now());
+  const { leaf, server } = await served(domain, now - 10 * DAY, now + 80 * DAY);
+  ari.answer(certIdOf(leaf), { kind: "window", start: now + 50 * DAY, end: now + 52 * DAY, retryAfter: "3600" });
+  const added = expectData(await w.h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+  expect(expectData(await w.h.request("GET", `/v1/certificates/${added.id}`), 200).renewal).toMatchObject({ source: "ari", deadline: iso(now + 52 * DAY) });
+  ari.directory(JSON.stringify({ newNonce: "https://ca.example/nonce", newAccount: "https://ca.example/account", newOrder: "https://ca.example/order" }));
+  try {
+    w.clock.set(now + 2 * DAY); // past the answer's Retry-After and the directory's day in memory
+    const checked = expectData(await w.h.request("POST", `/v1/certificates/${added.id}/check`), 200);
+    expect(checked.renewal).toMatchObject({ source: "lifetime", window: null, checkedAt: null });
+  } finally {
+    ari.directory(null);
+  }
+});

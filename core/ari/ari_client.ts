@@ -90,7 +90,8 @@ export class AriClient {
     let url = directory;
     try {
       const base = await this.#renewalInfoUrl(directory, now);
-      if (!base) return { ...(known ?? NOTHING_YET), nextAt: now + DEFAULT_RETRY, lastError: "the ACME directory publishes no renewalInfo" };
+      // A CA that no longer publishes renewal information gives no window: the lifetime rule (CONTRACT §19).
+      if (!base) return { ...NOTHING_YET, nextAt: now + DEFAULT_RETRY, lastError: "the ACME directory publishes no renewalInfo" };
       url = `${base.replace(/\/+$/, "")}/${leaf.certId}`;
       const { status, headers, body } = await this.options.fetcher.fetch(
         { url, method: "GET", headers: { accept: "application/json" } },
