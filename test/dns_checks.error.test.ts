@@ -69,6 +69,62 @@ withDaemons("a resolver that fails after a verdict", () => {
   });
 });
 
+describe("a resolver that fails while the served leaf changes", () => {
+  let failing = false;
+  let fixture: FixtureDnsServer;
+
+  beforeAll(async () => {
+    // shopN.certkeeper.test and certkeeper.test itself name only letsencrypt.org.
+    fixture = await startFixtureDns((query) => {
+      if (failing) return { message: answerTo(query, [], { rcode: "SERVFAIL" }) };
+      const question = query.questions![0]!;
+      const name = question.name.toLowerCase();
+      const shop = question.type === "CAA" && (/^shop\d\./.test(name) || name === D);
+      return { message: answerTo(query, shop ? [{ type: "CAA", name: question.name, ttl: 60, data: { flags: 0, tag: "issue", value: "letsencrypt.org" } }] : []) };
+    });
+    closers.push(() => fixture.close());
+  });
+
+  /** A certificate for `name` from the RSA CA (forbidden by the records), judged while DNS answers; then DNS fails. */
+  async function forbiddenThenOutage(name: string, config?: Parameters<typeof dnsWorld>[1]) {
+    failing = false;
+    const first = await createLeaf({ issuer: intermediate, dnsNames: [name] });
+    const served = await startTlsServer({ cert: chainPem(first, intermediate), key: first.keyPem });
+    closers.push(() => served.close());
+    const w = await world(fixture.port, config);
+    const cert = await addAndGet(w.h, { domain: name, port: served.port });
+    expect(cert.warnings).toEqual(["caa_forbids_issuer"]);
+    failing = true;
+    return { w, cert, served };
+  }
+
+  test("a leaf renewed by a CA with no known CAA domain is not judged: the old CA's verdict does not stay", async () => {
+    const { w, cert, served } = await forbiddenThenOutage(`shop1.${D}`);
+    // The EC CA has no CAA domain, configured or built in; the new leaf is a wildcard, so its climb starts elsewhere.
+    const { ecIntermediate } = await testPki();
+    const next = await createLeaf({ issuer: ecIntermediate, dnsNames: [`*.${D}`], daysLeft: 120 });
+    served.setCertificate(chainPem(next, ecIntermediate), next.keyPem);
+    const checked = await checkNow(w.h, cert.id);
+    expect(checked.issuer).not.toContain("RSA");
+    expect([checked.status, checked.warnings]).toEqual(["valid", []]);
+    expect((await eventsOf(w.h, cert.id)).map((e) => e.type)).toEqual(["certificate.renewal_blocked", "certificate.renewed"]);
+  });
+
+  test("a leaf renewed by another judged CA, whose records were never read: no verdict until DNS answers again", async () => {
+    const config = { config: { caaIdentities: [{ name: "certkeeper Test RSA CA", domain: `ca.${D}` }, { name: "certkeeper Test EC CA", domain: `ec.${D}` }] } };
+    const { w, cert, served } = await forbiddenThenOutage(`shop2.${D}`, config);
+    const { ecIntermediate } = await testPki();
+    const next = await createLeaf({ issuer: ecIntermediate, dnsNames: [`*.${D}`], daysLeft: 120 });
+    served.setCertificate(chainPem(next, ecIntermediate), next.keyPem);
+    const outage = await checkNow(w.h, cert.id);
+    expect(outage.warnings).toEqual([]);
+    failing = false;
+    // DNS back: the wildcard is judged at certkeeper.test, whose records name letsencrypt.org only.
+    const answered = await checkNow(w.h, cert.id);
+    expect(answered.warnings).toEqual(["caa_forbids_issuer"]);
+  });
+});
+
 withDaemons("a resolver that never gave an answer", () => {
   let failing: FixtureDnsServer;
 

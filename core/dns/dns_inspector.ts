@@ -18,8 +18,9 @@ import type { Deadline } from "../net/deadline.ts";
 import type { HttpFetcher } from "../net/http_fetch.ts";
 import { matchesHostname } from "../tls/chain_verify.ts";
 import { defaultMailDomain } from "../certificates/domain_name.ts";
+import { caaIssuerNames } from "../renewal/mod.ts";
 import { DnsFailure, type DnsClient } from "./dns_client.ts";
-import { caaClimbStarts, judgeCaa, relevantCaaSet, type CaaMemo, type CaaSet } from "./caa.ts";
+import { caaClimbStarts, issuerCaaDomain, judgeCaa, relevantCaaSet, type CaaMemo, type CaaSet } from "./caa.ts";
 import { daneVerdict, lookupTlsa, type TlsaFinding } from "./dane.ts";
 import { fetchStsPolicy, lookupStsRecord, mxMatches, type StsRecord } from "./mta_sts.ts";
 
@@ -150,9 +151,16 @@ export class DnsInspector {
     return this.options.systemResolvers && SPECIAL_USE.has(name.slice(name.lastIndexOf(".") + 1));
   }
 
-  /** The CAA sets and verdict; a failed climb keeps the sets last found (judged anew for this leaf) or, lacking them, the last verdict. */
+  /**
+   * The CAA sets and verdict. What needs no DNS is judged first, for the leaf served now: an issuer with
+   * no known CAA domain is not judged, whatever DNS does. A failed climb keeps the sets last found and,
+   * when they are the sets this leaf's names need (the same climb starts), judges this leaf's issuer
+   * by them; otherwise no verdict stands: the last one was drawn for another leaf's names.
+   */
   async #caa(findings: DnsFindings, domain: string, details: CertificateDetails, climb: (from: string) => Promise<CaaSet>, previous?: DnsFindings | null): Promise<boolean> {
     const starts = caaClimbStarts(domain, details.subjectAlternativeNames);
+    const issuerNames = caaIssuerNames(details);
+    const issuerDomain = issuerCaaDomain(issuerNames, this.options.identities);
     let sets: CaaSet[];
     let answered = true;
     try {
@@ -162,8 +170,10 @@ export class DnsInspector {
       answered = false;
       const known = previous?.caaSets ?? [];
       if (!starts.every((from) => known.some((set) => set.from === from))) {
+        // The sets known were climbed for another leaf's names, and the last verdict is about that leaf:
+        // neither says whether this leaf's CA may issue. Only what needs no DNS is said.
         if (previous?.caaSets) findings.caaSets = previous.caaSets;
-        if (previous?.caa) findings.caa = previous.caa;
+        if (issuerDomain === null) findings.caa = { status: "not_judged", issuerDomain: null, blocking: null };
         return false;
       }
       sets = known.filter((set) => starts.includes(set.from));
@@ -172,8 +182,7 @@ export class DnsInspector {
     findings.caa = judgeCaa({
       domain,
       subjectAlternativeNames: details.subjectAlternativeNames,
-      // The issuer's O (else CN) and CN (else O): the names CERTKEEPER_CAA_IDENTITIES is compared with.
-      issuerNames: [details.issuer, details.chain[0]?.issuer ?? details.issuer],
+      issuerNames,
       identities: this.options.identities,
       sets: new Map(sets.map((set) => [set.from, set])),
     });

@@ -8,5 +8,5 @@ export {
   type DeadlineClock,
   type RenewalDeadline,
 } from "./deadline.ts";
-export { caaBlocksRenewal } from "./renewal_blocked.ts";
+export { caaBlocksRenewal, caaIssuerNames } from "./renewal_blocked.ts";
 export { ALERT_POLICIES, RENEWAL_STATES, type AlertPolicy, type RenewalInfo, type RenewalState } from "../base/records.ts";

@@ -1,5 +1,5 @@
 /** Where CONTRACT §22's CAA verdict lives on a stored certificate, for the rules that read it. */
-import type { CertificateRecord } from "../base/records.ts";
+import type { CertificateDetails, CertificateRecord } from "../base/records.ts";
 
 /**
  * True when the last CAA judgement found that the CA of the served leaf may not issue its next
@@ -8,4 +8,12 @@ import type { CertificateRecord } from "../base/records.ts";
  */
 export function caaBlocksRenewal(record: Pick<CertificateRecord, "dns">): boolean {
   return record.dns?.caa?.status === "forbidden";
+}
+
+/**
+ * The names of a leaf's issuer that CAA identities (CERTKEEPER_CAA_IDENTITIES, the built-in pairs) are
+ * compared with: its O (else CN) and its CN (else O).
+ */
+export function caaIssuerNames(details: Pick<CertificateDetails, "issuer" | "chain">): string[] {
+  return [details.issuer, details.chain[0]?.issuer ?? details.issuer];
 }
