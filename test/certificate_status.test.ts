@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { DAY } from "../core/base/mod.ts";
-import { certificateRenewalState, certificateStatus, statusTimeline, TIMELINE_END, TIMELINE_START, type StatusInput } from "../core/certificates/mod.ts";
+import { certificateRenewalState, certificateStatus, endpointStatus, statusTimeline, TIMELINE_END, TIMELINE_START, type StatusInput } from "../core/certificates/mod.ts";
 
 const NOW = Date.UTC(2026, 10, 20);
 
@@ -82,6 +82,28 @@ describe("statusTimeline", () => {
     expect(judged("days", true)).toEqual(["expiring", "expiring_soon"]);
     // Before the deadline, a blocked renewal changes no status (the warning says it).
     expect(certificateStatus(record({ notBefore: NOW - DAY, notAfter: NOW + 89 * DAY, alertPolicy: "renewal", dns }), NOW).status).toBe("valid");
+  });
+
+  test("renewal policy: an endpoint's leaf is renewal_blocked only when its issuer maps to the CA domain CAA forbids", () => {
+    const notBefore = NOW - 80 * DAY;
+    const leaf = (issuer: string, notAfter: number) => ({ notBefore, notAfter, issuer, chain: [{ issuer: `${issuer} R1` }] }) as unknown as StatusInput["details"];
+    const endpoint = (address: string, details: StatusInput["details"]) => ({ address, fingerprint: address, details, problem: null, failure: null, tls: null });
+    const forbidden = leaf("Let's Encrypt", NOW + 8 * DAY);
+    const sameCa = leaf("Let's Encrypt", NOW + 9 * DAY);
+    const otherCa = leaf("DigiCert Inc", NOW + 10 * DAY);
+    const blocking = { name: "example.com", setAt: "example.com", property: "issue", reason: "not_listed", records: ['0 issue "digicert.com"'], key: "k" };
+    const input = (issuers?: string[]) =>
+      record({
+        details: forbidden,
+        alertPolicy: "renewal",
+        dns: { caa: { status: "forbidden", issuerDomain: "letsencrypt.org", blocking: { ...blocking, ...(issuers ? { issuers } : {}) } } } as StatusInput["dns"],
+        endpoints: [endpoint("192.0.2.1", forbidden), endpoint("192.0.2.2", sameCa), endpoint("192.0.2.3", otherCa)],
+      });
+    const judged = (r: StatusInput) => r.endpoints!.map((e) => endpointStatus(e, r, NOW).statusReason);
+    expect(judged(input(["let's encrypt"]))).toEqual(["renewal_blocked", "renewal_blocked", "renewal_overdue"]);
+    // A verdict stored without its issuers: the judged leaf's own issuer names stand in.
+    expect(judged(input())).toEqual(["renewal_blocked", "renewal_blocked", "renewal_overdue"]);
+    expect(certificateStatus(input(["let's encrypt"]), NOW).statusReason).toBe("renewal_blocked");
   });
 
   test("a CA's request for early replacement makes the leaf expiring (renewal_requested) under both policies", () => {

@@ -23,6 +23,7 @@ if (missing) console.warn(`dns_checks.happy.test.ts: skipped: ${missing}`);
 const withDaemons = missing ? describe.skip : describe;
 
 const D = TEST_DOMAIN; // certkeeper.test, in the zone test.
+const DAY = 86_400_000;
 /** The zone's records that never change; each test adds its own through publish(). */
 const BASE = `
 allowed.certkeeper CAA 0 issue "ca.${D}"
@@ -181,6 +182,30 @@ withDaemons("CAA: will the next renewal be allowed?", () => {
     await checkNow(w.h, cert.id);
     await checkNow(w.h, cert.id);
     expect((await eventsOf(w.h, cert.id)).map((e) => e.type)).toEqual(["certificate.renewal_blocked", "certificate.renewed", "certificate.renewal_blocked"]);
+  });
+
+  test("two addresses serving leaves of two CAs, one forbidden: only its endpoint is renewal_blocked, the other renewal_overdue", async () => {
+    const { ecIntermediate } = await testPki();
+    // 90-day leaves with 5 and 6 days left: both past their renewal deadline.
+    const now = Date.now();
+    const forbidden = await createLeaf({ issuer: intermediate, dnsNames: [`multi.${D}`], notBefore: new Date(now - 85 * DAY), notAfter: new Date(now + 5 * DAY) });
+    const permitted = await createLeaf({ issuer: ecIntermediate, dnsNames: [`multi.${D}`], notBefore: new Date(now - 84 * DAY), notAfter: new Date(now + 6 * DAY) });
+    const a = await startTlsServer({ cert: chainPem(forbidden, intermediate), key: forbidden.keyPem, host: "127.0.0.1" });
+    closers.push(() => a.close());
+    const b = await startTlsServer({ cert: chainPem(permitted, ecIntermediate), key: permitted.keyPem, host: "127.0.0.2", port: a.port });
+    closers.push(() => b.close());
+    await publish(`multi.certkeeper CAA 0 issue "ec.${D}"`);
+    const migrating = await dnsWorld(unbound.port, {
+      resolve: [{ pattern: `multi.${D}`, address: "127.0.0.1", addresses: ["127.0.0.1", "127.0.0.2"] }],
+      config: { caaIdentities: [{ name: "certkeeper Test RSA CA", domain: `ca.${D}` }, { name: "certkeeper Test EC CA", domain: `ec.${D}` }] },
+    });
+    closers.push(() => migrating.close());
+    const cert = await addAndGet(migrating.h, { domain: `multi.${D}`, port: a.port, alertPolicy: "renewal" });
+    expect([cert.status, cert.statusReason, cert.warnings]).toEqual(["expiring", "renewal_blocked", ["caa_forbids_issuer"]]);
+    expect(cert.endpoints.map((e: any) => [e.address, e.status, e.statusReason])).toEqual([
+      ["127.0.0.1", "expiring", "renewal_blocked"],
+      ["127.0.0.2", "expiring", "renewal_overdue"],
+    ]);
   });
 
   test("the messages of every channel type name the domain, the CA and the record to add; PagerDuty opens `renewal`, a renewal resolves it", async () => {

@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CaaRecord, TlsaRecord } from "../core/base/records.ts";
-import { BUILT_IN_CAA_IDENTITIES, daneVerdict, issuerDomainOf, judgeCaa, mxMatches, parseStsPolicy, parseStsRecords, presentCaaRecord, type CaaSet } from "../core/dns/mod.ts";
+import { BUILT_IN_CAA_IDENTITIES, daneVerdict, issuerDomainOf, issuerNamesOf, judgeCaa, mxMatches, parseStsPolicy, parseStsRecords, presentCaaRecord, type CaaSet } from "../core/dns/mod.ts";
 import { parseResolvConf } from "../core/dns/mod.ts";
 import { parseCaaIdentities } from "../core/config/mod.ts";
 import { createLeaf } from "./support/pki.ts";
@@ -45,7 +45,7 @@ describe("CAA (RFC 8659)", () => {
     }
   });
 
-  test("issue records naming other CAs forbid the issuer: the set, where it is and the record to add are named", () => {
+  test("issue records naming other CAs forbid the issuer: the set, where it is, the record to add and the issuer names it blocks are named", () => {
     const verdict = judge({ sets: [at("www.example.com", "example.com", [caa(0, "issue", "digicert.com"), caa(0, "iodef", "mailto:sec@example.com")])] });
     expect(verdict).toEqual({
       status: "forbidden",
@@ -57,8 +57,14 @@ describe("CAA (RFC 8659)", () => {
         reason: "not_listed",
         records: ['0 iodef "mailto:sec@example.com"', '0 issue "digicert.com"'],
         key: expect.stringMatching(/^[0-9a-f]{32}$/),
+        issuers: ["let's encrypt"],
       },
     });
+  });
+
+  test("the issuer names a verdict blocks are every name that maps to its CA domain, a configured pair overriding a built-in one", () => {
+    expect(issuerNamesOf("sectigo.com", BUILT_IN_CAA_IDENTITIES)).toEqual(["zerossl", "sectigo", "sectigo limited"]);
+    expect(issuerNamesOf("sectigo.com", [{ name: "ZeroSSL", domain: "zerossl.example" }, ...BUILT_IN_CAA_IDENTITIES])).toEqual(["sectigo", "sectigo limited"]);
   });
 
   test('an empty issuer (";") forbids every CA; a value that does not parse authorizes nobody', () => {

@@ -302,6 +302,12 @@ export interface CaaBlocking {
   records: string[];
   /** Names the set (its place and records, not the serial): renewal_blocked is announced once per serial and key. */
   key: string;
+  /**
+   * The issuer names (O or CN, lower-cased) that map to the verdict's CA domain: a leaf whose issuer
+   * carries one is blocked too, a leaf of another CA served at another address is not. Absent on
+   * verdicts stored before it: the judged leaf's own issuer names stand in.
+   */
+  issuers?: string[];
 }
 
 /**

@@ -33,11 +33,11 @@ export type StatusInput = Pick<CertificateRecord, "details" | "problem" | "failu
   dns?: CertificateRecord["dns"];
 };
 
-/** How a leaf is judged: its thresholds, the alert policy (CONTRACT §18), and whether CAA blocks its renewal (§22). */
+/** How a leaf is judged: its thresholds, the alert policy (CONTRACT §18), and the certificate whose CAA verdict may block its renewal (§22). */
 interface Judging {
   alertThresholds: readonly number[];
   alertPolicy: AlertPolicy;
-  renewalBlocked: boolean;
+  caa: Pick<StatusInput, "dns" | "details">;
 }
 
 type Judged = { status: CertificateStatus; statusReason: StatusReason | null };
@@ -61,7 +61,7 @@ function rule(record: StatusInput, clock: RuleClock): Judged {
   if (clock.after(record.details.notAfter)) return { status: "expired", statusReason: "expired" };
   if (record.details.revocation?.status === "revoked") return { status: "revoked", statusReason: "revoked" };
   if (record.failure) return { status: "unreachable", statusReason: record.failure };
-  const judging: Judging = { alertThresholds: record.alertThresholds, alertPolicy: record.alertPolicy ?? "days", renewalBlocked: caaBlocksRenewal(record) };
+  const judging: Judging = { alertThresholds: record.alertThresholds, alertPolicy: record.alertPolicy ?? "days", caa: record };
   let worst = leafRule(record.details, record.problem, judging, clock);
   for (const endpoint of record.endpoints ?? []) {
     // The endpoint the certificate-level fields describe (every endpoint, for one address) adds nothing.
@@ -103,8 +103,8 @@ function leafRule(details: CertificateDetails, problem: ChainProblem | null, jud
   if (problem) return { status: "invalid", statusReason: problem };
   if (renewalRequested(details)) return { status: "expiring", statusReason: "renewal_requested" };
   if (judging.alertPolicy === "renewal") {
-    // Past the deadline, a renewal that CAA will refuse is named as such: it is why the leaf is still served.
-    if (clock.atOrAfter(renewalDeadline(details).deadline)) return { status: "expiring", statusReason: judging.renewalBlocked ? "renewal_blocked" : "renewal_overdue" };
+    // Past the deadline, a renewal that CAA will refuse (from this leaf's CA) is named as such: it is why the leaf is still served.
+    if (clock.atOrAfter(renewalDeadline(details).deadline)) return { status: "expiring", statusReason: caaBlocksRenewal(judging.caa, details) ? "renewal_blocked" : "renewal_overdue" };
   } else if (clock.after(expiringAfter)) {
     return { status: "expiring", statusReason: "expiring_soon" };
   }
@@ -119,11 +119,11 @@ function leafRule(details: CertificateDetails, problem: ChainProblem | null, jud
 /** The status of one endpoint at `at` (a time, or a {@link ClockAt}): unreachable with its reason, or its chain's status. */
 export function endpointStatus(
   endpoint: EndpointRecord,
-  judging: Pick<StatusInput, "alertThresholds" | "alertPolicy" | "dns">,
+  judging: Pick<StatusInput, "alertThresholds" | "alertPolicy" | "dns" | "details">,
   at: number | ClockAt,
 ): Judged {
   if (!endpoint.details) return { status: "unreachable", statusReason: endpoint.failure ?? "tls_error" };
-  const rules = { alertThresholds: judging.alertThresholds, alertPolicy: judging.alertPolicy ?? "days", renewalBlocked: caaBlocksRenewal(judging) };
+  const rules: Judging = { alertThresholds: judging.alertThresholds, alertPolicy: judging.alertPolicy ?? "days", caa: judging };
   return leafRule(endpoint.details, endpoint.problem, rules, clockAt(at));
 }
 

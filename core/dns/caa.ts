@@ -112,6 +112,19 @@ export function issuerCaaDomain(issuerNames: readonly string[], identities: read
   return identities.find((identity) => names.has(identity.name.toLowerCase()))?.domain ?? null;
 }
 
+/** The issuer names (lower-cased) that map to `domain`: those whose first pair names it, as {@link issuerCaaDomain} reads them. */
+export function issuerNamesOf(domain: string, identities: readonly CaaIdentity[]): string[] {
+  const seen = new Set<string>();
+  const names: string[] = [];
+  for (const identity of identities) {
+    const name = identity.name.toLowerCase();
+    if (seen.has(name)) continue;
+    seen.add(name);
+    if (identity.domain === domain) names.push(name);
+  }
+  return names;
+}
+
 const ISSUER_DOMAIN = /^[a-z0-9](?:-*[a-z0-9])*(?:\.[a-z0-9](?:-*[a-z0-9])*)*$/i;
 
 /**
@@ -150,7 +163,7 @@ export function judgeCaa(input: CaaJudgementInput): CaaVerdict {
     if (set.records.length === 0 || set.setAt === null) continue;
     anyRecords = true;
     const blocking = forbids(judged, set, issuerDomain);
-    if (blocking) return { status: "forbidden", issuerDomain, blocking };
+    if (blocking) return { status: "forbidden", issuerDomain, blocking: { ...blocking, issuers: issuerNamesOf(issuerDomain, input.identities) } };
   }
   return { status: anyRecords ? "permitted" : "no_records", issuerDomain, blocking: null };
 }
