@@ -206,6 +206,29 @@ describe.skipIf(Boolean(opensslMissing))("DANE matching (RFC 6698, RFC 7672)", (
     expect(verdict([record(2, 1, 1, "00".repeat(32))], withExtra)).toEqual({ status: "mismatch", validated: true });
   });
 
+  test("DANE-TA 2 1 0 (the anchor's whole key) needs no anchor sent: the top of the sent chain, or the leaf alone, signed under that key matches (RFC 7671, 5.2.2)", async () => {
+    const { root } = await testPki();
+    const { intermediate, served } = await chain();
+    // The root's key; the server sends leaf + intermediate.
+    expect(verdict([record(2, 1, 0, openssl(root.certPem, 1, null))], served)).toEqual({ status: "match", validated: true });
+    // The intermediate's key; the server sends the leaf alone.
+    const leafAlone = { ...served, ders: served.ders.slice(0, 1) };
+    expect(verdict([record(2, 1, 0, openssl(intermediate.certPem, 1, null))], leafAlone).status).toBe("match");
+    // The leaf must still name the host, and a hash of the key (2 1 1) still needs the anchor sent.
+    expect(verdict([record(2, 1, 0, openssl(root.certPem, 1, null))], { ...served, leafNames: ["other.example.net"] }).status).toBe("mismatch");
+    expect(verdict([record(2, 1, 1, openssl(root.certPem, 1, "sha256"))], served).status).toBe("mismatch");
+    // A key that signed nothing sent, or data that is no key: mismatch, no throw.
+    const other = await chain();
+    expect(verdict([record(2, 1, 0, openssl(other.leaf.certPem, 1, null))], served).status).toBe("mismatch");
+    expect(verdict([record(2, 1, 0, "00ff")], served).status).toBe("mismatch");
+  });
+
+  test("DANE-TA 2 1 0 of a self-signed leaf's own key is no anchor above it: mismatch", async () => {
+    const selfSigned = await createLeaf({ dnsNames: ["mx1.example.com"] });
+    const served = { ders: [new Uint8Array(selfSigned.cert.rawData)], leafNames: ["mx1.example.com"], referenceNames: ["mx1.example.com"] };
+    expect(verdict([record(2, 1, 0, openssl(selfSigned.certPem, 1, null))], served).status).toBe("mismatch");
+  });
+
   test("DANE-TA naming the leaf itself is no trust anchor above it: mismatch", async () => {
     const { leaf, served } = await chain();
     expect(verdict([record(2, 1, 1, openssl(leaf.certPem, 1, "sha256"))], served).status).toBe("mismatch");

@@ -4,7 +4,7 @@
  * and 1 (PKIX-TA, PKIX-EE) are unusable for SMTP (RFC 7672 §3.1.3) and, like unknown selectors and
  * matching types, ignored.
  */
-import { createHash, X509Certificate } from "node:crypto";
+import { createHash, createPublicKey, X509Certificate, type KeyObject } from "node:crypto";
 import type * as dnsPacket from "dns-packet";
 import type { DaneVerdict, DnsFindings, TlsaRecord } from "../base/records.ts";
 import type { Deadline } from "../net/deadline.ts";
@@ -60,7 +60,9 @@ export interface ServedChain {
 /**
  * `match` when a usable record matches: DANE-EE the leaf itself (its validity and names are not
  * judged, RFC 7672 §3.1.1); DANE-TA a certificate the server sent above the leaf, the leaf chaining
- * to it by signatures and naming the host (§3.1.2). `none` when no record is usable.
+ * to it by signatures and naming the host (§3.1.2), or, for a "2 1 0" record (the anchor's whole
+ * key), a certificate on that path signed under the key, the anchor itself not sent (RFC 7671
+ * §5.2.2). `none` when no record is usable.
  */
 export function daneVerdict(finding: TlsaFinding, chain: ServedChain): DaneVerdict {
   const usable = finding.records.filter(usableTlsa);
@@ -84,11 +86,12 @@ export function daneVerdict(finding: TlsaFinding, chain: ServedChain): DaneVerdi
   };
   for (const record of usable) {
     if (record.usage === 3 && matches(record, leaf)) return { status: "match", validated };
-    if (record.usage === 2) {
+    if (record.usage === 2 && chain.referenceNames.some((name) => matchesHostname([...chain.leafNames], name))) {
       const anchor = certs.slice(1).find((cert) => matches(record, cert));
-      if (anchor && chainsTo(leaf, anchor, certs) && chain.referenceNames.some((name) => matchesHostname([...chain.leafNames], name))) {
-        return { status: "match", validated };
-      }
+      if (anchor && chainsTo(leaf, anchor, certs)) return { status: "match", validated };
+      // "2 1 0" carries the anchor's whole key, so the server need not send the anchor (RFC 7671,
+      // section 5.2.2): the leaf, or a sent certificate it chains to, signed under that key matches.
+      if (record.selector === 1 && record.matchingType === 0 && signedUnderKey(leaf, certs, record.data)) return { status: "match", validated };
     }
   }
   return { status: "mismatch", validated };
@@ -113,6 +116,36 @@ function chainsTo(leaf: X509Certificate, anchor: X509Certificate, sent: X509Cert
     current = issuer;
   }
   return false;
+}
+
+/** Whether `leaf`, or a sent certificate a path of signatures leads to from it, is signed under the SubjectPublicKeyInfo `spkiHex`. */
+function signedUnderKey(leaf: X509Certificate, sent: X509Certificate[], spkiHex: string): boolean {
+  let key: KeyObject;
+  try {
+    key = createPublicKey({ key: Buffer.from(spkiHex, "hex"), format: "der", type: "spki" });
+  } catch {
+    // A key this runtime cannot read is passed over (RFC 7671 §5.2), like a certificate's.
+    return false;
+  }
+  let current = leaf;
+  const used = new Set<X509Certificate>([leaf]);
+  for (let depth = 0; depth < MAX_PATH; depth++) {
+    if (verifiesUnder(current, key)) return true;
+    const issuer = sent.find((cert) => !used.has(cert) && signs(cert, current));
+    if (!issuer) return false;
+    used.add(issuer);
+    current = issuer;
+  }
+  return false;
+}
+
+/** Signed under `key` by another: a certificate of that key itself (a self-signed leaf) is no path to an anchor. */
+function verifiesUnder(cert: X509Certificate, key: KeyObject): boolean {
+  try {
+    return !cert.publicKey.equals(key) && cert.verify(key);
+  } catch {
+    return false;
+  }
 }
 
 function signs(issuer: X509Certificate, cert: X509Certificate): boolean {
