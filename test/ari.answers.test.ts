@@ -114,3 +114,18 @@ test("a CA whose directory stops publishing renewalInfo gives no window any more
     ari.directory(null);
   }
 });
+
+test("a renewalInfo URL with a query string: the certID goes into its path, the query stays", async () => {
+  const w = await world();
+  const domain = `query-ari.${TEST_DOMAIN}`;
+  const now = whole(Date.now());
+  const { leaf, server } = await served(domain, now - 10 * DAY, now + 80 * DAY);
+  ari.answer(certIdOf(leaf), { kind: "window", start: now + 50 * DAY, end: now + 52 * DAY, retryAfter: "3600" });
+  ari.directory(JSON.stringify({ newNonce: "https://ca.example/nonce", renewalInfo: `${ari.renewalInfoUrl}/?tenant=a` }));
+  try {
+    const added = expectData(await w.h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    expect(expectData(await w.h.request("GET", `/v1/certificates/${added.id}`), 200).renewal).toMatchObject({ source: "ari", deadline: iso(now + 52 * DAY) });
+  } finally {
+    ari.directory(null);
+  }
+});

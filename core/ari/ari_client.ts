@@ -92,7 +92,7 @@ export class AriClient {
       const base = await this.#renewalInfoUrl(directory, now);
       // A CA that no longer publishes renewal information gives no window: the lifetime rule (CONTRACT §19).
       if (!base) return { ...NOTHING_YET, nextAt: now + DEFAULT_RETRY, lastError: "the ACME directory publishes no renewalInfo" };
-      url = `${base.replace(/\/+$/, "")}/${leaf.certId}`;
+      url = renewalInfoRequestUrl(base, leaf.certId);
       const { status, headers, body } = await this.options.fetcher.fetch(
         { url, method: "GET", headers: { accept: "application/json" } },
         { timeoutMs: this.options.timeoutMs, maxBytes: ARI_MAX_BYTES },
@@ -157,4 +157,14 @@ function requestedEnd(leaf: AriLeaf, known: RenewalInfo | null, window: { start:
   const midpoint = leaf.notBefore + (leaf.notAfter - leaf.notBefore) / 2;
   if (before === null ? window.end < midpoint : window.end < before.end) return window.end;
   return known?.requestedEnd ?? null;
+}
+
+/**
+ * `{renewalInfo}/{certID}` (RFC 9773 §4.1): the certID is a path segment of its own, after any slash
+ * the CA ends its URL with and before any query string it carries.
+ */
+export function renewalInfoRequestUrl(base: string, certId: string): string {
+  const url = new URL(base);
+  url.pathname = `${url.pathname.replace(/\/+$/, "")}/${certId}`;
+  return url.toString();
 }
