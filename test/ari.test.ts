@@ -381,6 +381,71 @@ describe("a CA that misbehaves costs at most the time limit and 64 KiB, never ch
       }
     }
   });
+
+  test("a window ending after notAfter is an error: the lifetime's deadline, one renewal_overdue then, one expired at expiry", async () => {
+    const w = await world();
+    const domain = `late-window.${TEST_DOMAIN}`;
+    const now = whole(Date.now());
+    const notBefore = now - 10 * DAY;
+    const notAfter = now + 80 * DAY;
+    const { leaf, server } = await served(domain, { notBefore, notAfter });
+    ari.answer(certIdOf(leaf), { kind: "window", start: notAfter - DAY, end: notAfter + 5 * DAY, retryAfter: "86400" });
+    const added = await add(w.h, domain, server.port);
+    const lifetimeDeadline = notBefore + Math.ceil((notAfter - notBefore) * 0.75);
+    expect((await get(w.h, added.id)).renewal).toMatchObject({ source: "lifetime", window: null, deadline: iso(lifetimeDeadline), state: "not_due" });
+    w.clock.set(lifetimeDeadline);
+    await w.h.core.services.scheduler.runDue();
+    w.clock.set(notAfter + SECOND);
+    await w.h.core.services.scheduler.runDue();
+    await check(w.h, added.id);
+    expect(await eventTypes(w.h, added.id)).toEqual(["certificate.renewal_overdue", "certificate.expired"]);
+  });
+
+  test("times that are no real RFC 3339 date-times (February 30th, hour 24) make the answer malformed: the lifetime rule", async () => {
+    const w = await world();
+    for (const [label, start, end] of [
+      ["feb30", "2030-02-30T00:00:00Z", "2030-03-05T00:00:00Z"],
+      ["hour24", "2030-01-01T24:00:00Z", "2030-01-03T00:00:00Z"],
+    ] as const) {
+      const domain = `bad-date-${label}.${TEST_DOMAIN}`;
+      const { leaf, server } = await served(domain);
+      ari.answer(certIdOf(leaf), { kind: "raw", contentType: "application/json", body: JSON.stringify({ suggestedWindow: { start, end } }) });
+      const added = await add(w.h, domain, server.port);
+      expect({ label, renewal: (await get(w.h, added.id)).renewal }).toMatchObject({ label, renewal: { source: "lifetime", window: null } });
+    }
+  });
+
+  test("a directory that stops publishing renewalInfo gives no window any more: the lifetime rule", async () => {
+    const w = await world();
+    const domain = `dropped-ari.${TEST_DOMAIN}`;
+    const now = whole(Date.now());
+    const { leaf, server } = await served(domain);
+    ari.answer(certIdOf(leaf), { kind: "window", start: now + 50 * DAY, end: now + 52 * DAY, retryAfter: "3600" });
+    const added = await add(w.h, domain, server.port);
+    expect((await get(w.h, added.id)).renewal).toMatchObject({ source: "ari", deadline: iso(now + 52 * DAY) });
+    ari.directory(JSON.stringify({ newNonce: "https://ca.example/nonce", newAccount: "https://ca.example/account", newOrder: "https://ca.example/order" }));
+    try {
+      w.clock.set(now + 2 * DAY); // past the answer's Retry-After and the directory's day in memory
+      expect((await check(w.h, added.id)).renewal).toMatchObject({ source: "lifetime", window: null, checkedAt: null });
+    } finally {
+      ari.directory(null);
+    }
+  });
+
+  test("a renewalInfo URL with a query string: the certID goes into its path, the query stays", async () => {
+    const w = await world();
+    const domain = `query-ari.${TEST_DOMAIN}`;
+    const now = whole(Date.now());
+    const { leaf, server } = await served(domain);
+    ari.answer(certIdOf(leaf), { kind: "window", start: now + 50 * DAY, end: now + 52 * DAY, retryAfter: "3600" });
+    ari.directory(JSON.stringify({ newNonce: "https://ca.example/nonce", renewalInfo: `${ari.renewalInfoUrl}/?tenant=a` }));
+    try {
+      const added = await add(w.h, domain, server.port);
+      expect((await get(w.h, added.id)).renewal).toMatchObject({ source: "ari", deadline: iso(now + 52 * DAY) });
+    } finally {
+      ari.directory(null);
+    }
+  });
 });
 
 async function scrape(h: Harness): Promise<string> {
