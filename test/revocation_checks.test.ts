@@ -16,6 +16,7 @@ import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from ".
 import { crl, ocspAnswer, startResponder, type Responder } from "./support/revocation.ts";
 import { bunPasswords } from "../adapters/bun/passwords.ts";
 import { signedInUser } from "./support/web_users.ts";
+import { FakeClock } from "./support/fake_clock.ts";
 
 let responder: Responder;
 const servers: TlsTestServer[] = [];
@@ -30,11 +31,11 @@ afterAll(async () => {
   await responder.close();
 });
 
-async function harness(config: Partial<Config> = {}): Promise<Harness> {
+async function harness(config: Partial<Config> = {}, clock?: FakeClock): Promise<Harness> {
   const { root } = await testPki();
   const full = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }], tlsTimeoutMs: 2000, ...config };
   const transports = createTransports(full, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
-  const h = await createHarness({ transports, config, passwords: bunPasswords });
+  const h = await createHarness({ transports, config, passwords: bunPasswords, ...(clock ? { clock } : {}) });
   harnesses.push({ h, close: async () => { await h.close(); await transports.close(); } });
   return h;
 }
@@ -46,7 +47,7 @@ async function serve(leaf: Issued, issuer: Issued): Promise<TlsTestServer> {
 }
 
 /** Answers OCSP requests at `path` for these leaves with these statuses. */
-function answerOcsp(path: string, issuer: Issued, statuses: Map<string, "good" | "revoked">, nextUpdateMs = 3_600_000) {
+function answerOcsp(path: string, issuer: Issued, statuses: Map<string, "good" | "revoked" | "held">, nextUpdateMs = 3_600_000, now = () => Date.now()) {
   const previous = responder.answer;
   responder.answer = (request) => {
     if (request.path !== path) return previous(request);
@@ -58,8 +59,9 @@ function answerOcsp(path: string, issuer: Issued, statuses: Map<string, "good" |
           body: ocspAnswer({
             leaf: leafLike,
             issuer,
-            status: status === "good" ? { good: true } : { revoked: { at: new Date("2026-11-01T00:00:00Z"), reason: 1 } },
-            nextUpdate: new Date(Date.now() + nextUpdateMs),
+            status: status === "good" ? { good: true } : { revoked: { at: new Date("2026-11-01T00:00:00Z"), reason: status === "held" ? 6 : 1 } },
+            thisUpdate: new Date(now() - 60_000),
+            nextUpdate: new Date(now() + nextUpdateMs),
           }),
         };
       }
@@ -145,6 +147,27 @@ describe("revocation in checks", () => {
     expect(revoked.map((e: any) => e.data.endpoint)).toEqual([
       { address: "127.0.0.2", serialNumber: bad.cert.serialNumber.toUpperCase().replace(/^00(?=[89A-F])/, "").match(/../g)!.join(":"), expiresAt: bad.cert.notAfter.toISOString() },
     ]);
+  });
+
+  test("a hold (certificateHold) the CA releases: revoked, announced once, then valid again once its answer is out of date", async () => {
+    const clock = new FakeClock(Date.now());
+    const h = await harness({}, clock);
+    const { rsaIntermediate } = await testPki();
+    const domain = `held.${TEST_DOMAIN}`;
+    const leaf = await createLeaf({ issuer: rsaIntermediate, keyType: "rsa", dnsNames: [domain], ocspUrls: [`${responder.url}/ocsp-hold`] });
+    const statuses = new Map<string, "good" | "revoked" | "held">([[leaf.cert.serialNumber, "held"]]);
+    answerOcsp("/ocsp-hold", rsaIntermediate, statuses, 3_600_000, () => clock.now());
+    const server = await serve(leaf, rsaIntermediate);
+    const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    const held = expectData(await h.request("GET", `/v1/certificates/${created.id}`), 200);
+    expect([held.status, held.revocation.reason]).toEqual(["revoked", "certificateHold"]);
+    statuses.set(leaf.cert.serialNumber, "good");
+    // Until the hold's answer is out of date, it stands; then the CA is asked again.
+    expect(expectData(await h.request("POST", `/v1/certificates/${created.id}/check`), 200).status).toBe("revoked");
+    clock.advance(2 * 3_600_000);
+    const released = expectData(await h.request("POST", `/v1/certificates/${created.id}/check`), 200);
+    expect([released.status, released.revocation.status]).toEqual(["valid", "good"]);
+    expect((await events(h, created.id)).map((e: { type: string }) => e.type).filter((type: string) => type === "certificate.revoked")).toHaveLength(1);
   });
 
   test("a good leaf is valid; re-checks reuse the cached answer until nextUpdate: the responder is asked once", async () => {

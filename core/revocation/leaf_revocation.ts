@@ -1,7 +1,8 @@
 /**
  * The `revocation` state of a retrieved leaf, as a check keeps it with the certificate's details:
  * reused while its answer is current (so a re-check of an unchanged certificate asks nobody and
- * writes nothing), final once revoked (a serial is announced once), and `not_checked` when revocation
+ * writes nothing), final once revoked (a serial is announced once; a hold is asked about again, for a
+ * CA may release it), and `not_checked` when revocation
  * is off. What to ask is the caller's ({@link askAboutChain} for real chains; a simulation asks its own).
  */
 import type { RevocationState } from "../base/records.ts";
@@ -25,7 +26,7 @@ export class LeafRevocation {
   /** The state to keep; the very `previous` object when nothing needs to change. */
   async state({ previous, ask, now }: LeafRevocationQuestion): Promise<RevocationState> {
     if (!this.enabled) return previous?.status === "not_checked" && previous.validUntil === null ? previous : NOT_CHECKED;
-    if (previous && (previous.status === "revoked" || (previous.validUntil !== null && now < previous.validUntil))) return previous;
+    if (previous && (isFinal(previous) || (previous.validUntil !== null && now < previous.validUntil))) return previous;
     try {
       const state = await ask();
       // Still nothing to ask (a chain not trusted): the very `previous`, so an unchanged certificate writes nothing.
@@ -37,6 +38,14 @@ export class LeafRevocation {
       return { status: "unavailable", source: null, checkedAt: now, revokedAt: null, reason: null, validUntil: null };
     }
   }
+}
+
+/**
+ * A revocation is for good, but for a hold (RFC 5280 §5.3.1, certificateHold): a CA may release it,
+ * so a held leaf is asked about again once its answer's validity ends.
+ */
+function isFinal(state: RevocationState): boolean {
+  return state.status === "revoked" && state.reason !== "certificateHold";
 }
 
 /** Asks about the leaf of a chain sent (leaf first): its issuer is one sent with it, else a trusted root. */
