@@ -183,6 +183,60 @@ describe("an issuance not yet served everywhere", () => {
     });
   }
 
+  test("a move to shorter-lived certificates: pending while nodes serve the older leaf, though the new one, expiring first, is already the certificate's", async () => {
+    const domain = `shortswitch.deploy.${TEST_DOMAIN}`;
+    const w = await world(domain, { alertPolicy: "renewal" });
+    const now = w.clock!.now();
+    // 90 days, 10 days in; its replacement lasts 6 days, so a tenth of that (14.4 hours) is the grace.
+    const old = await leaf([domain], now - 10 * DAY, 90 * DAY, "1a01");
+    const servers = await pool(old);
+    const added = expectData(await w.h.request("POST", "/v1/certificates", { body: { domain, port: servers[0]!.port } }), 201);
+    expectData(await w.h.request("POST", "/v1/watches", { body: { domain, includeSubdomains: false } }), 201);
+    await w.poll();
+
+    // One node is switched, and checked, before the watch's next poll records the issuance.
+    const fresh = await leaf([domain], now - HOUR, 6 * DAY, "1a02");
+    await install(servers[0]!, fresh);
+    w.clock!.advance(MINUTE);
+    const checked = expectData(await w.h.request("POST", `/v1/certificates/${added.id}/check`), 200);
+    expect(checked.serialNumber).toBe("1A:02");
+    await logged(fresh);
+    w.clock!.advance(MINUTE);
+    await w.poll();
+    const seenAt = w.clock!.now();
+    const got = expectData(await w.h.request("GET", `/v1/certificates/${added.id}`), 200);
+    expect(got.endpoints.map((e: any) => e.serialNumber)).toEqual(["1A:02", "1A:01", "1A:01"]);
+    const pending = {
+      issuedAt: iso(now - HOUR),
+      fingerprintSha256: fingerprint(fresh),
+      notAfter: iso(now - HOUR + 6 * DAY),
+      issuer: "certkeeper intermediates",
+      seenAt: new Date(seenAt).toISOString(),
+      servedBy: 1,
+      endpoints: 3,
+    };
+    expect(got.deployment).toEqual(pending);
+
+    // The grace passes: one not_deployed, from the check it scheduled, naming the two lagging nodes.
+    for (let at = seenAt + HOUR; at <= seenAt + 20 * HOUR; at += HOUR) {
+      w.clock!.set(at);
+      await w.settle();
+    }
+    let seen = await events(w.h, added.id);
+    expect(seen.map((e) => e.type)).toEqual(["certificate.not_deployed"]);
+    expect(seen[0].data).toMatchObject({ deployment: pending, lagging: ["127.0.0.2", "127.0.0.3"] });
+    expect(Date.parse(seen[0].createdAt)).toBeGreaterThanOrEqual(seenAt + 14.4 * HOUR);
+    expect(Date.parse(seen[0].createdAt) - (seenAt + 14.4 * HOUR)).toBeLessThan(HOUR);
+
+    // The others catch up: nothing pending, one renewal.
+    await install(servers[1]!, fresh);
+    await install(servers[2]!, fresh);
+    const done = expectData(await w.h.request("POST", `/v1/certificates/${added.id}/check`), 200);
+    expect([done.deployment, done.serialNumber]).toEqual([null, "1A:02"]);
+    seen = await events(w.h, added.id);
+    expect(seen.map((e) => e.type)).toEqual(["certificate.not_deployed", "certificate.renewed"]);
+  });
+
   test("real time: a short-lived issuance's grace is a tenth of its lifetime; the alert comes from a check made when it ends", async () => {
     const domain = `fast.deploy.${TEST_DOMAIN}`;
     const w = await world(domain, { checkIntervalMs: 6 * HOUR }, null);

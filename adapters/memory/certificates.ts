@@ -2,6 +2,7 @@
 import { targetKey, type CertificateStore, type CertificateTarget } from "../../core/store/mod.ts";
 import type { CertificateRecord } from "../../core/base/mod.ts";
 import { certificateRenewalState, certificateStatus } from "../../core/certificates/mod.ts";
+import { awaitsIssuance } from "../../core/deployment/mod.ts";
 import { copyCertificate, deepFreeze, inScope, readCertificate, sharedParts, type MemoryState } from "./state.ts";
 
 type Stored = CertificateRecord & { leaseOwner: string | null };
@@ -160,8 +161,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       let changed = 0;
       for (const id of state.idsWithNames(namesKey)) {
         const record = state.certificates.get(id)!;
-        if (!inScope(record, scope) || record.details.notBefore >= deployment.issuedAt) continue;
-        if (record.deployment && record.deployment.issuedAt >= deployment.issuedAt) continue;
+        if (!inScope(record, scope) || !awaitsIssuance(record, { namesKey, issuedAt: deployment.issuedAt })) continue;
         if (changed++ === 0) state.write();
         record.deployment = deepFreeze({ ...deployment });
         record.nextCheckAt = Math.min(record.nextCheckAt, dueAt);

@@ -3,7 +3,7 @@ import { targetKey, type CertificateKey, type CertificateStore, type Certificate
 import type { CertificateRecord, EventRecord, Mode, Protocol, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type Row, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, placeholders, powerOfTwoRuns, statusPeriods } from "./rows.ts";
-import { leafNamesKey } from "../../core/deployment/mod.ts";
+import { awaitsIssuance, leafNamesKey } from "../../core/deployment/mod.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
 import { RecentSaves } from "./recent_saves.ts";
@@ -473,15 +473,35 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
     },
 
     async noteIssuance(scope, { namesKey, deployment, dueAt }) {
-      const { rowsAffected, rows } = await db.execute(
-        `UPDATE certificates SET deployment = ?, next_check_at = MIN(next_check_at, ?), version = version + 1
-          WHERE organization_id = ? AND mode = ? AND names_key = ? AND not_before < ?
-            AND (deployment IS NULL OR json_extract(deployment, '$.issuedAt') < ?)
-          RETURNING id`,
-        [JSON.stringify(deployment), dueAt, scope.organizationId, scope.mode, namesKey, deployment.issuedAt, deployment.issuedAt],
-      );
-      for (const row of rows) recent.forget(String(row.id));
-      return rowsAffected;
+      // Which certificates take it is core's rule (awaitsIssuance, over every endpoint's leaf), not SQL's;
+      // the names index narrows it to the rows whose own leaf has these names, usually none or one.
+      // Each is written only if no one wrote it since it was read; one that a check saved meanwhile is
+      // read and judged again.
+      const issuance = { namesKey, issuedAt: deployment.issuedAt };
+      const value = JSON.stringify(deployment);
+      let changed = 0;
+      let ids: string[] | null = null;
+      for (;;) {
+        const only = ids ? ` AND id IN (${placeholders(ids.length)})` : "";
+        const { rows } = await db.execute(`${SELECT} WHERE organization_id = ? AND mode = ? AND names_key = ?${only}`, [
+          scope.organizationId,
+          scope.mode,
+          namesKey,
+          ...(ids ?? []),
+        ]);
+        const taking = rows.map(certificateFrom).filter((record) => awaitsIssuance(record, issuance));
+        if (taking.length === 0) return changed;
+        const written = await db.batch(
+          taking.map((record) => ({
+            sql: "UPDATE certificates SET deployment = ?, next_check_at = MIN(next_check_at, ?), version = version + 1 WHERE id = ? AND version = ?",
+            args: [value, dueAt, record.id, record.version],
+          })),
+        );
+        for (const record of taking) recent.forget(record.id);
+        changed += written.reduce((sum, result) => sum + result.rowsAffected, 0);
+        ids = taking.filter((_, i) => written[i]!.rowsAffected === 0).map((record) => record.id);
+        if (ids.length === 0) return changed;
+      }
     },
 
     async saveCheck(record, events, options = {}) {

@@ -1,5 +1,6 @@
 /** Issued but not deployed: issuances a watch recorded for a certificate's names, until every endpoint serves them. */
 export {
+  awaitsIssuance,
   deploymentDueAt,
   deploymentGrace,
   judgeDeployment,

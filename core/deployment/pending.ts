@@ -6,7 +6,7 @@
  * once: `certificate.not_deployed`, naming the lagging addresses. The status does not change.
  */
 import { HOUR, iso } from "../base/time.ts";
-import type { CertificateDetails, EndpointRecord, PendingDeployment } from "../base/records.ts";
+import type { CertificateDetails, CertificateRecord, EndpointRecord, PendingDeployment } from "../base/records.ts";
 
 const MAX_GRACE = 24 * HOUR;
 
@@ -42,6 +42,23 @@ export function leafNamesKey(details: Pick<CertificateDetails, "subjectAlternati
 }
 
 const leafKeys = new WeakMap<object, string>();
+
+/**
+ * Whether an issuance of these DNS names (a namesKey) and notBefore becomes the certificate's pending
+ * deployment: a leaf it serves has exactly these names and an earlier notBefore, and no issuance as
+ * recent is pending already. The leaves are every answering endpoint's, not only the certificate-level
+ * one: that is the earliest-expiring, so after a move to shorter-lived certificates it is the new leaf
+ * as soon as one node serves it, while the others still serve the old one. Both stores decide with this.
+ */
+export function awaitsIssuance(
+  record: Pick<CertificateRecord, "details" | "endpoints" | "deployment">,
+  issuance: { namesKey: string; issuedAt: number },
+): boolean {
+  if (record.deployment && record.deployment.issuedAt >= issuance.issuedAt) return false;
+  const older = (leaf: CertificateDetails | null) => leaf !== null && leaf.notBefore < issuance.issuedAt && leafNamesKey(leaf) === issuance.namesKey;
+  // The certificate's own leaf counts too: it is the one left when no endpoint answered.
+  return older(record.details) || record.endpoints.some((endpoint) => older(endpoint.details));
+}
 
 /** The answering endpoints that serve a leaf older than the pending issuance. */
 export function laggingEndpoints(deployment: Pick<PendingDeployment, "issuedAt">, endpoints: readonly EndpointRecord[]): EndpointRecord[] {

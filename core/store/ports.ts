@@ -241,8 +241,9 @@ export interface CertificateStore {
    */
   saveCheck(record: CertificateRecord, events: EventRecord[], options?: { detailsChanged?: boolean }): Promise<boolean>;
   /**
-   * Makes `deployment` pending on every certificate of the scope whose served leaf's DNS names have
-   * this key (core/deployment namesKey) and whose notBefore is earlier than the issuance's, unless an
+   * Makes `deployment` pending on every certificate of the scope whose certificate-level leaf's DNS
+   * names have this key (core/deployment namesKey) and that awaitsIssuance (core/deployment) says
+   * takes it: a leaf one of its endpoints serves has these names and an earlier notBefore, and no
    * issuance as recent is pending already (a later one replaces an earlier one); each is due at
    * `dueAt` at the latest and its version moves (a check computed before then applies again). Returns
    * how many certificates it changed.

@@ -22,6 +22,7 @@ import { describeCertificateReads } from "./certificate_reads.ts";
 import { describeCertificateLeases } from "./certificate_leases.ts";
 import { describeCertificateTargets } from "./certificate_targets.ts";
 import { describeCertificateDns } from "./certificate_dns.ts";
+import { describeCertificateDeployment } from "./certificate_deployment.ts";
 import { describeChannels } from "./channels.ts";
 import { describeEvents } from "./events.ts";
 import { describeDeliveries } from "./deliveries.ts";
@@ -75,6 +76,7 @@ export function describeStoreConformance(name: string, open: () => Promise<Opene
     describeCertificateLeases(() => store);
     describeCertificateTargets(() => store);
     describeCertificateDns(() => store);
+    describeCertificateDeployment(() => store);
     describeChannels(() => store);
     describeEvents(() => store);
     describeDeliveries(() => store);
