@@ -221,6 +221,46 @@ describe("deadlines that pass during the test", () => {
     expect(seen[0]!.at - deadline).toBeLessThan(60_000);
   });
 
+  test("the twelfth of a lifetime holds for trusted leaves that have not expired: an expired one waits longer as it ages, an untrusted one the interval", async () => {
+    const start = Date.now();
+    const clock = new FakeClock(start);
+    const w = await world({ checkIntervalMs: 6 * HOUR }, { clock });
+    const plain = async (issued: Issued) => {
+      const server = await startTlsServer({ cert: issued.certPem, key: issued.keyPem });
+      cleanups.push(() => server.close());
+      return server;
+    };
+    const watched = async (name: string, issued: Issued, serve_: (i: Issued) => Promise<TlsTestServer> = serve) => {
+      const domain = `${name}.${TEST_DOMAIN}`;
+      const server = await serve_(issued);
+      expectData(await w.h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+      return connectionLog(server, clock);
+    };
+    // Trusted, 24 hours, valid: every 2 hours.
+    const fresh = await watched("fresh", await leaf(`fresh.${TEST_DOMAIN}`, start - HOUR, start + 23 * HOUR));
+    // The same lifetime, expired 36 hours ago: the twelfth doubled until it is a twelfth of the time since, 4 hours.
+    const lapsed = await watched("lapsed", await leaf(`lapsed.${TEST_DOMAIN}`, start - 60 * HOUR, start - 36 * HOUR));
+    // A 12-second leaf that expired a year ago: the interval, not every second.
+    const ancient = await watched("ancient", await leaf(`ancient.${TEST_DOMAIN}`, start - 400 * DAY, start - 400 * DAY + 12 * SECOND));
+    // A self-signed leaf of 12 seconds, valid now (a server can make one up at every handshake): the interval.
+    const madeUp = await watched("made-up", await createLeaf({ dnsNames: [`made-up.${TEST_DOMAIN}`], notBefore: new Date(start - SECOND), notAfter: new Date(start + 11 * SECOND) }), plain);
+    const logs = { fresh, lapsed, ancient, madeUp };
+    for (let at = start; at <= start + 14 * HOUR; at += 60_000) {
+      clock.set(at);
+      await w.h.core.services.scheduler.runDue();
+      for (const log of Object.values(logs)) log.sample();
+    }
+    const gaps = (times: number[]) => times.slice(1).map((at, i) => at - times[i]!);
+    const freshDeadline = lifetimeDeadline(start - HOUR, start + 23 * HOUR);
+    expect(gaps(fresh.times.filter((at) => at < freshDeadline)).slice(1)).toEqual(new Array(fresh.times.filter((at) => at < freshDeadline).length - 2).fill(2 * HOUR));
+    expect(gaps(lapsed.times.slice(1))).toEqual(new Array(lapsed.times.length - 2).fill(4 * HOUR));
+    expect(lapsed.times.length).toBeGreaterThanOrEqual(3);
+    for (const log of [ancient, madeUp]) {
+      expect(log.times.length).toBeLessThanOrEqual(4);
+      expect(gaps(log.times.slice(1)).every((gap) => gap >= 6 * HOUR - 60_000)).toBe(true);
+    }
+  });
+
   test("real time: valid until the deadline, then one renewal_overdue raised by a check made at the deadline and delivered once", async () => {
     const w = await world({ checkIntervalMs: 6 * HOUR });
     w.h.core.start();

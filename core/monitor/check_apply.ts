@@ -431,7 +431,7 @@ export function applyCheck(
   if (deploymentAt > now) due = Math.min(due, deploymentAt);
   // The regular re-check falls on the certificate's own phase of its interval (check_phase.ts): never
   // later than one interval from now, and spread with the others.
-  const regular = regularCheckAt(next.id, now, checkIntervalFor(next.details, policy.intervalMs), next.details.renewalInfo?.nextAt);
+  const regular = regularCheckAt(next.id, now, checkIntervalFor(next.details, policy.intervalMs, now, next.problem === null), next.details.renewalInfo?.nextAt);
   next.nextCheckAt = Math.min(regular, due, chainDue ?? Infinity);
   if (drafts.length > 0 || changed(previous, next)) next.updatedAt = now;
   return { record: next, events: drafts.map((draft) => toEvent(next, draft, now)) };

@@ -55,13 +55,26 @@ export function renewalState(leaf: Leaf, answering: boolean, clock: DeadlineCloc
 
 /**
  * How often a leaf is re-checked at least (CONTRACT §18): a twelfth of its lifetime, so a 24-hour
- * certificate every 2 hours, and never less often than `intervalMs`.
+ * certificate every 2 hours, and never less often than `intervalMs`. The rule is there so that each
+ * renewal is seen in time; it holds for a leaf whose chain is trusted (`trusted`), which a CA the
+ * operator trusts issued, and while it has not expired. Once expired, the wait grows with the time
+ * since the expiry (doubling until it is at least a twelfth of it): a replacement is still seen soon after the expiry, and a leaf
+ * that expired long ago, or a server that makes up a new untrusted leaf of seconds at every
+ * handshake, is not checked every second.
+ *
+ * @example
+ * checkIntervalFor({ notBefore: 0, notAfter: DAY }, 6 * HOUR, HOUR, true) === 2 * HOUR;
  */
-export function checkIntervalFor(leaf: Pick<CertificateDetails, "notBefore" | "notAfter">, intervalMs: number): number {
+export function checkIntervalFor(leaf: Pick<CertificateDetails, "notBefore" | "notAfter">, intervalMs: number, now: number, trusted: boolean): number {
   const twelfth = Math.floor((leaf.notAfter - leaf.notBefore) / 12);
-  // A leaf with no lifetime to speak of (notAfter at or before notBefore) keeps the interval; a
-  // lifetime of seconds is checked at most every second.
-  return twelfth > 0 ? Math.min(intervalMs, Math.max(twelfth, MIN_CHECK_INTERVAL)) : intervalMs;
+  // A leaf with no lifetime to speak of (notAfter at or before notBefore) keeps the interval.
+  if (!trusted || twelfth <= 0) return intervalMs;
+  // Doubling steps, not a wait that changes at every check: each step keeps its phase for a while
+  // (core/monitor/check_phase.ts), so checks stay that far apart.
+  let period = Math.max(twelfth, MIN_CHECK_INTERVAL);
+  const sinceExpiry = now - leaf.notAfter;
+  while (period < sinceExpiry / 12 && period < intervalMs) period *= 2;
+  return Math.min(intervalMs, period);
 }
 
 const MIN_CHECK_INTERVAL = 1000;
