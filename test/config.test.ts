@@ -193,4 +193,12 @@ describe("credentials in the settings line and the database URL logged at start"
     const logged = changedSettings({ ...DEFAULT_CONFIG, smtpUrl: "smtp://ops:s3cret@Tail-Of-Password@mail.example:587" });
     expect(logged.CERTKEEPER_SMTP_URL).toBe("smtp://ops:********@mail.example:587");
   });
+
+  test("the settings line masks credentials in CERTKEEPER_ACME_DIRECTORIES, each directory as issuer=URL", () => {
+    const logged = changedSettings(
+      configFromEnv({ CERTKEEPER_ACME_DIRECTORIES: "Internal CA=https://acme:s3cretPassw0rd@acme.internal.example/directory?token=t0kenValue123" }),
+    );
+    expect(logged.CERTKEEPER_ACME_DIRECTORIES).toStartWith("Internal CA=https://acme:********@acme.internal.example/directory?token=********");
+    expect(JSON.stringify(logged)).not.toMatch(/s3cretPassw0rd|t0kenValue123/);
+  });
 });

@@ -3,6 +3,7 @@
  * supply the outside world (a store, a clock, transports) and mount what this returns.
  */
 import { LEASE_MS, type Config } from "../config/config.ts";
+import { maskUrl } from "../config/mod.ts";
 import { systemClock, SECOND, type Clock } from "../base/time.ts";
 import { createLogger, type Logger } from "../base/log.ts";
 import { randomBase62 } from "../base/ids.ts";
@@ -144,7 +145,7 @@ export function createCore(options: CoreOptions): Core {
           directories: config.acmeDirectories,
           timeoutMs: config.tlsTimeoutMs,
           onRequest: (result) => metrics.ariRequests.inc({ result }),
-          onFailure: ({ url, message }) => logger.debug("renewal information request failed", { url, error: message }),
+          onFailure: ({ url, message }) => logger.debug("renewal information request failed", { url: maskUrl(url), error: message }),
         })
       : null;
   const source =

@@ -29,8 +29,10 @@ function render(field: string, value: unknown): string {
   if (/token|password|secret/i.test(field)) return MASK;
   if (/Ms$/.test(field)) return Array.isArray(value) ? value.map((ms) => duration(Number(ms))).join(",") : duration(Number(value));
   if (field === "resolve") return (value as ResolveRule[]).map((rule) => `${rule.pattern}=${rule.address === null ? "none" : (rule.addresses ?? [rule.address]).join("|")}`).join(",");
+  if (field === "acmeDirectories") return (value as Array<{ issuer: string; url: string }>).map(({ issuer, url }) => `${issuer}=${maskUrl(url)}`).join(",");
   if (typeof value === "string") return maskUrl(value);
-  return typeof value === "object" ? JSON.stringify(value) : String(value);
+  // Any other list or object: every string in it masked as a URL would be, whatever its place.
+  return typeof value === "object" ? JSON.stringify(value, (_key, inner: unknown) => (typeof inner === "string" ? maskUrl(inner) : inner)) : String(value);
 }
 
 /**
