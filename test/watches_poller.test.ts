@@ -332,3 +332,43 @@ describe("CT watches: each issuance seen once across restarts and processes", ()
     await sqld.close();
   });
 });
+
+describe("switching CERTKEEPER_CT_SOURCE with watches in place", () => {
+  test("search to logs reads the logs' records from their start; back to search, past issuances are not announced again", async () => {
+    const s = await setup();
+    for (const name of ["a.switch.test", "b.switch.test"]) ct.log(await leaf([name]), ca);
+    const watch = await s.watch({ domain: "switch.test", autoMonitor: true });
+    const added: string[] = [];
+    const search = s.poller({ added });
+    expect(await s.pollOnce(search, watch)).toBe("ok"); // the baseline
+    ct.log(await leaf(["c.switch.test"]), ca);
+    expect(await s.pollOnce(search, watch)).toBe("ok");
+    expect((await s.issued()).map((e) => (e.data.dnsNames as string[])[0])).toEqual(["c.switch.test"]);
+
+    // The logs: their follower raised the events; the poll adds autoMonitor's names from its records,
+    // asked from their start, not after the search service's id.
+    const asked: Array<string | null> = [];
+    const now = Date.now();
+    const recorded = { id: "1", dnsNames: ["d.switch.test"], issuerFriendlyName: null, issuerName: "C=US, O=Let's Encrypt, CN=R11", notBefore: now - DAY, notAfter: now + 60 * DAY, certSha256: null };
+    const logs = new WatchPoller({
+      ...(search as any).options,
+      recordsIssuances: false,
+      client: { page: async ({ after }: { after: string | null }) => (asked.push(after), after === null ? [recorded] : []) },
+    });
+    added.length = 0;
+    expect(await s.pollOnce(logs, watch)).toBe("ok");
+    expect(asked[0]).toBeNull();
+    expect(added).toEqual(["d.switch.test"]);
+    expect(await s.pollOnce(logs, watch)).toBe("ok");
+    expect(asked.at(-1)).toBe("1");
+
+    // Back on the search service: its whole history is read again as a baseline, silently.
+    added.length = 0;
+    expect(await s.pollOnce(search, watch)).toBe("ok");
+    expect((await s.issued()).map((e) => (e.data.dnsNames as string[])[0])).toEqual(["c.switch.test"]);
+    expect(added).toEqual([]);
+    ct.log(await leaf(["e.switch.test"]), ca);
+    expect(await s.pollOnce(search, watch)).toBe("ok");
+    expect((await s.issued()).map((e) => (e.data.dnsNames as string[])[0])).toEqual(["c.switch.test", "e.switch.test"]);
+  });
+});

@@ -74,7 +74,16 @@ export class WatchPoller {
   /** Polls one leased watch to the end of its new issuances. */
   async poll(watch: WatchRecord): Promise<PollResult> {
     const { store, clock, client, intervalMs, owner, leaseMs } = this.options;
-    let cursor = watch.cursor;
+    const records = this.options.recordsIssuances ?? true;
+    const source: CursorSource = records ? "search" : "logs";
+    // A cursor kept under the other source counts differently: start over in this one. Back on the
+    // search service, that first pass is silent (no events, no names to monitor), as a new watch's
+    // baseline is, so its past issuances are not announced again.
+    const kept = readCursor(watch.cursor, source);
+    let cursor = kept.cursor;
+    const silent = kept.switched && records;
+    // Such a pass is a baseline: one that needs more than a poll goes on silently in the next.
+    const baselineDone = watch.baselineDone && !silent;
     let pending = watch.autoMonitor ? [...watch.pendingNames] : [];
     let pages = 0;
     /** Issuance ids returned in this poll. */
@@ -88,7 +97,7 @@ export class WatchPoller {
           ? {
               id: watch.id,
               owner,
-              cursor,
+              cursor: writeCursor(cursor, source),
               newIssuances: 0,
               baselineDone: progress.baselineDone,
               pendingNames: pending,
@@ -101,9 +110,9 @@ export class WatchPoller {
           : {
               id: watch.id,
               owner,
-              cursor,
+              cursor: writeCursor(cursor, source),
               newIssuances: progress.newIssuances,
-              baselineDone: watch.baselineDone,
+              baselineDone,
               pendingNames: pending,
               lastPolledAt: watch.lastPolledAt,
               lastError: watch.lastError,
@@ -122,7 +131,7 @@ export class WatchPoller {
     for (;;) {
       if (pages === MAX_PAGES_PER_POLL) {
         // A long history: keep the baseline open and continue right away in a fresh poll.
-        await save({ done: true, lastError: null, nextPollAt: clock.now(), baselineDone: watch.baselineDone });
+        await save({ done: true, lastError: null, nextPollAt: clock.now(), baselineDone });
         return this.#report("ok");
       }
       let issuances;
@@ -131,7 +140,7 @@ export class WatchPoller {
       } catch (error) {
         if (!(error instanceof CtFailure)) throw error;
         const wait = Math.max(error.retryAfterMs ?? intervalMs, 1000);
-        await save({ done: true, lastError: error.message, nextPollAt: clock.now() + wait, baselineDone: watch.baselineDone });
+        await save({ done: true, lastError: error.message, nextPollAt: clock.now() + wait, baselineDone });
         this.options.logger.warn("Certificate Transparency poll failed", { watchId: watch.id, error: error.message });
         return this.#report(error.retryAfterMs !== null ? "rate_limited" : "failed");
       }
@@ -140,7 +149,7 @@ export class WatchPoller {
       if (wentBack(issuances, cursor, seen)) {
         // A service that ignores `after` would page forever and announce old issuances again.
         const message = "The CT service returned issuances it had already returned (it ignored `after`)";
-        await save({ done: true, lastError: message, nextPollAt: clock.now() + intervalMs, baselineDone: watch.baselineDone });
+        await save({ done: true, lastError: message, nextPollAt: clock.now() + intervalMs, baselineDone });
         this.options.logger.warn("Certificate Transparency poll failed", { watchId: watch.id, error: message });
         return this.#report("failed");
       }
@@ -149,8 +158,7 @@ export class WatchPoller {
       // whichever source recorded them. Noted before the page is saved: a page read again after a
       // crash notes nothing twice.
       await noteIssuances(store, watch, issuances.map(recordedIssuance), now);
-      const records = this.options.recordsIssuances ?? true;
-      const events: EventRecord[] = watch.baselineDone && records
+      const events: EventRecord[] = baselineDone && records
         ? issuances.map((issuance) => ({
             id: newId("evt"),
             organizationId: watch.organizationId,
@@ -161,11 +169,11 @@ export class WatchPoller {
             createdAt: now,
           }))
         : [];
-      if (watch.autoMonitor) {
+      if (watch.autoMonitor && !silent) {
         pending = [...new Set([...pending, ...issuances.flatMap((issuance) => namesToMonitor(issuance, watch, now))])].slice(0, MAX_PENDING_NAMES);
       }
       cursor = issuances.at(-1)!.id;
-      if (!(await save({ newIssuances: records ? issuances.length : 0, events, done: false }))) return this.#report("failed"); // the lease was lost
+      if (!(await save({ newIssuances: records && !silent ? issuances.length : 0, events, done: false }))) return this.#report("failed"); // the lease was lost
     }
 
     let lastError: string | null = null;
@@ -192,6 +200,21 @@ export class WatchPoller {
     return result;
   }
 }
+
+type CursorSource = "search" | "logs";
+
+/**
+ * A watch's stored cursor, `search:<id>` or `logs:<position>`, read for `source`: switched when it was
+ * kept under the other one (then null: start over). An untagged cursor, kept before cursors named their
+ * source, counts in the source followed now.
+ */
+function readCursor(stored: string | null, source: CursorSource): { cursor: string | null; switched: boolean } {
+  const tagged = stored === null ? null : /^(search|logs):([\s\S]*)$/.exec(stored);
+  if (!tagged) return { cursor: stored, switched: false };
+  return tagged[1] === source ? { cursor: tagged[2]!, switched: false } : { cursor: null, switched: true };
+}
+
+const writeCursor = (cursor: string | null, source: CursorSource): string | null => (cursor === null ? null : `${source}:${cursor}`);
 
 /**
  * Whether a page holds an issuance returned before: one this poll saw, the cursor itself, or (ids
