@@ -159,6 +159,70 @@ describe("a log that forks while the follower is behind its last verified head",
   }, 60_000);
 });
 
+describe("a log that forks while the follower is caught up with its last verified head", () => {
+  /**
+   * The follower read everything up to H1. The log then signs H2, larger, whose first leaves are not
+   * H1's. H2 is stored and shown only once proven H1's extension; refused, H1 stays the last verified
+   * head, and the log's extension of H1 is still followed when it comes.
+   */
+  for (const kind of ["rfc6962", "tiled"] as const) {
+    test(`${kind}: a forked head is refused and never shown; the last verified head stays`, async () => {
+      world = await startCtWorld({ logs: [kind === "rfc6962" ? { kind } : { kind, gzip: false }] });
+      const w = world;
+      const log = w.logs[0]!;
+      await w.caughtUp(0);
+      const filler = await w.issue({ dnsNames: ["filler.other.example"], logs: [] });
+      const fill = (i: number) => log.logCertificate(filler.certificate.rawData, filler.chain, { timestamp: Date.now() + i });
+      for (let i = 0; i < 4; i++) fill(i);
+      w.publishAll();
+      await w.caughtUp(4); // H1: size 4, verified and read
+      // The fork: H2 of size 6 whose first 4 entries are not H1's.
+      log.entries.length = 2;
+      log.tree.leafHashes.length = 2;
+      for (let i = 2; i < 6; i++) fill(1000 + i);
+      log.publish();
+      const refused = await w.until("the fork refused", async () => (await w.ctLogs()).find((l: any) => l.lastError !== null));
+      expect(refused.lastError).toMatch(/not believed/);
+      await Bun.sleep(300);
+      const [shown] = await w.ctLogs();
+      // H1 (size 4) is the last verified head; H2 (size 6) was never proven consistent with it.
+      expect(shown).toMatchObject({ treeSize: 4, position: 4 });
+    }, 30_000);
+  }
+
+  test("rfc6962: after a forked head, the log's extension of the verified head is followed, its issuances announced", async () => {
+    world = await startCtWorld({ logs: [{ kind: "rfc6962" }] });
+    const w = world;
+    const log = w.logs[0]!;
+    await w.caughtUp(0);
+    await w.addWatch({ domain: "after-fork.example" });
+    const filler = await w.issue({ dnsNames: ["filler.other.example"], logs: [] });
+    const fill = (i: number) => log.logCertificate(filler.certificate.rawData, filler.chain, { timestamp: Date.now() + i });
+    for (let i = 0; i < 4; i++) fill(i);
+    w.publishAll();
+    await w.caughtUp(4);
+    const honest = log.entries.slice();
+    const honestHashes = log.tree.leafHashes.slice();
+    // One forked head H2 (size 6) is served...
+    log.entries.length = 2;
+    log.tree.leafHashes.length = 2;
+    for (let i = 2; i < 6; i++) fill(1000 + i);
+    log.publish();
+    await w.until("the fork refused", async () => (await w.ctLogs()).find((l: any) => l.lastError !== null));
+    // ...then the log serves H1's extension again, growing well past H2, with a watched issuance.
+    log.entries.length = 0;
+    log.entries.push(...honest);
+    log.tree.leafHashes.length = 0;
+    log.tree.leafHashes.push(...honestHashes);
+    for (let i = 4; i < 9; i++) fill(i);
+    await w.issue({ dnsNames: ["www.after-fork.example"] });
+    log.publish();
+    const caught = await w.until("H1's extension followed", async () => (await w.ctLogs()).find((l: any) => l.position === 10 && l.lastError === null), 5_000).catch(() => null);
+    expect(caught ?? (await w.ctLogs())[0]).toMatchObject({ treeSize: 10, position: 10, lastError: null });
+    expect((await eventsFor(w, 1)).map((event) => event.data.dnsNames)).toEqual([["www.after-fork.example"]]);
+  }, 30_000);
+});
+
 describe("failing, slow and hostile answers", () => {
   test("a 429's Retry-After is waited out before the log is asked again; the other log goes on meanwhile", async () => {
     world = await startCtWorld();

@@ -8,7 +8,7 @@
  * position never moves past entries that were not verified and written.
  */
 import type { Clock } from "../base/time.ts";
-import { SECOND, MINUTE, HOUR } from "../base/time.ts";
+import { SECOND, MINUTE, DAY } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import { logEventsRaised } from "../base/journal.ts";
 import type { CtBatch, CtLogRecord, Store } from "../store/ports.ts";
@@ -144,7 +144,8 @@ class LogFollower {
 
   /** How long to wait after a failure: the log's Retry-After, else doubling from the first backoff (5 s) to 10 min. */
   #backoff(error: unknown): number {
-    if (error instanceof LogFailure && error.retryAfterMs !== null) return Math.min(Math.max(error.retryAfterMs, SECOND), HOUR);
+    // The log's Retry-After is honoured up to a day (beyond that, a value that cannot be meant).
+    if (error instanceof LogFailure && error.retryAfterMs !== null) return Math.min(Math.max(error.retryAfterMs, SECOND), DAY);
     return Math.min(this.context.firstBackoffMs * 2 ** (this.#failures - 1), MAX_BACKOFF_MS);
   }
 
@@ -170,6 +171,15 @@ class LogFollower {
       this.#range ??= CompactRange.decode(record.position, record.compactRange);
       await this.#readTo({ size: record.treeSize, root: new Uint8Array(Buffer.from(record.rootHash!, "base64")), timestamp: record.headTimestamp ?? 0 });
       if (this.signal.aborted) return;
+    }
+    if (record.treeSize !== null && record.treeSize > 0 && head.size > record.treeSize && record.position === record.treeSize) {
+      // Caught up with the last verified head when a larger one comes: it is stored (and shown) only
+      // once the leaves read so far are proven the beginning of its tree. A forked head is refused
+      // here, before it could take the verified one's place.
+      this.#range ??= CompactRange.decode(record.position, record.compactRange);
+      const extends_ = await this.reader.consistent(this.#range, head);
+      if (this.signal.aborted) return;
+      if (!extends_) throw new LogRefused(`its new head (size ${head.size}) does not extend the last verified one (size ${record.treeSize}): not believed`);
     }
     if (record.treeSize !== head.size) {
       const patch = { treeSize: head.size, rootHash: root, headTimestamp: head.timestamp, updatedAt: clock.now() };
