@@ -11,7 +11,7 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
-import { FixtureLog } from "./support/ct_log_server.ts";
+import { FixtureLog, logListJson } from "./support/ct_log_server.ts";
 import { createHarness } from "./support/harness.ts";
 import { DEFAULT_CONFIG } from "../core/config/config.ts";
 import { ConfigError } from "../core/config/config.ts";
@@ -351,6 +351,34 @@ describe("failing, slow and hostile answers", () => {
 });
 
 describe("the log list", () => {
+  test("a log the list moves to another URL (same key) goes on from its position there: nothing skipped", async () => {
+    world = await startCtWorld({ logs: [{ kind: "rfc6962" }], ctFollower: { listIntervalMs: 100 } });
+    const w = world;
+    const log = w.logs[0]!;
+    await w.caughtUp(0);
+    const watch = await w.addWatch({ domain: "moved.example" });
+    await w.issue({ dnsNames: ["a.moved.example"] });
+    w.publishAll();
+    await w.caughtUp(1);
+    await w.until("the first event", async () => ((await w.issued()).length === 1 ? true : null));
+    // The log is briefly unreachable; meanwhile an issuance is logged and the list moves the log to a new URL.
+    log.intercept({ status: 500 }, { times: 100_000 });
+    await w.issue({ dnsNames: ["b.moved.example"] });
+    log.publish();
+    const moved = log.url.replace("127.0.0.1", "moved.certkeeper.test");
+    writeFileSync(w.listFile, logListJson([{ ...log.listEntry(), url: moved }]));
+    await w.until("the moved URL listed", async () => (await w.ctLogs()).find((l: any) => l.url === moved));
+    log.stopIntercepting();
+    const shown = await w.until("the moved URL caught up", async () => (await w.ctLogs()).find((l: any) => l.url === moved && l.position === 2));
+    expect(shown.treeSize).toBe(2);
+    await Bun.sleep(500);
+    const names = (await w.issued()).map((event: any) => [event.data.watchId, event.data.dnsNames[0]]);
+    expect(names).toEqual([
+      [watch.id, "a.moved.example"],
+      [watch.id, "b.moved.example"],
+    ]);
+  }, 30_000);
+
   test("a list file that is missing or not a log list stops the server at start, naming CERTKEEPER_CT_LOG_LIST", async () => {
     const missing = join(tmpdir(), `certkeeper-no-list-${crypto.randomUUID()}.json`);
     await expect(createHarness({ config: { ...DEFAULT_CONFIG, ctSource: "logs", ctLogList: missing } })).rejects.toThrow(ConfigError);

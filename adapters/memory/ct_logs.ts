@@ -1,12 +1,14 @@
 /** The CT log follower's lease, each log's position, and the issuances matched to watches, in memory. */
 import type { EventRecord } from "../../core/base/mod.ts";
-import type { CtIssuanceRecord, CtLogRecord, CtLogStore } from "../../core/store/mod.ts";
+import { movedLogs, type CtIssuanceRecord, type CtLogRecord, type CtLogStore } from "../../core/store/mod.ts";
 import { createHash } from "node:crypto";
 import { copy, type MemoryState } from "./state.ts";
 
 export function memoryCtLogs(state: MemoryState): CtLogStore {
   const lease = { owner: null as string | null, until: 0 };
   const logs = new Map<string, CtLogRecord>();
+  /** Each log's key, by url (a log the list moves keeps its place). */
+  const keys = new Map<string, string>();
   /** Per watch, oldest first. */
   const byWatch = new Map<string, Array<CtIssuanceRecord & { seq: number }>>();
   /** `${watchId} ${issuanceKey}` → the recorded issuance. */
@@ -34,8 +36,16 @@ export function memoryCtLogs(state: MemoryState): CtLogStore {
     async setListed(owner, listed, now) {
       if (!holds(owner)) return false;
       state.write();
+      for (const [from, to] of movedLogs([...logs.values()].map((log) => ({ url: log.url, kind: log.kind, key: keys.get(log.url) })), listed)) {
+        const log = logs.get(from)!;
+        logs.delete(from);
+        logs.set(to, Object.assign(log, { url: to }));
+        keys.set(to, keys.get(from)!);
+        keys.delete(from);
+      }
       for (const log of logs.values()) log.listed = false;
-      for (const { url, kind } of listed) {
+      for (const { url, kind, keyBase64 } of listed) {
+        if (keyBase64) keys.set(url, keyBase64);
         const known = logs.get(url);
         if (known) Object.assign(known, { listed: true, kind });
         else {

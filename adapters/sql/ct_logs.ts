@@ -1,6 +1,6 @@
 /** The CT log follower's lease, each log's position, and the issuances matched to watches, in SQL. */
 import type { EventRecord } from "../../core/base/mod.ts";
-import type { CtIssuanceRecord, CtLogRecord, CtLogStore } from "../../core/store/mod.ts";
+import { movedLogs, type CtIssuanceRecord, type CtLogRecord, type CtLogStore } from "../../core/store/mod.ts";
 import type { Executor, Row, SqlValue } from "./executor.ts";
 import { insertEvents } from "./events.ts";
 import { WATCH_COLUMNS, watchFrom } from "./watches.ts";
@@ -72,12 +72,18 @@ export function sqlCtLogs(db: Executor, bookkeeping: Executor = db): CtLogStore 
       return db.transaction(async (tx) => {
         const { rows } = await tx.execute(`SELECT 1 AS held FROM ct_follower WHERE id = 1 AND owner = ?`, [owner]);
         if (rows.length === 0) return false;
+        const known = (await tx.execute("SELECT url, kind, log_key FROM ct_logs")).rows.map((row) => ({
+          url: String(row.url),
+          kind: String(row.kind),
+          key: row.log_key === null || row.log_key === undefined ? undefined : String(row.log_key),
+        }));
+        for (const [from, to] of movedLogs(known, logs)) await tx.execute("UPDATE ct_logs SET url = ? WHERE url = ?", [to, from]);
         await tx.execute("UPDATE ct_logs SET listed = 0");
         for (const log of logs) {
           await tx.execute(
-            `INSERT INTO ct_logs (url, kind, compact_range, listed, updated_at) VALUES (?, ?, '[]', 1, ?)
-             ON CONFLICT (url) DO UPDATE SET listed = 1, kind = excluded.kind`,
-            [log.url, log.kind, now],
+            `INSERT INTO ct_logs (url, kind, log_key, compact_range, listed, updated_at) VALUES (?, ?, ?, '[]', 1, ?)
+             ON CONFLICT (url) DO UPDATE SET listed = 1, kind = excluded.kind, log_key = COALESCE(excluded.log_key, log_key)`,
+            [log.url, log.kind, log.keyBase64 ?? null, now],
           );
         }
         return true;

@@ -375,6 +375,8 @@ export const MIGRATIONS: Step[][] = [
     `INSERT INTO certificate_periods (certificate_id, organization_id, mode, from_at, until_at, status, renewal)
      SELECT certificates.id, certificates.organization_id, certificates.mode, ${PERIOD_FIELDS} FROM certificates, json_each(certificates.status_periods) AS period`,
   ],
+  // A CT log's key, so that a log the list moves to another URL keeps its place.
+  [`ALTER TABLE ct_logs ADD COLUMN log_key TEXT`],
 ];
 
 /** Computes every certificate's timeline anew, with its renewal state, and its names key, a page at a time (migration 8). */

@@ -2,3 +2,4 @@
 export * from "./ports.ts";
 export { freeze, withReadCache } from "./read_cache.ts";
 export { candidatesPerOrganization, fairShare, type FairShareCandidate, type FairShareOptions } from "./fair_share.ts";
+export { movedLogs } from "./ct_log_moves.ts";

@@ -574,9 +574,11 @@ export interface CtLogStore {
   list(): Promise<CtLogRecord[]>;
   /**
    * Marks the logs of `logs` listed (adding those not known, unseen) and every other log not listed,
-   * only while `owner` holds the lease; false otherwise.
+   * only while `owner` holds the lease; false otherwise. A listed log whose URL is not known, but whose
+   * key (`keyBase64`) and kind are those of a known log the list no longer names, is that log moved:
+   * its record takes the new URL, its head and position kept.
    */
-  setListed(owner: string, logs: Array<Pick<CtLogRecord, "url" | "kind">>, now: number): Promise<boolean>;
+  setListed(owner: string, logs: Array<Pick<CtLogRecord, "url" | "kind"> & { keyBase64?: string }>, now: number): Promise<boolean>;
   /** Writes a log's head and error fields, only while `owner` holds the lease; false otherwise. */
   updateLog(
     owner: string,

@@ -80,6 +80,39 @@ export function describeCtLogs(get: () => Store) {
       expect((await store.ctLogs.list()).find((log) => log.url === a)!.listed).toBe(true);
     });
 
+    test("setListed(): a log the list moves to another URL (same key, same kind) keeps its head and position there", async () => {
+      const store = get();
+      const { owner } = await holdLease(store);
+      const [old, moved, other, still] = ["old", "moved", "other", "still"].map((name) => `https://${hex(4)}.ct.example/${name}/`) as [string, string, string, string];
+      const key = `k${hex(8)}`;
+      const otherKey = `k${hex(8)}`;
+      expect(await store.ctLogs.setListed(owner, [{ url: old, kind: "rfc6962", keyBase64: key }, { url: still, kind: "tiled", keyBase64: otherKey }], NOW)).toBe(true);
+      expect(await store.ctLogs.updateLog(owner, old, { treeSize: 7, rootHash: "cm9vdA==", headTimestamp: NOW - 5, updatedAt: NOW + 1 })).toBe(true);
+      expect(await store.ctLogs.startLog(owner, old, { position: 7, compactRange: ["x"], updatedAt: NOW + 1 })).toBe(true);
+      expect(await store.ctLogs.startLog(owner, still, { position: 3, compactRange: ["y"], updatedAt: NOW + 1 })).toBe(true);
+      // The log moves; a new URL with another log's key, while that log is still listed, is a new log.
+      expect(
+        await store.ctLogs.setListed(owner, [{ url: moved, kind: "rfc6962", keyBase64: key }, { url: still, kind: "tiled", keyBase64: otherKey }, { url: other, kind: "tiled", keyBase64: otherKey }], NOW + 2),
+      ).toBe(true);
+      const logs = (await store.ctLogs.list()).filter((log) => [old, moved, other, still].includes(log.url));
+      expect(logs.map((log) => [log.url, log.treeSize, log.position, log.listed]).sort()).toEqual(
+        [
+          [moved, 7, 7, true],
+          [other, null, null, true],
+          [still, null, 3, true],
+        ].sort(),
+      );
+      // Another kind under the key is another log.
+      const tiled = `https://${hex(4)}.ct.example/tiled/`;
+      expect(await store.ctLogs.setListed(owner, [{ url: tiled, kind: "tiled", keyBase64: key }], NOW + 3)).toBe(true);
+      expect((await store.ctLogs.list()).filter((log) => [moved, tiled].includes(log.url)).map((log) => [log.url, log.position, log.listed]).sort()).toEqual(
+        [
+          [moved, 7, false],
+          [tiled, null, true],
+        ].sort(),
+      );
+    });
+
     test("updateLog() and startLog() write only for the lease holder; startLog() only once", async () => {
       const store = get();
       const { owner } = await holdLease(store);
