@@ -1,7 +1,14 @@
 import { describe, expect, test } from "bun:test";
-import { refusedAddressReason } from "../core/net/address_policy.ts";
+import { isLoopbackAddress, refusedAddressReason } from "../core/net/address_policy.ts";
 import { matchResolveRule, parseResolveRules } from "../core/config/resolve_rules.ts";
 import { NetFailure, resolveVetted } from "../core/net/resolver.ts";
+
+describe("isLoopbackAddress()", () => {
+  test("loopback in IPv4, IPv6 and IPv4 mapped into IPv6; nothing else, names included", () => {
+    expect(["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"].map(isLoopbackAddress)).toEqual([true, true, true, true]);
+    expect(["10.0.0.1", "::", "fe80::1", "8.8.8.8", "localhost", "127.0.0.1.example", ""].map(isLoopbackAddress)).toEqual([false, false, false, false, false, false, false]);
+  });
+});
 
 describe("refusedAddressReason()", () => {
   test.each([

@@ -6,6 +6,7 @@ import { openedOnce } from "./lazy.ts";
 import { matchResolveRule, type ResolveRule } from "../../core/config/mod.ts";
 import type { EmailMessage, EmailTransport } from "../../core/notify/mod.ts";
 import type { TrustStore } from "../../core/tls/mod.ts";
+import { isLoopbackAddress } from "../../core/net/mod.ts";
 
 export interface SmtpTransportOptions {
   /** `smtp://user:pass@host:port` (STARTTLS when offered) or `smtps://…` (TLS from the start). */
@@ -87,7 +88,7 @@ export function createSmtpTransport(options: SmtpTransportOptions): ClosableEmai
 /** `localhost` or a loopback address, as the URL writes it (a CERTKEEPER_RESOLVE rule does not make a name local). */
 function namesThisMachine(host: string): boolean {
   const name = host.toLowerCase().replace(/\.$/, "");
-  return name === "localhost" || name.endsWith(".localhost") || /^127\.\d+\.\d+\.\d+$/.test(name) || name === "::1";
+  return name === "localhost" || name.endsWith(".localhost") || isLoopbackAddress(name);
 }
 
 /**

@@ -28,6 +28,15 @@ export function refusedAddressReason(address: string): string | null {
   return range === "unicast" ? null : describe(range);
 }
 
+/** Whether `address` is a loopback address (127.0.0.0/8, ::1, or 127.x mapped into IPv6); false for anything not an address. */
+export function isLoopbackAddress(address: string): boolean {
+  try {
+    return ipaddr.process(address).range() === "loopback";
+  } catch {
+    return false;
+  }
+}
+
 function embeddedIpv4(v6: ipaddr.IPv6): ipaddr.IPv4 | null {
   const range = v6.range();
   const p = v6.parts;
