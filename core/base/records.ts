@@ -361,6 +361,12 @@ export interface AlertMemory {
   /** The leaves (`serial@notAfter`) announced by `certificate.renewed`, the last eight, the most recent first: none twice. */
   renewedTo?: string[];
   /**
+   * The leaves (`serial@notAfter`) the answering nodes served when `certificate.renewed` was last
+   * announced (absent before the first): a move of the certificate-level leaf to one of them is no
+   * renewal (nodes with certificates of their own, renewed on their own days).
+   */
+  generation?: string[];
+  /**
    * Each node that does not answer now, with the leaf it served at its last answer: presumed still
    * served, so its moments are still looked at (and for a while it holds a renewal up), until the node
    * answers again or the name no longer resolves to it (a failed lookup keeps every node). Absent:

@@ -34,6 +34,8 @@ export type CheckOutcome =
 
 /** Most certificates (leaves, or chain certificates) whose announced alerts are remembered. */
 const MEMORY_SIZE = 8;
+/** Leaves remembered as served at the last renewal announced (AlertMemory.generation). */
+const GENERATION_SIZE = 16;
 /**
  * Most revoked serials remembered as announced. Revocation is announced at most once per serial
  * (CONTRACT §14), so this is far above any real rotation; it only bounds what a hostile CA could grow.
@@ -154,7 +156,8 @@ export function applyCheck(
       const announced = next.alertMemory.renewedTo ?? [];
       if (announced.includes(to)) return;
       drafts.push({ type: "certificate.renewed", extra: { previous: from } });
-      next.alertMemory = { ...next.alertMemory, renewedTo: [to, ...announced].slice(0, MEMORY_SIZE) };
+      const generation = served.map(leafKey).slice(0, GENERATION_SIZE);
+      next.alertMemory = { ...next.alertMemory, renewedTo: [to, ...announced].slice(0, MEMORY_SIZE), generation };
     };
     if (pending && !served.some((leaf) => leafKey(leaf) === pending.oldKey) && !presumedServed(next.alertMemory, pending.oldKey, now, pending.untilBack)) {
       next.alertMemory = withoutRenewing(next.alertMemory);
@@ -204,7 +207,13 @@ export function applyCheck(
         // waits with it (told when that old leaf goes).
         const standing = next.alertMemory.renewing;
         const waiting = standing !== undefined && (served.some((leaf) => leafKey(leaf) === standing.oldKey) || presumedServed(next.alertMemory, standing.oldKey, now));
-        if (waiting) {
+        if (!replaced && next.alertMemory.generation?.includes(newKey)) {
+          // The leaf it moved to was served already when the last renewal was announced: nodes that
+          // each have a certificate of their own, renewed on their own days, and the one whose leaf
+          // expired first was renewed. That leaf is not new; the round is announced when the last
+          // node serving a leaf of the last round moves on (the certificate-level leaf then moves
+          // to a leaf of this round).
+        } else if (waiting) {
           // It now waits for this leaf: announced as the renewal to it once the old leaf is gone (a
           // silent node's hold counted as for a leaf issued after the old one, when this one is).
           const renewing: Renewing = { oldKey: standing.oldKey, newKey, previous: standing.previous };
