@@ -95,4 +95,13 @@ describe("the problems-first order", () => {
     ].map(problemRank);
     expect(ranked).toEqual([6, 5, 4, 5, 4, 4, 3, 2, 1, 0]);
   });
+
+  test("a renewal overdue or requested under the days policy ranks with the renewals, whatever the days left say", () => {
+    expect(problemRank({ status: "valid", statusReason: null, renewal: { state: "overdue" } })).toBe(4);
+    expect(problemRank({ status: "expiring", statusReason: "expiring_soon", renewal: { state: "requested" } })).toBe(4);
+    expect(problemRank({ status: "expiring", statusReason: "expiring_soon", renewal: { state: "not_due" } })).toBe(5);
+    expect(problemRank({ status: "valid", statusReason: null, renewal: { state: "not_due" } })).toBe(6);
+    // A worse status keeps its place.
+    expect(problemRank({ status: "invalid", statusReason: "self_signed", renewal: { state: "overdue" } })).toBe(3);
+  });
 });

@@ -62,7 +62,8 @@ describe("the dashboard, problems first", () => {
     await add("b.valid.example", { notAfter: now + 100 * DAY });
     await add("a.valid.example", { notAfter: now + 100 * DAY });
     await add("late.expiring.example", { notAfter: now + 20 * DAY });
-    await add("soon.expiring.example", { notAfter: now + 5 * DAY });
+    // 10 days into a 15-day lifetime: expiring by its days, its renewal not overdue yet (due at three quarters).
+    await add("soon.expiring.example", { notBefore: now - 10 * DAY, notAfter: now + 5 * DAY });
     await add("mismatch.invalid.example", { notAfter: now + 60 * DAY, problem: "hostname_mismatch" });
     await add("down.unreachable.example", { notAfter: now + 80 * DAY, failure: "timeout" });
     await add("gone.revoked.example", {

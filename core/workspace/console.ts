@@ -70,8 +70,6 @@ export interface ActingConsole {
 const PAGE = 100;
 const MAX_PAGES = 10;
 const DASHBOARD_PAGE = 50;
-/** Most list pages one dashboard page reads to skip a group's other half (renewal vs expiring). */
-const MAX_SCAN_CALLS = 20;
 
 export class Console {
   constructor(private readonly services: Services) {}
@@ -123,8 +121,8 @@ type Run = ActingConsole["run"];
 
 /**
  * One page of the certificates, problems first: the groups of PROBLEM_GROUPS in order, each read by
- * the list operation filtered by its status (and the user's filters), soonest expiry first. The cursor
- * is the group and the list's own cursor within it.
+ * the list operation filtered by its statuses and renewal states (and the user's filters), soonest
+ * expiry first. The cursor is the group and the list's own cursor within it.
  */
 async function problemsFirst(run: Run, query: ConsoleQuery): Promise<{ certificates: CertificateView[]; nextCursor: string | null }> {
   const limit = query.limit ?? DASHBOARD_PAGE;
@@ -137,17 +135,21 @@ async function problemsFirst(run: Run, query: ConsoleQuery): Promise<{ certifica
     ...(query.renewal ? { renewal: query.renewal } : {}),
   }) as { status?: string[]; domain?: string; tag?: string[]; renewal?: string[] };
   const [group, inner] = query.cursor ? decodeDashboardCursor(query.cursor) : [0, null as string | null];
-  const groups = PROBLEM_GROUPS.map((g, index) => ({ ...g, index })).filter((g) => !filters.status || filters.status.includes(g.status));
+  // Each group narrowed by the user's filters (a status or renewal state filtered out leaves it empty).
+  const groups = PROBLEM_GROUPS.map((g, index) => ({
+    index,
+    statuses: g.statuses.filter((status) => !filters.status || filters.status.includes(status)),
+    renewal: g.renewal && filters.renewal ? g.renewal.filter((state) => filters.renewal!.includes(state)) : (g.renewal ?? filters.renewal),
+  })).filter((g) => g.statuses.length > 0 && (g.renewal === undefined || g.renewal.length > 0));
   const certificates: CertificateView[] = [];
-  let calls = 0;
-  const list = (status: string, size: number, cursor: string | null) =>
+  const list = (group: (typeof groups)[number], size: number, cursor: string | null) =>
     run(listOperation, {
       query: {
         limit: size,
-        status: [status],
+        status: [...group.statuses],
         ...(filters.domain ? { domain: filters.domain } : {}),
         ...(filters.tag ? { tag: filters.tag } : {}),
-        ...(filters.renewal ? { renewal: filters.renewal } : {}),
+        ...(group.renewal ? { renewal: [...group.renewal] } : {}),
         ...(cursor ? { cursor } : {}),
       },
     });
@@ -159,24 +161,18 @@ async function problemsFirst(run: Run, query: ConsoleQuery): Promise<{ certifica
       // Never more than still fit: the list's own cursor then resumes exactly after the last one shown.
       const want = Math.min(PAGE, limit - certificates.length - found.length);
       if (want <= 0) break;
-      const page = await list(g.status, want, cursor);
-      calls++;
-      const items = page.data as CertificateView[];
-      found.push(...(g.keep ? items.filter((item) => g.keep!(item.statusReason)) : items));
+      const page = await list(g, want, cursor);
+      found.push(...(page.data as CertificateView[]));
       cursor = page.nextCursor ?? null;
-      // A narrowed group (renewal vs expiring) may skip many: a page may end short, its cursor mid-group.
-      if (!cursor || calls >= MAX_SCAN_CALLS) break;
+      if (!cursor) break;
     }
     certificates.push(...sortGroup(found));
     if (cursor) return { certificates, nextCursor: encodeDashboardCursor(g.index, cursor) };
-    if (certificates.length >= limit || calls >= MAX_SCAN_CALLS) {
+    if (certificates.length >= limit) {
       // The group is done; whether a later one holds anything decides whether there is a next page.
       for (const later of groups.filter((l) => l.index > g.index)) {
-        const first = await list(later.status, later.keep ? PAGE : 1, null);
-        const items = first.data as CertificateView[];
-        if (items.some((item) => later.keep?.(item.statusReason) ?? true) || (later.keep && first.nextCursor)) {
-          return { certificates, nextCursor: encodeDashboardCursor(later.index, null) };
-        }
+        const first = await list(later, 1, null);
+        if ((first.data as CertificateView[]).length > 0) return { certificates, nextCursor: encodeDashboardCursor(later.index, null) };
       }
       return { certificates, nextCursor: null };
     }

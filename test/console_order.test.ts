@@ -1,8 +1,7 @@
 /**
- * Review (CONTRACT §23): "The dashboard lists problems first (expired, revoked, unreachable, invalid,
- * renewal overdue or requested, expiring, then valid …)". renewal.state "is the same under both
- * policies" (§18), and the dashboard itself counts and labels a days-policy certificate whose renewal
- * is overdue as "renewal overdue" — yet lists it among the valid (or merely expiring) ones.
+ * The dashboard's problems first (CONTRACT §23): a renewal overdue or requested comes before the
+ * certificates that are only expiring under either alert policy (renewal.state is the same under both,
+ * §18), as the dashboard's own count and the row's label say.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bunPasswords } from "../adapters/bun/passwords.ts";
