@@ -25,6 +25,13 @@ export interface ExplainedCertificate {
   connectTo?: string | null;
   endpoints?: Array<{ address: string; status: string; statusReason: string | null }>;
   revocation?: { revokedAt?: string | null; reason?: string | null } | null;
+  /** weak_key, weak_signature, legacy_protocol (CONTRACT §13), caa_forbids_issuer, dane_mismatch, mta_sts_mismatch (§22). */
+  warnings?: string[];
+  /** A newer issuance not yet served everywhere (CONTRACT §20). */
+  deployment?: { issuedAt?: string; servedBy?: number; endpoints?: number } | null;
+  publicKey?: { algorithm?: string; size?: number } | null;
+  tls?: { protocol?: string } | null;
+  mailDomain?: string | null;
   /** CONTRACT §18 (when the server has it). */
   renewal?: { deadline?: string | null; state?: string | null; window?: { start?: string; end?: string } | null; explanationUrl?: string | null } | null;
 }
@@ -32,28 +39,52 @@ export interface ExplainedCertificate {
 /** The statusReason values under which a renewal, not the days left, is the news (CONTRACT §18, §19, §22). */
 export const RENEWAL_REASONS = ["renewal_overdue", "renewal_requested", "renewal_blocked"] as const;
 
+/** The renewal states under which a renewal is the news whatever the alert policy (CONTRACT §18: the same under both). */
+export const URGENT_RENEWAL_STATES = ["overdue", "requested"] as const;
+
+/** What places a certificate among the groups: its status, its reason and its renewal state. */
+export type RankedCertificate = Pick<ExplainedCertificate, "status" | "statusReason"> & { renewal?: { state?: string | null } | null };
+
+export interface ProblemGroup {
+  name: string;
+  /** The statuses the group is read from. */
+  statuses: readonly string[];
+  /** The renewal states it is narrowed to (the list's `renewal` filter); every state when absent. */
+  renewal?: readonly string[];
+}
+
 /**
  * The dashboard's groups, problems first (CONTRACT §23): expired, revoked, unreachable, invalid,
- * renewal overdue or requested, expiring, then valid. Each group is one status, narrowed by reason
- * where a status holds two groups; within a group, soonest expiry first, then domain.
+ * renewal overdue or requested, expiring, then valid; within a group, soonest expiry first, then
+ * domain. A renewal overdue or requested by the CA is that group's under either alert policy: under
+ * `days` such a certificate may still be `valid` (its days decide the status), and it is still the one
+ * whose renewal someone has to look at before the merely expiring ones. Each group is one read of the
+ * certificate list (statuses and renewal states), so that no certificate falls in two.
  */
-export const PROBLEM_GROUPS: ReadonlyArray<{ name: string; status: string; keep?: (statusReason: string | null) => boolean }> = [
-  { name: "expired", status: "expired" },
-  { name: "revoked", status: "revoked" },
-  { name: "unreachable", status: "unreachable" },
-  { name: "invalid", status: "invalid" },
-  { name: "renewal overdue or requested", status: "expiring", keep: (reason) => isRenewalReason(reason) },
-  { name: "expiring", status: "expiring", keep: (reason) => !isRenewalReason(reason) },
-  { name: "valid", status: "valid" },
+export const PROBLEM_GROUPS: ReadonlyArray<ProblemGroup> = [
+  { name: "expired", statuses: ["expired"] },
+  { name: "revoked", statuses: ["revoked"] },
+  { name: "unreachable", statuses: ["unreachable"] },
+  { name: "invalid", statuses: ["invalid"] },
+  { name: "renewal overdue or requested", statuses: ["expiring", "valid"], renewal: URGENT_RENEWAL_STATES },
+  { name: "expiring", statuses: ["expiring"], renewal: ["not_due"] },
+  { name: "valid", statuses: ["valid"], renewal: ["not_due"] },
 ];
 
 export function isRenewalReason(reason: string | null | undefined): boolean {
   return (RENEWAL_REASONS as readonly string[]).includes(reason ?? "");
 }
 
+/** Whether the certificate's renewal, not its days left, is the news: a renewal reason, or a renewal overdue or requested. */
+export function renewalIsUrgent(c: RankedCertificate): boolean {
+  return isRenewalReason(c.statusReason) || (URGENT_RENEWAL_STATES as readonly string[]).includes(c.renewal?.state ?? "");
+}
+
 /** Where a certificate falls in {@link PROBLEM_GROUPS} (0: the worst); unknown statuses last. */
-export function problemRank(certificate: Pick<ExplainedCertificate, "status" | "statusReason">): number {
-  const index = PROBLEM_GROUPS.findIndex((group) => group.status === certificate.status && (group.keep?.(certificate.statusReason) ?? true));
+export function problemRank(c: RankedCertificate): number {
+  // A view without `renewal` (a reason alone) counts as the state its reason implies.
+  const state = !renewalIsUrgent(c) ? "not_due" : c.renewal?.state === "requested" || c.statusReason === "renewal_requested" ? "requested" : "overdue";
+  const index = PROBLEM_GROUPS.findIndex((group) => group.statuses.includes(c.status) && (group.renewal?.includes(state) ?? true));
   return index === -1 ? PROBLEM_GROUPS.length : index;
 }
 
@@ -161,8 +192,47 @@ export function explainCertificate(c: ExplainedCertificate): string {
   }
 }
 
+/**
+ * A certificate whose status has no reason: what still needs someone, the most pressing first (a
+ * renewal overdue or requested under the days policy, a newer certificate not installed everywhere,
+ * DNS that will refuse the next one or the mail it protects, a weak key or protocol), else nothing.
+ */
 function valid(c: ExplainedCertificate): string {
+  const state = c.renewal?.state;
+  const warnings = c.warnings ?? [];
+  const caa = warnings.includes("caa_forbids_issuer");
+  if (state === "overdue" && caa) return explainCertificate({ ...c, statusReason: "renewal_blocked" });
+  if (state === "overdue" || state === "requested") return explainCertificate({ ...c, statusReason: `renewal_${state}` });
+  const expires = `Valid, expires ${expiry(c)}`;
+  const deployment = c.deployment;
+  if (deployment) {
+    const served = deployment.servedBy !== undefined && deployment.endpoints !== undefined ? ` is served by ${deployment.servedBy} of its ${deployment.endpoints} addresses` : " is not served everywhere yet";
+    return `A newer certificate, issued ${date(deployment.issuedAt)},${served}: install it on the others (the addresses below that still serve the older one).`;
+  }
+  if (caa) {
+    return (
+      `${expires}, but the domain's CAA records do not allow its issuer${c.issuer ? ` (${c.issuer})` : ""} to issue the next one: ` +
+      `allow that certificate authority in CAA (or change CA) before it is due for renewal.`
+    );
+  }
+  if (warnings.includes("dane_mismatch")) {
+    return `${expires}, but it matches none of the domain's TLSA records (DANE): mail servers that check DANE will not deliver; publish TLSA records for this certificate, or serve the one they name.`;
+  }
+  if (warnings.includes("mta_sts_mismatch")) {
+    const policy = c.mailDomain ? ` of ${c.mailDomain}` : "";
+    return `${expires}, but the MTA-STS policy${policy} does not accept ${c.domain} with this certificate: senders that enforce it will not deliver; list ${c.domain} in the policy's mx lines, or install a certificate that names it.`;
+  }
+  if (warnings.includes("weak_key")) {
+    const key = c.publicKey?.algorithm && c.publicKey.size ? ` (${c.publicKey.algorithm} ${c.publicKey.size} bits)` : "";
+    return `${expires}, but its key is weak${key}: have the next one issued with at least a 2048-bit RSA or a 256-bit EC key.`;
+  }
+  if (warnings.includes("weak_signature")) {
+    return `${expires}, but a certificate of its chain is signed with SHA-1 or MD5: install the chain your certificate authority issues today.`;
+  }
+  if (warnings.includes("legacy_protocol")) {
+    return `${expires}, but the server negotiated ${c.tls?.protocol ?? "an old TLS version"}: enable TLS 1.2 or 1.3 on it.`;
+  }
   const deadline = c.renewal?.deadline;
-  const renewal = deadline && c.renewal?.state === "not_due" ? `; renewal is due by ${date(deadline)}` : "";
-  return `Valid, expires ${expiry(c)}${renewal}: nothing to do.`;
+  const renewal = deadline && state === "not_due" ? `; renewal is due by ${date(deadline)}` : "";
+  return `${expires}${renewal}: nothing to do.`;
 }
