@@ -1,0 +1,69 @@
+/**
+ * Review (CONTRACT §23 "Settings area as a console"): an edit form shows the current values, and
+ * sending it back unchanged changes nothing, for watches (certificates and channels of every type were checked the
+ * same way and round-trip). The form is read off the page as a browser would submit it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { bunPasswords } from "../adapters/bun/passwords.ts";
+import { createHarness, expectData, type Harness } from "./support/harness.ts";
+import { signedInUser, type WebUser } from "./support/web_users.ts";
+
+let h: Harness;
+let owner: WebUser;
+let key: string;
+
+beforeAll(async () => {
+  h = await createHarness({ passwords: bunPasswords, limits: { requestsPerMinute: 100_000, channels: 100, watches: 100 } });
+  owner = await signedInUser(h, "owner");
+  key = (await h.makeKey("owner", "live")).key;
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const attr = (tag: string, name: string) => {
+  const m = new RegExp(`\\s${name}="([^"]*)"`).exec(tag);
+  return m ? unescape(m[1]!) : undefined;
+};
+
+/** The fields the form with this action would send, as a browser sends them (first value of each name). */
+function formFields(html: string, action: string): Record<string, string> {
+  const at = html.indexOf(`action="${action}"`);
+  expect(at).toBeGreaterThan(-1);
+  const form = html.slice(at, html.indexOf("</form>", at));
+  const fields: Record<string, string> = {};
+  const set = (name: string | undefined, value: string) => {
+    if (name && !(name in fields)) fields[name] = value;
+  };
+  for (const m of form.matchAll(/<input\b[^>]*>/g)) {
+    const tag = m[0];
+    const type = attr(tag, "type") ?? "text";
+    if (type === "checkbox" || type === "radio") {
+      if (/\schecked\b/.test(tag)) set(attr(tag, "name"), attr(tag, "value") ?? "on");
+    } else set(attr(tag, "name"), attr(tag, "value") ?? "");
+  }
+  for (const m of form.matchAll(/<textarea\b([^>]*)>([\s\S]*?)<\/textarea>/g)) set(attr(m[1]!, "name"), unescape(m[2]!));
+  for (const m of form.matchAll(/<select\b([^>]*)>([\s\S]*?)<\/select>/g)) {
+    const options = [...m[2]!.matchAll(/<option\b([^>]*)>/g)].map((o) => o[1]!);
+    const chosen = options.find((o) => /\sselected\b/.test(o)) ?? options[0]!;
+    set(attr(m[1]!, "name"), attr(chosen, "value") ?? "");
+  }
+  return fields;
+}
+
+describe("watches", () => {
+  test("an allowed issuer whose name holds a comma (GoDaddy.com, Inc.) survives saving the edit form unchanged", async () => {
+    const watch = expectData(
+      await h.request("POST", "/v1/watches", { key, body: { domain: "issuers.review.example", includeSubdomains: true, allowedIssuers: ["GoDaddy.com, Inc.", "Let's Encrypt"] } }),
+      201,
+    ) as any;
+    const edit = await owner.browser.get(`/watches/${watch.id}/edit?mode=live`);
+    expect(edit.status).toBe(200);
+    const fields = formFields(edit.text, `/watches/${watch.id}/edit`);
+    const saved = await owner.browser.post(`/watches/${watch.id}/edit`, fields);
+    expect(saved.status).toBe(303);
+    const after = expectData(await h.request("GET", `/v1/watches/${watch.id}`, { key }), 200) as any;
+    expect(after.allowedIssuers).toEqual(["GoDaddy.com, Inc.", "Let's Encrypt"]);
+  });
+});
