@@ -1,0 +1,94 @@
+/**
+ * Review (CONTRACT §23): editing channels of every type, "secrets shown once, then masked"; a refused
+ * form must give a clear message with the input kept, and fixing the one wrong field must be enough.
+ * After a refused edit, the form is shown again with the stored secrets blanked (not masked): fixing
+ * the wrong field and saving then loses the webhook's headers silently, or is refused for the
+ * missing bot token / routing key. A header line without a colon gives an error page without the form.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { bunPasswords } from "../adapters/bun/passwords.ts";
+import { createHarness, expectData, type Harness } from "./support/harness.ts";
+import { signedInUser, type WebUser } from "./support/web_users.ts";
+
+let h: Harness;
+let owner: WebUser;
+let key: string;
+
+beforeAll(async () => {
+  h = await createHarness({ passwords: bunPasswords, limits: { requestsPerMinute: 100_000, channels: 100 } });
+  owner = await signedInUser(h, "owner");
+  key = (await h.makeKey("owner", "live")).key;
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+const attr = (tag: string, name: string) => {
+  const m = new RegExp(`\\s${name}="([^"]*)"`).exec(tag);
+  return m ? unescape(m[1]!) : undefined;
+};
+/** The fields the form with this action would send, as a browser sends them. */
+function formFields(html: string, action: string): Record<string, string> {
+  const at = html.indexOf(`action="${action}"`);
+  expect(at).toBeGreaterThan(-1);
+  const form = html.slice(at, html.indexOf("</form>", at));
+  const fields: Record<string, string> = {};
+  for (const m of form.matchAll(/<input\b[^>]*>/g)) {
+    const tag = m[0];
+    const type = attr(tag, "type") ?? "text";
+    const name = attr(tag, "name");
+    if (!name || name in fields) continue;
+    if (type === "checkbox") {
+      if (/\schecked\b/.test(tag)) fields[name] = attr(tag, "value") ?? "on";
+    } else fields[name] = attr(tag, "value") ?? "";
+  }
+  for (const m of form.matchAll(/<textarea\b([^>]*)>([\s\S]*?)<\/textarea>/g)) fields[attr(m[1]!, "name")!] = unescape(m[2]!);
+  return fields;
+}
+
+const stored = async (id: string) => (await h.store.channels.get({ organizationId: h.org.id, mode: "live" }, id))!;
+
+describe("a refused channel edit, then fixed", () => {
+  test("webhook: a bad URL refused, then fixed on the form shown again: the headers are still there", async () => {
+    const ch = expectData(
+      await h.request("POST", "/v1/channels", { key, body: { type: "webhook", name: "Hook", config: { url: "https://hooks.example.com/in", headers: { Authorization: "Bearer t0ken" } } } }),
+      201,
+    ) as any;
+    const edit = await owner.browser.get(`/channels/${ch.id}/edit?mode=live`);
+    const fields = formFields(edit.text, `/channels/${ch.id}/edit`);
+    expect(fields["config.headers"]).toBe("Authorization: ********");
+    const refused = await owner.browser.post(`/channels/${ch.id}/edit`, { ...fields, "config.url": "ftp://hooks.example.com/in" });
+    expect(refused.status).toBe(400);
+    const again = formFields(refused.text, `/channels/${ch.id}/edit`);
+    const fixed = await owner.browser.post(`/channels/${ch.id}/edit`, { ...again, "config.url": "https://hooks.example.com/in" });
+    expect(fixed.status).toBe(303);
+    expect((await stored(ch.id)).config).toEqual({ url: "https://hooks.example.com/in", headers: { Authorization: "Bearer t0ken" } });
+  });
+
+  test("telegram: a bad chat id refused, then fixed on the form shown again: saved, the bot token kept", async () => {
+    const ch = expectData(
+      await h.request("POST", "/v1/channels", { key, body: { type: "telegram", name: "TG", config: { botToken: "123456789:AAH-review-b0t-t0ken-xyz", chatId: -100123 } } }),
+      201,
+    ) as any;
+    const edit = await owner.browser.get(`/channels/${ch.id}/edit?mode=live`);
+    const fields = formFields(edit.text, `/channels/${ch.id}/edit`);
+    const refused = await owner.browser.post(`/channels/${ch.id}/edit`, { ...fields, "config.chatId": "not a chat" });
+    expect(refused.status).toBe(400);
+    const again = formFields(refused.text, `/channels/${ch.id}/edit`);
+    const fixed = await owner.browser.post(`/channels/${ch.id}/edit`, { ...again, "config.chatId": "-100456" });
+    expect({ status: fixed.status, error: /role="alert">([^<]*)/.exec(fixed.text)?.[1] }).toEqual({ status: 303, error: undefined });
+    expect((await stored(ch.id)).config).toEqual({ botToken: "123456789:AAH-review-b0t-t0ken-xyz", chatId: -100456 });
+  });
+
+  test("a webhook header line without a colon: the form is shown again with the message, not a bare error page", async () => {
+    const ch = expectData(await h.request("POST", "/v1/channels", { key, body: { type: "webhook", name: "Hook2", config: { url: "https://hooks.example.com/two" } } }), 201) as any;
+    const edit = await owner.browser.get(`/channels/${ch.id}/edit?mode=live`);
+    const fields = formFields(edit.text, `/channels/${ch.id}/edit`);
+    const refused = await owner.browser.post(`/channels/${ch.id}/edit`, { ...fields, name: "Renamed hook", "config.headers": "Authorization Bearer x" });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain("not written as Name: value");
+    expect(refused.text).toContain('id="channel-form"');
+    expect(refused.text).toContain('value="Renamed hook"');
+  });
+});
