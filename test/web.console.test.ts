@@ -359,7 +359,7 @@ describe("watches", () => {
     expect(duplicate.text).toContain("is already watched");
 
     await owner.browser.get(`/watches/${watch.id}/edit?mode=live`);
-    const saved = await owner.browser.post(`/watches/${watch.id}/edit`, { mode: "live", autoMonitor: "1", allowedIssuers: "Let's Encrypt, DigiCert Inc" });
+    const saved = await owner.browser.post(`/watches/${watch.id}/edit`, { mode: "live", autoMonitor: "1", allowedIssuers: "Let's Encrypt\r\nDigiCert Inc" });
     expect(saved.headers.get("location")).toBe("/watches?mode=live&notice=watch-updated");
     expect(expectData(await h.request("GET", `/v1/watches/${watch.id}`), 200)).toMatchObject({
       includeSubdomains: false,

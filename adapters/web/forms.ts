@@ -149,8 +149,9 @@ export function watchBody(form: Form, options: { withDomain: boolean }): Record<
     ...(options.withDomain ? { domain: (form.domain ?? "").trim() } : {}),
     includeSubdomains: form.includeSubdomains === "1",
     autoMonitor: form.autoMonitor === "1",
+    // One issuer per line, not per comma: names such as "GoDaddy.com, Inc." hold one.
     allowedIssuers: (form.allowedIssuers ?? "")
-      .split(/[\n,]+/)
+      .split(/\r?\n/)
       .map((issuer) => issuer.trim())
       .filter((issuer) => issuer !== ""),
   };

@@ -55,8 +55,9 @@ ${write ? addWatchForm(me, mode, view.form) : ""}`,
   );
 }
 
+/** One issuer per line: an issuer's name may hold a comma ("GoDaddy.com, Inc."), never a line break. */
 function issuersText(watch: Record<string, unknown> | undefined): string {
-  return Array.isArray(watch?.allowedIssuers) ? (watch.allowedIssuers as string[]).join(", ") : "";
+  return Array.isArray(watch?.allowedIssuers) ? (watch.allowedIssuers as string[]).join("\n") : "";
 }
 
 /** The fields a watch's add and edit forms share. */
@@ -67,8 +68,8 @@ function watchFields(form: Record<string, string> | undefined, watch: Record<str
 <label><input type="checkbox" name="autoMonitor" value="1"${checked("autoMonitor", Boolean(watch?.autoMonitor))}> Monitor the names it finds</label>
 </fieldset>
 <label for="${prefix}-issuers">Allowed issuers <span class="muted">(optional)</span></label>
-<input id="${prefix}-issuers" name="allowedIssuers" type="text" value="${form?.allowedIssuers ?? issuersText(watch)}" aria-describedby="${prefix}-issuers-hint">
-<p id="${prefix}-issuers-hint" class="hint">Commas between names (such as Let's Encrypt, DigiCert Inc); an alert then says whether the issuer is one of them.</p>`;
+<textarea id="${prefix}-issuers" name="allowedIssuers" rows="3" spellcheck="false" aria-describedby="${prefix}-issuers-hint">${form?.allowedIssuers ?? issuersText(watch)}</textarea>
+<p id="${prefix}-issuers-hint" class="hint">One name per line (such as Let's Encrypt, or GoDaddy.com, Inc.); an alert then says whether the issuer is one of them.</p>`;
 }
 
 function addWatchForm(me: SignedIn, mode: Mode, form?: Record<string, string>): Html {
