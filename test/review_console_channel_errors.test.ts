@@ -81,6 +81,20 @@ describe("a refused channel edit, then fixed", () => {
     expect((await stored(ch.id)).config).toEqual({ botToken: "123456789:AAH-review-b0t-t0ken-xyz", chatId: -100456 });
   });
 
+  test("pagerduty: an empty name refused, then fixed on the form shown again: saved, the routing key kept", async () => {
+    const routingKey = "r".repeat(16) + "0123456789abcdef";
+    const ch = expectData(await h.request("POST", "/v1/channels", { key, body: { type: "pagerduty", name: "PD", config: { routingKey } } }), 201) as any;
+    const edit = await owner.browser.get(`/channels/${ch.id}/edit?mode=live`);
+    const fields = formFields(edit.text, `/channels/${ch.id}/edit`);
+    const refused = await owner.browser.post(`/channels/${ch.id}/edit`, { ...fields, name: "" });
+    expect(refused.status).toBe(400);
+    const again = formFields(refused.text, `/channels/${ch.id}/edit`);
+    expect(again["config.routingKey"]).toBe("********");
+    const fixed = await owner.browser.post(`/channels/${ch.id}/edit`, { ...again, name: "PD on call" });
+    expect(fixed.status).toBe(303);
+    expect((await stored(ch.id)).config).toEqual({ routingKey });
+  });
+
   test("a webhook header line without a colon: the form is shown again with the message, not a bare error page", async () => {
     const ch = expectData(await h.request("POST", "/v1/channels", { key, body: { type: "webhook", name: "Hook2", config: { url: "https://hooks.example.com/two" } } }), 201) as any;
     const edit = await owner.browser.get(`/channels/${ch.id}/edit?mode=live`);

@@ -9,7 +9,7 @@ import type { ChannelView } from "../../../core/schemas/mod.ts";
 import { change, noticeOf, signedIn, type Form, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
-import { channelConfig, channelFilter } from "../forms.ts";
+import { CHANNEL_FIELDS, channelConfig, channelFilter } from "../forms.ts";
 import { channelCreatedPage, channelFormPage, channelsPage, removeChannelPage } from "../views/channels.ts";
 import { modeOf, refusesInput } from "./dashboard.ts";
 
@@ -81,13 +81,14 @@ export function channelRoutes(core: Core): WebRoute[] {
         const mode = modeOf(form.mode);
         const acting = console.as(me, mode);
         const channel = (await acting.run("getChannel", { params: { id: params.id! } })).data as ChannelView;
-        const body = {
-          name: (form.name ?? "").trim(),
-          enabled: form.enabled === "1",
-          config: channelConfig(channel.type, form),
-          filter: channelFilter(form),
-        };
         try {
+          // Inside the try: a header line the form cannot read is refused on the form, as the API's refusals are.
+          const body = {
+            name: (form.name ?? "").trim(),
+            enabled: form.enabled === "1",
+            config: channelConfig(channel.type, form),
+            filter: channelFilter(form),
+          };
           await acting.run("patchChannel", { params: { id: channel.id }, body });
         } catch (error) {
           if (!refusesInput(error) || error.status === 404) throw error;
@@ -157,10 +158,14 @@ function withFilter(form: Form): { filter?: Record<string, unknown> } {
   return filter ? { filter } : {};
 }
 
-/** A refused form shown again keeps what was typed, but not a secret typed into it. */
+/**
+ * A refused form shown again keeps what was typed, but not a secret typed into it: the routing key, the
+ * bot token and the webhook's headers are dropped, so the form shows what it shows before any typing
+ * (adding: empty; editing: the stored values, masked, which saving keeps). A chat webhook URL stays as
+ * typed: only its end is secret, and it is often the field to fix.
+ */
 function withoutSecrets(type: ChannelType, form: Form): Form {
   const kept: Form = { ...form };
-  for (const key of ["config.routingKey", "config.botToken"]) if (key in kept) kept[key] = "";
-  if (type === "webhook" && kept["config.headers"]) kept["config.headers"] = "";
+  for (const field of CHANNEL_FIELDS[type]) if (field.secret && field.type !== "url") delete kept[`config.${field.name}`];
   return kept;
 }
