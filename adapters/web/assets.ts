@@ -46,7 +46,9 @@ td form { display: flex; gap: 6px; align-items: center; flex-wrap: wrap; } td fo
 .status-expiring, .mode-test { color: var(--warn); background: var(--warn-bg); }
 .status-expired, .status-invalid, .status-revoked, .state-revoked { color: var(--bad); background: var(--bad-bg); }
 .status-unreachable, .state-off { color: var(--off); background: var(--off-bg); }
-.tags { list-style: none; margin: 4px 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: 4px; } .tag { font-weight: 400; color: var(--accent); }
+/* A tag holds up to 50 characters: unlike other badges it wraps (anywhere, as it may have no space), its
+   1em radius still a pill on one line and a rounded box on more, so a phone never scrolls sideways. */
+.tags { list-style: none; margin: 4px 0 0; padding: 0; display: flex; flex-wrap: wrap; gap: 4px; } .tag { font-weight: 400; color: var(--accent); white-space: normal; overflow-wrap: anywhere; border-radius: 1em; }
 .toggle { display: inline-flex; border: 1px solid var(--accent); border-radius: 6px; overflow: hidden; }
 .toggle a { padding: 4px 12px; text-decoration: none; } .toggle a[aria-current="page"] { background: var(--accent); color: #fff; }
 .secret { display: flex; gap: 8px; flex-wrap: wrap; align-items: center; } .secret input { flex: 1 1 20em; font-family: ui-monospace, Menlo, Consolas, monospace; }
