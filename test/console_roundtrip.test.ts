@@ -1,7 +1,7 @@
 /**
- * Review (CONTRACT §23 "Settings area as a console"): an edit form shows the current values, and
- * sending it back unchanged changes nothing, for watches (certificates and channels of every type were checked the
- * same way and round-trip). The form is read off the page as a browser would submit it.
+ * The console's edit forms (CONTRACT §23 "Settings area as a console") show the current values, and
+ * sending one back unchanged changes nothing: here a watch whose allowed issuers include a name with a
+ * comma, which the form holds one per line. The form is read off the page as a browser would submit it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bunPasswords } from "../adapters/bun/passwords.ts";
@@ -52,10 +52,10 @@ function formFields(html: string, action: string): Record<string, string> {
   return fields;
 }
 
-describe("watches", () => {
+describe("a watch's edit form", () => {
   test("an allowed issuer whose name holds a comma (GoDaddy.com, Inc.) survives saving the edit form unchanged", async () => {
     const watch = expectData(
-      await h.request("POST", "/v1/watches", { key, body: { domain: "issuers.review.example", includeSubdomains: true, allowedIssuers: ["GoDaddy.com, Inc.", "Let's Encrypt"] } }),
+      await h.request("POST", "/v1/watches", { key, body: { domain: "issuers.roundtrip.example", includeSubdomains: true, allowedIssuers: ["GoDaddy.com, Inc.", "Let's Encrypt"] } }),
       201,
     ) as any;
     const edit = await owner.browser.get(`/watches/${watch.id}/edit?mode=live`);

@@ -1,9 +1,8 @@
 /**
- * Review (CONTRACT §23): editing channels of every type, "secrets shown once, then masked"; a refused
- * form must give a clear message with the input kept, and fixing the one wrong field must be enough.
- * After a refused edit, the form is shown again with the stored secrets blanked (not masked): fixing
- * the wrong field and saving then loses the webhook's headers silently, or is refused for the
- * missing bot token / routing key. A header line without a colon gives an error page without the form.
+ * A refused channel edit (CONTRACT §23: secrets shown once, then masked; a refused form gives a clear
+ * message with the input kept): the form shown again holds the stored secrets masked, as the edit form
+ * does, so fixing the one wrong field and saving keeps the webhook's headers, the bot token and the
+ * routing key. A header line without a colon is refused on the form, not on a bare error page.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bunPasswords } from "../adapters/bun/passwords.ts";
@@ -68,7 +67,7 @@ describe("a refused channel edit, then fixed", () => {
 
   test("telegram: a bad chat id refused, then fixed on the form shown again: saved, the bot token kept", async () => {
     const ch = expectData(
-      await h.request("POST", "/v1/channels", { key, body: { type: "telegram", name: "TG", config: { botToken: "123456789:AAH-review-b0t-t0ken-xyz", chatId: -100123 } } }),
+      await h.request("POST", "/v1/channels", { key, body: { type: "telegram", name: "TG", config: { botToken: "123456789:AAH-fixed-b0t-t0ken-xyz", chatId: -100123 } } }),
       201,
     ) as any;
     const edit = await owner.browser.get(`/channels/${ch.id}/edit?mode=live`);
@@ -78,7 +77,7 @@ describe("a refused channel edit, then fixed", () => {
     const again = formFields(refused.text, `/channels/${ch.id}/edit`);
     const fixed = await owner.browser.post(`/channels/${ch.id}/edit`, { ...again, "config.chatId": "-100456" });
     expect({ status: fixed.status, error: /role="alert">([^<]*)/.exec(fixed.text)?.[1] }).toEqual({ status: 303, error: undefined });
-    expect((await stored(ch.id)).config).toEqual({ botToken: "123456789:AAH-review-b0t-t0ken-xyz", chatId: -100456 });
+    expect((await stored(ch.id)).config).toEqual({ botToken: "123456789:AAH-fixed-b0t-t0ken-xyz", chatId: -100456 });
   });
 
   test("pagerduty: an empty name refused, then fixed on the form shown again: saved, the routing key kept", async () => {
