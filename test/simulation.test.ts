@@ -205,8 +205,8 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
 
   const daysDomains = new Map([...certificateOf].filter(([, domain]) => alertPolicyOf.get(domain) === "days"));
   const renewalDomains = new Map([...certificateOf].filter(([, domain]) => alertPolicyOf.get(domain) === "renewal"));
-  const { missed, duplicates, late, chainAlerts } = judge(events, internet, daysDomains);
-  const renewal = judgeRenewal(events, internet, renewalDomains);
+  const { missed, duplicates, late, unwanted, chainAlerts } = judge(events, internet, daysDomains);
+  const renewal = judgeRenewal(events, internet, renewalDomains, config.checkIntervalMs);
   const requests = judgeRequests(events, internet, certificateOf);
   const deterministic = new Set(
     [...internet.servers.values()].filter((server) => server.nodes.length > 1 && server.outages.length === 0 && server.flakiness === 0 && !server.nodes.some((n) => n.alternating)).map((server) => server.domain),
@@ -214,10 +214,11 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   const deployments = judgeDeployments(events, internet, certificateOf, deterministic);
   const blocked = judgeBlocked(events, internet, certificateOf);
   // Rollouts never flap: each new certificate is announced renewed once.
+  const renewed = judgeRenewed(events, internet, certificateOf, config.checkIntervalMs);
   const renewedTwice = duplicatesOf(events.filter((e) => e.type === "certificate.renewed").map((e) => `${e.certificateId} ${(e.data.certificate as { serialNumber: string }).serialNumber}`));
   // A healthy rotation is not news: certificate.renewed and nothing else.
   const unhealthy = events.filter((e) => healthy.has((e.data.certificate as { domain?: string } | undefined)?.domain ?? "") && e.type !== "certificate.renewed");
-  const revocations = judgeRevocations(events, internet, certificateOf, responder);
+  const revocations = judgeRevocations(events, internet, certificateOf, responder, config.checkIntervalMs);
   const deliveredTwice = delivered.length - new Set(delivered.map((d) => d.eventId)).size;
   const deliveredIds = new Set(delivered.map((d) => d.eventId));
   // A delivery whose every attempt the receiver refused (it refuses 10 % at random) ends `failed` after
@@ -244,6 +245,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
         missedThresholds: missed.length,
         duplicateAlerts: duplicates.length,
         lateAlerts: late.length,
+        unwantedAlerts: unwanted.length,
         chainAlertsOwed: chainAlerts,
         names: { multiAddress: [...internet.servers.values()].filter((s) => s.nodes.length > 1).length, withForgottenNode: [...internet.servers.values()].filter((s) => s.nodes.some((n) => n.certificates.length === 1) && s.nodes.length > 1).length, shortIntermediate: [...internet.servers.values()].filter((s) => s.certificates.some((c) => c.intermediate)).length },
         deliveredTwice,
@@ -277,7 +279,16 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           unowed: deployments.unowed.length,
           duplicates: deployments.duplicates.length,
           wrongLagging: deployments.wrongLagging.length,
+          noneLagging: deployments.noneLagging.length,
           renewedTwice: renewedTwice.length,
+        },
+        renewed: {
+          rounds: renewed.rounds,
+          owed: renewed.owed,
+          announced: renewed.announced,
+          missed: renewed.missed.length,
+          unwanted: renewed.unwanted.length,
+          doubled: renewed.doubled.length,
         },
         renewalBlocked: {
           namesWithCaa: [...internet.servers.values()].filter((server) => server.caa).length,
@@ -303,6 +314,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           owed: revocations.owed,
           announced: revocations.announced,
           missed: revocations.missed.length,
+          late: revocations.late.length,
           duplicates: revocations.duplicates.length,
           falseAlarms: revocations.falseAlarms.length,
           latestHoursAfterRevocation: revocations.latestHours,
@@ -329,6 +341,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(missed.slice(0, 5)).toEqual([]);
   expect(duplicates.slice(0, 5)).toEqual([]);
   expect(late.slice(0, 5)).toEqual([]);
+  expect(unwanted.slice(0, 5)).toEqual([]);
   // Renewal, not age: nothing unwanted, nothing missed, nothing late, nothing twice.
   expect(unhealthy.slice(0, 5).map((e) => `${(e.data.certificate as { domain: string }).domain} ${e.type}`)).toEqual([]);
   expect(renewal.overdueMissed.slice(0, 5)).toEqual([]);
@@ -346,6 +359,12 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(deployments.duplicates.slice(0, 5)).toEqual([]);
   expect(deployments.wrongLagging.slice(0, 5)).toEqual([]);
   expect(renewedTwice.slice(0, 5)).toEqual([]);
+  expect(deployments.noneLagging.slice(0, 5)).toEqual([]);
+  // One certificate.renewed a round, none while a node still serves a leaf of an earlier round, none missed.
+  expect(renewed.unwanted.slice(0, 5)).toEqual([]);
+  expect(renewed.doubled.slice(0, 5)).toEqual([]);
+  expect(renewed.missed.slice(0, 5)).toEqual([]);
+  expect(renewed.owed).toBeGreaterThan(CERTIFICATES);
   expect(deployments.owed).toBeGreaterThan(0);
   expect(blocked.missed.slice(0, 5)).toEqual([]);
   expect(blocked.late.slice(0, 5)).toEqual([]);
@@ -362,6 +381,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   // Revocations: each announced once, none for a certificate that was not revoked, no responder asked
   // again before the nextUpdate of its last answer.
   expect(revocations.missed.slice(0, 5)).toEqual([]);
+  expect(revocations.late.slice(0, 5)).toEqual([]);
   expect(revocations.duplicates.slice(0, 5)).toEqual([]);
   expect(revocations.falseAlarms.slice(0, 5)).toEqual([]);
   expect(revocations.tooOften.slice(0, 5)).toEqual([]);
@@ -398,12 +418,32 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
  *   of the moment, or, when the servers were down then, of the earlier of the check that decided it
  *   and the outage's end (dueBy);
  * - late: announced, but after that;
- * - duplicates: one (serial, threshold) or one expiry announced twice.
+ * - duplicates: one (serial, threshold) or one expiry announced twice;
+ * - unwanted: a certificate.expiring for a threshold not in the certificate's list, or raised before
+ *   its crossing (or about a leaf the name never served); a certificate.expired before its notAfter;
+ *   any certificate.renewal_overdue (CONTRACT §18: `days` is Part I and II behaviour exactly; the
+ *   overdue alert is the `renewal` policy's, and is not among the events "unchanged under both").
  */
 function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
   const missed: string[] = [];
   const late: string[] = [];
   const duplicates: string[] = [];
+  const unwanted: string[] = [];
+  const domains = new Set(certificateOf.values());
+  for (const event of events) {
+    const certificate = event.data.certificate as { domain: string; serialNumber: string } | undefined;
+    if (!certificate || !domains.has(certificate.domain)) continue;
+    const server = internet.servers.get(certificate.domain)!;
+    const cert = server.certificates.find((c) => c.serial === certificate.serialNumber);
+    const at = new Date(event.createdAt).toISOString();
+    if (event.type === "certificate.renewal_overdue") unwanted.push(`${certificate.serialNumber} renewal_overdue under days at ${at}`);
+    else if (event.type === "certificate.expiring") {
+      const threshold = event.data.threshold as number;
+      if (!cert || !server.alertThresholds.includes(threshold) || event.createdAt < crossing(cert.notAfter, threshold)) unwanted.push(`${certificate.serialNumber} ${threshold} at ${at}`);
+    } else if (event.type === "certificate.expired") {
+      if (!cert || event.createdAt <= cert.notAfter) unwanted.push(`${certificate.serialNumber} expired at ${at}`);
+    }
+  }
   // serial (of the leaf, or of the chain certificate) → announcements (threshold, -1 for expiry, and when)
   const announced = new Map<string, Array<{ threshold: number; at: number }>>();
   for (const event of events) {
@@ -457,7 +497,7 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
       }
     }
   }
-  return { missed, duplicates, late, chainAlerts };
+  return { missed, duplicates, late, unwanted, chainAlerts };
 }
 
 /**
@@ -492,11 +532,15 @@ function dueBy(server: SimulatedServer, decided: number, at: number): number {
 
 /**
  * Revocations against the ground truth: a revoked certificate that was still served (and seen by a
- * check) after its revocation plus the responder's nextUpdate is owed exactly one certificate.revoked;
+ * check) after its revocation plus the responder's nextUpdate is owed exactly one certificate.revoked,
+ * not late: the answer cached at the revocation (the responder's last one before it) holds until its
+ * nextUpdate, so the revocation can be learnt from then on (CONTRACT §14); it is due one check interval
+ * after that, one more for each check that failed and each question the responder failed to answer
+ * meanwhile, plus TOLERANCE (after an outage meanwhile: seenBy);
  * nothing is owed, or allowed, for a certificate that was not revoked, or before it was; and no serial's
  * responder is asked again before the nextUpdate of the last answer it gave.
  */
-function judgeRevocations(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>, responder: SimulatedResponder) {
+function judgeRevocations(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>, responder: SimulatedResponder, intervalMs: number) {
   const announced = new Map<string, number[]>();
   for (const event of events) {
     if (event.type !== "certificate.revoked") continue;
@@ -504,6 +548,7 @@ function judgeRevocations(events: EventRecord[], internet: SimulatedInternet, ce
     announced.set(serial, [...(announced.get(serial) ?? []), event.createdAt]);
   }
   const missed: string[] = [];
+  const late: string[] = [];
   const duplicates: string[] = [];
   const falseAlarms: string[] = [];
   let revoked = 0;
@@ -524,6 +569,18 @@ function judgeRevocations(events: EventRecord[], internet: SimulatedInternet, ce
       const seenLate = internet.checksOf(domain).find((check) => check.serial === cert.serial, cert.revokedAt + responder.nextUpdateMs) !== undefined;
       if (seenLate) owed++;
       if (seenLate && times.length === 0) missed.push(`${cert.serial} revoked at ${new Date(cert.revokedAt).toISOString()}`);
+      if (seenLate && times.length > 0) {
+        const asks = responder.asks.get(cert.serial) ?? [];
+        const cached = asks.filter((ask) => ask.at <= cert.revokedAt! && ask.validUntil !== null).at(-1);
+        const learnable = Math.max(cert.revokedAt, cached?.validUntil ?? cert.revokedAt);
+        const first = Math.min(...times);
+        const failedAsks = asks.filter((ask) => ask.at >= learnable && ask.at <= first && ask.validUntil === null).length;
+        const log = internet.checksOf(domain);
+        let failedChecks = 0;
+        for (let i = log.firstAtOrAfter(learnable); i < log.length && log.get(i).at <= first; i++) if (log.get(i).serial === null) failedChecks++;
+        const due = seenBy(server, learnable, (1 + failedAsks + failedChecks) * intervalMs, intervalMs);
+        if (first > due) late.push(`${cert.serial} announced ${Math.round((first - learnable) / HOUR)} h after it could be learnt`);
+      }
     }
   }
   for (const [serial, times] of announced) {
@@ -540,7 +597,7 @@ function judgeRevocations(events: EventRecord[], internet: SimulatedInternet, ce
     }
   }
   const announcedCount = [...announced.values()].reduce((sum, times) => sum + times.length, 0);
-  return { revoked, replaced, owed, announced: announcedCount, missed, duplicates, falseAlarms, tooOften, questions, latestHours: Math.round(latest / HOUR) };
+  return { revoked, replaced, owed, announced: announcedCount, missed, late, duplicates, falseAlarms, tooOften, questions, latestHours: Math.round(latest / HOUR) };
 }
 
 /** The renewal deadline of a served certificate, from the contract: the CA's window end, else 3/4 (2/3 under 10 days) of the lifetime. */
@@ -554,10 +611,16 @@ function deadlineOf(cert: ServedCertificate, server: SimulatedServer): number {
  * The renewal policy's alerts against the ground truth (CONTRACT §18), per served certificate:
  * - renewal_overdue is owed at the first check at or after its deadline that sees it served (and not
  *   expired), unless its CA's request for early replacement covered it; raised exactly once, then;
+ * - and not late against the deadline itself (not against the product's check): on names whose nodes
+ *   never drop a connection, by TOLERANCE after the deadline when the leaf is surely the
+ *   certificate-level one then (a check is made at the deadline, CONTRACT §18); when it becomes so
+ *   only later (another node's earlier-expiring leaf replaced), or the servers are down at the
+ *   deadline, by one check interval (plus TOLERANCE) after that moment or the outage's end. On
+ *   flapping names a run of lost connections legitimately delays it: only the first rule applies;
  * - thresholds crossed after that moment are owed as under `days`; none may be raised before it;
  * - its expiry is owed as under `days`.
  */
-function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
+function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>, intervalMs: number) {
   const domains = new Set(certificateOf.values());
   const overdue = new Map<string, number[]>();
   const expiring = new Map<string, Array<{ threshold: number; at: number }>>();
@@ -606,6 +669,10 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
           result.overdueOwed++;
           if (announced.length === 0) result.overdueMissed.push(`${serial} deadline ${new Date(deadline).toISOString()} seen ${new Date(seen.at).toISOString()}`);
           else if (announced[0]! > seen.at + TOLERANCE) result.overdueLate.push(`${serial} ${Math.round((announced[0]! - seen.at) / HOUR)} h late`);
+          else if (server.flakiness === 0) {
+            const due = overdueDueBy(server, cert, deadline, intervalMs);
+            if (due !== null && announced[0]! > due) result.overdueLate.push(`${serial} ${Math.round((announced[0]! - due) / HOUR)} h after due (deadline ${new Date(deadline).toISOString()})`);
+          }
         }
         for (const at of announced) if (!seen || at < seen.at) result.overdueUnowed.push(`${serial} at ${new Date(at).toISOString()}, deadline ${new Date(deadline).toISOString()}`);
       }
@@ -638,6 +705,59 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
     }
   }
   return result;
+}
+
+/**
+ * When renewal_overdue for `cert` is due at the latest, from the servers' schedules alone (a name whose
+ * nodes never drop a connection): the first moment from its deadline on when it is surely the
+ * certificate-level leaf (every node answering serves it or a leaf expiring later, a node mid-rollout
+ * counted with both its leaves) — TOLERANCE after the deadline if that is the deadline itself (a check
+ * is made then), else one check interval (plus TOLERANCE) after that moment (or the year's start, for
+ * a deadline passed before it); an outage meanwhile moves it past the outage (seenBy). Null when it
+ * never surely is before it expires.
+ */
+function overdueDueBy(server: SimulatedServer, cert: ServedCertificate, deadline: number, intervalMs: number): number | null {
+  const possible = (node: SimulatedServer["nodes"][number], t: number): { sure: ServedCertificate; also: ServedCertificate | null } => {
+    const sure = SimulatedInternet.servedAt(node, t);
+    const index = node.certificates.indexOf(sure);
+    return { sure, also: node.alternating && index > 0 && t < sure.from + 12 * HOUR ? node.certificates[index - 1]! : null };
+  };
+  const level = (t: number) => {
+    let serving = false;
+    for (const node of server.nodes) {
+      const { sure, also } = possible(node, t);
+      for (const leaf of also ? [sure, also] : [sure]) if (leaf.serial !== cert.serial && leaf.notAfter <= cert.notAfter) return false;
+      if (sure.serial === cert.serial && !also) serving = true;
+    }
+    return serving;
+  };
+  // A deadline passed before the year began is seen at the checks after the certificate is added.
+  const from = Math.max(deadline, START);
+  const moments = [from, ...server.nodes.flatMap((node) => node.certificates.flatMap((c) => (node.alternating ? [c.from, c.from + 12 * HOUR] : [c.from])))]
+    .filter((t) => t >= from && t <= cert.notAfter)
+    .sort((a, b) => a - b);
+  const moment = moments.find(level);
+  if (moment === undefined) return null;
+  return seenBy(server, moment, moment === deadline ? 0 : intervalMs, intervalMs);
+}
+
+/**
+ * The latest moment a check can be owed to have seen something the servers show from `at` on, given
+ * that the next check may come `wait` later: `at + wait + TOLERANCE`, moved past every outage that
+ * begins before then (a check after an outage comes within one check interval of its end).
+ */
+function seenBy(server: SimulatedServer, at: number, wait: number, intervalMs: number): number {
+  let due = at + wait + TOLERANCE;
+  for (let moved = true; moved; ) {
+    moved = false;
+    for (const [from, to] of server.outages) {
+      if (from < due && to > at && to + intervalMs + TOLERANCE > due) {
+        due = to + intervalMs + TOLERANCE;
+        moved = true;
+      }
+    }
+  }
+  return due;
 }
 
 /** The first moment at or after `at` when the servers could show it: `at` itself, or the end of the outages covering it. */
@@ -698,6 +818,85 @@ function judgeRequests(events: EventRecord[], internet: SimulatedInternet, certi
   return result;
 }
 
+/**
+ * certificate.renewed against the nodes' leaves (CONTRACT §7, §11, §20). A name's renewal rounds: a
+ * node's n-th leaf is of round n (nodes renewed together share one; every new leaf of a single node is
+ * a round of its own); round k is complete once every node serves a leaf of round k or later (a
+ * forgotten node stays in round 0: then no round completes). Judged from the world alone:
+ * - unwanted: announced for a leaf the name never served, or while, at every successful check at that
+ *   moment, a node that answered served a leaf of a round before the announced leaf's (what each node
+ *   answered, a flapping or alternating node included, is the world's record: answersAt; a node that
+ *   did not answer is not counted, which is conservative: the product may presume it still serves);
+ *   on names whose nodes always answer, also one made when no round completed since the last one (or
+ *   since the year began): the move to a leaf served already is no renewal;
+ * - doubled: two announcements of leaves of one round;
+ * - missed: only on names whose nodes never drop a connection nor alternate (outages are known; on the
+ *   others, which leaf a check judged is chance, so a missed one cannot be told exactly): a round
+ *   completed at T is owed an announcement of a leaf of that round or later from T to one check
+ *   interval (plus TOLERANCE) after T, or after an outage meanwhile (seenBy); not judged when the next round
+ *   completes by then, or before the first check, or too near the year's end.
+ */
+function judgeRenewed(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>, intervalMs: number) {
+  const announced = new Map<string, EventRecord[]>();
+  for (const event of events) {
+    if (event.type !== "certificate.renewed") continue;
+    const domain = (event.data.certificate as { domain: string }).domain;
+    announced.set(domain, [...(announced.get(domain) ?? []), event]);
+  }
+  const serialOf = (event: EventRecord) => (event.data.certificate as { serialNumber: string }).serialNumber;
+  const result = { rounds: 0, owed: 0, announced: 0, missed: [] as string[], unwanted: [] as string[], doubled: [] as string[] };
+  for (const domain of certificateOf.values()) {
+    const server = internet.servers.get(domain)!;
+    const roundOf = new Map<string, number>();
+    for (const node of server.nodes) node.certificates.forEach((c, i) => roundOf.set(c.serial, Math.min(roundOf.get(c.serial) ?? Infinity, i)));
+    const list = (announced.get(domain) ?? []).sort((a, b) => a.createdAt - b.createdAt);
+    result.announced += list.length;
+    const perRound = new Map<number, number>();
+    for (const event of list) {
+      const serial = serialOf(event);
+      const at = new Date(event.createdAt).toISOString();
+      const round = roundOf.get(serial);
+      if (round === undefined) {
+        result.unwanted.push(`${domain} renewed to ${serial}, never served, at ${at}`);
+        continue;
+      }
+      perRound.set(round, (perRound.get(round) ?? 0) + 1);
+      const checks = internet.answersAt(domain, event.createdAt);
+      const older = (answers: Array<string | null>) => answers.some((s) => s !== null && roundOf.get(s)! < round);
+      if (checks.length === 0) result.unwanted.push(`${domain} renewed to ${serial} at ${at}, no server answered then`);
+      else if (checks.every(older)) result.unwanted.push(`${domain} renewed to ${serial} (round ${round}) at ${at}, a node still serving ${checks[0]!.find((s) => s !== null && roundOf.get(s)! < round)}`);
+    }
+    for (const [round, times] of perRound) if (times > 1) result.doubled.push(`${domain} round ${round} announced ${times} times`);
+    // Round completions, from the nodes' schedules.
+    const roundAt = (t: number) => Math.min(...server.nodes.map((node) => roundOf.get(SimulatedInternet.servedAt(node, t).serial)!));
+    const completions: Array<{ round: number; at: number }> = [];
+    let current = roundAt(START);
+    for (const t of [...new Set(server.nodes.flatMap((node) => node.certificates.map((c) => c.from)))].filter((t) => t > START).sort((a, b) => a - b)) {
+      const round = roundAt(t);
+      if (round > current) completions.push({ round, at: t });
+      current = Math.max(current, round);
+    }
+    result.rounds += completions.length;
+    if (server.flakiness > 0 || server.nodes.some((node) => node.alternating)) continue;
+    // Every node answers every check here: an announcement needs a round completed since the one
+    // before (or since the year began), else it announced a leaf that was served already.
+    let lastRound = roundAt(START);
+    for (const event of list) {
+      const round = roundAt(event.createdAt);
+      if (round <= lastRound) result.unwanted.push(`${domain} renewed to ${serialOf(event)} at ${new Date(event.createdAt).toISOString()}: no round completed since ${lastRound === roundAt(START) ? "the year began" : "the last announcement"}`);
+      lastRound = Math.max(lastRound, round);
+    }
+    completions.forEach(({ round, at }, k) => {
+      const due = seenBy(server, at, intervalMs, intervalMs);
+      const next = completions[k + 1];
+      if (at < START + HOUR || due > END || (next && next.at <= due)) return;
+      result.owed++;
+      if (!list.some((e) => e.createdAt >= at && e.createdAt <= due && roundOf.get(serialOf(e))! >= round)) result.missed.push(`${domain} round ${round} completed ${new Date(at).toISOString()}`);
+    });
+  }
+  return result;
+}
+
 function duplicatesOf(keys: string[]): string[] {
   const seen = new Set<string>();
   return keys.filter((key) => (seen.has(key) ? true : (seen.add(key), false)));
@@ -720,17 +919,27 @@ function judgeDeployments(events: EventRecord[], internet: SimulatedInternet, ce
     const key = `${domain} ${Date.parse((event.data.deployment as { issuedAt: string }).issuedAt)}`;
     announced.set(key, [...(announced.get(key) ?? []), event]);
   }
-  const result = { owed: 0, announced: 0, missed: [] as string[], late: [] as string[], unowed: [] as string[], duplicates: [] as string[], wrongLagging: [] as string[] };
+  const result = { owed: 0, announced: 0, missed: [] as string[], late: [] as string[], unowed: [] as string[], duplicates: [] as string[], wrongLagging: [] as string[], noneLagging: [] as string[] };
   for (const [key, list] of announced) {
     result.announced += list.length;
     if (list.length > 1) result.duplicates.push(`${key} ${list.length} times`);
     const [domain, issuedAtText] = key.split(" ");
     const server = internet.servers.get(domain!)!;
+    const notBeforeOf = new Map(server.certificates.map((c) => [c.serial, c.notBefore]));
     for (const event of list) {
-      for (const address of event.data.lagging as string[]) {
-        const node = server.nodes.find((n) => n.address === address)!;
+      const lagging = event.data.lagging as string[];
+      if (lagging.length === 0) result.noneLagging.push(`${key} at ${new Date(event.createdAt).toISOString()}`);
+      // What each node answered at the checks of that moment (the world's record, a node mid-rollout
+      // or flapping included): a lagging address answered an older leaf at one of them at least.
+      const checks = internet.answersAt(domain!, event.createdAt);
+      for (const address of lagging) {
+        const index = server.nodes.findIndex((n) => n.address === address);
+        const node = server.nodes[index];
         // An issuance recorded at second precision; a node mid-rollout may be seen either way.
-        if (!node.alternating && SimulatedInternet.servedAt(node, event.createdAt).notBefore >= Number(issuedAtText) - 1000) result.wrongLagging.push(`${key} ${address}`);
+        const newer = (serial: string | null | undefined) => serial !== null && serial !== undefined && notBeforeOf.get(serial)! >= Number(issuedAtText) - 1000;
+        if (!node || (!node.alternating && SimulatedInternet.servedAt(node, event.createdAt).notBefore >= Number(issuedAtText) - 1000) || checks.every((answers) => newer(answers[index]))) {
+          result.wrongLagging.push(`${key} ${address}`);
+        }
       }
     }
   }

@@ -223,6 +223,13 @@ export class SimulatedInternet implements CertificateSource {
   readonly servers = new Map<string, SimulatedServer>();
   /** Every check of each server, in order: what certkeeper could have known, and when. */
   readonly log = new Map<string, CheckLog>();
+  /**
+   * What each node of a name of several nodes answered at a check (its leaf's serial, or null when it
+   * failed), by domain and the check's index in its log; kept only for the checks at which some node
+   * did not answer with the leaf its schedule says (a flapping node, one alternating mid-rollout).
+   * The others answered as {@link SimulatedInternet.servedAt} says. See {@link SimulatedInternet.answersAt}.
+   */
+  readonly answers = new Map<string, Map<number, Array<string | null>>>();
   checks = 0;
   failures = 0;
 
@@ -452,6 +459,22 @@ export class SimulatedInternet implements CertificateSource {
     return server.outages.some(([from, to]) => from <= at && at < to);
   }
 
+  /**
+   * What the nodes of `domain` answered at each successful check made at `at`, one array per check, in
+   * the order of `server.nodes`: each node's leaf serial, or null when it did not answer.
+   */
+  answersAt(domain: string, at: number): Array<Array<string | null>> {
+    const server = this.servers.get(domain)!;
+    const log = this.checksOf(domain);
+    const recorded = this.answers.get(domain);
+    const result: Array<Array<string | null>> = [];
+    for (let i = log.firstAtOrAfter(at); i < log.length && log.get(i).at === at; i++) {
+      if (log.get(i).serial === null) continue;
+      result.push(recorded?.get(i) ?? server.nodes.map((node) => SimulatedInternet.servedAt(node, at).serial));
+    }
+    return result;
+  }
+
   /** The checks of `domain`, in order (none when it was never checked). */
   checksOf(domain: string): CheckLog {
     return this.log.get(domain) ?? new CheckLog();
@@ -469,6 +492,14 @@ export class SimulatedInternet implements CertificateSource {
     const endpoints: EndpointOutcome[] = [];
     for (const node of server.nodes) {
       endpoints.push(await this.#node(domain, node, down || this.random() < server.flakiness, known, now));
+    }
+    if (server.nodes.length > 1) {
+      const answered = endpoints.map((endpoint) => endpoint.details?.serialNumber ?? null);
+      if (answered.some((serial) => serial !== null) && answered.some((serial, i) => serial !== SimulatedInternet.servedAt(server.nodes[i]!, now).serial)) {
+        let byCheck = this.answers.get(domain);
+        if (!byCheck) this.answers.set(domain, (byCheck = new Map()));
+        byCheck.set(log.length, answered);
+      }
     }
     const outcome = outcomeOfEndpoints(endpoints);
     if (!outcome.ok) {
