@@ -830,6 +830,9 @@ function judgeRequests(events: EventRecord[], internet: SimulatedInternet, certi
  *   on names whose nodes always answer, also one made when no round completed since the last one (or
  *   since the year began): the move to a leaf served already is no renewal;
  * - doubled: two announcements of leaves of one round;
+ * (a leaf "of an earlier round" is also issued before the announced one; on names whose nodes drift
+ * apart so far that a node's n-th leaf is issued after another's (n+1)-th, rounds are not told by
+ * index: only the unwanted rule on answered leaves is judged there);
  * - missed: only on names whose nodes never drop a connection nor alternate (outages are known; on the
  *   others, which leaf a check judged is chance, so a missed one cannot be told exactly): a round
  *   completed at T is owed an announcement of a leaf of that round or later from T to one check
@@ -851,6 +854,13 @@ function judgeRenewed(events: EventRecord[], internet: SimulatedInternet, certif
     for (const node of server.nodes) node.certificates.forEach((c, i) => roundOf.set(c.serial, Math.min(roundOf.get(c.serial) ?? Infinity, i)));
     const list = (announced.get(domain) ?? []).sort((a, b) => a.createdAt - b.createdAt);
     result.announced += list.length;
+    const notBeforeOf = new Map(server.certificates.map((c) => [c.serial, c.notBefore]));
+    // Rounds are what the nodes' n-th leaves are only while every leaf of round n is issued before any
+    // of round n + 1; nodes renewed on their own schedules (a short lifetime, a hundred renewals a year)
+    // drift apart, and then which leaf is "of an earlier round" is told by issue alone.
+    const issued: Array<[number, number]> = [];
+    for (const node of server.nodes) node.certificates.forEach((c, i) => { const [low, high] = issued[i] ?? [Infinity, -Infinity]; issued[i] = [Math.min(low, c.notBefore), Math.max(high, c.notBefore)]; });
+    const rounds = issued.every(([, high], i) => i + 1 >= issued.length || high < issued[i + 1]![0]);
     const perRound = new Map<number, number>();
     for (const event of list) {
       const serial = serialOf(event);
@@ -860,9 +870,9 @@ function judgeRenewed(events: EventRecord[], internet: SimulatedInternet, certif
         result.unwanted.push(`${domain} renewed to ${serial}, never served, at ${at}`);
         continue;
       }
-      perRound.set(round, (perRound.get(round) ?? 0) + 1);
+      if (rounds) perRound.set(round, (perRound.get(round) ?? 0) + 1);
       const checks = internet.answersAt(domain, event.createdAt);
-      const older = (answers: Array<string | null>) => answers.some((s) => s !== null && roundOf.get(s)! < round);
+      const older = (answers: Array<string | null>) => answers.some((s) => s !== null && roundOf.get(s)! < round && notBeforeOf.get(s)! < notBeforeOf.get(serial)!);
       if (checks.length === 0) result.unwanted.push(`${domain} renewed to ${serial} at ${at}, no server answered then`);
       else if (checks.every(older)) result.unwanted.push(`${domain} renewed to ${serial} (round ${round}) at ${at}, a node still serving ${checks[0]!.find((s) => s !== null && roundOf.get(s)! < round)}`);
     }
@@ -877,7 +887,7 @@ function judgeRenewed(events: EventRecord[], internet: SimulatedInternet, certif
       current = Math.max(current, round);
     }
     result.rounds += completions.length;
-    if (server.flakiness > 0 || server.nodes.some((node) => node.alternating)) continue;
+    if (!rounds || server.flakiness > 0 || server.nodes.some((node) => node.alternating)) continue;
     // Every node answers every check here: an announcement needs a round completed since the one
     // before (or since the year began), else it announced a leaf that was served already.
     let lastRound = roundAt(START);
