@@ -156,8 +156,11 @@ export function applyCheck(
       const announced = next.alertMemory.renewedTo ?? [];
       if (announced.includes(to)) return;
       drafts.push({ type: "certificate.renewed", extra: { previous: from } });
-      const generation = served.map(leafKey).slice(0, GENERATION_SIZE);
-      next.alertMemory = { ...next.alertMemory, renewedTo: [to, ...announced].slice(0, MEMORY_SIZE), generation };
+      // The leaves served now: by the answering nodes, and presumed by the silent ones (a node that
+      // misses this check is back with its leaf of this round, no renewal then).
+      const generation = served.map(leafKey);
+      for (const { key } of next.alertMemory.silent ?? []) if (!generation.includes(key)) generation.push(key);
+      next.alertMemory = { ...next.alertMemory, renewedTo: [to, ...announced].slice(0, MEMORY_SIZE), generation: generation.slice(0, GENERATION_SIZE) };
     };
     if (pending && !served.some((leaf) => leafKey(leaf) === pending.oldKey) && !presumedServed(next.alertMemory, pending.oldKey, now, pending.untilBack)) {
       next.alertMemory = withoutRenewing(next.alertMemory);
