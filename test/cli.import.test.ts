@@ -55,7 +55,7 @@ describe("the import file", () => {
       }
       throw new Error("no error");
     };
-    expect(error("domain,owner\na.example,me\n")).toBe('line 1: unknown column "owner": the header may name domain, port, name, tags, protocol');
+    expect(error("domain,owner\na.example,me\n")).toBe('line 1: unknown column "owner": the header may name domain, port, name, tags, protocol, alertPolicy');
     expect(error("domain,port\na.example,443,extra\n")).toBe("line 2: 3 cells, but the header names 2 columns");
     expect(error('domain,name\na.example,"open\n')).toBe("line 2: a quoted cell is never closed");
     expect(error("\n# nothing\n")).toContain("the file holds no domains");

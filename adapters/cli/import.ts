@@ -39,7 +39,8 @@ export const importCommand: CommandSpec = {
   synopsis: "import --org ORG [--mode live|test] FILE",
   help: [
     "Adds many certificates at once. FILE holds one domain[:port] per line (blank lines and # comments",
-    "skipped), or CSV whose header names domain and any of port, name, tags (separated by ;), protocol:",
+    "skipped), or CSV whose header names domain and any of port, name, tags (separated by ;), protocol,",
+    "alertPolicy (renewal or days):",
     "",
     "  domain,port,name,tags",
     "  shop.example.com,443,Shop,team:web;prod",

@@ -1,8 +1,9 @@
 /**
  * The file `import` reads (CONTRACT §17): one `domain[:port]` per line, or CSV whose header names
- * `domain`, `port`, `name`, `tags` (separated by `;`) and `protocol` in any order. Each row becomes an
- * add body for POST /v1/imports; values are passed on as written, so the server judges each item
- * exactly as POST /v1/certificates would (a port that is not a number fails that item alone).
+ * `domain`, `port`, `name`, `tags` (separated by `;`), `protocol` and `alertPolicy` in any order (in
+ * any case: `alertpolicy` is the same column). Each row becomes an add body for POST /v1/imports;
+ * values are passed on as written, so the server judges each item exactly as POST /v1/certificates
+ * would (a port that is not a number, an alert policy it does not know, fails that item alone).
  */
 
 export interface ImportItem {
@@ -13,7 +14,9 @@ export interface ImportItem {
 
 export class ImportFileError extends Error {}
 
-const COLUMNS = ["domain", "port", "name", "tags", "protocol"] as const;
+/** The columns a header may name, each the add body's field it fills; headers are compared lower-cased. */
+const COLUMNS = ["domain", "port", "name", "tags", "protocol", "alertPolicy"] as const;
+const FIELD_OF_COLUMN = new Map<string, string>(COLUMNS.map((field) => [field.toLowerCase(), field]));
 
 export function parseImportFile(text: string): ImportItem[] {
   const lines = text.replace(/^\uFEFF/, "").split(/\r?\n/);
@@ -35,7 +38,7 @@ function parseList(lines: string[]): ImportItem[] {
 }
 
 function parseCsv(lines: string[], headerIndex: number, header: string[]): ImportItem[] {
-  const unknown = header.filter((name) => !(COLUMNS as readonly string[]).includes(name));
+  const unknown = header.filter((name) => !FIELD_OF_COLUMN.has(name));
   if (unknown.length > 0) {
     throw new ImportFileError(`line ${headerIndex + 1}: unknown column "${unknown[0]}": the header may name ${COLUMNS.join(", ")}`);
   }
@@ -58,7 +61,7 @@ function parseCsv(lines: string[], headerIndex: number, header: string[]): Impor
       if (value === "") return;
       if (column === "port") body.port = /^\d+$/.test(value) ? Number(value) : value;
       else if (column === "tags") body.tags = value.split(";").map((tag) => tag.trim()).filter((tag) => tag !== "");
-      else body[column] = value;
+      else body[FIELD_OF_COLUMN.get(column)!] = value;
     });
     items.push({ line: startLine, body });
   }
