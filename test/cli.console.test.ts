@@ -201,7 +201,7 @@ describe("channels", () => {
     const table = await runCli(["channel", "list", "--org", "Acme"], { env: ws.env });
     expect(table.stdout.split("\n")[0]).toMatch(/^ID\s+NAME\s+TYPE\s+STATE\s+LAST DELIVERY\s+FAILING SINCE\s+LAST ERROR$/);
     expect(table.stdout.split("\n").find((line) => line.startsWith(hook.id))).toMatch(/Hook\s+webhook\s+enabled\s+failed \d{4}-\d\d-\d\d \d\d:\d\d UTC\s+\d{4}-.*HTTP 503$/);
-    expectFailure(await runCli(["channel", "test", "--id", "ch_nothere0000000000000"], { env: ws.env }), 1, /No channel with id "ch_nothere0000000000000"/);
+    expectFailure(await runCli(["channel", "test", "--id", "ch_nothere0000000000000"], { env: ws.env }), 1, /No channel with id or name "ch_nothere0000000000000"/);
     const empty = await runCli(["channel", "list", "--org", "Acme", "--mode", "test"], { env: ws.env });
     expect(empty.stdout).toContain("alerts go nowhere");
   });

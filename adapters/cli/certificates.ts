@@ -3,11 +3,12 @@
  * goes through the API's own operation (POST /v1/certificates, DELETE /v1/certificates/{id}) as an
  * owner of the organization, so the rules, the retrieval and the errors are the route's.
  */
-import { CertkeeperError, relativeDays, type Mode } from "../../core/base/mod.ts";
+import { CertkeeperError, relativeDays, type CertificateRecord, type Mode } from "../../core/base/mod.ts";
 import type { Operation } from "../../core/operations/mod.ts";
 import type { Wired } from "../wiring/mod.ts";
 import { modeFlag, requiredFlag, type CommandSpec, type Flags } from "./command_table.ts";
 import { ownerOf, withWired } from "./commands.ts";
+import { findByIdOrName } from "./find_record.ts";
 
 /** The wiring's operation with this id (every face registers from the one list). */
 export function operation(wired: Wired, id: string): Operation {
@@ -15,6 +16,8 @@ export function operation(wired: Wired, id: string): Operation {
   if (!found) throw new CertkeeperError("invalid_request", `This certkeeper has no ${id} operation.`);
   return found;
 }
+
+const PAGE = 500;
 
 /** `DOMAIN[:PORT]` into the add body's fields; the route judges both (invalid_domain, a bad port). */
 export function targetFields(target: string): { domain: string; port?: number } {
@@ -73,35 +76,43 @@ export const certificateAddCommand: CommandSpec = {
 
 export const certificateRemoveCommand: CommandSpec = {
   name: "certificate remove",
-  flags: ["id"],
-  synopsis: "certificate remove --id CERTIFICATE_ID",
-  help: "Stops monitoring a certificate (DELETE /v1/certificates/{id}): it is no longer checked and its pending notifications are cancelled. Its id is in certificate list.",
+  flags: ["id", "org"],
+  synopsis: "certificate remove --id CERTIFICATE [--org ORG]",
+  help: [
+    "Stops monitoring a certificate (DELETE /v1/certificates/{id}): it is no longer checked and its pending",
+    "notifications are cancelled. --id takes its id (in certificate list) or its name when no other",
+    "certificate has that name; --org (id or name) looks in that organization only.",
+  ].join("\n"),
   async run({ config, flags }) {
-    const id = requiredFlag(flags, "id");
+    const ref = requiredFlag(flags, "id");
     const removed = await withWired(config, async (wired) => {
-      const found = await findInAnyScope(wired, (scope) => wired.store.certificates.get(scope, id));
-      if (!found) throw new CertkeeperError("certificate_not_found", `No certificate with id "${id}": see certificate list --org ORG.`);
+      const found = await findByIdOrName(wired, ref, {
+        kind: "certificate",
+        org: flags.org === undefined ? undefined : String(flags.org),
+        get: (scope, id) => wired.store.certificates.get(scope, id),
+        list: (scope) => allCertificates(wired, scope),
+        notFound: "certificate_not_found",
+        listCommand: "certificate list --org ORG",
+      });
       const principal = ownerOf(found.org, found.mode);
-      await wired.core.call({ operation: operation(wired, "deleteCertificate"), caller: { kind: "host", principal }, params: { id } });
+      await wired.core.call({ operation: operation(wired, "deleteCertificate"), caller: { kind: "host", principal }, params: { id: found.record.id } });
       return found.record;
     });
+    const id = removed.id;
     return { json: { id, deleted: true }, text: `Removed ${removed.domain}:${removed.port} (${id}): it is no longer monitored.` };
   },
 };
 
-/**
- * The record `read` finds in one of the organizations' live or test data, with where it was found:
- * ids are unique, so the first hit is the one. The CLI takes bare ids (`--id cert_…`) like the API.
- */
-export async function findInAnyScope<T>(
-  wired: Wired,
-  read: (scope: { organizationId: string; mode: Mode }) => Promise<T | null>,
-): Promise<{ record: T; org: Awaited<ReturnType<Wired["store"]["organizations"]["list"]>>[number]; mode: Mode } | null> {
-  for (const org of await wired.store.organizations.list()) {
-    for (const mode of ["live", "test"] as const) {
-      const record = await read({ organizationId: org.id, mode });
-      if (record) return { record, org, mode };
-    }
+/** Every certificate of the scope, read in pages. */
+async function allCertificates(wired: Wired, scope: { organizationId: string; mode: Mode }): Promise<CertificateRecord[]> {
+  const all: CertificateRecord[] = [];
+  const now = Date.now();
+  let after: { notAfter: number; id: string } | undefined;
+  for (;;) {
+    const page = await wired.store.certificates.list(scope, { limit: PAGE, after, now });
+    all.push(...page);
+    if (page.length < PAGE) return all;
+    const last = page.at(-1)!;
+    after = { notAfter: last.details.notAfter, id: last.id };
   }
-  return null;
 }

@@ -2,11 +2,13 @@
  * `channel list` and `channel test` (CONTRACT §23): where alerts go, whether they get there, and a test
  * notification sent now, through the API's own operations (GET /v1/channels, POST /v1/channels/{id}/test).
  */
-import { CertkeeperError, iso } from "../../core/base/mod.ts";
+import { iso, type ChannelRecord, type Mode } from "../../core/base/mod.ts";
 import type { ChannelView } from "../../core/schemas/mod.ts";
+import type { Wired } from "../wiring/mod.ts";
 import { modeFlag, requiredFlag, type CommandSpec } from "./command_table.ts";
 import { ownerOf, table, withWired } from "./commands.ts";
-import { findInAnyScope, operation } from "./certificates.ts";
+import { operation } from "./certificates.ts";
+import { findByIdOrName } from "./find_record.ts";
 
 const PAGE = 100;
 
@@ -72,21 +74,29 @@ function short(isoTime: string): string {
 
 export const channelTestCommand: CommandSpec = {
   name: "channel test",
-  flags: ["id"],
-  synopsis: "channel test --id CHANNEL_ID",
+  flags: ["id", "org"],
+  synopsis: "channel test --id CHANNEL [--org ORG]",
   help: [
     "Sends a test notification to one channel now, from this process (POST /v1/channels/{id}/test), and says",
-    "how it went: exit 0 when it was delivered, 1 when it failed, with the reason on stderr. Run it with the",
-    "server's settings (CERTKEEPER_SMTP_URL, CERTKEEPER_ALLOW_PRIVATE_TARGETS, …), since it delivers as the",
-    "server would. With --json: { eventId, channelId, status, responseStatus, error }.",
+    "how it went: exit 0 when it was delivered, 1 when it failed, with the reason on stderr. --id takes the",
+    "channel's id (in channel list) or its name when no other channel has that name; --org (id or name)",
+    "looks in that organization only. Run it with the server's settings (CERTKEEPER_SMTP_URL,",
+    "CERTKEEPER_ALLOW_PRIVATE_TARGETS, …), since it delivers as the server would. With --json: { eventId,",
+    "channelId, status, responseStatus, error }.",
   ].join("\n"),
   async run({ config, flags }) {
-    const id = requiredFlag(flags, "id");
+    const ref = requiredFlag(flags, "id");
     const { result, channel } = await withWired(config, async (wired) => {
-      const found = await findInAnyScope(wired, (scope) => wired.store.channels.get(scope, id));
-      if (!found) throw new CertkeeperError("channel_not_found", `No channel with id "${id}": see channel list --org ORG.`);
+      const found = await findByIdOrName(wired, ref, {
+        kind: "channel",
+        org: flags.org === undefined ? undefined : String(flags.org),
+        get: (scope, id) => wired.store.channels.get(scope, id),
+        list: (scope) => allChannels(wired, scope),
+        notFound: "channel_not_found",
+        listCommand: "channel list --org ORG",
+      });
       const caller = { kind: "host", principal: ownerOf(found.org, found.mode) } as const;
-      const answer = await wired.core.call({ operation: operation(wired, "testChannel"), caller, params: { id } });
+      const answer = await wired.core.call({ operation: operation(wired, "testChannel"), caller, params: { id: found.record.id } });
       return { result: answer.data as { status: string; responseStatus: number | null; error: string | null }, channel: found.record };
     });
     const delivered = result.status === "delivered";
@@ -101,3 +111,16 @@ export const channelTestCommand: CommandSpec = {
     };
   },
 };
+
+/** Every channel of the scope, read in pages. */
+async function allChannels(wired: Wired, scope: { organizationId: string; mode: Mode }): Promise<ChannelRecord[]> {
+  const all: ChannelRecord[] = [];
+  let before: { createdAt: number; id: string } | undefined;
+  for (;;) {
+    const page = await wired.store.channels.list(scope, { limit: PAGE, before });
+    all.push(...page);
+    if (page.length < PAGE) return all;
+    const last = page.at(-1)!;
+    before = { createdAt: last.createdAt, id: last.id };
+  }
+}

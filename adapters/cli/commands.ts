@@ -295,11 +295,19 @@ const keyCreate: CommandSpec = {
 
 const keyRevoke: CommandSpec = {
   name: "key revoke",
-  flags: ["id"],
-  synopsis: "key revoke --id KEY_ID",
-  help: "Revokes an API key: every server process refuses it from its next request.",
+  flags: ["id", "org"],
+  synopsis: "key revoke --id KEY [--org ORG]",
+  help: [
+    "Revokes an API key: every server process refuses it from its next request. --id takes the key's id (in",
+    "key list) or its name when no other key not yet revoked has that name; --org (id or name) looks in",
+    "that organization only.",
+  ].join("\n"),
   async run({ config, flags }) {
-    const key = await withAdmin(config, (admin) => admin.revokeApiKey(requiredFlag(flags, "id")));
+    const ref = requiredFlag(flags, "id");
+    const key = await withAdmin(config, async (admin) => {
+      const organizationId = flags.org === undefined ? undefined : (await admin.findOrganization(String(flags.org))).id;
+      return admin.revokeApiKey((await admin.findApiKey(ref, { organizationId })).id);
+    });
     return { json: { id: key.id, revoked: true }, text: `API key ${key.id} revoked: it stops working on its next request.` };
   },
 };

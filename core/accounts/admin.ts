@@ -213,6 +213,35 @@ export class Admin {
     return { record, key: generated.key };
   }
 
+  /**
+   * The API key named by `ref`: its id, or its name when exactly one key not yet revoked has it
+   * (compared without regard to case; a revoked key has nothing left to revoke). Keys of every
+   * organization are looked at, or of `organizationId`'s only. Refused, listing the ids, when several
+   * keys share the name; naming `key list` when none has it.
+   */
+  async findApiKey(ref: string, options: { organizationId?: string } = {}): Promise<ApiKeyRecord> {
+    const text = String(ref ?? "").trim();
+    const { organizationId } = options;
+    if (isId("key", text)) {
+      const key = await this.store.apiKeys.get(text);
+      if (key && (organizationId === undefined || key.organizationId === organizationId)) return key;
+    }
+    const wanted = text.toLowerCase();
+    const orgs = (await this.listOrganizations()).filter((org) => organizationId === undefined || org.id === organizationId);
+    const named: Array<{ key: ApiKeyRecord; org: OrganizationRecord }> = [];
+    for (const org of orgs) {
+      for (const key of await this.store.apiKeys.list(org.id)) {
+        if (key.revokedAt === null && key.name.toLowerCase() === wanted) named.push({ key, org });
+      }
+    }
+    if (named.length === 1) return named[0]!.key;
+    if (named.length > 1) {
+      const where = named.map(({ key, org }) => `${key.id} (${org.name}, ${key.mode})`).join(", ");
+      invalid(`${named.length} API keys are named ${quote(text)}: give the id of the one you mean: ${where}.`);
+    }
+    invalid(`No API key with id ${quote(text)}, nor an unrevoked one with that name: see key list --org ORG.`);
+  }
+
   async revokeApiKey(id: string): Promise<ApiKeyRecord> {
     const key = await this.store.apiKeys.revoke(id, this.clock.now());
     if (!key) invalid(`No API key with id ${quote(id)}.`);
