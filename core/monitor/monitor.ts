@@ -9,7 +9,7 @@ import type { AlertPolicy, CertificateRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import type { Logger } from "../base/log.ts";
 import { logEventsRaised } from "../base/journal.ts";
-import { certificateStatus } from "../certificates/status.ts";
+import { logStatusChange } from "../certificates/status_change_log.ts";
 import { applyCheck, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "./check_apply.ts";
 import type { CertificateSource, CheckTarget } from "./certificate_source.ts";
 import type { ConnectionBudget } from "../net/connection_budget.ts";
@@ -108,27 +108,4 @@ export class Monitor {
     if (current) logger.warn("check result not saved: the certificate kept changing", { certificateId: record.id });
     return null;
   }
-}
-
-/**
- * One `info` line when a check changed what the certificate's status is (CONTRACT §23): the status
- * and reason at the previous check against those at this one, so a change that time alone brought
- * (a threshold crossed, an expiry) is told at the check made at that moment.
- */
-function logStatusChange(logger: Logger, before: CertificateRecord, after: CertificateRecord): void {
-  if (!logger.enabled("info")) return;
-  const was = certificateStatus(before, before.lastCheckedAt);
-  const is = certificateStatus(after, after.lastCheckedAt);
-  if (was.status === is.status && was.statusReason === is.statusReason) return;
-  logger.info("certificate status changed", {
-    certificateId: after.id,
-    domain: after.domain,
-    port: after.port,
-    from: was.status,
-    to: is.status,
-    fromReason: was.statusReason,
-    toReason: is.statusReason,
-    organizationId: after.organizationId,
-    mode: after.mode,
-  });
 }

@@ -2,6 +2,7 @@
 import { Certificate, PatchCertificateBody } from "../schemas/certificate.ts";
 import { Envelope, IdParams } from "../schemas/common.ts";
 import { presentCertificate } from "../certificates/present.ts";
+import { logStatusChange } from "../certificates/status_change_log.ts";
 import { validate } from "../schemas/validate.ts";
 import { isId } from "../base/ids.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
@@ -50,7 +51,9 @@ export const patchCertificate = defineOperation({
     const mailDomain = "mailDomain" in patch ? normalizeMailDomain(patch.mailDomain) : undefined;
     const now = services.clock.now();
     const id = params.id!;
-    const before = (connectTo !== undefined || mailDomain !== undefined) && isId("cert", id) ? await services.store.certificates.get(principal.scope, id) : null;
+    // Read first when the patch may change what the record is, or what status the rule gives it.
+    const judged = patch.alertThresholds !== undefined || patch.alertPolicy !== undefined;
+    const before = (connectTo !== undefined || mailDomain !== undefined || judged) && isId("cert", id) ? await services.store.certificates.get(principal.scope, id) : null;
     if (before && mailDomain !== undefined && mailDomain !== null && before.protocol !== "smtp") throw mailDomainNotSmtp(before.protocol);
     const newMailDomain = mailDomain !== undefined && before !== null && mailDomain !== (before.mailDomain ?? null);
     const record = isId("cert", id)
@@ -69,6 +72,12 @@ export const patchCertificate = defineOperation({
       throw new CertkeeperError("duplicate_domain", `Another certificate already watches ${quote(before!.domain)} through ${quote(connectTo ?? before!.domain)}: patch or delete that one.`);
     }
     if (!record) throw certificateNotFound(id);
+    // New thresholds or a new policy can change the status at once; the check that follows compares
+    // under the new settings, so this is the one line that tells it. The stored record under the old
+    // settings against it under the new: a check saved meanwhile is the check's own line, not this one.
+    if (before && judged) {
+      logStatusChange(services.logger, { ...record, alertThresholds: before.alertThresholds, alertPolicy: before.alertPolicy }, record);
+    }
     if ((connectTo !== undefined && connectTo !== before?.connectTo) || newMailDomain) {
       // Another server or policy to watch: check it now, so the answer shows what it serves.
       const checked = await services.monitor.check(record, { manual: true });
