@@ -3,6 +3,7 @@
  * each status with the error envelope narrowed to its codes and a named example per code.
  */
 import { ERROR_STATUS, INTERNAL_ERROR_MESSAGE, type ErrorCode, type PublicErrorCode } from "../base/errors.ts";
+import { limitMessage } from "../certificates/add_rules.ts";
 import { COMMON_ERRORS, type Operation } from "../operations/operation.ts";
 import type { JsonSchema } from "./schemas.ts";
 
@@ -53,6 +54,8 @@ const STATUS_TITLES: Record<number, string> = {
   503: "The database refuses writes (its disk is full, or it is read-only); nothing was changed",
 };
 
+const EXAMPLE_ORGANIZATION = "org_8mR2xK5vTq1LwZ9cY4hJ";
+
 /** An example message per code, in the house style (CONTRACT §4, STYLE §4). */
 const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   invalid_request: 'Field "port" must be a whole number from 1 to 65535; got "70000".',
@@ -63,9 +66,10 @@ const EXAMPLE_MESSAGES: Record<ErrorCode, string> = {
   missing_api_key: 'No API key provided: include the header "Authorization: Bearer <API_KEY>".',
   invalid_api_key: "The API key is invalid: check that it was copied whole.",
   expired_api_key: "This API key has been revoked: create a new key in the settings area.",
-  certificate_limit_reached: "Your plan allows 25 certificates and all are in use: delete one or upgrade the plan.",
-  channel_limit_reached: "Your plan allows 5 channels and all are in use: delete one or upgrade the plan.",
-  watch_limit_reached: "Your plan allows 1 watch and it is in use: delete it or upgrade the plan.",
+  // The real messages, which name `org update`, the self-hoster's way to raise a limit.
+  certificate_limit_reached: limitMessage({ limit: 25, what: "certificates", flag: "certificate-limit", organizationId: EXAMPLE_ORGANIZATION }),
+  channel_limit_reached: limitMessage({ limit: 5, what: "channels", flag: "channel-limit", organizationId: EXAMPLE_ORGANIZATION }),
+  watch_limit_reached: limitMessage({ limit: 1, what: "watch", flag: "watch-limit", organizationId: EXAMPLE_ORGANIZATION }),
   permission_denied: "Members may only read: ask an owner or admin to make this change, or for a key that can.",
   certificate_not_found: 'No certificate with id "cert_3kT9vQm2Xy7LpA0bN5cZ": list your certificates with GET /v1/certificates.',
   channel_not_found: 'No channel with id "ch_7hQ2mZk1Lr0pXw3TbN6a": list your channels with GET /v1/channels.',

@@ -149,7 +149,11 @@ export const Event = Type.Object(
         "{ certificate: the certificate as GET showed it then, threshold?, muted? (true: recorded while the certificate was muted, delivered nowhere) } " +
         "(certificate.chain_expiring adds chainCertificate: { subject, issuer, serialNumber, expiresAt }; certificate.chain_expiring and " +
         "certificate.revoked about a leaf another endpoint serves add endpoint: { address, serialNumber, expiresAt }; certificate.renewed adds previous; " +
-        "certificate.renewal_blocked adds caa: { name, setAt, property, reason, records, issuerDomain }) " +
+        "certificate.renewal_blocked adds caa: { name, setAt, property, reason, records, issuerDomain }; " +
+        "certificate.renewal_overdue adds deadline, source (ari or lifetime), window: { start, end } | null and daysUntilExpiry; " +
+        "certificate.renewal_requested adds window: { start, end } and explanationUrl (string or null), and endpoint when the leaf is another endpoint's; " +
+        "certificate.not_deployed adds deployment: { issuedAt, fingerprintSha256, notAfter, issuer, seenAt, servedBy, endpoints } and " +
+        "lagging: the addresses still serving an older leaf) " +
         "(test events: { message, channel }; certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer })",
     }),
     deliveries: Type.Array(Delivery),
