@@ -137,13 +137,16 @@ describe("deliveries and channel health", () => {
     const raised = await logged("of the event", (e) => e.msg === "event raised" && e.certificateId === certificateId);
     expect(raised).toMatchObject({ level: "info", type: "certificate.expiring", domain: DOMAIN, threshold: 14 });
 
-    const first = await logged("of the first failed attempt", (e) => e.msg === "notification attempt failed, will retry" && e.channelId === hookId);
-    expect(first).toMatchObject({ level: "warn", eventId: raised.eventId, attempt: 1, error: "The endpoint answered HTTP 500", channelType: "webhook" });
+    const first = await logged("of the first failed attempt", (e) => e.msg === "notification attempt failed" && e.channelId === hookId);
+    expect(first).toMatchObject({ level: "warn", eventId: raised.eventId, attempt: 1, error: "The endpoint answered HTTP 500", channelType: "webhook", willRetry: true });
     // Within one attempt, the API says it is failing.
     const channel = (await api("GET", `/v1/channels/${hookId}`)).json.data;
     expect(channel.health).toMatchObject({ lastStatus: expect.stringMatching(/^(pending|failed)$/), lastError: expect.stringContaining("HTTP 500"), failingSince: expect.any(String) });
 
-    await logged("of the second failed attempt", (e) => e.msg === "notification attempt failed, will retry" && e.channelId === hookId && e.attempt === 2);
+    await logged("of the second failed attempt", (e) => e.msg === "notification attempt failed" && e.channelId === hookId && e.attempt === 2);
+    // The last attempt is a failed attempt too: its own warn line, then the delivery's error line.
+    const lastAttempt = await logged("of the last failed attempt", (e) => e.msg === "notification attempt failed" && e.channelId === hookId && e.attempt === 3);
+    expect(lastAttempt).toMatchObject({ level: "warn", eventId: raised.eventId, error: "The endpoint answered HTTP 500", willRetry: false });
     const last = await logged("of the delivery ending failed", (e) => e.msg === "notification delivery failed" && e.channelId === hookId);
     expect(last).toMatchObject({ level: "error", eventId: raised.eventId, attempt: 3, error: expect.stringContaining("gave up after 3 attempts") });
     const listed = (await api("GET", "/v1/channels")).json.data.find((c: any) => c.id === hookId);

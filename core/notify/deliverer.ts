@@ -251,24 +251,26 @@ export class Deliverer {
       updatedAt: now,
     });
     if (!recorded) logger.warn("delivery outcome not recorded: the lease was lost", { eventId: event.id, channelId: channel.id });
-    else return () => this.#recordHealth(channel, event, { attempt: attempts, status, error: lastError, at: now });
+    else return () => this.#recordHealth(channel, event, { attempt: attempts, status, error: lastError, attemptError: outcome.error, at: now });
   }
 
   /**
-   * What an attempt tells about its channel (CONTRACT §23): its health moves, and a failed attempt is
-   * logged, at `warn` while the delivery will be tried again, at `error` when it ends failed. The error
-   * is the attempt's own, already without the channel's secrets (never a URL, header or key of it).
+   * What an attempt tells about its channel (CONTRACT §23): its health moves, every failed attempt is
+   * logged at `warn` (the last one too, with willRetry: false), and a delivery that ends failed is
+   * logged at `error` besides. The errors are already without the channel's secrets (never a URL,
+   * header or key of it): the attempt's own on the `warn` line, the delivery's (why it was given up)
+   * on the `error` line.
    */
   async #recordHealth(
     channel: ChannelRecord,
     event: EventRecord,
-    outcome: { attempt: number; status: DeliveryRecord["status"]; error: string | null; at: number },
+    outcome: { attempt: number; status: DeliveryRecord["status"]; error: string | null; attemptError?: string | null; at: number },
   ): Promise<void> {
     const { store, logger } = this.options;
     if (outcome.status !== "delivered") {
-      const fields = { channelId: channel.id, channelType: channel.type, eventId: event.id, eventType: event.type, attempt: outcome.attempt, error: outcome.error };
-      if (outcome.status === "failed") logger.error("notification delivery failed", fields);
-      else logger.warn("notification attempt failed, will retry", fields);
+      const fields = { channelId: channel.id, channelType: channel.type, eventId: event.id, eventType: event.type, attempt: outcome.attempt };
+      logger.warn("notification attempt failed", { ...fields, error: outcome.attemptError ?? outcome.error, willRetry: outcome.status === "pending" });
+      if (outcome.status === "failed") logger.error("notification delivery failed", { ...fields, error: outcome.error });
     }
     try {
       await store.channels.recordAttempt(channel.id, { at: outcome.at, status: outcome.status, error: outcome.status === "delivered" ? null : outcome.error });
