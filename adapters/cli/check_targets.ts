@@ -5,7 +5,15 @@
 import { isIP } from "node:net";
 import type { Config } from "../../core/config/mod.ts";
 import { ALERT_POLICIES, CertkeeperError, daysLeft, PROTOCOLS, type AlertPolicy, type Protocol } from "../../core/base/mod.ts";
-import { defaultMailDomain, normalizeConnectTo, normalizeDomain, presentChecked } from "../../core/certificates/mod.ts";
+import {
+  defaultMailDomain,
+  explainCertificate,
+  isRenewalReason,
+  normalizeConnectTo,
+  normalizeDomain,
+  presentChecked,
+  type ExplainedCertificate,
+} from "../../core/certificates/mod.ts";
 import { DEFAULT_PORTS } from "../../core/starttls/mod.ts";
 import type { CertificateSource } from "../../core/monitor/mod.ts";
 import { UsageError, type CommandContext, type CommandOutcome } from "./command_table.ts";
@@ -92,7 +100,7 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
       { ...target, details: outcome.details, problem: outcome.problem, failure: null, lastCheckedAt: now, tls: outcome.tls ?? null, endpoints: outcome.endpoints ?? [], dns: outcome.dns ?? null },
       now,
     );
-    return { view: view as CheckResult["view"], explanation: explainProblem(view.statusReason, target, config) };
+    return { view: view as CheckResult["view"], explanation: explainProblem(view, config) };
   }
   let explanation = `${target.domain}:${target.port}: no certificate could be retrieved: ${outcome.message}.`;
   if (outcome.reason === "connection_refused" && !config.allowPrivateTargets && /does not connect to/.test(outcome.message)) {
@@ -137,18 +145,19 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
   return { view, explanation };
 }
 
-/** A hint for the problems an operator can fix from here. */
-function explainProblem(reason: string | null, target: Target, config: Config): string | null {
+/**
+ * A hint for the problems an operator can fix from here, after the target. An untrusted chain names
+ * the CLI's own setting; a renewal reason (overdue, requested, blocked by CAA) gets the sentence the
+ * settings area opens the certificate's page with, so both say the same thing.
+ */
+export function explainProblem(view: ExplainedCertificate, config: Pick<Config, "extraCaFile">): string | null {
+  const reason = view.statusReason;
+  const target = `${view.domain}:${view.port}`;
   if (reason === "untrusted_issuer" || reason === "self_signed") {
     const trusting = config.extraCaFile ? ` (CERTKEEPER_EXTRA_CA_FILE is "${config.extraCaFile}")` : "";
-    return `${target.domain}:${target.port}: the certificate does not lead to a trusted root${trusting}. If it comes from your own CA, put that CA's root certificate in a PEM file and set CERTKEEPER_EXTRA_CA_FILE to its path.`;
+    return `${target}: the certificate does not lead to a trusted root${trusting}. If it comes from your own CA, put that CA's root certificate in a PEM file and set CERTKEEPER_EXTRA_CA_FILE to its path.`;
   }
-  if (reason === "renewal_overdue") {
-    return `${target.domain}:${target.port}: the certificate should have been renewed by now (its renewal deadline has passed): check its ACME client and that the renewed certificate is installed.`;
-  }
-  if (reason === "renewal_requested") {
-    return `${target.domain}:${target.port}: its certificate authority asks for this certificate to be replaced early (ACME renewal information): renew it now.`;
-  }
+  if (isRenewalReason(reason)) return `${target}: ${explainCertificate(view)}`;
   return null;
 }
 
