@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bunPasswords } from "../adapters/bun/passwords.ts";
 import { createHarness, expectData, type Harness } from "./support/harness.ts";
 import { signedInUser, type WebUser } from "./support/web_users.ts";
+import { formFields } from "./support/form_fields.ts";
 
 let h: Harness;
 let owner: WebUser;
@@ -22,29 +23,6 @@ afterAll(async () => {
   await h?.close();
 });
 
-const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
-const attr = (tag: string, name: string) => {
-  const m = new RegExp(`\\s${name}="([^"]*)"`).exec(tag);
-  return m ? unescape(m[1]!) : undefined;
-};
-/** The fields the form with this action would send, as a browser sends them. */
-function formFields(html: string, action: string): Record<string, string> {
-  const at = html.indexOf(`action="${action}"`);
-  expect(at).toBeGreaterThan(-1);
-  const form = html.slice(at, html.indexOf("</form>", at));
-  const fields: Record<string, string> = {};
-  for (const m of form.matchAll(/<input\b[^>]*>/g)) {
-    const tag = m[0];
-    const type = attr(tag, "type") ?? "text";
-    const name = attr(tag, "name");
-    if (!name || name in fields) continue;
-    if (type === "checkbox") {
-      if (/\schecked\b/.test(tag)) fields[name] = attr(tag, "value") ?? "on";
-    } else fields[name] = attr(tag, "value") ?? "";
-  }
-  for (const m of form.matchAll(/<textarea\b([^>]*)>([\s\S]*?)<\/textarea>/g)) fields[attr(m[1]!, "name")!] = unescape(m[2]!);
-  return fields;
-}
 
 const stored = async (id: string) => (await h.store.channels.get({ organizationId: h.org.id, mode: "live" }, id))!;
 
