@@ -66,3 +66,16 @@ describe("review: a watch's allowed issuers survive its edit form", () => {
     expect(after.allowedIssuers).toEqual(issuers);
   });
 });
+
+describe("review: a member's channel edit is refused for its role first (CONTRACT §3, §4: permission before validation)", () => {
+  test("a member sending a header line without a colon gets 403 permission_denied, not the form's 400", async () => {
+    const member = await signedInUser(h, "member");
+    const ch = expectData(await h.request("POST", "/v1/channels", { key, body: { type: "webhook", name: "Hook M", config: { url: "https://hooks.example.com/m" } } }), 201) as any;
+    const edit = await member.browser.get(`/channels/${ch.id}/edit?mode=live`);
+    const fields = formFields(edit.text, `/channels/${ch.id}/edit`);
+    const refused = await member.browser.post(`/channels/${ch.id}/edit`, { ...fields, "config.headers": "Authorization Bearer x" });
+    expect(refused.status).toBe(403);
+    const unchanged = await h.store.channels.get({ organizationId: h.org.id, mode: "live" }, ch.id);
+    expect(unchanged!.config).toEqual({ url: "https://hooks.example.com/m" });
+  });
+});
