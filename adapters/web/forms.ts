@@ -118,10 +118,12 @@ export function channelConfig(type: ChannelType, form: Form): Record<string, unk
 /** "Name: value" lines as a header map; a line without a colon is refused as the API refuses a bad header. */
 export function headersField(text: string): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const line of text.split(/\r?\n/)) {
+  const lines = text.split(/\r?\n/);
+  for (const [index, line] of lines.entries()) {
     if (line.trim() === "") continue;
     const colon = line.indexOf(":");
-    if (colon <= 0) throw new CertkeeperError("invalid_config", `Header line "${line.trim()}" is not written as Name: value.`);
+    // Named by its number only: the line may hold a secret (a key typed without its name).
+    if (colon <= 0) throw new CertkeeperError("invalid_config", `Header line ${index + 1} is not written as Name: value.`);
     headers[line.slice(0, colon).trim()] = line.slice(colon + 1).trim();
   }
   return headers;
