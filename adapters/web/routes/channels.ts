@@ -4,6 +4,7 @@
  */
 import type { Core } from "../../../core/app/mod.ts";
 import type { SignedIn } from "../../../core/accounts/mod.ts";
+import { authorize } from "../../../core/auth/mod.ts";
 import { CertkeeperError, CHANNEL_TYPES, type ChannelType, type Mode } from "../../../core/base/mod.ts";
 import type { ChannelView } from "../../../core/schemas/mod.ts";
 import { change, noticeOf, signedIn, type Form, type WebRoute } from "../guard.ts";
@@ -51,6 +52,8 @@ export function channelRoutes(core: Core): WebRoute[] {
         const mode = modeOf(form.mode);
         // The type as sent: the API judges it (invalid_channel_type), as it judges the rest.
         const type = (form.type ?? "") as ChannelType;
+        // The role first, as the API's order has it: a member's form is refused whatever it holds.
+        authorize(me.user.role, "write");
         let created: ChannelView;
         try {
           const body = { type, name: (form.name ?? "").trim(), config: channelConfig(type, form), ...withFilter(form) };
@@ -81,6 +84,8 @@ export function channelRoutes(core: Core): WebRoute[] {
         const mode = modeOf(form.mode);
         const acting = console.as(me, mode);
         const channel = (await acting.run("getChannel", { params: { id: params.id! } })).data as ChannelView;
+        // The role first, as the API's order has it: a member's form is refused whatever it holds.
+        authorize(me.user.role, "write");
         try {
           // Inside the try: a header line the form cannot read is refused on the form, as the API's refusals are.
           const body = {
