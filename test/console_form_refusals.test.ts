@@ -1,10 +1,7 @@
 /**
- * Review (today): the console's channel and watch edit forms after this change.
- * - A webhook header line the form cannot read is refused with a message that quotes the whole line,
- *   so a secret typed into the headers comes back in the page even though withoutSecrets drops it
- *   from the textarea (CONTRACT §23: secrets shown once, then masked).
- * - An allowed issuer the API accepted with a line break (or surrounding spaces) is changed by saving
- *   the watch's edit form unchanged: the same loss the comma fix removed.
+ * The console's channel and watch forms when refused: a secret typed into a webhook header never comes
+ * back in the page (the message names the line by its number); an allowed issuer is one line, so the
+ * one-per-line form keeps the list as it was; a member is refused for the role before the form is read.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bunPasswords } from "../adapters/bun/passwords.ts";
@@ -25,7 +22,7 @@ afterAll(async () => {
   await h?.close();
 });
 
-describe("review: a refused channel edit never shows a secret typed into it", () => {
+describe("a refused channel edit never shows a secret typed into it", () => {
   test("a header line without a colon: the refused page does not carry the header's value", async () => {
     const ch = expectData(
       await h.request("POST", "/v1/channels", { key, body: { type: "webhook", name: "Hook", config: { url: "https://hooks.example.com/in", headers: { Authorization: "Bearer t0ken" } } } }),
@@ -54,11 +51,12 @@ describe("review: a refused channel edit never shows a secret typed into it", ()
   });
 });
 
-describe("review: a watch's allowed issuers survive its edit form", () => {
-  test("an issuer the API accepted with a line break survives saving the edit form unchanged", async () => {
-    const issuers = ["Acme CA\nRegion 2", "Let's Encrypt"];
-    const watch = expectData(await h.request("POST", "/v1/watches", { key, body: { domain: "linebreak.review.example", allowedIssuers: issuers } }), 201) as any;
-    expect(watch.allowedIssuers).toEqual(issuers);
+describe("a watch's allowed issuers survive its edit form", () => {
+  test("an issuer with a line break is refused by the API, so the one-per-line form never splits one", async () => {
+    const refused = await h.request("POST", "/v1/watches", { key, body: { domain: "linebreak.sentence.example", allowedIssuers: ["Acme CA\nRegion 2"] } });
+    expect(refused.status).toBe(400);
+    const issuers = ["Acme CA, Region 2", "Let's Encrypt"];
+    const watch = expectData(await h.request("POST", "/v1/watches", { key, body: { domain: "linebreak.sentence.example", allowedIssuers: issuers } }), 201) as any;
     const edit = await owner.browser.get(`/watches/${watch.id}/edit?mode=live`);
     const saved = await owner.browser.post(`/watches/${watch.id}/edit`, formFields(edit.text, `/watches/${watch.id}/edit`));
     expect(saved.status).toBe(303);
@@ -67,7 +65,7 @@ describe("review: a watch's allowed issuers survive its edit form", () => {
   });
 });
 
-describe("review: a member's channel edit is refused for its role first (CONTRACT §3, §4: permission before validation)", () => {
+describe("a member's channel edit is refused for its role first, before its input is judged", () => {
   test("a member sending a header line without a colon gets 403 permission_denied, not the form's 400", async () => {
     const member = await signedInUser(h, "member");
     const ch = expectData(await h.request("POST", "/v1/channels", { key, body: { type: "webhook", name: "Hook M", config: { url: "https://hooks.example.com/m" } } }), 201) as any;

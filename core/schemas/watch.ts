@@ -2,7 +2,8 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Id, PageQuery, Timestamp } from "./common.ts";
 
-export const AllowedIssuers = Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+// No control characters: an issuer's name is one line (the console edits the list one name per line).
+export const AllowedIssuers = Type.Array(Type.String({ minLength: 1, maxLength: 200, pattern: "^[^\\u0000-\\u001f\\u007f]+$" }), {
   maxItems: 20,
   description:
     "Issuers you expect: an issuance is authorized when its issuer's organization (O), common name (CN) or " +
