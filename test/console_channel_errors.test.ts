@@ -2,7 +2,9 @@
  * A refused channel edit (CONTRACT §23: secrets shown once, then masked; a refused form gives a clear
  * message with the input kept): the form shown again holds the stored secrets masked, as the edit form
  * does, so fixing the one wrong field and saving keeps the webhook's headers, the bot token and the
- * routing key. A header line without a colon is refused on the form, not on a bare error page.
+ * routing key. A header line without a colon is refused on the form, not on a bare error page, and
+ * named by its number: a secret typed into it never comes back in the page. A member is refused for the
+ * role before the form is read.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bunPasswords } from "../adapters/bun/passwords.ts";
@@ -81,5 +83,47 @@ describe("a refused channel edit, then fixed", () => {
     expect(refused.text).toContain("not written as Name: value");
     expect(refused.text).toContain('id="channel-form"');
     expect(refused.text).toContain('value="Renamed hook"');
+  });
+});
+
+describe("a refused channel edit never shows a secret typed into it", () => {
+  test("a header line without a colon: the refused page does not carry the header's value", async () => {
+    const ch = expectData(
+      await h.request("POST", "/v1/channels", { key, body: { type: "webhook", name: "Hook", config: { url: "https://hooks.example.com/in", headers: { Authorization: "Bearer t0ken" } } } }),
+      201,
+    ) as any;
+    const edit = await owner.browser.get(`/channels/${ch.id}/edit?mode=live`);
+    const fields = formFields(edit.text, `/channels/${ch.id}/edit`);
+    const typed = "X-Api-Key sup3r-s3cret-value-1234";
+    const refused = await owner.browser.post(`/channels/${ch.id}/edit`, { ...fields, "config.headers": `Authorization: ********\n${typed}` });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('id="channel-form"');
+    // withoutSecrets drops the textarea's typed value; the error message must not bring it back.
+    expect(refused.text).not.toContain("sup3r-s3cret-value-1234");
+  });
+
+  test("adding: a header line without a colon: the refused page does not carry the header's value", async () => {
+    const refused = await owner.browser.post(`/channels`, {
+      mode: "live",
+      type: "webhook",
+      name: "New hook",
+      "config.url": "https://hooks.example.com/new",
+      "config.headers": "Authorization Bearer another-s3cret-t0ken",
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.text).not.toContain("another-s3cret-t0ken");
+  });
+});
+
+describe("a member's channel edit is refused for its role first, before its input is judged", () => {
+  test("a member sending a header line without a colon gets 403 permission_denied, not the form's 400", async () => {
+    const member = await signedInUser(h, "member");
+    const ch = expectData(await h.request("POST", "/v1/channels", { key, body: { type: "webhook", name: "Hook M", config: { url: "https://hooks.example.com/m" } } }), 201) as any;
+    const edit = await member.browser.get(`/channels/${ch.id}/edit?mode=live`);
+    const fields = formFields(edit.text, `/channels/${ch.id}/edit`);
+    const refused = await member.browser.post(`/channels/${ch.id}/edit`, { ...fields, "config.headers": "Authorization Bearer x" });
+    expect(refused.status).toBe(403);
+    const unchanged = await h.store.channels.get({ organizationId: h.org.id, mode: "live" }, ch.id);
+    expect(unchanged!.config).toEqual({ url: "https://hooks.example.com/m" });
   });
 });
