@@ -19,7 +19,7 @@ export interface Found<T> {
  * The record `read` finds in one of the organizations' live or test data, with where it was found:
  * ids are unique, so the first hit is the one.
  */
-export async function findInAnyScope<T>(wired: Wired, read: (scope: Scope) => Promise<T | null>, orgs?: OrganizationRecord[]): Promise<Found<T> | null> {
+async function findInAnyScope<T>(wired: Wired, read: (scope: Scope) => Promise<T | null>, orgs?: OrganizationRecord[]): Promise<Found<T> | null> {
   for (const org of orgs ?? (await wired.store.organizations.list())) {
     for (const mode of ["live", "test"] as const) {
       const record = await read({ organizationId: org.id, mode });

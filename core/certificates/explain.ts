@@ -40,7 +40,7 @@ export interface ExplainedCertificate {
 export const RENEWAL_REASONS = ["renewal_overdue", "renewal_requested", "renewal_blocked"] as const;
 
 /** The renewal states under which a renewal is the news whatever the alert policy (CONTRACT §18: the same under both). */
-export const URGENT_RENEWAL_STATES = ["overdue", "requested"] as const;
+const URGENT_RENEWAL_STATES = ["overdue", "requested"] as const;
 
 /** What places a certificate among the groups: its status, its reason and its renewal state. */
 export type RankedCertificate = Pick<ExplainedCertificate, "status" | "statusReason"> & { renewal?: { state?: string | null } | null };
@@ -76,7 +76,7 @@ export function isRenewalReason(reason: string | null | undefined): boolean {
 }
 
 /** Whether the certificate's renewal, not its days left, is the news: a renewal reason, or a renewal overdue or requested. */
-export function renewalIsUrgent(c: RankedCertificate): boolean {
+function renewalIsUrgent(c: RankedCertificate): boolean {
   return isRenewalReason(c.statusReason) || (URGENT_RENEWAL_STATES as readonly string[]).includes(c.renewal?.state ?? "");
 }
 
