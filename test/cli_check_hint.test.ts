@@ -2,7 +2,9 @@
  * The note `check` writes on stderr under a certificate it judged: what to do about it. For the
  * renewal reasons (overdue, requested, blocked by CAA: CONTRACT §18, §19, §22) it is the sentence the
  * settings area opens the certificate's page with (§23), after the target; an untrusted chain names
- * CERTKEEPER_EXTRA_CA_FILE. Called with views directly: no server, no DNS.
+ * CERTKEEPER_EXTRA_CA_FILE; a valid certificate that still needs someone (a renewal overdue under the
+ * days policy, CAA, DANE, a weak key) gets its page's sentence too. Called with views directly: no
+ * server, no DNS.
  */
 import { describe, expect, test } from "bun:test";
 import { explainProblem } from "../adapters/cli/check_targets.ts";
@@ -41,9 +43,27 @@ describe("check's note", () => {
     expect(note).toContain("https://ca.example/incident");
   });
 
-  test("an untrusted chain names CERTKEEPER_EXTRA_CA_FILE and its value; a valid certificate gets no note", () => {
+  test("an untrusted chain names CERTKEEPER_EXTRA_CA_FILE and its value; a valid certificate with nothing to do gets no note", () => {
     const note = explainProblem(view({ status: "invalid", statusReason: "untrusted_issuer" }), { extraCaFile: "/etc/ca.pem" });
     expect(note).toContain('(CERTKEEPER_EXTRA_CA_FILE is "/etc/ca.pem")');
-    expect(explainProblem(view({ status: "valid", statusReason: null }), { extraCaFile: undefined })).toBeNull();
+    const healthy = view({ status: "valid", statusReason: null, daysUntilExpiry: 60, renewal: { deadline: "2027-03-01T00:00:00.000Z", state: "not_due", window: null, explanationUrl: null } });
+    expect(explainCertificate(healthy)).toEndWith("nothing to do.");
+    expect(explainProblem(healthy, { extraCaFile: undefined })).toBeNull();
+  });
+
+  test("valid under the days policy with its renewal overdue: the page's sentence, though no reason is set", () => {
+    const overdue = view({ status: "valid", statusReason: null, daysUntilExpiry: 40 });
+    const note = explainProblem(overdue, { extraCaFile: undefined });
+    expect(note).toBe(`shop.example:443: ${explainCertificate(overdue)}`);
+    expect(note).toContain("Should have been renewed by");
+  });
+
+  test("valid, but what DNS says refuses it or its key is weak: noted as on its page", () => {
+    const notDue = { deadline: "2027-03-01T00:00:00.000Z", state: "not_due", window: null, explanationUrl: null };
+    for (const [warning, words] of [["caa_forbids_issuer", "CAA records do not allow"], ["dane_mismatch", "TLSA"], ["weak_key", "key is weak"]] as const) {
+      const warned = view({ status: "valid", statusReason: null, daysUntilExpiry: 60, renewal: notDue, warnings: [warning] } as Partial<ExplainedCertificate>);
+      expect(explainProblem(warned, { extraCaFile: undefined })).toBe(`shop.example:443: ${explainCertificate(warned)}`);
+      expect(explainProblem(warned, { extraCaFile: undefined })).toContain(words);
+    }
   });
 });

@@ -7,6 +7,7 @@ import type { Config } from "../../core/config/mod.ts";
 import { ALERT_POLICIES, CertkeeperError, daysLeft, PROTOCOLS, type AlertPolicy, type Protocol } from "../../core/base/mod.ts";
 import {
   defaultMailDomain,
+  explainAttention,
   explainCertificate,
   isRenewalReason,
   normalizeConnectTo,
@@ -147,8 +148,9 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
 
 /**
  * A hint for the problems an operator can fix from here, after the target. An untrusted chain names
- * the CLI's own setting; a renewal reason (overdue, requested, blocked by CAA) gets the sentence the
- * settings area opens the certificate's page with, so both say the same thing.
+ * the CLI's own setting; a renewal reason (overdue, requested, blocked by CAA), or what still needs
+ * someone about a certificate without a reason, gets the sentence the settings area opens the
+ * certificate's page with, so both say the same thing.
  */
 export function explainProblem(view: ExplainedCertificate, config: Pick<Config, "extraCaFile">): string | null {
   const reason = view.statusReason;
@@ -158,7 +160,10 @@ export function explainProblem(view: ExplainedCertificate, config: Pick<Config, 
     return `${target}: the certificate does not lead to a trusted root${trusting}. If it comes from your own CA, put that CA's root certificate in a PEM file and set CERTKEEPER_EXTRA_CA_FILE to its path.`;
   }
   if (isRenewalReason(reason)) return `${target}: ${explainCertificate(view)}`;
-  return null;
+  // No reason, yet something may need someone: a renewal overdue under the days policy, CAA that
+  // forbids the issuer, DANE or MTA-STS that refuse it, a weak key or protocol.
+  const attention = reason ? null : explainAttention(view);
+  return attention ? `${target}: ${attention}` : null;
 }
 
 /** `valid        89 days  -              example.com:443`, aligned. */

@@ -198,6 +198,19 @@ export function explainCertificate(c: ExplainedCertificate): string {
  * DNS that will refuse the next one or the mail it protects, a weak key or protocol), else nothing.
  */
 function valid(c: ExplainedCertificate): string {
+  const attention = explainAttention(c);
+  if (attention) return attention;
+  const deadline = c.renewal?.deadline;
+  const renewal = deadline && c.renewal?.state === "not_due" ? `; renewal is due by ${date(deadline)}` : "";
+  return `Valid, expires ${expiry(c)}${renewal}: nothing to do.`;
+}
+
+/**
+ * What still needs someone about a certificate whose status has no reason (the sentence its page opens
+ * with), or null when nothing does. `certkeeper check` notes it under the certificate, as it notes a
+ * reason.
+ */
+export function explainAttention(c: ExplainedCertificate): string | null {
   const state = c.renewal?.state;
   const warnings = c.warnings ?? [];
   const caa = warnings.includes("caa_forbids_issuer");
@@ -232,7 +245,5 @@ function valid(c: ExplainedCertificate): string {
   if (warnings.includes("legacy_protocol")) {
     return `${expires}, but the server negotiated ${c.tls?.protocol ?? "an old TLS version"}: enable TLS 1.2 or 1.3 on it.`;
   }
-  const deadline = c.renewal?.deadline;
-  const renewal = deadline && state === "not_due" ? `; renewal is due by ${date(deadline)}` : "";
-  return `${expires}${renewal}: nothing to do.`;
+  return null;
 }

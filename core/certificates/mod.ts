@@ -17,4 +17,4 @@ export {
   type StatusInput,
   type StatusReason,
 } from "./status.ts";
-export { explainCertificate, isRenewalReason, PROBLEM_GROUPS, problemRank, RENEWAL_REASONS, type ExplainedCertificate } from "./explain.ts";
+export { explainAttention, explainCertificate, isRenewalReason, PROBLEM_GROUPS, problemRank, RENEWAL_REASONS, type ExplainedCertificate } from "./explain.ts";
