@@ -1,12 +1,19 @@
 /**
  * A log's 429 Retry-After is honoured however long it is (up to a day): the log is not asked again
  * before the time it named, and is asked once it has passed (CONTRACT §21: "Requests honour 429 /
- * Retry-After"). One follower on a fake clock, against a fixture RFC 6962 log.
+ * Retry-After"). One follower on a fake clock, against a fixture RFC 6962 log. The wait is kept with
+ * the log: a follower started after a restart, or by another process taking the lease over, waits out
+ * what is left of it (in memory and in the embedded database).
  */
 import { afterEach, expect, test } from "bun:test";
 import { FakeClock } from "./support/fake_clock.ts";
 import { startFixtureLog, logListJson, type FixtureLog } from "./support/ct_log_server.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import type { Store } from "../core/store/mod.ts";
 import { createHttpFetcher } from "../adapters/notify/mod.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
 import { createLogger } from "../core/base/log.ts";
@@ -66,3 +73,73 @@ test("Retry-After: 7200 on get-sth: not asked again within the two hours, asked 
   expect(asked).toEqual(["ct/v1/get-sth"]);
   expect(after.slice(0, 2)).toEqual(["ct/v1/get-sth", "ct/v1/get-sth"]);
 }, 20_000);
+
+for (const [name, open] of [
+  ["memory", async () => ({ store: createMemoryStore() as Store, done: async () => {} })],
+  [
+    "the embedded database",
+    async () => {
+      const dir = mkdtempSync(join(tmpdir(), "ck-retry-"));
+      const store = await openLibsqlStore({ url: `file:${join(dir, "ck.db")}` });
+      return { store, done: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }); } };
+    },
+  ],
+] as const) {
+  test(`${name}: a follower started after a 429 waits out what is left of its Retry-After, then asks`, async () => {
+    log = await startFixtureLog({ kind: "rfc6962" });
+    log.publish();
+    const clock = new FakeClock(Date.now());
+    const { store, done } = await open();
+    const fetcher = createHttpFetcher({ trust: new TrustStore([]), resolve: [], allowPrivateTargets: true });
+    try {
+      const [spec] = parseLogList(logListJson([log])).logs;
+      const context = (owner: string) => ({
+        store,
+        clock,
+        logger: createLogger("error", () => {}),
+        owner,
+        watches: new WatchIndexSource({ store: store.ctLogs, clock, settleMs: 0, refreshMs: 1000 }),
+        runEntries: 4096,
+        fetchesPerLog: 4,
+        headIntervalMs: 30_000,
+        firstBackoffMs: 5_000,
+        onLeaseLost: () => {},
+      });
+      const until = async (check: () => boolean) => {
+        for (let i = 0; i < 200 && !check(); i++) await Bun.sleep(10);
+      };
+      // The first process is told to come back in two hours, and stops (a restart, or it dies).
+      expect(await store.ctLogs.leaseFollower({ owner: "first", now: clock.now(), leaseUntil: clock.now() + 60_000 })).toBe(true);
+      expect(await store.ctLogs.setListed("first", [spec!], clock.now())).toBe(true);
+      log.intercept({ status: 429, headers: { "retry-after": "7200" } }, { match: /get-sth/, times: 1 });
+      const first = new AbortController();
+      const firstRun = followLog(spec!, new Rfc6962Reader(spec!, { fetcher, timeoutMs: 3000 }), context("first"), first.signal);
+      await until(() => log!.requests.length === 1);
+      // The 429 handled: its wait written down.
+      for (let i = 0; i < 100 && (await store.ctLogs.list())[0]?.retryAt === null; i++) await Bun.sleep(10);
+      expect((await store.ctLogs.list())[0]!.retryAt).toBe(clock.now() + 7_200_000);
+      first.abort();
+      await firstRun;
+      // Half an hour later another process holds the lease: it does not ask for an hour and a half more.
+      clock.advance(1_800_000);
+      expect(await store.ctLogs.leaseFollower({ owner: "second", now: clock.now(), leaseUntil: clock.now() + 30 * 86_400_000 })).toBe(true);
+      const second = new AbortController();
+      const secondRun = followLog(spec!, new Rfc6962Reader(spec!, { fetcher, timeoutMs: 3000 }), context("second"), second.signal);
+      await Bun.sleep(300);
+      clock.advance(3_600_000); // still 30 minutes short of the two hours
+      await Bun.sleep(300);
+      const asked = log.requests.slice();
+      clock.advance(1_800_000 + 1_000); // past them
+      await until(() => log!.requests.length > 1);
+      const after = log.requests.slice();
+      second.abort();
+      clock.advance(1);
+      await secondRun;
+      expect(asked).toEqual(["ct/v1/get-sth"]);
+      expect(after.slice(0, 2)).toEqual(["ct/v1/get-sth", "ct/v1/get-sth"]);
+    } finally {
+      await fetcher.close();
+      await done();
+    }
+  }, 20_000);
+}

@@ -58,6 +58,7 @@ export function memoryCtLogs(state: MemoryState): CtLogStore {
             position: null,
             compactRange: [],
             lastError: null,
+            retryAt: null,
             listed: true,
             updatedAt: now,
           });

@@ -5,7 +5,7 @@ import type { Executor, Row, SqlValue } from "./executor.ts";
 import { insertEvents } from "./events.ts";
 import { WATCH_COLUMNS, watchFrom } from "./watches.ts";
 
-const LOG_COLUMNS = "url, kind, tree_size, root_hash, head_timestamp, position, compact_range, last_error, listed, updated_at";
+const LOG_COLUMNS = "url, kind, tree_size, root_hash, head_timestamp, position, compact_range, last_error, retry_at, listed, updated_at";
 const ISSUANCE_COLUMNS =
   "seq, watch_id, issuance_key, dns_names, issuer_organization, issuer_common_name, not_before, not_after, fingerprint, logged_at";
 /** The condition a write of the follower carries: the caller holds the lease. */
@@ -24,6 +24,7 @@ function logFrom(row: Row): CtLogRecord {
     position: numOrNull(row.position),
     compactRange: JSON.parse(String(row.compact_range)),
     lastError: textOrNull(row.last_error),
+    retryAt: numOrNull(row.retry_at),
     listed: Number(row.listed) === 1,
     updatedAt: Number(row.updated_at),
   };
@@ -97,6 +98,7 @@ export function sqlCtLogs(db: Executor, bookkeeping: Executor = db): CtLogStore 
         ["rootHash", "root_hash"],
         ["headTimestamp", "head_timestamp"],
         ["lastError", "last_error"],
+        ["retryAt", "retry_at"],
         ["updatedAt", "updated_at"],
       ];
       for (const [field, column] of columns) {

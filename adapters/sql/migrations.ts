@@ -377,6 +377,8 @@ export const MIGRATIONS: Step[][] = [
   ],
   // A CT log's key, so that a log the list moves to another URL keeps its place.
   [`ALTER TABLE ct_logs ADD COLUMN log_key TEXT`],
+  // When a log may be asked again after a failure (its Retry-After), so that a restart waits it out.
+  [`ALTER TABLE ct_logs ADD COLUMN retry_at INTEGER`],
 ];
 
 /** Computes every certificate's timeline anew, with its renewal state, and its names key, a page at a time (migration 8). */

@@ -4,8 +4,9 @@
  * then reads its entries in runs. Each run's leaf hashes extend the compact range of what was read
  * before, and the run is only matched into events once that range is proven to begin the tree the
  * head signs; the run's position, compact range, issuances and events are then written in one
- * transaction. Failures are reported on the log and backed off (a 429's Retry-After honoured); the
- * position never moves past entries that were not verified and written.
+ * transaction. Failures are reported on the log and backed off (a 429's Retry-After honoured, and
+ * kept, so that a restart or a failover waits it out too); the position never moves past entries that
+ * were not verified and written.
  */
 import type { Clock } from "../base/time.ts";
 import { SECOND, MINUTE, DAY } from "../base/time.ts";
@@ -104,6 +105,9 @@ class LogFollower {
     // Stopping does not wait for a request under way (it may take 3 × CERTKEEPER_TLS_TIMEOUT): the
     // round is left to end on its own, and writes nothing once stopped.
     const stopped = new Promise<void>((resolve) => this.signal.addEventListener("abort", () => resolve(), { once: true }));
+    // The wait the log asked for before a restart, or before this process took the lease over.
+    const waitLeft = await this.#waitLeft();
+    if (waitLeft > 0) await clock.sleep(waitLeft, this.signal);
     while (!this.signal.aborted) {
       const startedAt = clock.now();
       let wait: number;
@@ -127,18 +131,29 @@ class LogFollower {
         else logger.warn("CT log skipped", { log: this.spec.url, error: message });
         wait = this.#backoff(error);
         try {
-          if (this.#record?.lastError !== message) {
-            if (!(await this.#tracked(store.ctLogs.updateLog(owner, this.spec.url, { lastError: message, updatedAt: clock.now() })))) {
-              this.context.onLeaseLost();
-              return;
-            }
-            if (this.#record) this.#record.lastError = message;
+          // The error when it is new, and always when the log may be asked again: a restart waits that out too.
+          const retryAt = clock.now() + wait;
+          const patch = this.#record?.lastError !== message ? { lastError: message, retryAt } : { retryAt };
+          if (!(await this.#tracked(store.ctLogs.updateLog(owner, this.spec.url, { ...patch, updatedAt: clock.now() })))) {
+            this.context.onLeaseLost();
+            return;
           }
+          if (this.#record) Object.assign(this.#record, patch);
         } catch (storeError) {
           logger.warn("could not record a CT log's error", { log: this.spec.url, error: storeError });
         }
       }
       await clock.sleep(wait, this.signal);
+    }
+  }
+
+  /** What is left of the wait written after the log's last failure (at most a day); 0 when none or unknown. */
+  async #waitLeft(): Promise<number> {
+    try {
+      const record = (this.#record ??= await this.#load());
+      return record.retryAt === null ? 0 : Math.min(Math.max(0, record.retryAt - this.context.clock.now()), DAY);
+    } catch {
+      return 0; // the first round meets the same failure and handles it
     }
   }
 

@@ -524,6 +524,11 @@ export interface CtLogRecord {
   /** The compact range of the first `position` leaves: base64 subtree roots, largest first. */
   compactRange: string[];
   lastError: string | null;
+  /**
+   * Not to be asked before this time (ms): the wait after its last failure (its Retry-After, else the
+   * backoff), kept so that a restart or another process taking over waits it out too. Null when none.
+   */
+  retryAt: number | null;
   /** Whether the current log list names it (logs it no longer names are kept, not followed). */
   listed: boolean;
   updatedAt: number;
@@ -583,7 +588,7 @@ export interface CtLogStore {
   updateLog(
     owner: string,
     url: string,
-    patch: Partial<Pick<CtLogRecord, "treeSize" | "rootHash" | "headTimestamp" | "lastError">> & { updatedAt: number },
+    patch: Partial<Pick<CtLogRecord, "treeSize" | "rootHash" | "headTimestamp" | "lastError" | "retryAt">> & { updatedAt: number },
   ): Promise<boolean>;
   /** Sets where a log first seen is followed from (only while it has no position and `owner` holds the lease). */
   startLog(owner: string, url: string, start: Pick<CtLogRecord, "position" | "compactRange"> & { updatedAt: number }): Promise<boolean>;

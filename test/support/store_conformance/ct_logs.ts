@@ -71,9 +71,9 @@ export function describeCtLogs(get: () => Store) {
       expect(await store.ctLogs.setListed(owner, [{ url: a, kind: "rfc6962" }, { url: c, kind: "tiled" }], NOW + 2)).toBe(true);
       const logs = (await store.ctLogs.list()).filter((log) => [a, b, c].includes(log.url));
       const expected: CtLogRecord[] = [
-          { url: a, kind: "rfc6962", treeSize: null, rootHash: null, headTimestamp: null, position: 10, compactRange: ["x", "y"], lastError: null, listed: true, updatedAt: NOW + 1 },
-          { url: b, kind: "tiled", treeSize: null, rootHash: null, headTimestamp: null, position: null, compactRange: [], lastError: null, listed: false, updatedAt: NOW },
-          { url: c, kind: "tiled", treeSize: null, rootHash: null, headTimestamp: null, position: null, compactRange: [], lastError: null, listed: true, updatedAt: NOW + 2 },
+          { url: a, kind: "rfc6962", treeSize: null, rootHash: null, headTimestamp: null, position: 10, compactRange: ["x", "y"], lastError: null, retryAt: null, listed: true, updatedAt: NOW + 1 },
+          { url: b, kind: "tiled", treeSize: null, rootHash: null, headTimestamp: null, position: null, compactRange: [], lastError: null, retryAt: null, listed: false, updatedAt: NOW },
+          { url: c, kind: "tiled", treeSize: null, rootHash: null, headTimestamp: null, position: null, compactRange: [], lastError: null, retryAt: null, listed: true, updatedAt: NOW + 2 },
       ];
       expect(logs).toEqual(expected.sort((x, y) => (x.url < y.url ? -1 : 1)));
       expect(await store.ctLogs.setListed("proc_stranger", [], NOW)).toBe(false);
@@ -119,7 +119,7 @@ export function describeCtLogs(get: () => Store) {
       const url = `https://${hex(4)}.ct.example/log/`;
       await store.ctLogs.setListed(owner, [{ url, kind: "rfc6962" }], NOW);
       expect(await store.ctLogs.updateLog(owner, url, { treeSize: 42, rootHash: "cm9vdA==", headTimestamp: NOW - 5, lastError: "slow", updatedAt: NOW + 3 })).toBe(true);
-      expect(await store.ctLogs.updateLog(owner, url, { lastError: null, updatedAt: NOW + 4 })).toBe(true);
+      expect(await store.ctLogs.updateLog(owner, url, { lastError: null, retryAt: NOW + 7_200_000, updatedAt: NOW + 4 })).toBe(true);
       expect(await store.ctLogs.updateLog("proc_stranger", url, { lastError: "forged", updatedAt: NOW + 5 })).toBe(false);
       expect(await store.ctLogs.startLog(owner, url, { position: 42, compactRange: ["h1", "h2"], updatedAt: NOW + 6 })).toBe(true);
       expect(await store.ctLogs.startLog(owner, url, { position: 0, compactRange: [], updatedAt: NOW + 7 })).toBe(false);
@@ -132,6 +132,7 @@ export function describeCtLogs(get: () => Store) {
         position: 42,
         compactRange: ["h1", "h2"],
         lastError: null,
+        retryAt: NOW + 7_200_000,
         listed: true,
         updatedAt: NOW + 6,
       });
