@@ -19,6 +19,7 @@ let receiver: HttpReceiver;
 let channelId: string;
 let certificateId: string;
 let sharedIds: { acme: string; beta: string };
+let paddedId: string;
 let keys: { member: string; owner: string; test: string };
 
 beforeAll(async () => {
@@ -36,6 +37,8 @@ beforeAll(async () => {
   const betaShared = channelRecord({ organizationId: beta.id, mode: "live" }, { name: "Shared Hook", config });
   for (const channel of [acmeShared, betaShared]) expect(await h.store.channels.insert(channel, { limit: 100 })).toBe(true);
   sharedIds = { acme: acmeShared.id, beta: betaShared.id };
+  // A name saved through the API with spaces around it (names are stored as given).
+  paddedId = expectData(await h.request("POST", "/v1/channels", { body: { type: "webhook", name: "  Night Pager ", config: { url: `${receiver.url}/night` } } }), 201).id;
   // The harness's keys: "member key" is one key; "owner key" names a live key and a test key.
   keys = { member: h.keys.member.id, owner: h.keys.owner.id, test: h.keys.test.id };
   await h.close();
@@ -50,6 +53,11 @@ test("channel test --id takes the channel's id or its unique name", async () => 
   const byName = await runCli(["channel", "test", "--id", "Ops Hook"], { env: ws.env });
   expect({ code: byName.code, stderr: byName.stderr }).toEqual({ code: 0, stderr: "" });
   expect((await runCliJson(["channel", "test", "--id", "ops hook"], { env: ws.env })).channelId).toBe(channelId);
+});
+
+test("a name stored with spaces around it is found by the name, typed with or without them", async () => {
+  expect((await runCliJson(["channel", "test", "--id", "Night Pager"], { env: ws.env })).channelId).toBe(paddedId);
+  expect((await runCliJson(["channel", "test", "--id", "  night pager "], { env: ws.env })).channelId).toBe(paddedId);
 });
 
 test("channel test refuses a name two organizations' channels share, listing their ids; --org picks one", async () => {

@@ -46,7 +46,8 @@ export interface FindByIdOrNameOptions<T> {
 /**
  * The record `ref` names: its id, or else its name when exactly one record has that name (compared
  * without regard to case, as organization names are). A name several records share is refused,
- * listing their ids: one of them is what to give instead.
+ * listing their ids: one of them is what to give instead. Spaces around either are not compared (the
+ * shell or a copy may add or drop them).
  */
 export async function findByIdOrName<T extends { id: string; name: string }>(
   wired: Wired,
@@ -62,7 +63,7 @@ export async function findByIdOrName<T extends { id: string; name: string }>(
   for (const org of orgs) {
     for (const mode of ["live", "test"] as const) {
       for (const record of await options.list({ organizationId: org.id, mode })) {
-        if (record.name.toLowerCase() === wanted) named.push({ record, org, mode });
+        if (record.name.trim().toLowerCase() === wanted) named.push({ record, org, mode });
       }
     }
   }
