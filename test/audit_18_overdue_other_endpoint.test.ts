@@ -1,0 +1,89 @@
+/**
+ * CONTRACT §18 audit: "When the deadline passes and an answering endpoint, checked at that moment
+ * […], still serves the leaf: one `certificate.renewal_overdue` […]; status becomes `expiring` with
+ * `statusReason: "renewal_overdue"`". A rollout from 200-day to 45-day certificates that stops half
+ * way: one node serves the new leaf (which, expiring first, is the certificate-level one), the other
+ * keeps the old leaf past its renewal deadline. The status becomes expiring (renewal_overdue), from
+ * that node; the event that must come with it does not.
+ */
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { DAY, HOUR, type EventType } from "../core/base/mod.ts";
+import { DEFAULT_CONFIG, type Config } from "../core/config/mod.ts";
+import { TrustStore } from "../core/tls/mod.ts";
+import { createTransports } from "../adapters/notify/mod.ts";
+import { createHarness, expectData, testPki, TEST_DOMAIN } from "./support/harness.ts";
+import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
+import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
+import { FakeClock } from "./support/fake_clock.ts";
+
+setDefaultTimeout(120_000);
+
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+});
+
+async function leaf(domain: string, notBefore: number, lifetime: number, serial: string): Promise<Issued> {
+  const { rsaIntermediate } = await testPki();
+  return createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(notBefore), notAfter: new Date(notBefore + lifetime), serial });
+}
+
+async function serve(issued: Issued, options: { host?: string; port?: number } = {}): Promise<TlsTestServer> {
+  const { rsaIntermediate } = await testPki();
+  const server = await startTlsServer({ cert: chainPem(issued, rsaIntermediate), key: issued.keyPem, ...options });
+  cleanups.push(() => server.close());
+  return server;
+}
+
+describe("§18 renewal_overdue of a leaf an answering endpoint still serves", () => {
+  test("a node left on the old leaf past its deadline: status expiring (renewal_overdue) comes with one certificate.renewal_overdue", async () => {
+    const start = Date.now();
+    const clock = new FakeClock(start);
+    const domain = `halfway.${TEST_DOMAIN}`;
+    const { root } = await testPki();
+    const trust = new TrustStore([root.certPem]);
+    const config: Config = {
+      ...DEFAULT_CONFIG,
+      allowPrivateTargets: true,
+      resolve: [{ pattern: domain, address: "127.0.0.1", addresses: ["127.0.0.1", "127.0.0.2"] }],
+      tlsTimeoutMs: 2000,
+      deliveryRetryMs: [1000],
+      logLevel: "error",
+      alertPolicy: "renewal",
+      revocation: false,
+      ari: false,
+    };
+    const transports = createTransports(config, trust);
+    const h = await createHarness({ config, clock, transports, trust, random: () => 0.5 });
+    cleanups.push(() => transports.close(), () => h.close());
+
+    // 200 days, deadline (three quarters) 10 days from now.
+    const old = await leaf(domain, start - 140 * DAY, 200 * DAY, "0c01");
+    const oldDeadline = start - 140 * DAY + 150 * DAY;
+    const a = await serve(old);
+    const b = await serve(old, { host: "127.0.0.2", port: a.port });
+    const added = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: a.port } }), 201);
+    expect(added.status).toBe("valid");
+
+    // Node a gets a 45-day certificate (expiring before the old one: the certificate-level leaf now);
+    // node b is forgotten and keeps the old one.
+    const fresh = await leaf(domain, start - HOUR, 45 * DAY, "0c02");
+    const { rsaIntermediate } = await testPki();
+    a.setCertificate(chainPem(fresh, rsaIntermediate), fresh.keyPem);
+    for (let at = start + HOUR; at <= oldDeadline + 3 * HOUR; at += HOUR) {
+      clock.set(at);
+      await h.core.services.scheduler.runDue();
+    }
+    const got = expectData(await h.request("GET", `/v1/certificates/${added.id}`), 200);
+    expect(got.endpoints.map((e: any) => [e.address, e.serialNumber])).toEqual([
+      ["127.0.0.1", "0C:02"],
+      ["127.0.0.2", "0C:01"],
+    ]);
+    // The old leaf is past its deadline and still served by an answering endpoint: the status says so…
+    expect([got.status, got.statusReason]).toEqual(["expiring", "renewal_overdue"]);
+    // … and the contract's one renewal_overdue must have been raised for it.
+    const list = expectData(await h.request("GET", "/v1/events?limit=100"), 200) as any[];
+    const types = list.filter((e) => e.certificateId === added.id).map((e) => e.type as EventType);
+    expect(types).toContain("certificate.renewal_overdue");
+  });
+});
