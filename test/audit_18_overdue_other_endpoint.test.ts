@@ -4,7 +4,7 @@
  * `statusReason: "renewal_overdue"`". A rollout from 200-day to 45-day certificates that stops half
  * way: one node serves the new leaf (which, expiring first, is the certificate-level one), the other
  * keeps the old leaf past its renewal deadline. The status becomes expiring (renewal_overdue), from
- * that node; the event that must come with it does not.
+ * that node, and one renewal_overdue names it in data.endpoint.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { DAY, HOUR, type EventType } from "../core/base/mod.ts";
@@ -82,8 +82,21 @@ describe("§18 renewal_overdue of a leaf an answering endpoint still serves", ()
     // The old leaf is past its deadline and still served by an answering endpoint: the status says so…
     expect([got.status, got.statusReason]).toEqual(["expiring", "renewal_overdue"]);
     // … and the contract's one renewal_overdue must have been raised for it.
-    const list = expectData(await h.request("GET", "/v1/events?limit=100"), 200) as any[];
-    const types = list.filter((e) => e.certificateId === added.id).map((e) => e.type as EventType);
-    expect(types).toContain("certificate.renewal_overdue");
+    const overdue = async () =>
+      (expectData(await h.request("GET", "/v1/events?limit=100"), 200) as any[]).filter((e) => e.certificateId === added.id && (e.type as EventType) === "certificate.renewal_overdue");
+    const [event, ...more] = await overdue();
+    expect(more).toEqual([]);
+    // It names the node and the leaf, and that leaf's own deadline and days left.
+    const oldExpiresAt = got.endpoints[1].expiresAt as string;
+    expect(event.data.endpoint).toEqual({ address: "127.0.0.2", serialNumber: "0C:01", expiresAt: oldExpiresAt });
+    // (The leaf's times are whole seconds.)
+    expect(Math.abs(Date.parse(event.data.deadline) - oldDeadline)).toBeLessThan(1000);
+    expect(event.data.daysUntilExpiry).toBe(Math.floor((Date.parse(oldExpiresAt) - Date.parse(event.createdAt)) / DAY));
+    // Once per serial: more checks of the same forgotten node raise nothing more.
+    for (let at = oldDeadline + 4 * HOUR; at <= oldDeadline + 3 * DAY; at += 6 * HOUR) {
+      clock.set(at);
+      await h.core.services.scheduler.runDue();
+    }
+    expect((await overdue()).length).toBe(1);
   });
 });

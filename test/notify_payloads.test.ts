@@ -541,3 +541,33 @@ describe("PagerDuty dedup keys of Part III's kinds", () => {
     expect(resolved).toContainEqual(["resolve", "cert_3kT9vQm2Xy7LpA0bN5cZ:not_deployed"]);
   });
 });
+
+describe("events about the leaf another address serves (data.endpoint)", () => {
+  const endpoint = { address: "10.0.0.2", serialNumber: "0C:01", expiresAt: "2025-06-01T00:00:00.000Z" };
+
+  test("renewal_overdue names the address and its leaf's expiry, not the certificate-level leaf's", () => {
+    const described = describeEvent(
+      event("certificate.renewal_overdue", {
+        certificate: certificate({ status: "expiring", statusReason: "renewal_overdue" }),
+        deadline: "2025-05-04T00:00:00.000Z",
+        source: "lifetime",
+        window: null,
+        daysUntilExpiry: 26,
+        endpoint,
+      }),
+    );
+    expect(described.headline).toBe("renewal overdue: example.com at 10.0.0.2 still serves the certificate that should have been replaced by 2025-05-04 00:00 UTC");
+    expect(described.summary).toContain("it expires on 2025-06-01 00:00 UTC (in 26 days)");
+    expect(described.summary).not.toContain("2025-05-12");
+    expect(described.facts).toContainEqual({ name: "Address", value: "10.0.0.2" });
+    expect(described.facts).toContainEqual({ name: "Serial number there", value: "0C:01" });
+    expect(described.facts).toContainEqual({ name: "Expires there", value: "2025-06-01 00:00 UTC" });
+  });
+
+  test("a revocation or an early-renewal request about such a leaf names the address too", () => {
+    for (const type of ["certificate.revoked", "certificate.renewal_requested"] as const) {
+      const facts = describeEvent(event(type, { certificate: certificate(), endpoint, window: null, explanationUrl: null })).facts;
+      expect(facts).toContainEqual({ name: "Address", value: "10.0.0.2" });
+    }
+  });
+});

@@ -36,7 +36,7 @@ import { addCertificate } from "../core/operations/certificates_add.ts";
 import { addChannel } from "../core/operations/channels_add.ts";
 import { addWatch } from "../core/operations/watches_add.ts";
 import { FakeClock } from "./support/fake_clock.ts";
-import { SimulatedInternet, SimulatedResponder, seededRandom, type CheckLog, type RenewalPolicy, type ServedCertificate, type SimulatedServer } from "./support/simulated_internet.ts";
+import { SimulatedInternet, SimulatedResponder, seededRandom, type CheckLog, type RenewalPolicy, type ServedCertificate, type SimulatedServer, type CheckRecord } from "./support/simulated_internet.ts";
 import { RevocationChecker } from "../core/revocation/mod.ts";
 import { AriClient } from "../core/ari/mod.ts";
 import type { AlertPolicy } from "../core/base/records.ts";
@@ -609,8 +609,9 @@ function deadlineOf(cert: ServedCertificate, server: SimulatedServer): number {
 
 /**
  * The renewal policy's alerts against the ground truth (CONTRACT §18), per served certificate:
- * - renewal_overdue is owed at the first check at or after its deadline that sees it served (and not
- *   expired), unless its CA's request for early replacement covered it; raised exactly once, then;
+ * - renewal_overdue is owed at the first check at or after its deadline that sees it served by any
+ *   answering node (and not expired), unless its CA's request for early replacement covered it; raised
+ *   exactly once, then (named in data.endpoint when it is not the certificate-level leaf);
  * - and not late against the deadline itself (not against the product's check): on names whose nodes
  *   never drop a connection, by TOLERANCE after the deadline when the leaf is surely the
  *   certificate-level one then (a check is made at the deadline, CONTRACT §18); when it becomes so
@@ -629,7 +630,9 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
   for (const event of events) {
     const certificate = event.data.certificate as { domain: string; serialNumber: string } | undefined;
     if (!certificate || !domains.has(certificate.domain)) continue;
-    const serial = certificate.serialNumber;
+    // An overdue leaf another node serves is named in data.endpoint; the certificate-level one, in data.certificate.
+    const endpoint = event.data.endpoint as { serialNumber: string } | undefined;
+    const serial = event.type === "certificate.renewal_overdue" && endpoint ? endpoint.serialNumber : certificate.serialNumber;
     const add = <T>(map: Map<string, T[]>, value: T) => map.set(serial, [...(map.get(serial) ?? []), value]);
     if (event.type === "certificate.renewal_overdue") add(overdue, event.createdAt);
     else if (event.type === "certificate.expiring") add(expiring, { threshold: event.data.threshold as number, at: event.createdAt });
@@ -663,7 +666,9 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
         coverAt = requested.get(serial)?.[0] ?? null;
       } else {
         const deadline = deadlineOf(cert, server);
-        const seen = log.find((check) => check.serial === serial, deadline, cert.notAfter);
+        // Seen served by an answering node: the certificate-level leaf, or another node's (CONTRACT §18: "an answering endpoint […] still serves the leaf").
+        const servedBy = (check: CheckRecord) => check.serial === serial || (server.nodes.length > 1 && internet.answersAt(domain, check.at).some((nodes) => nodes.includes(serial)));
+        const seen = log.find(servedBy, deadline, cert.notAfter);
         coverAt = seen?.at ?? null;
         if (seen && seen.at <= END - TOLERANCE) {
           result.overdueOwed++;

@@ -346,6 +346,12 @@ export interface AlertMemory {
   revoked?: string[];
   /** Serials announced by `certificate.renewal_overdue` (or covered by a request), the most recent first. */
   overdue?: string[];
+  /**
+   * For a leaf another node served when its renewal_overdue was announced (or covered by a request):
+   * the lowest threshold crossed then, covered by it. Restored when that leaf becomes the
+   * certificate-level one, so only thresholds crossed later are raised. The most recent first.
+   */
+  overdueThresholds?: Array<{ serial: string; threshold: number }>;
   /** `serial@windowEnd` of each `certificate.renewal_requested` announced, the most recent first. */
   requested?: string[];
   /** `serial|CAA set key` pairs announced by `certificate.renewal_blocked`, the most recent first. */

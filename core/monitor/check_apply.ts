@@ -236,6 +236,10 @@ export function applyCheck(
         next.alertedThreshold = null;
         next.expiryAlerted = false;
       }
+      // A leaf whose overdue alert was announced while another node served it: the thresholds that
+      // alert covered stay covered.
+      const covered = next.alertMemory.overdueThresholds?.find((entry) => entry.serial === outcome.details.serialNumber);
+      if (covered && (next.alertedThreshold === null || covered.threshold < next.alertedThreshold)) next.alertedThreshold = covered.threshold;
     }
     // A pending renewal's old leaf is gone while the certificate-level leaf stayed (or moved by
     // silence): announced now if that leaf was issued after the old one (not a forgotten node's older
@@ -333,6 +337,8 @@ export function applyCheck(
           },
         });
         next.alertMemory = { ...next.alertMemory, requested: [key, ...(next.alertMemory.requested ?? [])].slice(0, RENEWAL_MEMORY_SIZE) };
+        // A window that had already ended covers that leaf's overdue alert, as for the certificate-level leaf.
+        if (other.requestedEnd <= now && alertPolicy === "renewal") coverOtherOverdue(next, details, now);
       }
     }
     const overdueAnnounced = (next.alertMemory.overdue ?? []).includes(serialNumber);
@@ -358,6 +364,31 @@ export function applyCheck(
         drafts.push({ type: "certificate.expiring", extra: { threshold } });
         next.alertedThreshold = threshold;
       }
+    }
+  }
+
+  // The deadline of a leaf another address serves (a rollout stopped half way, a forgotten node) makes
+  // the status expiring (renewal_overdue) as the certificate-level leaf's would: one renewal_overdue
+  // for it too, once per serial, naming that address in data.endpoint (as a request for early
+  // replacement of such a leaf is).
+  if (alertPolicy === "renewal" && outcome.ok) {
+    for (const endpoint of next.endpoints ?? []) {
+      const details = endpoint.details;
+      if (!details || details.serialNumber === serialNumber || now > details.notAfter) continue;
+      if ((next.alertMemory.overdue ?? []).includes(details.serialNumber)) continue;
+      const other = renewalDeadline(details);
+      if (now < other.deadline) continue;
+      drafts.push({
+        type: "certificate.renewal_overdue",
+        extra: {
+          deadline: iso(other.deadline),
+          source: other.source,
+          window: presentWindow(other.window),
+          daysUntilExpiry: daysUntil(details.notAfter, now),
+          endpoint: endpointNamed(endpoint.address, details),
+        },
+      });
+      coverOtherOverdue(next, details, now);
     }
   }
 
@@ -475,6 +506,22 @@ function coverOverdue(record: CertificateRecord, now: number): void {
   record.alertMemory = { ...record.alertMemory, overdue: overdue.slice(0, RENEWAL_MEMORY_SIZE) };
   const crossed = thresholdToAnnounce(record.alertThresholds, notAfter, record.alertedThreshold, now);
   if (crossed !== null) record.alertedThreshold = crossed;
+}
+
+/**
+ * Records `certificate.renewal_overdue` as announced (or covered by a request) for `details`, a leaf
+ * another node serves, with the thresholds crossed by `now`: restored if it becomes the
+ * certificate-level leaf, when only later thresholds are raised.
+ */
+function coverOtherOverdue(record: CertificateRecord, details: CertificateDetails, now: number): void {
+  const { serialNumber } = details;
+  const memory = record.alertMemory;
+  const overdue = [serialNumber, ...(memory.overdue ?? []).filter((serial) => serial !== serialNumber)].slice(0, RENEWAL_MEMORY_SIZE);
+  record.alertMemory = { ...memory, overdue };
+  const crossed = thresholdToAnnounce(record.alertThresholds, details.notAfter, null, now);
+  if (crossed === null) return;
+  const covered = [{ serial: serialNumber, threshold: crossed }, ...(memory.overdueThresholds ?? []).filter((e) => e.serial !== serialNumber)];
+  record.alertMemory = { ...record.alertMemory, overdueThresholds: covered.slice(0, RENEWAL_MEMORY_SIZE) };
 }
 
 /** The address and leaf an event about another node's leaf names in `data.endpoint`. */

@@ -90,6 +90,13 @@ export function describeEvent(event: EventRecord): Described {
   const expires = formatDate(c.expiresAt);
   const facts = certificateFacts(c);
   const data = event.data;
+  // An event about the leaf another address serves (data.endpoint): that address and leaf are named.
+  const endpoint = endpointOf(data);
+  if (endpoint) {
+    facts.push({ name: "Address", value: endpoint.address ?? "unknown" });
+    facts.push({ name: "Serial number there", value: endpoint.serialNumber });
+    facts.push({ name: "Expires there", value: formatDate(endpoint.expiresAt) });
+  }
   switch (event.type) {
     case "certificate.expiring": {
       const phrase = expiresIn(c.daysUntilExpiry);
@@ -188,6 +195,19 @@ export function describeEvent(event: EventRecord): Described {
       const deadline = typeof data.deadline === "string" ? formatDate(data.deadline) : "its renewal deadline";
       facts.push({ name: "Renewal deadline", value: deadline });
       facts.push({ name: "Deadline from", value: data.source === "ari" ? "the CA's renewal window (ARI)" : "the certificate's lifetime" });
+      if (endpoint) {
+        const at = endpoint.address ?? "one of its addresses";
+        const left = typeof data.daysUntilExpiry === "number" ? ` (${relative(data.daysUntilExpiry)})` : "";
+        return {
+          label,
+          headline: `renewal overdue: ${t} at ${at} still serves the certificate that should have been replaced by ${deadline}`,
+          summary:
+            `${at} still serves a TLS certificate for ${t} that should have been renewed by ${deadline}; it expires on ` +
+            `${formatDate(endpoint.expiresAt)}${left}. Install the renewed certificate there (and reload the server that serves it).`,
+          facts,
+          createdAt,
+        };
+      }
       return {
         label,
         headline: `renewal overdue: ${t} still serves the certificate that should have been replaced by ${deadline}`,
@@ -309,6 +329,14 @@ function describeIssued(event: EventRecord, label: string, createdAt: string): D
 function channelFacts(channel: unknown): Fact[] {
   const name = (channel as { name?: unknown } | null | undefined)?.name;
   return typeof name === "string" && name !== "" ? [{ name: "Channel", value: name }] : [];
+}
+
+/** The other address's leaf an event is about (`data.endpoint`), when it names one. */
+function endpointOf(data: Record<string, unknown>): { address: string | null; serialNumber: string; expiresAt: string } | null {
+  const endpoint = data.endpoint as { address?: unknown; serialNumber?: unknown; expiresAt?: unknown } | undefined;
+  if (typeof endpoint !== "object" || endpoint === null) return null;
+  if (typeof endpoint.serialNumber !== "string" || typeof endpoint.expiresAt !== "string") return null;
+  return { address: typeof endpoint.address === "string" ? endpoint.address : null, serialNumber: endpoint.serialNumber, expiresAt: endpoint.expiresAt };
 }
 
 function certificateFacts(c: CertificateView): Fact[] {

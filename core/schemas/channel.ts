@@ -150,7 +150,7 @@ export const Event = Type.Object(
         "(certificate.chain_expiring adds chainCertificate: { subject, issuer, serialNumber, expiresAt }; certificate.chain_expiring and " +
         "certificate.revoked about a leaf another endpoint serves add endpoint: { address, serialNumber, expiresAt }; certificate.renewed adds previous; " +
         "certificate.renewal_blocked adds caa: { name, setAt, property, reason, records, issuerDomain }; " +
-        "certificate.renewal_overdue adds deadline, source (ari or lifetime), window: { start, end } | null and daysUntilExpiry; " +
+        "certificate.renewal_overdue adds deadline, source (ari or lifetime), window: { start, end } | null and daysUntilExpiry (of the leaf concerned), and endpoint when the leaf is another endpoint's; " +
         "certificate.renewal_requested adds window: { start, end } and explanationUrl (string or null), and endpoint when the leaf is another endpoint's; " +
         "certificate.not_deployed adds deployment: { issuedAt, fingerprintSha256, notAfter, issuer, seenAt, servedBy, endpoints } and " +
         "lagging: the addresses still serving an older leaf) " +
