@@ -149,6 +149,7 @@ export const Event = Type.Object(
         "{ certificate: the certificate as GET showed it then, threshold?, muted? (true: recorded while the certificate was muted, delivered nowhere) } " +
         "(certificate.chain_expiring adds chainCertificate: { subject, issuer, serialNumber, expiresAt }; certificate.chain_expiring and " +
         "certificate.revoked about a leaf another endpoint serves add endpoint: { address, serialNumber, expiresAt }; certificate.renewed adds previous; " +
+        "certificate.unreachable adds error (why the check failed); " +
         "certificate.renewal_blocked adds caa: { name, setAt, property, reason, records, issuerDomain }; " +
         "certificate.renewal_overdue adds deadline, source (ari or lifetime), window: { start, end } | null and daysUntilExpiry (of the leaf concerned), and endpoint when the leaf is another endpoint's; " +
         "certificate.renewal_requested adds window: { start, end } and explanationUrl (string or null), and endpoint when the leaf is another endpoint's; " +
