@@ -1,10 +1,10 @@
 /**
  * CONTRACT §18 audit: "Short lifetimes: a certificate is re-checked at least every twelfth of its
  * leaf's lifetime (so a 24-hour certificate every 2 hours)". The product keeps the rule for leaves
- * whose chain is trusted (its own reading, core/renewal/deadline.ts), but decides "trusted" by
- * `problem === null` (core/monitor/check_apply.ts), so a 24-hour leaf from a trusted CA that names
- * another host (hostname_mismatch, a chain certkeeper trusts and asks the CA about) is re-checked
- * only at CERTKEEPER_CHECK_INTERVAL. Fixing the name on the server is then seen a day late.
+ * whose chain leads to a trusted root (its own reading, core/renewal/deadline.ts): that includes a
+ * 24-hour leaf of a trusted CA that names another host (a chain certkeeper asks the CA about), and a
+ * healthy leaf whose name's other address serves an untrusted chain (the certificate's problem is
+ * that address's, not its leaf's).
  */
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { HOUR, MINUTE } from "../core/base/mod.ts";
@@ -64,4 +64,43 @@ test("§18: a 24-hour leaf of a trusted CA that names another host is re-checked
   }
   // Every twelfth of 24 hours: at least 4 checks in 9 hours (the interval alone would make none).
   expect(server.connections() - afterAdd).toBeGreaterThanOrEqual(4);
+});
+
+test("§18: a healthy 24-hour leaf is re-checked every 2 hours though another address of the name serves an untrusted chain", async () => {
+  const start = Date.now();
+  const clock = new FakeClock(start);
+  const { root, rsaIntermediate } = await testPki();
+  const trust = new TrustStore([root.certPem]);
+  const domain = `halfbroken.${TEST_DOMAIN}`;
+  const config: Config = {
+    ...DEFAULT_CONFIG,
+    allowPrivateTargets: true,
+    resolve: [{ pattern: domain, address: "127.0.0.1", addresses: ["127.0.0.1", "127.0.0.2"] }],
+    tlsTimeoutMs: 2000,
+    logLevel: "error",
+    alertPolicy: "renewal",
+    revocation: false,
+    ari: false,
+    checkIntervalMs: 24 * HOUR,
+  };
+  const transports = createTransports(config, trust);
+  const h = await createHarness({ config, clock, transports, trust, random: () => 0.5 });
+  cleanups.push(() => transports.close(), () => h.close());
+
+  // Node .1: a trusted 24-hour leaf (the one that expires first). Node .2: a self-signed leaf of a year.
+  const healthy = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(start - 30 * MINUTE), notAfter: new Date(start - 30 * MINUTE + 24 * HOUR) });
+  const a = await startTlsServer({ cert: chainPem(healthy, rsaIntermediate), key: healthy.keyPem });
+  const stray = await createLeaf({ dnsNames: [domain], notBefore: new Date(start - HOUR), notAfter: new Date(start + 365 * 24 * HOUR) });
+  const b = await startTlsServer({ cert: stray.certPem, key: stray.keyPem, host: "127.0.0.2", port: a.port });
+  cleanups.push(() => a.close(), () => b.close());
+  const added = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: a.port } }), 201);
+  expect(added.status).toBe("invalid");
+  expect(expectData(await h.request("GET", `/v1/certificates/${added.id}`), 200).statusReason).toBe("self_signed");
+
+  const afterAdd = a.connections();
+  for (let at = start; at <= start + 9 * HOUR; at += 10 * MINUTE) {
+    clock.set(at);
+    await h.core.services.scheduler.runDue();
+  }
+  expect(a.connections() - afterAdd).toBeGreaterThanOrEqual(4);
 });

@@ -137,6 +137,14 @@ export interface RevocationState {
 /** What makes a retrieved certificate invalid, beyond its validity period. */
 export type ChainProblem = "self_signed" | "untrusted_issuer" | "hostname_mismatch";
 
+/**
+ * Whether a chain with `problem` leads to a trusted root: a CA certkeeper trusts issued its leaf
+ * (whose name may still not match), so its CA is asked about it and its renewal watched.
+ */
+export function isTrustedChain(problem: ChainProblem | null): boolean {
+  return problem === null || problem === "hostname_mismatch";
+}
+
 /** A failure to reach a target, as CONTRACT §5's statusReason values name it. */
 export type NetFailureReason = "dns_error" | "connection_refused" | "timeout" | "tls_error" | "starttls_refused";
 

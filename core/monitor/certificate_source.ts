@@ -9,7 +9,7 @@ import { systemClock, type Clock } from "../base/time.ts";
 import { Turns } from "../base/turns.ts";
 import type { TrustStore } from "../tls/trust_store.ts";
 import type { CheckOutcome } from "./check_apply.ts";
-import type { CertificateDetails, CertificateRecord, ChainProblem, RenewalInfo } from "../base/records.ts";
+import { isTrustedChain, type CertificateDetails, type CertificateRecord, type ChainProblem, type RenewalInfo } from "../base/records.ts";
 import { ariCertId, type AriClient } from "../ari/mod.ts";
 import { askAboutChain, LeafRevocation, type RevocationChecker } from "../revocation/mod.ts";
 import type { Certificate } from "../tls/x509.ts";
@@ -142,10 +142,10 @@ export class TlsCertificateSource implements CertificateSource {
       const [revocation, renewalInfo] = await Promise.all([
         this.#revocation.state({
           previous: base.revocation,
-          ask: () => this.#ask(parseCertificates(chain.ders), trustedChain(prior.problem), chain.stapled, now),
+          ask: () => this.#ask(parseCertificates(chain.ders), isTrustedChain(prior.problem), chain.stapled, now),
           now,
         }),
-        this.#renewalInfo(base, base.renewalInfo, trustedChain(prior.problem), now),
+        this.#renewalInfo(base, base.renewalInfo, isTrustedChain(prior.problem), now),
       ]);
       const same = revocation === base.revocation && renewalInfo === (base.renewalInfo ?? null);
       return { details: same ? base : { ...base, revocation, renewalInfo }, problem: prior.problem };
@@ -159,10 +159,10 @@ export class TlsCertificateSource implements CertificateSource {
       const [revocation, renewalInfo] = await Promise.all([
         this.#revocation.state({
           previous: sameLeaf?.revocation,
-          ask: () => this.#ask(certs, trustedChain(problem), chain.stapled, now),
+          ask: () => this.#ask(certs, isTrustedChain(problem), chain.stapled, now),
           now,
         }),
-        this.#renewalInfo(described, sameLeaf?.renewalInfo, trustedChain(problem), now),
+        this.#renewalInfo(described, sameLeaf?.renewalInfo, isTrustedChain(problem), now),
       ]);
       return { details: { ...described, pathValidUntil, trust, chainExpiry, revocation, renewalInfo }, problem };
     } catch (error) {
@@ -225,6 +225,4 @@ async function withDns(rest: Extract<CheckOutcome, { ok: true }>, ders: Map<stri
 }
 
 /** A hostname mismatch still leaves the chain trusted: only a trusted chain's leaf is asked about. */
-function trustedChain(problem: ChainProblem | null): boolean {
-  return problem === null || problem === "hostname_mismatch";
-}
+

@@ -3,7 +3,7 @@
  * the same previous state, outcome and time always give the same result, which is what lets a
  * writer that lost a race simply apply its outcome again to the fresher state.
  */
-import type { CertificateDetails, ChainCertificate, ChainProblem, NetFailureReason } from "../base/records.ts";
+import { isTrustedChain, type CertificateDetails, type ChainCertificate, type ChainProblem, type NetFailureReason } from "../base/records.ts";
 import type { AlertMemory, AlertPolicy, CertificateRecord, DaneVerdict, DnsFindings, EndpointRecord, EventRecord, EventType, Health, RenewalInfo, Renewing, RevocationState, SilentLeaf, TlsConnection } from "../base/records.ts";
 import { newId } from "../base/ids.ts";
 import { DAY, daysUntil, iso } from "../base/time.ts";
@@ -474,7 +474,7 @@ export function applyCheck(
   if (deploymentAt > now) due = Math.min(due, deploymentAt);
   // The regular re-check falls on the certificate's own phase of its interval (check_phase.ts): never
   // later than one interval from now, and spread with the others.
-  const regular = regularCheckAt(next.id, now, checkIntervalFor(next.details, policy.intervalMs, now, next.problem === null), next.details.renewalInfo?.nextAt);
+  const regular = regularCheckAt(next.id, now, checkIntervalFor(next.details, policy.intervalMs, now, leafTrusted(next)), next.details.renewalInfo?.nextAt);
   next.nextCheckAt = Math.min(regular, due, chainDue ?? Infinity);
   if (drafts.length > 0 || changed(previous, next)) next.updatedAt = now;
   return { record: next, events: drafts.map((draft) => toEvent(next, draft, now)) };
@@ -522,6 +522,16 @@ function coverOtherOverdue(record: CertificateRecord, details: CertificateDetail
   if (crossed === null) return;
   const covered = [{ serial: serialNumber, threshold: crossed }, ...(memory.overdueThresholds ?? []).filter((e) => e.serial !== serialNumber)];
   record.alertMemory = { ...record.alertMemory, overdueThresholds: covered.slice(0, RENEWAL_MEMORY_SIZE) };
+}
+
+/**
+ * Whether the certificate-level leaf's own chain is trusted (its name may still not match): the
+ * certificate's problem may be another node's (endpoints_outcome.ts), which must not slow the checks
+ * of a short-lived leaf a trusted CA issued.
+ */
+function leafTrusted(record: CertificateRecord): boolean {
+  const own = record.endpoints?.find((endpoint) => endpoint.details && sameLeaf(endpoint.details, record.details));
+  return isTrustedChain(own ? own.problem : record.problem);
 }
 
 /** The address and leaf an event about another node's leaf names in `data.endpoint`. */
