@@ -1,0 +1,114 @@
+/**
+ * Review (scale-out, CONTRACT §18): "When the deadline passes and an answering endpoint, checked at
+ * that moment (a check is made at the deadline, so a renewal done since the last check is seen
+ * first), still serves the leaf: one certificate.renewal_overdue."
+ *
+ * Two processes on one sqld. The resolvers are slow (CAA lookups wait out the time limit), so a check
+ * is saved two seconds after its handshake. A "check now" through one process connects one second
+ * before the deadline and sees the old leaf; the new one is deployed half a second before the
+ * deadline; the deadline's own check (whichever process makes it) sees the new one. The endpoint
+ * never served the old leaf at or after the deadline, yet the early check, saved after the deadline,
+ * is judged as of its save (Monitor.save applies the outcome at clock.now(), not at the time the
+ * endpoints answered) and raises certificate.renewal_overdue for a leaf already replaced, followed by
+ * certificate.renewed.
+ */
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Admin } from "../core/accounts/admin.ts";
+import { DAY, systemClock } from "../core/base/time.ts";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { chainPem, createLeaf } from "./support/pki.ts";
+import { startTlsServer } from "./support/servers.ts";
+import { testPki, TEST_DOMAIN } from "./support/harness.ts";
+import { startSqld } from "./support/sqld.ts";
+import { startServe, type ServeProcess } from "./support/cli.ts";
+import { startFixtureDns } from "./support/dns_servers.ts";
+
+setDefaultTimeout(60_000);
+
+const dir = mkdtempSync(join(tmpdir(), "certkeeper-review-straddle-"));
+const cleanups: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  while (cleanups.length) await cleanups.pop()!().catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function call(server: ServeProcess, key: string, method: string, path: string, body?: unknown) {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+describe("a check that connected before the deadline, saved after it", () => {
+  test("a leaf replaced before its deadline raises no renewal_overdue, only certificate.renewed", async () => {
+    const { root, rsaIntermediate } = await testPki();
+    const caFile = join(dir, "root.pem");
+    writeFileSync(caFile, root.certPem);
+    const sqld = await startSqld();
+    cleanups.push(() => sqld.close());
+    // Resolvers that never answer: each check's CAA lookup waits out the time limit (a DNS failure,
+    // which changes nothing), so every check is saved two seconds after its handshake.
+    const dns = await startFixtureDns(() => ({ silent: true }));
+    cleanups.push(() => dns.close());
+
+    const setup = await openLibsqlStore({ url: sqld.url });
+    const admin = new Admin(setup, systemClock);
+    const org = await admin.createOrganization({ name: "Straddle", plan: "pro" });
+    const user = await admin.createUser({ organizationId: org.id, email: `${crypto.randomUUID()}@acme.test`, role: "owner" });
+    const key = (await admin.createApiKey({ userId: user.id, name: "straddle", mode: "live" })).key;
+    await setup.close();
+
+    const env = {
+      CERTKEEPER_DATABASE_URL: sqld.url,
+      CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true",
+      CERTKEEPER_RESOLVE: `*.${TEST_DOMAIN}=127.0.0.1`,
+      CERTKEEPER_EXTRA_CA_FILE: caFile,
+      CERTKEEPER_TLS_TIMEOUT: "2s",
+      CERTKEEPER_REVOCATION: "off",
+      CERTKEEPER_ARI: "off",
+      CERTKEEPER_DNS_SERVERS: `127.0.0.1:${dns.port}`,
+    };
+    const a = await startServe({ env });
+    cleanups.push(() => a.stop("SIGKILL"));
+    const b = await startServe({ env });
+    cleanups.push(() => b.stop("SIGKILL"));
+
+    // A 6-day certificate whose deadline (two thirds: 4 days in) comes 8 s from now.
+    const domain = `straddle.${TEST_DOMAIN}`;
+    // (X.509 times are whole seconds: so is the deadline.)
+    const notBefore = Math.floor((Date.now() + 8_000 - 4 * DAY) / 1000) * 1000;
+    const deadline = notBefore + 4 * DAY;
+    const old = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(notBefore), notAfter: new Date(notBefore + 6 * DAY) });
+    const server = await startTlsServer({ cert: chainPem(old, rsaIntermediate), key: old.keyPem });
+    cleanups.push(() => server.close());
+    const added = await call(a, key, "POST", "/v1/certificates", { domain, port: server.port, alertPolicy: "renewal" });
+    expect(added.status).toBe(201);
+    expect(added.body.data.status).toBe("valid");
+    const id = added.body.data.id;
+    const renewed = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(Date.now()), notAfter: new Date(Date.now() + 6 * DAY) });
+
+    // One second before the deadline: "check now" through the other process (it connects at once).
+    await Bun.sleep(deadline - 1_000 - Date.now());
+    const manual = call(b, key, "POST", `/v1/certificates/${id}/check`);
+    // Half a second before the deadline, the renewal is deployed.
+    await Bun.sleep(deadline - 500 - Date.now());
+    server.setCertificate(chainPem(renewed, rsaIntermediate), renewed.keyPem);
+    expect((await manual).status).toBe(200);
+    // The deadline's own check sees the new leaf.
+    const serial = (hex: string) => hex.replace(/:/g, "").toLowerCase().replace(/^0+/, "");
+    const until = Date.now() + 15_000;
+    for (;;) {
+      const got = (await call(a, key, "GET", `/v1/certificates/${id}`)).body.data;
+      if (serial(got.serialNumber) === serial(renewed.cert.serialNumber)) break;
+      if (Date.now() > until) throw new Error("the new leaf was never seen");
+      await Bun.sleep(100);
+    }
+    const events = (await call(a, key, "GET", "/v1/events?limit=100")).body.data.map((e: any) => e.type).reverse();
+    expect(events).toEqual(["certificate.renewed"]);
+  });
+});
