@@ -234,7 +234,7 @@ describe("walChangeToken", () => {
     expect(await stays(() => store.revocations.put("ocsp:key", answer))).toBe(true);
     expect(await store.revocations.get("ocsp:key", NOW)).toEqual(answer);
     const info: RenewalInfo = { window: { start: NOW + 1000, end: NOW + 2000 }, explanationUrl: null, checkedAt: NOW, requestedEnd: null, nextAt: NOW + 21_600_000, lastError: null };
-    expect(await stays(() => store.renewalInfo.put("cert-id", info, NOW + 86_400_000))).toBe(true);
+    expect(await stays(() => store.renewalInfo.put("cert-id", info, NOW + 86_400_000, NOW))).toBe(true);
     expect(await store.renewalInfo.get("cert-id")).toEqual(info);
     expect(store.changeToken!()).toBe(before);
 

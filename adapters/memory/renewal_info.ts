@@ -11,11 +11,10 @@ export function memoryRenewalInfo(): RenewalInfoCache {
       // Kept frozen, and shared: what ARI said about a leaf is replaced whole, never changed.
       return entry ? entry.info : null;
     },
-    async put(certId, info, expiresAt) {
+    async put(certId, info, expiresAt, now) {
       kept.set(certId, { info: deepFreeze({ ...info, window: info.window && { ...info.window } }), expiresAt });
       // Nobody asks about an expired leaf again: drop those now and then so the map stays small.
       if (kept.size % 1024 === 0) {
-        const now = info.checkedAt ?? info.nextAt;
         for (const [other, entry] of kept) if (entry.expiresAt < now) kept.delete(other);
       }
     },

@@ -10,14 +10,14 @@ export function sqlRenewalInfo(db: Executor): RenewalInfoCache {
       const { rows } = await db.execute("SELECT info FROM renewal_info WHERE cert_id = ?", [certId]);
       return rows[0] ? (JSON.parse(String(rows[0].info)) as RenewalInfo) : null;
     },
-    async put(certId, info, expiresAt) {
+    async put(certId, info, expiresAt, now) {
       await db.execute(
         `INSERT INTO renewal_info (cert_id, info, expires_at) VALUES (?, ?, ?)
          ON CONFLICT (cert_id) DO UPDATE SET info = excluded.info, expires_at = excluded.expires_at`,
         [certId, JSON.stringify(info), expiresAt],
       );
       // Nobody asks about an expired leaf again: sweep those now and then.
-      if (++puts % 256 === 0) await db.execute("DELETE FROM renewal_info WHERE expires_at < ?", [info.checkedAt ?? info.nextAt]);
+      if (++puts % 256 === 0) await db.execute("DELETE FROM renewal_info WHERE expires_at < ?", [now]);
     },
   };
 }

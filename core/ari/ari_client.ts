@@ -116,7 +116,7 @@ export class AriClient {
       this.options.onFailure?.({ url, message: error.message });
       info = { ...(known ?? NOTHING_YET), nextAt: now + DEFAULT_RETRY, lastError: error.message };
     }
-    await this.options.cache.put(leaf.certId, info, leaf.notAfter).catch((error: Error) => this.options.onFailure?.({ url: "cache", message: error.message }));
+    await this.options.cache.put(leaf.certId, info, leaf.notAfter, now).catch((error: Error) => this.options.onFailure?.({ url: "cache", message: error.message }));
     return info;
   }
 

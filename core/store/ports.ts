@@ -452,8 +452,11 @@ export interface RevocationCache {
  */
 export interface RenewalInfoCache {
   get(certId: string): Promise<RenewalInfo | null>;
-  /** Stores (or replaces) what is known of the leaf; it may be dropped once the leaf has expired (`expiresAt`). */
-  put(certId: string, info: RenewalInfo, expiresAt: number): Promise<void>;
+  /**
+   * Stores (or replaces) what is known of the leaf, at `now`; it may be dropped once the leaf has
+   * expired (`expiresAt`): leaves expired by `now` may be swept meanwhile.
+   */
+  put(certId: string, info: RenewalInfo, expiresAt: number, now: number): Promise<void>;
 }
 
 export type InsertWatchResult = "created" | "duplicate" | "limit_reached";

@@ -1,11 +1,9 @@
 /**
- * Review (scale-out, CONTRACT §19): the renewal information cache is how one process's answer is
- * honoured by the others ("kept in the database"), and its port says an entry "may be dropped once
- * the leaf has expired". Every 256th put sweeps expired leaves with `expires_at < info.checkedAt ??
- * info.nextAt` (adapters/sql/renewal_info.ts): when that put is an error about a leaf never answered
- * (checkedAt null), nextAt is six hours ahead, and the answers of every leaf still valid but expiring
- * within six hours are deleted. Another process serving such a leaf then asks the CA again, inside
- * the Retry-After of the answer it should have read.
+ * The renewal information cache on sqld is how one process's answer is honoured by the others (CONTRACT
+ * §19), and an entry may be dropped once its leaf has expired. Every 256th put sweeps the leaves
+ * expired by the time of that put: an answer about a leaf still valid, even one expiring within the
+ * hour, stays for the other process (it once took the put's next-ask time, six hours ahead after an
+ * error, for now), and a leaf expired is swept.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { HOUR, MINUTE } from "../core/base/time.ts";
@@ -39,15 +37,19 @@ describe("the shared renewal information cache on sqld", () => {
       nextAt: now + HOUR,
       lastError: null,
     };
-    await a.renewalInfo.put("shortlived.leaf", answered, now + 3 * HOUR);
+    // A leaf that expired a minute ago: nobody asks about it again.
+    await a.renewalInfo.put("expired.leaf", answered, now - MINUTE, now);
+    await a.renewalInfo.put("shortlived.leaf", answered, now + 3 * HOUR, now);
     // Other leaves' answers, as a busy process writes them…
-    for (let i = 0; i < 254; i++) {
-      await a.renewalInfo.put(`other.${i}`, { ...answered, window: { start: now + 10 * HOUR, end: now + 20 * HOUR } }, now + 30 * 24 * HOUR);
+    for (let i = 0; i < 253; i++) {
+      await a.renewalInfo.put(`other.${i}`, { ...answered, window: { start: now + 10 * HOUR, end: now + 20 * HOUR } }, now + 30 * 24 * HOUR, now);
     }
     // …and the 256th: a CA error about a leaf never answered before.
-    await a.renewalInfo.put("failed.leaf", { window: null, explanationUrl: null, checkedAt: null, requestedEnd: null, nextAt: now + 6 * HOUR, lastError: "the CA answered HTTP 500" }, now + 30 * 24 * HOUR);
+    await a.renewalInfo.put("failed.leaf", { window: null, explanationUrl: null, checkedAt: null, requestedEnd: null, nextAt: now + 6 * HOUR, lastError: "the CA answered HTTP 500" }, now + 30 * 24 * HOUR, now);
 
     // The other process reads the first answer: it is still valid, and so is the leaf.
     expect(await b.renewalInfo.get("shortlived.leaf")).toEqual(answered);
+    // The sweep ran: the expired leaf's answer is gone.
+    expect(await b.renewalInfo.get("expired.leaf")).toBeNull();
   });
 });
