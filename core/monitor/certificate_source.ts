@@ -96,7 +96,7 @@ export class TlsCertificateSource implements CertificateSource {
         connector: this.options.connector,
       });
     } catch (error) {
-      if (error instanceof NetFailure) return { ok: false, reason: error.reason, message: error.message, endpoints: [] };
+      if (error instanceof NetFailure) return { ok: false, reason: error.reason, message: error.message, endpoints: [], at: (this.options.clock ?? systemClock).now() };
       throw error;
     }
     const now = (this.options.clock ?? systemClock).now();
@@ -121,7 +121,7 @@ export class TlsCertificateSource implements CertificateSource {
       }),
     );
     const ders = new Map(retrievals.flatMap((retrieval) => (retrieval.ok ? [[retrieval.address, retrieval.chain.ders] as const] : [])));
-    return { ...outcomeOfEndpoints(endpoints), ders };
+    return { ...outcomeOfEndpoints(endpoints), ders, at: now };
   }
 
   async #judge(retrieval: Extract<EndpointRetrieval, { ok: true }>, fingerprint: string, known: KnownCertificate | undefined, domain: string, now: number): Promise<Verdict> {

@@ -29,8 +29,10 @@ export type CheckOutcome =
       dns?: DnsFindings;
       /** The CAA verdict in `dns` came from this check's answers: a verdict kept through a DNS failure raises nothing. */
       caaAnswered?: boolean;
+      /** When the servers answered (the check is judged at that moment); absent: when it is saved. */
+      at?: number;
     }
-  | { ok: false; reason: NetFailureReason; message: string; endpoints?: EndpointRecord[] };
+  | { ok: false; reason: NetFailureReason; message: string; endpoints?: EndpointRecord[]; at?: number };
 
 /** Most certificates (leaves, or chain certificates) whose announced alerts are remembered. */
 const MEMORY_SIZE = 8;
@@ -98,7 +100,14 @@ export function applyCheck(
   outcome: CheckOutcome,
   now: number,
   policy: CheckPolicy,
-  options: { isNew?: boolean } = {},
+  options: {
+    isNew?: boolean;
+    /**
+     * When the result is saved, if after `now` (the moment the servers answered, at which the check is
+     * judged): the time of its events and of the change. Events are listed in the order they are saved.
+     */
+    savedAt?: number;
+  } = {},
 ): AppliedCheck {
   const drafts: Draft[] = [];
   const next: CertificateRecord = { ...previous, lastCheckedAt: now };
@@ -476,8 +485,9 @@ export function applyCheck(
   // later than one interval from now, and spread with the others.
   const regular = regularCheckAt(next.id, now, checkIntervalFor(next.details, policy.intervalMs, now, leafTrusted(next)), next.details.renewalInfo?.nextAt);
   next.nextCheckAt = Math.min(regular, due, chainDue ?? Infinity);
-  if (drafts.length > 0 || changed(previous, next)) next.updatedAt = now;
-  return { record: next, events: drafts.map((draft) => toEvent(next, draft, now)) };
+  const savedAt = Math.max(now, options.savedAt ?? now);
+  if (drafts.length > 0 || changed(previous, next)) next.updatedAt = savedAt;
+  return { record: next, events: drafts.map((draft) => ({ ...toEvent(next, draft, now), createdAt: savedAt })) };
 }
 
 /**

@@ -83,9 +83,15 @@ export class Monitor {
 
   async save(record: CertificateRecord, outcome: CheckOutcome, manual: boolean): Promise<AppliedCheck | null> {
     const { store, clock, logger } = this.options;
+    // Judged at the moment the servers answered: a check that saw the old certificate a second before
+    // its renewal deadline, saved after it, is not overdue (the next check sees what is served then).
+    const answeredAt = Math.min(outcome.at ?? clock.now(), clock.now());
     let current: CertificateRecord | null = record;
     for (let attempt = 1; current && attempt <= MAX_SAVE_ATTEMPTS; attempt++) {
-      const applied = applyCheck(current, outcome, clock.now(), this.policy(manual));
+      // A later check was saved meanwhile (another process, or "check now"): it holds what is served
+      // now, and this older answer must not put back a certificate already replaced.
+      if (current.lastCheckedAt !== null && current.lastCheckedAt > answeredAt) return { record: current, events: [] };
+      const applied = applyCheck(current, outcome, answeredAt, this.policy(manual), { savedAt: clock.now() });
       // The source hands back the stored details object when it reused its judgement of the chain.
       const detailsChanged =
         applied.record.fingerprint !== current.fingerprint ||

@@ -1,16 +1,11 @@
 /**
- * Review (scale-out, CONTRACT §18): "When the deadline passes and an answering endpoint, checked at
- * that moment (a check is made at the deadline, so a renewal done since the last check is seen
- * first), still serves the leaf: one certificate.renewal_overdue."
- *
- * Two processes on one sqld. The resolvers are slow (CAA lookups wait out the time limit), so a check
- * is saved two seconds after its handshake. A "check now" through one process connects one second
- * before the deadline and sees the old leaf; the new one is deployed half a second before the
- * deadline; the deadline's own check (whichever process makes it) sees the new one. The endpoint
- * never served the old leaf at or after the deadline, yet the early check, saved after the deadline,
- * is judged as of its save (Monitor.save applies the outcome at clock.now(), not at the time the
- * endpoints answered) and raises certificate.renewal_overdue for a leaf already replaced, followed by
- * certificate.renewed.
+ * Review (scale-out, CONTRACT §9, §18, §20): two processes on one sqld; one of them has slow resolvers
+ * (its CAA lookups wait out the time limit, so its checks are saved two seconds after their
+ * handshakes), the other has none configured. A "check now" through the slow one connects while the
+ * old leaf is served; the renewal is deployed; a "check now" through the fast one sees it and
+ * announces certificate.renewed. Then the slow check is saved: it answered before the check already
+ * saved, so it is dropped, and the certificate keeps the new leaf (it once re-applied its older
+ * outcome to the fresher record, putting back a leaf no longer served anywhere until the next check).
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -28,7 +23,7 @@ import { startFixtureDns } from "./support/dns_servers.ts";
 
 setDefaultTimeout(60_000);
 
-const dir = mkdtempSync(join(tmpdir(), "certkeeper-review-straddle-"));
+const dir = mkdtempSync(join(tmpdir(), "certkeeper-review-stale-"));
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   while (cleanups.length) await cleanups.pop()!().catch(() => {});
@@ -44,8 +39,8 @@ async function call(server: ServeProcess, key: string, method: string, path: str
   return { status: response.status, body: (await response.json()) as any };
 }
 
-describe("a check that connected before the deadline, saved after it", () => {
-  test("a leaf replaced before its deadline raises no renewal_overdue, only certificate.renewed", async () => {
+describe("a check saved after a later one", () => {
+  test("does not put back the leaf the later check found replaced", async () => {
     const { root, rsaIntermediate } = await testPki();
     const caFile = join(dir, "root.pem");
     writeFileSync(caFile, root.certPem);
@@ -73,42 +68,33 @@ describe("a check that connected before the deadline, saved after it", () => {
       CERTKEEPER_ARI: "off",
       CERTKEEPER_DNS_SERVERS: `127.0.0.1:${dns.port}`,
     };
-    const a = await startServe({ env });
+    const a = await startServe({ env: { ...env, CERTKEEPER_DNS_SERVERS: "off" } });
     cleanups.push(() => a.stop("SIGKILL"));
     const b = await startServe({ env });
     cleanups.push(() => b.stop("SIGKILL"));
 
-    // A 6-day certificate whose deadline (two thirds: 4 days in) comes 8 s from now.
-    const domain = `straddle.${TEST_DOMAIN}`;
-    // (X.509 times are whole seconds: so is the deadline.)
-    const notBefore = Math.floor((Date.now() + 8_000 - 4 * DAY) / 1000) * 1000;
-    const deadline = notBefore + 4 * DAY;
-    const old = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(notBefore), notAfter: new Date(notBefore + 6 * DAY) });
+    const domain = `stale.${TEST_DOMAIN}`;
+    const old = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(Date.now() - 10 * DAY), notAfter: new Date(Date.now() + 80 * DAY) });
     const server = await startTlsServer({ cert: chainPem(old, rsaIntermediate), key: old.keyPem });
     cleanups.push(() => server.close());
-    const added = await call(a, key, "POST", "/v1/certificates", { domain, port: server.port, alertPolicy: "renewal" });
+    const added = await call(a, key, "POST", "/v1/certificates", { domain, port: server.port });
     expect(added.status).toBe(201);
-    expect(added.body.data.status).toBe("valid");
     const id = added.body.data.id;
-    const renewed = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(Date.now()), notAfter: new Date(Date.now() + 6 * DAY) });
-
-    // One second before the deadline: "check now" through the other process (it connects at once).
-    await Bun.sleep(deadline - 1_000 - Date.now());
-    const manual = call(b, key, "POST", `/v1/certificates/${id}/check`);
-    // Half a second before the deadline, the renewal is deployed.
-    await Bun.sleep(deadline - 500 - Date.now());
-    server.setCertificate(chainPem(renewed, rsaIntermediate), renewed.keyPem);
-    expect((await manual).status).toBe(200);
-    // The deadline's own check sees the new leaf.
+    const renewed = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(Date.now() - 60_000), notAfter: new Date(Date.now() + 90 * DAY) });
     const serial = (hex: string) => hex.replace(/:/g, "").toLowerCase().replace(/^0+/, "");
-    const until = Date.now() + 15_000;
-    for (;;) {
-      const got = (await call(a, key, "GET", `/v1/certificates/${id}`)).body.data;
-      if (serial(got.serialNumber) === serial(renewed.cert.serialNumber)) break;
-      if (Date.now() > until) throw new Error("the new leaf was never seen");
-      await Bun.sleep(100);
-    }
-    const events = (await call(a, key, "GET", "/v1/events?limit=100")).body.data.map((e: any) => e.type).reverse();
+
+    // Through the slow process: connects now (old leaf), saved two seconds later.
+    const slow = call(b, key, "POST", `/v1/certificates/${id}/check`);
+    await Bun.sleep(400);
+    server.setCertificate(chainPem(renewed, rsaIntermediate), renewed.keyPem);
+    // Through the fast one: the renewal, announced.
+    const fast = await call(a, key, "POST", `/v1/certificates/${id}/check`);
+    expect(serial(fast.body.data.serialNumber)).toBe(serial(renewed.cert.serialNumber));
+    expect((await slow).status).toBe(200);
+    const events = (await call(a, key, "GET", "/v1/events?limit=100")).body.data.map((e: any) => e.type);
     expect(events).toEqual(["certificate.renewed"]);
+    // Only the new leaf is served: the certificate shows it.
+    const got = (await call(a, key, "GET", `/v1/certificates/${id}`)).body.data;
+    expect(serial(got.serialNumber)).toBe(serial(renewed.cert.serialNumber));
   });
 });
