@@ -190,8 +190,19 @@ export class WatchPoller {
         lastError ??= `Could not monitor "${name}": ${(error as Error).message}`;
       }
     }
+    const added = pending.length > 0;
     pending = stillPending;
-    await save({ done: true, lastError, nextPollAt: clock.now() + intervalMs, baselineDone: true });
+    // Adding names takes seconds: issuances recorded meanwhile (the CT follower writes as it reads)
+    // are read at once by the next poll, not an interval later. One page tells whether there are any.
+    let again = false;
+    if (added) {
+      try {
+        again = (await client.page({ watchId: watch.id, domain: watch.domain, includeSubdomains: watch.includeSubdomains, after: cursor })).length > 0;
+      } catch (error) {
+        if (!(error instanceof CtFailure)) throw error;
+      }
+    }
+    await save({ done: true, lastError, nextPollAt: again ? clock.now() : clock.now() + intervalMs, baselineDone: true });
     return this.#report("ok");
   }
 
