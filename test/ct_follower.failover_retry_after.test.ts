@@ -1,8 +1,8 @@
 /**
- * Review (scale-out, CONTRACT §21, §9): "Requests honour 429 / Retry-After … per log". The log's
- * Retry-After is kept only in the following process's memory (log_follower.ts #backoff, a sleep):
- * when that process is killed and the other takes the follower's lease over, the new follower asks
- * the log again at once, an hour before the time the log named.
+ * Scale-out (CONTRACT §21, §9): "Requests honour 429 / Retry-After … per log". The time a log may be
+ * asked again is kept with its position in the database: when the following process is killed and
+ * the other takes the follower's lease over, the new follower waits out what is left of the log's
+ * Retry-After (it once asked at once, an hour before the time the log named).
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
