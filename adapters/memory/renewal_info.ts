@@ -5,6 +5,7 @@ import { deepFreeze } from "./state.ts";
 
 export function memoryRenewalInfo(): RenewalInfoCache {
   const kept = new Map<string, { info: RenewalInfo; expiresAt: number }>();
+  const claims = new Map<string, { owner: string; until: number }>();
   return {
     async get(certId) {
       const entry = kept.get(certId);
@@ -16,7 +17,14 @@ export function memoryRenewalInfo(): RenewalInfoCache {
       // Nobody asks about an expired leaf again: drop those now and then so the map stays small.
       if (kept.size % 1024 === 0) {
         for (const [other, entry] of kept) if (entry.expiresAt < now) kept.delete(other);
+        for (const [other, claim] of claims) if (claim.until <= now) claims.delete(other);
       }
+    },
+    async claim(certId, owner, now, until) {
+      const held = claims.get(certId);
+      if (held && held.owner !== owner && held.until > now) return false;
+      claims.set(certId, { owner, until });
+      return true;
     },
   };
 }

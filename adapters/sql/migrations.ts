@@ -379,6 +379,8 @@ export const MIGRATIONS: Step[][] = [
   [`ALTER TABLE ct_logs ADD COLUMN log_key TEXT`],
   // When a log may be asked again after a failure (its Retry-After), so that a restart waits it out.
   [`ALTER TABLE ct_logs ADD COLUMN retry_at INTEGER`],
+  // Which process is asking a CA about a leaf (RFC 9773), so that processes sharing the database ask once.
+  [`CREATE TABLE renewal_info_claims (cert_id TEXT PRIMARY KEY, owner TEXT NOT NULL, until INTEGER NOT NULL)`],
 ];
 
 /** Computes every certificate's timeline anew, with its renewal state, and its names key, a page at a time (migration 8). */

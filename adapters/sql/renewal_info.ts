@@ -17,7 +17,19 @@ export function sqlRenewalInfo(db: Executor): RenewalInfoCache {
         [certId, JSON.stringify(info), expiresAt],
       );
       // Nobody asks about an expired leaf again: sweep those now and then.
-      if (++puts % 256 === 0) await db.execute("DELETE FROM renewal_info WHERE expires_at < ?", [now]);
+      if (++puts % 256 === 0) {
+        await db.execute("DELETE FROM renewal_info WHERE expires_at < ?", [now]);
+        await db.execute("DELETE FROM renewal_info_claims WHERE until <= ?", [now]);
+      }
+    },
+    async claim(certId, owner, now, until) {
+      const { rowsAffected } = await db.execute(
+        `INSERT INTO renewal_info_claims (cert_id, owner, until) VALUES (?, ?, ?)
+         ON CONFLICT (cert_id) DO UPDATE SET owner = excluded.owner, until = excluded.until
+         WHERE renewal_info_claims.owner = excluded.owner OR renewal_info_claims.until <= ?`,
+        [certId, owner, until, now],
+      );
+      return rowsAffected > 0;
     },
   };
 }

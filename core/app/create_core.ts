@@ -137,11 +137,13 @@ export function createCore(options: CoreOptions): Core {
         })
       : null;
   const operatorFetcher = options.transports?.ctFetch;
+  const owner = `proc_${randomBase62(12)}`;
   const ari =
     config.ari && operatorFetcher
       ? new AriClient({
           fetcher: operatorFetcher,
           cache: store.renewalInfo,
+          owner,
           directories: config.acmeDirectories,
           timeoutMs: config.tlsTimeoutMs,
           onRequest: (result) => metrics.ariRequests.inc({ result }),
@@ -159,7 +161,6 @@ export function createCore(options: CoreOptions): Core {
       ari,
       dns: dnsInspector(config, { fetcher, metrics, clock, logger }),
     });
-  const owner = `proc_${randomBase62(12)}`;
   const pollMs = Math.min(SECOND, config.checkIntervalMs);
   const deliverer = options.transports
     ? new Deliverer({

@@ -7,7 +7,8 @@
  */
 import { FetchFailure, type HttpFetcher } from "../net/http_fetch.ts";
 import type { RenewalInfo } from "../base/records.ts";
-import { DAY } from "../base/time.ts";
+import { DAY, SECOND } from "../base/time.ts";
+import { randomBase62 } from "../base/ids.ts";
 import type { RenewalInfoCache } from "../store/ports.ts";
 import { AriFailure, DEFAULT_RETRY, readDirectory, readRenewalInfo, retryDelay } from "./renewal_answer.ts";
 
@@ -15,6 +16,10 @@ import { AriFailure, DEFAULT_RETRY, readDirectory, readRenewalInfo, retryDelay }
 export const ARI_MAX_BYTES = 64 * 1024;
 /** How long a directory's renewalInfo URL is kept in this process. */
 const DIRECTORY_TTL = DAY;
+/** A claim to ask about a leaf outlasts the requests' time limits by this much. */
+const CLAIM_MARGIN = SECOND;
+/** How often a process waiting for another's answer looks at the cache. */
+const CLAIM_POLL = 100;
 
 export interface AriClientOptions {
   fetcher: HttpFetcher;
@@ -23,6 +28,8 @@ export interface AriClientOptions {
   directories: ReadonlyArray<{ issuer: string; url: string }>;
   /** Each request's whole time limit (CERTKEEPER_TLS_TIMEOUT). */
   timeoutMs: number;
+  /** This process, for the cache's claims: processes sharing the cache ask the CA once about a leaf (default: an id of this client's own). */
+  owner?: string;
   /** Told about each renewal-information request: answered, or failed (for metrics). */
   onRequest?: (result: "ok" | "error") => void;
   /** Told why a request failed (for debug logs). */
@@ -42,12 +49,14 @@ const NOTHING_YET: Omit<RenewalInfo, "nextAt" | "lastError"> = { window: null, e
 
 export class AriClient {
   readonly #inFlight = new Map<string, Promise<RenewalInfo>>();
+  readonly #owner: string;
   readonly #directories = new Map<string, { renewalInfo: Promise<string | null>; until: number }>();
 
   /** Each directory by lower-cased issuer name, with its place in the list (the first listed wins). */
   readonly #byIssuer = new Map<string, { url: string; order: number }>();
 
   constructor(private readonly options: AriClientOptions) {
+    this.#owner = options.owner ?? `ari_${randomBase62(12)}`;
     options.directories.forEach((entry, order) => {
       const issuer = entry.issuer.toLowerCase();
       if (!this.#byIssuer.has(issuer)) this.#byIssuer.set(issuer, { url: entry.url, order });
@@ -83,8 +92,17 @@ export class AriClient {
   }
 
   async #refresh(directory: string, leaf: AriLeaf, previous: RenewalInfo | null, now: number): Promise<RenewalInfo> {
-    const cached = await this.options.cache.get(leaf.certId).catch(() => null);
+    const { cache, timeoutMs } = this.options;
+    const owner = this.#owner;
+    const cached = await cache.get(leaf.certId).catch(() => null);
     if (cached && now < cached.nextAt) return cached;
+    // Another process sharing the cache is asking about this leaf: its answer is waited for. A claim
+    // lasts as long as a directory and an answer may take; past it (that process died) this one asks.
+    const asking = 2 * timeoutMs + CLAIM_MARGIN;
+    if (!(await cache.claim(leaf.certId, owner, now, now + asking).catch(() => true))) {
+      const answered = await this.#answerOfOther(leaf.certId, now, asking);
+      if (answered) return answered;
+    }
     const known = newest(cached, previous);
     let info: RenewalInfo;
     let url = directory;
@@ -118,6 +136,16 @@ export class AriClient {
     }
     await this.options.cache.put(leaf.certId, info, leaf.notAfter, now).catch((error: Error) => this.options.onFailure?.({ url: "cache", message: error.message }));
     return info;
+  }
+
+  /** The answer another process writes to the cache (due later than `now`), looked for until `waitMs` passes; null if none came. */
+  async #answerOfOther(certId: string, now: number, waitMs: number): Promise<RenewalInfo | null> {
+    for (let waited = 0; waited < waitMs; waited += CLAIM_POLL) {
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL));
+      const info = await this.options.cache.get(certId).catch(() => null);
+      if (info && now < info.nextAt) return info;
+    }
+    return null;
   }
 
   /** The directory's renewalInfo URL, kept up to 24 hours (a failure is not kept: the leaf waits 6 hours). */

@@ -457,6 +457,11 @@ export interface RenewalInfoCache {
    * expired (`expiresAt`): leaves expired by `now` may be swept meanwhile.
    */
   put(certId: string, info: RenewalInfo, expiresAt: number, now: number): Promise<void>;
+  /**
+   * Takes the right to ask the CA about the leaf until `until`, so that processes sharing the store do
+   * not ask at once: true when taken, or already held by `owner`; false while another owner holds it.
+   */
+  claim(certId: string, owner: string, now: number, until: number): Promise<boolean>;
 }
 
 export type InsertWatchResult = "created" | "duplicate" | "limit_reached";

@@ -176,4 +176,20 @@ export function describeWatches(get: () => Store) {
       expect(await store.revocations.get(key, NOW + HOUR + 1)).toEqual(answer({ validUntil: NOW + 2 * HOUR }));
     });
   });
+
+  describe("renewal information claims", () => {
+    test("claim(): one owner at a time asks about a leaf, until its claim ends; its own claim it may renew", async () => {
+      const store = get();
+      const certId = `leaf.${hex(8)}`;
+      expect(await store.renewalInfo.claim(certId, "proc_a", NOW, NOW + 5_000)).toBe(true);
+      expect(await store.renewalInfo.claim(certId, "proc_b", NOW + 1_000, NOW + 6_000)).toBe(false);
+      expect(await store.renewalInfo.claim(certId, "proc_a", NOW + 2_000, NOW + 7_000)).toBe(true);
+      expect(await store.renewalInfo.claim(certId, "proc_b", NOW + 6_999, NOW + 12_000)).toBe(false);
+      // Ended (its process died, or it answered long ago): another takes it.
+      expect(await store.renewalInfo.claim(certId, "proc_b", NOW + 7_000, NOW + 12_000)).toBe(true);
+      expect(await store.renewalInfo.claim(certId, "proc_a", NOW + 8_000, NOW + 13_000)).toBe(false);
+      // Another leaf is claimed on its own.
+      expect(await store.renewalInfo.claim(`leaf.${hex(8)}`, "proc_a", NOW + 8_000, NOW + 13_000)).toBe(true);
+    });
+  });
 }

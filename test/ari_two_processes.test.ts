@@ -1,14 +1,13 @@
 /**
- * Review (scale-out, CONTRACT §19, §9): two `serve` processes on one real sqld ask a CA's renewal
- * information service (test/support/ari_server.ts) about one leaf. "Answers are shared by every
- * certificate and organization that serves the same leaf, and across processes (kept in the
- * database). The next request for a leaf comes after the answer's Retry-After."
+ * Scale-out (CONTRACT §19, §9): two `serve` processes on one real sqld ask a CA's renewal information
+ * service (test/support/ari_server.ts) about one leaf. "Answers are shared by every certificate and
+ * organization that serves the same leaf, and across processes (kept in the database). The next
+ * request for a leaf comes after the answer's Retry-After."
  *
- * Two organizations add the same served certificate at the same moment, one through each process.
- * A process asks the CA once per leaf however many of its own checks want it at once
- * (AriClient's in-flight map), but nothing stops the other process: with a CA answering in a few
- * hundred milliseconds (as real ones may), both processes miss the shared cache and the CA is asked
- * twice for one leaf, the second request well inside the first answer's Retry-After.
+ * Two organizations add the same served certificate at the same moment, one through each process,
+ * with a CA answering in a few hundred milliseconds (as real ones may): one process claims the leaf
+ * in the database and asks, the other waits for its answer. The CA is asked once, and both
+ * certificates get its window (before the claim, both missed the shared cache and asked).
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
