@@ -20,7 +20,7 @@ import { chainPem, createLeaf } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { startSqld } from "./support/sqld.ts";
-import { startServe, type ServeProcess } from "./support/cli.ts";
+import { callServe, startServe } from "./support/cli.ts";
 import { certIdOf, startAriServer } from "./support/ari_server.ts";
 
 setDefaultTimeout(60_000);
@@ -32,14 +32,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function call(server: ServeProcess, key: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: response.status, body: (await response.json()) as any };
-}
 
 describe("renewal information across two processes on one sqld", () => {
   test("one leaf, added at once by two organizations through two processes: the CA is asked once", async () => {
@@ -84,13 +76,13 @@ describe("renewal information across two processes on one sqld", () => {
     cleanups.push(() => b.stop("SIGKILL"));
 
     const [first, second] = await Promise.all([
-      call(a, keys[0]!, "POST", "/v1/certificates", { domain, port: server.port }),
-      call(b, keys[1]!, "POST", "/v1/certificates", { domain, port: server.port }),
+      callServe(a, keys[0]!, "POST", "/v1/certificates", { domain, port: server.port }),
+      callServe(b, keys[1]!, "POST", "/v1/certificates", { domain, port: server.port }),
     ]);
     expect([first.status, second.status]).toEqual([201, 201]);
     // Both certificates have the CA's window (the answer is shared)…
-    const one = (await call(a, keys[0]!, "GET", `/v1/certificates/${first.body.data.id}`)).body.data;
-    const two = (await call(b, keys[1]!, "GET", `/v1/certificates/${second.body.data.id}`)).body.data;
+    const one = (await callServe(a, keys[0]!, "GET", `/v1/certificates/${first.body.data.id}`)).body.data;
+    const two = (await callServe(b, keys[1]!, "GET", `/v1/certificates/${second.body.data.id}`)).body.data;
     expect([one.renewal.source, two.renewal.source]).toEqual(["ari", "ari"]);
     // …and the CA was asked about the leaf once: the answer's Retry-After (6 hours) holds for both processes.
     const asked = ari.requests.filter((r) => r.certId === certIdOf(leaf));

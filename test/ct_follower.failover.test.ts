@@ -15,7 +15,7 @@ import { createCore } from "../core/app/create_core.ts";
 import { silentLogger } from "../core/base/log.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { startSqld } from "./support/sqld.ts";
-import { startServe, type ServeProcess } from "./support/cli.ts";
+import { callServe, startServe, type ServeProcess } from "./support/cli.ts";
 import { logListJson, startFixtureLog, type FixtureLog } from "./support/ct_log_server.ts";
 import { issueThroughCt } from "./support/ct_certs.ts";
 import { testPki } from "./support/harness.ts";
@@ -32,14 +32,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function call(server: ServeProcess, key: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: response.status, body: (await response.json()) as any };
-}
 
 async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -86,10 +78,10 @@ describe("two server processes on one libSQL server", () => {
     cleanups.push(() => a.stop("SIGKILL"));
     const b = await startServe({ env });
     cleanups.push(() => b.stop("SIGKILL"));
-    const watch = (await call(a, key, "POST", "/v1/watches", { domain: "failover.example" })).body.data;
+    const watch = (await callServe(a, key, "POST", "/v1/watches", { domain: "failover.example" })).body.data;
     expect(watch.id).toMatch(/^wch_/);
     await until("both logs first seen", async () => {
-      const shown = (await call(b, key, "GET", "/v1/ct/logs")).body.data;
+      const shown = (await callServe(b, key, "GET", "/v1/ct/logs")).body.data;
       return shown.length === 2 && shown.every((log: any) => log.position === 0);
     });
     expect([following(a), following(b)].filter(Boolean).length).toBe(1);
@@ -113,21 +105,21 @@ describe("two server processes on one libSQL server", () => {
     const size = logs[0]!.head.size;
     const [holder, other] = following(a) ? [a, b] : [b, a];
     await until("a run written", async () => {
-      const shown = (await call(other, key, "GET", "/v1/ct/logs")).body.data;
+      const shown = (await callServe(other, key, "GET", "/v1/ct/logs")).body.data;
       return shown.some((log: any) => log.position > 0 && log.position < log.treeSize);
     });
     expect(await holder.stop("SIGKILL")).not.toBe(0);
-    const atKill = (await call(other, key, "GET", "/v1/ct/logs")).body.data;
+    const atKill = (await callServe(other, key, "GET", "/v1/ct/logs")).body.data;
     expect(atKill.some((log: any) => log.position < size)).toBe(true);
 
     await until("the other process following", async () => following(other));
     for (const log of logs) log.delayMs = 0;
     await until("the backlog read", async () => {
-      const shown = (await call(other, key, "GET", "/v1/ct/logs")).body.data;
+      const shown = (await callServe(other, key, "GET", "/v1/ct/logs")).body.data;
       return shown.every((log: any) => log.position === log.treeSize && log.treeSize > 10_000);
     });
     const names = async (server: ServeProcess) =>
-      (await call(server, key, "GET", "/v1/events?limit=100")).body.data
+      (await callServe(server, key, "GET", "/v1/events?limit=100")).body.data
         .filter((event: any) => event.type === "certificate.issued")
         .map((event: any) => event.data.dnsNames[0])
         .sort();
@@ -136,7 +128,7 @@ describe("two server processes on one libSQL server", () => {
       return list.length >= expected.length ? list : null;
     });
     expect(raised).toEqual([...expected].sort());
-    expect((await call(other, key, "GET", `/v1/watches/${watch.id}`)).body.data.issuancesSeen).toBe(expected.length);
+    expect((await callServe(other, key, "GET", `/v1/watches/${watch.id}`)).body.data.issuancesSeen).toBe(expected.length);
 
     // Another process started afterwards raises nothing again, and the next issuance once.
     expect(await other.stop("SIGKILL")).not.toBe(0);

@@ -17,7 +17,7 @@ import { chainPem, createLeaf } from "./support/pki.ts";
 import { startTlsServer, refusedPort, type TlsTestServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { startSqld, type SqldServer } from "./support/sqld.ts";
-import { startServe, type ServeProcess } from "./support/cli.ts";
+import { callServe, startServe, type ServeProcess } from "./support/cli.ts";
 import { startHttpReceiver, type HttpReceiver } from "./support/receivers.ts";
 
 // Server processes, a libSQL server and seconds of real scheduling: more than Bun's 5 s default.
@@ -61,14 +61,6 @@ async function owner(store: Store, limits: { requestsPerMinute?: number } = {}) 
   return { admin, org, newKey };
 }
 
-async function call(server: ServeProcess, key: string, method: string, path: string, body?: unknown) {
-  const response = await fetch(`${server.url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: response.status, body: (await response.json()) as any };
-}
 
 describe("two server processes on one libSQL server", () => {
   let sqld: SqldServer;
@@ -92,13 +84,13 @@ describe("two server processes on one libSQL server", () => {
   test("each certificate is checked once per interval between them, and each alert delivered once", async () => {
     const { newKey } = await owner(store);
     const key = await newKey();
-    expect((await call(a, key, "POST", "/v1/channels", { type: "webhook", name: "hook", config: { url: `${receiver.url}/hook` } })).status).toBe(201);
+    expect((await callServe(a, key, "POST", "/v1/channels", { type: "webhook", name: "hook", config: { url: `${receiver.url}/hook` } })).status).toBe(201);
     const servers: TlsTestServer[] = [];
     for (let i = 0; i < 4; i++) {
       const domain = `scale${i}.${TEST_DOMAIN}`;
       const server = await tlsServer(domain, i === 0 ? 5 : 90);
       servers.push(server);
-      const added = await call(i % 2 === 0 ? a : b, key, "POST", "/v1/certificates", { domain, port: server.port });
+      const added = await callServe(i % 2 === 0 ? a : b, key, "POST", "/v1/certificates", { domain, port: server.port });
       expect(added.status).toBe(201);
     }
     const startConnections = servers.map((s) => s.connections());
@@ -115,7 +107,7 @@ describe("two server processes on one libSQL server", () => {
     // The 5-day certificate raised one certificate.expiring, delivered once, by one of the two.
     const hooks = receiver.requests.filter((r) => r.path === "/hook");
     expect(hooks.map((r) => [r.json.type, r.json.data.threshold])).toEqual([["certificate.expiring", 7]]);
-    const events = await call(b, key, "GET", "/v1/events");
+    const events = await callServe(b, key, "GET", "/v1/events");
     expect(events.body.data.map((e: any) => [e.type, e.deliveries.map((d: any) => [d.status, d.attempts])])).toEqual([
       ["certificate.expiring", [["delivered", 1]]],
     ]);
@@ -125,19 +117,19 @@ describe("two server processes on one libSQL server", () => {
     const { newKey } = await owner(store, { requestsPerMinute: 6 });
     const key = await newKey();
     const statuses: number[] = [];
-    for (let i = 0; i < 8; i++) statuses.push((await call(i % 2 === 0 ? a : b, key, "GET", "/v1/certificates")).status);
+    for (let i = 0; i < 8; i++) statuses.push((await callServe(i % 2 === 0 ? a : b, key, "GET", "/v1/certificates")).status);
     expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 429, 429]);
   });
 
   test("a key revoked through one process is refused by the other on its very next request", async () => {
     const { admin, newKey } = await owner(store);
     const key = await newKey();
-    expect((await call(a, key, "GET", "/v1/certificates")).status).toBe(200);
-    expect((await call(b, key, "GET", "/v1/certificates")).status).toBe(200);
+    expect((await callServe(a, key, "GET", "/v1/certificates")).status).toBe(200);
+    expect((await callServe(b, key, "GET", "/v1/certificates")).status).toBe(200);
     const grant = await store.apiKeys.findByHash(hashApiKey(key));
     await admin.revokeApiKey(grant!.key.id);
-    expect((await call(b, key, "GET", "/v1/certificates")).body.error.code).toBe("expired_api_key");
-    expect((await call(a, key, "GET", "/v1/certificates")).body.error.code).toBe("expired_api_key");
+    expect((await callServe(b, key, "GET", "/v1/certificates")).body.error.code).toBe("expired_api_key");
+    expect((await callServe(a, key, "GET", "/v1/certificates")).body.error.code).toBe("expired_api_key");
   });
 
   test("a process killed holding sqld's write lock: keyed requests wait it out and succeed, health answers at once, readiness says 503", async () => {
@@ -170,7 +162,7 @@ describe("two server processes on one libSQL server", () => {
     const [health, ready, keyed] = await Promise.all([
       timed(async () => (await fetch(`${a.url}/healthz`)).status),
       timed(async () => (await fetch(`${a.url}/readyz`)).status),
-      timed(async () => (await call(a, key, "GET", "/v1/certificates")).status),
+      timed(async () => (await callServe(a, key, "GET", "/v1/certificates")).status),
     ]);
     expect(health).toMatchObject({ value: 200 });
     expect(health.ms).toBeLessThan(1_000);
@@ -181,7 +173,7 @@ describe("two server processes on one libSQL server", () => {
     expect(keyed.ms).toBeGreaterThan(2_000);
     expect(keyed.ms).toBeLessThan(9_000);
     expect((await fetch(`${b.url}/readyz`)).status).toBe(200);
-    expect((await call(b, key, "GET", "/v1/certificates")).status).toBe(200);
+    expect((await callServe(b, key, "GET", "/v1/certificates")).status).toBe(200);
   });
 
   test("both stop on SIGTERM with exit code 0", async () => {
@@ -200,11 +192,11 @@ describe("a process killed outright", () => {
     // The receiver's port is known but nothing listens yet: every delivery attempt is refused.
     const port = await refusedPort();
     const first = await startServe({ env });
-    expect((await call(first, apiKey, "POST", "/v1/channels", { type: "webhook", name: "hook", config: { url: `http://127.0.0.1:${port}/hook` } })).status).toBe(201);
+    expect((await callServe(first, apiKey, "POST", "/v1/channels", { type: "webhook", name: "hook", config: { url: `http://127.0.0.1:${port}/hook` } })).status).toBe(201);
     const soon = await tlsServer(`crash1.${TEST_DOMAIN}`, 5);
     const later = await tlsServer(`crash2.${TEST_DOMAIN}`, 2);
-    expect((await call(first, apiKey, "POST", "/v1/certificates", { domain: `crash1.${TEST_DOMAIN}`, port: soon.port })).status).toBe(201);
-    expect((await call(first, apiKey, "POST", "/v1/certificates", { domain: `crash2.${TEST_DOMAIN}`, port: later.port })).status).toBe(201);
+    expect((await callServe(first, apiKey, "POST", "/v1/certificates", { domain: `crash1.${TEST_DOMAIN}`, port: soon.port })).status).toBe(201);
+    expect((await callServe(first, apiKey, "POST", "/v1/certificates", { domain: `crash2.${TEST_DOMAIN}`, port: later.port })).status).toBe(201);
     await Bun.sleep(300);
     expect(await first.stop("SIGKILL")).not.toBe(0);
 
@@ -220,7 +212,7 @@ describe("a process killed outright", () => {
     const ids = receiver.requests.map((r) => r.json.id);
     expect(receiver.requests.map((r) => r.json.data.threshold).sort()).toEqual([3, 7]);
     expect(new Set(ids).size).toBe(ids.length);
-    const events = await call(third, apiKey, "GET", "/v1/events");
+    const events = await callServe(third, apiKey, "GET", "/v1/events");
     expect(events.body.data.map((e: any) => e.deliveries[0].status)).toEqual(["delivered", "delivered"]);
     expect(await third.stop()).toBe(0);
   });

@@ -237,3 +237,13 @@ export async function startServe(options: { env: Record<string, string>; cwd?: s
   await process_.stop("SIGKILL");
   throw new Error(`certkeeper serve did not become healthy on ${url}\nstdout: ${stdout}\nstderr: ${stderr}`);
 }
+
+/** One request to a `serve` process with an API key: its status and its JSON body. */
+export async function callServe(server: ServeProcess, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${server.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { "content-type": "application/json" } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
