@@ -270,3 +270,45 @@ describe("the log list changing while a run is being written", () => {
     expect(lines.filter((line) => /taken over|following the CT logs in this process/.test(line))).toEqual([expect.stringContaining("following the CT logs in this process")]);
   });
 });
+
+// The log's Retry-After is kept with its position in the database (CONTRACT §21, §9): the process
+// taking the follower over waits out what is left of it (it once asked at once).
+describe("a log's Retry-After across a failover of the follower", () => {
+  test("the process taking the lease over does not ask the log before its Retry-After", async () => {
+    const sqld = await startSqld();
+    cleanups.push(() => sqld.close());
+    const log = await startFixtureLog({ kind: "rfc6962" });
+    cleanups.push(() => log.close());
+    log.publish();
+    const listFile = join(dir, "retry-list.json");
+    writeFileSync(listFile, logListJson([log]));
+    const env = {
+      CERTKEEPER_DATABASE_URL: sqld.url,
+      CERTKEEPER_CT_SOURCE: "logs",
+      CERTKEEPER_CT_LOG_LIST: listFile,
+      CERTKEEPER_CT_INTERVAL: "1s",
+      CERTKEEPER_TLS_TIMEOUT: "1s",
+      CERTKEEPER_LOG_LEVEL: "info",
+    };
+    const a = await startServe({ env });
+    cleanups.push(() => a.stop("SIGKILL"));
+    const b = await startServe({ env });
+    cleanups.push(() => b.stop("SIGKILL"));
+    await until("the log first read", async () => log.requests.includes("ct/v1/get-sth"));
+    const [holder, other] = await until("one follower", async () => (following(a) ? [a, b] : following(b) ? [b, a] : null));
+
+    // The log is rate limiting: come back in an hour.
+    log.intercept({ status: 429, headers: { "retry-after": "3600" } }, { match: /get-sth/, times: 1000 });
+    const before = log.requests.length;
+    await until("a 429 answered", async () => log.requests.slice(before).includes("ct/v1/get-sth"));
+    await Bun.sleep(300);
+    const limitedAt = log.requests.length;
+    expect(await holder.stop("SIGKILL")).not.toBe(0);
+
+    // The other process takes the follower over (the lease lasts 5 s)…
+    await until("the other process following", async () => following(other));
+    await Bun.sleep(2_000);
+    // …and waits for the hour the log asked for.
+    expect(log.requests.slice(limitedAt)).toEqual([]);
+  });
+});
