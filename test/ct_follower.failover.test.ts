@@ -2,8 +2,9 @@
  * One follower per installation, and nothing lost or repeated (CONTRACT §21, §9): two `serve` processes
  * on one libSQL server follow the logs through one lease; the holder killed outright in the middle of a
  * long backlog is taken over by the other, which goes on from the last position written; a process
- * started after both raises nothing again. In-process, a stopped and restarted core goes on where it
- * stopped, and a list that changes while a run is being written is followed on from that run.
+ * started after both raises nothing again; a log's Retry-After is waited out by the process taking
+ * over. In-process, a stopped and restarted core goes on where it stopped, and a list that changes
+ * while a run is being written is followed on from that run.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
