@@ -89,8 +89,10 @@ export class Monitor {
     let current: CertificateRecord | null = record;
     for (let attempt = 1; current && attempt <= MAX_SAVE_ATTEMPTS; attempt++) {
       // A later check was saved meanwhile (another process, or "check now"): it holds what is served
-      // now, and this older answer must not put back a certificate already replaced.
-      if (current.lastCheckedAt !== null && current.lastCheckedAt > answeredAt) return { record: current, events: [] };
+      // now, and this older answer must not put back a certificate already replaced. (Only once a save
+      // found the record changed: the record this check started from is never a later check, whatever
+      // a step of the system clock says.)
+      if (attempt > 1 && current.lastCheckedAt !== null && current.lastCheckedAt > answeredAt) return { record: current, events: [] };
       const applied = applyCheck(current, outcome, answeredAt, this.policy(manual), { savedAt: clock.now() });
       // The source hands back the stored details object when it reused its judgement of the chain.
       const detailsChanged =
