@@ -667,7 +667,10 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
       } else {
         const deadline = deadlineOf(cert, server);
         // Seen served by an answering node: the certificate-level leaf, or another node's (CONTRACT §18: "an answering endpoint […] still serves the leaf").
-        const servedBy = (check: CheckRecord) => check.serial === serial || (server.nodes.length > 1 && internet.answersAt(domain, check.at).some((nodes) => nodes.includes(serial)));
+        // (The nodes' answers are looked at only while some node's schedule may serve it.)
+        const span = server.nodes.length > 1 ? servedSpan(server, serial) : null;
+        const servedBy = (check: CheckRecord) =>
+          check.serial === serial || (span !== null && check.at >= span[0] && check.at < span[1] && internet.answersAt(domain, check.at).some((nodes) => nodes.includes(serial)));
         const seen = log.find(servedBy, deadline, cert.notAfter);
         coverAt = seen?.at ?? null;
         if (seen && seen.at <= END - TOLERANCE) {
@@ -710,6 +713,24 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
     }
   }
   return result;
+}
+
+/**
+ * When some node of `server` may serve `serial`, from its schedule: from the first node's start of
+ * it to the last node's next certificate (12 hours more on an alternating node, which may still
+ * answer with the one before); null when no node ever does.
+ */
+function servedSpan(server: SimulatedServer, serial: string): [number, number] | null {
+  let from = Infinity;
+  let until = -Infinity;
+  for (const node of server.nodes) {
+    const index = node.certificates.findIndex((c) => c.serial === serial);
+    if (index === -1) continue;
+    from = Math.min(from, node.certificates[index]!.from);
+    const next = node.certificates[index + 1];
+    until = Math.max(until, next ? next.from + (node.alternating ? 12 * HOUR : 0) : Infinity);
+  }
+  return from === Infinity ? null : [from, until];
 }
 
 /**
