@@ -184,7 +184,7 @@ describe("two server processes on one libSQL server", () => {
 describe("a process killed outright", () => {
   test("loses no pending notification, and its successor sends each exactly once", async () => {
     const databaseUrl = `file:${join(dir, "crash.db")}`;
-    const env = await environment(databaseUrl, { CERTKEEPER_DELIVERY_RETRY: "500ms,500ms,500ms,500ms,500ms,500ms" });
+    const env = await environment(databaseUrl, { CERTKEEPER_DELIVERY_RETRY: "3s,3s,3s,3s,3s,3s" });
     const setup = await openLibsqlStore({ url: databaseUrl });
     const apiKey = await (await owner(setup)).newKey();
     await setup.close();
@@ -197,7 +197,15 @@ describe("a process killed outright", () => {
     const later = await tlsServer(`crash2.${TEST_DOMAIN}`, 2);
     expect((await callServe(first, apiKey, "POST", "/v1/certificates", { domain: `crash1.${TEST_DOMAIN}`, port: soon.port })).status).toBe(201);
     expect((await callServe(first, apiKey, "POST", "/v1/certificates", { domain: `crash2.${TEST_DOMAIN}`, port: later.port })).status).toBe(201);
-    await Bun.sleep(300);
+    // Killed once both first attempts were refused and recorded: each delivery waits for its retry,
+    // leased to no one (a delivery leased to a dead process waits out its lease, minutes).
+    const refusedOnce = Date.now() + 15_000;
+    for (;;) {
+      const events = (await callServe(first, apiKey, "GET", "/v1/events")).body.data as any[];
+      if (events.length === 2 && events.every((e) => e.deliveries[0]?.attempts >= 1 && e.deliveries[0]?.status === "pending")) break;
+      if (Date.now() > refusedOnce) throw new Error(`the first attempts were not recorded: ${JSON.stringify(events.map((e) => e.deliveries))}`);
+      await Bun.sleep(50);
+    }
     expect(await first.stop("SIGKILL")).not.toBe(0);
 
     // The receiver comes up; a new process on the same database delivers what the dead one left.
