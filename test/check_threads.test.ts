@@ -133,8 +133,9 @@ describe("a check's connections, on the event loop or a thread", () => {
     const silentPort = await silentServer();
     const started = performance.now();
     const dueAt = preciseNow() + 1_500;
-    // The first is the event loop's; the second goes to a thread that starts now and takes 800 ms to
-    // start, and its start-up counts against the same limit: both end together, not 800 ms apart.
+    // The first is the event loop's; the second goes to a thread that starts now and takes 1.4 s to
+    // start, and its start-up counts against the same limit: both end together, not 1.4 s apart (half
+    // that is allowed for a loaded machine's turns).
     const done: number[] = [];
     const [onLoop, onThread] = await Promise.all(
       [0, 1].map((i) => threads.connect({ ...one(silentPort, 0), dueAt }).then((result) => ((done[i] = performance.now() - started), result))),
@@ -143,7 +144,7 @@ describe("a check's connections, on the event loop or a thread", () => {
     for (const [endpoint] of [onLoop!, onThread!]) expect(endpoint).toMatchObject({ address: "127.0.0.1", ok: false, reason: "timeout" });
     expect(done[0]!).toBeGreaterThanOrEqual(1_450);
     expect(done[0]!).toBeLessThan(2_500);
-    expect(Math.abs(done[1]! - done[0]!)).toBeLessThan(400);
+    expect(Math.abs(done[1]! - done[0]!)).toBeLessThan(700);
   });
 
   test("a thread whose clock reads differently (a wall-clock step between the threads' starts) keeps the same time limit", async () => {
