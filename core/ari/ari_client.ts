@@ -109,25 +109,28 @@ export class AriClient {
     try {
       const base = await this.#renewalInfoUrl(directory, now);
       // A CA that no longer publishes renewal information gives no window: the lifetime rule (CONTRACT §19).
-      if (!base) return { ...NOTHING_YET, nextAt: now + DEFAULT_RETRY, lastError: "the ACME directory publishes no renewalInfo" };
-      url = renewalInfoRequestUrl(base, leaf.certId);
-      const { status, headers, body } = await this.options.fetcher.fetch(
-        { url, method: "GET", headers: { accept: "application/json" } },
-        { timeoutMs: this.options.timeoutMs, maxBytes: ARI_MAX_BYTES },
-      );
-      if (status !== 200) throw new AriFailure(`the CA answered HTTP ${status}`);
-      const answer = readRenewalInfo(body);
-      // A window that ends when the certificate has expired names no renewal deadline: the CA's error.
-      if (answer.window.end >= leaf.notAfter) throw new AriFailure("the suggested window ends when the certificate has already expired");
-      info = {
-        window: answer.window,
-        explanationUrl: answer.explanationUrl,
-        checkedAt: now,
-        requestedEnd: requestedEnd(leaf, known, answer.window),
-        nextAt: now + retryDelay(headers["retry-after"], now),
-        lastError: null,
-      };
-      this.options.onRequest?.("ok");
+      // Written to the cache like any answer: another process waiting for this one reads it at once.
+      if (!base) info = { ...NOTHING_YET, nextAt: now + DEFAULT_RETRY, lastError: "the ACME directory publishes no renewalInfo" };
+      else {
+        url = renewalInfoRequestUrl(base, leaf.certId);
+        const { status, headers, body } = await this.options.fetcher.fetch(
+          { url, method: "GET", headers: { accept: "application/json" } },
+          { timeoutMs: this.options.timeoutMs, maxBytes: ARI_MAX_BYTES },
+        );
+        if (status !== 200) throw new AriFailure(`the CA answered HTTP ${status}`);
+        const answer = readRenewalInfo(body);
+        // A window that ends when the certificate has expired names no renewal deadline: the CA's error.
+        if (answer.window.end >= leaf.notAfter) throw new AriFailure("the suggested window ends when the certificate has already expired");
+        info = {
+          window: answer.window,
+          explanationUrl: answer.explanationUrl,
+          checkedAt: now,
+          requestedEnd: requestedEnd(leaf, known, answer.window),
+          nextAt: now + retryDelay(headers["retry-after"], now),
+          lastError: null,
+        };
+        this.options.onRequest?.("ok");
+      }
     } catch (error) {
       if (!(error instanceof AriFailure || error instanceof FetchFailure)) throw error;
       this.options.onRequest?.("error");

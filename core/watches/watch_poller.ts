@@ -190,19 +190,23 @@ export class WatchPoller {
         lastError ??= `Could not monitor "${name}": ${(error as Error).message}`;
       }
     }
+    // Names tried (an add takes up to a TLS time limit, whether it succeeds or not). A re-poll comes
+    // only for issuances recorded meanwhile, as the follower brings one for each when no poll runs.
     const added = pending.length > 0;
     pending = stillPending;
     // Adding names takes seconds: issuances recorded meanwhile (the CT follower writes as it reads)
     // are read at once by the next poll, not an interval later. One page tells whether there are any.
-    let again = false;
+    let next = clock.now() + intervalMs;
     if (added) {
       try {
-        again = (await client.page({ watchId: watch.id, domain: watch.domain, includeSubdomains: watch.includeSubdomains, after: cursor })).length > 0;
+        if ((await client.page({ watchId: watch.id, domain: watch.domain, includeSubdomains: watch.includeSubdomains, after: cursor })).length > 0) next = clock.now();
       } catch (error) {
         if (!(error instanceof CtFailure)) throw error;
+        // A rate limit longer than the interval is honoured.
+        if (error.retryAfterMs !== null) next = Math.max(next, clock.now() + error.retryAfterMs);
       }
     }
-    await save({ done: true, lastError, nextPollAt: again ? clock.now() : clock.now() + intervalMs, baselineDone: true });
+    await save({ done: true, lastError, nextPollAt: next, baselineDone: true });
     return this.#report("ok");
   }
 

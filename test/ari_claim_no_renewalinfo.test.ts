@@ -1,11 +1,10 @@
 /**
- * Review (CONTRACT §19: "no directory, or no `renewalInfo` in it: `source: "lifetime"`"; §9 several
- * processes). A CA whose ACME directory publishes no renewalInfo: the process holding the claim finds
- * that at once and returns without writing anything to the shared cache and without giving the claim
- * back. Another process wanting the same leaf (two organizations, or www and the apex served by one
- * leaf, checked by two processes) then polls the cache for the claim's whole length (2 × the TLS time
- * limit + 1 s), and asks the directory itself afterwards anyway: a check held up for up to 21 s with
- * the default 10 s limit, for nothing. Two AriClients on one store stand for two processes.
+ * CONTRACT §19 ("no directory, or no `renewalInfo` in it: `source: "lifetime"`"), with several
+ * processes: a CA whose ACME directory publishes no renewalInfo. The process holding the claim writes
+ * that finding to the shared cache like any answer, so another process wanting the same leaf (two
+ * organizations, or www and the apex served by one leaf) reads it at once. It once waited out the
+ * whole claim (2 × the TLS time limit + 1 s), then asked the directory itself. Two AriClients on one
+ * store stand for two processes.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import "reflect-metadata";
