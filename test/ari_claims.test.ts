@@ -1,7 +1,8 @@
 /**
  * Processes sharing a database ask a CA once about a leaf (CONTRACT §19: the next request comes after
  * the answer's Retry-After, and answers are shared across processes): the asking one claims the leaf,
- * the others wait for its answer. A claim whose process died ends, and then another asks. Two
+ * the others wait for its answer. A claim whose process died ends, and then another asks. A
+ * directory without renewalInfo is shared like an answer, so no one waits out a claim for it. Two
  * AriClients on one store stand for two processes; the CA's ARI service is real HTTPS on loopback.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -66,4 +67,23 @@ test("a claim whose process died: the other waits it out, then asks itself", asy
   expect(asked(leaf.certId)).toBe(1);
   expect(info!.window).not.toBeNull();
   expect(info!.lastError).toBeNull();
+});
+
+test("a directory without renewalInfo: the finding is shared, and the second process is not held for the first one's claim", async () => {
+  const { leaf } = await leafOf();
+  const now = Date.now();
+  // An ACME directory without renewalInfo (a CA that publishes none).
+  ari.directory(JSON.stringify({ newNonce: `${ari.directoryUrl}/nonce`, newAccount: `${ari.directoryUrl}/acct`, newOrder: `${ari.directoryUrl}/order` }));
+  try {
+    const cache = createMemoryStore().renewalInfo;
+    const first = await client(cache, "proc_a").renewalInfo(leaf, null, now);
+    expect(first!.window).toBeNull();
+    const started = performance.now();
+    const second = await client(cache, "proc_b").renewalInfo(leaf, null, now + 10);
+    expect(second!.window).toBeNull();
+    // Reading the cache takes milliseconds; the claim lasts 2 × 300 + 1,000 ms.
+    expect(performance.now() - started).toBeLessThan(1000);
+  } finally {
+    ari.directory(null);
+  }
 });
