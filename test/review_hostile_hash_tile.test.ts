@@ -1,0 +1,61 @@
+/**
+ * Review (hostile servers, CONTRACT §21): a static-ct-api log's hash tile is at most 8 KiB (256 hashes
+ * of 32 bytes), yet TileReader reads it with the 64 MiB bound of a data tile and, when it comes gzip,
+ * decompresses it with gunzipSync on the event loop (core/ctlogs/tile_reader.ts #tile → getFromLog),
+ * where data tiles are decompressed on the CT reading thread. A log answering every hash tile with a
+ * 64 KB gzip bomb (64 MiB of zeros) makes each such request allocate 64 MiB and hold the event loop
+ * (the API, every check) for the whole decompression, at every round and every retry.
+ */
+import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
+import { gzipSync } from "node:zlib";
+import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
+
+setDefaultTimeout(60_000);
+let world: CtWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+test("a tile log's gzip-bomb hash tiles neither stall the event loop nor are inflated to 64 MiB on it", async () => {
+  world = await startCtWorld({ logs: [{ kind: "tiled" }] });
+  const w = world;
+  await w.caughtUp(0);
+  await w.addWatch({ domain: "bomb.example" });
+  // A first entry read honestly: the next head must then be proven an extension of it, from hash tiles.
+  await w.issue({ dnsNames: ["first.bomb.example"] });
+  w.publishAll();
+  await w.caughtUp(1);
+  const log = w.logs[0]!;
+  const bomb = gzipSync(Buffer.alloc(64 * 1024 * 1024 - 1));
+  log.intercept({ status: 200, headers: { "content-encoding": "gzip" }, body: bomb }, { match: /^tile\/[0-5]\//, times: Infinity });
+
+  let longest = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 5);
+  const rssBefore = process.memoryUsage().rss;
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 5);
+  try {
+    await w.issue({ dnsNames: ["a.bomb.example"] });
+    w.publishAll();
+    // The grown head needs the hash tile of its right edge: the bomb is fetched and inflated, and refused.
+    const refused = await w.until("the hash tile refused", async () => (await w.ctLogs()).find((l) => /hash tile/.test(l.lastError ?? "")));
+    console.log(`lastError: ${refused.lastError}`);
+    // A few retries (backoff 100 ms, doubling).
+    await Bun.sleep(1500);
+  } finally {
+    longest = Math.max(longest, performance.now() - last);
+    clearInterval(ticker);
+    clearInterval(sampler);
+  }
+  console.log(`requests for hash tiles: ${log.requests.filter((r) => /^tile\/[0-5]\//.test(r)).length}; event loop stood still up to ${Math.round(longest)} ms; RSS peak +${Math.round((rssPeak - rssBefore) / 1e6)} MB`);
+  // A hash tile has 8 KiB at most: anything larger should be refused unread (as a data tile's 64 MiB is).
+  // Measured here: 4 requests in 1.5 s, +266 to +397 MB RSS, the event loop held 214-235 ms at a time
+  // (63 ms and +1 MB with honest tiles).
+  expect(rssPeak - rssBefore).toBeLessThan(64 * 1024 * 1024);
+});
