@@ -59,3 +59,41 @@ test("a tile log's gzip-bomb hash tiles neither stall the event loop nor are inf
   // (63 ms and +1 MB with honest tiles).
   expect(rssPeak - rssBefore).toBeLessThan(64 * 1024 * 1024);
 });
+
+test("an RFC 6962 log first seen: its one-entry get-entries answer is not inflated and parsed to 64 MiB on the event loop", async () => {
+  world = await startCtWorld({ logs: [{ kind: "rfc6962" }], start: false });
+  const w = world;
+  await w.issue({ dnsNames: ["first.bomb.example"] });
+  w.publishAll();
+  const log = w.logs[0]!;
+  // The last entry, asked for to start the log at its size: one leaf_input of 64 MiB of base64, gzip.
+  const json = Buffer.alloc(64 * 1024 * 1024 - 1, "A");
+  const head = Buffer.from('{"entries":[{"leaf_input":"');
+  head.copy(json, 0);
+  Buffer.from('"}]}').copy(json, json.length - 4);
+  const bomb = gzipSync(json);
+  log.intercept({ status: 200, headers: { "content-encoding": "gzip", "content-type": "application/json" }, body: bomb }, { match: /get-entries/, times: Infinity });
+
+  let longest = 0;
+  let last = performance.now();
+  const ticker = setInterval(() => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  }, 5);
+  const rssBefore = process.memoryUsage().rss;
+  let rssPeak = rssBefore;
+  const sampler = setInterval(() => (rssPeak = Math.max(rssPeak, process.memoryUsage().rss)), 5);
+  try {
+    w.start();
+    const refused = await w.until("the start refused", async () => (await w.ctLogs()).find((l) => l.lastError));
+    console.log(`lastError: ${refused.lastError}`);
+    await Bun.sleep(1500);
+  } finally {
+    longest = Math.max(longest, performance.now() - last);
+    clearInterval(ticker);
+    clearInterval(sampler);
+  }
+  console.log(`get-entries requests: ${log.requests.filter((r) => r.startsWith("ct/v1/get-entries")).length} (${bomb.length} bytes each); event loop stood still up to ${Math.round(longest)} ms; RSS peak +${Math.round((rssPeak - rssBefore) / 1e6)} MB`);
+  expect(rssPeak - rssBefore).toBeLessThan(64 * 1024 * 1024);
+});
