@@ -84,14 +84,21 @@ export function daneVerdict(finding: TlsaFinding, chain: ServedChain): DaneVerdi
       return false;
     }
   };
+  const signatures = new SignatureBudget();
+  let path: X509Certificate[] | undefined;
+  const namesHost = chain.referenceNames.some((name) => matchesHostname([...chain.leafNames], name));
+  const triedKeys = new Set<string>();
   for (const record of usable) {
     if (record.usage === 3 && matches(record, leaf)) return { status: "match", validated };
-    if (record.usage === 2 && chain.referenceNames.some((name) => matchesHostname([...chain.leafNames], name))) {
-      const anchor = certs.slice(1).find((cert) => matches(record, cert));
-      if (anchor && chainsTo(leaf, anchor, certs)) return { status: "match", validated };
+    if (record.usage === 2 && namesHost) {
+      path ??= signaturePath(leaf, certs, signatures);
+      if (path.slice(1).some((cert) => matches(record, cert))) return { status: "match", validated };
       // "2 1 0" carries the anchor's whole key, so the server need not send the anchor (RFC 7671,
       // section 5.2.2): the leaf, or a sent certificate it chains to, signed under that key matches.
-      if (record.selector === 1 && record.matchingType === 0 && signedUnderKey(leaf, certs, record.data)) return { status: "match", validated };
+      if (record.selector === 1 && record.matchingType === 0 && !triedKeys.has(record.data)) {
+        triedKeys.add(record.data);
+        if (signedUnderKey(path, record.data, signatures)) return { status: "match", validated };
+      }
     }
   }
   return { status: "mismatch", validated };
@@ -104,22 +111,53 @@ function digest(record: TlsaRecord, cert: X509Certificate): string {
   return createHash(record.matchingType === 1 ? "sha256" : "sha512").update(selected).digest("hex");
 }
 
-/** Whether a path of signatures leads from `leaf` through the sent certificates to `anchor`. */
-function chainsTo(leaf: X509Certificate, anchor: X509Certificate, sent: X509Certificate[]): boolean {
-  let current = leaf;
+/**
+ * The signatures one verdict may verify, and the keys it verifies with. A judgement runs on the event
+ * loop at every check of every endpoint, and a server and its zone are the monitored party's: a chain
+ * of certificates that all name the leaf's issuer, each with a huge key, and hundreds of TLSA records
+ * would otherwise cost seconds of signature checks. Beyond this many, or with an RSA key larger than
+ * any CA uses, a signature is taken as not verifying: nothing honest comes near either bound.
+ */
+class SignatureBudget {
+  static readonly MAX_VERIFICATIONS = 32;
+  static readonly MAX_RSA_BITS = 8192;
+  #left = SignatureBudget.MAX_VERIFICATIONS;
+
+  /** Whether `cert` is signed under `key` (false once the budget is spent, or for an oversized key). */
+  verifies(cert: X509Certificate, key: KeyObject): boolean {
+    const details = key.asymmetricKeyDetails;
+    if ((details?.modulusLength ?? 0) > SignatureBudget.MAX_RSA_BITS) return false;
+    if (details?.publicExponent !== undefined && details.publicExponent > 0xffffffffn) return false;
+    if (this.#left <= 0) return false;
+    this.#left--;
+    try {
+      return cert.verify(key);
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
+ * The path of signatures from `leaf` through the sent certificates, leaf first: at each step the first
+ * unused sent certificate that names the current one's issuer and whose key signed it.
+ */
+function signaturePath(leaf: X509Certificate, sent: X509Certificate[], signatures: SignatureBudget): X509Certificate[] {
+  const path = [leaf];
   const used = new Set<X509Certificate>([leaf]);
+  let current = leaf;
   for (let depth = 0; depth < MAX_PATH; depth++) {
-    const issuer = sent.find((cert) => !used.has(cert) && signs(cert, current));
-    if (!issuer) return false;
-    if (issuer === anchor) return true;
+    const issuer = sent.find((cert) => !used.has(cert) && signs(cert, current, signatures));
+    if (!issuer) break;
+    path.push(issuer);
     used.add(issuer);
     current = issuer;
   }
-  return false;
+  return path;
 }
 
-/** Whether `leaf`, or a sent certificate a path of signatures leads to from it, is signed under the SubjectPublicKeyInfo `spkiHex`. */
-function signedUnderKey(leaf: X509Certificate, sent: X509Certificate[], spkiHex: string): boolean {
+/** Whether a certificate of `path` (the leaf or one it chains to) is signed under the SubjectPublicKeyInfo `spkiHex`. */
+function signedUnderKey(path: X509Certificate[], spkiHex: string, signatures: SignatureBudget): boolean {
   let key: KeyObject;
   try {
     key = createPublicKey({ key: Buffer.from(spkiHex, "hex"), format: "der", type: "spki" });
@@ -127,30 +165,21 @@ function signedUnderKey(leaf: X509Certificate, sent: X509Certificate[], spkiHex:
     // A key this runtime cannot read is passed over (RFC 7671 §5.2), like a certificate's.
     return false;
   }
-  let current = leaf;
-  const used = new Set<X509Certificate>([leaf]);
-  for (let depth = 0; depth < MAX_PATH; depth++) {
-    if (verifiesUnder(current, key)) return true;
-    const issuer = sent.find((cert) => !used.has(cert) && signs(cert, current));
-    if (!issuer) return false;
-    used.add(issuer);
-    current = issuer;
-  }
-  return false;
+  return path.some((cert) => verifiesUnder(cert, key, signatures));
 }
 
 /** Signed under `key` by another: a certificate of that key itself (a self-signed leaf) is no path to an anchor. */
-function verifiesUnder(cert: X509Certificate, key: KeyObject): boolean {
+function verifiesUnder(cert: X509Certificate, key: KeyObject, signatures: SignatureBudget): boolean {
   try {
-    return !cert.publicKey.equals(key) && cert.verify(key);
+    return !cert.publicKey.equals(key) && signatures.verifies(cert, key);
   } catch {
     return false;
   }
 }
 
-function signs(issuer: X509Certificate, cert: X509Certificate): boolean {
+function signs(issuer: X509Certificate, cert: X509Certificate, signatures: SignatureBudget): boolean {
   try {
-    return cert.checkIssued(issuer) && cert.verify(issuer.publicKey);
+    return cert.checkIssued(issuer) && signatures.verifies(cert, issuer.publicKey);
   } catch {
     return false;
   }
