@@ -73,7 +73,7 @@ export function createHttpFetcher(options: HttpFetcherOptions): ClosableHttpFetc
         }
         const declared = Number(responseHeaders["content-length"]);
         if (Number.isFinite(declared) && declared > limits.maxBytes) {
-          response.body.destroy();
+          discard(response.body);
           throw new FetchFailure("too_large", `${where} declared ${declared} bytes, more than the ${limits.maxBytes} bytes allowed`);
         }
         const chunks: Uint8Array[] = [];
@@ -82,7 +82,7 @@ export function createHttpFetcher(options: HttpFetcherOptions): ClosableHttpFetc
           for await (const chunk of response.body) {
             read += chunk.length;
             if (read > limits.maxBytes) {
-              response.body.destroy();
+              discard(response.body);
               throw new FetchFailure("too_large", `${where} sent more than the ${limits.maxBytes} bytes allowed`);
             }
             chunks.push(chunk);
@@ -108,4 +108,14 @@ function toFailure(error: unknown, where: string): FetchFailure {
   const failure = error instanceof NetFailure ? error : asNetFailure(error, where);
   if (failure.reason === "timeout") return new FetchFailure("timeout", failure.message);
   return new FetchFailure(/certkeeper does not connect/.test(failure.message) ? "refused" : "network", failure.message);
+}
+
+/**
+ * Drops a body unread, closing its connection. Destroying it makes it emit an "error" (undici's
+ * AbortError) once what the server already sent arrives: with no listener that error would be
+ * uncaught and end the process, so an answer declared too large would be a way to stop certkeeper.
+ */
+function discard(body: { on(event: "error", listener: () => void): unknown; destroy(): unknown }): void {
+  body.on("error", () => {});
+  body.destroy();
 }
