@@ -112,7 +112,7 @@ describe("logs that lie", () => {
     rfc.intercept({ status: 200, body: JSON.stringify({ entries: [entry, entry, entry] }) }, { match: /get-entries/ });
     tiled.intercept({ status: 200, body: Buffer.concat([tiled.entries[0]!.tileLeaf, tiled.entries[0]!.tileLeaf]) }, { match: /^tile\/data/ });
     const flooded = await logWhen(w, rfc.url, "the refusal", (l) => l.lastError !== null);
-    expect(flooded.lastError).toBe(`${rfc.url}: get-entries answered 3 entries for 1 asked`);
+    expect(flooded.lastError).toBe(`${rfc.url}ct/v1/get-entries: answered 3 entries for 1 asked`);
     const tile = await logWhen(w, tiled.url, "the refusal", (l) => l.lastError !== null);
     expect(tile.lastError).toBe(`${tiled.url}: data tile 0 is malformed (the data tile holds more than 1 entries)`);
     await w.caughtUp(1);

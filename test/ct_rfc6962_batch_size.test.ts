@@ -1,9 +1,7 @@
 /**
- * Review (docs/ct-logs.md, failure modes): a log answering fewer entries than asked is "read on from
- * where it stopped (its batch size is learned)". The RFC 6962 reader takes the most entries one answer
- * held as the log's batch size, and never asks for more than that again: a log whose head grew by a few
- * entries in one round answers all of them (it was asked no more), and from then on every get-entries
- * asks for that few, however large the log's real batch limit and the backlog.
+ * An RFC 6962 log's batch size is learned from the answers it cuts short (it answers at most its
+ * batch): a round that finds only a few new entries, asked and answered in full, says nothing of it.
+ * A log that once grew by 2 entries is read afterwards in its own batches (64 here), not 2 at a time.
  */
 import { afterEach, expect, test } from "bun:test";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";

@@ -1,10 +1,8 @@
 /**
- * Review (hostile or just flaky servers, CONTRACT §21): TileReader keeps each hash tile it fetched
- * (the promise, keyed by level/index/width) and forgets it only when the fetch fails. A full hash tile
- * that arrives once with the right length but wrong bytes (a bad cache or proxy in front of the log, a
- * log's transient bug) is therefore kept: every later consistency proof that needs it fails, and the
- * log stays refused ("does not extend the last verified one") after it answers honestly again, until
- * 64 other tiles push it out or the process restarts. The follower never reads that log again.
+ * Hash tiles are kept for reuse, but not one that led to a wrong root: a full hash tile that arrives
+ * once with the right length and wrong bytes (a bad cache or proxy in front of the log, a passing
+ * fault) is read again at the next try, so a tile log that answers honestly again is followed again
+ * without a restart.
  */
 import { afterEach, expect, setDefaultTimeout, test } from "bun:test";
 import { randomBytes } from "node:crypto";

@@ -31,6 +31,8 @@ export interface DecodeRequest {
   first: number;
   /** Tiles: how many entries the tile holds (its width). */
   width?: number;
+  /** get-entries: how many entries were asked for; an answer with more is refused before any is decoded. */
+  asked?: number;
   /** The entries kept: [from, to) in log indexes (default: all the body holds). */
   from?: number;
   to?: number;
@@ -84,7 +86,7 @@ export class LocalEntryReader implements EntryReader {
 
   async read(fetch: EntryFetch, watches: WatchDomains): Promise<DecodedChunk> {
     const { url, timeoutMs, ...request } = fetch;
-    const { body, gzip } = await getRawFromLog({ fetcher: this.http.fetcher, timeoutMs }, url);
+    const { body, gzip } = await getRawFromLog({ fetcher: this.http.fetcher, timeoutMs }, url, { maxBytes: answerBytes(request) });
     return decodeChunk({ ...request, body, gzip }, watches);
   }
 }
@@ -99,17 +101,33 @@ export function namesWatched(names: readonly string[], domains: ReadonlySet<stri
   return false;
 }
 
+/** What a get-entries answer may hold per entry asked: an entry and its chain (extra_data) are a few KiB. */
+const BYTES_PER_ENTRY_ASKED = 64 * 1024;
+const MIN_ANSWER_BYTES = 1024 * 1024;
+
+/**
+ * The most bytes an answer may hold, sent or decompressed: a get-entries answer in proportion to the
+ * entries asked (at least 1 MiB), so a log cannot make a few entries asked cost megabytes of work;
+ * anything else up to the bound of every log answer.
+ */
+export function answerBytes(request: Pick<DecodeRequest, "asked">): number {
+  if (request.asked === undefined) return MAX_RESPONSE_BYTES;
+  return Math.min(MAX_RESPONSE_BYTES, Math.max(MIN_ANSWER_BYTES, request.asked * BYTES_PER_ENTRY_ASKED));
+}
+
 export function decodeChunk(request: DecodeRequest, watches: WatchDomains): DecodedChunk {
   let body = request.body;
+  const maxBytes = answerBytes(request);
+  if (body.byteLength > maxBytes) throw new EntryError(`it sent more than ${maxBytes} bytes`);
   if (request.gzip) {
     try {
-      body = gunzipSync(body, { maxOutputLength: MAX_RESPONSE_BYTES });
+      body = gunzipSync(body, { maxOutputLength: maxBytes });
     } catch (error) {
       const tooLarge = (error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE";
-      throw new EntryError(tooLarge ? `it sent more than ${MAX_RESPONSE_BYTES} bytes once decompressed` : "it sent a body that is not gzip");
+      throw new EntryError(tooLarge ? `it sent more than ${maxBytes} bytes once decompressed` : "it sent a body that is not gzip");
     }
   }
-  const entries = request.format === "tile" ? readDataTile(body, request.width!) : readEntriesJson(body);
+  const entries = request.format === "tile" ? readDataTile(body, request.width!) : readEntriesJson(body, request.asked);
   const from = request.from ?? request.first;
   const to = request.to ?? request.first + entries.length;
   if (from < request.first || to > request.first + entries.length || from > to) throw new EntryError("the entries asked for are not in the answer");
@@ -130,8 +148,11 @@ export function decodeChunk(request: DecodeRequest, watches: WatchDomains): Deco
 }
 
 /** A get-entries answer's entries (RFC 6962 §4.6): a leaf that cannot be read matches nothing but keeps its hash. */
-function readEntriesJson(body: Uint8Array): LogEntry[] {
-  return (scanLeafInputs(body) ?? parseLeafInputs(body)).map((leaf) => {
+function readEntriesJson(body: Uint8Array, asked = Infinity): LogEntry[] {
+  const leaves = scanLeafInputs(body, asked) ?? parseLeafInputs(body);
+  // Refused before any entry is decoded: the work follows what was asked, not what the log sends.
+  if (leaves.length > asked) throw new EntryError(`answered ${leaves.length} entries for ${asked} asked`);
+  return (leaves as Buffer[]).map((leaf) => {
     try {
       return readMerkleTreeLeaf(leaf);
     } catch (error) {
@@ -153,12 +174,13 @@ const isSpace = (byte: number | undefined) => byte === 0x20 || byte === 0x0a || 
  * when the answer is not so simple (an escape, another shape): then it is parsed as JSON. What is read
  * either way is only believed once its leaf hashes lead to the signed tree head.
  */
-function scanLeafInputs(body: Uint8Array): Buffer[] | null {
+function scanLeafInputs(body: Uint8Array, asked: number): Array<Buffer | null> | null {
   const bytes = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   let start = 0;
   while (isSpace(bytes[start])) start++;
   if (bytes[start] !== 0x7b || bytes.indexOf('"entries"') < 0) return null; // {
-  const leaves: Buffer[] = [];
+  // Past the count asked, leaves are only counted (null), not decoded: the answer is then refused.
+  const leaves: Array<Buffer | null> = [];
   for (let at = bytes.indexOf(LEAF_INPUT); at >= 0; at = bytes.indexOf(LEAF_INPUT, at)) {
     if (bytes[at - 1] === BACKSLASH) return null;
     let cursor = at + LEAF_INPUT.length;
@@ -170,7 +192,7 @@ function scanLeafInputs(body: Uint8Array): Buffer[] | null {
     if (end < 0) return null;
     const value = bytes.subarray(cursor, end);
     if (value.includes(BACKSLASH)) return null;
-    leaves.push(Buffer.from(value.toString("latin1"), "base64"));
+    leaves.push(leaves.length < asked ? Buffer.from(value.toString("latin1"), "base64") : null);
     at = end + 1;
   }
   return leaves.length > 0 ? leaves : null;

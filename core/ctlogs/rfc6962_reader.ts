@@ -18,7 +18,11 @@ const FIRST_REQUEST = 256;
 const SMALL_ANSWER_BYTES = 1024 * 1024;
 
 export class Rfc6962Reader implements LogReader {
-  /** The most entries the log answered at once so far: the size of the requests that follow. */
+  /**
+   * The log's batch size as learned: the most entries it answered to a request it cut short (a log
+   * answers at most its batch, and fewer to keep its pages aligned). Null until it cuts one short:
+   * an answer in full to a small ask (the few entries a round finds new) says nothing of its batch.
+   */
   #batch: number | null = null;
 
   constructor(
@@ -33,7 +37,7 @@ export class Rfc6962Reader implements LogReader {
 
   async compactRangeAt(head: TreeHead): Promise<CompactRange> {
     if (head.size === 0) return new CompactRange();
-    const answer = await getJsonFromLog(this.http, this.#entriesUrl(head.size - 1, head.size));
+    const answer = await getJsonFromLog(this.http, this.#entriesUrl(head.size - 1, head.size), SMALL_ANSWER_BYTES);
     const text = ((answer as { entries?: Array<{ leaf_input?: unknown }> } | null)?.entries ?? [])[0]?.leaf_input;
     if (typeof text !== "string") throw new LogFailure(`${this.spec.url}: get-entries did not answer its last entry (${head.size - 1})`);
     let last;
@@ -71,12 +75,12 @@ export class Rfc6962Reader implements LogReader {
     const fetches: EntryFetch[] = [];
     const decoded: DecodedChunk[] = [];
     for (let at = start; at < end; ) {
-      const fetch: EntryFetch = { url: this.#entriesUrl(at, end), timeoutMs: this.http.timeoutMs, format: "get-entries", first: at };
+      const fetch: EntryFetch = { url: this.#entriesUrl(at, end), timeoutMs: this.http.timeoutMs, format: "get-entries", first: at, asked: end - at };
       const chunk = await this.#read(fetch, watches);
       const count = chunk.to - chunk.from;
       if (count === 0) throw new LogFailure(`${this.spec.url}: get-entries answered no entries for ${at}–${end - 1}`);
       if (count > end - at) throw new LogFailure(`${this.spec.url}: get-entries answered ${count} entries for ${end - at} asked`);
-      this.#batch = Math.max(this.#batch ?? 0, count);
+      if (count < end - at) this.#batch = Math.max(this.#batch ?? 0, count);
       fetches.push({ ...fetch, to: at + count });
       decoded.push(chunk);
       at += count;

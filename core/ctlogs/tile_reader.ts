@@ -17,6 +17,8 @@ export const TILE_WIDTH = 256;
 /** Hash tiles kept for reuse: the right edge of the tree is read for every run of entries. */
 const HASH_TILE_CACHE = 64;
 const CHECKPOINT_BYTES = 1024 * 1024;
+/** A hash tile is at most 256 hashes: a larger one (sent, or once decompressed) is refused unread. */
+const HASH_TILE_BYTES = TILE_WIDTH * HASH_BYTES;
 
 /** tlog-tiles' index encoding: 3-digit path elements, all but the last prefixed with `x` (1234067 → x001/x234/067). */
 export function tileIndexPath(index: number): string {
@@ -55,6 +57,7 @@ export class TileReader implements LogReader {
   async compactRangeAt(head: TreeHead): Promise<CompactRange> {
     const range = await this.#extend(new CompactRange(), head);
     if (!sameHash(range.root(), head.root)) {
+      this.#hashTiles.clear();
       throw new LogFailure(`${this.spec.url}: its hash tiles do not lead to the checkpoint's root at size ${head.size}`);
     }
     return range;
@@ -101,7 +104,11 @@ export class TileReader implements LogReader {
 
   async consistent(range: CompactRange, head: TreeHead): Promise<boolean> {
     if (range.size > head.size) return false;
-    return sameHash((await this.#extend(range.clone(), head)).root(), head.root);
+    if (sameHash((await this.#extend(range.clone(), head)).root(), head.root)) return true;
+    // A hash tile read wrong once (a proxy's bad copy, a log's passing fault) is not kept: the next
+    // try reads them all again, and a log that answers honestly again is followed again.
+    this.#hashTiles.clear();
+    return false;
   }
 
   /** Appends to `range` the roots of the subtrees from its size to the head's, read from hash tiles. */
@@ -151,10 +158,10 @@ export class TileReader implements LogReader {
   async #tile(level: number, index: number, width: number): Promise<{ bytes: Uint8Array; width: number }> {
     const url = (w: number) => `${this.spec.url}${tilePath(level, index, w)}`;
     try {
-      return { bytes: await getFromLog(this.http, url(width)), width };
+      return { bytes: await getFromLog(this.http, url(width), { maxBytes: HASH_TILE_BYTES }), width };
     } catch (error) {
       if (!(error instanceof LogFailure) || !error.notFound || width === TILE_WIDTH) throw error;
     }
-    return { bytes: await getFromLog(this.http, url(TILE_WIDTH)), width: TILE_WIDTH };
+    return { bytes: await getFromLog(this.http, url(TILE_WIDTH), { maxBytes: HASH_TILE_BYTES }), width: TILE_WIDTH };
   }
 }
