@@ -1,8 +1,7 @@
 /**
- * Review (docs/ct-logs.md, failure modes): only "HTTP 429 or 503" are "asked again after its
- * Retry-After"; "another error, or no answer" is "asked again after 5 s, doubling at each further
- * failure up to 10 minutes". A log answering HTTP 500 with a Retry-After header is instead left alone
- * for as long as that header says (up to a day).
+ * Only a 429 or a 503 makes a log's Retry-After the wait before it is asked again; any other error
+ * backs off from 5 s, doubling, whatever headers it carries: a log answering HTTP 500 with
+ * `Retry-After: 30` is asked again after the first backoff, not left alone for 30 s.
  */
 import { afterEach, expect, test } from "bun:test";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";

@@ -1,8 +1,7 @@
 /**
- * Review (CONTRACT §21, docs/ct-logs.md): GET /v1/ct/logs' `lastError` is "why the log is skipped right
- * now (null while it is followed)", and "the next good answer clears lastError". A log that failed once
- * and is then read (its position moving, answer after good answer) must show lastError null while it
- * reads its backlog, not the old error until it has caught up.
+ * GET /v1/ct/logs' `lastError` says why a log is skipped right now: a log that failed once and is then
+ * read again (its position moving, answer after good answer) shows null from its first run written,
+ * while it reads its backlog, not the old error until it has caught up.
  */
 import { afterEach, expect, test } from "bun:test";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
@@ -24,14 +23,15 @@ test("a log read again after one failed answer shows lastError null while its po
   const w = world;
   const log = w.logs[0]!;
   await w.caughtUp(0);
-  // Teach the reader the log's batch size (8), so that the backlog below is read in runs of 8.
-  for (let i = 0; i < 8; i++) log.logRaw(rawEntry(i));
+  // Teach the reader the log's batch size (8: it answers 8 of the 16 asked), so that the backlog below
+  // is read in runs of 8.
+  for (let i = 0; i < 16; i++) log.logRaw(rawEntry(i));
   w.publishAll();
-  await w.caughtUp(8);
+  await w.caughtUp(16);
 
   // One failed get-sth, then a backlog read slowly: 25 runs of 8 entries, a few hundred ms each.
   log.intercept({ status: 500, body: "oops" }, { match: /get-sth/ });
-  for (let i = 8; i < 208; i++) log.logRaw(rawEntry(i));
+  for (let i = 16; i < 216; i++) log.logRaw(rawEntry(i));
   log.delayMs = 60;
   w.publishAll();
   await w.until("the failure shown", async () => (await w.ctLogs())[0]?.lastError);

@@ -61,7 +61,8 @@ export async function getRawFromLog(
     throw new LogFailure(`${describe(url)} asked to slow down (HTTP ${response.status})`, retryAfterMs(response.headers["retry-after"], Date.now()));
   }
   if (response.status === 404) throw new LogFailure(`${describe(url)} answered HTTP 404`, null, true);
-  if (response.status !== 200) throw new LogFailure(`${describe(url)} answered HTTP ${response.status}`, retryAfterMs(response.headers["retry-after"], Date.now()));
+  // Any other error backs off as errors do: a Retry-After means "slow down" only with 429 and 503.
+  if (response.status !== 200) throw new LogFailure(`${describe(url)} answered HTTP ${response.status}`);
   const encoding = (response.headers["content-encoding"] ?? "identity").trim().toLowerCase();
   if (encoding === "identity" || encoding === "") return { body: response.body, gzip: false };
   if (encoding === "gzip" || encoding === "x-gzip") return { body: response.body, gzip: true };

@@ -284,6 +284,12 @@ class LogFollower {
     record.position = range.size;
     record.compactRange = batch.compactRange;
     this.#range = range;
+    // A log that failed and answers again is followed again from its first run written, not once its
+    // whole backlog is read (hours of it, on a large log).
+    if (record.lastError !== null) {
+      if (!(await this.#tracked(store.ctLogs.updateLog(owner, this.spec.url, { lastError: null, updatedAt: clock.now() })))) throw new LeaseLost();
+      record.lastError = null;
+    }
     this.context.onEntries?.(this.spec.url, range.size - from);
     // Each issuance announced is logged as every event is (CONTRACT §23).
     logEventsRaised(this.context.logger, saved.events);
