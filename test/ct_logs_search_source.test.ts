@@ -1,8 +1,7 @@
 /**
- * Review (docs/ct-logs.md): "The list [GET /v1/ct/logs] is empty until the follower has read the log
- * list, and with CERTKEEPER_CT_SOURCE=search." An installation that followed the logs and is switched
- * back to the search service (which the same page calls safe) still lists the logs it followed, with
- * their positions frozen, and certkeeper_ct_backlog_entries goes on reporting them.
+ * With CERTKEEPER_CT_SOURCE=search no log is followed: GET /v1/ct/logs is empty and
+ * certkeeper_ct_backlog_entries has no sample, also on a database that followed the logs before (the
+ * positions it kept are not shown as if they were being read).
  */
 import { afterEach, expect, test } from "bun:test";
 import { createHarness, expectData, type Harness } from "./support/harness.ts";

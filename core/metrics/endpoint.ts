@@ -20,7 +20,7 @@ import type { Clock } from "../base/time.ts";
 
 /** What GET /metrics reads of the services (core.services has it all). */
 export interface MetricsServices {
-  config: Pick<Config, "metricsToken">;
+  config: Pick<Config, "metricsToken" | "ctSource">;
   logger: Logger;
   store: Store;
   metrics: ServiceMetrics;
@@ -40,7 +40,7 @@ export async function metricsResponse(services: MetricsServices, request: Reques
     });
   }
 
-  const chunks = scrapeMetrics({ store, metrics, now: clock.now() });
+  const chunks = scrapeMetrics({ store, metrics, now: clock.now(), followsLogs: config.ctSource === "logs" });
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     // Pulled as the client reads: a slow scraper holds one page in memory, not the whole exposition.

@@ -106,6 +106,8 @@ export interface ScrapeOptions {
   now: number;
   /** Certificates per store page; default 500. */
   pageSize?: number;
+  /** CERTKEEPER_CT_SOURCE is `logs`: the logs' backlogs are shown (with the search source, none is followed). */
+  followsLogs?: boolean;
 }
 
 /**
@@ -132,7 +134,7 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
     "gauge",
     "Entries of each followed CT log not read yet: the size of its newest verified head minus the follower's position.",
   );
-  for (const log of await store.ctLogs.list()) {
+  for (const log of options.followsLogs ? await store.ctLogs.list() : []) {
     if (log.listed && log.treeSize !== null && log.position !== null) backlog += sampleLine("certkeeper_ct_backlog_entries", { log: log.url }, Math.max(0, log.treeSize - log.position));
   }
   yield backlog;
