@@ -2,7 +2,17 @@
 import type { HttpFetcher } from "../net/http_fetch.ts";
 import { FetchFailure } from "../net/http_fetch.ts";
 import { retryAfterMs } from "../net/retry_after.ts";
+import { DAY, SECOND } from "../base/time.ts";
 import { readIssuance, type Issuance } from "./issuance.ts";
+
+/**
+ * A service's Retry-After (429 or 503), honoured from 1 s up to a day: beyond that, a value that cannot
+ * be meant would stop the watch for years (as the logs' and the CAs' are bounded).
+ */
+function slowDown(header: string | undefined): number | null {
+  const delay = retryAfterMs(header, Date.now());
+  return delay === null ? null : Math.min(Math.max(delay, SECOND), DAY);
+}
 
 /** A page of issuances is a few hundred KB at most; anything far larger is not an answer. */
 const MAX_PAGE_BYTES = 8 * 1024 * 1024;
@@ -10,7 +20,7 @@ const MAX_PAGE_BYTES = 8 * 1024 * 1024;
 export class CtFailure extends Error {
   constructor(
     message: string,
-    /** From a 429's Retry-After: when this watch may ask again, ms from now. */
+    /** From a 429's or 503's Retry-After: when this watch may ask again, ms from now (1 s to a day). */
     readonly retryAfterMs: number | null = null,
   ) {
     super(message);
@@ -46,10 +56,9 @@ export class CtClient {
       if (error instanceof FetchFailure) throw new CtFailure(`The CT service did not answer: ${error.message}`);
       throw error;
     }
-    if (response.status === 429) {
-      throw new CtFailure("The CT service asked to slow down (HTTP 429)", retryAfterMs(response.headers["retry-after"], Date.now()));
-    }
-    if (response.status !== 200) throw new CtFailure(`The CT service answered HTTP ${response.status}`, retryAfterMs(response.headers["retry-after"], Date.now()));
+    if (response.status === 429) throw new CtFailure("The CT service asked to slow down (HTTP 429)", slowDown(response.headers["retry-after"]));
+    if (response.status === 503) throw new CtFailure("The CT service answered HTTP 503", slowDown(response.headers["retry-after"]));
+    if (response.status !== 200) throw new CtFailure(`The CT service answered HTTP ${response.status}`);
     let json: unknown;
     try {
       json = JSON.parse(Buffer.from(response.body).toString("utf8"));
