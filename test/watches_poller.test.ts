@@ -349,7 +349,7 @@ describe("switching CERTKEEPER_CT_SOURCE with watches in place", () => {
     // asked from their start, not after the search service's id.
     const asked: Array<string | null> = [];
     const now = Date.now();
-    const recorded = { id: "1", dnsNames: ["d.switch.test"], issuerFriendlyName: null, issuerName: "C=US, O=Let's Encrypt, CN=R11", notBefore: now - DAY, notAfter: now + 60 * DAY, certSha256: null };
+    const recorded = { id: "1", dnsNames: ["d.switch.test"], issuerFriendlyName: null, issuerName: "C=US, O=Let's Encrypt, CN=R11", notBefore: now - DAY, notAfter: now + 60 * DAY, certSha256: null, tbsSha256: null };
     const logs = new WatchPoller({
       ...(search as any).options,
       recordsIssuances: false,

@@ -124,6 +124,17 @@ export function memoryCtLogs(state: MemoryState): CtLogStore {
         .sort((a, b) => (a.id < b.id ? -1 : 1))
         .map(({ leaseOwner: _, ...watch }) => copy(watch));
     },
+    async recordSearched(issuances) {
+      if (issuances.length === 0) return;
+      state.write();
+      for (const issuance of issuances) {
+        const key = `${issuance.watchId} ${issuance.issuanceKey}`;
+        if (!state.watches.has(issuance.watchId) || byKey.has(key)) continue;
+        const record = { ...copy(issuance), seq: ++seq };
+        byWatch.set(issuance.watchId, [...(byWatch.get(issuance.watchId) ?? []), record]);
+        byKey.set(key, record);
+      }
+    },
     async issuances(watchId, after, limit) {
       return (byWatch.get(watchId) ?? [])
         .filter((record) => record.seq > after)

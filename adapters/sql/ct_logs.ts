@@ -168,6 +168,19 @@ export function sqlCtLogs(db: Executor, bookkeeping: Executor = db): CtLogStore 
       const { rows } = await db.execute(`SELECT ${WATCH_COLUMNS} FROM watches ORDER BY id`);
       return rows.map(watchFrom);
     },
+    async recordSearched(issuances, now) {
+      if (issuances.length === 0) return;
+      await bookkeeping.transaction(async (tx) => {
+        for (const i of issuances) {
+          await tx.execute(
+            `INSERT INTO ct_issuances (watch_id, issuance_key, dns_names, issuer_organization, issuer_common_name, not_before, not_after, fingerprint, logged_at, recorded_at)
+             SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM watches WHERE id = ?)
+             ON CONFLICT (watch_id, issuance_key) DO NOTHING`,
+            [i.watchId, i.issuanceKey, JSON.stringify(i.dnsNames), i.issuerOrganization, i.issuerCommonName, i.notBefore, i.notAfter, i.fingerprint, i.loggedAt, now, i.watchId],
+          );
+        }
+      });
+    },
     async issuances(watchId, after, limit) {
       const { rows } = await db.execute(`SELECT ${ISSUANCE_COLUMNS} FROM ct_issuances WHERE watch_id = ? AND seq > ? ORDER BY seq LIMIT ?`, [
         watchId,

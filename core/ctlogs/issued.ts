@@ -77,6 +77,7 @@ export function asIssuance(record: CtIssuanceRecord & { seq?: number }): Issuanc
     notBefore: record.notBefore,
     notAfter: record.notAfter,
     certSha256: record.fingerprint,
+    tbsSha256: record.issuanceKey,
   };
 }
 

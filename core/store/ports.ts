@@ -614,6 +614,13 @@ export interface CtLogStore {
   allWatches(): Promise<WatchRecord[]>;
   /** The issuances recorded for a watch after `after` (a seq; 0: from the first), oldest first. */
   issuances(watchId: string, after: number, limit: number): Promise<Array<CtIssuanceRecord & { seq: number }>>;
+  /**
+   * Records issuances a poll of the search service went through (CERTKEEPER_CT_SOURCE=search), by the
+   * key the follower records its own under (the service's `tbs_sha256`): were the logs followed again
+   * later, from where they were left, none of them would be announced a second time. Nothing is
+   * counted and no poll made due; one already recorded, or of a watch that is gone, is left alone.
+   */
+  recordSearched(issuances: CtIssuanceRecord[], now: number): Promise<void>;
   /** Forgets the issuances of watches that are gone and of certificates that expired before `notAfterBefore`; how many. */
   pruneIssuances(notAfterBefore: number): Promise<number>;
 }

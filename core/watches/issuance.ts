@@ -15,6 +15,11 @@ export interface Issuance {
   notAfter: number;
   /** Lower-case hex SHA-256 of the certificate; null when only a precertificate was logged. */
   certSha256: string | null;
+  /**
+   * Lower-case hex SHA-256 of the TBSCertificate without the poison and SCT-list extensions: the key
+   * the CT log follower records an issuance under. Null when the service gives none.
+   */
+  tbsSha256: string | null;
 }
 
 /** Reads one element of the API's JSON array; null when it lacks what an issuance must have. */
@@ -30,6 +35,7 @@ export function readIssuance(raw: unknown): Issuance | null {
     : [];
   const issuer = typeof r.issuer === "object" && r.issuer !== null ? (r.issuer as Record<string, unknown>) : {};
   const certSha256 = typeof r.cert_sha256 === "string" && /^[0-9a-f]{64}$/i.test(r.cert_sha256) ? r.cert_sha256.toLowerCase() : null;
+  const tbsSha256 = typeof r.tbs_sha256 === "string" && /^[0-9a-f]{64}$/i.test(r.tbs_sha256) ? r.tbs_sha256.toLowerCase() : null;
   return {
     id: r.id,
     dnsNames: dnsNames.map((name) => name.toLowerCase()),
@@ -38,6 +44,7 @@ export function readIssuance(raw: unknown): Issuance | null {
     notBefore,
     notAfter,
     certSha256,
+    tbsSha256,
   };
 }
 

@@ -9,10 +9,10 @@ import type { Clock } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import { newId } from "../base/ids.ts";
 import type { EventRecord, WatchRecord } from "../base/records.ts";
-import type { Store } from "../store/ports.ts";
+import type { CtIssuanceRecord, Store } from "../store/ports.ts";
 import { WorkLoop } from "../base/work_loop.ts";
 import { CtFailure } from "./ct_client.ts";
-import { issuedEventData, namesToMonitor, recordedIssuance, type Issuance } from "./issuance.ts";
+import { issuedEventData, nameAttributes, namesToMonitor, recordedIssuance, type Issuance } from "./issuance.ts";
 import { noteIssuances } from "../deployment/mod.ts";
 import { logEventsRaised } from "../base/journal.ts";
 
@@ -158,6 +158,9 @@ export class WatchPoller {
       // whichever source recorded them. Noted before the page is saved: a page read again after a
       // crash notes nothing twice.
       await noteIssuances(store, watch, issuances.map(recordedIssuance), now);
+      // What the search service brought is recorded as the follower records what it reads: a later
+      // switch back to the logs, resuming where they were left, announces none of it again.
+      if (records) await store.ctLogs.recordSearched(searchedRecords(issuances, watch.id, now), now);
       const events: EventRecord[] = baselineDone && records
         ? issuances.map((issuance) => ({
             id: newId("evt"),
@@ -243,4 +246,25 @@ function wentBack(issuances: ReadonlyArray<{ id: string }>, cursor: string | nul
     seen.add(id);
   }
   return false;
+}
+
+/** The issuances of a search page that carry the key the follower records under (`tbs_sha256`), as it records them. */
+function searchedRecords(issuances: Issuance[], watchId: string, now: number): CtIssuanceRecord[] {
+  const records: CtIssuanceRecord[] = [];
+  for (const issuance of issuances) {
+    if (issuance.tbsSha256 === null) continue;
+    const { o, cn } = nameAttributes(issuance.issuerName ?? "");
+    records.push({
+      watchId,
+      issuanceKey: issuance.tbsSha256,
+      dnsNames: issuance.dnsNames,
+      issuerOrganization: o[0] ?? null,
+      issuerCommonName: cn[0] ?? null,
+      notBefore: issuance.notBefore,
+      notAfter: issuance.notAfter,
+      fingerprint: issuance.certSha256,
+      loggedAt: now,
+    });
+  }
+  return records;
 }

@@ -8,7 +8,7 @@ import { createHash } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { AsnConvert } from "@peculiar/asn1-schema";
-import { Certificate as AsnCertificate } from "@peculiar/asn1-x509";
+import { Certificate as AsnCertificate, Extensions, TBSCertificate } from "@peculiar/asn1-x509";
 import type { Issued } from "./pki.ts";
 
 export interface CtRequest {
@@ -52,7 +52,7 @@ export async function startCtServer(): Promise<CtServer> {
     const id = String(nextId++ * 7); // opaque, increasing
     issuances.push({
       id,
-      tbs_sha256: sha256(asn.tbsCertificateRaw!),
+      tbs_sha256: tbsSha256(asn.tbsCertificate),
       cert_sha256: options.precertificateOnly ? undefined : sha256(leaf.cert.rawData),
       dns_names: leaf.cert
         .getExtension("2.5.29.17")
@@ -124,4 +124,17 @@ export async function startCtServer(): Promise<CtServer> {
       httpServer.close(() => resolve());
     });
   return server;
+}
+
+/** CT's poison extension and SCT list extension (RFC 6962 §3.1, §3.3). */
+const CT_EXTENSIONS = new Set(["1.3.6.1.4.1.11129.2.4.3", "1.3.6.1.4.1.11129.2.4.2"]);
+
+/**
+ * Cert Spotter's `tbs_sha256`: the SHA-256 of the TBSCertificate as RFC 6962 §3.2 defines it, without
+ * the poison and SCT-list extensions (a certificate and its precertificate have the same), re-encoded.
+ */
+function tbsSha256(tbs: TBSCertificate): string {
+  const kept = (tbs.extensions ?? []).filter((extension) => !CT_EXTENSIONS.has(extension.extnID));
+  const stripped = new TBSCertificate({ ...tbs, extensions: kept.length > 0 ? new Extensions(kept) : undefined });
+  return sha256(AsnConvert.serialize(stripped));
 }

@@ -182,6 +182,29 @@ export function describeCtLogs(get: () => Store) {
       expect(await store.events.list(testScope, { limit: 10 })).toEqual([]);
     });
 
+    test("recordSearched() records what a search poll went through: nothing counted, the follower then announces none of it", async () => {
+      const store = get();
+      const { owner } = await holdLease(store);
+      const { live } = await newOrganization(store);
+      const watch = watchRecord(live, { nextPollAt: NOW + 3_600_000 });
+      const gone = watchRecord(live);
+      await store.watches.insert(watch, { limit: 10 });
+      const searched = issuance(watch.id);
+      await store.ctLogs.recordSearched([searched, issuance(gone.id)], NOW);
+      // Twice (a page read again after a crash): recorded once.
+      await store.ctLogs.recordSearched([{ ...searched, fingerprint: "cd".repeat(32) }], NOW + 1);
+      expect(await store.ctLogs.issuances(watch.id, 0, 10)).toEqual([{ ...searched, seq: expect.any(Number) }]);
+      expect(await store.ctLogs.issuances(gone.id, 0, 10)).toEqual([]);
+      expect((await store.watches.get(live, watch.id))!).toMatchObject({ issuancesSeen: 0, nextPollAt: NOW + 3_600_000 });
+      // The follower reading the same issuance later (logs followed again): no event, nothing counted.
+      const url = `https://${hex(4)}.ct.example/log/`;
+      await store.ctLogs.setListed(owner, [{ url, kind: "rfc6962" }], NOW);
+      await store.ctLogs.startLog(owner, url, { position: 0, compactRange: [], updatedAt: NOW });
+      expect(await store.ctLogs.commit(batch(owner, url, 0, 1, [{ issuance: { ...searched, loggedAt: NOW + 5 }, event: issuedEvent(live, watch.id) }]))).toEqual({ saved: true, events: [] });
+      expect((await store.watches.get(live, watch.id))!.issuancesSeen).toBe(0);
+      expect(await store.events.list(live, { limit: 10 })).toEqual([]);
+    });
+
     test("issuances() pages a watch's issuances oldest first after a seq", async () => {
       const store = get();
       const { owner } = await holdLease(store);

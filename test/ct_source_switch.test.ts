@@ -1,9 +1,9 @@
 /**
- * Review (CONTRACT §21 "one event per watch" for an issuance; docs/ct-logs.md: "A watch keeps its place
- * in each source by that source's own count, so switching CERTKEEPER_CT_SOURCE on an installation that
- * already has watches is safe"). An installation that followed the logs, then used the search service
- * for a while, then follows the logs again: the follower resumes from the positions it left, and
- * announces again every issuance the search service already announced meanwhile.
+ * Switching CERTKEEPER_CT_SOURCE back and forth announces an issuance once per watch: an installation
+ * that followed the logs, then used the search service for a while, then follows the logs again from
+ * the positions it left does not announce again what the search service announced meanwhile (the
+ * search poll records each issuance under the service's tbs_sha256, the key the follower records its
+ * own under).
  */
 import { afterEach, expect, test } from "bun:test";
 import { createHarness, expectData, testPki, type Harness } from "./support/harness.ts";
@@ -40,7 +40,7 @@ test("logs → search → logs: an issuance announced by the search service is n
   // CERTKEEPER_CT_SOURCE=search on the same database.
   ct = await startCtServer();
   const searchConfig = { ...w.harness.config, ctSource: "search" as const, ctUrl: ct.url, ctIntervalMs: 3_600_000 };
-  const searchTransports = createTransports(searchConfig, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-review-outbox" });
+  const searchTransports = createTransports(searchConfig, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-ct-switch-outbox" });
   const searching = await createHarness({ store: w.harness.store, transports: searchTransports, config: searchConfig });
   others.push({ harness: searching, transports: searchTransports });
   searching.core.start();
@@ -67,7 +67,7 @@ test("logs → search → logs: an issuance announced by the search service is n
 
   // CERTKEEPER_CT_SOURCE=logs again.
   const logsConfig = { ...w.harness.config };
-  const logsTransports = createTransports(logsConfig, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-review-outbox" });
+  const logsTransports = createTransports(logsConfig, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-ct-switch-outbox" });
   const following = await createHarness({
     store: w.harness.store,
     transports: logsTransports,
