@@ -1,7 +1,6 @@
 /**
- * Review (CONTRACT §20 with §21; seen while reviewing scale-out): under CERTKEEPER_CT_SOURCE=logs the
- * follower records issuances, and the watch poller reads them back to note pending deployments and
- * add autoMonitor's names. The follower's commit moves the watch's next poll forward only when no
+ * Under CERTKEEPER_CT_SOURCE=logs the follower records issuances, and the watch poller reads them
+ * back to note pending deployments and add autoMonitor's names. The follower's commit moves the watch's next poll forward only when no
  * poll holds it (adapters/sql/ct_logs.ts: `CASE WHEN lease_owner IS NULL`). An issuance recorded
  * while a poll is under way (here: while it adds an autoMonitor name that is slow to answer) is read
  * by the poll that follows at once (a poll that added names looks for what was recorded meanwhile),
