@@ -26,6 +26,13 @@ export interface ChainJudgement {
 
 /** Longest path we build; real chains have two or three certificates. */
 const MAX_DEPTH = 8;
+/**
+ * The signatures one judgement may check while it looks for a path (as Go's crypto/x509 bounds its
+ * own). A server can send a mesh of CAs that bear one name and sign one another, in which every path
+ * is a valid chain of signatures leading nowhere: millions of paths, tried one by one. Past this many
+ * checks the chain is untrusted; an honest chain, cross-signed intermediates and all, needs a handful.
+ */
+const MAX_SIGNATURE_CHECKS = 100;
 
 /**
  * The first problem of a chain at `now`, or null when it is trusted and names `domain`. A self-signed
@@ -34,7 +41,8 @@ const MAX_DEPTH = 8;
 export async function judgeChain(certs: Certificate[], domain: string, trust: TrustStore, now: number): Promise<ChainJudgement> {
   const leaf = certs[0]!;
   // A leaf whose extended key usage leaves out TLS servers is refused by every browser, whoever signed it.
-  const path = forServers(leaf) ? await trustedPath(leaf, certs.slice(1), trust, now, 0, { below: 0, names: dnsNames(leaf) }) : undefined;
+  const budget = { checks: MAX_SIGNATURE_CHECKS };
+  const path = forServers(leaf) ? await trustedPath(leaf, certs.slice(1), trust, now, 0, { below: 0, names: dnsNames(leaf) }, budget) : undefined;
   if (path === undefined) {
     // Self-signed: its own key verifies its signature (a signature that cannot even be read does not).
     const selfSigned = leaf.subject === leaf.issuer && (await signedBy(leaf, leaf));
@@ -68,17 +76,28 @@ interface Below {
  * empty when `cert` is itself an anchor), or undefined when there is no trusted path. A sent CA's
  * pathLenConstraint and DNS name constraints hold on the path (RFC 5280 §6.1.4, §4.2.1.10).
  */
-async function trustedPath(cert: Certificate, pool: Certificate[], trust: TrustStore, now: number, depth: number, below: Below): Promise<PathStep[] | undefined> {
+async function trustedPath(
+  cert: Certificate,
+  pool: Certificate[],
+  trust: TrustStore,
+  now: number,
+  depth: number,
+  below: Below,
+  budget: { checks: number },
+): Promise<PathStep[] | undefined> {
   if (await trust.isAnchor(cert)) return [];
   for (const anchor of await trust.anchorsFor(cert)) {
+    if (budget.checks-- <= 0) return undefined;
     if (await signedBy(cert, anchor)) return [{ cert: anchor, sent: false }];
   }
   if (depth >= MAX_DEPTH) return undefined;
   for (const [index, candidate] of pool.entries()) {
-    if (candidate.subject !== cert.issuer || !canIssue(candidate, now, below) || !(await signedBy(cert, candidate))) continue;
+    if (candidate.subject !== cert.issuer || !canIssue(candidate, now, below)) continue;
+    if (budget.checks-- <= 0) return undefined;
+    if (!(await signedBy(cert, candidate))) continue;
     const rest = pool.filter((_, i) => i !== index); // each sent certificate once per path: no loops
     const above = { ...below, below: below.below + (candidate.subject === candidate.issuer ? 0 : 1) };
-    const further = await trustedPath(candidate, rest, trust, now, depth + 1, above);
+    const further = await trustedPath(candidate, rest, trust, now, depth + 1, above, budget);
     if (further !== undefined) return [{ cert: candidate, sent: true }, ...further];
   }
   return undefined;

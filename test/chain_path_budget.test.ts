@@ -1,0 +1,68 @@
+/**
+ * Building a trusted path through what a server sends is bounded: a hostile server can send a mesh of
+ * CA certificates that all bear one name and sign one another (nine keys, each certified by each of the
+ * others: 72 certificates), under which every path is a valid chain of signatures that leads to no
+ * trusted root. Tried path by path, that is millions of paths of up to eight steps; the judgement
+ * gives up after a bounded number of candidates and calls the chain untrusted, in well under a second,
+ * while an honest chain through a cross-signed intermediate is still trusted.
+ */
+import "reflect-metadata";
+import { expect, test } from "bun:test";
+import * as x509 from "@peculiar/x509";
+import { judgeChain, parseCertificates, TrustStore } from "../core/tls/mod.ts";
+import { createIntermediateCa, createLeaf, createRootCa, generateKeys } from "./support/pki.ts";
+
+const DAY = 86_400_000;
+/** As a check parses what a server sent. */
+const parse = (certs: x509.X509Certificate[]) => parseCertificates(certs.map((cert) => new Uint8Array(cert.rawData)));
+const ALG = { name: "ECDSA", hash: "SHA-256" };
+
+async function caCert(name: string, publicKey: CryptoKey, signingKey: CryptoKey, serial: number): Promise<x509.X509Certificate> {
+  return x509.X509CertificateGenerator.create({
+    serialNumber: serial.toString(16).padStart(4, "0"),
+    subject: name,
+    issuer: name,
+    notBefore: new Date(Date.now() - DAY),
+    notAfter: new Date(Date.now() + 365 * DAY),
+    publicKey,
+    signingKey,
+    signingAlgorithm: ALG,
+    extensions: [new x509.BasicConstraintsExtension(true, undefined, true), new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign, true)],
+  });
+}
+
+test("a mesh of same-named CAs that sign one another is judged untrusted at once, not path by path", async () => {
+  const name = "CN=Mesh CA";
+  const keys = await Promise.all(Array.from({ length: 9 }, () => generateKeys("ec")));
+  const mesh: x509.X509Certificate[] = [];
+  let serial = 1;
+  for (const subject of keys) for (const signer of keys) if (signer !== subject) mesh.push(await caCert(name, subject.publicKey, signer.privateKey, serial++));
+  const leaf = await x509.X509CertificateGenerator.create({
+    serialNumber: "ffff",
+    subject: "CN=mesh.example",
+    issuer: name,
+    notBefore: new Date(Date.now() - DAY),
+    notAfter: new Date(Date.now() + 30 * DAY),
+    publicKey: (await generateKeys("ec")).publicKey,
+    signingKey: keys[0]!.privateKey,
+    signingAlgorithm: ALG,
+    extensions: [new x509.SubjectAlternativeNameExtension([{ type: "dns", value: "mesh.example" }])],
+  });
+  const unrelated = await createRootCa({ name: "CN=Unrelated Root" });
+  const started = performance.now();
+  const judged = await judgeChain(parse([leaf, ...mesh]), "mesh.example", new TrustStore([unrelated.certPem]), Date.now());
+  const took = performance.now() - started;
+  console.log(`${mesh.length} mesh certificates judged in ${Math.round(took)} ms: ${judged.problem}`);
+  expect(judged.problem).toBe("untrusted_issuer");
+  expect(took).toBeLessThan(2_000);
+}, 60_000);
+
+test("an honest chain whose intermediate is also sent cross-signed, with a decoy, is still trusted", async () => {
+  const root = await createRootCa({ name: "CN=Budget Root" });
+  const other = await createRootCa({ name: "CN=Budget Other Root" });
+  const intermediate = await createIntermediateCa(root, { name: "CN=Budget Intermediate" });
+  const crossSigned = await createIntermediateCa(other, { name: "CN=Budget Intermediate" });
+  const leaf = await createLeaf({ issuer: intermediate, dnsNames: ["budget.example"] });
+  const judged = await judgeChain(parse([leaf.cert, crossSigned.cert, intermediate.cert]), "budget.example", new TrustStore([root.certPem]), Date.now());
+  expect(judged.problem).toBeNull();
+});
