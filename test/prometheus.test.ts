@@ -76,7 +76,8 @@ if (!PROMTOOL) {
       const { root, rsaIntermediate } = await testPki();
       const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
       transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: join(dir, "outbox") });
-      h = await createHarness({ store: "libsql", transports, config: { metricsToken: "promtool-t0ken" } });
+      // Following the logs (the backlog metric is exported only then); the follower is not started: the log is written below.
+      h = await createHarness({ store: "libsql", transports, config: { metricsToken: "promtool-t0ken", ctSource: "logs" } });
       receiver = await startHttpReceiver();
       // What a real installation shows: valid, expiring and expired certificates, two of one name and
       // port behind different addresses, a channel that has been sent something.
