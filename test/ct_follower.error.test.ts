@@ -271,8 +271,8 @@ describe("failing, slow and hostile answers", () => {
     const bomb = gzipSync(Buffer.alloc(65 * 1024 * 1024));
     const cases: Array<[typeof rfc, Parameters<typeof rfc.intercept>[0], RegExp, RegExp]> = [
       [tiled, "garbage", /^tile\/data\//, /data tile 0 is malformed|not gzip/],
-      [tiled, { status: 200, headers: { "content-encoding": "gzip" }, body: bomb }, /^tile\/data\//, /more than 67108864 bytes once decompressed/],
-      [tiled, "huge", /^tile\/data\//, /declared 104857600 bytes, more than the 67108864 bytes allowed/],
+      [tiled, { status: 200, headers: { "content-encoding": "gzip" }, body: bomb }, /^tile\/data\//, /more than 1048576 bytes once decompressed/],
+      [tiled, "huge", /^tile\/data\//, /declared 104857600 bytes, more than the 1048576 bytes allowed/],
       [rfc, { status: 200, body: '{"entries": [' }, /get-entries/, /not JSON/],
       [rfc, "garbage", /get-sth/, /not JSON/],
     ];

@@ -1,5 +1,6 @@
 /**
- * One GET to a log, bounded: at most 64 MiB (after gzip, which static-ct-api logs may send unasked),
+ * One GET to a log, bounded: at most 64 MiB, or less where the caller knows what the answer may hold
+ * (after gzip, which static-ct-api logs may send unasked),
  * within CERTKEEPER_TLS_TIMEOUT × 3, never following a redirect. A 429 or 503 carries its Retry-After;
  * every failure is a LogFailure whose message is safe to show.
  */

@@ -101,18 +101,19 @@ export function namesWatched(names: readonly string[], domains: ReadonlySet<stri
   return false;
 }
 
-/** What a get-entries answer may hold per entry asked: an entry and its chain (extra_data) are a few KiB. */
+/** What an answer may hold per entry: an entry and its chain (extra_data, or a tile's fingerprints) are a few KiB. */
 const BYTES_PER_ENTRY_ASKED = 64 * 1024;
 const MIN_ANSWER_BYTES = 1024 * 1024;
 
 /**
- * The most bytes an answer may hold, sent or decompressed: a get-entries answer in proportion to the
- * entries asked (at least 1 MiB), so a log cannot make a few entries asked cost megabytes of work;
- * anything else up to the bound of every log answer.
+ * The most bytes an answer may hold, sent or decompressed: in proportion to the entries it holds (a
+ * get-entries answer's asked, a data tile's width), at least 1 MiB, so a log cannot make a few entries
+ * cost megabytes of work; never more than the bound of every log answer.
  */
-export function answerBytes(request: Pick<DecodeRequest, "asked">): number {
-  if (request.asked === undefined) return MAX_RESPONSE_BYTES;
-  return Math.min(MAX_RESPONSE_BYTES, Math.max(MIN_ANSWER_BYTES, request.asked * BYTES_PER_ENTRY_ASKED));
+export function answerBytes(request: Pick<DecodeRequest, "asked" | "width" | "format">): number {
+  const entries = request.format === "tile" ? request.width : request.asked;
+  if (entries === undefined) return MAX_RESPONSE_BYTES;
+  return Math.min(MAX_RESPONSE_BYTES, Math.max(MIN_ANSWER_BYTES, entries * BYTES_PER_ENTRY_ASKED));
 }
 
 export function decodeChunk(request: DecodeRequest, watches: WatchDomains): DecodedChunk {
