@@ -5,18 +5,13 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
-import { uintBytes, vector } from "./support/ct_log_tree.ts";
+import { unreadableEntry as rawEntry } from "./support/ct_log_tree.ts";
 
 let world: CtWorld | undefined;
 afterEach(async () => {
   await world?.close();
   world = undefined;
 });
-
-/** A TimestampedEntry (x509_entry) whose certificate is not DER: it matches nothing but keeps its leaf hash. */
-function rawEntry(i: number): Buffer {
-  return Buffer.concat([uintBytes(Date.now(), 8), uintBytes(0, 2), vector(Buffer.from(`not a certificate ${i}`), 3), vector(Buffer.alloc(0), 2)]);
-}
 
 test("a log read again after one failed answer shows lastError null while its position moves", async () => {
   world = await startCtWorld({ logs: [{ kind: "rfc6962", batchLimit: 8 }], ctFollower: { runEntries: 8, fetchesPerLog: 1 } });

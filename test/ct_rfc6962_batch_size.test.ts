@@ -5,17 +5,13 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
-import { uintBytes, vector } from "./support/ct_log_tree.ts";
+import { unreadableEntry as rawEntry } from "./support/ct_log_tree.ts";
 
 let world: CtWorld | undefined;
 afterEach(async () => {
   await world?.close();
   world = undefined;
 });
-
-function rawEntry(i: number): Buffer {
-  return Buffer.concat([uintBytes(Date.now(), 8), uintBytes(0, 2), vector(Buffer.from(`not a certificate ${i}`), 3), vector(Buffer.alloc(0), 2)]);
-}
 
 test("a log that once grew by 2 entries is read 64 at a time afterwards (its limit), not 2 at a time", async () => {
   world = await startCtWorld({ logs: [{ kind: "rfc6962", batchLimit: 64 }] });

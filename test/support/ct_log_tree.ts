@@ -114,6 +114,14 @@ export function uintBytes(value: number, size: number): Buffer {
 /** A TLS vector: its length in `size` bytes, then its bytes. */
 export const vector = (bytes: Uint8Array, size: number) => Buffer.concat([uintBytes(bytes.length, size), bytes]);
 
+/**
+ * A TimestampedEntry (x509_entry) whose certificate is not DER: it matches nothing but is a leaf of
+ * the tree like any other (a backlog of entries cheap to make).
+ */
+export function unreadableEntry(i: number): Buffer {
+  return Buffer.concat([uintBytes(Date.now(), 8), uintBytes(0, 2), vector(Buffer.from(`not a certificate ${i}`), 3), vector(Buffer.alloc(0), 2)]);
+}
+
 /** DigitallySigned (RFC 5246 §4.7): sha256 (4), ecdsa (3) or rsa (1), a 2-byte length, the signature. */
 export function digitallySigned(key: FixtureKey, input: Uint8Array): Buffer {
   const signature = sign("sha256", input, key.privateKey);
