@@ -48,7 +48,7 @@ test.each([
   try {
     await w.issue({ dnsNames: ["a.many.example"] });
     w.publishAll();
-    refused = await w.until("the answer refused", async () => (await w.ctLogs()).find((l) => l.lastError), 60_000);
+    refused = await w.until("the answer refused", async () => (await w.ctLogs()).find((l) => refusal.test(l.lastError ?? "")), 60_000); // (a busy machine may time a try out first)
   } finally {
     clearInterval(sampler);
   }
