@@ -4,13 +4,17 @@
  * others: 72 certificates), under which every path is a valid chain of signatures that leads to no
  * trusted root. Tried path by path, that is millions of paths of up to eight steps; the judgement
  * gives up after a bounded number of candidates and calls the chain untrusted, in well under a second,
- * while an honest chain through a cross-signed intermediate is still trusted.
+ * while an honest chain through a cross-signed intermediate is still trusted. Nor is a signature
+ * checked under a key no CA uses (RSA over 8,192 bits, or an exponent over 2^32), each of which would
+ * cost tens of milliseconds to refuse.
  */
 import "reflect-metadata";
 import { expect, test } from "bun:test";
 import * as x509 from "@peculiar/x509";
+import { generateKeyPairSync } from "node:crypto";
 import { judgeChain, parseCertificates, TrustStore } from "../core/tls/mod.ts";
 import { createIntermediateCa, createLeaf, createRootCa, generateKeys } from "./support/pki.ts";
+import { costlyRsaSpki, hostileCertificate } from "./support/hostile_certs.ts";
 
 const DAY = 86_400_000;
 /** As a check parses what a server sent. */
@@ -65,4 +69,19 @@ test("an honest chain whose intermediate is also sent cross-signed, with a decoy
   const leaf = await createLeaf({ issuer: intermediate, dnsNames: ["budget.example"] });
   const judged = await judgeChain(parse([leaf.cert, crossSigned.cert, intermediate.cert]), "budget.example", new TrustStore([root.certPem]), Date.now());
   expect(judged.problem).toBeNull();
+});
+
+test("look-alike CAs with keys no CA uses (16384-bit RSA, exponent 2^33-1) cost no signature check", async () => {
+  const leafKeys = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  const leafSpki = leafKeys.publicKey.export({ type: "spki", format: "der" }) as Buffer;
+  const ders = [hostileCertificate(1, "Look-alike CA", "huge.example", leafSpki, ["huge.example"])];
+  for (let i = 0; i < 40; i++) ders.push(hostileCertificate(2 + i, "Look-alike CA", "Look-alike CA", costlyRsaSpki(), undefined, true));
+  const unrelated = await createRootCa({ name: "CN=Unrelated Root" });
+  const started = performance.now();
+  const judged = await judgeChain(parseCertificates(ders.map((der) => new Uint8Array(der))), "huge.example", new TrustStore([unrelated.certPem]), Date.now());
+  const took = performance.now() - started;
+  console.log(`40 look-alike CAs with 16384-bit keys judged in ${Math.round(took)} ms: ${judged.problem}`);
+  expect(judged.problem).toBe("untrusted_issuer");
+  // Each such signature costs tens of ms to refuse; none is checked.
+  expect(took).toBeLessThan(300);
 });

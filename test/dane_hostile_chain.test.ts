@@ -6,10 +6,11 @@
  * event loop no longer than with no TLSA records at all (it held it ~6 s per endpoint per check before).
  */
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { generateKeyPairSync } from "node:crypto";
 import { SMTPServer } from "smtp-server";
 import * as dnsPacket from "dns-packet";
 import { meterEventLoop } from "./support/event_loop_meter.ts";
+import { costlyRsaSpki, hostileCertificate as certificate, pem } from "./support/hostile_certs.ts";
 import { TEST_DOMAIN } from "./support/harness.ts";
 import { answerTo, startFixtureDns } from "./support/dns_servers.ts";
 import { dnsWorld } from "./support/dns_world.ts";
@@ -19,42 +20,6 @@ const closers: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   for (const close of closers.reverse()) await close();
 });
-
-// --- a minimal DER writer for the hostile certificates ---
-function len(n: number): Buffer {
-  if (n < 0x80) return Buffer.from([n]);
-  const b: number[] = [];
-  for (let r = n; r > 0; r = Math.floor(r / 256)) b.unshift(r % 256);
-  return Buffer.from([0x80 | b.length, ...b]);
-}
-const tlv = (tag: number, ...parts: Buffer[]) => {
-  const v = Buffer.concat(parts);
-  return Buffer.concat([Buffer.from([tag]), len(v.length), v]);
-};
-const seq = (...p: Buffer[]) => tlv(0x30, ...p);
-const int = (b: Buffer) => tlv(0x02, b[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b);
-const oid = (hex: string) => tlv(0x06, Buffer.from(hex, "hex"));
-const SHA256_RSA = seq(oid("2a864886f70d01010b"), Buffer.from([5, 0]));
-const RSA = seq(oid("2a864886f70d010101"), Buffer.from([5, 0]));
-const name = (cn: string) => seq(tlv(0x31, seq(oid("550403"), tlv(0x0c, Buffer.from(cn)))));
-const time = (s: string) => tlv(0x18, Buffer.from(s));
-const BITS = 16384;
-
-/** An RSA key that is only a big odd number and the largest exponent BoringSSL accepts: costly to verify with. */
-function costlyRsaSpki(): Buffer {
-  const n = randomBytes(BITS / 8);
-  n[0] = 0xff;
-  n[n.length - 1]! |= 1;
-  return seq(RSA, tlv(0x03, Buffer.from([0]), seq(int(n), int(Buffer.from("01ffffffff", "hex")))));
-}
-function certificate(serial: number, issuer: string, subject: string, spki: Buffer, sans?: string[]): Buffer {
-  const extensions = sans ? tlv(0xa3, seq(seq(oid("551d11"), tlv(0x04, seq(...sans.map((s) => tlv(0x82, Buffer.from(s)))))))) : Buffer.alloc(0);
-  const tbs = seq(tlv(0xa0, int(Buffer.from([2]))), int(Buffer.from([serial, 1, 2, 3])), SHA256_RSA, name(issuer), seq(time("20200101000000Z"), time("20991231000000Z")), name(subject), spki, extensions);
-  const signature = randomBytes(BITS / 8);
-  signature[0] = 0x01; // below any modulus above: verified in full, then refused
-  return seq(tbs, SHA256_RSA, tlv(0x03, Buffer.from([0]), signature));
-}
-const pem = (der: Buffer) => `-----BEGIN CERTIFICATE-----\n${der.toString("base64").match(/.{1,64}/g)!.join("\n")}\n-----END CERTIFICATE-----\n`;
 
 test("a hostile mail server's chain and TLSA set do not stall the event loop for seconds at each check (DANE judgement)", async () => {
   const host = `dane.${TEST_DOMAIN}`;

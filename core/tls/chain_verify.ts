@@ -5,6 +5,7 @@
  * key usage is given) and valid now, and the leaf must be for TLS servers, as a browser would require. The leaf's own validity period is not judged here: expiry and not-yet-valid
  * are computed when a status is shown.
  */
+import { createPublicKey } from "node:crypto";
 import { AsnConvert } from "@peculiar/asn1-schema";
 import { id_ce_extKeyUsage, id_ce_nameConstraints, NameConstraints, type GeneralSubtree } from "@peculiar/asn1-x509";
 import { x509, type Certificate } from "./x509.ts";
@@ -173,14 +174,36 @@ export function signedBy(cert: Certificate, issuer: Certificate): Promise<boolea
   if (!verdicts) signatures.set(cert, (verdicts = new WeakMap()));
   let verdict = verdicts.get(issuer);
   if (!verdict) {
-    // An algorithm WebCrypto cannot verify proves nothing.
-    verdict = (async () => cert.verify({ publicKey: issuer.publicKey, signatureOnly: true }))().catch(() => false);
+    // An algorithm WebCrypto cannot verify proves nothing; nor does a key no CA uses, which a server
+    // can send to make each check cost tens of milliseconds (see usableKey).
+    verdict = usableKey(issuer) ? (async () => cert.verify({ publicKey: issuer.publicKey, signatureOnly: true }))().catch(() => false) : Promise.resolve(false);
     verdicts.set(issuer, verdict);
   }
   return verdict;
 }
 
 const signatures = new WeakMap<Certificate, WeakMap<Certificate, Promise<boolean>>>();
+
+/** RSA keys larger than any CA uses, or with a larger exponent, verify nothing (as in DANE's judgement). */
+const MAX_RSA_BITS = 8192;
+const MAX_RSA_EXPONENT = 0xffffffffn;
+
+/** Whether `issuer`'s key is one a signature is checked under: not an RSA key over 8,192 bits or with an exponent over 2^32. */
+function usableKey(issuer: Certificate): boolean {
+  let usable = usableKeys.get(issuer);
+  if (usable === undefined) {
+    try {
+      const details = createPublicKey({ key: Buffer.from(issuer.publicKey.rawData), format: "der", type: "spki" }).asymmetricKeyDetails;
+      usable = (details?.modulusLength ?? 0) <= MAX_RSA_BITS && (details?.publicExponent ?? 0n) <= MAX_RSA_EXPONENT;
+    } catch {
+      usable = true; // a key node:crypto cannot read is left to WebCrypto, which proves nothing with it either
+    }
+    usableKeys.set(issuer, usable);
+  }
+  return usable;
+}
+
+const usableKeys = new WeakMap<Certificate, boolean>();
 
 /**
  * RFC 6125 matching against the SAN DNS names only, as browsers do (no common-name fallback): a
