@@ -1,0 +1,42 @@
+/**
+ * Review: hash tiles are now bounded at 8 KiB (256 hashes) - but the bound is applied to the bytes on
+ * the wire as well as to the decompressed tile. certkeeper asks every log with
+ * `accept-encoding: gzip, identity`, and a tile log (or the CDN in front of it) may answer gzip, as the
+ * static-ct-api logs do for data tiles: a full hash tile is 8,192 random bytes, which gzip cannot shrink,
+ * so its gzip encoding is ~8,215 bytes and is refused as too large. Such a log's full hash tiles are
+ * never read again: it is not followed any more (before the change the bound was 64 MiB).
+ */
+import { afterEach, expect, test } from "bun:test";
+import { gzipSync } from "node:zlib";
+import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
+
+let world: CtWorld | undefined;
+afterEach(async () => {
+  await world?.close();
+  world = undefined;
+});
+
+test("a tile log whose full hash tile comes gzip-encoded (8 KiB of hashes, a few bytes more gzipped) is still followed", async () => {
+  world = await startCtWorld({ logs: [{ kind: "tiled" }] });
+  const w = world;
+  const log = w.logs[0]!;
+  await w.caughtUp(0);
+  for (let i = 0; i < 300; i++) await w.issue({ dnsNames: [`n${i}.gz.example`] }).catch(() => {});
+  w.publishAll();
+  const size1 = log.entries.length;
+  await w.caughtUp(size1);
+  for (let i = 300; i < 600 && log.entries.length < 3 * 256; i++) await w.issue({ dnsNames: [`n${i}.gz.example`] });
+  w.publishAll();
+  const size2 = log.entries.length;
+  expect(Math.floor(size1 / 256)).toBeLessThan(Math.floor(size2 / 256)); // a full tile exists past the position
+  // Every full hash tile is answered gzip-encoded (a compressing CDN): same hashes, Content-Encoding: gzip.
+  const full = gzipSync(log.tree.hashTile(0, Math.floor(size1 / 256), 256));
+  expect(full.length).toBeGreaterThan(8192);
+  log.intercept(
+    { status: 200, headers: { "content-encoding": "gzip", "content-type": "application/octet-stream" }, body: full },
+    { match: new RegExp(`^tile/0/${String(Math.floor(size1 / 256)).padStart(3, "0")}$`), times: 1000 },
+  );
+  await w.caughtUp(size2);
+  const listed = await w.ctLogs();
+  expect(listed[0].lastError).toBeNull();
+}, 60_000);
