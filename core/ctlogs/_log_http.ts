@@ -28,10 +28,19 @@ export interface LogHttp {
   timeoutMs: number;
 }
 
+/**
+ * What gzip may add to an answer that does not compress (a hash tile's hashes): a few bytes of header
+ * and trailer, and 5 a block of 16 KiB stored as it is; a bound is kept once decompressed.
+ */
+export function onTheWire(maxBytes: number): number {
+  return maxBytes + Math.ceil(maxBytes / 1024) + 1024;
+}
+
 /** GETs `url` and returns its body (decompressed when gzip), or throws a LogFailure. */
 export async function getFromLog(http: LogHttp, url: string, options: { maxBytes?: number; accept?: string } = {}): Promise<Uint8Array> {
   const maxBytes = options.maxBytes ?? MAX_RESPONSE_BYTES;
-  const { body, gzip } = await getRawFromLog(http, url, options);
+  const { body, gzip } = await getRawFromLog(http, url, { ...options, maxBytes: onTheWire(maxBytes) });
+  if (!gzip && body.byteLength > maxBytes) throw new LogFailure(`${describe(url)} sent more than ${maxBytes} bytes`);
   if (!gzip) return body;
   try {
     return gunzipSync(body, { maxOutputLength: maxBytes });

@@ -9,7 +9,7 @@
  * CPU of receiving, gunzip, JSON, base64, DER and SHA-256 off the event loop that answers the API.
  */
 import { gunzipSync } from "node:zlib";
-import { getRawFromLog, LogFailure, type LogHttp } from "./_log_http.ts";
+import { getRawFromLog, LogFailure, onTheWire, type LogHttp } from "./_log_http.ts";
 import { EntryError, entryIdentity, readDataTile, readMerkleTreeLeaf, type LogEntry } from "./log_entry.ts";
 import { leafHash, perfectRoot, subtreesCovering } from "./merkle.ts";
 import type { TbsFields } from "./certificate_fields.ts";
@@ -86,7 +86,7 @@ export class LocalEntryReader implements EntryReader {
 
   async read(fetch: EntryFetch, watches: WatchDomains): Promise<DecodedChunk> {
     const { url, timeoutMs, ...request } = fetch;
-    const { body, gzip } = await getRawFromLog({ fetcher: this.http.fetcher, timeoutMs }, url, { maxBytes: answerBytes(request) });
+    const { body, gzip } = await getRawFromLog({ fetcher: this.http.fetcher, timeoutMs }, url, { maxBytes: onTheWire(answerBytes(request)) });
     return decodeChunk({ ...request, body, gzip }, watches);
   }
 }
@@ -119,7 +119,7 @@ export function answerBytes(request: Pick<DecodeRequest, "asked" | "width" | "fo
 export function decodeChunk(request: DecodeRequest, watches: WatchDomains): DecodedChunk {
   let body = request.body;
   const maxBytes = answerBytes(request);
-  if (body.byteLength > maxBytes) throw new EntryError(`it sent more than ${maxBytes} bytes`);
+  if (body.byteLength > (request.gzip ? onTheWire(maxBytes) : maxBytes)) throw new EntryError(`it sent more than ${maxBytes} bytes`);
   if (request.gzip) {
     try {
       body = gunzipSync(body, { maxOutputLength: maxBytes });

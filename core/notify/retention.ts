@@ -2,7 +2,9 @@
  * Event retention (CONTRACT §16): events and their deliveries older than CERTKEEPER_EVENT_RETENTION
  * are deleted, in batches so no single write holds the database for long; an event with a delivery
  * still pending is kept until it settles. Imports finished that long ago go too (their items are
- * kept nowhere else and would only grow). Every process may run it: deleting twice deletes nothing more.
+ * kept nowhere else and would only grow), and so do the CT issuances recorded for watches that are
+ * gone or of certificates expired that long ago. Every process may run it: deleting twice deletes
+ * nothing more.
  */
 import type { Clock } from "../base/time.ts";
 import { HOUR } from "../base/time.ts";
@@ -48,6 +50,9 @@ export class EventRetention {
       if (deleted < BATCH) break;
     }
     while ((await store.imports.prune({ before, limit: 100 })) === 100);
+    // The CT issuances recorded for watches (by the log follower, or by a search service's polls),
+    // of certificates expired that long ago or of watches that are gone, whichever source is used.
+    await store.ctLogs.pruneIssuances(before);
     if (total > 0) logger.info("old events deleted", { events: total, before: new Date(before).toISOString() });
     return total;
   }

@@ -1,10 +1,7 @@
 /**
- * Review: with CERTKEEPER_CT_SOURCE=search (the default), every search poll now writes the issuances it
- * goes through into ct_issuances (recordSearched), but the only thing that ever deletes from that table
- * is the CT log follower (pruneIssuances, in CtFollower's loop), which runs only with the logs source.
- * docs/ct-logs.md: "Recorded issuances are forgotten when their watch is deleted, or once their
- * certificate expired longer ago than CERTKEEPER_EVENT_RETENTION". On a search-only installation they
- * never are: the table grows with every issuance of every watch, deleted watches' included, forever.
+ * With CERTKEEPER_CT_SOURCE=search, the issuances the search polls record for a watch are forgotten as
+ * the follower's are: event retention, which every process runs, prunes those of deleted watches and of
+ * certificates expired longer ago than CERTKEEPER_EVENT_RETENTION, whichever source recorded them.
  */
 import { afterEach, expect, test } from "bun:test";
 import { createHarness, expectData, testPki, type Harness } from "./support/harness.ts";
@@ -30,7 +27,7 @@ test("search source: the issuances a deleted watch's polls recorded are forgotte
   const ca = await createIntermediateCa({ cert: root.cert, keys: root.keys, certPem: root.certPem, keyPem: "" } as never, { name: "CN=R11, O=Let's Encrypt, C=US" });
   ct = await startCtServer();
   const config = { ctSource: "search" as const, ctUrl: ct.url, ctIntervalMs: 3_600_000, allowPrivateTargets: true, resolve: [], eventRetentionMs: 1000 } as const;
-  transports = createTransports(config as never, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-review-prune-outbox" });
+  transports = createTransports(config as never, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-searched-prune-outbox" });
   harness = await createHarness({ store: "libsql", transports, config: config as never });
   const h = harness;
   h.core.start();

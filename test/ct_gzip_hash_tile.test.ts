@@ -1,10 +1,7 @@
 /**
- * Review: hash tiles are now bounded at 8 KiB (256 hashes) - but the bound is applied to the bytes on
- * the wire as well as to the decompressed tile. certkeeper asks every log with
- * `accept-encoding: gzip, identity`, and a tile log (or the CDN in front of it) may answer gzip, as the
- * static-ct-api logs do for data tiles: a full hash tile is 8,192 random bytes, which gzip cannot shrink,
- * so its gzip encoding is ~8,215 bytes and is refused as too large. Such a log's full hash tiles are
- * never read again: it is not followed any more (before the change the bound was 64 MiB).
+ * A hash tile is bounded at 8 KiB once decompressed, with room on the wire for what gzip adds: a full
+ * hash tile (8,192 random bytes, which gzip cannot shrink: about 8,215 bytes gzipped) from a tile log
+ * or the CDN in front of it that answers gzip is read, and the log followed.
  */
 import { afterEach, expect, test } from "bun:test";
 import { gzipSync } from "node:zlib";

@@ -1,10 +1,7 @@
 /**
- * Review: the DANE verdict now walks one signature path under a budget, but the chain judgement every
- * TLS check runs (core/tls/chain_verify.ts trustedPath) still tries every order of the sent
- * certificates, depth first and backtracking. A server that sends nine self-issued CA certificates,
- * all named like the leaf's issuer and all signed by one key, makes it walk ~10^6 paths (9!/1!) of
- * cached verdicts, extension parsing and trust-store look-ups before it answers "untrusted_issuer":
- * the same hostile-chain kind the DANE fix bounds, left open for every endpoint checked.
+ * The chain judgement every TLS check runs is bounded in the paths it tries: a server that sends nine
+ * self-issued CA certificates, all named like the leaf's issuer and all signed by one key (every order
+ * of them a valid chain of signatures, about 10^6 paths), is judged untrusted_issuer in well under 2 s.
  */
 import "reflect-metadata";
 import { expect, test } from "bun:test";
