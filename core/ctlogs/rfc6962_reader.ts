@@ -19,11 +19,13 @@ const SMALL_ANSWER_BYTES = 1024 * 1024;
 
 export class Rfc6962Reader implements LogReader {
   /**
-   * The log's batch size as learned: the most entries it answered to a request it cut short (a log
-   * answers at most its batch, and fewer to keep its pages aligned). Null until it cuts one short:
-   * an answer in full to a small ask (the few entries a round finds new) says nothing of its batch.
+   * What the log's answers taught of its batch size: the most entries it answered at once, and whether
+   * it ever cut an answer short (a log answers at most its batch, and fewer to keep its pages aligned).
+   * Until it cuts one short, requests stay at least FIRST_REQUEST: a full answer to a small ask (the
+   * few entries a round finds new) says nothing of the batch.
    */
-  #batch: number | null = null;
+  #most = 0;
+  #cutShort = false;
 
   constructor(
     private readonly spec: LogSpec,
@@ -65,7 +67,7 @@ export class Rfc6962Reader implements LogReader {
   }
 
   chunks(from: number, to: number): Array<[number, number]> {
-    const size = this.#batch ?? FIRST_REQUEST;
+    const size = this.#cutShort ? this.#most : Math.max(FIRST_REQUEST, this.#most);
     const chunks: Array<[number, number]> = [];
     for (let start = from; start < to; start += size) chunks.push([start, Math.min(start + size, to)]);
     return chunks;
@@ -80,7 +82,8 @@ export class Rfc6962Reader implements LogReader {
       const count = chunk.to - chunk.from;
       if (count === 0) throw new LogFailure(`${this.spec.url}: get-entries answered no entries for ${at}–${end - 1}`);
       if (count > end - at) throw new LogFailure(`${this.spec.url}: get-entries answered ${count} entries for ${end - at} asked`);
-      if (count < end - at) this.#batch = Math.max(this.#batch ?? 0, count);
+      this.#most = Math.max(this.#most, count);
+      if (count < end - at) this.#cutShort = true;
       fetches.push({ ...fetch, to: at + count });
       decoded.push(chunk);
       at += count;

@@ -1,9 +1,6 @@
 /**
- * Review: get-entries answers are now bounded by the entries asked (64 KiB an entry, at least 1 MiB) and
- * hash tiles at 8 KiB, but a data tile is still read and gunzipped up to 64 MiB whatever its width: a
- * partial data tile of 1 entry that is a 64 KB gzip bomb costs 64 MiB of decompression (and the memory)
- * on the reading thread (the event loop while the thread is down) at every try. Same kind as the
- * get-entries bomb the change bounds.
+ * A data tile is bounded by its width as a get-entries answer is by its count: a 1-entry partial tile
+ * that gunzips to 60 MiB is refused once 1 MiB is decompressed, not inflated in full first.
  */
 import { expect, test } from "bun:test";
 import { gzipSync } from "node:zlib";

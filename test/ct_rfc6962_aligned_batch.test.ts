@@ -1,9 +1,7 @@
 /**
- * Review: an RFC 6962 log that cuts its answers at multiples of its batch (as the fixture says Google's
- * logs do) with a batch of 256 or more. A round that starts 2 entries before a page boundary gets a
- * short answer of 2 entries (the rest of the page), then full answers: the reader now learns only from
- * short answers, so its batch becomes 2 and never grows (every later ask of 2 is answered in full).
- * Before the change, the full answers of that same round taught it 256.
+ * An RFC 6962 log that cuts its answers at page boundaries (pages of 256) is read in its pages after a
+ * round that started 2 entries before a page end: the short answer of 2 is alignment, and the full
+ * answers after it teach the batch, which only grows. A backlog is not read 2 entries a request.
  */
 import { afterEach, expect, test } from "bun:test";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
