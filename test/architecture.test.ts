@@ -4,9 +4,9 @@
  * rooms stand on declared floors and every import runs down them; no import cycles.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
+import { temporaryDirectory } from "./support/temp.ts";
 
 const ROOT = join(import.meta.dir, "..");
 
@@ -207,7 +207,7 @@ describe("core's folders and faces", () => {
     expect(roomOf(CORE, join(CORE, "tls", "x509.ts"))).toBe("tls");
     expect(roomOf(CORE, join(CORE, "mod.ts"))).toBeNull();
     // A cycle of two files written to a scratch folder is found.
-    const dir = mkdtempSync(join(tmpdir(), "certkeeper-arch-"));
+    const dir = temporaryDirectory("certkeeper-arch-");
     writeFileSync(join(dir, "a.ts"), 'import { b } from "./b.ts";\nexport const a = 1;');
     writeFileSync(join(dir, "b.ts"), 'import { a } from "./a.ts";\nexport const b = 2;');
     expect(findCycle([join(dir, "a.ts"), join(dir, "b.ts")])?.map((file) => basename(file))).toEqual(["a.ts", "b.ts", "a.ts"]);
@@ -215,7 +215,7 @@ describe("core's folders and faces", () => {
 
   test("the floor check catches an import that climbs, one sideways and one into an undeclared room", () => {
     // Rooms low/, high/, side/ and new/, with no cycle of files among them: only the floors forbid these.
-    const root = mkdtempSync(join(tmpdir(), "certkeeper-floors-"));
+    const root = temporaryDirectory("certkeeper-floors-");
     for (const room of ["low", "high", "side", "new"]) mkdirSync(join(root, room));
     writeFileSync(join(root, "low", "a.ts"), 'import { b } from "../high/b.ts";\nexport const a = 1;');
     writeFileSync(join(root, "high", "b.ts"), "export const b = 2;");

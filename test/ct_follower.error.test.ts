@@ -5,9 +5,9 @@
  * off; a log answering fewer entries than asked, or dropping a partial tile, is read on. Each log
  * recovers on its own, and one failing log never holds up another.
  */
-import { afterEach, describe, expect, test } from "bun:test";
+import { afterEach, describe, expect, onTestFinished, test } from "bun:test";
 import { gzipSync } from "node:zlib";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { startCtWorld, type CtWorld } from "./support/ct_world.ts";
@@ -386,12 +386,17 @@ describe("the log list", () => {
     await expect(createHarness({ config: { ctSource: "logs", ctLogList: missing } })).rejects.toThrow(/CERTKEEPER_CT_LOG_LIST: cannot read/);
     const broken = join(tmpdir(), `certkeeper-bad-list-${crypto.randomUUID()}.json`);
     writeFileSync(broken, '{"logs": []}');
-    await expect(createHarness({ config: { ctSource: "logs", ctLogList: broken } })).rejects.toThrow(/CERTKEEPER_CT_LOG_LIST: .*operators/);
+    try {
+      await expect(createHarness({ config: { ctSource: "logs", ctLogList: broken } })).rejects.toThrow(/CERTKEEPER_CT_LOG_LIST: .*operators/);
+    } finally {
+      rmSync(broken, { force: true });
+    }
   });
 
   test("`serve` with a bad CERTKEEPER_CT_SOURCE (exit 2) or an unreadable CERTKEEPER_CT_LOG_LIST file (exit 1, as a missing CA file) stops at start, naming the variable", async () => {
     const dir = join(tmpdir(), `certkeeper-ct-cli-${crypto.randomUUID()}`);
     const env = { CERTKEEPER_DATABASE_URL: `file:${join(dir, "db")}`, CERTKEEPER_PORT: "0" };
+    onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
     const source = await runCli(["serve"], { env: { ...env, CERTKEEPER_CT_SOURCE: "crtsh" } });
     expect(source.code).toBe(2);
     expect(source.stderr).toContain('CERTKEEPER_CT_SOURCE: "crtsh" is not a CT source: use search or logs');

@@ -12,8 +12,7 @@
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import { Admin } from "../core/accounts/admin.ts";
@@ -24,11 +23,12 @@ import { startTlsServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { startServe, type ServeProcess } from "./support/cli.ts";
 import { channelRecord, deliveryRecord, eventRecord } from "./support/store_conformance/mod.ts";
+import { temporaryDirectory } from "./support/temp.ts";
 
 // Server processes on a loaded machine: tens of seconds, not Bun's 5 s.
 setDefaultTimeout(180_000);
 
-const dir = mkdtempSync(join(tmpdir(), "certkeeper-deliveries-"));
+const dir = temporaryDirectory("certkeeper-deliveries-");
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   while (cleanups.length) await cleanups.pop()!().catch(() => {});

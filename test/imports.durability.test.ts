@@ -5,8 +5,7 @@
  * process works an import at a time.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Admin } from "../core/accounts/admin.ts";
 import { DAY, systemClock } from "../core/base/time.ts";
@@ -17,11 +16,12 @@ import { startDelayingFront, startTlsServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { startSqld } from "./support/sqld.ts";
 import { startServe, type ServeProcess } from "./support/cli.ts";
+import { temporaryDirectory } from "./support/temp.ts";
 
 // Server processes, a libSQL server, leases running out: minutes on a loaded machine, not Bun's 5 s.
 setDefaultTimeout(120_000);
 
-const dir = mkdtempSync(join(tmpdir(), "certkeeper-imports-"));
+const dir = temporaryDirectory("certkeeper-imports-");
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   while (cleanups.length) await cleanups.pop()!().catch(() => {});

@@ -4,15 +4,14 @@
  */
 import { describe, expect, test } from "bun:test";
 import Database from "libsql";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { certificateRecord, NOW, organizationRecord } from "./support/store_conformance/mod.ts";
 import { threadsNamed } from "./support/threads.ts";
+import { temporaryDirectory } from "./support/temp.ts";
 
-const tempDir = () => mkdtempSync(join(tmpdir(), "certkeeper-connection-"));
+const tempDir = () => temporaryDirectory("certkeeper-connection-");
 
 /**
  * `work` on a table `t` while another process (as the CLI would be) holds the write lock: timers keep

@@ -4,8 +4,7 @@
  * never again for the same threshold, whatever restarts happen between.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import PostalMime from "postal-mime";
@@ -20,6 +19,7 @@ import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
 import { startHttpReceiver, startSmtpReceiver, type HttpReceiver, type SmtpReceiver } from "./support/receivers.ts";
 import { FakeClock } from "./support/fake_clock.ts";
+import { temporaryDirectory } from "./support/temp.ts";
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -44,7 +44,7 @@ async function world(overrides: { config?: Partial<Config>; store?: Store; dir?:
   const { root } = await testPki();
   const trust = new TrustStore([root.certPem]);
   const clock = overrides.clock ?? new FakeClock(Date.now());
-  const dir = overrides.dir ?? mkdtempSync(join(tmpdir(), "certkeeper-notify-"));
+  const dir = overrides.dir ?? temporaryDirectory("certkeeper-notify-");
   const store = overrides.store ?? (await openLibsqlStore({ url: `file:${join(dir, "db.sqlite")}` }));
   const smtp = await startSmtpReceiver();
   const config: Config = {
@@ -401,7 +401,7 @@ describe("what checks announce", () => {
 describe("email without SMTP", () => {
   test("is written as an .eml file to the outbox folder", async () => {
     const { root } = await testPki();
-    const outbox = mkdtempSync(join(tmpdir(), "certkeeper-outbox-"));
+    const outbox = temporaryDirectory("certkeeper-outbox-");
     const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
     const transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: outbox });
     const h = await createHarness({ transports, config });

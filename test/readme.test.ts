@@ -8,18 +8,18 @@
  * never a later step run with an empty variable.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { refusedPort, startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { testPki } from "./support/harness.ts";
 import { startServe, type ServeProcess } from "./support/cli.ts";
+import { temporaryDirectory } from "./support/temp.ts";
 
 setDefaultTimeout(90_000);
 
 const ROOT = resolve(import.meta.dir, "..");
-const dir = mkdtempSync(join(tmpdir(), "certkeeper-readme-"));
+const dir = temporaryDirectory("certkeeper-readme-");
 let tls: TlsTestServer;
 let local: TlsTestServer;
 let server: ServeProcess;

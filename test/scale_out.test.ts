@@ -5,7 +5,7 @@
  * sends none twice.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Admin } from "../core/accounts/admin.ts";
@@ -27,6 +27,7 @@ const dir = mkdtempSync(join(tmpdir(), "certkeeper-scale-"));
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   while (cleanups.length) await cleanups.pop()!().catch(() => {});
+  rmSync(dir, { recursive: true, force: true });
 });
 
 async function environment(databaseUrl: string, extra: Record<string, string> = {}): Promise<Record<string, string>> {

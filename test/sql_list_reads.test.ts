@@ -4,14 +4,13 @@
  * costs no whole rows, and a row changed by this process or another is never shown stale.
  */
 import { describe, expect, test } from "bun:test";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { LocalExecutor } from "../adapters/libsql/local_executor.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { createSqlStore, type Executor } from "../adapters/sql/mod.ts";
 import { MINUTE } from "../core/base/time.ts";
 import { certificateRecord, NOW, organizationRecord } from "./support/store_conformance/mod.ts";
+import { temporaryDirectory } from "./support/temp.ts";
 
 /** The SQL store over a database file, every statement outside transactions seen. */
 async function spiedStore(path: string) {
@@ -30,7 +29,7 @@ const wholeReads = (statements: string[]) => statements.filter((sql) => sql.incl
 
 describe("the SQL store's certificate lists", () => {
   test("read whole only the rows that changed since they were last read, by this process or another", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "certkeeper-list-")), "db.sqlite");
+    const path = join(temporaryDirectory("certkeeper-list-"), "db.sqlite");
     const { store, statements } = await spiedStore(path);
     const org = organizationRecord();
     await store.organizations.create(org);
@@ -71,7 +70,7 @@ describe("the SQL store's certificate lists", () => {
     await store.close();
   });
   test("a page is the one its first read saw: a check saved between its two reads that moves a row reads the page again", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "certkeeper-list-")), "db.sqlite");
+    const path = join(temporaryDirectory("certkeeper-list-"), "db.sqlite");
     const executor = new LocalExecutor(path, { busyTimeoutMs: 1000 });
     // Just before the rows are read whole, a save goes out (it reaches the database first).
     const hook: { beforeRows?: () => void } = {};
@@ -108,7 +107,7 @@ describe("the SQL store's certificate lists", () => {
     await executor.close();
   });
   test("a page whose rows keep changing between its two reads is read whole in one statement, without a write lock", async () => {
-    const path = join(mkdtempSync(join(tmpdir(), "certkeeper-list-")), "db.sqlite");
+    const path = join(temporaryDirectory("certkeeper-list-"), "db.sqlite");
     const executor = new LocalExecutor(path, { busyTimeoutMs: 1000 });
     const statements: string[] = [];
     let transactions = 0;
