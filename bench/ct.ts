@@ -124,7 +124,6 @@ try {
     CERTKEEPER_DATABASE_URL: databaseUrl,
     CERTKEEPER_CT_SOURCE: "logs",
     CERTKEEPER_CT_LOG_LIST: join(dir, "follow.json"),
-    CERTKEEPER_LOG_LEVEL: "warn",
   };
   for (const name of Object.keys(process.env)) if (name.startsWith("CERTKEEPER_")) delete process.env[name];
   const profiler = values.profile ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`] : [];
