@@ -1,0 +1,31 @@
+/**
+ * docs/cli.md: errors go to stderr "naming the flag or variable to change", exit 2 when a command is
+ * called wrongly; docs/configuration.md: `serve --port` overrides CERTKEEPER_PORT, and a value that
+ * cannot be read stops the start with one line naming it. CERTKEEPER_PORT=abc does exactly that;
+ * `serve --port abc` (or 70000) is passed on unread and fails later, exit 1, with Bun's own message
+ * about `options.port` (a name the operator never typed).
+ */
+import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { expectUsageError, runCli, workspacesRemovedAfterAll } from "./support/cli.ts";
+
+setDefaultTimeout(30_000);
+
+const workspace = workspacesRemovedAfterAll();
+
+describe("serve --port that cannot be read", () => {
+  test("CERTKEEPER_PORT=abc is refused naming the variable (as documented)", async () => {
+    const ws = workspace();
+    const result = await runCli(["serve"], { env: { ...ws.env, CERTKEEPER_PORT: "abc" }, cwd: ws.dir });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("CERTKEEPER_PORT");
+  });
+
+  for (const port of ["abc", "70000"]) {
+    test(`serve --port ${port} is a usage error naming --port, exit 2`, async () => {
+      const ws = workspace();
+      const result = await runCli(["serve", "--port", port], { env: ws.env, cwd: ws.dir, timeoutMs: 15_000 });
+      expectUsageError(result, /--port/);
+      expect(result.stderr).not.toContain("options.port");
+    });
+  }
+});
