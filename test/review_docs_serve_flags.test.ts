@@ -3,7 +3,9 @@
  * called wrongly; docs/configuration.md: `serve --port` overrides CERTKEEPER_PORT, and a value that
  * cannot be read stops the start with one line naming it. CERTKEEPER_PORT=abc does exactly that;
  * `serve --port abc` (or 70000) is passed on unread and fails later, exit 1, with Bun's own message
- * about `options.port` (a name the operator never typed).
+ * about `options.port` (a name the operator never typed). So too CERTKEEPER_HOST, never read: a host
+ * written with its port (`127.0.0.1:3000`) or a name that does not resolve stops the start with
+ * `getaddrinfo ENOTFOUND 127.0.0.1:3000` or `EINVAL: invalid argument, listen`, naming no variable.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { expectUsageError, runCli, workspacesRemovedAfterAll } from "./support/cli.ts";
@@ -12,7 +14,7 @@ setDefaultTimeout(30_000);
 
 const workspace = workspacesRemovedAfterAll();
 
-describe("serve --port that cannot be read", () => {
+describe("a listen address (--port, CERTKEEPER_HOST) that cannot be used", () => {
   test("CERTKEEPER_PORT=abc is refused naming the variable (as documented)", async () => {
     const ws = workspace();
     const result = await runCli(["serve"], { env: { ...ws.env, CERTKEEPER_PORT: "abc" }, cwd: ws.dir });
@@ -26,6 +28,16 @@ describe("serve --port that cannot be read", () => {
       const result = await runCli(["serve", "--port", port], { env: ws.env, cwd: ws.dir, timeoutMs: 15_000 });
       expectUsageError(result, /--port/);
       expect(result.stderr).not.toContain("options.port");
+    });
+  }
+
+  for (const host of ["127.0.0.1:3000", "bogus.invalid"]) {
+    test(`CERTKEEPER_HOST=${host} stops the start with a line naming CERTKEEPER_HOST`, async () => {
+      const ws = workspace();
+      const result = await runCli(["serve"], { env: { ...ws.env, CERTKEEPER_HOST: host, CERTKEEPER_PORT: "0" }, cwd: ws.dir, timeoutMs: 15_000 });
+      expect(result.code).not.toBe(0);
+      expect(result.stderr.trim().split("\n")).toHaveLength(1);
+      expect(result.stderr).toContain("CERTKEEPER_HOST");
     });
   }
 });
