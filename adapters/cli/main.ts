@@ -5,7 +5,7 @@
  * `check` exits as a monitoring plugin, 3 when called wrongly). `help` and `--help` work everywhere.
  */
 import { parseArgs } from "node:util";
-import { configFromEnv, ConfigError, type Config } from "../../core/config/mod.ts";
+import { configFromEnv, ConfigError, listenHost, listenPort, type Config } from "../../core/config/mod.ts";
 import { CertkeeperError, printable } from "../../core/base/mod.ts";
 import { ACCOUNT_COMMANDS } from "./commands.ts";
 import { checkCommand } from "./check.ts";
@@ -140,13 +140,20 @@ async function main(argv: string[]): Promise<number> {
   let config: Config;
   try {
     config = configFromEnv(process.env);
-    if (flags.host) config.host = flags.host as string;
-    if (flags.port) config.port = Number(flags.port);
-    if (flags.database) config.databaseUrl = flags.database as string;
   } catch (error) {
     if (error instanceof ConfigError) return fail(`Configuration error: ${error.message}`, spec.usageExitCode ?? 2);
     throw error;
   }
+  // Read as their variables are, but named as typed: a usage error.
+  for (const [flag, read] of [["host", listenHost], ["port", listenPort]] as const) {
+    if (typeof flags[flag] !== "string") continue;
+    try {
+      (config as Record<typeof flag, string | number>)[flag] = read(flags[flag] as string);
+    } catch (error) {
+      return usageFailure(spec, `--${flag}: ${(error as Error).message}`);
+    }
+  }
+  if (flags.database) config.databaseUrl = flags.database as string;
   if (spec === SERVE) return serve(config);
 
   try {

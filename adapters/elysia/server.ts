@@ -117,7 +117,8 @@ function portError(config: Config, error: unknown): Error {
         `CERTKEEPER_PORT (for example CERTKEEPER_PORT=${config.port === 65535 ? 3001 : config.port + 1} npm start)`,
     );
   }
-  return error instanceof Error ? error : new Error(message);
+  // A name that does not resolve, or an address this machine does not have.
+  return new Error(`cannot listen on ${config.host} port ${config.port} (CERTKEEPER_HOST, CERTKEEPER_PORT): ${message}`);
 }
 
 /** The database URL without credentials, for logs. */

@@ -1,4 +1,5 @@
 /** certkeeper's configuration: CONTRACT §1's environment variables, parsed and checked once. */
+import { isIP } from "node:net";
 import { DAY, HOUR, MINUTE, SECOND, parseDuration } from "../base/time.ts";
 import { parseResolveRules, type ResolveRule } from "./resolve_rules.ts";
 import type { AlertPolicy } from "../base/records.ts";
@@ -133,8 +134,8 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
   };
   const d = DEFAULT_CONFIG;
   return {
-    host: get("CERTKEEPER_HOST") ?? d.host,
-    port: parse("CERTKEEPER_PORT", d.port, (v) => integer(v, 0, 65535)),
+    host: parse("CERTKEEPER_HOST", d.host, listenHost),
+    port: parse("CERTKEEPER_PORT", d.port, listenPort),
     databaseUrl: get("CERTKEEPER_DATABASE_URL") ?? d.databaseUrl,
     databaseAuthToken: get("CERTKEEPER_DATABASE_AUTH_TOKEN"),
     checkIntervalMs: parse("CERTKEEPER_CHECK_INTERVAL", d.checkIntervalMs, positiveDuration),
@@ -147,7 +148,7 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     extraCaFile: get("CERTKEEPER_EXTRA_CA_FILE"),
     allowPrivateTargets: parse("CERTKEEPER_ALLOW_PRIVATE_TARGETS", d.allowPrivateTargets, boolean),
     smtpUrl: parse("CERTKEEPER_SMTP_URL", d.smtpUrl, smtpUrl),
-    mailFrom: get("CERTKEEPER_MAIL_FROM") ?? d.mailFrom,
+    mailFrom: parse("CERTKEEPER_MAIL_FROM", d.mailFrom, mailAddress),
     deliveryRetryMs: parse("CERTKEEPER_DELIVERY_RETRY", d.deliveryRetryMs, (v) => v.split(",").map(positiveDuration)),
     deliveryTimeoutMs: parse("CERTKEEPER_DELIVERY_TIMEOUT", d.deliveryTimeoutMs, positiveDuration),
     metricsToken: get("CERTKEEPER_METRICS_TOKEN"),
@@ -166,6 +167,39 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     dnsServers: parse("CERTKEEPER_DNS_SERVERS", d.dnsServers, parseDnsServers),
     caaIdentities: parse("CERTKEEPER_CAA_IDENTITIES", d.caaIdentities, parseCaaIdentities),
   };
+}
+
+/** The port to listen on, 0 for any free one (CERTKEEPER_PORT, `serve --port`). */
+export function listenPort(text: string): number {
+  return integer(text, 0, 65535);
+}
+
+/**
+ * The address to listen on (CERTKEEPER_HOST, `serve --host`): an IP address or a host name, without
+ * a port (that is CERTKEEPER_PORT's) or a scheme. Whether a name resolves is known only at the start.
+ */
+export function listenHost(text: string): string {
+  const bare = text.startsWith("[") && text.endsWith("]") ? text.slice(1, -1) : text;
+  if (isIP(bare) !== 0) return bare;
+  if (/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i.test(text)) return text;
+  const port = /^(.*):(\d+)$/.exec(text);
+  if (port && (isIP(port[1]!) !== 0 || /^[a-z0-9.-]+$/i.test(port[1]!))) {
+    throw new Error(`"${text}" holds a port: give the address alone (${port[1]}) and the port in CERTKEEPER_PORT`);
+  }
+  throw new Error(`"${text}" is not an IP address or a host name (such as 127.0.0.1, 0.0.0.0, :: or localhost)`);
+}
+
+/**
+ * The sender of alert emails (CERTKEEPER_MAIL_FROM): an address, `alerts@example.com`, or an address
+ * with a display name, `certkeeper <alerts@example.com>`. Anything else would leave mail without a
+ * From header, found out only when a relay refuses it.
+ */
+function mailAddress(text: string): string {
+  const address = /^[^<>@]*<([^<>]+)>$/.exec(text)?.[1]?.trim() ?? text;
+  if (!/^[^\s@<>(),;:"\\]+@[^\s@<>(),;:"\\]+$/.test(address)) {
+    throw new Error(`"${text}" is not an email address: use alerts@example.com or "certkeeper <alerts@example.com>"`);
+  }
+  return text;
 }
 
 function alertPolicy(text: string): AlertPolicy {

@@ -1,9 +1,7 @@
 /**
- * docs/configuration.md: "A value that cannot be read stops the start (or the CLI command) with one
- * line naming the variable." CERTKEEPER_MAIL_FROM is read as any string: `certkeeper at example`
- * (no address at all) starts the server and every command, and each email is then written without a
- * From header (seen in ./data/outbox/ through `channel test`, which says the notification reached the
- * channel): the typo shows up, if ever, as mail a relay refuses or files as spam, not at start.
+ * CERTKEEPER_MAIL_FROM must be an address (`alerts@example.com`, or `certkeeper <alerts@example.com>`):
+ * anything else stops the server and every CLI command with one line naming the variable, instead of
+ * emails written without a From header and found out only when a relay refuses them.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { configFromEnv } from "../core/config/mod.ts";

@@ -1,11 +1,9 @@
 /**
- * docs/cli.md: errors go to stderr "naming the flag or variable to change", exit 2 when a command is
- * called wrongly; docs/configuration.md: `serve --port` overrides CERTKEEPER_PORT, and a value that
- * cannot be read stops the start with one line naming it. CERTKEEPER_PORT=abc does exactly that;
- * `serve --port abc` (or 70000) is passed on unread and fails later, exit 1, with Bun's own message
- * about `options.port` (a name the operator never typed). So too CERTKEEPER_HOST, never read: a host
- * written with its port (`127.0.0.1:3000`) or a name that does not resolve stops the start with
- * `getaddrinfo ENOTFOUND 127.0.0.1:3000` or `EINVAL: invalid argument, listen`, naming no variable.
+ * Where the server listens, read at the start and named when wrong: `serve --port abc` (or 70000) and
+ * `serve --host "a b"` are usage errors naming the flag (exit 2), as CERTKEEPER_PORT=abc names its
+ * variable; CERTKEEPER_HOST with a port in it is refused naming the variable, and a host name that
+ * does not resolve stops the start with one line naming CERTKEEPER_HOST (not getaddrinfo's or
+ * listen's own words alone).
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { expectUsageError, runCli, workspacesRemovedAfterAll } from "./support/cli.ts";
