@@ -10,6 +10,8 @@ import { join } from "node:path";
 import { createClient } from "@libsql/client";
 import {
   expectFailure,
+  logLinesOf,
+  messagesOf,
   expectUsageError,
   ISO,
   orgWithUser,
@@ -80,7 +82,7 @@ describe("org create", () => {
   test("org create without --json prints a sentence naming the id, not JSON", async () => {
     const result = await runCli(["org", "create", "--name", "Plain"], { env: shared.env });
     expect(result.code).toBe(0);
-    expect(result.stderr).toBe("");
+    expect(messagesOf(result.stderr)).toBe("");
     expect(result.stdout).toMatch(/org_[0-9A-Za-z]{16,}/);
     expect(() => JSON.parse(result.stdout)).toThrow();
   });
@@ -149,8 +151,11 @@ describe("user create", () => {
       env: shared.env,
       stdin: `${password}\n`,
     });
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+    expect({ code: result.code, stderr: messagesOf(result.stderr) }).toEqual({ code: 0, stderr: "" });
     const user = JSON.parse(result.stdout);
+    // Logged as the server logs it: who was made, and that a password was set; never the password.
+    expect(logLinesOf(result.stderr).map((line) => [line.msg, line.userId])).toEqual([["user created", user.id]]);
+    expect(result.stderr).not.toContain(password);
     expect(user).toEqual({ id: ID("usr"), organizationId: sharedOrg.id, email: "stdin@users.test", role: "owner" });
     expect(result.stdout).not.toContain(password);
 
@@ -279,7 +284,9 @@ describe("API keys", () => {
 describe("command line conventions", () => {
   test("--json prints exactly one JSON document and nothing else on stdout", async () => {
     const result = await runCli(["org", "create", "--name", "Json Co", "--json"], { env: shared.env });
-    expect({ code: result.code, stderr: result.stderr }).toEqual({ code: 0, stderr: "" });
+    // stderr holds only the log line of what it did (stdout is the answer alone).
+    expect({ code: result.code, stderr: messagesOf(result.stderr) }).toEqual({ code: 0, stderr: "" });
+    expect(logLinesOf(result.stderr).map((line) => line.msg)).toEqual(["organization created"]);
     expect(JSON.parse(result.stdout).name).toBe("Json Co");
     expect(result.stdout.trim().startsWith("{")).toBe(true);
     expect(result.stdout.trimEnd().endsWith("}")).toBe(true);

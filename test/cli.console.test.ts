@@ -12,7 +12,7 @@ import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { startHttpReceiver, type HttpReceiver } from "./support/receivers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { expectFailure, expectUsageError, runCli, runCliJson, startServe, workspacesRemovedAfterAll, type ServeProcess, type Workspace } from "./support/cli.ts";
+import { logLinesOf, messagesOf, expectFailure, expectUsageError, runCli, runCliJson, startServe, workspacesRemovedAfterAll, type ServeProcess, type Workspace } from "./support/cli.ts";
 
 setDefaultTimeout(60_000);
 
@@ -88,7 +88,7 @@ describe("self-hosted limits", () => {
     const pro = await runCliJson(["org", "update", "--id", other.id, "--plan", "pro", "--watch-limit", "3", "--name", "Plans Inc"], { env: ws.env });
     expect(pro).toEqual({ id: other.id, name: "Plans Inc", plan: "pro", limits: { certificates: 500, channels: 50, requestsPerMinute: 600, watches: 3 } });
     const text = await runCli(["org", "update", "--id", "Plans Inc", "--rate-limit", "90"], { env: ws.env });
-    expect({ code: text.code, stderr: text.stderr }).toEqual({ code: 0, stderr: "" });
+    expect({ code: text.code, stderr: messagesOf(text.stderr) }).toEqual({ code: 0, stderr: "" });
     expect(text.stdout).toBe(`Organization Plans Inc updated: ${other.id}\nPlan pro: 500 certificates, 50 channels, 90 requests per minute per key, 3 watches.\n`);
     expectUsageError(await runCli(["org", "update", "--id", other.id], { env: ws.env }), /needs something to change/);
     expectFailure(await runCli(["org", "update", "--id", other.id, "--plan", "gold"], { env: ws.env }), 1, /Plan "gold" does not exist/);

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { CLI_MAIN, expectFailure, expectUsageError, ISO, runCli, runCliJson, startServe, workspacesRemovedAfterAll, type ServeProcess, type Workspace } from "./support/cli.ts";
+import { logLinesOf, messagesOf, CLI_MAIN, expectFailure, expectUsageError, ISO, runCli, runCliJson, startServe, workspacesRemovedAfterAll, type ServeProcess, type Workspace } from "./support/cli.ts";
 import { WebClient } from "./support/web_client.ts";
 import { writeFileSync } from "node:fs";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
@@ -69,13 +69,16 @@ describe("user set-password", () => {
   test("gives a user without a password one (from stdin with --password -), so they can sign in; the old one stops working", async () => {
     expect(await signIn("first@acme.test", PASSWORD)).toBe(401);
     const set = await runCli(["user", "set-password", "--email", "FIRST@acme.test", "--password", "-", "--json"], { env: ws.env, stdin: `${PASSWORD}\n` });
-    expect({ code: set.code, stderr: set.stderr }).toEqual({ code: 0, stderr: "" });
+    expect({ code: set.code, stderr: messagesOf(set.stderr) }).toEqual({ code: 0, stderr: "" });
     expect(JSON.parse(set.stdout)).toEqual({ id: expect.stringMatching(/^usr_/), email: "first@acme.test", canSignIn: true });
     expect(await signIn("first@acme.test", PASSWORD)).toBe(303);
 
     // Without --password it reads standard input too; --password P sets it directly.
     const again = await runCli(["user", "set-password", "--email", "first@acme.test"], { env: ws.env, stdin: "an-0ther-passw0rd\n" });
-    expect(again).toEqual({ code: 0, stderr: "", stdout: expect.stringContaining("first@acme.test") });
+    expect({ ...again, stderr: messagesOf(again.stderr) }).toEqual({ code: 0, stderr: "", stdout: expect.stringContaining("first@acme.test") });
+    // Logged as the server logs it: the user's id, never the password.
+    expect(logLinesOf(again.stderr).map((line) => [line.msg, line.userId])).toEqual([["password set", expect.stringMatching(/^usr_/)]]);
+    expect(again.stderr).not.toContain("an-0ther-passw0rd");
     expect(await signIn("first@acme.test", PASSWORD)).toBe(401);
     expect(await signIn("first@acme.test", "an-0ther-passw0rd")).toBe(303);
   });

@@ -5,7 +5,7 @@
 import { spawnSync } from "node:child_process";
 import type { Config } from "../../core/config/mod.ts";
 import { presentKey, type Admin, type OrganizationUsage } from "../../core/accounts/mod.ts";
-import { CertkeeperError, printable, silentLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
+import { CertkeeperError, createLogger, printable, silentLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
 import type { Principal } from "../../core/auth/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
 import type { Wired } from "../wiring/mod.ts";
@@ -14,12 +14,24 @@ import { loadTrust } from "./trust.ts";
 import { optionalInteger, requiredFlag, UsageError, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
 
 /**
- * The CLI's logger: none. What a command did, and why it failed, is its answer (stdout, the exit code
- * and its message on stderr); stdout stays one JSON document with --json, and stderr holds only the
- * command's own messages, whatever CERTKEEPER_LOG_LEVEL says (it is the server's).
+ * The logger of the CLI's commands that change nothing an operator audits (certificates, channels,
+ * imports, check): none. What such a command did, and why it failed, is its answer (stdout, the exit
+ * code and its message on stderr); stdout stays one JSON document with --json.
  */
 export function cliLogger(_config: Config): Logger {
   return silentLogger;
+}
+
+/**
+ * The logger of the account commands: what they change (an organization, a user, a role, a password,
+ * an API key) is logged as the server logs it, one line each at `info`, on stderr (stdout stays the
+ * command's answer), at CERTKEEPER_LOG_LEVEL and in CERTKEEPER_LOG_FORMAT (`auto`: readable at a
+ * terminal, JSON lines otherwise). A key made at a shell is then in the same audit trail as one made
+ * in the settings area: the key id, never the key; never a password.
+ */
+export function auditLogger(config: Config): Logger {
+  const format = config.logFormat === "auto" ? (process.stderr.isTTY ? "pretty" : "json") : config.logFormat;
+  return createLogger(config.logLevel, { format, write: (line) => process.stderr.write(`${line}\n`) });
 }
 
 /**
@@ -43,7 +55,7 @@ export async function withWired<T>(config: Config, fn: (wired: Wired) => Promise
  */
 export async function withAdmin<T>(config: Config, fn: (admin: Admin, store: Store) => Promise<T>): Promise<T> {
   const { openAccounts } = await import("../wiring/accounts.ts");
-  const accounts = await openAccounts(config, { passwords: bunPasswords, logger: cliLogger(config) });
+  const accounts = await openAccounts(config, { passwords: bunPasswords, logger: auditLogger(config) });
   try {
     return await fn(accounts.admin, accounts.store);
   } finally {

@@ -100,10 +100,26 @@ async function runToEnd(argv: string[], options: CliOptions): Promise<CliResult>
   }
 }
 
-/** Runs a command with `--json`, expects exit 0, nothing on stderr, and parses the whole stdout. */
+/**
+ * What a command said on stderr besides its log lines (the account commands log what they change,
+ * one JSON line each when stderr is no terminal): its own messages.
+ */
+export function messagesOf(stderr: string): string {
+  return stderr
+    .split("\n")
+    .filter((line) => !/^\{"time":"[^"]+","level":"(debug|info|warn|error)","msg":/.test(line))
+    .join("\n");
+}
+
+/** The JSON log lines a command wrote on stderr. */
+export function logLinesOf(stderr: string): Array<Record<string, unknown>> {
+  return stderr.split("\n").filter((line) => line.startsWith('{"time":')).map((line) => JSON.parse(line));
+}
+
+/** Runs a command with `--json`, expects exit 0, nothing on stderr but log lines, and parses the whole stdout. */
 export async function runCliJson(args: string[], options: CliOptions = {}): Promise<any> {
   const result = await runCli([...args, "--json"], options);
-  if (result.code !== 0 || result.stderr !== "") {
+  if (result.code !== 0 || messagesOf(result.stderr) !== "") {
     throw new Error(`certkeeper ${args.join(" ")} exited ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`);
   }
   return JSON.parse(result.stdout);

@@ -1,9 +1,8 @@
 /**
- * CONTRACT §23: "every key created or revoked, role changed, password set" is one log line at
- * `info` (the key id, never the key). The README's first run makes the first API key, and gives the
- * owner a password, with the CLI; the CLI logs nothing at all (docs/console.md: "The CLI writes no log
- * lines"), and the server never learns of it, so these keys and passwords appear in no log anywhere.
- * The CLI keeps stdout for its answer (one JSON document with --json): the lines belong on stderr.
+ * What the account commands change is logged as the server logs it (`API key created`, `API key
+ * revoked`, `password set`: the key id and user id, never the key or the password), on stderr, so a
+ * key made at a shell is in an audit trail too; stdout stays the command's answer (one JSON document
+ * with --json).
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { orgWithUser, runCli, workspacesRemovedAfterAll } from "./support/cli.ts";
