@@ -23,7 +23,7 @@ import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { certIdOf, startAriServer, type AriServer } from "./support/ari_server.ts";
 import { FakeClock } from "./support/fake_clock.ts";
-import { runCli } from "./support/cli.ts";
+import { messagesOf, runCli } from "./support/cli.ts";
 
 setDefaultTimeout(60_000);
 
@@ -170,14 +170,14 @@ describe("§23 org update --rate-limit", () => {
 
     // Raised by the CLI, another process on the same database; the server is not restarted.
     const raised = await runCli(["org", "update", "--id", h.org.id, "--rate-limit", "6"], { env });
-    expect({ code: raised.code, stderr: raised.stderr }).toEqual({ code: 0, stderr: "" });
+    expect({ code: raised.code, stderr: messagesOf(raised.stderr) }).toEqual({ code: 0, stderr: "" });
     expect(raised.stdout).toContain("6 requests per minute per key");
     // The window's fifth request (the refused one counted too): under 6.
     expect(seen(await list())).toEqual({ status: 200, code: null, limit: "6", remaining: "1" });
 
     // Lowered to 5: the window's sixth request is over it.
     const lowered = await runCli(["org", "update", "--id", h.org.id, "--rate-limit", "5"], { env });
-    expect({ code: lowered.code, stderr: lowered.stderr }).toEqual({ code: 0, stderr: "" });
+    expect({ code: lowered.code, stderr: messagesOf(lowered.stderr) }).toEqual({ code: 0, stderr: "" });
     expect(seen(await list())).toEqual({ status: 429, code: "rate_limit_exceeded", limit: "5", remaining: "0" });
   });
 });

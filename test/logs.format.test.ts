@@ -6,7 +6,7 @@
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { resolve } from "node:path";
-import { CLI_MAIN, freePort, startServe, workspacesRemovedAfterAll } from "./support/cli.ts";
+import { CLI_MAIN, freePort, messagesOf, startServe, workspacesRemovedAfterAll } from "./support/cli.ts";
 import { WebClient } from "./support/web_client.ts";
 import { createLogger } from "../core/base/log.ts";
 
@@ -55,9 +55,9 @@ describe("the first start's instructions", () => {
       // Pasted into a shell as printed (the password typed on stdin), without the server's variables: the owner can sign in.
       const env = cleanEnv({ PATH: process.env.PATH!.split(":").filter((dir) => !dir.includes("node_modules")).join(":") });
       const org = await run(["bash", "-c", first.commands[0]], env);
-      expect({ code: org.code, stderr: org.stderr }).toEqual({ code: 0, stderr: "" });
+      expect({ code: org.code, stderr: messagesOf(org.stderr) }).toEqual({ code: 0, stderr: "" });
       const user = await run(["bash", "-c", first.commands[1]], env, `${PASSWORD}\n`);
-      expect({ code: user.code, stderr: user.stderr }).toEqual({ code: 0, stderr: "" });
+      expect({ code: user.code, stderr: messagesOf(user.stderr) }).toEqual({ code: 0, stderr: "" });
       const browser = new WebClient({ handle: (request) => fetch(request, { redirect: "manual" }) }, serve.url);
       expect((await browser.signIn("you@example.com", PASSWORD)).status).toBe(303);
     } finally {
