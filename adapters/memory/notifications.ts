@@ -85,7 +85,12 @@ export function memoryEvents(state: MemoryState): EventStore {
         state.indexDelivery(d.eventId, d.channelId, d.status);
       }
     },
-    async list(scope, { limit, beforeSeq }) {
+    async list(scope, { limit, beforeSeq, beforeId }) {
+      if (beforeId !== undefined) {
+        const named = state.events.get(beforeId);
+        if (!named || !inScope(named, scope)) return [];
+        beforeSeq = named.seq;
+      }
       // Newest first: backwards from the last event older than the cursor (found by bisection).
       const bySeq = state.eventsBySeq;
       let low = 0;

@@ -83,10 +83,17 @@ export function sqlEvents(db: Executor): EventStore {
     },
 
     async list(scope, query) {
-      const { rows } = await db.execute(
-        `SELECT ${EVENT_COLUMNS} FROM events WHERE organization_id = ? AND mode = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-        [scope.organizationId, scope.mode, query.beforeSeq ?? Number.MAX_SAFE_INTEGER, query.limit],
-      );
+      const { rows } =
+        query.beforeId !== undefined
+          ? await db.execute(
+              `SELECT ${EVENT_COLUMNS} FROM events WHERE organization_id = ? AND mode = ? AND seq < ` +
+                `(SELECT seq FROM events WHERE id = ? AND organization_id = ? AND mode = ?) ORDER BY seq DESC LIMIT ?`,
+              [scope.organizationId, scope.mode, query.beforeId, scope.organizationId, scope.mode, query.limit],
+            )
+          : await db.execute(
+              `SELECT ${EVENT_COLUMNS} FROM events WHERE organization_id = ? AND mode = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
+              [scope.organizationId, scope.mode, query.beforeSeq ?? Number.MAX_SAFE_INTEGER, query.limit],
+            );
       return withDeliveries(db, rows.map((row) => eventFrom(row)));
     },
 

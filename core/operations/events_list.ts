@@ -21,9 +21,10 @@ export const listEvents = defineOperation({
   errors: [],
   async handle({ principal, services }, { query }) {
     const limit = pageLimit(query.limit);
-    const before = typeof query.cursor === "string" ? decodeCursor(query.cursor, ["number"]) : undefined;
-    const events = await services.store.events.list(principal.scope, { limit: limit + 1, beforeSeq: before?.[0] as number | undefined });
-    const { page, nextCursor } = paginate(events, limit, (e) => [e.seq]);
+    const before = typeof query.cursor === "string" ? decodeCursor(query.cursor, ["string"]) : undefined;
+    // The cursor names the page's last event, not its seq: a seq counts every organization's events.
+    const events = await services.store.events.list(principal.scope, { limit: limit + 1, beforeId: before?.[0] as string | undefined });
+    const { page, nextCursor } = paginate(events, limit, (e) => [e.id]);
     return { data: page.map(presentEvent), nextCursor };
   },
 });

@@ -290,6 +290,12 @@ export interface EventListQuery {
   limit: number;
   /** Keyset position, newest first: events inserted before the one with this seq. */
   beforeSeq?: number;
+  /**
+   * The same position named by an event of the scope (the API's cursor: a seq counts every
+   * organization's events, which a cursor must not tell). None when no such event is stored (another
+   * scope's, or pruned, and with it every older one): the list ends.
+   */
+  beforeId?: string;
 }
 
 /** A delivery leased for sending, with what it needs. */

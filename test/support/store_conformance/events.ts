@@ -42,6 +42,15 @@ export function describeEvents(get: () => Store) {
       const third = await store.events.list(live, { limit: 2, beforeSeq: second.at(-1)!.seq });
       expect([first, second, third].map(ids)).toEqual([ids(all.slice(0, 2)), ids(all.slice(2, 4)), ids(all.slice(4))]);
       expect(await store.events.list(live, { limit: 2, beforeSeq: third.at(-1)!.seq })).toEqual([]);
+
+      // The same pages by the last event's id, within its scope only: another scope's event, or one
+      // not stored, ends the list.
+      const byId = await store.events.list(live, { limit: 2, beforeId: first.at(-1)!.id });
+      expect(ids(byId)).toEqual(ids(second));
+      expect(ids(await store.events.list(live, { limit: 100, beforeId: third.at(-1)!.id }))).toEqual([]);
+      const elsewhere = (await store.events.list(other.live, { limit: 1 }))[0]!;
+      expect(await store.events.list(live, { limit: 100, beforeId: elsewhere.id })).toEqual([]);
+      expect(await store.events.list(live, { limit: 100, beforeId: "evt_nowhere" })).toEqual([]);
     });
 
     test("list() and get() carry each event's deliveries; get() sees only its scope", async () => {

@@ -1,10 +1,8 @@
 /**
- * review(tenant): GET /v1/events's cursor is the installation-wide event sequence number. What one
- * organization sees of its own event list must not depend on what another organization (or its own
- * other mode) raised meanwhile (CONTRACT §3, §4): here organization A raises one test event, B raises
- * some, A raises another, and A reads its first page. A's cursor is the same whether B raised 0 or 5
- * events in between when no leak; today it is [seq] of A's newest event, so the gap between A's two
- * cursors counts B's events exactly (and a test key's cursor counts its organization's live events).
+ * GET /v1/events's cursor tells nothing of other organizations or of the other mode: it names the
+ * page's last event by id, never the installation-wide sequence number (whose gaps between two of A's
+ * cursors counted the events everyone else raised meanwhile). It pages on through A's own events, and
+ * presented by another organization (or the other mode) it leads to no page of theirs.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { DEFAULT_CONFIG } from "../core/config/config.ts";
@@ -29,8 +27,11 @@ afterAll(async () => {
   await transports.close();
 });
 
-/** A's first page cursor (limit 1) after A, then `others` events elsewhere, then A again. */
-async function cursorOfA(store: StoreKind, others: number, elsewhere: "other organization" | "own live mode"): Promise<string | null> {
+/**
+ * A raises one test event, then `others` are raised elsewhere, then A raises another; A reads its
+ * events a page of one at a time. Returns what A's cursor holds and what the pages were.
+ */
+async function pagesOfA(store: StoreKind, others: number, elsewhere: "other organization" | "own live mode") {
   const clock = new FakeClock(Date.UTC(2026, 5, 1));
   const h = await createHarness({ store, transports, clock, config: { deliveryTimeoutMs: 1000 } });
   try {
@@ -48,9 +49,19 @@ async function cursorOfA(store: StoreKind, others: number, elsewhere: "other org
     expectData(await h.request("POST", `/v1/channels/${a}/test`, { key: aKey }), 200);
     for (let i = 0; i < others; i++) expectData(await h.request("POST", `/v1/channels/${b}/test`, { key: bKey }), 200);
     expectData(await h.request("POST", `/v1/channels/${a}/test`, { key: aKey }), 200);
-    const page = await h.request("GET", "/v1/events?limit=1", { key: aKey });
-    expect(expectData(page, 200)).toHaveLength(1);
-    return page.body.meta.nextCursor;
+    const first = await h.request("GET", "/v1/events?limit=1", { key: aKey });
+    const newest = expectData(first, 200);
+    const cursor: string = first.body.meta.nextCursor;
+    const second = await h.request("GET", `/v1/events?limit=1&cursor=${cursor}`, { key: aKey });
+    // The other side presenting A's cursor learns nothing from it: no page of its own events.
+    const theirs = await h.request("GET", `/v1/events?limit=1&cursor=${cursor}`, { key: bKey });
+    return {
+      held: JSON.parse(Buffer.from(cursor, "base64url").toString()),
+      newest: newest.map((e: { id: string }) => e.id),
+      older: expectData(second, 200).map((e: { id: string }) => e.id),
+      end: second.body.meta.nextCursor,
+      theirs: expectData(theirs, 200),
+    };
   } finally {
     await h.close();
   }
@@ -58,18 +69,18 @@ async function cursorOfA(store: StoreKind, others: number, elsewhere: "other org
 
 for (const store of ["memory", "libsql"] as const) {
   describe(`${store} store`, () => {
-    test("A's events cursor does not count another organization's events", async () => {
-      const quiet = await cursorOfA(store, 0, "other organization");
-      const busy = await cursorOfA(store, 5, "other organization");
-      expect(quiet).not.toBeNull();
-      expect(busy).toBe(quiet);
-    });
-
-    test("a test key's events cursor does not count its organization's live events", async () => {
-      const quiet = await cursorOfA(store, 0, "own live mode");
-      const busy = await cursorOfA(store, 5, "own live mode");
-      expect(quiet).not.toBeNull();
-      expect(busy).toBe(quiet);
-    });
+    for (const elsewhere of ["other organization", "own live mode"] as const) {
+      test(`A's events cursor names A's own event, whatever ${elsewhere === "other organization" ? "another organization" : "A's live mode"} raised meanwhile, and pages on`, async () => {
+        for (const others of [0, 5]) {
+          const seen = await pagesOfA(store, others, elsewhere);
+          // The page's last event, by id: no number that counts anyone's events.
+          expect(seen.held).toEqual(seen.newest);
+          expect(seen.older).toHaveLength(1);
+          expect(seen.older).not.toEqual(seen.newest);
+          expect(seen.end).toBeNull();
+          expect(seen.theirs).toEqual([]);
+        }
+      });
+    }
   });
 }
