@@ -1,0 +1,99 @@
+/**
+ * CONTRACT §19, against a CA's ARI service (test/support/ari_server.ts): "A window *ending* before the
+ * lifetime midpoint on the first answer for a serial […] means the CA asks for early replacement". A
+ * first window that starts before the midpoint but ends after it is an ordinary window: its end is the
+ * deadline, no renewal_requested, state not_due.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { DAY, SECOND } from "../core/base/mod.ts";
+import { DEFAULT_CONFIG, type Config } from "../core/config/mod.ts";
+import { TrustStore } from "../core/tls/mod.ts";
+import { createTransports } from "../adapters/notify/mod.ts";
+import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
+import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
+import { certIdOf, startAriServer, type AriServer } from "./support/ari_server.ts";
+import { FakeClock } from "./support/fake_clock.ts";
+
+setDefaultTimeout(60_000);
+
+let ari: AriServer;
+const cleanups: Array<() => Promise<unknown> | unknown> = [];
+beforeAll(async () => {
+  ari = await startAriServer({ tlsIssuer: (await testPki()).rsaIntermediate });
+});
+afterAll(async () => {
+  for (const cleanup of cleanups.reverse()) await cleanup();
+  await ari.close();
+});
+
+async function world(): Promise<{ h: Harness; clock: FakeClock }> {
+  const { root } = await testPki();
+  const trust = new TrustStore([root.certPem]);
+  const clock = new FakeClock(Date.now());
+  const full: Config = {
+    ...DEFAULT_CONFIG,
+    allowPrivateTargets: true,
+    resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }],
+    tlsTimeoutMs: 1500,
+    logLevel: "error",
+    alertPolicy: "renewal",
+    revocation: false,
+    acmeDirectories: [{ issuer: "certkeeper Test RSA CA", url: ari.directoryUrl }],
+  };
+  const transports = createTransports(full, trust);
+  const h = await createHarness({ config: full, clock, transports, trust });
+  cleanups.push(() => transports.close(), () => h.core.stop());
+  return { h, clock };
+}
+
+async function served(domain: string, notBefore: number, notAfter: number): Promise<{ leaf: Issued; server: TlsTestServer }> {
+  const { rsaIntermediate } = await testPki();
+  const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(notBefore), notAfter: new Date(notAfter) });
+  const server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
+  cleanups.push(() => server.close());
+  return { leaf, server };
+}
+
+async function eventTypes(h: Harness, id: string): Promise<string[]> {
+  const list = expectData(await h.request("GET", "/v1/events?limit=100"), 200) as any[];
+  return list.filter((e) => e.certificateId === id).reverse().map((e) => e.type);
+}
+
+const whole = (ms: number) => Math.floor(ms / SECOND) * SECOND;
+
+describe("a first window is a request only when it ends before the lifetime's midpoint (CONTRACT §19)", () => {
+  test("starting before the midpoint and ending after it: the deadline, not a request", async () => {
+    const w = await world();
+    const now = whole(Date.now());
+    const notBefore = now - 10 * DAY;
+    const notAfter = now + 80 * DAY;
+    // The midpoint is 35 days from now.
+    const domain = `straddles-midpoint.${TEST_DOMAIN}`;
+    const { leaf, server } = await served(domain, notBefore, notAfter);
+    const start = now + 30 * DAY;
+    const end = now + 40 * DAY;
+    ari.answer(certIdOf(leaf), { kind: "window", start, end });
+    const added = expectData(await w.h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    const got = expectData(await w.h.request("GET", `/v1/certificates/${added.id}`), 200);
+    expect({ status: got.status, statusReason: got.statusReason, renewal: got.renewal, events: await eventTypes(w.h, added.id) }).toMatchObject({
+      status: "valid",
+      statusReason: null,
+      renewal: { deadline: new Date(end).toISOString(), source: "ari", window: { start: new Date(start).toISOString(), end: new Date(end).toISOString() }, state: "not_due" },
+      events: [],
+    });
+  });
+
+  test("ending before the midpoint: a request, announced once", async () => {
+    const w = await world();
+    const now = whole(Date.now());
+    const notBefore = now - 10 * DAY;
+    const notAfter = now + 80 * DAY;
+    const domain = `before-midpoint.${TEST_DOMAIN}`;
+    const { leaf, server } = await served(domain, notBefore, notAfter);
+    ari.answer(certIdOf(leaf), { kind: "window", start: now + 20 * DAY, end: now + 30 * DAY });
+    const added = expectData(await w.h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    const got = expectData(await w.h.request("GET", `/v1/certificates/${added.id}`), 200);
+    expect([got.status, got.statusReason, got.renewal.state, await eventTypes(w.h, added.id)]).toEqual(["expiring", "renewal_requested", "requested", ["certificate.renewal_requested"]]);
+  });
+});
