@@ -9,6 +9,7 @@ import type * as dnsPacket from "dns-packet";
 import type { DaneVerdict, DnsFindings, TlsaRecord } from "../base/records.ts";
 import type { Deadline } from "../net/deadline.ts";
 import { matchesHostname } from "../tls/chain_verify.ts";
+import { isUsableSigningKey } from "../tls/public_key.ts";
 import type { DnsClient } from "./dns_client.ts";
 
 export type TlsaFinding = NonNullable<DnsFindings["tlsa"]>;
@@ -120,14 +121,11 @@ function digest(record: TlsaRecord, cert: X509Certificate): string {
  */
 class SignatureBudget {
   static readonly MAX_VERIFICATIONS = 32;
-  static readonly MAX_RSA_BITS = 8192;
   #left = SignatureBudget.MAX_VERIFICATIONS;
 
   /** Whether `cert` is signed under `key` (false once the budget is spent, or for an oversized key). */
   verifies(cert: X509Certificate, key: KeyObject): boolean {
-    const details = key.asymmetricKeyDetails;
-    if ((details?.modulusLength ?? 0) > SignatureBudget.MAX_RSA_BITS) return false;
-    if (details?.publicExponent !== undefined && details.publicExponent > 0xffffffffn) return false;
+    if (!isUsableSigningKey(key)) return false;
     if (this.#left <= 0) return false;
     this.#left--;
     try {

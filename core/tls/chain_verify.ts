@@ -9,6 +9,7 @@ import { createPublicKey } from "node:crypto";
 import { AsnConvert } from "@peculiar/asn1-schema";
 import { id_ce_extKeyUsage, id_ce_nameConstraints, NameConstraints, type GeneralSubtree } from "@peculiar/asn1-x509";
 import { x509, type Certificate } from "./x509.ts";
+import { isUsableSigningKey } from "./public_key.ts";
 import type { TrustStore } from "./trust_store.ts";
 import { chainCertificate, dnsNames } from "./certificate_parse.ts";
 import type { ChainCertificate, ChainProblem } from "../base/records.ts";
@@ -184,17 +185,12 @@ export function signedBy(cert: Certificate, issuer: Certificate): Promise<boolea
 
 const signatures = new WeakMap<Certificate, WeakMap<Certificate, Promise<boolean>>>();
 
-/** RSA keys larger than any CA uses, or with a larger exponent, verify nothing (as in DANE's judgement). */
-const MAX_RSA_BITS = 8192;
-const MAX_RSA_EXPONENT = 0xffffffffn;
-
-/** Whether `issuer`'s key is one a signature is checked under: not an RSA key over 8,192 bits or with an exponent over 2^32. */
+/** Whether `issuer`'s key is one a signature is checked under ({@link isUsableSigningKey}), read once per certificate. */
 function usableKey(issuer: Certificate): boolean {
   let usable = usableKeys.get(issuer);
   if (usable === undefined) {
     try {
-      const details = createPublicKey({ key: Buffer.from(issuer.publicKey.rawData), format: "der", type: "spki" }).asymmetricKeyDetails;
-      usable = (details?.modulusLength ?? 0) <= MAX_RSA_BITS && (details?.publicExponent ?? 0n) <= MAX_RSA_EXPONENT;
+      usable = isUsableSigningKey(createPublicKey({ key: Buffer.from(issuer.publicKey.rawData), format: "der", type: "spki" }));
     } catch {
       usable = true; // a key node:crypto cannot read is left to WebCrypto, which proves nothing with it either
     }

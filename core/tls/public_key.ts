@@ -1,5 +1,5 @@
 /** The leaf's public key as CONTRACT §13 shows it, and what counts as weak. */
-import { createPublicKey } from "node:crypto";
+import { createPublicKey, type KeyObject } from "node:crypto";
 import { AsnConvert } from "@peculiar/asn1-schema";
 import { RSAPublicKey } from "@peculiar/asn1-rsa";
 import type { Certificate } from "./x509.ts";
@@ -47,6 +47,20 @@ export function publicKeyInfo(cert: Certificate): PublicKeyInfo {
 /** RSA under 2048 bits, EC under 256. */
 export function isWeakKey(key: PublicKeyInfo): boolean {
   return (key.algorithm === "RSA" && key.size < 2048) || (key.algorithm === "EC" && key.size < 256);
+}
+
+/** RSA keys larger than any CA uses, or with a larger exponent: a signature under one verifies nothing. */
+const MAX_RSA_BITS = 8192;
+const MAX_RSA_EXPONENT = 0xffffffffn;
+
+/**
+ * Whether a signature is worth checking under `key`: not an RSA key over 8,192 bits or with an exponent
+ * over 2^32. A server (or its zone) can send such keys to make each check cost tens of milliseconds of
+ * signature checks; nothing honest comes near either bound. Used by path building and by DANE.
+ */
+export function isUsableSigningKey(key: KeyObject): boolean {
+  const details = key.asymmetricKeyDetails;
+  return (details?.modulusLength ?? 0) <= MAX_RSA_BITS && (details?.publicExponent ?? 0n) <= MAX_RSA_EXPONENT;
 }
 
 function rsaBits(der: Uint8Array): number {
