@@ -57,8 +57,9 @@ describe("renewal_overdue needs an answering endpoint (CONTRACT §18)", () => {
     const record: CertificateRecord = certificateRecord(scope, { domain, details: fresh, alertPolicy: "renewal", alertThresholds: [30, 14, 7, 3, 1] });
     const early = applyCheck(record, outcome(NOW - HOUR), NOW - HOUR, policy, { isNew: true });
     expect(early.events.map((e) => e.type)).toEqual([]);
-    // The check is due at that deadline (each renewal deadline gets its own check)…
-    expect(early.record.nextCheckAt).toBe(NOW);
+    // A check is due by that deadline at the latest (each renewal deadline gets its own check; the
+    // regular one, on the certificate's own phase, may come before it)…
+    expect(early.record.nextCheckAt).toBeLessThanOrEqual(NOW);
     // …and that check announces it, naming the node.
     const at = applyCheck(early.record, outcome(NOW), NOW, policy);
     expect(at.events.map((e) => e.type)).toEqual(["certificate.renewal_overdue"]);
