@@ -353,6 +353,29 @@ describe("a CA that misbehaves costs at most the time limit and 64 KiB, never ch
     expect(metrics).toMatch(/^certkeeper_ari_requests_total\{result="error"\} 2$/m);
   });
 
+  test("a CA that runs out of time is not asked about its other leaves for a minute (their checks do not wait it out); each is asked at its first check after that", async () => {
+    const w = await world();
+    const slow = await served(`silent-slow.${TEST_DOMAIN}`);
+    const other = await served(`silent-other.${TEST_DOMAIN}`);
+    const start = whole(Date.now() + 48 * DAY);
+    ari.answer(certIdOf(slow.leaf), { kind: "hang" });
+    ari.answer(certIdOf(other.leaf), { kind: "window", start, end: start + 2 * DAY });
+    await add(w.h, `silent-slow.${TEST_DOMAIN}`, slow.server.port);
+    expect(asked(certIdOf(slow.leaf))).toBe(1);
+    // Within the minute: the other leaf's check does not ask (the lifetime rule meanwhile).
+    w.clock.advance(59 * SECOND);
+    const added = await add(w.h, `silent-other.${TEST_DOMAIN}`, other.server.port);
+    expect([(await get(w.h, added.id)).renewal.source, asked(certIdOf(other.leaf))]).toEqual(["lifetime", 0]);
+    // Its next check after the minute asks, and the window counts.
+    w.clock.advance(2 * SECOND);
+    const later = await check(w.h, added.id);
+    expect([later.renewal.source, later.renewal.deadline, asked(certIdOf(other.leaf))]).toEqual(["ari", iso(start + 2 * DAY), 1]);
+    // Only requests made are counted: the hang, then the answer.
+    const metrics = await scrape(w.h);
+    expect(metrics).toMatch(/^certkeeper_ari_requests_total\{result="error"\} 1$/m);
+    expect(metrics).toMatch(/^certkeeper_ari_requests_total\{result="ok"\} 1$/m);
+  });
+
   test("an error after a good answer keeps the good window", async () => {
     const w = await world();
     const { leaf, server } = await served(`flaky-ca.${TEST_DOMAIN}`);

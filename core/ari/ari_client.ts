@@ -20,6 +20,11 @@ const DIRECTORY_TTL = DAY;
 const CLAIM_MARGIN = SECOND;
 /** How often a process waiting for another's answer looks at the cache. */
 const CLAIM_POLL = 100;
+/**
+ * After a request to a CA runs out of time, how long its other leaves are not asked: each would wait
+ * out the time limit inside its check. They are asked at their next check after that.
+ */
+const SILENT_CA_MS = 60 * SECOND;
 
 export interface AriClientOptions {
   fetcher: HttpFetcher;
@@ -51,6 +56,8 @@ export class AriClient {
   readonly #inFlight = new Map<string, Promise<RenewalInfo>>();
   readonly #owner: string;
   readonly #directories = new Map<string, { renewalInfo: Promise<string | null>; until: number }>();
+  /** CAs (by directory URL) whose last request ran out of time: until when, and what it said. */
+  readonly #silent = new Map<string, { until: number; message: string }>();
 
   /** Each directory by lower-cased issuer name, with its place in the list (the first listed wins). */
   readonly #byIssuer = new Map<string, { url: string; order: number }>();
@@ -104,6 +111,13 @@ export class AriClient {
       if (answered) return answered;
     }
     const known = newest(cached, previous);
+    const silent = this.#silent.get(directory);
+    if (silent && now < silent.until) {
+      // Not asked: the leaf is asked at its first check after the CA's quiet minute.
+      const info = { ...(known ?? NOTHING_YET), nextAt: silent.until, lastError: `${silent.message} (the CA is not asked again for a minute)` };
+      await this.options.cache.put(leaf.certId, info, leaf.notAfter, now).catch((error: Error) => this.options.onFailure?.({ url: "cache", message: error.message }));
+      return info;
+    }
     let info: RenewalInfo;
     let url = directory;
     try {
@@ -129,10 +143,12 @@ export class AriClient {
           nextAt: now + retryDelay(headers["retry-after"], now),
           lastError: null,
         };
+        this.#silent.delete(directory);
         this.options.onRequest?.("ok");
       }
     } catch (error) {
       if (!(error instanceof AriFailure || error instanceof FetchFailure)) throw error;
+      if (error instanceof FetchFailure && error.reason === "timeout") this.#silent.set(directory, { until: now + SILENT_CA_MS, message: error.message });
       this.options.onRequest?.("error");
       this.options.onFailure?.({ url, message: error.message });
       info = { ...(known ?? NOTHING_YET), nextAt: now + DEFAULT_RETRY, lastError: error.message };
