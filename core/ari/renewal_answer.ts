@@ -41,7 +41,7 @@ export function readDirectory(body: Uint8Array): string | null {
   if (typeof doc !== "object" || doc === null || Array.isArray(doc)) throw new AriFailure("the ACME directory is not a JSON object");
   const url = (doc as { renewalInfo?: unknown }).renewalInfo;
   if (url === undefined) return null;
-  if (typeof url !== "string" || !isHttpUrl(url)) throw new AriFailure("the ACME directory's renewalInfo is not an http(s) URL");
+  if (typeof url !== "string" || httpHref(url) === null) throw new AriFailure("the ACME directory's renewalInfo is not an http(s) URL");
   return url;
 }
 
@@ -57,7 +57,10 @@ export function readRenewalInfo(body: Uint8Array): SuggestedWindow {
   if (start === null || end === null) throw new AriFailure("the suggested window's start or end is not an RFC 3339 time");
   if (end <= start) throw new AriFailure("the suggested window ends before it starts");
   const explanation = (doc as { explanationURL?: unknown }).explanationURL;
-  const explanationUrl = typeof explanation === "string" && isHttpUrl(explanation) && explanation.length <= 2048 ? explanation : null;
+  // Kept as the URL parser reads it, not as the CA wrote it: it is shown to operators (notifications,
+  // the CLI's note, the console), where a line break or a terminal escape of the CA's would act.
+  const href = typeof explanation === "string" ? httpHref(explanation) : null;
+  const explanationUrl = href !== null && href.length <= 2048 ? href : null;
   return { window: { start, end }, explanationUrl };
 }
 
@@ -79,12 +82,16 @@ function timestamp(value: unknown): number | null {
   return Number.isFinite(ms) ? ms : null;
 }
 
-function isHttpUrl(text: string): boolean {
+/**
+ * An http(s) URL as the WHATWG parser reads it, or null: its href is one line, with every control,
+ * space and non-ASCII character percent-encoded (tabs and line breaks dropped).
+ */
+function httpHref(text: string): string | null {
   try {
     const url = new URL(text);
-    return url.protocol === "https:" || url.protocol === "http:";
+    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
