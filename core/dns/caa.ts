@@ -101,9 +101,29 @@ function caaRecord(data: dnsPacket.CaaData): CaaRecord {
   };
 }
 
-/** `0 issue "letsencrypt.org"`: a record as zone files and dig show it. */
+/**
+ * `0 issue "letsencrypt.org"`: a record as zone files and dig show it. The value is the domain's DNS
+ * operator's to write (any octets), and it is shown to operators (events, notifications, the console):
+ * only printable ASCII is shown as itself, every other octet as `\DDD` (RFC 1035 §5.1), as dig does,
+ * so that no line break, terminal escape or bidi override of theirs acts.
+ */
 export function presentCaaRecord(record: CaaRecord): string {
-  return `${record.flags} ${record.tag} "${record.value.replace(/["\\]/g, (c) => `\\${c}`)}"`;
+  return `${record.flags} ${zoneText(record.tag)} "${zoneText(record.value)}"`;
+}
+
+/** Printable ASCII but `"` and `\`: shown as itself. */
+const PLAIN_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** `text` as a zone file's quoted string holds it: `"` and `\` escaped, printable ASCII as itself, any other octet of its UTF-8 as `\DDD`. */
+function zoneText(text: string): string {
+  if (PLAIN_TEXT.test(text)) return text;
+  let shown = "";
+  for (const octet of new TextEncoder().encode(text)) {
+    if (octet === 0x22 || octet === 0x5c) shown += `\\${String.fromCharCode(octet)}`;
+    else if (octet >= 0x20 && octet < 0x7f) shown += String.fromCharCode(octet);
+    else shown += `\\${String(octet).padStart(3, "0")}`;
+  }
+  return shown;
 }
 
 /** The CAA domain the issuer maps to: configured pairs first, then the built-in ones; null when none names it. */

@@ -1,0 +1,74 @@
+/**
+ * CAA values are the monitored domain's DNS operator's to write (RFC 8659 §4.1.1 allows any octets in
+ * a value), and certkeeper shows them "as zone files and dig show it" in `certificate.renewal_blocked`
+ * (CONTRACT §22): printable ASCII as itself, `"` and `\` escaped, every other octet as `\DDD`
+ * (RFC 1035 §5.1). A value holding a line break, a terminal escape or a bidi override forges no line in
+ * a notification's text (Telegram's plain text, the email's text part).
+ */
+import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import * as dnsPacket from "dns-packet";
+import { TEST_DOMAIN, testPki } from "./support/harness.ts";
+import { chainPem, createLeaf } from "./support/pki.ts";
+import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
+import { answerTo, startFixtureDns } from "./support/dns_servers.ts";
+import { addAndGet, dnsWorld, eventsOf } from "./support/dns_world.ts";
+import { describeEvent } from "../core/notify/_describe.ts";
+import { telegramPayload } from "../core/notify/telegram_payload.ts";
+import { emailMessage } from "../core/notify/email_message.ts";
+import { presentCaaRecord } from "../core/dns/caa.ts";
+
+setDefaultTimeout(30_000);
+
+const closers: Array<() => Promise<unknown>> = [];
+afterAll(async () => {
+  for (const close of closers.reverse()) await close();
+});
+
+const FORGED = "other-ca.example\n\nStatus:        valid\nAll good: no action needed.\u001b[2J\u202e";
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+describe("CAA records with line breaks and escapes in certificate.renewal_blocked", () => {
+  test("the record shown for a hostile value is one line of printable text", () => {
+    const shown = presentCaaRecord({ flags: 0, tag: "issue", value: FORGED });
+    expect(shown).toStartWith('0 issue "other-ca.example');
+    expect(shown).not.toMatch(CONTROLS);
+    // As dig shows it: quotes and backslashes escaped, any other octet but printable ASCII as \DDD.
+    expect(presentCaaRecord({ flags: 128, tag: "issue", value: 'ca.example; a="b\\c"\n€' })).toBe('128 issue "ca.example; a=\\"b\\\\c\\"\\010\\226\\130\\172"');
+  });
+
+  test("a check against DNS that serves it: the event's records, and the Telegram and email text made of them, forge no line", async () => {
+    const D = TEST_DOMAIN;
+    const domain = `caa-forged.${D}`;
+    const { rsaIntermediate } = await testPki();
+    const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain] });
+    const server: TlsTestServer = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
+    closers.push(() => server.close());
+    const fixture = await startFixtureDns((query) => {
+      const q = query.questions![0]!;
+      const answers: dnsPacket.Answer[] =
+        q.type === "CAA" && q.name === domain ? [{ type: "CAA", name: domain, ttl: 60, data: { flags: 0, tag: "issue", value: FORGED } }] : [];
+      return { message: answerTo(query, answers) };
+    });
+    closers.push(() => fixture.close());
+    const w = await dnsWorld(fixture.port);
+    closers.push(() => w.close());
+    const cert = await addAndGet(w.h, { domain, port: server.port });
+    // The records forbid the test CA: warned and announced.
+    expect(cert.warnings).toContain("caa_forbids_issuer");
+    const events = await eventsOf(w.h, cert.id);
+    const blocked = events.find((e) => e.type === "certificate.renewal_blocked");
+    expect(blocked).toBeDefined();
+    const records: string[] = blocked.data.caa.records;
+    expect(records.length).toBe(1);
+    expect(records[0]).not.toMatch(CONTROLS);
+
+    const record = { ...blocked, createdAt: Date.parse(blocked.createdAt) };
+    const described = describeEvent(record);
+    const telegram = telegramPayload(record, described, 1).text.split("\n");
+    // One status line, the certificate's own (valid: CAA forbids the next renewal, not this certificate).
+    expect(telegram.filter((line) => line.startsWith("Status:"))).toEqual(["Status: valid"]);
+    expect(telegram.filter((line) => line.startsWith("All good"))).toEqual([]);
+    const email = emailMessage(record, { id: "ch_1" } as never, { described, to: "ops@example.com", mailFrom: "certkeeper@localhost" }).text.split("\n");
+    expect(email.filter((line) => line.startsWith("All good"))).toEqual([]);
+  });
+});
