@@ -71,4 +71,36 @@ describe("CAA records with line breaks and escapes in certificate.renewal_blocke
     const email = emailMessage(record, { id: "ch_1" } as never, { described, to: "ops@example.com", mailFrom: "certkeeper@localhost" }).text.split("\n");
     expect(email.filter((line) => line.startsWith("All good"))).toEqual([]);
   });
+
+  test("a CNAME whose target is no host name (a line break in a label) is not followed: no verdict, nothing shown forges a line", async () => {
+    const D = TEST_DOMAIN;
+    const domain = `caa-alias.${D}`;
+    const target = "ops\nall clear, nothing to do.example";
+    const { rsaIntermediate } = await testPki();
+    const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain] });
+    const server: TlsTestServer = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
+    closers.push(() => server.close());
+    const fixture = await startFixtureDns((query) => {
+      const q = query.questions![0]!;
+      const alias: dnsPacket.Answer = { type: "CNAME", name: domain, ttl: 60, data: target };
+      const answers: dnsPacket.Answer[] =
+        q.name === domain && (q.type === "CAA" || q.type === "CNAME")
+          ? [alias, ...(q.type === "CAA" ? [{ type: "CAA", name: target, ttl: 60, data: { flags: 0, tag: "issue", value: "other-ca.example" } } as dnsPacket.Answer] : [])]
+          : q.name === target && q.type === "CAA"
+            ? [{ type: "CAA", name: target, ttl: 60, data: { flags: 0, tag: "issue", value: "other-ca.example" } }]
+            : [];
+      return { message: answerTo(query, answers) };
+    });
+    closers.push(() => fixture.close());
+    const w = await dnsWorld(fixture.port);
+    closers.push(() => w.close());
+    const cert = await addAndGet(w.h, { domain, port: server.port });
+    // The alias leads to no host name: the lookup fails (as a DNS error, no verdict), and nothing shown
+    // holds the target's line break.
+    expect(cert.status).toBe("valid");
+    expect(cert.warnings).not.toContain("caa_forbids_issuer");
+    expect((await eventsOf(w.h, cert.id)).map((e) => e.type)).not.toContain("certificate.renewal_blocked");
+    expect(JSON.stringify(cert)).not.toMatch(CONTROLS);
+    expect(JSON.stringify(cert)).not.toContain("\\nall clear");
+  });
 });

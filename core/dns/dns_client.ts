@@ -101,6 +101,9 @@ export class DnsClient {
   }
 }
 
+/** Letters, digits, hyphens and underscores (`_25._tcp`, `_mta-sts`), labels of 1-63 characters, 253 in all (canonical: lower case, no trailing dot). */
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
+
 /** Lower case, without a trailing dot: how names are compared. */
 export function canonical(name: string): string {
   return name.toLowerCase().replace(/\.$/, "");
@@ -114,6 +117,8 @@ function followCnames(answers: dnsPacket.Answer[], start: string, seen: Set<stri
     if (!alias) return { end: current, moved: current !== start };
     seen.add(current);
     const target = canonical(String((alias as { data: unknown }).data));
+    // A label may hold any octet; a name certkeeper goes on to (and shows: where CAA was set) must be a host name.
+    if (!HOST_NAME.test(target)) throw new DnsFailure("malformed", `the CNAME of ${current} points to ${JSON.stringify(target).slice(0, 80)}, which is no host name`);
     if (seen.has(target)) throw new DnsFailure("cname_loop", `the CNAME chain of ${start} loops back to ${target}`);
     if (seen.size >= MAX_CNAME_HOPS) throw new DnsFailure("cname_loop", `the CNAME chain of ${start} is longer than ${MAX_CNAME_HOPS} names`);
     current = target;
