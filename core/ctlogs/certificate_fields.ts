@@ -6,6 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { bytesEqual, DerError, derHeader, readString, readTime, readTlv, type Tlv } from "./_der.ts";
+import { isDnsName, issuerNameShown } from "../watches/mod.ts";
 
 export interface TbsFields {
   /** Lower-case, without a trailing dot, distinct, in certificate order (SAN first, then the CN). */
@@ -136,7 +137,7 @@ export function readTbs(bytes: Uint8Array, tbs: Tlv): TbsFields {
         inner = generalName.end;
         if (generalName.tag !== 0x82) continue; // dNSName
         const name = normalizeName(readString(bytes, { ...generalName, tag: 0x16 })!);
-        if (name !== "" && name.length <= 253) add(name);
+        if (isDnsName(name)) add(name);
       }
     }
   }
@@ -146,8 +147,8 @@ export function readTbs(bytes: Uint8Array, tbs: Tlv): TbsFields {
   }
   return {
     dnsNames: names,
-    issuerOrganization: issuer.o,
-    issuerCommonName: issuer.cn,
+    issuerOrganization: issuer.o === null ? null : issuerNameShown(issuer.o),
+    issuerCommonName: issuer.cn === null ? null : issuerNameShown(issuer.cn),
     notBefore: readTime(bytes, notBeforeTlv),
     notAfter: readTime(bytes, notAfterTlv),
   };

@@ -4,6 +4,7 @@
  * names autoMonitor may add.
  */
 import { iso } from "../base/time.ts";
+import { printable } from "../base/log.ts";
 
 export interface Issuance {
   id: string;
@@ -31,21 +32,46 @@ export function readIssuance(raw: unknown): Issuance | null {
   const notAfter = typeof r.not_after === "string" ? Date.parse(r.not_after) : NaN;
   if (!Number.isFinite(notBefore) || !Number.isFinite(notAfter)) return null;
   const dnsNames = Array.isArray(r.dns_names)
-    ? r.dns_names.filter((name): name is string => typeof name === "string" && name.length <= 253).slice(0, 1000)
+    ? r.dns_names
+        .filter((name): name is string => typeof name === "string")
+        .map((name) => name.toLowerCase())
+        .filter(isDnsName)
+        .slice(0, 1000)
     : [];
   const issuer = typeof r.issuer === "object" && r.issuer !== null ? (r.issuer as Record<string, unknown>) : {};
   const certSha256 = typeof r.cert_sha256 === "string" && /^[0-9a-f]{64}$/i.test(r.cert_sha256) ? r.cert_sha256.toLowerCase() : null;
   const tbsSha256 = typeof r.tbs_sha256 === "string" && /^[0-9a-f]{64}$/i.test(r.tbs_sha256) ? r.tbs_sha256.toLowerCase() : null;
   return {
     id: r.id,
-    dnsNames: dnsNames.map((name) => name.toLowerCase()),
-    issuerFriendlyName: typeof issuer.friendly_name === "string" && issuer.friendly_name !== "" ? issuer.friendly_name : null,
-    issuerName: typeof issuer.name === "string" && issuer.name !== "" ? issuer.name : null,
+    dnsNames,
+    issuerFriendlyName: typeof issuer.friendly_name === "string" && issuer.friendly_name !== "" ? issuerNameShown(issuer.friendly_name) : null,
+    issuerName: typeof issuer.name === "string" && issuer.name !== "" ? issuerNameShown(issuer.name, 1024) : null,
     notBefore,
     notAfter,
     certSha256,
     tbsSha256,
   };
+}
+
+/**
+ * Whether a logged name (lower case) is a DNS name: labels of letters, digits, hyphens and underscores,
+ * 1-63 characters each, 253 in all, the first possibly `*`. A name with anything else (a space, a line
+ * break, a terminal escape) names no host: it is not kept, so no event or notification carries it.
+ */
+export function isDnsName(name: string): boolean {
+  return DNS_NAME.test(name);
+}
+
+const DNS_NAME = /^(?=.{1,253}$)(?:\*\.)?[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*$/;
+
+/**
+ * An issuer's name as logged (a CA writes what it likes), as events and notifications show it: every
+ * character a terminal or a text would act on written out (`\x0a`), and at most `max` characters (a
+ * CA's name is tens; a notification channel refuses what is too large).
+ */
+export function issuerNameShown(name: string, max = 256): string {
+  const shown = printable(name, false);
+  return shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
 }
 
 /** The O and CN attributes of a distinguished name written as `C=US, O=Example\, Inc., CN=R11`. */
