@@ -23,6 +23,9 @@ const PERIOD_FIELDS = `json_extract(period.value, '$[0]'), json_extract(period.v
 const PERIOD_ROWS = `INSERT INTO certificate_periods (certificate_id, organization_id, mode, from_at, until_at, status, renewal)
   SELECT NEW.id, NEW.organization_id, NEW.mode, ${PERIOD_FIELDS} FROM json_each(NEW.status_periods) AS period`;
 
+/** A column of a channel's last delivery attempt (a failing one may still be pending, to be retried). */
+const LAST_ATTEMPT = `SELECT {column} FROM deliveries WHERE deliveries.channel_id = channels.id AND deliveries.attempts > 0 ORDER BY deliveries.updated_at DESC LIMIT 1`;
+
 export const MIGRATIONS: Step[][] = [
   [
     `CREATE TABLE organizations (
@@ -381,6 +384,19 @@ export const MIGRATIONS: Step[][] = [
   [`ALTER TABLE ct_logs ADD COLUMN retry_at INTEGER`],
   // Which process is asking a CA about a leaf (RFC 9773), so that processes sharing the database ask once.
   [`CREATE TABLE renewal_info_claims (cert_id TEXT PRIMARY KEY, owner TEXT NOT NULL, until INTEGER NOT NULL)`],
+  // A channel's health read from the deliveries made before it was kept (a channel failing for days read
+  // as never used): its last attempt, and the first failure since its last delivery. Only channels with
+  // no attempt recorded yet.
+  [
+    `UPDATE channels SET
+       last_delivery_at = (${LAST_ATTEMPT.replace("{column}", "updated_at")}),
+       last_delivery_status = (${LAST_ATTEMPT.replace("{column}", "status")}),
+       last_delivery_error = (${LAST_ATTEMPT.replace("{column}", "CASE WHEN status = 'delivered' THEN NULL ELSE last_error END")}),
+       failing_since = (SELECT MIN(failed.updated_at) FROM deliveries AS failed
+         WHERE failed.channel_id = channels.id AND failed.status != 'delivered' AND failed.attempts > 0
+           AND failed.updated_at > COALESCE((SELECT MAX(ok.updated_at) FROM deliveries AS ok WHERE ok.channel_id = channels.id AND ok.status = 'delivered'), -1))
+     WHERE last_delivery_at IS NULL`,
+  ],
 ];
 
 /** Computes every certificate's timeline anew, with its renewal state, and its names key, a page at a time (migration 8). */
