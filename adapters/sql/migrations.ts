@@ -450,7 +450,30 @@ async function backfillStatusPeriods(tx: Executor): Promise<void> {
  * Applies the migrations this database lacks (up to `options.until`, default all); safe when several
  * processes start at once.
  */
-export async function migrate(executor: Executor, options: { until?: number } = {}): Promise<void> {
+export async function migrate(executor: Executor, options: { until?: number; waitMs?: number } = {}): Promise<void> {
+  // Another process upgrading a large database holds the write lock for longer than a write waits
+  // (migration 8 recomputes every certificate's timeline: 7 s at 40,000): this one waits it out, then
+  // finds the work done.
+  const deadline = Date.now() + (options.waitMs ?? MIGRATION_WAIT_MS);
+  for (;;) {
+    try {
+      return await migrateOnce(executor, options.until);
+    } catch (error) {
+      if (!isBusy(error) || Date.now() >= deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+}
+
+/** How long a process starting beside another that is upgrading the database waits for it, at most. */
+const MIGRATION_WAIT_MS = 10 * 60_000;
+
+/** SQLite's "another connection holds the lock" (by code locally, in the message from a server). */
+function isBusy(error: unknown): boolean {
+  return /SQLITE_BUSY|database is locked/i.test(`${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`);
+}
+
+async function migrateOnce(executor: Executor, until: number | undefined): Promise<void> {
   await executor.execute(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
   );
@@ -463,7 +486,7 @@ export async function migrate(executor: Executor, options: { until?: number } = 
         `the database was last migrated by a newer certkeeper (schema ${current}; this one knows ${MIGRATIONS.length}): run that version or newer, not an older one`,
       );
     }
-    for (let version = current + 1; version <= (options.until ?? MIGRATIONS.length); version++) {
+    for (let version = current + 1; version <= (until ?? MIGRATIONS.length); version++) {
       for (const step of MIGRATIONS[version - 1]!) {
         if (typeof step === "string") await tx.execute(step);
         else await step(tx);
