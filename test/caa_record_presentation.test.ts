@@ -27,6 +27,19 @@ afterAll(async () => {
 const FORGED = "other-ca.example\n\nStatus:        valid\nAll good: no action needed.\u001b[2J\u202e";
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
+/** A TLS server for `domain`, a DNS server answering each question as `answer` says, and the certificate added and checked through them. */
+async function checkedBehind(domain: string, answer: (question: dnsPacket.Question) => dnsPacket.Answer[]) {
+  const { rsaIntermediate } = await testPki();
+  const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain] });
+  const server: TlsTestServer = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
+  closers.push(() => server.close());
+  const fixture = await startFixtureDns((query) => ({ message: answerTo(query, answer(query.questions![0]!)) }));
+  closers.push(() => fixture.close());
+  const w = await dnsWorld(fixture.port);
+  closers.push(() => w.close());
+  return { w, cert: await addAndGet(w.h, { domain, port: server.port }) };
+}
+
 describe("CAA records with line breaks and escapes in certificate.renewal_blocked", () => {
   test("the record shown for a hostile value is one line of printable text", () => {
     const shown = presentCaaRecord({ flags: 0, tag: "issue", value: FORGED });
@@ -37,22 +50,10 @@ describe("CAA records with line breaks and escapes in certificate.renewal_blocke
   });
 
   test("a check against DNS that serves it: the event's records, and the Telegram and email text made of them, forge no line", async () => {
-    const D = TEST_DOMAIN;
-    const domain = `caa-forged.${D}`;
-    const { rsaIntermediate } = await testPki();
-    const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain] });
-    const server: TlsTestServer = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
-    closers.push(() => server.close());
-    const fixture = await startFixtureDns((query) => {
-      const q = query.questions![0]!;
-      const answers: dnsPacket.Answer[] =
-        q.type === "CAA" && q.name === domain ? [{ type: "CAA", name: domain, ttl: 60, data: { flags: 0, tag: "issue", value: FORGED } }] : [];
-      return { message: answerTo(query, answers) };
-    });
-    closers.push(() => fixture.close());
-    const w = await dnsWorld(fixture.port);
-    closers.push(() => w.close());
-    const cert = await addAndGet(w.h, { domain, port: server.port });
+    const domain = `caa-forged.${TEST_DOMAIN}`;
+    const { w, cert } = await checkedBehind(domain, (q) =>
+      q.type === "CAA" && q.name === domain ? [{ type: "CAA", name: domain, ttl: 60, data: { flags: 0, tag: "issue", value: FORGED } }] : [],
+    );
     // The records forbid the test CA: warned and announced.
     expect(cert.warnings).toContain("caa_forbids_issuer");
     const events = await eventsOf(w.h, cert.id);
@@ -73,28 +74,13 @@ describe("CAA records with line breaks and escapes in certificate.renewal_blocke
   });
 
   test("a CNAME whose target is no host name (a line break in a label) is not followed: no verdict, nothing shown forges a line", async () => {
-    const D = TEST_DOMAIN;
-    const domain = `caa-alias.${D}`;
+    const domain = `caa-alias.${TEST_DOMAIN}`;
     const target = "ops\nall clear, nothing to do.example";
-    const { rsaIntermediate } = await testPki();
-    const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain] });
-    const server: TlsTestServer = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
-    closers.push(() => server.close());
-    const fixture = await startFixtureDns((query) => {
-      const q = query.questions![0]!;
-      const alias: dnsPacket.Answer = { type: "CNAME", name: domain, ttl: 60, data: target };
-      const answers: dnsPacket.Answer[] =
-        q.name === domain && (q.type === "CAA" || q.type === "CNAME")
-          ? [alias, ...(q.type === "CAA" ? [{ type: "CAA", name: target, ttl: 60, data: { flags: 0, tag: "issue", value: "other-ca.example" } } as dnsPacket.Answer] : [])]
-          : q.name === target && q.type === "CAA"
-            ? [{ type: "CAA", name: target, ttl: 60, data: { flags: 0, tag: "issue", value: "other-ca.example" } }]
-            : [];
-      return { message: answerTo(query, answers) };
-    });
-    closers.push(() => fixture.close());
-    const w = await dnsWorld(fixture.port);
-    closers.push(() => w.close());
-    const cert = await addAndGet(w.h, { domain, port: server.port });
+    const caa: dnsPacket.Answer = { type: "CAA", name: target, ttl: 60, data: { flags: 0, tag: "issue", value: "other-ca.example" } };
+    const alias: dnsPacket.Answer = { type: "CNAME", name: domain, ttl: 60, data: target };
+    const { w, cert } = await checkedBehind(domain, (q) =>
+      q.name === domain && (q.type === "CAA" || q.type === "CNAME") ? [alias, ...(q.type === "CAA" ? [caa] : [])] : q.name === target && q.type === "CAA" ? [caa] : [],
+    );
     // The alias leads to no host name: the lookup fails (as a DNS error, no verdict), and nothing shown
     // holds the target's line break.
     expect(cert.status).toBe("valid");
