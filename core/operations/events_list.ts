@@ -21,24 +21,13 @@ export const listEvents = defineOperation({
   errors: [],
   async handle({ principal, services }, { query }) {
     const limit = pageLimit(query.limit);
-    // The cursor names the page's last event, not its seq: a seq counts every organization's events. A
-    // cursor handed out before that (the seq alone) still pages on, within the caller's scope as ever.
-    const before = typeof query.cursor === "string" ? (earlierCursor(query.cursor) ?? decodeCursor(query.cursor, ["string"])) : undefined;
-    const position = typeof before?.[0] === "number" ? { beforeSeq: before[0] } : { beforeId: before?.[0] };
-    const events = await services.store.events.list(principal.scope, { limit: limit + 1, ...position });
+    const before = typeof query.cursor === "string" ? decodeCursor(query.cursor, ["string"]) : undefined;
+    // The cursor names the page's last event, not its seq: a seq counts every organization's events.
+    const events = await services.store.events.list(principal.scope, { limit: limit + 1, beforeId: before?.[0] as string | undefined });
     const { page, nextCursor } = paginate(events, limit, (e) => [e.id]);
     return { data: page.map(presentEvent), nextCursor };
   },
 });
-
-/** A cursor of the form versions before kept: `[seq]`; undefined for any other. */
-function earlierCursor(cursor: string): [number] | undefined {
-  try {
-    return decodeCursor(cursor, ["number"]) as [number];
-  } catch {
-    return undefined;
-  }
-}
 
 export function presentEvent(event: EventWithDeliveries) {
   return {
