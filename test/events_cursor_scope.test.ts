@@ -84,3 +84,16 @@ for (const store of ["memory", "libsql"] as const) {
     }
   });
 }
+
+test("a cursor holding a sequence number (as versions before named a page's end) is refused, 400: probing numbers would count other organizations' events", async () => {
+  const h = await createHarness({ store: "memory", transports });
+  try {
+    for (const position of [[1], [Number.MAX_SAFE_INTEGER]]) {
+      const cursor = Buffer.from(JSON.stringify(position)).toString("base64url");
+      const answer = await h.request("GET", `/v1/events?cursor=${cursor}`);
+      expect([answer.status, answer.body.error?.code]).toEqual([400, "invalid_request"]);
+    }
+  } finally {
+    await h.close();
+  }
+});
