@@ -397,7 +397,41 @@ export const MIGRATIONS: Step[][] = [
            AND failed.updated_at > COALESCE((SELECT MAX(ok.updated_at) FROM deliveries AS ok WHERE ok.channel_id = channels.id AND ok.status = 'delivered'), -1))
      WHERE last_delivery_at IS NULL`,
   ],
+  // Certificates stored by the release before renewals were followed node by node, whose nodes serve
+  // several leaves at the upgrade: those leaves, as the ones the last renewal announced was seen with.
+  [seedRenewalGenerations],
 ];
+
+/**
+ * A certificate last written by the release before Part III (its details name no `issuerNames`) whose
+ * nodes serve two or more leaves, after a move of its leaf that release announced as a renewal (a leaf
+ * it remembers is served no more): a rollout under way. Its alert memory gets the leaves served as that
+ * renewal's `generation`, as this version leaves it when it announces one: the last node reaching a leaf
+ * another already serves announces nothing again; the next round is announced when its last node moves
+ * on. Raises the version (the alert memory is part of what the row reads as).
+ */
+async function seedRenewalGenerations(tx: Executor): Promise<void> {
+  let after = "";
+  for (;;) {
+    const { rows } = await tx.execute("SELECT id, details, endpoints, alert_memory FROM certificates WHERE id > ? ORDER BY id LIMIT 500", [after]);
+    for (const row of rows) {
+      const details = JSON.parse(String(row.details));
+      const memory = JSON.parse(String(row.alert_memory));
+      if (details.issuerNames !== undefined || memory.generation !== undefined || memory.renewedTo !== undefined) continue;
+      const served = new Set<string>();
+      for (const endpoint of endpointsFrom(String(row.endpoints), details)) {
+        if (endpoint.details) served.add(`${endpoint.details.serialNumber}@${endpoint.details.notAfter}`);
+      }
+      // Only after a move that release announced: a leaf it remembers that no node serves any more.
+      const moved = (memory.leaves as Array<{ key: string }> | undefined)?.some((entry) => !served.has(entry.key)) ?? false;
+      if (served.size < 2 || !moved) continue;
+      const generation = [...served].slice(0, 16);
+      await tx.execute("UPDATE certificates SET alert_memory = ?, version = version + 1 WHERE id = ?", [JSON.stringify({ ...memory, generation }), row.id as string]);
+    }
+    if (rows.length < 500) return;
+    after = String(rows.at(-1)!.id);
+  }
+}
 
 /** Computes every certificate's timeline anew, with its renewal state, and its names key, a page at a time (migration 8). */
 async function backfillRenewalPeriods(tx: Executor): Promise<void> {
