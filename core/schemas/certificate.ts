@@ -24,7 +24,8 @@ export const Protocol = Type.Union(
 
 export const ConnectTo = Type.String({
   minLength: 1,
-  maxLength: 253,
+  // 253 characters, and a trailing dot (removed before the name is judged).
+  maxLength: 254,
   description:
     "A host name or an IPv4/IPv6 literal to resolve and connect to instead of the domain; SNI and host-name " +
     "verification still use the domain. Null: the domain",
@@ -42,7 +43,8 @@ export const AlertPolicy = Type.Union(
 );
 export const MailDomain = Type.String({
   minLength: 1,
-  maxLength: 253,
+  // 253 characters, and a trailing dot (removed before the name is judged).
+  maxLength: 254,
   description:
     "smtp only: the mail domain whose MTA-STS policy (_mta-sts TXT record, https://mta-sts.<mailDomain>/.well-known/mta-sts.txt) " +
     "must cover this host; lower-cased, punycode. Null: the default, the domain minus its first label",
