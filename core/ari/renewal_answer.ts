@@ -79,7 +79,10 @@ function timestamp(value: unknown): number | null {
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 60) return null;
   if (parts[8] !== undefined && (Number(parts[8]) > 23 || Number(parts[9]) > 59)) return null;
   const ms = Date.parse(value);
-  return Number.isFinite(ms) ? ms : null;
+  if (!Number.isFinite(ms)) return null;
+  // Year 0000 or 9999 moved by its offset leaves the four-digit years of RFC 3339 (shown: -000001, +010000).
+  const utcYear = new Date(ms).getUTCFullYear();
+  return utcYear >= 0 && utcYear <= 9999 ? ms : null;
 }
 
 /**
