@@ -166,7 +166,8 @@ async function main(argv: string[]): Promise<number> {
     });
     // What callers of the API typed (names, tags, a server's error) reaches the terminal shown, never acted on.
     console.log(flags.json ? JSON.stringify(outcome.json, null, 2) : printable(outcome.text));
-    for (const note of outcome.notes ?? []) console.error(printable(note));
+    // A note is one line (one per target): a line break a server put in its error shows as \x0a.
+    for (const note of outcome.notes ?? []) console.error(printable(note, false));
     return outcome.exitCode ?? 0;
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(spec, error.message);
