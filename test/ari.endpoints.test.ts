@@ -4,47 +4,26 @@
  * judged over every endpoint (§11), so it turns expiring / renewal_requested; the request is announced
  * once, naming the address, as a revocation of such a leaf is.
  */
-import { afterAll, beforeAll, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, expect, setDefaultTimeout, test } from "bun:test";
 import { DAY, HOUR, MINUTE, SECOND } from "../core/base/mod.ts";
-import { DEFAULT_CONFIG, type Config } from "../core/config/mod.ts";
-import { TrustStore } from "../core/tls/mod.ts";
-import { createTransports } from "../adapters/notify/mod.ts";
-import { createHarness, expectData, testPki, TEST_DOMAIN } from "./support/harness.ts";
+import { expectData, testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
-import { certIdOf, startAriServer, type AriServer } from "./support/ari_server.ts";
-import { FakeClock } from "./support/fake_clock.ts";
+import { certIdOf, type AriServer } from "./support/ari_server.ts";
+import { ariWorlds } from "./support/ari_world.ts";
 
 setDefaultTimeout(60_000);
+const worlds = ariWorlds();
 let ari: AriServer;
-const cleanups: Array<() => unknown> = [];
-beforeAll(async () => {
-  ari = await startAriServer({ tlsIssuer: (await testPki()).rsaIntermediate });
-});
-afterAll(async () => {
-  for (const c of cleanups.reverse()) await c();
-  await ari.close();
+beforeAll(() => {
+  ari = worlds.ari();
 });
 const whole = (ms: number) => Math.floor(ms / SECOND) * SECOND;
 
 test("a request about the leaf the second address serves: one certificate.renewal_requested naming that address and serial, not again at the next check", async () => {
   const domain = `multi-ari.${TEST_DOMAIN}`;
-  const { root, rsaIntermediate } = await testPki();
-  const trust = new TrustStore([root.certPem]);
-  const clock = new FakeClock(Date.now());
-  const config: Config = {
-    ...DEFAULT_CONFIG,
-    allowPrivateTargets: true,
-    resolve: [{ pattern: domain, address: "127.0.0.1", addresses: ["127.0.0.1", "127.0.0.2"] }],
-    tlsTimeoutMs: 1500,
-    logLevel: "error",
-    alertPolicy: "renewal",
-    revocation: false,
-    acmeDirectories: [{ issuer: "certkeeper Test RSA CA", url: ari.directoryUrl }],
-  };
-  const transports = createTransports(config, trust);
-  const h = await createHarness({ config, clock, transports, trust });
-  cleanups.push(() => transports.close(), () => h.core.stop());
+  const { rsaIntermediate } = await testPki();
+  const { h, clock } = await worlds.world({ resolve: [{ pattern: domain, address: "127.0.0.1", addresses: ["127.0.0.1", "127.0.0.2"] }] });
 
   const now = Date.now();
   // Node A: the older leaf (expires first: the certificate-level one). Node B: the newer one.
@@ -52,7 +31,7 @@ test("a request about the leaf the second address serves: one certificate.renewa
   const newer = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(now - DAY), notAfter: new Date(now + 89 * DAY) });
   const a = await startTlsServer({ cert: chainPem(older, rsaIntermediate), key: older.keyPem, host: "127.0.0.1" });
   const b = await startTlsServer({ cert: chainPem(newer, rsaIntermediate), key: newer.keyPem, host: "127.0.0.2", port: a.port });
-  cleanups.push(() => a.close(), () => b.close());
+  worlds.cleanups.push(() => a.close(), () => b.close());
   const normal = whole(now + 50 * DAY);
   ari.answer(certIdOf(older), { kind: "window", start: normal, end: normal + DAY, retryAfter: "60" });
   ari.answer(certIdOf(newer), { kind: "window", start: normal + 9 * DAY, end: normal + 10 * DAY, retryAfter: "60" });

@@ -5,79 +5,30 @@
  * that misbehave. The clock is a FakeClock started at the real time, so the TLS servers' real
  * certificates stay valid while the test moves time to see when the CA is asked again.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
 import { DAY, HOUR, MINUTE, SECOND } from "../core/base/mod.ts";
-import { DEFAULT_CONFIG, type Config } from "../core/config/mod.ts";
-import { TrustStore } from "../core/tls/mod.ts";
 import { ariCertId, retryDelay } from "../core/ari/mod.ts";
 import { Certificate } from "../core/tls/x509.ts";
-import { createTransports } from "../adapters/notify/mod.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
-import type { Store } from "../core/store/mod.ts";
-import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
-import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
-import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
-import { certIdOf, startAriServer, type AriServer } from "./support/ari_server.ts";
+import { expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { chainPem, createLeaf } from "./support/pki.ts";
+import { certIdOf, type AriServer } from "./support/ari_server.ts";
+import { ariWorlds } from "./support/ari_world.ts";
 import { FakeClock } from "./support/fake_clock.ts";
 
 setDefaultTimeout(60_000);
 
+const worlds = ariWorlds();
+const { world, served, cleanups } = worlds;
 let ari: AriServer;
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-beforeAll(async () => {
-  ari = await startAriServer({ tlsIssuer: (await testPki()).rsaIntermediate });
+beforeAll(() => {
+  ari = worlds.ari();
 });
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await ari.close();
-});
-
-interface World {
-  h: Harness;
-  clock: FakeClock;
-}
-
-async function world(config: Partial<Config> = {}, options: { store?: Store; clock?: FakeClock } = {}): Promise<World> {
-  const { root } = await testPki();
-  const trust = new TrustStore([root.certPem]);
-  const clock = options.clock ?? new FakeClock(Date.now());
-  const full: Config = {
-    ...DEFAULT_CONFIG,
-    allowPrivateTargets: true,
-    resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }],
-    tlsTimeoutMs: 1500,
-    logLevel: "error",
-    alertPolicy: "renewal",
-    revocation: false,
-    // The test CA's intermediate is named by its CN; its ACME directory is the ARI server.
-    acmeDirectories: [{ issuer: "certkeeper Test RSA CA", url: ari.directoryUrl }],
-    ...config,
-  };
-  const transports = createTransports(full, trust);
-  const h = await createHarness({ config: full, clock, transports, trust, ...(options.store ? { store: options.store } : {}) });
-  cleanups.push(() => transports.close(), () => h.core.stop());
-  return { h, clock };
-}
-
-async function served(domain: string, options: { notBefore?: number; notAfter?: number; serial?: string } = {}): Promise<{ leaf: Issued; server: TlsTestServer }> {
-  const { rsaIntermediate } = await testPki();
-  const now = Date.now();
-  const leaf = await createLeaf({
-    issuer: rsaIntermediate,
-    dnsNames: [domain],
-    notBefore: new Date(options.notBefore ?? now - 10 * DAY),
-    notAfter: new Date(options.notAfter ?? now + 80 * DAY),
-    serial: options.serial,
-  });
-  const server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
-  cleanups.push(() => server.close());
-  return { leaf, server };
-}
 
 async function add(h: Harness, domain: string, port: number, extra: Record<string, unknown> = {}): Promise<any> {
   return expectData(await h.request("POST", "/v1/certificates", { body: { domain, port, ...extra } }), 201);

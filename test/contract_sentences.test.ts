@@ -11,63 +11,25 @@
  * serving leaves of the test CA, a libSQL database file, the CLI as a process. The clock is a FakeClock
  * started at the real time, so the servers' real certificates stay valid while the test moves time.
  */
-import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import "reflect-metadata";
 import { DAY, HOUR, MINUTE, SECOND } from "../core/base/mod.ts";
-import { configFromEnv, DEFAULT_CONFIG, type Config } from "../core/config/mod.ts";
-import { TrustStore } from "../core/tls/mod.ts";
-import { createTransports } from "../adapters/notify/mod.ts";
-import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
-import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
-import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
-import { certIdOf, startAriServer, type AriServer } from "./support/ari_server.ts";
+import { configFromEnv } from "../core/config/mod.ts";
+import { createHarness, expectData, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { certIdOf, type AriServer } from "./support/ari_server.ts";
+import { ariWorlds } from "./support/ari_world.ts";
 import { FakeClock } from "./support/fake_clock.ts";
 import { messagesOf, runCli } from "./support/cli.ts";
 
 setDefaultTimeout(60_000);
 
+const worlds = ariWorlds();
+const { world, served, cleanups } = worlds;
 let ari: AriServer;
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-beforeAll(async () => {
-  ari = await startAriServer({ tlsIssuer: (await testPki()).rsaIntermediate });
+beforeAll(() => {
+  ari = worlds.ari();
 });
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-  await ari.close();
-});
-
-/** An in-process certkeeper under the renewal policy, asking the ARI server about the test CA's leaves. */
-async function world(config: Partial<Config> = {}): Promise<{ h: Harness; clock: FakeClock }> {
-  const { root } = await testPki();
-  const trust = new TrustStore([root.certPem]);
-  const clock = new FakeClock(Date.now());
-  const full: Config = {
-    ...DEFAULT_CONFIG,
-    allowPrivateTargets: true,
-    resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }],
-    tlsTimeoutMs: 1500,
-    logLevel: "error",
-    alertPolicy: "renewal",
-    revocation: false,
-    // The test CA's intermediate is "CN=certkeeper Test RSA CA, O=certkeeper intermediates".
-    acmeDirectories: [{ issuer: "certkeeper Test RSA CA", url: ari.directoryUrl }],
-    ...config,
-  };
-  const transports = createTransports(full, trust);
-  const h = await createHarness({ config: full, clock, transports, trust });
-  cleanups.push(() => transports.close(), () => h.core.stop());
-  return { h, clock };
-}
-
-async function served(domain: string): Promise<{ leaf: Issued; server: TlsTestServer }> {
-  const { rsaIntermediate } = await testPki();
-  const now = Date.now();
-  const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(now - 10 * DAY), notAfter: new Date(now + 80 * DAY) });
-  const server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
-  cleanups.push(() => server.close());
-  return { leaf, server };
-}
 
 async function add(h: Harness, domain: string, port: number): Promise<any> {
   return expectData(await h.request("POST", "/v1/certificates", { body: { domain, port } }), 201);
