@@ -1,10 +1,8 @@
 /** The channels API: SPEC.md §4.1 and CONTRACT §6, every type, every error in its order, masking, tests. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DEFAULT_CONFIG } from "../core/config/config.ts";
 import { channelSecrets } from "../core/channels/channel_config.ts";
-import { TrustStore } from "../core/tls/trust_store.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
-import { createHarness, expectData, expectError, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { createHarness, expectData, expectError, TEST_DOMAIN, type Harness, loopbackTransports } from "./support/harness.ts";
 import { describeAuthCases } from "./support/auth_cases.ts";
 import { startHttpReceiver, type HttpReceiver } from "./support/receivers.ts";
 
@@ -13,9 +11,7 @@ let receiver: HttpReceiver;
 let transports: ReturnType<typeof createTransports>;
 
 beforeAll(async () => {
-  const { root } = await testPki();
-  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
-  transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
+  transports = await loopbackTransports();
   h = await createHarness({ transports, config: { deliveryTimeoutMs: 1000 } });
   receiver = await startHttpReceiver();
 });

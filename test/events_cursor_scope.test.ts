@@ -5,10 +5,8 @@
  * presented by another organization (or the other mode) it leads to no page of theirs.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DEFAULT_CONFIG } from "../core/config/config.ts";
-import { TrustStore } from "../core/tls/trust_store.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
-import { createHarness, expectData, testPki, TEST_DOMAIN, type StoreKind } from "./support/harness.ts";
+import { createHarness, expectData, type StoreKind, loopbackTransports } from "./support/harness.ts";
 import { startHttpReceiver, type HttpReceiver } from "./support/receivers.ts";
 import { FakeClock } from "./support/fake_clock.ts";
 
@@ -16,9 +14,7 @@ let receiver: HttpReceiver;
 let transports: ReturnType<typeof createTransports>;
 
 beforeAll(async () => {
-  const { root } = await testPki();
-  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
-  transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
+  transports = await loopbackTransports();
   receiver = await startHttpReceiver();
   receiver.answer = () => ({ status: 204 });
 });

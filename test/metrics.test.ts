@@ -6,8 +6,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import parsePrometheusTextFormat, { type PrometheusFamily } from "parse-prometheus-text-format";
 import { compileErrors, validate } from "@readme/openapi-parser";
-import { DEFAULT_CONFIG } from "../core/config/config.ts";
-import { TrustStore } from "../core/tls/trust_store.ts";
 import { buildOpenApiDocument } from "../core/openapi/document.ts";
 import { OPERATIONS } from "../core/operations/mod.ts";
 import { decadeBuckets, escapeLabelValue, familyHeader, sampleLine } from "../core/metrics/exposition.ts";
@@ -17,7 +15,7 @@ import { createTransports } from "../adapters/notify/mod.ts";
 import { chainPem, createLeaf, DAY, type Issued } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { startHttpReceiver, type HttpReceiver } from "./support/receivers.ts";
-import { createHarness, expectData, expectError, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { createHarness, expectData, expectError, testPki, TEST_DOMAIN, type Harness, loopbackTransports } from "./support/harness.ts";
 
 const TOKEN = "m3trics-t0ken-Sup3rSecret";
 const HOOK_SECRET_VALUES = ["hdr-s3cret-value-1", "Bearer hdr-s3cret-t0ken-2"];
@@ -85,8 +83,7 @@ function value(families: Map<string, PrometheusFamily>, name: string, labels: Re
 
 beforeAll(async () => {
   const { root, strangerRoot } = await testPki();
-  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
-  transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
+  transports = await loopbackTransports();
   h = await createHarness({ store: "libsql", transports, config: { metricsToken: TOKEN, deliveryTimeoutMs: 1000 } });
   secrets.push(...Object.values(h.keys).map((k) => k.key));
   good = await startHttpReceiver();

@@ -5,13 +5,11 @@
  * describe.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DEFAULT_CONFIG } from "../core/config/config.ts";
 import { parseResolveRules } from "../core/config/resolve_rules.ts";
-import { TrustStore } from "../core/tls/trust_store.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
 import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
-import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness, loopbackTransports } from "./support/harness.ts";
 import { ocspAnswer, startResponder, type Responder } from "./support/revocation.ts";
 
 const ZONE = `revoked-nodes.${TEST_DOMAIN}`;
@@ -45,8 +43,7 @@ beforeAll(async () => {
   port = nodes[0]!.port;
   nodes.push(await startTlsServer({ cert: chainPem(bad, ecIntermediate), key: bad.keyPem, port, host: "127.0.0.3" }));
   const resolve = parseResolveRules(`*.${ZONE}=127.0.0.1|127.0.0.3,*.${TEST_DOMAIN}=127.0.0.1`);
-  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve, tlsTimeoutMs: 2000 };
-  transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
+  transports = await loopbackTransports({ resolve, tlsTimeoutMs: 2000 });
   h = await createHarness({ transports, config: { resolve } });
 });
 

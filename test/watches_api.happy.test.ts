@@ -1,9 +1,7 @@
 /** The watches API (CONTRACT §15): create, list, get, patch, delete; what polls show on a watch. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { DEFAULT_CONFIG } from "../core/config/config.ts";
-import { TrustStore } from "../core/tls/trust_store.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
-import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness, loopbackTransports } from "./support/harness.ts";
 import { createLeaf } from "./support/pki.ts";
 import { startCtServer, type CtServer } from "./support/ct_server.ts";
 
@@ -13,10 +11,8 @@ let transports: ReturnType<typeof createTransports>;
 const iso = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 beforeAll(async () => {
-  const { root } = await testPki();
   ct = await startCtServer();
-  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
-  transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
+  transports = await loopbackTransports();
   h = await createHarness({ transports, config: { ctUrl: ct.url, ctIntervalMs: 3_600_000 } });
 });
 afterAll(async () => {

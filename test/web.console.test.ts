@@ -9,9 +9,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bunPasswords } from "../adapters/bun/passwords.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
-import { DEFAULT_CONFIG } from "../core/config/mod.ts";
-import { TrustStore } from "../core/tls/mod.ts";
-import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness, loopbackTransports } from "./support/harness.ts";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { startHttpReceiver, type HttpReceiver } from "./support/receivers.ts";
@@ -27,9 +25,7 @@ const servers: TlsTestServer[] = [];
 const now = Date.now();
 
 beforeAll(async () => {
-  const { root } = await testPki();
-  const config = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }] };
-  transports = createTransports(config, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
+  transports = await loopbackTransports();
   h = await createHarness({ store: "libsql", passwords: bunPasswords, transports, deliveryTimeoutMs: 1000, limits: { requestsPerMinute: 100_000, channels: 100, watches: 100 } });
   owner = await signedInUser(h, "owner");
   member = await signedInUser(h, "member");

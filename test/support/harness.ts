@@ -16,6 +16,7 @@ import type { Limits, Mode, Role } from "../../core/base/records.ts";
 import { createMemoryStore } from "../../adapters/memory/mod.ts";
 import { openLibsqlStore } from "../../adapters/libsql/mod.ts";
 import { createHttpApp } from "../../adapters/elysia/mod.ts";
+import { createTransports } from "../../adapters/notify/mod.ts";
 import { createIntermediateCa, createRootCa, type Issued } from "./pki.ts";
 import { openApiCheckerFor, type OpenApiChecker } from "./openapi_check.ts";
 
@@ -177,4 +178,15 @@ export function expectData(response: TestResponse, status: number): any {
   expect(response.body.meta.requestId).toBe(requestId!);
   expect(Object.keys(response.body).sort()).toEqual(["data", "meta"]);
   return response.body.data;
+}
+
+/**
+ * Notification transports that reach the test's own servers: the test PKI's root trusted, private
+ * addresses allowed, names under the test domain on 127.0.0.1, emails to an outbox folder; `config`
+ * adds to that.
+ */
+export async function loopbackTransports(config: Partial<Config> = {}): Promise<ReturnType<typeof createTransports>> {
+  const { root } = await testPki();
+  const full = { ...DEFAULT_CONFIG, allowPrivateTargets: true, resolve: [{ pattern: `*.${TEST_DOMAIN}`, address: "127.0.0.1" }], ...config };
+  return createTransports(full, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
 }
