@@ -3,7 +3,7 @@
  * suggested window, and the Retry-After that says when to ask again. Anything malformed is an error.
  */
 import { HOUR, MINUTE } from "../base/time.ts";
-import { retryAfterMs } from "../net/mod.ts";
+import { httpHref, retryAfterMs } from "../net/mod.ts";
 
 /** A CA's answer that cannot be used; the message is safe to log. */
 export class AriFailure extends Error {
@@ -83,19 +83,6 @@ function timestamp(value: unknown): number | null {
   // Year 0000 or 9999 moved by its offset leaves the four-digit years of RFC 3339 (shown: -000001, +010000).
   const utcYear = new Date(ms).getUTCFullYear();
   return utcYear >= 0 && utcYear <= 9999 ? ms : null;
-}
-
-/**
- * An http(s) URL as the WHATWG parser reads it, or null: its href is one line, with every control,
- * space and non-ASCII character percent-encoded (tabs and line breaks dropped).
- */
-function httpHref(text: string): string | null {
-  try {
-    const url = new URL(text);
-    return url.protocol === "https:" || url.protocol === "http:" ? url.href : null;
-  } catch {
-    return null;
-  }
 }
 
 /**

@@ -5,6 +5,7 @@ import { certificateRenewalState, certificateStatus, ClockAt, endpointStatus } f
 import { renewalDeadline } from "../renewal/mod.ts";
 import { defaultMailDomain } from "./domain_name.ts";
 import { presentDeployment } from "../deployment/mod.ts";
+import { httpHref } from "../net/mod.ts";
 import {
   CREATED_FIELDS,
   UNMONITORED_FIELDS,
@@ -104,7 +105,8 @@ function presentRenewal(record: CertificateRecord, clock: ClockAt): CertificateV
     deadline: iso(deadline),
     source,
     window: window ? { start: iso(window.start), end: iso(window.end) } : null,
-    explanationUrl: source === "ari" ? (info?.explanationUrl ?? null) : null,
+    // Read again as a URL: an answer kept before explanation URLs were kept parsed may hold the CA's text.
+    explanationUrl: source === "ari" && info?.explanationUrl ? httpHref(info.explanationUrl) : null,
     state: certificateRenewalState(record, clock),
     checkedAt: source === "ari" && info?.checkedAt != null ? iso(info.checkedAt) : null,
   };

@@ -11,6 +11,7 @@ import { certificateStatus, isInvalid } from "../certificates/status.ts";
 import { presentCertificate } from "../certificates/present.ts";
 import { checkIntervalFor, renewalDeadline } from "../renewal/mod.ts";
 import { deploymentDueAt, judgeDeployment } from "../deployment/mod.ts";
+import { httpHref } from "../net/mod.ts";
 import { nextAlertAt, thresholdToAnnounce } from "./threshold_crossings.ts";
 import { regularCheckAt } from "./check_phase.ts";
 
@@ -57,6 +58,14 @@ export const EMPTY_ALERT_MEMORY: AlertMemory = { leaves: [], chain: [] };
  */
 function leafKey(details: CertificateDetails): string {
   return `${details.serialNumber}@${details.notAfter}`;
+}
+
+/**
+ * A CA's explanation URL as an event carries it: read again as a URL, since an answer kept before
+ * explanation URLs were kept parsed may still hold the CA's text (line breaks, escapes) until re-asked.
+ */
+function explanationShown(info: RenewalInfo): string | null {
+  return info.explanationUrl ? httpHref(info.explanationUrl) : null;
 }
 
 /** The same leaf: what {@link leafKey} would say, without building the keys. */
@@ -322,7 +331,7 @@ export function applyCheck(
     if (outcome.ok && info && info.requestedEnd !== null) {
       const key = `${serialNumber}@${info.requestedEnd}`;
       if (!(next.alertMemory.requested ?? []).includes(key)) {
-        drafts.push({ type: "certificate.renewal_requested", extra: { window: presentWindow(info.window), explanationUrl: info.explanationUrl } });
+        drafts.push({ type: "certificate.renewal_requested", extra: { window: presentWindow(info.window), explanationUrl: explanationShown(info) } });
         next.alertMemory = { ...next.alertMemory, requested: [key, ...(next.alertMemory.requested ?? [])].slice(0, RENEWAL_MEMORY_SIZE) };
         if (info.requestedEnd <= now && alertPolicy === "renewal") coverOverdue(next, now);
       }
@@ -341,7 +350,7 @@ export function applyCheck(
           type: "certificate.renewal_requested",
           extra: {
             window: presentWindow(other.window),
-            explanationUrl: other.explanationUrl,
+            explanationUrl: explanationShown(other),
             endpoint: endpointNamed(endpoint.address, details),
           },
         });

@@ -5,4 +5,5 @@ export { connectGuarded, type ConnectOptions } from "./connect.ts";
 export { deadline, preciseNow, type Deadline, type DeadlineOptions } from "./deadline.ts";
 export { NetFailure, resolveVetted, type ResolvedAddress, type ResolverOptions } from "./resolver.ts";
 export { retryAfterMs } from "./retry_after.ts";
+export { httpHref } from "./http_href.ts";
 export { FetchFailure, type FetchLimits, type FetchRequest, type FetchResult, type HttpFetcher } from "./http_fetch.ts";

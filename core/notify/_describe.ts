@@ -5,6 +5,7 @@
 import type { EventRecord, EventType } from "../base/records.ts";
 import { dayCount as days, relativeDays as relative } from "../base/time.ts";
 import type { CertificateView } from "../schemas/certificate.ts";
+import { httpHref } from "../net/mod.ts";
 
 export interface Fact {
   name: string;
@@ -222,7 +223,9 @@ export function describeEvent(event: EventRecord): Described {
       const window = data.window as { start?: unknown; end?: unknown } | null | undefined;
       const end = typeof window?.end === "string" ? formatDate(window.end) : null;
       if (typeof window?.start === "string") facts.push({ name: "Renewal window", value: `${formatDate(window.start)} to ${end ?? "?"}` });
-      if (typeof data.explanationUrl === "string") facts.push({ name: "Explanation", value: data.explanationUrl });
+      // Read again as a URL: an event written before explanation URLs were kept parsed may hold the CA's text.
+      const explanation = typeof data.explanationUrl === "string" ? httpHref(data.explanationUrl) : null;
+      if (explanation !== null) facts.push({ name: "Explanation", value: explanation });
       return {
         label,
         headline: `${t}: the certificate authority asks for early renewal${end ? ` by ${end}` : ""}`,
