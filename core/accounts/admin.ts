@@ -10,6 +10,7 @@ import { PLAN_LIMITS, type ApiKeyRecord, type Limits, type Mode, type Organizati
 import type { Clock } from "../base/time.ts";
 import { iso } from "../base/time.ts";
 import { silentLogger, type Logger } from "../base/log.ts";
+import { isEmailAddress } from "../net/mod.ts";
 
 /** Hashes passwords with a memory-hard function; supplied by the runtime adapter. */
 export interface PasswordHasher {
@@ -19,7 +20,6 @@ export interface PasswordHasher {
 
 export const ROLES: Role[] = ["owner", "admin", "member"];
 export const PLANS: Plan[] = ["free", "pro", "enterprise"];
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 export const MIN_PASSWORD_LENGTH = 10;
 
 /** A key as listings show it: never the secret. */
@@ -140,7 +140,7 @@ export class Admin {
       invalid(`No organization with id ${quote(input.organizationId)}.`);
     }
     const email = (input.email ?? "").trim().toLowerCase();
-    if (!EMAIL.test(email) || email.length > 254) invalid(`${quote(input.email)} is not an email address.`);
+    if (!isEmailAddress(email)) invalid(`${quote(input.email)} is not an email address.`);
     const role = input.role as Role;
     if (!ROLES.includes(role)) invalid(`Role ${quote(input.role)} does not exist: use ${ROLES.join(", ")}.`);
     const user: UserRecord = {
@@ -283,6 +283,8 @@ function requireName(value: unknown, field: string): string {
   if (typeof value !== "string" || value.trim().length < 1 || value.length > 100) {
     invalid(`Field ${quote(field)} must be a string of 1 to 100 characters.`);
   }
+  // The SQL store would keep only what comes before it.
+  if (value.includes("\u0000")) invalid(`Field ${quote(field)} must not contain the NUL character (U+0000).`);
   return (value as string).trim();
 }
 

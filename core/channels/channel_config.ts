@@ -7,13 +7,14 @@ import { CHANNEL_TYPES, type ChannelType } from "../base/records.ts";
 import { isIP } from "node:net";
 import { refusedAddressReason } from "../net/address_policy.ts";
 import { NetFailure, resolveVetted, type ResolverOptions } from "../net/resolver.ts";
+import { isEmailAddress } from "../net/mod.ts";
+import { refuseNul } from "../schemas/validate.ts";
 
 export { CHANNEL_TYPES };
 /** SPEC.md's spelling of the chat-service type, accepted on input and stored as discord. */
 export const SPEC_CHAT_TYPE = "the service";
 
 export const MASK = "********";
-const EMAIL = /^[^\s@<>()[\]\\,;:"]+@[^\s@<>()[\]\\,;:"]+\.[^\s@<>()[\]\\,;:"]+$/;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** CONTRACT §6's list, and the hop-by-hop headers an HTTP client refuses to send. */
 const FORBIDDEN_HEADERS = new Set([
@@ -69,6 +70,7 @@ export function parseChannelConfig(type: ChannelType, config: unknown, options: 
   if (typeof config !== "object" || config === null || Array.isArray(config)) {
     throw invalidConfig(`Field "config" must be an object: ${exampleConfig(type)}.`);
   }
+  refuseNul(config, { code: "invalid_config", field: "config" });
   const fields = config as Record<string, unknown>;
   for (const key of Object.keys(fields)) {
     if (!CONFIG_FIELDS[type].includes(key)) {
@@ -78,7 +80,7 @@ export function parseChannelConfig(type: ChannelType, config: unknown, options: 
   switch (type) {
     case "email": {
       const email = fields.email;
-      if (typeof email !== "string" || !EMAIL.test(email.trim()) || email.length > 254) {
+      if (typeof email !== "string" || !isEmailAddress(email.trim())) {
         throw invalidConfig(`An email channel needs "config.email", an email address${email === undefined ? "" : `; got ${quote(email)}`}.`);
       }
       return { email: email.trim() };

@@ -6,4 +6,5 @@ export { deadline, preciseNow, type Deadline, type DeadlineOptions } from "./dea
 export { NetFailure, resolveVetted, type ResolvedAddress, type ResolverOptions } from "./resolver.ts";
 export { retryAfterMs } from "./retry_after.ts";
 export { httpHref } from "./http_href.ts";
+export { isEmailAddress } from "./email_address.ts";
 export { FetchFailure, type FetchLimits, type FetchRequest, type FetchResult, type HttpFetcher } from "./http_fetch.ts";

@@ -6,7 +6,7 @@ import { checkTargetResolves, parseChannelConfig } from "../channels/channel_con
 import { presentChannel } from "../channels/present.ts";
 import { parseFilter } from "../channels/channel_filter.ts";
 import type { ChannelFilter } from "../base/records.ts";
-import { validate } from "../schemas/validate.ts";
+import { refuseNul, validate } from "../schemas/validate.ts";
 import { isId } from "../base/ids.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
 import { channelNotFound, findChannel } from "./_channels.ts";
@@ -35,6 +35,8 @@ export const patchChannel = defineOperation({
   body: PatchChannelBody,
   // The config's shape depends on the channel's type: checked in the handler (invalid_config, like add).
   parseBody: (raw) => {
+    // The config's NUL is its own error (invalid_config), as every other of its faults.
+    if (typeof raw === "object" && raw !== null) refuseNul((raw as { config?: unknown }).config, { code: "invalid_config", field: "config" });
     const body = validate(PatchChannelShape, raw);
     return body.filter === undefined ? body : { ...body, filter: parseFilter(body.filter) };
   },

@@ -10,4 +10,4 @@ export * from "./channel_filter.ts";
 export * from "./tags.ts";
 export * from "./imports.ts";
 export * from "./ct_log.ts";
-export { expectation, fieldName, rejectUnknownFields, validate, validateQuery } from "./validate.ts";
+export { expectation, fieldName, refuseNul, rejectUnknownFields, validate, validateQuery } from "./validate.ts";

@@ -15,10 +15,33 @@ if (!FormatRegistry.Has("date-time")) {
 
 /** Returns `value` typed by `schema`, or throws `code` (default `invalid_request`) naming the field. */
 export function validate<T extends TSchema>(schema: T, value: unknown, code: ErrorCode = "invalid_request"): Static<T> {
-  if (Value.Check(schema, value)) return value;
+  if (Value.Check(schema, value)) return refuseNul(value);
   const error = firstError(schema, value);
-  if (!error) return value as Static<T>;
+  if (!error) return refuseNul(value as Static<T>);
   throw new CertkeeperError(code, describeError(error));
+}
+
+/**
+ * `value`, unless one of its strings (or keys) holds U+0000: no field of the API has a use for it,
+ * and the SQL store would keep only what comes before it (a name answered whole, then shown cut, or
+ * empty). Throws `code` (default `invalid_request`) naming the field, under `field` when given (the
+ * value is that field's: `config`).
+ */
+export function refuseNul<T>(value: T, options: { code?: ErrorCode; field?: string } = {}): T {
+  const code = options.code ?? "invalid_request";
+  const pending: Array<[unknown, string]> = [[value, options.field ? `/${options.field}` : ""]];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, path] = next;
+    if (typeof item === "string") {
+      if (item.includes("\u0000")) throw new CertkeeperError(code, `Field ${quote(fieldName(path))} must not contain the NUL character (U+0000).`);
+    } else if (typeof item === "object" && item !== null) {
+      for (const [key, inner] of Object.entries(item)) {
+        if (key.includes("\u0000")) throw new CertkeeperError(code, `Field names must not contain the NUL character (U+0000); got ${quote(key)}.`);
+        pending.push([inner, `${path}/${key}`]);
+      }
+    }
+  }
+  return value;
 }
 
 /**

@@ -1,0 +1,18 @@
+/**
+ * Whether `text` is an email address certkeeper will send to or sign in with: `local@domain`, at most
+ * 254 characters; the local part 1–64 characters, none a space, a control or one of `@<>()[]\,;:"`; the
+ * domain two or more labels of 1–63 letters, digits or hyphens (not at either end; letters of any
+ * script, as internationalised domains have them), with no empty label.
+ */
+export function isEmailAddress(text: string): boolean {
+  if (text.length > 254) return false;
+  const at = text.lastIndexOf("@");
+  if (at <= 0 || at > 64) return false;
+  const local = text.slice(0, at);
+  const labels = text.slice(at + 1).split(".");
+  return LOCAL_PART.test(local) && labels.length >= 2 && labels.every((label) => DOMAIN_LABEL.test(label));
+}
+
+/** Spaces, controls (C0, DEL, C1), line and bidi marks, and the characters that end an address in a header. */
+const LOCAL_PART = /^[^\s\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069@<>()[\]\\,;:"]+$/u;
+const DOMAIN_LABEL = /^(?=.{1,63}$)[\p{L}\p{N}](?:[\p{L}\p{N}\p{M}-]*[\p{L}\p{N}\p{M}])?$/u;
