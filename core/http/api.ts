@@ -21,7 +21,7 @@ export const MAX_QUERY_BYTES = 8 * 1024;
 
 export interface Api {
   /** Answers one request for `operation`; `params` are the path parameters the router matched. */
-  handle(operation: Operation, request: Request, params: Record<string, string>): Promise<Response>;
+  handle(operation: Operation, request: Request, params?: Record<string, string>): Promise<Response>;
   notFound(request: Request): Promise<Response>;
   methodNotAllowed(request: Request, allowed: string[]): Promise<Response>;
   /** The envelope for a failure outside any operation (the HTTP adapter's last resort). */
@@ -84,7 +84,7 @@ export function createApi(services: Services): Api {
       const outcome = await runOperation(services, {
         operation,
         caller: { kind: "api_key", authorization: request.headers.get("authorization") },
-        params,
+        params: params === undefined || Object.values(params).every((value) => typeof value === "string") ? params : undecodedParams(operation.path, url, params),
         ...(size > MAX_QUERY_BYTES
           ? { queryError: new CertkeeperError("invalid_request", `The query string is ${size} bytes long; at most ${MAX_QUERY_BYTES} are accepted.`) }
           : { query: queryOf(url) }),
@@ -154,6 +154,22 @@ export function createApi(services: Services): Api {
 }
 
 /** The path of a request URL, without parsing the whole URL. */
+/**
+ * The route's parameters with each one the router could not decode (a broken %-escape: the router
+ * gives null) as the URL has it: an id of that spelling exists nowhere, so the operation answers its
+ * own not-found, as for any unknown id.
+ */
+function undecodedParams(template: string, url: string, params: Record<string, string>): Record<string, string> {
+  const parts = template.split("/");
+  const segments = pathOf(url).split("/");
+  const result: Record<string, string> = { ...params };
+  parts.forEach((part, i) => {
+    const name = part.startsWith(":") ? part.slice(1) : null;
+    if (name !== null && typeof result[name] !== "string") result[name] = segments[i] ?? "";
+  });
+  return result;
+}
+
 function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   const end = url.indexOf("?", start);

@@ -1,0 +1,25 @@
+/**
+ * An id in a path with a broken %-escape (`%E0%A4%A`, `%ZZ`) names no resource: the operation answers
+ * its own not-found (CONTRACT §4), naming the id as the URL spells it, like any unknown id. (The router
+ * cannot decode it; the answer was a 400 saying a string had been sent as null.)
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createHarness, expectError, type Harness } from "./support/harness.ts";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await createHarness();
+});
+afterAll(() => h.close());
+
+test.each([
+  ["GET", "/v1/certificates/%E0%A4%A", "certificate_not_found"],
+  ["POST", "/v1/certificates/%E0%A4%A/check", "certificate_not_found"],
+  ["DELETE", "/v1/channels/%E0%A4%A", "channel_not_found"],
+  ["GET", "/v1/watches/%ZZ", "watch_not_found"],
+  ["GET", "/v1/imports/%", "import_not_found"],
+])("%s %s: 404 %s naming the id as written", async (method, path, code) => {
+  const response = await h.request(method, path);
+  expectError(response, 404, code);
+  expect(response.body.error.message).toContain(`"${path.split("/")[3]}"`);
+});
