@@ -3,14 +3,14 @@
  * `certkeeper serve` process on a temporary libSQL file, with users made by the CLI: sign in by
  * keyboard, create a key and use it on the API, revoke it, a member's read-only view, cross-site form
  * posts refused, and the dashboard adding and removing a certificate served by a local TLS server.
- * Screenshots of every tab go to test-artifacts/web/. Without Chromium the tests are reported as
+ * Screenshots of every tab go to test-artifacts/web/ with CERTKEEPER_TEST_SCREENSHOTS=1. Without Chromium the tests are reported as
  * skipped, with the reason.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { ARTIFACTS, findChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
+import { ARTIFACTS, STEP_SCREENSHOTS, findChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
 import { runCliJson, startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
 import { seedAccounts } from "./support/accounts.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
@@ -92,7 +92,9 @@ function describeBrowserTests(executablePath: string) {
       expect(code).toBe(0);
     });
 
-    const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    const shot = async (name: string, always = false) => {
+      if (always || STEP_SCREENSHOTS) await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    };
 
     /** A test whose failure says what the browser was showing. */
     const it = (name: string, steps: () => Promise<void>) => test(name, () => explainFailure(steps));
@@ -102,7 +104,7 @@ function describeBrowserTests(executablePath: string) {
       try {
         await steps();
       } catch (error) {
-        await shot("failure").catch(() => {});
+        await shot("failure", true).catch(() => {});
         const text = await page.locator("body").innerText().catch(() => "(no page)");
         const requests = serve.output().stdout.trim().split("\n").slice(-8).join("\n    ");
         throw new Error(`${(error as Error).message}\n  page: ${page.url()}\n  showing: ${text.replace(/\s+/g, " ").slice(0, 600)}\n  last requests:\n    ${requests}`);

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Locator, Page } from "playwright-core";
-import { ARTIFACTS, findChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
+import { ARTIFACTS, STEP_SCREENSHOTS, findChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
 import { runCliJson, startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
@@ -85,7 +85,9 @@ function describeTests(executablePath: string) {
         await browser.context.clearCookies();
         const page = await browser.context.newPage();
         await page.setViewportSize(viewport);
-        const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `console-${label}-${name}.png`), fullPage: true });
+        const shot = async (name: string, always = false) => {
+          if (always || STEP_SCREENSHOTS) await page.screenshot({ path: join(ARTIFACTS, `console-${label}-${name}.png`), fullPage: true });
+        };
         /** Whether the page fits the screen: nothing to scroll sideways for. */
         const fits = async (where: string) => {
           const width = await page.evaluate(() => document.documentElement.scrollWidth);
@@ -199,7 +201,7 @@ function describeTests(executablePath: string) {
           await fits("members");
           await shot("7-members");
         } catch (error) {
-          await shot("failure").catch(() => {});
+          await shot("failure", true).catch(() => {});
           const text = await page.locator("body").innerText().catch(() => "(no page)");
           throw new Error(`${(error as Error).message}\n  page: ${page.url()}\n  showing: ${text.replace(/\s+/g, " ").slice(0, 800)}`);
         } finally {

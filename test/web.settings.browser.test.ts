@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { ARTIFACTS, findChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
+import { ARTIFACTS, STEP_SCREENSHOTS, findChromium, launchBrowser, type TestBrowser } from "./support/browser.ts";
 import { startServe, tempWorkspace, type ServeProcess } from "./support/cli.ts";
 import { seedOwner } from "./support/accounts.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
@@ -98,7 +98,9 @@ function describeTests(executablePath: string) {
       return { status: response.status, body: (await response.json()) as any };
     }
 
-    const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    const shot = async (name: string, always = false) => {
+      if (always || STEP_SCREENSHOTS) await page.screenshot({ path: join(ARTIFACTS, `${name}.png`), fullPage: true });
+    };
 
     /** A test whose failure says what the browser was showing. */
     const it = (name: string, steps: () => Promise<void>) =>
@@ -106,7 +108,7 @@ function describeTests(executablePath: string) {
         try {
           await steps();
         } catch (error) {
-          await shot(`failure-${name.slice(0, 20).replace(/\W+/g, "-")}`).catch(() => {});
+          await shot(`failure-${name.slice(0, 20).replace(/\W+/g, "-")}`, true).catch(() => {});
           const text = await page.locator("body").innerText().catch(() => "(no page)");
           throw new Error(`${(error as Error).message}\n  page: ${page.url()}\n  showing: ${text.replace(/\s+/g, " ").slice(0, 800)}`);
         }

@@ -13,6 +13,13 @@ const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/
 /** Where screenshots go (git-ignored). */
 export const ARTIFACTS = resolve(import.meta.dir, "../../test-artifacts/web");
 
+/**
+ * Whether the browser tests keep a screenshot of every step (CERTKEEPER_TEST_SCREENSHOTS=1), for a
+ * person to look at; a failure's screenshot is kept always. Each full-page PNG costs Chromium about a
+ * fifth of a second of CPU and asserts nothing, so a plain `npm test` takes none.
+ */
+export const STEP_SCREENSHOTS = process.env.CERTKEEPER_TEST_SCREENSHOTS === "1";
+
 export type ChromiumLookup = { found: true; path: string } | { found: false; reason: string };
 
 export function findChromium(env: Record<string, string | undefined> = process.env): ChromiumLookup {
