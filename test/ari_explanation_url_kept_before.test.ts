@@ -2,12 +2,11 @@
  * A CA's ARI `explanationURL` is kept parsed (its href, one line) from the moment it is read. An answer
  * kept before that (the CA's text as written, line breaks and escapes included) stays in the shared
  * cache until the leaf is next asked about, up to its Retry-After: whatever such an answer says is shown
- * as a URL too, in the certificate's `renewal`, in `certificate.renewal_requested`'s data, and in that
- * notification's text, never as the CA wrote it.
+ * as a URL too, in the certificate's `renewal` and in `certificate.renewal_requested`'s data, never as
+ * the CA wrote it (the notification's text: ari_explanation_url_shown.test.ts).
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
 import { DAY, HOUR, SECOND } from "../core/base/mod.ts";
-import { describeEvent } from "../core/notify/_describe.ts";
 import { expectData, TEST_DOMAIN } from "./support/harness.ts";
 import { certIdOf } from "./support/ari_server.ts";
 import { ariWorlds } from "./support/ari_world.ts";
@@ -20,7 +19,7 @@ const HOSTILE = "https://ca.example/incident\n01:02:03 INFO  certkeeper: all cer
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 describe("an ARI answer kept with the CA's explanation text as written", () => {
-  test("is shown as a URL: the certificate's renewal, the event's data, the notification's text", async () => {
+  test("is shown as a URL: the certificate's renewal and the event's data", async () => {
     const w = await world();
     const now = Math.floor(Date.now() / SECOND) * SECOND;
     const domain = `ari-kept-before.${TEST_DOMAIN}`;
@@ -47,28 +46,5 @@ describe("an ARI answer kept with the CA's explanation text as written", () => {
     expect(requested).toBeDefined();
     expect(requested.data.explanationUrl).toStartWith("https://ca.example/incident");
     expect(requested.data.explanationUrl).not.toMatch(CONTROLS);
-  });
-
-  test("an event written with the CA's text as written is described with the URL read again", () => {
-    const event = {
-      id: "evt_1",
-      organizationId: "org_1",
-      mode: "live",
-      type: "certificate.renewal_requested",
-      certificateId: "cert_1",
-      createdAt: Date.parse("2030-01-01T00:00:00Z"),
-      data: {
-        certificate: { domain: "shop.example", port: 443, name: "shop.example", status: "expiring", statusReason: "renewal_requested", expiresAt: "2030-03-01T00:00:00.000Z", daysUntilExpiry: 59, issuer: "R11", serialNumber: "01" },
-        window: { start: "2030-01-01T00:00:00.000Z", end: "2030-01-02T00:00:00.000Z" },
-        explanationUrl: HOSTILE,
-      },
-    } as never;
-    const described = describeEvent(event);
-    const explanation = described.facts.find((fact) => fact.name === "Explanation");
-    expect(explanation?.value).toStartWith("https://ca.example/incident");
-    expect(explanation?.value).not.toMatch(CONTROLS);
-    // Not a URL at all (text a release never checked): no explanation line rather than the text.
-    const notUrl = describeEvent({ ...(event as object), data: { ...(event as { data: object }).data, explanationUrl: "see\nour blog" } } as never);
-    expect(notUrl.facts.find((fact) => fact.name === "Explanation")).toBeUndefined();
   });
 });

@@ -76,19 +76,7 @@ describe("an ARI explanationURL with line breaks and escapes", () => {
     );
     // Still recognised as the CA's explanation (a URL), not dropped.
     expect(answer.explanationUrl).toStartWith("https://ca.example/incident");
-    const event = {
-      id: "evt_1",
-      organizationId: "org_1",
-      mode: "live",
-      type: "certificate.renewal_requested",
-      certificateId: "cert_1",
-      createdAt: Date.parse("2030-01-01T00:00:00Z"),
-      data: {
-        certificate: { domain: "shop.example", port: 443, name: "shop.example", status: "expiring", statusReason: "renewal_requested", expiresAt: "2030-03-01T00:00:00.000Z", daysUntilExpiry: 59, issuer: "R11", serialNumber: "01" },
-        window: { start: "2030-01-01T00:00:00.000Z", end: "2030-01-02T00:00:00.000Z" },
-        explanationUrl: answer.explanationUrl,
-      },
-    } as never;
+    const event = renewalRequestedEvent(answer.explanationUrl!);
     const described = describeEvent(event);
     const explanation = described.facts.find((fact) => fact.name === "Explanation");
     expect(explanation?.value).toStartWith("https://ca.example/incident");
@@ -97,3 +85,30 @@ describe("an ARI explanationURL with line breaks and escapes", () => {
     expect(text.split("\n").filter((line) => line.includes("all certificates valid") && !line.startsWith("Explanation:"))).toEqual([]);
   });
 });
+
+test("an event written with the CA's text as written (before it was kept parsed) is described with the URL read again", () => {
+  const described = describeEvent(renewalRequestedEvent(HOSTILE));
+  const explanation = described.facts.find((fact) => fact.name === "Explanation");
+  expect(explanation?.value).toStartWith("https://ca.example/incident");
+  expect(explanation?.value).not.toMatch(/[\n\r\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/);
+  // Not a URL at all (text a release never checked): no explanation line rather than the text.
+  expect(describeEvent(renewalRequestedEvent("see\nour blog")).facts.find((fact) => fact.name === "Explanation")).toBeUndefined();
+});
+
+/** A certificate.renewal_requested event as stored, with the explanation given. */
+function renewalRequestedEvent(explanationUrl: string) {
+  return {
+    id: "evt_1",
+    organizationId: "org_1",
+    mode: "live",
+    type: "certificate.renewal_requested",
+    certificateId: "cert_1",
+    createdAt: Date.parse("2030-01-01T00:00:00Z"),
+    data: {
+      certificate: { domain: "shop.example", port: 443, name: "shop.example", status: "expiring", statusReason: "renewal_requested", expiresAt: "2030-03-01T00:00:00.000Z", daysUntilExpiry: 59, issuer: "R11", serialNumber: "01" },
+      window: { start: "2030-01-01T00:00:00.000Z", end: "2030-01-02T00:00:00.000Z" },
+      explanationUrl,
+    },
+  } as never;
+}
+
