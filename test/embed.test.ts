@@ -172,6 +172,8 @@ describe("errors", () => {
     expect(await thrown(() => ck.certificates.list({ status: "bogus" }))).toMatchObject({ code: "invalid_request", status: 400 });
     expect(await thrown(() => ck.certificates.list({ limit: 0 }))).toMatchObject({ code: "invalid_request", status: 400 });
     expect(await thrown(() => ck.certificates.get(42 as never))).toMatchObject({ code: "invalid_request", status: 400 });
+    // An id holding U+0000 names nothing, as over HTTP: the not-found, naming it as a URL spells it.
+    expect(await thrown(() => ck.certificates.get("cert_\u0000x"))).toMatchObject({ code: "certificate_not_found", status: 404, message: expect.stringContaining('"cert_%00x"') });
     expect(await thrown(() => ck.channels.add({ type: "sms", name: "x", config: { email: "a@b.co" } }))).toMatchObject({
       code: "invalid_channel_type",
       status: 400,

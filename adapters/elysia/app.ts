@@ -8,7 +8,7 @@
  */
 import { Elysia } from "elysia";
 import type { Core } from "../../core/app/mod.ts";
-import { healthz, readyz } from "../../core/http/mod.ts";
+import { healthz, readyz, routeParams } from "../../core/http/mod.ts";
 import { metricsResponse } from "../../core/metrics/mod.ts";
 import { createDocumentation } from "./docs.ts";
 import { clientAddress, createWebRoutes, notFoundPage, requestFacts, wantsPage } from "../web/mod.ts";
@@ -46,7 +46,7 @@ export function createHttpApp(core: Core): Elysia {
       async ({ request, params, server }) => {
         const started = performance.now();
         const address = clientAddress(request, server?.requestIP(request)?.address);
-        const response = await route.handle({ request, params: params as Record<string, string>, clientAddress: address });
+        const response = await route.handle({ request, params: routeParams(route.path, request.url, params as Record<string, string>), clientAddress: address });
         return core.api.finish(request, response, { started, fields: requestFacts(response) });
       },
       { parse: "none" } as never,

@@ -84,7 +84,7 @@ export function createApi(services: Services): Api {
       const outcome = await runOperation(services, {
         operation,
         caller: { kind: "api_key", authorization: request.headers.get("authorization") },
-        params: params === undefined || Object.values(params).every((value) => typeof value === "string") ? params : undecodedParams(operation.path, url, params),
+        params: params === undefined ? params : routeParams(operation.path, url, params),
         ...(size > MAX_QUERY_BYTES
           ? { queryError: new CertkeeperError("invalid_request", `The query string is ${size} bytes long; at most ${MAX_QUERY_BYTES} are accepted.`) }
           : { query: queryOf(url) }),
@@ -155,17 +155,20 @@ export function createApi(services: Services): Api {
 
 /** The path of a request URL, without parsing the whole URL. */
 /**
- * The route's parameters with each one the router could not decode (a broken %-escape: the router
- * gives null) as the URL has it: an id of that spelling exists nowhere, so the operation answers its
- * own not-found, as for any unknown id.
+ * A route's parameters as the router decoded them, except each one it could not decode (a broken
+ * %-escape: the router gives null) or that decodes to U+0000: that one as the URL spells it. An id of
+ * that spelling exists nowhere, so the operation (or page) answers its own not-found, as for any
+ * unknown id. `template` is the route's path (`/v1/certificates/:id`).
  */
-function undecodedParams(template: string, url: string, params: Record<string, string>): Record<string, string> {
-  const parts = template.split("/");
+export function routeParams(template: string, url: string, params: Record<string, string>): Record<string, string> {
+  let spelled = true;
+  for (const key in params) if (typeof params[key] !== "string" || params[key].includes("\u0000")) spelled = false;
+  if (spelled) return params;
   const segments = pathOf(url).split("/");
   const result: Record<string, string> = { ...params };
-  parts.forEach((part, i) => {
+  template.split("/").forEach((part, i) => {
     const name = part.startsWith(":") ? part.slice(1) : null;
-    if (name !== null && typeof result[name] !== "string") result[name] = segments[i] ?? "";
+    if (name !== null && (typeof result[name] !== "string" || result[name].includes("\u0000"))) result[name] = segments[i] ?? "";
   });
   return result;
 }

@@ -68,7 +68,7 @@ export async function runOperation(services: Services, call: Call): Promise<Outc
     if (!call.admitted && call.caller.kind !== "host") headers = await admit(services, principal);
     authorize(principal.role, operation.access);
     const raw = operation.body && call.readBody ? await call.readBody() : call.body;
-    const params = operation.params ? (validate(operation.params, call.params ?? {}) as Record<string, string>) : {};
+    const params = operation.params ? (validate(operation.params, spelledParams(call.params ?? {})) as Record<string, string>) : {};
     if (call.queryError) throw call.queryError;
     const query = validateQuery(operation.query, call.query ?? {}) as Record<string, unknown>;
     let body: unknown;
@@ -79,6 +79,21 @@ export async function runOperation(services: Services, call: Call): Promise<Outc
     const failed = asCertkeeperError(error);
     return { ok: false, error: failed, headers: { ...headers, ...failed.headers }, principal };
   }
+}
+
+/**
+ * Path parameters as given, one holding U+0000 written as a URL spells it (`%00`): an id like that
+ * names nothing, so the operation answers its own not-found, from every face (the HTTP face passes
+ * such an id already so written).
+ */
+function spelledParams(params: Record<string, unknown>): Record<string, unknown> {
+  for (const key in params) {
+    const value = params[key];
+    if (typeof value === "string" && value.includes("\u0000")) {
+      return Object.fromEntries(Object.entries(params).map(([name, v]) => [name, typeof v === "string" ? v.replaceAll("\u0000", "%00") : v]));
+    }
+  }
+  return params;
 }
 
 /** {@link runOperation} for the in-process faces: the operation's result, or throws its error. */
