@@ -1,7 +1,8 @@
 /**
- * An id in a path with a broken %-escape (`%E0%A4%A`, `%ZZ`) names no resource: the operation answers
- * its own not-found (CONTRACT §4), naming the id as the URL spells it, like any unknown id. (The router
- * cannot decode it; the answer was a 400 saying a string had been sent as null.)
+ * An id in a path with a broken %-escape (`%E0%A4%A`, `%ZZ`), or one that decodes to a string holding
+ * U+0000 (`%00`), names no resource: the operation answers its own not-found (CONTRACT §4), naming the
+ * id as the URL spells it, like any unknown id. (The router cannot decode the first; the second is no
+ * field of a body to refuse.)
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHarness, expectError, type Harness } from "./support/harness.ts";
@@ -18,6 +19,11 @@ test.each([
   ["DELETE", "/v1/channels/%E0%A4%A", "channel_not_found"],
   ["GET", "/v1/watches/%ZZ", "watch_not_found"],
   ["GET", "/v1/imports/%", "import_not_found"],
+  ["GET", "/v1/certificates/%00", "certificate_not_found"],
+  ["GET", "/v1/certificates/cert_%00abcdefghijklmnop", "certificate_not_found"],
+  ["POST", "/v1/certificates/%00/check", "certificate_not_found"],
+  ["DELETE", "/v1/channels/%00", "channel_not_found"],
+  ["GET", "/v1/watches/%00", "watch_not_found"],
 ])("%s %s: 404 %s naming the id as written", async (method, path, code) => {
   const response = await h.request(method, path);
   expectError(response, 404, code);
