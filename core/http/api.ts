@@ -156,19 +156,20 @@ export function createApi(services: Services): Api {
 /** The path of a request URL, without parsing the whole URL. */
 /**
  * A route's parameters as the router decoded them, except each one it could not decode (a broken
- * %-escape: the router gives null) or that decodes to U+0000: that one as the URL spells it. An id of
- * that spelling exists nowhere, so the operation (or page) answers its own not-found, as for any
- * unknown id. `template` is the route's path (`/v1/certificates/:id`).
+ * %-escape: the router gives null): that one as the URL spells it. An id of that spelling exists
+ * nowhere, so the operation (or page) answers its own not-found, as for any unknown id (one decoding
+ * to U+0000 is written so by the pipeline, for every face). `template` is the route's path
+ * (`/v1/certificates/:id`).
  */
 export function routeParams(template: string, url: string, params: Record<string, string>): Record<string, string> {
-  let spelled = true;
-  for (const key in params) if (typeof params[key] !== "string" || params[key].includes("\u0000")) spelled = false;
-  if (spelled) return params;
+  let decoded = true;
+  for (const key in params) if (typeof params[key] !== "string") decoded = false;
+  if (decoded) return params;
   const segments = pathOf(url).split("/");
   const result: Record<string, string> = { ...params };
   template.split("/").forEach((part, i) => {
     const name = part.startsWith(":") ? part.slice(1) : null;
-    if (name !== null && (typeof result[name] !== "string" || result[name].includes("\u0000"))) result[name] = segments[i] ?? "";
+    if (name !== null && typeof result[name] !== "string") result[name] = segments[i] ?? "";
   });
   return result;
 }

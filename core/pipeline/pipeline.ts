@@ -83,8 +83,7 @@ export async function runOperation(services: Services, call: Call): Promise<Outc
 
 /**
  * Path parameters as given, one holding U+0000 written as a URL spells it (`%00`): an id like that
- * names nothing, so the operation answers its own not-found, from every face (the HTTP face passes
- * such an id already so written).
+ * names nothing, so the operation answers its own not-found, from every face.
  */
 function spelledParams(params: Record<string, unknown>): Record<string, unknown> {
   for (const key in params) {
