@@ -57,7 +57,9 @@ async function withDeliveries(db: Executor, events: Array<EventRecord & { seq: n
   const byEvent = new Map<string, DeliveryRecord[]>();
   for (const row of rows) {
     const delivery = deliveryFrom(row);
-    byEvent.set(delivery.eventId, [...(byEvent.get(delivery.eventId) ?? []), delivery]);
+    const list = byEvent.get(delivery.eventId);
+    if (list) list.push(delivery);
+    else byEvent.set(delivery.eventId, [delivery]);
   }
   return events.map((event) => ({ ...event, deliveries: byEvent.get(event.id) ?? [] }));
 }

@@ -1,0 +1,62 @@
+/**
+ * A page of events carries every event's deliveries, one per channel the event went to: an
+ * organization with many channels (the enterprise plan allows 1,000) lists 100 events with up to
+ * 100,000 deliveries. Reading them is linear in the deliveries: grouping them by event once copied each
+ * event's list at every delivery, so a page of 1,000 channels held the event loop for about half a
+ * second (every other organization's requests waited behind it).
+ *
+ * A delivery must cost about the same on a page of 8,000 deliveries an event as on one of 200, never
+ * several times as much: measured on the libSQL store, best of three reads each, in this one process.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { join } from "node:path";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import type { Scope } from "../core/base/records.ts";
+import type { Store } from "../core/store/ports.ts";
+import { deliveryRecord, eventRecord, organizationRecord } from "./support/store_conformance/mod.ts";
+import { temporaryDirectory } from "./support/temp.ts";
+
+const EVENTS = 4;
+const dir = temporaryDirectory("certkeeper-events-page-");
+let store: Store;
+afterAll(async () => {
+  await store?.close();
+});
+
+/** An organization whose `EVENTS` events each went to `channels` channels. */
+async function organizationWithEvents(channels: number): Promise<Scope> {
+  const org = organizationRecord();
+  await store.organizations.create(org);
+  const scope: Scope = { organizationId: org.id, mode: "live" };
+  for (let e = 0; e < EVENTS; e++) {
+    const event = eventRecord(scope);
+    await store.events.insert(event, Array.from({ length: channels }, (_, c) => deliveryRecord(event.id, `chn_${String(c).padStart(24, "0")}`)));
+  }
+  return scope;
+}
+
+/** The fastest of three reads of the newest page, in ms, and the deliveries it held. */
+async function readPage(scope: Scope): Promise<{ ms: number; deliveries: number }> {
+  let best = Infinity;
+  let deliveries = 0;
+  for (let run = 0; run < 3; run++) {
+    const started = performance.now();
+    const page = await store.events.list(scope, { limit: 100 });
+    best = Math.min(best, performance.now() - started);
+    deliveries = page.reduce((n, event) => n + event.deliveries.length, 0);
+  }
+  return { ms: best, deliveries };
+}
+
+test("a page of events costs the same per delivery with 8,000 deliveries an event as with 200", async () => {
+  store = await openLibsqlStore({ url: `file:${join(dir, "certkeeper.db")}` });
+  const few = await organizationWithEvents(200);
+  const many = await organizationWithEvents(8_000);
+  await readPage(few); // warm
+  const [small, large] = [await readPage(few), await readPage(many)];
+  expect(small.deliveries).toBe(EVENTS * 200);
+  expect(large.deliveries).toBe(EVENTS * 8_000);
+  const perDelivery = (page: { ms: number; deliveries: number }) => (page.ms * 1000) / page.deliveries;
+  console.log(`events page: ${small.deliveries} deliveries in ${small.ms.toFixed(1)} ms, ${large.deliveries} in ${large.ms.toFixed(1)} ms (µs a delivery: ${perDelivery(small).toFixed(1)} against ${perDelivery(large).toFixed(1)})`);
+  expect(perDelivery(large) / perDelivery(small)).toBeLessThan(2);
+}, 60_000);
