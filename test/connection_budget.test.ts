@@ -61,6 +61,42 @@ describe("ConnectionBudget", () => {
     await expect(budget.acquire(1, AbortSignal.abort(new Error("already")))).resolves.toBeFunction();
   });
 
+  test("parties waiting take turns: one party's many checks hold another's back by one of them at most", async () => {
+    const budget = new ConnectionBudget(4);
+    const hostile = budget.for("org_hostile");
+    const victim = budget.for("org_victim");
+    const order: string[] = [];
+    const take = (connections: typeof hostile, name: string) => connections.acquire(4).then((release) => (order.push(name), release));
+    const running = await take(hostile, "h1");
+    const queued = [take(hostile, "h2"), take(hostile, "h3"), take(hostile, "h4")];
+    const victims = take(victim, "v1");
+    // Nobody overtakes those waiting, whoever asks.
+    expect(victim.tryAcquire(1)).toBeNull();
+    running();
+    (await victims)();
+    for (const next of queued) (await next)();
+    expect(order).toEqual(["h1", "v1", "h2", "h3", "h4"]);
+    expect(budget.free).toBe(4);
+  });
+
+  test("within a party first come first served; the party served last waits behind another", async () => {
+    const budget = new ConnectionBudget(2);
+    const one = budget.for("org_one");
+    const order: string[] = [];
+    const record = (name: string) => (release: () => void) => (order.push(name), release);
+    const first = await one.acquire(2);
+    const big = one.acquire(2).then(record("big"));
+    const small = one.acquire(1).then(record("small"));
+    const two = budget.for("org_two").acquire(1).then(record("two"));
+    first();
+    // org_one was served last: org_two's turn, then org_one's big one, which its small one never overtakes.
+    (await two)();
+    (await big)();
+    (await small)();
+    expect(order).toEqual(["two", "big", "small"]);
+    expect(budget.free).toBe(2);
+  });
+
   test("only a positive whole number is a budget", () => {
     expect(() => new ConnectionBudget(0)).toThrow(RangeError);
     expect(() => new ConnectionBudget(1.5)).toThrow(RangeError);

@@ -1,6 +1,6 @@
 /** Where check outcomes come from: real TLS servers, or (in simulations) anything that answers alike. */
 import { NetFailure } from "../net/resolver.ts";
-import type { ConnectionBudget } from "../net/connection_budget.ts";
+import type { Connections } from "../net/connection_budget.ts";
 import type { RetrieveOptions } from "../tls/certificate_retrieve.ts";
 import { retrieveEndpoints, type EndpointConnector, type EndpointRetrieval } from "../tls/endpoint_retrieve.ts";
 import { describeChain, parseCertificates } from "../tls/certificate_parse.ts";
@@ -23,7 +23,7 @@ export type CheckTarget = Pick<CertificateRecord, "domain" | "port"> & Partial<P
 
 export interface InspectOptions {
   /** Connections to take before connecting: background checks share one budget (CHECK_CONCURRENCY). */
-  connections?: ConnectionBudget;
+  connections?: Connections;
   /** Aborts a check still waiting for connections (it throws CheckCancelled). */
   cancel?: AbortSignal;
 }

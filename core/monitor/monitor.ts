@@ -40,6 +40,8 @@ export interface MonitorOptions {
    * the background's. Without a bound, 200 adds at once opened 200 connections together: their
    * handshakes and new chains held the event loop in turns of hundreds of milliseconds, every request
    * and delivery behind them (and Bun's TLS client starves handshakes beyond a few dozen in flight).
+   * Organizations waiting for it take turns: one organization's slow checks (a name behind many
+   * addresses that never answer) hold another's add back by one of them at most.
    */
   requestedConnections?: ConnectionBudget;
   /** Called after a saved check raised events (their deliveries are due now). */
@@ -59,13 +61,23 @@ export class Monitor {
     };
   }
 
-  /** Retrieves a certificate, timing it for the metrics; a `background` check waits for the connection budget. */
-  async inspect(target: CheckTarget, known?: CertificateRecord, options: { background?: boolean; cancel?: AbortSignal } = {}): Promise<CheckOutcome> {
+  /**
+   * Retrieves a certificate, timing it for the metrics; a `background` check waits for the background
+   * checks' connection budget, another for the requested checks' budget, in `organizationId`'s turn.
+   */
+  async inspect(
+    target: CheckTarget,
+    known?: CertificateRecord,
+    options: { background?: boolean; cancel?: AbortSignal; organizationId?: string } = {},
+  ): Promise<CheckOutcome> {
     const started = performance.now();
+    const { connections, requestedConnections } = this.options;
     const outcome = await this.options.source.inspect(
       target,
       known,
-      options.background ? { connections: this.options.connections, cancel: options.cancel } : { connections: this.options.requestedConnections },
+      options.background
+        ? { connections, cancel: options.cancel }
+        : { connections: options.organizationId === undefined ? requestedConnections : requestedConnections?.for(options.organizationId) },
     );
     this.options.onCheck?.({ ok: outcome.ok, seconds: (performance.now() - started) / 1000 });
     return outcome;
@@ -77,7 +89,7 @@ export class Monitor {
    */
   async check(record: CertificateRecord, options: { manual: boolean }): Promise<AppliedCheck | null> {
     // Asked for through the API: it does not wait for the background checks' connections.
-    const outcome = await this.inspect(record, record);
+    const outcome = await this.inspect(record, record, { organizationId: record.organizationId });
     return this.save(record, outcome, options.manual);
   }
 

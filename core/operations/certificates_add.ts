@@ -47,7 +47,7 @@ export const addCertificate = defineOperation({
     if (await store.certificates.findByDomain(scope, input)) throw duplicate(input);
     if ((await store.certificates.count(scope)) >= limit) throw limitReached(limit, scope.organizationId);
 
-    const outcome = await monitor.inspect(input);
+    const outcome = await monitor.inspect(input, undefined, { organizationId: scope.organizationId });
     if (!outcome.ok) throw unreachable(input, outcome.message);
     const { record, events } = firstCheck(scope, input, outcome, clock.now(), monitor.policy(true));
     const now = record.createdAt;

@@ -10,7 +10,7 @@ import { socketReady, untilAborted } from "../net/socket_ready.ts";
 import { deadline, preciseNow } from "../net/deadline.ts";
 import type { NetFailureReason, Protocol, TlsConnection } from "../base/records.ts";
 import { endpointAddresses, type EndpointAddress } from "../net/endpoint_addresses.ts";
-import type { ConnectionBudget } from "../net/connection_budget.ts";
+import type { Connections } from "../net/connection_budget.ts";
 import { upgrade } from "../starttls/mod.ts";
 import { chainOf, INERT_TRUST_ANCHOR, type RetrievedChain } from "./certificate_retrieve.ts";
 
@@ -21,7 +21,7 @@ export interface EndpointRetrieveOptions extends ResolverOptions {
   /** A host name or IP literal to resolve and connect to instead of the domain (CONTRACT §11). */
   connectTo?: string | null;
   /** Connections to take before connecting (one per address); waiting for them is not timed. */
-  connections?: ConnectionBudget;
+  connections?: Connections;
   /** Gives up waiting for connections (throws CheckCancelled): the process is stopping. */
   cancel?: AbortSignal;
   /** Who opens the connections once the addresses are known and the budget taken; default: this thread. */
