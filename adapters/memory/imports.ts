@@ -29,7 +29,7 @@ export function memoryImports(state: MemoryState): ImportStore {
     async claim({ owner, now, leaseUntil, limit }) {
       const due = [...imports.values()]
         .filter((i) => i.record.status === "running" && i.leaseUntil <= now)
-        .sort((a, b) => a.record.createdAt - b.record.createdAt)
+        .sort((a, b) => a.leaseUntil - b.leaseUntil || a.record.createdAt - b.record.createdAt)
         .slice(0, limit);
       if (due.length > 0) state.write();
       for (const stored of due) Object.assign(stored, { leaseOwner: owner, leaseUntil });

@@ -17,7 +17,7 @@ import { Monitor, type CheckObserver } from "../monitor/monitor.ts";
 import { createScheduler } from "../monitor/scheduler.ts";
 import { Deliverer } from "../notify/deliverer.ts";
 import { EventRetention } from "../notify/retention.ts";
-import { ImportWorker, importLeaseMs } from "../imports/import_worker.ts";
+import { ImportWorker, importLeaseMs, importTurnMs } from "../imports/import_worker.ts";
 import type { Transports } from "../notify/ports.ts";
 import { TlsCertificateSource, type CertificateSource } from "../monitor/certificate_source.ts";
 import { ConnectionBudget } from "../net/connection_budget.ts";
@@ -215,6 +215,7 @@ export function createCore(options: CoreOptions): Core {
     owner,
     concurrency: config.checkConcurrency,
     leaseMs: importLeaseMs(config.tlsTimeoutMs),
+    turnMs: importTurnMs(config.tlsTimeoutMs),
     pollMs,
     onCreated: () => {
       scheduler.poke();

@@ -6,6 +6,12 @@
  * item order, several per transaction, so plan limits and duplicates fall in item order; each write
  * settles an item and creates its certificate together, so a crash (even kill -9) loses at most the
  * items in flight, which are judged again, and never creates a certificate twice.
+ *
+ * Imports take turns: one is worked at a time in a process (its items already use every retrieval
+ * slot), and after a turn of half a TLS time limit, if another import waits, it is given up between
+ * items (those in flight finish) and goes behind the others. One organization's slow import (10,000
+ * names that never answer: 104 minutes at the default time limit and concurrency) then holds another's
+ * back by one turn, seconds, not to its end.
  */
 import type { Clock } from "../base/time.ts";
 import { SECOND } from "../base/time.ts";
@@ -29,6 +35,8 @@ export interface ImportWorkerOptions {
   concurrency: number;
   /** How long a lease lasts without renewal: a dead process's import waits this long to be taken over. */
   leaseMs: number;
+  /** How long an import is worked before it gives its turn to another that waits ({@link importTurnMs}). */
+  turnMs: number;
   pollMs: number;
   /** Called when certificates were created (their checks and deliveries are due). */
   onCreated?: () => void;
@@ -74,7 +82,7 @@ export class ImportWorker {
   }
 
   async #work(record: ImportRecord): Promise<void> {
-    const { store, clock, owner, leaseMs, logger } = this.options;
+    const { store, clock, owner, leaseMs, turnMs, logger } = this.options;
     let lost = false;
     // Renewed well before it runs out; a renewal that fails means another process took the import over.
     const renewal = setInterval(() => {
@@ -84,9 +92,18 @@ export class ImportWorker {
       );
     }, Math.max(100, Math.floor(leaseMs / 3)));
     (renewal as { unref?: () => void }).unref?.();
+    // Another import waits when some running import's lease has run out (this one's has not).
+    let turnOver = false;
+    const turn = setInterval(() => {
+      store.imports.nextClaimAt().then(
+        (at) => (turnOver ||= at !== null && at <= clock.now()),
+        () => {},
+      );
+    }, turnMs);
+    (turn as { unref?: () => void }).unref?.();
     try {
       let afterIndex = -1;
-      const interrupted = () => lost || this.#stopping;
+      const interrupted = () => lost || this.#stopping || turnOver;
       while (!interrupted()) {
         const items = await store.imports.pending(record.id, { afterIndex, limit: PAGE });
         if (items.length === 0) break;
@@ -99,7 +116,10 @@ export class ImportWorker {
       if (lost && !this.#stopping) logger.warn("an import was taken over by another process", { importId: record.id });
     } finally {
       clearInterval(renewal);
-      if (this.#stopping) await store.imports.renew(record.id, owner, clock.now()).catch(() => false);
+      clearInterval(turn);
+      // Given up: claimable at once, behind the imports that waited (a stopping process's by the next to start).
+      if (this.#stopping || (turnOver && !lost)) await store.imports.renew(record.id, owner, clock.now()).catch(() => false);
+      if (turnOver && !this.#stopping) this.loop.poke();
     }
   }
 
@@ -205,4 +225,9 @@ function targetOf(body: string): CertificateTarget | null {
 /** An import's lease: long enough to outlast slow retrievals, short enough for a quick takeover. */
 export function importLeaseMs(tlsTimeoutMs: number): number {
   return Math.max(5 * SECOND, 3 * tlsTimeoutMs);
+}
+
+/** An import's turn: half a TLS time limit (5 s by default), the items in flight then finishing within one. */
+export function importTurnMs(tlsTimeoutMs: number): number {
+  return Math.max(100, Math.round(tlsTimeoutMs / 2));
 }

@@ -1,3 +1,3 @@
 /** Imports (CONTRACT §16): the background worker that judges each item as POST /v1/certificates would, and the view. */
-export { ImportWorker, importLeaseMs, type ImportWorkerOptions } from "./import_worker.ts";
+export { ImportWorker, importLeaseMs, importTurnMs, type ImportWorkerOptions } from "./import_worker.ts";
 export { presentImport } from "./present.ts";

@@ -62,6 +62,28 @@ export function describeImports(get: () => Store) {
       expect(await store.imports.results(record.id)).toEqual([]);
     });
 
+    test("claim() takes the import whose lease ran out first first: new ones in order of creation, then the one given up longest ago", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const first = importRecord(live, { createdAt: NOW });
+      const second = importRecord(live, { createdAt: NOW + 1 });
+      await store.imports.create(first, ["{}"]);
+      await store.imports.create(second, ["{}"]);
+      const ours = (claimed: ImportRecord[]) => claimed.map((r) => r.id).filter((id) => id === first.id || id === second.id);
+      const t = PARKED - 1000;
+      const claim = async (now: number) => {
+        const claimed = await store.imports.claim({ owner: "A", now, leaseUntil: now + 100, limit: 1000 });
+        for (const other of claimed) if (other.id !== first.id && other.id !== second.id) await store.imports.renew(other.id, "A", PARKED);
+        return ours(claimed);
+      };
+      expect(await claim(t)).toEqual([first.id, second.id]);
+      // The first given up after the second: the second's turn comes first.
+      await store.imports.renew(second.id, "A", t + 1);
+      await store.imports.renew(first.id, "A", t + 2);
+      expect(await claim(t + 3)).toEqual([second.id, first.id]);
+      for (const record of [first, second]) await store.imports.renew(record.id, "A", PARKED);
+    });
+
     test("claim() leases a running import to one owner until its lease runs out; renew() keeps it; the other takes it after", async () => {
       const store = get();
       const { live } = await newOrganization(store);
