@@ -63,6 +63,18 @@ export function memoryImports(state: MemoryState): ImportStore {
       for (const stored of old) imports.delete(stored.record.id);
       return old.length;
     },
+    async underWay(organizationId) {
+      return [...imports.values()].filter((i) => i.record.organizationId === organizationId && i.record.status === "running").length;
+    },
+    async trim(organizationId, keep) {
+      const old = [...imports.values()]
+        .filter((i) => i.record.organizationId === organizationId && i.record.status === "finished")
+        .sort((a, b) => b.record.finishedAt! - a.record.finishedAt! || (a.record.id < b.record.id ? 1 : -1))
+        .slice(keep);
+      if (old.length > 0) state.write();
+      for (const stored of old) imports.delete(stored.record.id);
+      return old.length;
+    },
     async settle(importId, owner, outcomes, now) {
       const stored = imports.get(importId);
       if (!stored || stored.leaseOwner !== owner || stored.record.status !== "running") return false;

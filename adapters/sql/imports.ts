@@ -124,6 +124,25 @@ export function sqlImports(db: Executor): ImportStore {
       });
     },
 
+    async underWay(organizationId) {
+      const { rows } = await db.execute("SELECT COUNT(*) AS n FROM imports WHERE organization_id = ? AND status = 'running'", [organizationId]);
+      return Number(rows[0]?.n ?? 0);
+    },
+
+    async trim(organizationId, keep) {
+      return db.transaction(async (tx) => {
+        const { rows } = await tx.execute(
+          "SELECT id FROM imports WHERE organization_id = ? AND status = 'finished' ORDER BY finished_at DESC, id DESC LIMIT -1 OFFSET ?",
+          [organizationId, keep],
+        );
+        if (rows.length === 0) return 0;
+        const ids = rows.map((row) => String(row.id));
+        await tx.execute(`DELETE FROM import_items WHERE import_id IN (${placeholders(ids.length)})`, ids);
+        await tx.execute(`DELETE FROM imports WHERE id IN (${placeholders(ids.length)})`, ids);
+        return ids.length;
+      });
+    },
+
     async settle(importId, owner, outcomes, now) {
       // Few statements, whatever the batch: while this transaction is open, the process's other
       // statements (the next items' duplicate checks) wait behind it.

@@ -1,0 +1,83 @@
+/**
+ * What one organization's imports make the server keep is bounded. Every item of an import waits in
+ * the database until judged, and its outcome stays after; items that fail create nothing and count
+ * against no plan limit, so without a bound one organization could grow the shared database file,
+ * within its rate limit, until the disk is full and every organization's writes fail (10,000 invalid
+ * items of 2 MB a request, 3.7 MB of database each).
+ *
+ * An organization has at most 5 imports running at once: another is 429 `rate_limit_exceeded` with
+ * Retry-After, and creates nothing; another organization's import is still taken. It keeps its last 20
+ * finished imports: an older one is 404 `import_not_found`.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { createHarness, expectData, expectError, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+
+let h: Harness;
+afterEach(async () => {
+  await h?.close();
+});
+
+const databaseBytes = (dir: string) => readdirSync(dir).reduce((sum, name) => sum + statSync(join(dir, name)).size, 0);
+/** An item that fails at once, without a connection (an unknown field). */
+const invalid = (i: number) => ({ domain: `b${i}.bounded.${TEST_DOMAIN}`, bogus: i });
+
+test("five imports running at once: a sixth is refused with Retry-After and stores nothing; another organization's is taken", async () => {
+  // The worker is not started: imports stay running.
+  h = await createHarness({ store: "libsql" });
+  const ids: string[] = [];
+  for (let i = 0; i < 5; i++) ids.push(expectData(await h.request("POST", "/v1/imports", { body: { certificates: [invalid(i)] } }), 202).id);
+  const refused = await h.request("POST", "/v1/imports", { body: { certificates: [invalid(5)] } });
+  expectError(refused, 429, "rate_limit_exceeded");
+  expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(0);
+  expect(refused.body.error.message).toContain("5 imports running");
+  expect(await h.core.services.store.imports.underWay(h.org.id)).toBe(5);
+
+  const other = await h.core.services.admin.createOrganization({ name: "Other", plan: "pro" });
+  const otherKey = await h.makeKey("owner", "live", other.id);
+  expectData(await h.request("POST", "/v1/imports", { key: otherKey.key, body: { certificates: [invalid(0)] } }), 202);
+
+  // Once they are judged, the organization imports again.
+  await h.core.services.imports!.loop.runDue();
+  for (const id of ids) expect(expectData(await h.request("GET", `/v1/imports/${id}`), 200).status).toBe("finished");
+  expectData(await h.request("POST", "/v1/imports", { body: { certificates: [invalid(6)] } }), 202);
+}, 60_000);
+
+test("an organization keeps its last 20 finished imports; older ones are gone, other organizations' stay", async () => {
+  h = await createHarness({ store: "libsql" });
+  const other = await h.core.services.admin.createOrganization({ name: "Other", plan: "pro" });
+  const otherKey = await h.makeKey("owner", "live", other.id);
+  const kept = expectData(await h.request("POST", "/v1/imports", { key: otherKey.key, body: { certificates: [invalid(0)] } }), 202).id;
+  const ids: string[] = [];
+  for (let i = 0; i < 23; i++) {
+    ids.push(expectData(await h.request("POST", "/v1/imports", { body: { certificates: [invalid(i)] } }), 202).id);
+    await h.core.services.imports!.loop.runDue();
+  }
+  // Trimmed as each import is posted: the newest 20 finished, the 23rd finished after its own post.
+  for (const id of ids.slice(0, 2)) expectError(await h.request("GET", `/v1/imports/${id}`), 404, "import_not_found");
+  for (const id of ids.slice(2)) expect(expectData(await h.request("GET", `/v1/imports/${id}`), 200).status).toBe("finished");
+  expect(expectData(await h.request("GET", `/v1/imports/${kept}`, { key: otherKey.key }), 200).status).toBe("finished");
+}, 60_000);
+
+test("imports posted again and again leave the database no larger after the first rounds", async () => {
+  h = await createHarness({ store: "libsql" });
+  // 2,000 invalid items (0.4 MB) a request: each import stores and judges them all.
+  const body = JSON.stringify({ certificates: Array.from({ length: 2_000 }, (_, i) => ({ ...invalid(i), name: "x".repeat(140) })) });
+  const post = () =>
+    h.app.handle(new Request("http://localhost/v1/imports", { method: "POST", headers: { authorization: `Bearer ${h.keys.owner.key}`, "content-type": "application/json" }, body }));
+  /** Ten requests (five taken, five refused while those run), then the worker judges what was taken. */
+  const round = async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await post()).status);
+    await h.core.services.imports!.loop.runDue();
+    return statuses.filter((status) => status === 202).length;
+  };
+  for (let r = 0; r < 6; r++) expect(await round()).toBe(5);
+  // Past 20 finished, each round deletes as many as it adds: the space freed is used again.
+  const settled = databaseBytes(h.dir!);
+  for (let r = 0; r < 6; r++) expect(await round()).toBe(5);
+  const grown = databaseBytes(h.dir!) - settled;
+  console.log(`30 more imports of ${(body.length / 1e6).toFixed(2)} MB after the first 30: the database grew ${(grown / 1e6).toFixed(1)} MB from ${(settled / 1e6).toFixed(0)} MB`);
+  expect(grown).toBeLessThan(settled / 4);
+}, 120_000);
