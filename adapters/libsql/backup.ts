@@ -1,5 +1,5 @@
 /** A consistent copy of a local libSQL (SQLite) database file, taken while others read and write it. */
-import { existsSync, statSync } from "node:fs";
+import { existsSync, linkSync, rmSync, statSync } from "node:fs";
 import Database from "libsql";
 import { PAGE_SIZE } from "./mod.ts";
 
@@ -7,18 +7,27 @@ import { PAGE_SIZE } from "./mod.ts";
  * Copies the database at `url` (a `file:` URL) to the new file `to` with `VACUUM INTO`: one snapshot,
  * compacted, in rollback-journal mode, openable on its own (no -wal file beside it), with the pages
  * of a database certkeeper creates (PAGE_SIZE), whatever the source's.
+ *
+ * The copy is written beside `to` under another name and given its name only once complete (a hard
+ * link, which never replaces a file that appeared meanwhile): a backup killed midway leaves no `to`
+ * that would open as an empty database, only a `.partial` file to remove.
  */
 export async function backupLibsqlFile(url: string, to: string): Promise<{ bytes: number }> {
   const source = url.slice("file:".length).split("?")[0]!;
   if (!existsSync(source)) throw new Error(`the database file "${source}" does not exist (CERTKEEPER_DATABASE_URL)`);
   // One connection of libSQL's own driver: the page size asked for is that connection's, and VACUUM
   // INTO reads it (the source keeps its own: it is not empty, and VACUUM INTO never writes it).
+  const partial = `${to}.${process.pid}.partial`;
   const db = new Database(source, { timeout: 10_000 });
   try {
     db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
-    db.prepare("VACUUM INTO ?").run([to]);
-  } finally {
+    db.prepare("VACUUM INTO ?").run([partial]);
     db.close();
+    linkSync(partial, to);
+  } finally {
+    if (db.open) db.close();
+    rmSync(partial, { force: true });
+    rmSync(`${partial}-journal`, { force: true });
   }
   return { bytes: statSync(to).size };
 }
