@@ -65,6 +65,7 @@ export function memoryChannels(state: MemoryState): ChannelStore {
 }
 
 export function memoryEvents(state: MemoryState): EventStore {
+  const channels = memoryChannels(state);
   const deliveriesOf = (eventId: string): DeliveryRecord[] =>
     (state.deliveriesByEvent.get(eventId) ?? [])
       .map((key) => state.deliveries.get(key)!)
@@ -170,6 +171,8 @@ export function memoryEvents(state: MemoryState): EventStore {
       state.write();
       Object.assign(delivery, copy(update), { leaseOwner: null });
       if (delivery.status !== "pending") state.pending.delete(`${update.eventId} ${update.channelId}`);
+      // The channel's health with it, as the SQL store does in one transaction.
+      await channels.recordAttempt(update.channelId, { at: update.updatedAt, status: update.status, error: update.lastError });
       return true;
     },
   };

@@ -1,7 +1,7 @@
 /** Notification channels in SQL. */
 import type { ChannelStore } from "../../core/store/mod.ts";
 import type { Executor } from "./executor.ts";
-import { CHANNEL_HEALTH_COLUMNS, channelFrom, placeholders } from "./rows.ts";
+import { CHANNEL_HEALTH_COLUMNS, channelFrom, healthStatement, placeholders } from "./rows.ts";
 import { CHANNEL_COLUMNS } from "./events.ts";
 
 const SELECT = `SELECT ${CHANNEL_COLUMNS}, ${CHANNEL_HEALTH_COLUMNS} FROM channels`;
@@ -96,14 +96,10 @@ export function sqlChannels(db: Executor): ChannelStore {
       await db.execute("UPDATE channels SET enabled = 0, updated_at = ? WHERE id = ?", [at, id]);
     },
 
-    async recordAttempt(id, { at, status, error }) {
-      const delivered = status === "delivered" ? 1 : 0;
-      await db.execute(
-        `UPDATE channels SET last_delivery_at = ?, last_delivery_status = ?, last_delivery_error = CASE WHEN ? THEN NULL ELSE ? END,
-           failing_since = CASE WHEN ? THEN NULL ELSE COALESCE(failing_since, ?) END
-         WHERE id = ? AND (last_delivery_at IS NULL OR last_delivery_at <= ?)`,
-        [at, status, delivered, error, delivered, at, id, at],
-      );
+    async recordAttempt(id, attempt) {
+      const { sql, args } = healthStatement(id, attempt);
+      await db.execute(sql, args);
     },
   };
 }
+

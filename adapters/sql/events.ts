@@ -3,7 +3,7 @@ import { candidatesPerOrganization, fairShare, type DeliveryJob, type EventStore
 import type { ChannelRecord, DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { isMuted, routeEvent } from "../../core/channels/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
-import { channelFrom, deliveryFrom, eventFrom, placeholders } from "./rows.ts";
+import { channelFrom, deliveryFrom, eventFrom, healthStatement, placeholders } from "./rows.ts";
 
 const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
 const DELIVERY_COLUMNS = "event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at";
@@ -218,12 +218,24 @@ export function sqlEvents(db: Executor): EventStore {
     },
 
     async completeDelivery(owner, u) {
-      const { rowsAffected } = await urgent.execute(
-        `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?, lease_owner = NULL
-         WHERE event_id = ? AND channel_id = ? AND lease_owner = ? AND status = 'pending'`,
-        [u.status, u.attempts, u.nextAttemptAt, u.lastError, u.updatedAt, u.eventId, u.channelId, owner],
-      );
-      return rowsAffected > 0;
+      // The outcome and the channel's health in one transaction: a crash between two writes left a
+      // channel failing after its delivery went through. The health moves only if the outcome was written.
+      const [outcome] = await urgent.batch([
+        {
+          sql: `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?, lease_owner = NULL
+                WHERE event_id = ? AND channel_id = ? AND lease_owner = ? AND status = 'pending'`,
+          args: [u.status, u.attempts, u.nextAttemptAt, u.lastError, u.updatedAt, u.eventId, u.channelId, owner],
+        },
+        healthStatement(
+          u.channelId,
+          { at: u.updatedAt, status: u.status, error: u.lastError },
+          {
+            sql: "EXISTS (SELECT 1 FROM deliveries WHERE event_id = ? AND channel_id = ? AND lease_owner IS NULL AND attempts = ? AND updated_at = ?)",
+            args: [u.eventId, u.channelId, u.attempts, u.updatedAt],
+          },
+        ),
+      ]);
+      return outcome!.rowsAffected > 0;
     },
   };
 }

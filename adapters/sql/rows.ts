@@ -4,6 +4,7 @@ import type {
   CertificateRecord,
   CertificateDetails,
   ChannelRecord,
+  DeliveryAttempt,
   DeliveryRecord,
   EndpointRecord,
   EventRecord,
@@ -12,7 +13,7 @@ import type {
 } from "../../core/base/mod.ts";
 import { statusTimeline } from "../../core/certificates/mod.ts";
 import { leafNamesKey } from "../../core/deployment/mod.ts";
-import type { Row, SqlValue } from "./executor.ts";
+import type { Row, SqlValue, Statement } from "./executor.ts";
 
 const num = (value: unknown) => Number(value);
 const numOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
@@ -260,4 +261,18 @@ export function powerOfTwoRuns<T>(items: readonly T[]): T[][] {
 /** `?, ?, ?` for n values. */
 export function placeholders(n: number): string {
   return Array.from({ length: n }, () => "?").join(", ");
+}
+
+/**
+ * The statement that moves channel `id`'s health by one attempt (ChannelStore.recordAttempt), with
+ * `also` as a further condition (SQL, with its arguments).
+ */
+export function healthStatement(id: string, { at, status, error }: DeliveryAttempt, also?: { sql: string; args: SqlValue[] }): Statement {
+  const delivered = status === "delivered" ? 1 : 0;
+  return {
+    sql: `UPDATE channels SET last_delivery_at = ?, last_delivery_status = ?, last_delivery_error = CASE WHEN ? THEN NULL ELSE ? END,
+            failing_since = CASE WHEN ? THEN NULL ELSE COALESCE(failing_since, ?) END
+          WHERE id = ? AND (last_delivery_at IS NULL OR last_delivery_at <= ?)${also ? ` AND ${also.sql}` : ""}`,
+    args: [at, status, delivered, error, delivered, at, id, at, ...(also?.args ?? [])],
+  };
 }

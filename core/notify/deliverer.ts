@@ -193,7 +193,7 @@ export class Deliverer {
       const secrets = channelSecrets(channel.type, channel.config);
       const message = scrubSecrets((error as Error).message ?? String(error), secrets);
       if (error instanceof NetFailure) return result({ error: message });
-      // Logged with the attempt's outcome (#recordHealth); the stack only at debug.
+      // Logged with the attempt's outcome (#logAttempt); the stack only at debug.
       logger.debug("notification attempt threw", { eventId: event.id, channelId: channel.id, error: message });
       return result({ error: `Delivery failed: ${message}` });
     }
@@ -212,15 +212,15 @@ export class Deliverer {
     this.#recording.add(key);
     return async () => {
       try {
-        await (await this.#record(job, outcome))?.();
+        await this.#record(job, outcome);
       } finally {
         this.#recording.delete(key);
       }
     };
   }
 
-  /** Writes down an attempt's outcome while the lease is still ours; hands back the channel's health to record after. */
-  async #record({ delivery, event, channel }: DeliveryJob, outcome: AttemptResult): Promise<LastStep | void> {
+  /** Writes down an attempt's outcome, and the channel's health with it, while the lease is still ours. */
+  async #record({ delivery, event, channel }: DeliveryJob, outcome: AttemptResult): Promise<void> {
     const { store, clock, owner, retryMs, logger } = this.options;
     const attempts = delivery.attempts + 1;
     const now = clock.now();
@@ -250,14 +250,15 @@ export class Deliverer {
       lastError: status === "delivered" ? null : lastError,
       updatedAt: now,
     });
+    // The channel's health was written with the outcome (one transaction): a crash cannot part them.
     if (!recorded) logger.warn("delivery outcome not recorded: the lease was lost", { eventId: event.id, channelId: channel.id });
-    else return () => this.#recordHealth(channel, event, { attempt: attempts, status, error: lastError, attemptError: outcome.error, at: now });
+    else this.#logAttempt(channel, event, { attempt: attempts, status, error: lastError, attemptError: outcome.error });
   }
 
   /**
-   * What an attempt tells about its channel (CONTRACT §23): its health moves, every failed attempt is
-   * logged at `warn` (the last one too, with willRetry: false), and a delivery that ends failed is
-   * logged at `error` besides. The errors are already without the channel's secrets (never a URL,
+   * What a test delivery's attempt tells about its channel (CONTRACT §23): its health moves (a
+   * delivery's moves with its outcome, in the store), every failed attempt is logged at `warn` (the last
+   * one too, with willRetry: false), and a delivery that ends failed is logged at `error` besides. The errors are already without the channel's secrets (never a URL,
    * header or key of it): the attempt's own on the `warn` line, the delivery's (why it was given up)
    * on the `error` line.
    */
@@ -267,16 +268,24 @@ export class Deliverer {
     outcome: { attempt: number; status: DeliveryRecord["status"]; error: string | null; attemptError?: string | null; at: number },
   ): Promise<void> {
     const { store, logger } = this.options;
-    if (outcome.status !== "delivered") {
-      const fields = { channelId: channel.id, channelType: channel.type, eventId: event.id, eventType: event.type, attempt: outcome.attempt };
-      logger.warn("notification attempt failed", { ...fields, error: outcome.attemptError ?? outcome.error, willRetry: outcome.status === "pending" });
-      if (outcome.status === "failed") logger.error("notification delivery failed", { ...fields, error: outcome.error });
-    }
+    this.#logAttempt(channel, event, outcome);
     try {
       await store.channels.recordAttempt(channel.id, { at: outcome.at, status: outcome.status, error: outcome.status === "delivered" ? null : outcome.error });
     } catch (error) {
       logger.warn("could not record a channel's delivery health", { channelId: channel.id, error });
     }
+  }
+
+  /** An attempt that failed, at `warn`; a delivery that ends failed, at `error` besides (see #recordHealth). */
+  #logAttempt(
+    channel: ChannelRecord,
+    event: EventRecord,
+    outcome: { attempt: number; status: DeliveryRecord["status"]; error: string | null; attemptError?: string | null },
+  ): void {
+    if (outcome.status === "delivered") return;
+    const fields = { channelId: channel.id, channelType: channel.type, eventId: event.id, eventType: event.type, attempt: outcome.attempt };
+    this.options.logger.warn("notification attempt failed", { ...fields, error: outcome.attemptError ?? outcome.error, willRetry: outcome.status === "pending" });
+    if (outcome.status === "failed") this.options.logger.error("notification delivery failed", { ...fields, error: outcome.error });
   }
 
   /** ±10 %: deliveries failing together do not retry together. */

@@ -346,7 +346,11 @@ export interface EventStore {
    * any event with a delivery still pending. Returns how many events were deleted.
    */
   prune(options: { before: number; limit: number }): Promise<number>;
-  /** Records an attempt's outcome, only while `owner` still holds the lease; false otherwise. */
+  /**
+   * Records an attempt's outcome, only while `owner` still holds the lease (false otherwise), and with
+   * it, atomically, the channel's health as {@link ChannelStore.recordAttempt} moves it (at
+   * `updatedAt`, the delivery's status and error).
+   */
   completeDelivery(
     owner: string,
     update: Pick<DeliveryRecord, "eventId" | "channelId" | "status" | "attempts" | "nextAttemptAt" | "lastError" | "updatedAt">,

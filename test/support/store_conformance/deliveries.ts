@@ -196,6 +196,27 @@ export function describeDeliveries(get: () => Store) {
       expect(await deliveriesOf(store, live, event.id)).toEqual([outcome]);
     });
 
+    test("completeDelivery() moves the channel's health with the outcome, in one write; an outcome not recorded moves nothing", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const channel = await addChannel(store, channelRecord(live));
+      const health = async () => (await store.channels.get(live, channel.id))!.health;
+      const { event } = await eventWithDeliveries(store, live, [channel.id]);
+      await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      const retry = { eventId: event.id, channelId: channel.id, status: "pending" as const, attempts: 1, nextAttemptAt: NOW + 10, lastError: "HTTP 503", updatedAt: NOW + 1 };
+      expect(await store.events.completeDelivery("one", retry)).toBe(true);
+      expect(await health()).toEqual({ lastDeliveryAt: NOW + 1, lastStatus: "pending", lastError: "HTTP 503", failingSince: NOW + 1 });
+
+      // A lease it no longer holds: neither the outcome nor the health.
+      expect(await store.events.completeDelivery("one", { ...retry, status: "delivered", attempts: 2, lastError: null, updatedAt: NOW + 5 })).toBe(false);
+      expect((await health())?.lastStatus).toBe("pending");
+
+      await store.events.claimDueDeliveries({ owner: "two", now: NOW + 10, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(await store.events.completeDelivery("two", { ...retry, status: "delivered", attempts: 2, lastError: null, updatedAt: NOW + 20 })).toBe(true);
+      expect(await health()).toEqual({ lastDeliveryAt: NOW + 20, lastStatus: "delivered", lastError: null, failingSince: null });
+    });
+
     test("completeDelivery() of a retry leaves it pending until its nextAttemptAt; a lease taken over is lost", async () => {
       const store = get();
       await parkLeftovers(store);
