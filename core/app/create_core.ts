@@ -110,6 +110,8 @@ export interface Core {
 }
 
 const USAGE_FLUSH_MS = 30 * SECOND;
+/** How soon a key's use is written when its last recorded use is old (core/auth/authenticate.ts). */
+const USE_WRITTEN_SOON_MS = SECOND;
 /** Delivery attempts in flight in one process; they wait on the network, not on the CPU. */
 const DELIVERY_CONCURRENCY = 32;
 /**
@@ -222,7 +224,18 @@ export function createCore(options: CoreOptions): Core {
       deliverer?.poke();
     },
   });
-  const authenticator = new Authenticator(store);
+  // A key's use not recorded for a while is written within a second (once started), not at the next flush.
+  let soonTimer: ReturnType<typeof setTimeout> | undefined;
+  const authenticator = new Authenticator(store, {
+    onStale: () => {
+      if (soonTimer || !usageTimer) return;
+      soonTimer = setTimeout(() => {
+        soonTimer = undefined;
+        void flushUsage();
+      }, USE_WRITTEN_SOON_MS);
+      (soonTimer as { unref?: () => void }).unref?.();
+    },
+  });
   const services: Services = {
     config,
     store,
@@ -321,6 +334,8 @@ export function createCore(options: CoreOptions): Core {
     async stop() {
       clearInterval(usageTimer);
       usageTimer = undefined;
+      clearTimeout(soonTimer);
+      soonTimer = undefined;
       await scheduler.stop();
       await watchPoller?.loop.stop();
       await follower?.stop();

@@ -20,9 +20,19 @@ export interface Principal {
 /** Well-formed keys remembered with their hash; past this many the memory is emptied. */
 const MAX_REMEMBERED_KEYS = 1000;
 
+/**
+ * A use of a key whose last recorded use is older than this is written soon, not at the next regular
+ * flush (every 30 s): a key used once and then a crash (SIGKILL, a power cut) would otherwise never be
+ * seen as used. Keys in steady use are recorded by the regular flushes, well within it.
+ */
+export const USE_RECORDED_WITHIN_MS = 45_000;
+
 export class Authenticator {
   #store: Store;
   #usage = new Map<string, number>();
+  /** The last use this process wrote for each key (the grant read may be older than the last flush). */
+  #recorded = new Map<string, number>();
+  readonly #onStale: (() => void) | undefined;
   /**
    * Authorization headers already judged well formed, with the key's mode and SHA-256: a client sends
    * the same header on every request, and parsing, checksumming and hashing it each time cost more
@@ -31,8 +41,10 @@ export class Authenticator {
    */
   #parsed = new Map<string, { mode: Mode; hash: string }>();
 
-  constructor(store: Store) {
+  /** `onStale`: a use was seen that should be written soon ({@link USE_RECORDED_WITHIN_MS}): flush shortly. */
+  constructor(store: Store, options: { onStale?: () => void } = {}) {
     this.#store = store;
+    this.#onStale = options.onStale;
   }
 
   async authenticate(authorization: string | null | undefined, now: number): Promise<Principal> {
@@ -43,6 +55,8 @@ export class Authenticator {
       throw new CertkeeperError("expired_api_key", "This API key has been revoked: create a new key in the settings area.");
     }
     this.#usage.set(grant.key.id, now);
+    const recorded = Math.max(grant.key.lastUsedAt ?? -Infinity, this.#recorded.get(grant.key.id) ?? -Infinity);
+    if (now - recorded > USE_RECORDED_WITHIN_MS) this.#onStale?.();
     return {
       keyId: grant.key.id,
       userId: grant.user.id,
@@ -70,6 +84,8 @@ export class Authenticator {
     const uses = [...this.#usage].map(([id, at]) => ({ id, at }));
     this.#usage.clear();
     await this.#store.apiKeys.touch(uses);
+    if (this.#recorded.size + uses.length > MAX_REMEMBERED_KEYS * 10) this.#recorded.clear();
+    for (const { id, at } of uses) this.#recorded.set(id, at);
   }
 }
 
