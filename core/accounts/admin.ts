@@ -183,7 +183,11 @@ export class Admin {
   async setPasswordByEmail(email: string, password: string): Promise<UserRecord> {
     const user = await this.store.users.findByEmail(String(email).trim().toLowerCase());
     if (!user) invalid(`No user with email ${quote(email)}: see user list --org ORG_ID.`);
-    const updated = await this.store.users.update(user!.id, { passwordHash: await this.#hashPassword(password) });
+    const passwordHash = await this.#hashPassword(password);
+    // Every session ends, before the new password is written as well as after: a crash between the two
+    // writes never leaves a session of before the change alive beside the new password.
+    await this.store.sessions.removeByUser(user!.id);
+    const updated = await this.store.users.update(user!.id, { passwordHash });
     if (!updated) invalid(`No user with email ${quote(email)}.`);
     await this.store.sessions.removeByUser(user!.id);
     this.logger.info("password set", { userId: updated!.id });

@@ -44,8 +44,11 @@ export class PasswordChange {
     if (next !== String(input.confirm ?? "")) return { ok: false, reason: "mismatch" };
     if (next === current) return { ok: false, reason: "same" };
 
+    // Whoever else held a session (another browser, a stolen cookie) is signed out; this browser gets a
+    // new one. Before the new password is written as well as after: a crash between the two writes
+    // never leaves a session of before the change alive beside the new password.
+    await store.sessions.removeByUser(me.user.id);
     await admin.setPassword(me.user.id, next);
-    // Whoever else held a session (another browser, a stolen cookie) is signed out; this browser gets a new one.
     await store.sessions.removeByUser(me.user.id);
     const { token } = await sessions.start(user!);
     return { ok: true, token };
