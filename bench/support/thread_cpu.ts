@@ -1,13 +1,19 @@
 import { readdirSync, readFileSync } from "node:fs";
 
-/** CPU seconds per thread of this process, by name (a worker's, which several threads share, with its thread id). */
+/**
+ * CPU seconds per thread of this process, by name: the event loop (the thread whose id is the
+ * process's) under its own name, a worker's with its thread id, and other threads of one name added up.
+ */
 export function threadCpu(): Map<string, number> {
   const threads = new Map<string, number>();
+  const main = String(process.pid);
+  const mainName = readFileSync("/proc/self/comm", "utf8").trim();
   for (const tid of readdirSync("/proc/self/task")) {
     try {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, "utf8");
       const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
-      threads.set(/^(Worker|ck-)/.test(name) ? `${name}#${tid}` : name, cpuSecondsOf(stat));
+      const key = tid === main ? name : /^(Worker|ck-)/.test(name) ? `${name}#${tid}` : name === mainName ? `${name} (other)` : name;
+      threads.set(key, (threads.get(key) ?? 0) + cpuSecondsOf(stat));
     } catch {
       // The thread ended meanwhile.
     }
@@ -22,21 +28,28 @@ export function threadCpuSince(before: Map<string, number>, after = threadCpu())
 
 /** Each thread's CPU per item, busiest first, as `name µs` (threads under 1 µs left out; Worker ids dropped). */
 export function cpuShares(threads: Map<string, number>, items: number): string {
-  return [...threads]
-    .map(([name, seconds]) => [name.replace(/#\d+$/, ""), (seconds * 1e6) / Math.max(items, 1)] as const)
+  const byName = new Map<string, number>();
+  for (const [name, seconds] of threads) byName.set(name.replace(/#\d+$/, ""), (byName.get(name.replace(/#\d+$/, "")) ?? 0) + seconds);
+  return [...byName]
+    .map(([name, seconds]) => [name, (seconds * 1e6) / Math.max(items, 1)] as const)
     .filter(([, us]) => us >= 1)
     .sort((a, b) => b[1] - a[1])
     .map(([name, us]) => `${name} ${us.toFixed(0)}`)
     .join(", ");
 }
 
-/** CPU seconds per thread of another process, by name (several threads of one name add up). */
+/**
+ * CPU seconds per thread of another process, by name (several threads of one name add up), the event
+ * loop (the thread whose id is the process's) under its own name apart from any other of that name.
+ */
 export function processThreadCpu(pid: number): Map<string, number> {
   const threads = new Map<string, number>();
+  const main = readFileSync(`/proc/${pid}/comm`, "utf8").trim();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
-      const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const comm = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+      const name = tid !== String(pid) && comm === main ? `${comm} (other)` : comm;
       threads.set(name, (threads.get(name) ?? 0) + cpuSecondsOf(stat));
     } catch {
       // The thread ended meanwhile.
