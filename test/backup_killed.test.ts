@@ -6,11 +6,12 @@
  * makes it.
  */
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createClient } from "@libsql/client";
 import Database from "libsql";
 import { CLI_MAIN, runCliJson, tempWorkspace } from "./support/cli.ts";
+import { backupLibsqlFile } from "../adapters/libsql/backup.ts";
 
 setDefaultTimeout(180_000);
 
@@ -74,4 +75,16 @@ test("backup killed part-way: the file at --to is absent or a whole, consistent 
   const copy = new Database(to, { readonly: true });
   expect(Number((copy.prepare("SELECT COUNT(*) FROM events").raw(true).all([]) as unknown[][])[0]?.[0])).toBe(40_000);
   copy.close();
+});
+
+test("a partial copy left by a killed backup of a process with the same id (a container's pid 1) does not stop the next", async () => {
+  const env = { ...ws.env };
+  await runCliJson(["org", "create", "--name", "Again"], { env });
+  const to = join(ws.dir, "again.db");
+  writeFileSync(`${to}.${process.pid}.partial`, "x".repeat(8192));
+  await backupLibsqlFile(ws.env.CERTKEEPER_DATABASE_URL!, to);
+  const copy = new Database(to, { readonly: true });
+  expect((copy.prepare("SELECT name FROM organizations").raw(true).all([]) as unknown[][]).map((row) => row[0])).toContain("Again");
+  copy.close();
+  expect(existsSync(`${to}.${process.pid}.partial`)).toBe(false);
 });

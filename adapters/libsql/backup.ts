@@ -17,7 +17,11 @@ export async function backupLibsqlFile(url: string, to: string): Promise<{ bytes
   if (!existsSync(source)) throw new Error(`the database file "${source}" does not exist (CERTKEEPER_DATABASE_URL)`);
   // One connection of libSQL's own driver: the page size asked for is that connection's, and VACUUM
   // INTO reads it (the source keeps its own: it is not empty, and VACUUM INTO never writes it).
+  // Named by this process, so another backup running at once never shares it; one left by a killed
+  // backup of an earlier process of the same id (a container's pid 1) is no one's: removed first.
   const partial = `${to}.${process.pid}.partial`;
+  rmSync(partial, { force: true });
+  rmSync(`${partial}-journal`, { force: true });
   const db = new Database(source, { timeout: 10_000 });
   try {
     db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);

@@ -63,9 +63,6 @@ export function memoryImports(state: MemoryState): ImportStore {
       for (const stored of old) imports.delete(stored.record.id);
       return old.length;
     },
-    async underWay(organizationId) {
-      return [...imports.values()].filter((i) => i.record.organizationId === organizationId && i.record.status === "running").length;
-    },
     async trim(organizationId, keep) {
       const old = [...imports.values()]
         .filter((i) => i.record.organizationId === organizationId && i.record.status === "finished")

@@ -124,11 +124,6 @@ export function sqlImports(db: Executor): ImportStore {
       });
     },
 
-    async underWay(organizationId) {
-      const { rows } = await db.execute("SELECT COUNT(*) AS n FROM imports WHERE organization_id = ? AND status = 'running'", [organizationId]);
-      return Number(rows[0]?.n ?? 0);
-    },
-
     async trim(organizationId, keep) {
       return db.transaction(async (tx) => {
         const { rows } = await tx.execute(

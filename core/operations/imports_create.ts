@@ -1,7 +1,7 @@
 /** POST /v1/imports: store the items as sent and answer 202; the import worker judges them. */
 import { CertkeeperError } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
-import { FINISHED_IMPORTS_KEPT, Import, ImportBody, IMPORTS_UNDER_WAY, MAX_IMPORT_BODY_BYTES, MAX_IMPORT_ITEMS } from "../schemas/imports.ts";
+import { FINISHED_IMPORTS_KEPT, Import, ImportBody, MAX_IMPORT_BODY_BYTES, MAX_IMPORT_ITEMS } from "../schemas/imports.ts";
 import { Envelope } from "../schemas/common.ts";
 import type { ImportRecord } from "../base/records.ts";
 import { presentImport } from "../imports/present.ts";
@@ -31,9 +31,6 @@ function parseImport(raw: unknown): string[] {
   });
 }
 
-/** When an organization with IMPORTS_UNDER_WAY imports running is told to try again. */
-const IMPORT_RETRY_AFTER_SECONDS = 30;
-
 export const createImport = defineOperation({
   id: "createImport",
   embed: "imports.create",
@@ -45,9 +42,8 @@ export const createImport = defineOperation({
     "Answers 202 at once; GET /v1/imports/{id} shows progress and, once finished, each item's outcome. Each item is " +
     "judged exactly as POST /v1/certificates would judge it (validation, duplicates, plan limits in item order, " +
     "retrieval), with at most CERTKEEPER_CHECK_CONCURRENCY retrievals at once. Bodies up to 2 MiB. An import survives " +
-    "a restart of the server and finishes; no certificate is created twice. An organization has at most " +
-    `${IMPORTS_UNDER_WAY} imports running at once (another is 429 rate_limit_exceeded, with Retry-After), and keeps ` +
-    `its last ${FINISHED_IMPORTS_KEPT} finished ones (an older one is 404 import_not_found).`,
+    "a restart of the server and finishes; no certificate is created twice. An organization keeps its last " +
+    `${FINISHED_IMPORTS_KEPT} finished imports (an older one is 404 import_not_found).`,
   access: "write",
   query: NoQuery,
   body: ImportBody,
@@ -55,7 +51,7 @@ export const createImport = defineOperation({
   maxBodyBytes: MAX_IMPORT_BODY_BYTES,
   status: 202,
   response: Envelope(Import),
-  errors: ["permission_denied", "payload_too_large", "unsupported_media_type", "rate_limit_exceeded"],
+  errors: ["permission_denied", "payload_too_large", "unsupported_media_type"],
   example: { request: { certificates: [{ domain: "example.com", tags: ["team:web"] }, { domain: "shop.example.com", port: 8443 }] } },
   async handle({ principal, services }, { body }) {
     const items = body as string[];
@@ -73,17 +69,10 @@ export const createImport = defineOperation({
       finishedAt: null,
     };
     const { imports } = services.store;
-    // What one organization can make the server keep is bounded: its items wait in the database.
-    const underWay = await imports.underWay(record.organizationId);
-    if (underWay >= IMPORTS_UNDER_WAY) {
-      throw new CertkeeperError(
-        "rate_limit_exceeded",
-        `Your organization has ${underWay} imports running, the most at once; retry once one has finished (GET /v1/imports/{id} shows each one's progress).`,
-        { headers: { "retry-after": String(IMPORT_RETRY_AFTER_SECONDS) } },
-      );
-    }
-    await imports.create(record, items);
+    // What one organization's finished imports keep is bounded: its last ones, with their items. Trimmed
+    // first, so that a failure here creates nothing (a retry makes no second import).
     await imports.trim(record.organizationId, FINISHED_IMPORTS_KEPT);
+    await imports.create(record, items);
     services.imports?.poke();
     return { data: presentImport(record) };
   },

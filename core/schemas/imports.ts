@@ -4,8 +4,6 @@ import { Id, Timestamp } from "./common.ts";
 import { AddCertificateBody } from "./certificate.ts";
 
 export const MAX_IMPORT_ITEMS = 10_000;
-/** Imports of one organization running at once; another is refused (429) until one finishes. */
-export const IMPORTS_UNDER_WAY = 5;
 /** Finished imports one organization keeps, with their items and results; older ones are deleted. */
 export const FINISHED_IMPORTS_KEPT = 20;
 /** Bodies up to and including 2 MiB on this route only. */

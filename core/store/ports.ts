@@ -414,8 +414,6 @@ export interface ImportStore {
   settle(importId: string, owner: string, outcomes: ImportItemOutcome[], now: number): Promise<boolean>;
   /** Deletes up to `limit` imports finished before `before`, with their items; returns how many. */
   prune(options: { before: number; limit: number }): Promise<number>;
-  /** How many imports of the organization (either mode) are running. */
-  underWay(organizationId: string): Promise<number>;
   /**
    * Deletes the organization's finished imports (either mode) but its `keep` last finished, with their
    * items; returns how many.
