@@ -27,9 +27,15 @@ export function memoryImports(state: MemoryState): ImportStore {
       return copy((imports.get(importId)?.items ?? []).flatMap((item) => (item.result ? [item.result] : [])));
     },
     async claim({ owner, now, leaseUntil, limit }) {
+      // An organization's turn: the latest lease of its running imports (served lately: late in line).
+      const served = new Map<string, number>();
+      for (const i of imports.values()) {
+        if (i.record.status === "running") served.set(i.record.organizationId, Math.max(served.get(i.record.organizationId) ?? -Infinity, i.leaseUntil));
+      }
+      const turn = (i: { record: ImportRecord }) => served.get(i.record.organizationId)!;
       const due = [...imports.values()]
         .filter((i) => i.record.status === "running" && i.leaseUntil <= now)
-        .sort((a, b) => a.leaseUntil - b.leaseUntil || a.record.createdAt - b.record.createdAt)
+        .sort((a, b) => turn(a) - turn(b) || a.leaseUntil - b.leaseUntil || a.record.createdAt - b.record.createdAt)
         .slice(0, limit);
       if (due.length > 0) state.write();
       for (const stored of due) Object.assign(stored, { leaseOwner: owner, leaseUntil });

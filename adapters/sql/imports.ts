@@ -79,7 +79,9 @@ export function sqlImports(db: Executor): ImportStore {
     async claim({ owner, now, leaseUntil, limit }) {
       return db.transaction(async (tx) => {
         const { rows } = await tx.execute(
-          `SELECT ${COLUMNS} FROM imports WHERE status = 'running' AND lease_until <= ? ORDER BY lease_until, created_at LIMIT ?`,
+          `SELECT ${COLUMNS} FROM imports WHERE status = 'running' AND lease_until <= ?
+           ORDER BY (SELECT MAX(o.lease_until) FROM imports o WHERE o.organization_id = imports.organization_id AND o.status = 'running'),
+             lease_until, created_at LIMIT ?`,
           [now, limit],
         );
         for (const row of rows) {

@@ -11,7 +11,7 @@
  * slot), and after a turn of half a TLS time limit, if another import waits, it is given up between
  * items (those in flight finish) and goes behind the others. One organization's slow import (10,000
  * names that never answer: 104 minutes at the default time limit and concurrency) then holds another's
- * back by one turn, seconds, not to its end (turns are an import's, whoever's it is).
+ * back by one turn, seconds, not to its end; organizations take turns, not imports (the store's claim).
  */
 import type { Clock } from "../base/time.ts";
 import { SECOND } from "../base/time.ts";

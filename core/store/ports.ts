@@ -392,8 +392,9 @@ export interface ImportStore {
   results(importId: string): Promise<ImportItemResult[]>;
   /**
    * Leases up to `limit` running imports whose lease ran out (a new one's is out at once) to `owner`
-   * until `leaseUntil`, the one whose lease ran out first first (a new one, then one given up longest
-   * ago: imports take turns); two claimers at once lease disjoint sets.
+   * until `leaseUntil`. Organizations take turns: first the imports of the organization whose running
+   * imports' latest lease is the oldest (one not served lately), and within it the one whose lease ran
+   * out first (a new one, then one given up longest ago). Two claimers at once lease disjoint sets.
    */
   claim(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<ImportRecord[]>;
   /** The earliest time a running import's lease runs out, or null when none is running. */

@@ -84,6 +84,25 @@ export function describeImports(get: () => Store) {
       for (const record of [first, second]) await store.imports.renew(record.id, "A", PARKED);
     });
 
+    test("claim() lets organizations take turns: one with an import under way waits behind another's new import", async () => {
+      const store = get();
+      const { live: a } = await newOrganization(store);
+      const { live: b } = await newOrganization(store);
+      const t = PARKED - 1000;
+      const underWay = importRecord(a, { createdAt: NOW });
+      const waiting = importRecord(a, { createdAt: NOW + 1 });
+      const other = importRecord(b, { createdAt: NOW + 2 });
+      await store.imports.create(underWay, ["{}"]);
+      expect((await claimOnly(store, underWay.id, "A", t, t + 100)).map((r) => r.id)).toEqual([underWay.id]);
+      await store.imports.create(waiting, ["{}"]);
+      await store.imports.create(other, ["{}"]);
+      const claimed = await store.imports.claim({ owner: "B", now: t + 1, leaseUntil: t + 50, limit: 1000 });
+      for (const record of claimed) if (![waiting.id, other.id].includes(record.id)) await store.imports.renew(record.id, "B", PARKED);
+      // b has nothing under way: its import first, though created after a's.
+      expect(claimed.map((r) => r.id).filter((id) => id === waiting.id || id === other.id)).toEqual([other.id, waiting.id]);
+      for (const [record, owner] of [[underWay, "A"], [waiting, "B"], [other, "B"]] as const) await store.imports.renew(record.id, owner, PARKED);
+    });
+
     test("trim() deletes an organization's finished imports (both modes) but its last ones, with their items; running ones stay", async () => {
       const store = get();
       const { org, live, test: testScope } = await newOrganization(store);
