@@ -1,5 +1,5 @@
 /** A consistent copy of a local libSQL (SQLite) database file, taken while others read and write it. */
-import { existsSync, linkSync, rmSync, statSync } from "node:fs";
+import { existsSync, linkSync, renameSync, rmSync, statSync } from "node:fs";
 import Database from "libsql";
 import { PAGE_SIZE } from "./mod.ts";
 
@@ -27,7 +27,13 @@ export async function backupLibsqlFile(url: string, to: string): Promise<{ bytes
     db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
     db.prepare("VACUUM INTO ?").run([partial]);
     db.close();
-    linkSync(partial, to);
+    try {
+      linkSync(partial, to);
+    } catch (error) {
+      // A file system without hard links: renamed, unless FILE appeared meanwhile.
+      if ((error as NodeJS.ErrnoException).code === "EEXIST" || existsSync(to)) throw error;
+      renameSync(partial, to);
+    }
   } finally {
     if (db.open) db.close();
     rmSync(partial, { force: true });

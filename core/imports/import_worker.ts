@@ -85,8 +85,10 @@ export class ImportWorker {
     const { store, clock, owner, leaseMs, turnMs, logger } = this.options;
     let lost = false;
     // Renewed well before it runs out; a renewal that fails means another process took the import over.
+    // The last renewal sent: awaited before the lease is given up, so that it cannot land after.
+    let renewing: Promise<unknown> = Promise.resolve();
     const renewal = setInterval(() => {
-      store.imports.renew(record.id, owner, clock.now() + leaseMs).then(
+      renewing = store.imports.renew(record.id, owner, clock.now() + leaseMs).then(
         (held) => (lost ||= !held),
         (error) => logger.warn("could not renew an import's lease", { importId: record.id, error }),
       );
@@ -117,6 +119,7 @@ export class ImportWorker {
     } finally {
       clearInterval(renewal);
       clearInterval(turn);
+      await renewing;
       // Given up: claimable at once, behind the imports that waited (a stopping process's by the next to start).
       if (this.#stopping || (turnOver && !lost)) await store.imports.renew(record.id, owner, clock.now()).catch(() => false);
       if (turnOver && !this.#stopping) this.loop.poke();
