@@ -118,11 +118,7 @@ export function sqlImports(db: Executor): ImportStore {
           before,
           limit,
         ]);
-        if (rows.length === 0) return 0;
-        const ids = rows.map((row) => String(row.id));
-        await tx.execute(`DELETE FROM import_items WHERE import_id IN (${placeholders(ids.length)})`, ids);
-        await tx.execute(`DELETE FROM imports WHERE id IN (${placeholders(ids.length)})`, ids);
-        return ids.length;
+        return deleteImports(tx, rows.map((row) => String(row.id)));
       });
     },
 
@@ -132,11 +128,7 @@ export function sqlImports(db: Executor): ImportStore {
           "SELECT id FROM imports WHERE organization_id = ? AND status = 'finished' ORDER BY finished_at DESC, id DESC LIMIT -1 OFFSET ?",
           [organizationId, keep],
         );
-        if (rows.length === 0) return 0;
-        const ids = rows.map((row) => String(row.id));
-        await tx.execute(`DELETE FROM import_items WHERE import_id IN (${placeholders(ids.length)})`, ids);
-        await tx.execute(`DELETE FROM imports WHERE id IN (${placeholders(ids.length)})`, ids);
-        return ids.length;
+        return deleteImports(tx, rows.map((row) => String(row.id)));
       });
     },
 
@@ -222,4 +214,12 @@ export function sqlImports(db: Executor): ImportStore {
       });
     },
   };
+}
+
+/** Deletes the imports `ids` with their items; returns how many. */
+async function deleteImports(tx: Executor, ids: string[]): Promise<number> {
+  if (ids.length === 0) return 0;
+  await tx.execute(`DELETE FROM import_items WHERE import_id IN (${placeholders(ids.length)})`, ids);
+  await tx.execute(`DELETE FROM imports WHERE id IN (${placeholders(ids.length)})`, ids);
+  return ids.length;
 }
