@@ -30,8 +30,6 @@ export const USE_RECORDED_WITHIN_MS = 45_000;
 export class Authenticator {
   #store: Store;
   #usage = new Map<string, number>();
-  /** The last use this process wrote for each key (the grant read may be older than the last flush). */
-  #recorded = new Map<string, number>();
   readonly #onStale: (() => void) | undefined;
   /**
    * Authorization headers already judged well formed, with the key's mode and SHA-256: a client sends
@@ -55,8 +53,8 @@ export class Authenticator {
       throw new CertkeeperError("expired_api_key", "This API key has been revoked: create a new key in the settings area.");
     }
     this.#usage.set(grant.key.id, now);
-    const recorded = Math.max(grant.key.lastUsedAt ?? -Infinity, this.#recorded.get(grant.key.id) ?? -Infinity);
-    if (now - recorded > USE_RECORDED_WITHIN_MS) this.#onStale?.();
+    // The grant is read again after each flush (its write empties the read cache): its last use is the one recorded.
+    if (grant.key.lastUsedAt === null || now - grant.key.lastUsedAt > USE_RECORDED_WITHIN_MS) this.#onStale?.();
     return {
       keyId: grant.key.id,
       userId: grant.user.id,
@@ -84,8 +82,6 @@ export class Authenticator {
     const uses = [...this.#usage].map(([id, at]) => ({ id, at }));
     this.#usage.clear();
     await this.#store.apiKeys.touch(uses);
-    if (this.#recorded.size + uses.length > MAX_REMEMBERED_KEYS * 10) this.#recorded.clear();
-    for (const { id, at } of uses) this.#recorded.set(id, at);
   }
 }
 

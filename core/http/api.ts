@@ -153,7 +153,6 @@ export function createApi(services: Services): Api {
   }
 }
 
-/** The path of a request URL, without parsing the whole URL. */
 /**
  * A route's parameters as the router decoded them, except each one it could not decode (a broken
  * %-escape: the router gives null): that one as the URL spells it. An id of that spelling exists
@@ -174,6 +173,7 @@ export function routeParams(template: string, url: string, params: Record<string
   return result;
 }
 
+/** The path of a request URL, without parsing the whole URL. */
 function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   const end = url.indexOf("?", start);
