@@ -19,6 +19,7 @@ export interface Principal {
 
 /** Well-formed keys remembered with their hash; past this many the memory is emptied. */
 const MAX_REMEMBERED_KEYS = 1000;
+const BEARER = "Bearer ";
 
 /**
  * A use of a key whose last recorded use is older than this is written soon, not at the next regular
@@ -71,6 +72,10 @@ export class Authenticator {
     const mode = parseApiKey(key);
     if (!mode) throw invalidKey();
     const parsed = { mode, hash: hashApiKey(key) };
+    // Only the header as clients send it (`Bearer <key>`): a header padded with whitespace is judged
+    // anew each time, so that nobody can pin up to the server's header limit per entry (forging a
+    // well-formed key takes no account).
+    if (authorization!.length > key.length + BEARER.length) return parsed;
     if (this.#parsed.size >= MAX_REMEMBERED_KEYS) this.#parsed.clear();
     this.#parsed.set(authorization!, parsed);
     return parsed;
