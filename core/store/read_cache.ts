@@ -144,6 +144,9 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     // Every field of the query but the time is part of the key, filters added later included.
     const { now: _, ...filters } = query;
     const key = JSON.stringify(filters);
+    // A page asked for with long filters (a query may be 8 KiB) is read, not kept: the caller chooses
+    // that length, and 5,000 pages kept under ever-new ones would pin 75 MB.
+    if (key.length > MAX_PAGE_KEY) return store.certificates.list(scope, query);
     current();
     const scopeKey = `${scope.organizationId} ${scope.mode}`;
     let scoped = pages.get(scopeKey);
@@ -200,6 +203,9 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
     return cached(certificates, certificateKey(scope.organizationId, scope.mode, id), async () => freeze(await store.certificates.get(scope, id)));
   }
 }
+
+/** Longest query (as its cache key) whose page is kept: room for every filter with a domain name of 253 characters. */
+const MAX_PAGE_KEY = 1024;
 
 /** Certificates of a page written since it was read that are each read again; more: the page is read again. */
 const MAX_PATCHED = 8;
