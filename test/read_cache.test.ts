@@ -8,7 +8,7 @@ import { afterEach, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { withReadCache } from "../core/store/mod.ts";
+import { resumeReadCache, stopReadCache, withReadCache } from "../core/store/mod.ts";
 import type { Store } from "../core/store/mod.ts";
 import type { Scope } from "../core/base/mod.ts";
 import { DAY } from "../core/base/mod.ts";
@@ -182,6 +182,28 @@ describe("the read cache and this process's check saves and leases (told, not co
     expect(reads).toEqual({ findByHash: 1, get: 2, list: 1 });
     return { ...clients, key, a, b, readAll };
   }
+
+  test("stopped (its core stopped), it reads every time and still sees this process's saves; started again, it caches from empty and is told again", async () => {
+    const { cached, scope, reads, a, readAll } = await warm();
+    stopReadCache(cached);
+    await readAll();
+    await readAll();
+    expect(reads).toEqual({ findByHash: 3, get: 6, list: 3 });
+    // A save while stopped (an embedding host's check, say) is seen at once, and after the restart.
+    const stored = (await cached.certificates.get(scope, a.id))!;
+    expect(await cached.certificates.saveCheck({ ...stored, lastCheckedAt: NOW + 5, updatedAt: NOW + 5 }, [])).toBe(true);
+    expect((await readAll()).a?.lastCheckedAt).toBe(NOW + 5);
+
+    resumeReadCache(cached);
+    const counted = { ...reads };
+    expect((await readAll()).a?.lastCheckedAt).toBe(NOW + 5);
+    await readAll();
+    expect(reads).toEqual({ findByHash: counted.findByHash + 1, get: counted.get + 2, list: counted.list + 1 });
+    // Listening again: a save empties its certificate.
+    const again = (await cached.certificates.get(scope, a.id))!;
+    expect(await cached.certificates.saveCheck({ ...again, lastCheckedAt: NOW + 6, updatedAt: NOW + 6 }, [])).toBe(true);
+    expect((await readAll()).a?.lastCheckedAt).toBe(NOW + 6);
+  });
 
   test("a save empties only its certificate: the key's grant and other certificates stay cached, the page reads it alone", async () => {
     const { cached, scope, reads, a, b, readAll } = await warm();

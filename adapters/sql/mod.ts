@@ -52,7 +52,15 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
     ctLogs: sqlCtLogs(db, bookkeeping),
     shared: options.shared,
     changeToken: options.changeToken,
-    ...(quiet && { onCertificatesWritten: (listener: (certificates: readonly CertificateKey[]) => void) => void written.push(listener) }),
+    ...(quiet && {
+      onCertificatesWritten: (listener: (certificates: readonly CertificateKey[]) => void) => {
+        written.push(listener);
+        return () => {
+          const at = written.indexOf(listener);
+          if (at !== -1) written.splice(at, 1);
+        };
+      },
+    }),
     async ping() {
       // A few pages, as a small real write takes: a disk with no room for them refuses this too.
       await db.execute(

@@ -8,7 +8,7 @@ import { systemClock, SECOND, type Clock } from "../base/time.ts";
 import { createLogger, type Logger } from "../base/log.ts";
 import { randomBase62 } from "../base/ids.ts";
 import type { Store } from "../store/ports.ts";
-import { withReadCache } from "../store/read_cache.ts";
+import { resumeReadCache, stopReadCache, withReadCache } from "../store/read_cache.ts";
 import { Authenticator } from "../auth/authenticate.ts";
 import { MemoryRateLimiter, StoreRateLimiter } from "../auth/rate_limit.ts";
 import { Admin, type PasswordHasher } from "../accounts/admin.ts";
@@ -314,6 +314,7 @@ export function createCore(options: CoreOptions): Core {
     trust,
     source,
     start() {
+      resumeReadCache(store);
       // The trusted roots, listed and indexed before the first check needs them (tens of milliseconds,
       // most of it the platform listing its roots): at start when there are certificates to check, else
       // by the first check.
@@ -343,6 +344,9 @@ export function createCore(options: CoreOptions): Core {
       await services.retention.stop();
       await imports.stop();
       await flushUsage();
+      // Last: a store that outlives this core (an embedding host's) must not keep its cache (started
+      // again, from empty, with the core).
+      stopReadCache(store);
     },
   };
 }

@@ -680,7 +680,7 @@ export interface Store {
    * Told once the write has ended (committed or not). Absent when every write moves the token. Whoever
    * caches by changeToken must listen here too: those writes never move it.
    */
-  onCertificatesWritten?(listener: (certificates: readonly CertificateKey[]) => void): void;
+  onCertificatesWritten?(listener: (certificates: readonly CertificateKey[]) => void): () => void;
   /**
    * Resolves when the store answers and accepts writes (it writes a little to find out); throws
    * {@link StorageUnavailableError} when it refuses them, or whatever else prevents an answer.

@@ -31,9 +31,30 @@ export interface ReadCacheOptions {
   maxEntries?: number;
 }
 
+/** How each cache is stopped and started again: see {@link stopReadCache}. */
+const switches = new WeakMap<Store, { stop(): void; resume(): void }>();
+
+/**
+ * Stops the read cache of `store` (as returned by {@link withReadCache}): it empties, stops listening
+ * to the store beneath, and every read goes to that store until {@link resumeReadCache}. For a core
+ * that stops over a store that lives on (an embedding host's): the listening would otherwise keep the
+ * cache, and all it holds, as long as the store. Nothing for a store without a cache.
+ */
+export function stopReadCache(store: Store): void {
+  switches.get(store)?.stop();
+}
+
+/** Caches again, from empty, after {@link stopReadCache}; nothing when it caches already. */
+export function resumeReadCache(store: Store): void {
+  switches.get(store)?.resume();
+}
+
 export function withReadCache(store: Store, options: ReadCacheOptions = {}): Store {
   const changeToken = store.changeToken?.bind(store);
   if (!changeToken) return store;
+  let stopped = false;
+  /** Moves at each stop: a read begun before one keeps nothing (writes went untold meanwhile). */
+  let generation = 0;
   const max = options.maxEntries ?? 5000;
   let token: string | undefined;
   const grants = new Map<string, KeyGrant | null>();
@@ -47,7 +68,7 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
 
   // A write the token leaves out: what it changed is emptied, and a read of it under way is not kept
   // (it may have read the row before the write).
-  store.onCertificatesWritten?.((list: readonly CertificateKey[]) => {
+  const told = (list: readonly CertificateKey[]) => {
     const flights = reading.get(certificates);
     for (const { organizationId, mode, id } of list) {
       const key = certificateKey(organizationId, mode, id);
@@ -74,7 +95,8 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
       for (const flight of reading.get(scoped)?.values() ?? []) flight.stale = true;
       reading.delete(scoped);
     }
-  });
+  };
+  let stopListening = store.onCertificatesWritten?.(told);
 
   /** The current token; the caches are emptied first when it moved. */
   function current(): string {
@@ -92,6 +114,7 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
 
   /** Reads through the cache; keeps an answer only if nothing was written while it was read. */
   async function cached<T>(cache: Map<string, T>, key: string, read: () => Promise<T>, keep?: () => boolean): Promise<T> {
+    if (stopped) return read();
     const before = current();
     const hit = cache.get(key);
     if (hit !== undefined) return hit;
@@ -113,15 +136,16 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
   /** `keep` (default: an entry kept, the cache emptied first when full) says whether to keep it. */
   async function readInto<T>(cache: Map<string, T>, key: string, before: string, read: () => Promise<T>, flight: Flight<T>, keep?: () => boolean): Promise<T> {
     // Each read freezes what it answers (even when not kept): every reader that joined it holds the same value.
+    const begun = generation;
     const value = await read();
-    if (changeToken!() === before && !flight.stale) {
+    if (changeToken!() === before && !flight.stale && !stopped && generation === begun) {
       if (!keep && cache.size >= max) cache.clear();
       if (!keep || keep()) cache.set(key, value);
     }
     return value;
   }
 
-  return {
+  const cachedStore: Store = {
     ...store,
     apiKeys: {
       ...store.apiKeys,
@@ -139,10 +163,33 @@ export function withReadCache(store: Store, options: ReadCacheOptions = {}): Sto
       },
     },
   };
+  switches.set(cachedStore, {
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      generation++;
+      stopListening?.();
+      stopListening = undefined;
+      grants.clear();
+      certificates.clear();
+      pages.clear();
+      pageCount = 0;
+      reading.clear();
+    },
+    resume() {
+      if (!stopped) return;
+      // Listening first: a read kept from now on has been told every write it must see.
+      stopListening = store.onCertificatesWritten?.(told);
+      token = undefined;
+      stopped = false;
+    },
+  });
+  return cachedStore;
 
   async function listed(scope: Scope, query: CertificateListQuery): Promise<CertificateRecord[]> {
     // Every field of the query but the time is part of the key, filters added later included.
     const { now: _, ...filters } = query;
+    if (stopped) return store.certificates.list(scope, query);
     const key = JSON.stringify(filters);
     // A page asked for with long filters (a query may be 8 KiB) is read, not kept: the caller chooses
     // that length, and 5,000 pages kept under ever-new ones would pin 75 MB.
