@@ -2,7 +2,8 @@
  * Webhook receivers in a process of their own for the delivery benchmark: `--healthy N` HTTP servers
  * that answer 200 at once and record when each request arrived, and `--holes N` black holes that
  * accept connections and never answer. Prints `{ healthy: [ports], holes: [ports] }` as one JSON line;
- * `GET /received` on a healthy port answers `[{ path, webhookId, at }]` (at: ms since the epoch).
+ * `GET /received` on a healthy port answers `[{ path, webhookId, at }]` (at: ms since the epoch);
+ * `GET /holes` there answers how many connections the black holes hold open right now.
  */
 import http from "node:http";
 import net from "node:net";
@@ -13,6 +14,9 @@ const { values } = parseArgs({ options: { healthy: { type: "string", default: "1
 const listen = (server: net.Server) =>
   new Promise<number>((resolve) => server.listen(0, "127.0.0.1", 1024, () => resolve((server.address() as net.AddressInfo).port)));
 
+/** Connections the black holes hold open. */
+let holding = 0;
+
 const healthy: number[] = [];
 for (let i = 0; i < Number(values.healthy); i++) {
   const received: Array<{ path: string; webhookId: string; at: number }> = [];
@@ -20,6 +24,11 @@ for (let i = 0; i < Number(values.healthy); i++) {
     if (req.method === "GET" && req.url === "/received") {
       res.writeHead(200, { "content-type": "application/json" });
       res.end(JSON.stringify(received));
+      return;
+    }
+    if (req.method === "GET" && req.url === "/holes") {
+      res.writeHead(200, { "content-type": "application/json" });
+      res.end(JSON.stringify(holding));
       return;
     }
     req.resume();
@@ -38,8 +47,12 @@ for (let i = 0; i < Number(values.holes); i++) {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
     sockets.add(socket); // accepted, read never, answered never
+    holding++;
     socket.on("error", () => {});
-    socket.on("close", () => sockets.delete(socket));
+    socket.on("close", () => {
+      sockets.delete(socket);
+      holding--;
+    });
   });
   holes.push(await listen(server));
 }
