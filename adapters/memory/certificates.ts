@@ -146,6 +146,17 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       return next;
     },
 
+    async pullForwardChecks({ now, latest }) {
+      let moved = 0;
+      for (const record of state.certificates.values()) {
+        if (record.nextCheckAt > latest) {
+          if (moved++ === 0) state.write();
+          record.nextCheckAt = now;
+        }
+      }
+      return moved;
+    },
+
     async capNextChecks(intervalMs) {
       let moved = 0;
       for (const record of state.certificates.values()) {

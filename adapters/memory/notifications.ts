@@ -140,6 +140,17 @@ export function memoryEvents(state: MemoryState): EventStore {
       }
       return jobs;
     },
+    async pullForwardDeliveries({ now, latest }) {
+      let moved = 0;
+      for (const key of state.pending) {
+        const delivery = state.deliveries.get(key)!;
+        if (delivery.nextAttemptAt > latest) {
+          if (moved++ === 0) state.write();
+          delivery.nextAttemptAt = now;
+        }
+      }
+      return moved;
+    },
     async nextDeliveryAt() {
       let next: number | null = null;
       for (const key of state.pending) {

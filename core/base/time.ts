@@ -27,6 +27,28 @@ export const systemClock: Clock = {
     }),
 };
 
+/**
+ * How far ahead of the wall clock a stored time may be before it was planned on a clock that has since
+ * been set back, beyond the longest wait the planner ever chooses: room for clocks a few minutes apart
+ * between processes on one database.
+ */
+export const CLOCK_STEP_SLACK_MS = 10 * MINUTE;
+
+/**
+ * `look(now)` at most once a minute of `clock`'s time, and at once when it has gone back since the last
+ * look (a wall clock set back): for finding times stored ahead of a clock that was set back. Returns
+ * what to call before each use of stored times; `look`'s failure is left for the next call to retry.
+ */
+export function clockStepWatch(clock: Clock, look: (now: number) => Promise<unknown>): () => Promise<void> {
+  let lastAt = -Infinity;
+  return async () => {
+    const now = clock.now();
+    if (now - lastAt < MINUTE && now >= lastAt) return;
+    await look(now);
+    lastAt = now;
+  };
+}
+
 /** Timestamps formatted lately: a certificate's five are shown on every read of it. */
 const formatted = new Map<number, string>();
 const MAX_FORMATTED = 10_000;

@@ -6,7 +6,7 @@
  * check plus this process's interval: times chosen under a longer CERTKEEPER_CHECK_INTERVAL must not
  * hold a shortened one back until they come.
  */
-import type { Clock } from "../base/time.ts";
+import { CLOCK_STEP_SLACK_MS, clockStepWatch, type Clock } from "../base/time.ts";
 import type { Store } from "../store/ports.ts";
 import type { Logger } from "../base/log.ts";
 import type { CertificateRecord } from "../base/records.ts";
@@ -64,16 +64,25 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         throw error;
       },
     ));
+  // No check or lease is planned further ahead than this: a next check beyond it was planned on a
+  // wall clock since set back (a day back would otherwise hold every check back a day, restarts too).
+  const latestPlanned = Math.max(intervalMs, leaseMs) + CLOCK_STEP_SLACK_MS;
+  const pullForward = clockStepWatch(clock, async (now) => {
+    const moved = await store.certificates.pullForwardChecks({ now, latest: now + latestPlanned });
+    if (moved > 0) options.logger.warn("next checks planned on a clock since set back are due now", { certificates: moved });
+  });
   return new WorkLoop<CertificateRecord>(
     {
       claim: async (limit, now) => {
         await capOnce();
+        await pullForward();
         const leased = await store.certificates.claimDue({ owner, now, leaseUntil: now + leaseMs, limit });
         for (const record of leased) leasedAt.set(record, now);
         return leased;
       },
       nextDueAt: async () => {
         await capOnce();
+        await pullForward();
         return store.certificates.nextDueAt();
       },
       run: async (record, stopping) => {

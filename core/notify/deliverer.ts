@@ -15,7 +15,7 @@
  * the lease run out and the delivery was claimed again.
  */
 import type { Clock } from "../base/time.ts";
-import { SECOND } from "../base/time.ts";
+import { CLOCK_STEP_SLACK_MS, clockStepWatch, SECOND } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import type { Store, DeliveryJob } from "../store/ports.ts";
 import type { ChannelRecord, DeliveryRecord, EventRecord } from "../base/records.ts";
@@ -84,9 +84,17 @@ export class Deliverer {
     const { store, owner } = options;
     const leaseMs = deliveryLeaseMs(options.timeoutMs);
     const perOrganization = options.perOrganization ?? options.concurrency;
+    // No retry or lease is planned further ahead than this (the longest wait, jittered, or a lease): a
+    // next attempt beyond it was planned on a wall clock since set back, and is due now.
+    const latestPlanned = Math.max(Math.ceil(Math.max(...options.retryMs, 0) * 1.1), leaseMs) + CLOCK_STEP_SLACK_MS;
+    const pullForward = clockStepWatch(options.clock, async (now) => {
+      const moved = await store.events.pullForwardDeliveries({ now, latest: now + latestPlanned });
+      if (moved > 0) options.logger.warn("delivery attempts planned on a clock since set back are due now", { deliveries: moved });
+    });
     this.loop = new WorkLoop<DeliveryJob>(
       {
         claim: async (limit, now) => {
+          await pullForward();
           const inFlight: Record<string, number> = {};
           for (const organizationId of this.#inFlight.values()) inFlight[organizationId] = (inFlight[organizationId] ?? 0) + 1;
           const after = this.#lastOrganization;
@@ -99,7 +107,11 @@ export class Deliverer {
         },
         // After a claim that found work more is likely due: the next claim finds out itself, without a
         // read before it (under a burst of other work each read waits a turn of a busy event loop).
-        nextDueAt: () => (this.#foundWork ? Promise.resolve(options.clock.now()) : store.events.nextDeliveryAt()),
+        nextDueAt: async () => {
+          if (this.#foundWork) return options.clock.now();
+          await pullForward();
+          return store.events.nextDeliveryAt();
+        },
         run: (job) => this.#deliver(job),
         describe: (job) => ({ eventId: job.event.id, channelId: job.channel.id }),
       },

@@ -231,6 +231,12 @@ export interface CertificateStore {
    */
   capNextChecks(intervalMs: number): Promise<number>;
   /**
+   * Makes due at `now` every certificate whose nextCheckAt is later than `latest` (leases included),
+   * and returns how many: times chosen on a wall clock that has since been set back (no check or lease
+   * is planned further ahead than the check interval or a lease). Only reads when there are none.
+   */
+  pullForwardChecks(options: { now: number; latest: number }): Promise<number>;
+  /**
    * Writes a check result and the events it raised, with a pending delivery of each event to every
    * channel routeEvent (core/channels/channel_filter.ts) gives it, in one transaction. Only when the stored version still
    * equals `record.version`; the stored version then becomes version + 1. Returns false (writing
@@ -339,6 +345,13 @@ export interface EventStore {
   claimDueDeliveries(options: ClaimDeliveriesOptions): Promise<DeliveryJob[]>;
   /** The earliest nextAttemptAt of pending deliveries, or null. */
   nextDeliveryAt(): Promise<number | null>;
+  /**
+   * Makes due at `now` every pending delivery whose nextAttemptAt is later than `latest` (leases
+   * included), and returns how many: times chosen on a wall clock that has since been set back (no
+   * retry or lease is planned further ahead than the last retry wait or a lease). Only reads when
+   * there are none.
+   */
+  pullForwardDeliveries(options: { now: number; latest: number }): Promise<number>;
   /** How many deliveries are pending (leased ones included), over every organization: for metrics. */
   countPending(): Promise<number>;
   /**

@@ -1,10 +1,10 @@
-/** The store conformance suite's part for checking certificates: claimDue, nextDueAt, capNextChecks, saveCheck. */
+/** The store conformance suite's part for checking certificates: claimDue, nextDueAt, capNextChecks, pullForwardChecks, saveCheck. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
 import type { CertificateRecord } from "../../../core/base/records.ts";
 import { DAY, HOUR, MINUTE } from "../../../core/base/time.ts";
 import { certificateDetails, certificateRecord, channelRecord, eventRecord, hex, NOW } from "./factories.ts";
-import { addCertificate, addChannel, compareIds, deliveriesOf, ids, newOrganization, parkLeftovers, sortedIds } from "./_helpers.ts";
+import { addCertificate, addChannel, compareIds, deliveriesOf, ids, newOrganization, PARKED, parkLeftovers, sortedIds } from "./_helpers.ts";
 
 export function describeCertificateLeases(get: () => Store) {
   describe("certificates: claimDue, nextDueAt, capNextChecks, saveCheck", () => {
@@ -77,6 +77,27 @@ export function describeCertificateLeases(get: () => Store) {
       await store.certificates.updateSettings(live, later.id, { alertThresholds: [7], updatedAt: NOW + MINUTE });
       expect(await store.certificates.nextDueAt()).toBe(NOW + MINUTE);
       expect(ids(await store.certificates.claimDue({ owner: "one", now: NOW + MINUTE, leaseUntil: NOW + HOUR, limit: 10 }))).toEqual([later.id]);
+    });
+
+    test("pullForwardChecks() makes due now every next check later than `latest`, leases included, and leaves the others", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      // Planned on a clock since set back: a next check, and a lease, beyond the latest any planner chooses.
+      const far = await addCertificate(store, certificateRecord(live, { nextCheckAt: PARKED + DAY }));
+      const leased = await addCertificate(store, certificateRecord(live, { nextCheckAt: NOW - 1 }));
+      expect(ids(await store.certificates.claimDue({ owner: "one", now: NOW, leaseUntil: PARKED + 2 * DAY, limit: 10 }))).toEqual([leased.id]);
+      const atLatest = await addCertificate(store, certificateRecord(live, { nextCheckAt: PARKED + HOUR }));
+
+      expect(await store.certificates.pullForwardChecks({ now: NOW, latest: PARKED + HOUR })).toBe(2);
+      expect((await store.certificates.get(live, far.id))?.nextCheckAt).toBe(NOW);
+      expect((await store.certificates.get(live, leased.id))?.nextCheckAt).toBe(NOW);
+      expect((await store.certificates.get(live, atLatest.id))?.nextCheckAt).toBe(PARKED + HOUR);
+      expect(sortedIds(await store.certificates.claimDue({ owner: "two", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 }))).toEqual(sortedIds([far, leased]));
+      // Nothing beyond it any more: nothing moves.
+      expect(await store.certificates.pullForwardChecks({ now: NOW, latest: PARKED + HOUR })).toBe(0);
+      // Gone, so that later tests over every certificate do not meet them.
+      for (const record of [far, leased, atLatest]) expect(await store.certificates.remove(live, record.id, NOW)).toBe(true);
     });
 
     test("capNextChecks() brings next checks forward to lastCheckedAt + interval, leaving earlier ones and leased ones", async () => {

@@ -5,7 +5,7 @@ import type { DeliveryRecord, Scope } from "../../../core/base/records.ts";
 import { newId } from "../../../core/base/ids.ts";
 import { DAY, HOUR, MINUTE } from "../../../core/base/time.ts";
 import { channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
-import { addChannel, deliveriesOf, deliveryKeys, newOrganization, parkLeftovers } from "./_helpers.ts";
+import { addChannel, deliveriesOf, deliveryKeys, newOrganization, PARKED, parkLeftovers } from "./_helpers.ts";
 
 export function describeDeliveries(get: () => Store) {
   describe("deliveries: claimDueDeliveries, nextDeliveryAt, completeDelivery", () => {
@@ -15,6 +15,35 @@ export function describeDeliveries(get: () => Store) {
       await store.events.insert(event, deliveries);
       return { event, deliveries };
     }
+
+    test("pullForwardDeliveries() makes due now every pending attempt later than `latest`, leases included, and leaves the others", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const a = await addChannel(store, channelRecord(live));
+      // Planned on a clock since set back: a retry, and a lease, beyond the latest any planner chooses.
+      const far = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: PARKED + DAY, attempts: 1 });
+      const leased = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: NOW - 1 });
+      expect(deliveryKeys(await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: PARKED + 2 * DAY, limit: 10 }))).toEqual(deliveryKeys([{ delivery: leased.deliveries[0]! }]));
+      const atLatest = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: PARKED + HOUR });
+      const settled = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: PARKED + DAY, status: "failed" });
+
+      expect(await store.events.pullForwardDeliveries({ now: NOW, latest: PARKED + HOUR })).toBe(2);
+      expect((await deliveriesOf(store, live, far.event.id))[0]?.nextAttemptAt).toBe(NOW);
+      expect((await deliveriesOf(store, live, leased.event.id))[0]?.nextAttemptAt).toBe(NOW);
+      expect((await deliveriesOf(store, live, atLatest.event.id))[0]?.nextAttemptAt).toBe(PARKED + HOUR);
+      expect((await deliveriesOf(store, live, settled.event.id))[0]).toMatchObject({ status: "failed", nextAttemptAt: PARKED + DAY });
+      const claimed = await store.events.claimDueDeliveries({ owner: "two", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(deliveryKeys(claimed)).toEqual(deliveryKeys([{ delivery: far.deliveries[0]! }, { delivery: leased.deliveries[0]! }]));
+      expect(await store.events.pullForwardDeliveries({ now: NOW, latest: PARKED + HOUR })).toBe(0);
+      // Settled, so that later tests over every delivery do not meet them.
+      const rest = await store.events.claimDueDeliveries({ owner: "three", now: PARKED + HOUR, leaseUntil: PARKED + HOUR + 1, limit: 500 });
+      const mine = rest.filter((job) => [far, leased, atLatest].some(({ event }) => event.id === job.event.id));
+      expect(mine).toHaveLength(3);
+      for (const { delivery } of mine) {
+        expect(await store.events.completeDelivery("three", { ...delivery, status: "delivered", attempts: 1, updatedAt: NOW })).toBe(true);
+      }
+    });
 
     test("claimDueDeliveries() leases due deliveries with their event and channel, until leaseUntil", async () => {
       const store = get();
