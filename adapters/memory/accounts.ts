@@ -124,7 +124,8 @@ export function memoryAccounts(state: MemoryState): {
       // A count is a write like any other: the change token must move with it.
       state.write();
       let window = state.rateLimits.get(keyId);
-      if (!window || window.windowStart + windowMs <= now) {
+      // Over, or beginning more than a window ahead (a clock since set back): a new window.
+      if (!window || window.windowStart + windowMs <= now || window.windowStart > now + windowMs) {
         window = { windowStart: now, count: 0 };
         state.rateLimits.set(keyId, window);
       }

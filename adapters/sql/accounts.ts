@@ -190,10 +190,10 @@ export function sqlRateLimits(db: Executor): RateLimitStore {
       const { rows } = await db.execute(
         `INSERT INTO rate_limits (key_id, window_start, count) VALUES (?, ?, 1)
          ON CONFLICT (key_id) DO UPDATE SET
-           count = CASE WHEN window_start + ? <= excluded.window_start THEN 1 ELSE count + 1 END,
-           window_start = CASE WHEN window_start + ? <= excluded.window_start THEN excluded.window_start ELSE window_start END
+           count = CASE WHEN window_start + ? <= excluded.window_start OR window_start > excluded.window_start + ? THEN 1 ELSE count + 1 END,
+           window_start = CASE WHEN window_start + ? <= excluded.window_start OR window_start > excluded.window_start + ? THEN excluded.window_start ELSE window_start END
          RETURNING count, window_start`,
-        [keyId, now, windowMs, windowMs],
+        [keyId, now, windowMs, windowMs, windowMs, windowMs],
       );
       return { count: Number(rows[0]!.count), windowStart: Number(rows[0]!.window_start) };
     },

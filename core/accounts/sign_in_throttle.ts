@@ -35,7 +35,9 @@ export function waitFor(failures: SignInFailures | null, policy: ThrottlePolicy,
   if (!failures || now - failures.lastFailureAt >= policy.windowMs) return 0;
   if (failures.failures < policy.freeFailures) return 0;
   const delay = Math.min(policy.maxDelayMs, policy.firstDelayMs * 2 ** (failures.failures - policy.freeFailures));
-  return Math.max(0, failures.lastFailureAt + delay - now);
+  // Never longer than the delay from now: a last failure stored ahead of a clock since set back must
+  // not lock anyone out for the size of the step.
+  return Math.min(delay, Math.max(0, failures.lastFailureAt + delay - now));
 }
 
 /** The store key of an email's count: hashed, so what strangers type is not kept as it was typed. */

@@ -29,6 +29,15 @@ function stateOf(count: number, windowStart: number, limit: number): RateLimitSt
   };
 }
 
+/**
+ * Whether the window that began at `start` is over at `now`: it ran out, or it begins more than a
+ * window ahead (a wall clock since set back, which would otherwise hold a refused key back for the
+ * size of the step; processes on one database whose clocks differ by less than a window share one).
+ */
+function windowOver(start: number, now: number, windowMs = RATE_LIMIT_WINDOW_MS): boolean {
+  return now >= start + windowMs || start > now + windowMs;
+}
+
 /** Windows in a Map; stale windows are swept as the map grows, so memory tracks active keys only. */
 export class MemoryRateLimiter implements RateLimiter {
   #windows = new Map<string, { start: number; count: number }>();
@@ -37,7 +46,7 @@ export class MemoryRateLimiter implements RateLimiter {
   hit(keyId: string, limit: number, now: number): RateLimitState {
     if (now >= this.#nextSweep) this.#sweep(now);
     let window = this.#windows.get(keyId);
-    if (!window || now >= window.start + RATE_LIMIT_WINDOW_MS) {
+    if (!window || windowOver(window.start, now)) {
       window = { start: now, count: 0 };
       this.#windows.set(keyId, window);
     }
@@ -47,7 +56,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   #sweep(now: number) {
     for (const [key, window] of this.#windows) {
-      if (now >= window.start + RATE_LIMIT_WINDOW_MS) this.#windows.delete(key);
+      if (windowOver(window.start, now)) this.#windows.delete(key);
     }
     this.#nextSweep = now + RATE_LIMIT_WINDOW_MS;
   }
