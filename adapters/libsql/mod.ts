@@ -63,7 +63,7 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
     const { createClient } = await import("@libsql/client");
     const client = createClient({ url: options.url, authToken: options.authToken, timeout: busyTimeoutMs });
     // Remote: nothing can tell us cheaply what other processes wrote, so nothing is cached.
-    return createSqlStore(new LibsqlExecutor(client), { shared: true });
+    return createSqlStore(new LibsqlExecutor(client, busyTimeoutMs), { shared: true });
   }
   const filePath = localPath(options.url);
   if (!filePath && !/^(file:)?:memory:$/.test(options.url)) {
@@ -167,43 +167,84 @@ function localPath(url: string): string | null {
   return path === ":memory:" || path === "" ? null : path;
 }
 
-/** The executor for a libSQL server, over `@libsql/client`. */
+/**
+ * The executor for a libSQL server, over `@libsql/client`. The server answers SQLITE_BUSY at once when
+ * another process's write holds its lock (the client's own `timeout` applies to local files only): a
+ * statement, a batch or a transaction's first statement (which carries its BEGIN) refused so did
+ * nothing, and is tried again, waiting longer each time, for up to `busyTimeoutMs`; then, or when a
+ * later statement of a transaction is refused, it fails as {@link StorageUnavailableError} `busy`.
+ */
 class LibsqlExecutor implements Executor {
   #client: Client;
+  #busyTimeoutMs: number;
 
-  constructor(client: Client) {
+  constructor(client: Client, busyTimeoutMs: number) {
     this.#client = client;
+    this.#busyTimeoutMs = busyTimeoutMs;
   }
 
   execute(sql: string, args: SqlValue[] = []): Promise<ResultSet> {
-    return run(this.#client, { sql, args });
+    return this.#patiently(() => run(this.#client, { sql, args }));
   }
 
-  async batch(statements: Statement[]): Promise<ResultSet[]> {
-    try {
-      const results = await this.#client.batch(statements.map(({ sql, args }) => ({ sql, args: args ?? [] })), "write");
-      return results.map((result) => ({ rows: result.rows as unknown as ResultSet["rows"], rowsAffected: result.rowsAffected }));
-    } catch (error) {
-      throw executorError(error);
-    }
+  batch(statements: Statement[]): Promise<ResultSet[]> {
+    return this.#patiently(async () => {
+      try {
+        const results = await this.#client.batch(statements.map(({ sql, args }) => ({ sql, args: args ?? [] })), "write");
+        return results.map((result) => ({ rows: result.rows as unknown as ResultSet["rows"], rowsAffected: result.rowsAffected }));
+      } catch (error) {
+        throw executorError(error);
+      }
+    });
   }
 
-  async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    const tx = await this.#client.transaction("write");
-    try {
-      const result = await fn(insideTransaction((sql, args = []) => run(tx, { sql, args })));
-      await tx.commit();
-      return result;
-    } catch (error) {
-      throw storageFailure(error) ?? error;
-    } finally {
-      tx.close();
+  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+    return this.#patiently(async () => {
+      const tx = await this.#client.transaction("write");
+      let sent = 0;
+      try {
+        const result = await fn(insideTransaction((sql, args = []) => (sent++, run(tx, { sql, args }))));
+        await tx.commit();
+        return result;
+      } catch (error) {
+        // Refused with its BEGIN (the first statement carries it): nothing was done, it may be tried again.
+        if (isBusy(error) && sent > 1) throw new StorageUnavailableError("busy", { cause: error });
+        throw storageFailure(error) ?? error;
+      } finally {
+        tx.close();
+      }
+    });
+  }
+
+  /** `attempt`, again while the server answers busy, for up to the busy time limit. */
+  async #patiently<T>(attempt: () => Promise<T>): Promise<T> {
+    const deadline = performance.now() + this.#busyTimeoutMs;
+    for (let wait = BUSY_FIRST_WAIT_MS; ; wait = Math.min(wait * 2, BUSY_LONGEST_WAIT_MS)) {
+      try {
+        return await attempt();
+      } catch (error) {
+        if (!isBusy(error) || error instanceof StorageUnavailableError) throw error;
+        const left = deadline - performance.now();
+        if (left <= 0) throw new StorageUnavailableError("busy", { cause: error });
+        // Jittered, so that processes refused together do not all come back together.
+        await new Promise((resolve) => setTimeout(resolve, Math.min(left, wait * (0.5 + Math.random()))));
+      }
     }
   }
 
   async close(): Promise<void> {
     this.#client.close();
   }
+}
+
+/** Waits between tries of a write the server refused as busy: from 10 ms, doubling, to half a second. */
+const BUSY_FIRST_WAIT_MS = 10;
+const BUSY_LONGEST_WAIT_MS = 500;
+
+/** SQLITE_BUSY as the server names it (by code, or in its message). */
+function isBusy(error: unknown): boolean {
+  if (error instanceof StorageUnavailableError) return error.reason === "busy";
+  return /SQLITE_BUSY|database is locked/i.test(`${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`);
 }
 
 async function run(target: Client | Transaction, statement: InStatement): Promise<ResultSet> {

@@ -504,6 +504,7 @@ const MIGRATION_WAIT_MS = 10 * 60_000;
 
 /** SQLite's "another connection holds the lock" (by code locally, in the message from a server). */
 function isBusy(error: unknown): boolean {
+  if ((error as { reason?: string })?.reason === "busy") return true;
   return /SQLITE_BUSY|database is locked/i.test(`${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`);
 }
 

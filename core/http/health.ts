@@ -19,7 +19,9 @@ export async function readyz(store: Store): Promise<Response> {
     // A full or read-only database answers reads but loses every write: not ready for traffic.
     const reason =
       error instanceof StorageUnavailableError
-        ? `The database refuses writes: ${error.reason === "full" ? "its disk is full" : "it is read-only"}.`
+        ? error.reason === "busy"
+          ? "The database stays busy with other processes' writes."
+          : `The database refuses writes: ${error.reason === "full" ? "its disk is full" : "it is read-only"}.`
         : "The database does not answer.";
     return new Response(JSON.stringify({ status: "unavailable", reason }), {
       status: 503,

@@ -40,19 +40,22 @@ export class DuplicateError extends Error {
 
 /**
  * Thrown by any store method when the database refuses writes because its disk is full or it is
- * read-only; nothing was written. Answered as 503 `storage_unavailable`, and /readyz says 503 until the
- * database accepts writes again.
+ * read-only, or (a database server shared by several processes) when other processes' writes held it
+ * for the whole busy time limit; nothing was written. Answered as 503 `storage_unavailable`, and
+ * /readyz says 503 until the database accepts writes again.
  */
 export class StorageUnavailableError extends CertkeeperError {
   constructor(
-    readonly reason: "full" | "read_only",
+    readonly reason: "full" | "read_only" | "busy",
     options: { cause?: unknown } = {},
   ) {
     super(
       "storage_unavailable",
       reason === "full"
         ? "The database's disk is full, so nothing can be saved: nothing was changed. Try again once an operator has freed space."
-        : "The database is read-only, so nothing can be saved: nothing was changed. Try again once it accepts writes.",
+        : reason === "read_only"
+          ? "The database is read-only, so nothing can be saved: nothing was changed. Try again once it accepts writes."
+          : "The database stayed busy with other processes' writes, so this one was not taken: nothing was changed. Try again in a moment.",
       options,
     );
     this.name = "StorageUnavailableError";

@@ -1,0 +1,146 @@
+/**
+ * Several processes on one libSQL server (sqld): a write that meets another process's write
+ * transaction waits for it (sqld queues it) and goes through once it ends. A write the server refuses
+ * as busy (SQLITE_BUSY, which sqld answers at once in some moments of two processes' write load) is
+ * tried again until the busy time limit, and then fails as 503 `storage_unavailable`, never as a 500,
+ * with nothing written. The other process is played by a raw client holding an open write transaction;
+ * the refusals by a proxy in front of the real server.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createClient, type Client } from "@libsql/client";
+import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { StorageUnavailableError, type Store } from "../core/store/mod.ts";
+import { organizationRecord } from "./support/store_conformance/mod.ts";
+import { startSqld, type SqldServer } from "./support/sqld.ts";
+
+const BUSY_TIMEOUT_MS = 1500;
+let sqld: SqldServer;
+let store: Store;
+let other: Client;
+
+beforeAll(async () => {
+  sqld = await startSqld();
+  store = await openLibsqlStore({ url: sqld.url, busyTimeoutMs: BUSY_TIMEOUT_MS });
+  other = createClient({ url: sqld.url });
+});
+afterAll(async () => {
+  other?.close();
+  await store?.close();
+  await sqld?.close();
+});
+
+/** Another process's write transaction, open until `release()` (committed) or rolled back. */
+async function otherWriteTransaction() {
+  const tx = await other.transaction("write");
+  await tx.execute({ sql: "UPDATE write_probe SET probed_at = probed_at WHERE id = -1", args: [] });
+  return {
+    release: async () => {
+      await tx.commit();
+      tx.close();
+    },
+  };
+}
+
+test("a write meeting another process's transaction waits for it, and goes through once it ends", async () => {
+  const held = await otherWriteTransaction();
+  const org = organizationRecord();
+  const started = performance.now();
+  const releasing = Bun.sleep(400).then(() => held.release());
+  await store.organizations.create(org);
+  const took = performance.now() - started;
+  await releasing;
+  expect(took).toBeGreaterThanOrEqual(350);
+  expect(await store.organizations.get(org.id)).toMatchObject({ id: org.id, name: org.name });
+});
+
+test("a transaction meeting another one waits for it too (its BEGIN goes with its first statement)", async () => {
+  const held = await otherWriteTransaction();
+  const org = organizationRecord();
+  const releasing = Bun.sleep(300).then(() => held.release());
+  const outcome = await store.organizations.create(org).then(
+    () => "created",
+    (error) => error,
+  );
+  await releasing;
+  expect(outcome).toBe("created");
+});
+
+/**
+ * sqld itself answers SQLITE_BUSY at once in some moments (seen under two processes' write load): a
+ * proxy in front of the real server answers the next `count` requests that write with that error,
+ * as sqld words it, and passes everything else on.
+ */
+function busyProxy(target: string) {
+  let refusals = 0;
+  let refused = 0;
+  const server = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url);
+      const body = request.method === "POST" ? await request.text() : undefined;
+      if (body !== undefined && refusals > 0 && /INSERT|UPDATE|BEGIN/i.test(body)) {
+        refusals--;
+        refused++;
+        const requests = (JSON.parse(body).requests as unknown[]) ?? [];
+        const error = { type: "error", error: { message: "SQLite error: database is locked", code: "SQLITE_BUSY" } };
+        return Response.json({ baton: null, base_url: null, results: requests.map(() => error) });
+      }
+      const answer = await fetch(`${target}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body });
+      // fetch has decoded the body: its encoding and length go with it.
+      const headers = new Headers(answer.headers);
+      headers.delete("content-encoding");
+      headers.delete("content-length");
+      return new Response(await answer.arrayBuffer(), { status: answer.status, headers });
+    },
+  });
+  return {
+    url: `http://127.0.0.1:${server.port}`,
+    refuse(count: number) {
+      refusals = count;
+      refused = 0;
+    },
+    refused: () => refused,
+    stop: () => server.stop(true),
+  };
+}
+
+test("refused as busy a few times: the write is tried again and goes through", async () => {
+  const proxy = busyProxy(sqld.url);
+  const through = await openLibsqlStore({ url: proxy.url, busyTimeoutMs: BUSY_TIMEOUT_MS });
+  try {
+    const org = organizationRecord();
+    proxy.refuse(3);
+    await through.organizations.create(org);
+    expect(proxy.refused()).toBe(3);
+    expect(await store.organizations.get(org.id)).toMatchObject({ id: org.id });
+  } finally {
+    await through.close();
+    proxy.stop();
+  }
+});
+
+test("refused as busy for longer than the busy time limit: storage_unavailable (503), nothing written", async () => {
+  const proxy = busyProxy(sqld.url);
+  const through = await openLibsqlStore({ url: proxy.url, busyTimeoutMs: BUSY_TIMEOUT_MS });
+  try {
+    const org = organizationRecord();
+    proxy.refuse(Infinity);
+    const started = performance.now();
+    const error = await through.organizations.create(org).then(
+      () => null,
+      (thrown) => thrown,
+    );
+    const took = performance.now() - started;
+    expect(error).toBeInstanceOf(StorageUnavailableError);
+    expect({ code: error.code, status: error.status, reason: error.reason }).toEqual({ code: "storage_unavailable", status: 503, reason: "busy" });
+    expect(took).toBeGreaterThanOrEqual(BUSY_TIMEOUT_MS - 50);
+    expect(took).toBeLessThan(BUSY_TIMEOUT_MS + 2000);
+    expect(proxy.refused()).toBeGreaterThan(3);
+    expect(await store.organizations.get(org.id)).toBeNull();
+  } finally {
+    proxy.refuse(0);
+    await through.close();
+    proxy.stop();
+  }
+});
