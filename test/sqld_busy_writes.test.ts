@@ -3,8 +3,10 @@
  * transaction waits for it (sqld queues it) and goes through once it ends. A write the server refuses
  * as busy (SQLITE_BUSY, which sqld answers at once in some moments of two processes' write load) is
  * tried again until the busy time limit, and then fails as 503 `storage_unavailable`, never as a 500,
- * with nothing written. The other process is played by a raw client holding an open write transaction;
- * the refusals by a proxy in front of the real server.
+ * with nothing written. One process's writes reach the server one at a time, and a request the server
+ * never answers fails as 503 `storage_unavailable` ("no answer") at its time limit instead of holding
+ * its caller for ever. The other process is played by a raw client holding an open write transaction;
+ * the refusals and the silence by a proxy in front of the real server.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createClient, type Client } from "@libsql/client";
@@ -73,20 +75,29 @@ test("a transaction meeting another one waits for it too (its BEGIN goes with it
 function busyProxy(target: string) {
   let refusals = 0;
   let refused = 0;
+  let silent = false;
+  let writing = 0;
+  let mostWriting = 0;
   const server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
+    idleTimeout: 0,
     async fetch(request) {
       const url = new URL(request.url);
       const body = request.method === "POST" ? await request.text() : undefined;
-      if (body !== undefined && refusals > 0 && /INSERT|UPDATE|BEGIN/i.test(body)) {
+      const writes = body !== undefined && /INSERT|UPDATE|BEGIN/i.test(body);
+      if (writes && silent) return new Promise<Response>(() => {});
+      if (writes && refusals > 0) {
         refusals--;
         refused++;
         const requests = (JSON.parse(body).requests as unknown[]) ?? [];
         const error = { type: "error", error: { message: "SQLite error: database is locked", code: "SQLITE_BUSY" } };
         return Response.json({ baton: null, base_url: null, results: requests.map(() => error) });
       }
-      const answer = await fetch(`${target}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body });
+      if (writes) mostWriting = Math.max(mostWriting, ++writing);
+      const answer = await fetch(`${target}${url.pathname}${url.search}`, { method: request.method, headers: request.headers, body }).finally(() => {
+        if (writes) writing--;
+      });
       // fetch has decoded the body: its encoding and length go with it.
       const headers = new Headers(answer.headers);
       headers.delete("content-encoding");
@@ -101,6 +112,9 @@ function busyProxy(target: string) {
       refused = 0;
     },
     refused: () => refused,
+    /** Writes from now on get no answer at all. */
+    silence: () => (silent = true),
+    mostWritesAtOnce: () => mostWriting,
     stop: () => server.stop(true),
   };
 }
@@ -140,6 +154,48 @@ test("refused as busy for longer than the busy time limit: storage_unavailable (
     expect(await store.organizations.get(org.id)).toBeNull();
   } finally {
     proxy.refuse(0);
+    await through.close();
+    proxy.stop();
+  }
+});
+
+test("one process's writes reach the server one at a time, however many are asked for at once", async () => {
+  const proxy = busyProxy(sqld.url);
+  const through = await openLibsqlStore({ url: proxy.url, busyTimeoutMs: BUSY_TIMEOUT_MS });
+  try {
+    const organizations = Array.from({ length: 30 }, () => organizationRecord());
+    await Promise.all(organizations.map((org) => through.organizations.create(org)));
+    expect(proxy.mostWritesAtOnce()).toBe(1);
+    for (const org of organizations) expect(await store.organizations.get(org.id)).toMatchObject({ id: org.id });
+  } finally {
+    await through.close();
+    proxy.stop();
+  }
+});
+
+test("a write the server never answers fails as storage_unavailable (no answer) at the request time limit, and the next waits no longer", async () => {
+  const proxy = busyProxy(sqld.url);
+  const through = await openLibsqlStore({ url: proxy.url, busyTimeoutMs: BUSY_TIMEOUT_MS, requestTimeoutMs: 800 });
+  try {
+    proxy.silence();
+    const started = performance.now();
+    const [first, second] = await Promise.all(
+      [organizationRecord(), organizationRecord()].map((org) =>
+        through.organizations.create(org).then(
+          () => null,
+          (thrown) => thrown,
+        ),
+      ),
+    );
+    const took = performance.now() - started;
+    for (const error of [first, second]) {
+      expect(error).toBeInstanceOf(StorageUnavailableError);
+      expect({ code: error.code, status: error.status, reason: error.reason }).toEqual({ code: "storage_unavailable", status: 503, reason: "no_answer" });
+    }
+    // The second waited for its turn behind the first, both within the limit of a request each.
+    expect(took).toBeGreaterThanOrEqual(750);
+    expect(took).toBeLessThan(2 * 800 + 1000);
+  } finally {
     await through.close();
     proxy.stop();
   }

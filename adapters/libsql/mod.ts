@@ -14,7 +14,7 @@ import { insideTransaction, type Executor, type ResultSet, type SqlValue, type S
 import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
 import { walChangeToken } from "./wal_token.ts";
 import { LocalExecutor } from "./local_executor.ts";
-import { executorError, storageFailure } from "./storage_failure.ts";
+import { executorError } from "./storage_failure.ts";
 
 export { storageFailure } from "./storage_failure.ts";
 
@@ -22,8 +22,17 @@ export interface LibsqlOptions {
   /** `file:path`, `:memory:`, `http(s)://…` or `libsql://…`. */
   url: string;
   authToken?: string;
-  /** How long a local write waits for another process's write lock. */
+  /**
+   * How long a write waits for another process's write lock (default 10 s): a local file's, or, with a
+   * libSQL server, for as long as the server refuses it as busy.
+   */
   busyTimeoutMs?: number;
+  /**
+   * A libSQL server's: how long one request to it (a statement, a batch, a step of a transaction) or a
+   * write's wait for this process's turn may take before it fails as storage_unavailable (default: the
+   * busy time limit and 5 s).
+   */
+  requestTimeoutMs?: number;
   /**
    * Whether a thread copies the WAL back into a local database in the background (default true). A
    * command that opens the database for a moment leaves it to SQLite's own checkpoints and spares
@@ -61,9 +70,13 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
   if (remote) {
     // Loaded for a server only: a local database never uses it, and it is a third of a CLI command's start.
     const { createClient } = await import("@libsql/client");
-    const client = createClient({ url: options.url, authToken: options.authToken, timeout: busyTimeoutMs });
+    // Every request to the server has a time limit (the client has none of its own for a server):
+    // one left unanswered fails as storage_unavailable instead of holding its caller for ever.
+    const requestTimeoutMs = options.requestTimeoutMs ?? busyTimeoutMs + REQUEST_TIMEOUT_MARGIN_MS;
+    const timedFetch = (request: Request) => fetch(request, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(requestTimeoutMs)]) });
+    const client = createClient({ url: options.url, authToken: options.authToken, fetch: timedFetch });
     // Remote: nothing can tell us cheaply what other processes wrote, so nothing is cached.
-    return createSqlStore(new LibsqlExecutor(client, busyTimeoutMs), { shared: true });
+    return createSqlStore(new LibsqlExecutor(client, { busyTimeoutMs, requestTimeoutMs }), { shared: true });
   }
   const filePath = localPath(options.url);
   if (!filePath && !/^(file:)?:memory:$/.test(options.url)) {
@@ -168,38 +181,51 @@ function localPath(url: string): string | null {
 }
 
 /**
- * The executor for a libSQL server, over `@libsql/client`. The server answers SQLITE_BUSY at once when
- * another process's write holds its lock (the client's own `timeout` applies to local files only): a
- * statement, a batch or a transaction's first statement (which carries its BEGIN) refused so did
- * nothing, and is tried again, waiting longer each time, for up to `busyTimeoutMs`; then, or when a
- * later statement of a transaction is refused, it fails as {@link StorageUnavailableError} `busy`.
+ * The executor for a libSQL server, over `@libsql/client`.
+ *
+ * One write at a time from this process (a turn, first come first served): the server takes writes one
+ * at a time anyway, and dozens of one process's writes queued in it at once (a burst of adds, an import,
+ * the checks' saves) are what its write-lock queue does not survive: sqld 0.24 was seen to hand the
+ * lock to a waiter whose connection had closed, after which no write of any process was ever answered.
+ * Reads do not take the turn.
+ *
+ * The server answers SQLITE_BUSY at once at some moments (a writer whose snapshot went stale while it
+ * waited for the lock): a statement, a batch or a transaction's first statement (which carries its
+ * BEGIN) refused so did nothing, and is tried again, waiting longer each time, for up to
+ * `busyTimeoutMs`; then, or when a later statement of a transaction is refused, it fails as
+ * {@link StorageUnavailableError} `busy`. A request unanswered within `requestTimeoutMs` (or a turn that
+ * does not come within it) fails as `no_answer`, and is not tried again: it may have been applied.
  */
 class LibsqlExecutor implements Executor {
   #client: Client;
   #busyTimeoutMs: number;
+  #requestTimeoutMs: number;
+  #turn = new WriteTurn();
 
-  constructor(client: Client, busyTimeoutMs: number) {
+  constructor(client: Client, options: { busyTimeoutMs: number; requestTimeoutMs: number }) {
     this.#client = client;
-    this.#busyTimeoutMs = busyTimeoutMs;
+    this.#busyTimeoutMs = options.busyTimeoutMs;
+    this.#requestTimeoutMs = options.requestTimeoutMs;
   }
 
   execute(sql: string, args: SqlValue[] = []): Promise<ResultSet> {
-    return this.#patiently(() => run(this.#client, { sql, args }));
+    if (READS.test(sql)) return run(this.#client, { sql, args });
+    return this.#write(() => run(this.#client, { sql, args }));
   }
 
   batch(statements: Statement[]): Promise<ResultSet[]> {
-    return this.#patiently(async () => {
+    return this.#write(async () => {
       try {
         const results = await this.#client.batch(statements.map(({ sql, args }) => ({ sql, args: args ?? [] })), "write");
         return results.map((result) => ({ rows: result.rows as unknown as ResultSet["rows"], rowsAffected: result.rowsAffected }));
       } catch (error) {
-        throw executorError(error);
+        throw remoteError(error);
       }
     });
   }
 
   transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    return this.#patiently(async () => {
+    return this.#write(async () => {
       const tx = await this.#client.transaction("write");
       let sent = 0;
       try {
@@ -209,31 +235,83 @@ class LibsqlExecutor implements Executor {
       } catch (error) {
         // Refused with its BEGIN (the first statement carries it): nothing was done, it may be tried again.
         if (isBusy(error) && sent > 1) throw new StorageUnavailableError("busy", { cause: error });
-        throw storageFailure(error) ?? error;
+        throw remoteError(error);
       } finally {
         tx.close();
       }
     });
   }
 
-  /** `attempt`, again while the server answers busy, for up to the busy time limit. */
-  async #patiently<T>(attempt: () => Promise<T>): Promise<T> {
-    const deadline = performance.now() + this.#busyTimeoutMs;
-    for (let wait = BUSY_FIRST_WAIT_MS; ; wait = Math.min(wait * 2, BUSY_LONGEST_WAIT_MS)) {
-      try {
-        return await attempt();
-      } catch (error) {
-        if (!isBusy(error) || error instanceof StorageUnavailableError) throw error;
-        const left = deadline - performance.now();
-        if (left <= 0) throw new StorageUnavailableError("busy", { cause: error });
-        // Jittered, so that processes refused together do not all come back together.
-        await new Promise((resolve) => setTimeout(resolve, Math.min(left, wait * (0.5 + Math.random()))));
+  /** `attempt` in this process's write turn, again while the server answers busy, for up to the busy time limit. */
+  async #write<T>(attempt: () => Promise<T>): Promise<T> {
+    const release = await this.#turn.take(this.#requestTimeoutMs);
+    if (!release) throw new StorageUnavailableError("no_answer");
+    try {
+      const deadline = performance.now() + this.#busyTimeoutMs;
+      for (let wait = BUSY_FIRST_WAIT_MS; ; wait = Math.min(wait * 2, BUSY_LONGEST_WAIT_MS)) {
+        try {
+          return await attempt();
+        } catch (error) {
+          if (!isBusy(error) || error instanceof StorageUnavailableError) throw error;
+          const left = deadline - performance.now();
+          if (left <= 0) throw new StorageUnavailableError("busy", { cause: error });
+          // Jittered, so that processes refused together do not all come back together.
+          await Bun.sleep(Math.min(left, wait * (0.5 + Math.random())));
+        }
       }
+    } finally {
+      release();
     }
   }
 
   async close(): Promise<void> {
     this.#client.close();
+  }
+}
+
+/** Statements that write nothing: outside the write turn. */
+const READS = /^\s*(SELECT|EXPLAIN)\b/i;
+
+/**
+ * A server's request time limit beyond the busy one: room for the server's own hand-over of its lock
+ * (it takes it back from a transaction left idle for 5 s) and the round trip.
+ */
+const REQUEST_TIMEOUT_MARGIN_MS = 5_000;
+
+/** A turn taken first come first served; `take` resolves to its release, or to null when it did not come within `timeoutMs`. */
+class WriteTurn {
+  #held = false;
+  #waiting: Array<(release: () => void) => void> = [];
+
+  take(timeoutMs: number): Promise<(() => void) | null> {
+    if (!this.#held) {
+      this.#held = true;
+      return Promise.resolve(this.#release());
+    }
+    return new Promise((resolve) => {
+      const grant = (release: () => void) => {
+        clearTimeout(timer);
+        resolve(release);
+      };
+      const timer = setTimeout(() => {
+        const at = this.#waiting.indexOf(grant);
+        if (at !== -1) this.#waiting.splice(at, 1);
+        resolve(null);
+      }, timeoutMs);
+      this.#waiting.push(grant);
+    });
+  }
+
+  /** Hands the turn to the next waiter, once however often it is called. */
+  #release(): () => void {
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const next = this.#waiting.shift();
+      if (next) next(this.#release());
+      else this.#held = false;
+    };
   }
 }
 
@@ -252,6 +330,21 @@ async function run(target: Client | Transaction, statement: InStatement): Promis
     const result = await target.execute(statement);
     return { rows: result.rows as unknown as ResultSet["rows"], rowsAffected: result.rowsAffected };
   } catch (error) {
-    throw executorError(error);
+    throw remoteError(error);
   }
+}
+
+/** A server's error as the store names it: a request unanswered in time as `no_answer`, else as both executors name theirs. */
+function remoteError(error: unknown): unknown {
+  if (error instanceof StorageUnavailableError) return error;
+  if (timedOut(error)) return new StorageUnavailableError("no_answer", { cause: error });
+  return executorError(error);
+}
+
+/** The request's time limit ran out (anywhere in the chain of causes the client wraps it in). */
+function timedOut(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 4; cause = (cause as { cause?: unknown }).cause, depth++) {
+    if ((cause as Error).name === "TimeoutError") return true;
+  }
+  return false;
 }

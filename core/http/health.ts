@@ -3,6 +3,12 @@ import { StorageUnavailableError, type Store } from "../store/ports.ts";
 
 const JSON_HEADERS = { "content-type": "application/json; charset=utf-8" };
 const READY_TIMEOUT_MS = 2000;
+const READY_REASONS: Record<StorageUnavailableError["reason"], string> = {
+  full: "The database refuses writes: its disk is full.",
+  read_only: "The database refuses writes: it is read-only.",
+  busy: "The database stays busy with other processes' writes.",
+  no_answer: "The database does not answer.",
+};
 
 export function healthz(): Response {
   return new Response(JSON.stringify({ status: "ok" }), { headers: JSON_HEADERS });
@@ -19,9 +25,7 @@ export async function readyz(store: Store): Promise<Response> {
     // A full or read-only database answers reads but loses every write: not ready for traffic.
     const reason =
       error instanceof StorageUnavailableError
-        ? error.reason === "busy"
-          ? "The database stays busy with other processes' writes."
-          : `The database refuses writes: ${error.reason === "full" ? "its disk is full" : "it is read-only"}.`
+        ? READY_REASONS[error.reason]
         : "The database does not answer.";
     return new Response(JSON.stringify({ status: "unavailable", reason }), {
       status: 503,

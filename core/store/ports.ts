@@ -38,26 +38,26 @@ export class DuplicateError extends Error {
   }
 }
 
+const STORAGE_UNAVAILABLE = {
+  full: "The database's disk is full, so nothing can be saved: nothing was changed. Try again once an operator has freed space.",
+  read_only: "The database is read-only, so nothing can be saved: nothing was changed. Try again once it accepts writes.",
+  busy: "The database stayed busy with other processes' writes, so this one was not taken: nothing was changed. Try again in a moment.",
+  no_answer: "The database server did not answer in time, so whether this change was saved is not known. Look before trying again.",
+};
+
 /**
  * Thrown by any store method when the database refuses writes because its disk is full or it is
  * read-only, or (a database server shared by several processes) when other processes' writes held it
- * for the whole busy time limit; nothing was written. Answered as 503 `storage_unavailable`, and
+ * for the whole busy time limit (`busy`): nothing was written. Or when the server did not answer a
+ * request in time (`no_answer`): what it did is not known. Answered as 503 `storage_unavailable`, and
  * /readyz says 503 until the database accepts writes again.
  */
 export class StorageUnavailableError extends CertkeeperError {
   constructor(
-    readonly reason: "full" | "read_only" | "busy",
+    readonly reason: "full" | "read_only" | "busy" | "no_answer",
     options: { cause?: unknown } = {},
   ) {
-    super(
-      "storage_unavailable",
-      reason === "full"
-        ? "The database's disk is full, so nothing can be saved: nothing was changed. Try again once an operator has freed space."
-        : reason === "read_only"
-          ? "The database is read-only, so nothing can be saved: nothing was changed. Try again once it accepts writes."
-          : "The database stayed busy with other processes' writes, so this one was not taken: nothing was changed. Try again in a moment.",
-      options,
-    );
+    super("storage_unavailable", STORAGE_UNAVAILABLE[reason], options);
     this.name = "StorageUnavailableError";
   }
 }
