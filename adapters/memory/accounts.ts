@@ -120,12 +120,12 @@ export function memoryAccounts(state: MemoryState): {
   };
 
   const rateLimits: RateLimitStore = {
-    async hit(keyId, now, windowMs) {
+    async hit(keyId, now, windowMs, aheadMs) {
       // A count is a write like any other: the change token must move with it.
       state.write();
       let window = state.rateLimits.get(keyId);
-      // Over, or beginning more than a window ahead (a clock since set back): a new window.
-      if (!window || window.windowStart + windowMs <= now || window.windowStart > now + windowMs) {
+      // Over, or beginning too far ahead (opened on a clock since set back): a new window.
+      if (!window || window.windowStart + windowMs <= now || window.windowStart > now + windowMs + aheadMs) {
         window = { windowStart: now, count: 0 };
         state.rateLimits.set(keyId, window);
       }

@@ -146,10 +146,10 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       return next;
     },
 
-    async pullForwardChecks({ now, latest }) {
+    async pullForwardChecks({ now, latest, checkedAfter }) {
       let moved = 0;
       for (const record of state.certificates.values()) {
-        if (record.nextCheckAt > latest) {
+        if (record.nextCheckAt > latest && record.lastCheckedAt > checkedAfter) {
           if (moved++ === 0) state.write();
           record.nextCheckAt = now;
         }

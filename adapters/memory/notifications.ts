@@ -140,11 +140,11 @@ export function memoryEvents(state: MemoryState): EventStore {
       }
       return jobs;
     },
-    async pullForwardDeliveries({ now, latest }) {
+    async pullForwardDeliveries({ now, latest, updatedAfter }) {
       let moved = 0;
       for (const key of state.pending) {
         const delivery = state.deliveries.get(key)!;
-        if (delivery.nextAttemptAt > latest) {
+        if (delivery.nextAttemptAt > latest && delivery.updatedAt > updatedAfter) {
           if (moved++ === 0) state.write();
           delivery.nextAttemptAt = now;
         }

@@ -184,7 +184,7 @@ export function sqlApiKeys(db: Executor): ApiKeyStore {
 
 export function sqlRateLimits(db: Executor): RateLimitStore {
   return {
-    async hit(keyId, now, windowMs) {
+    async hit(keyId, now, windowMs, aheadMs) {
       // One statement, so concurrent processes count into the same window atomically. SET expressions
       // all see the row as it was, so both CASEs agree on whether the window ran out.
       const { rows } = await db.execute(
@@ -193,7 +193,7 @@ export function sqlRateLimits(db: Executor): RateLimitStore {
            count = CASE WHEN window_start + ? <= excluded.window_start OR window_start > excluded.window_start + ? THEN 1 ELSE count + 1 END,
            window_start = CASE WHEN window_start + ? <= excluded.window_start OR window_start > excluded.window_start + ? THEN excluded.window_start ELSE window_start END
          RETURNING count, window_start`,
-        [keyId, now, windowMs, windowMs, windowMs, windowMs],
+        [keyId, now, windowMs, windowMs + aheadMs, windowMs, windowMs + aheadMs],
       );
       return { count: Number(rows[0]!.count), windowStart: Number(rows[0]!.window_start) };
     },

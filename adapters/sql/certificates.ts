@@ -461,11 +461,12 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
       return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);
     },
 
-    async pullForwardChecks({ now, latest }) {
-      // A read at the top of the due index first: nearly always nothing, and then no write lock taken.
-      const { rows } = await db.execute("SELECT MAX(next_check_at) AS latest FROM certificates");
-      if (rows[0]?.latest === null || rows[0]?.latest === undefined || Number(rows[0].latest) <= latest) return 0;
-      const { rowsAffected } = await db.execute("UPDATE certificates SET next_check_at = ? WHERE next_check_at > ?", [now, latest]);
+    async pullForwardChecks({ now, latest, checkedAfter }) {
+      // A read from the top of the due index first: nearly always nothing, and then no write lock taken.
+      const found = `FROM certificates WHERE next_check_at > ? AND last_checked_at > ?`;
+      const { rows } = await db.execute(`SELECT 1 ${found} LIMIT 1`, [latest, checkedAfter]);
+      if (rows.length === 0) return 0;
+      const { rowsAffected } = await db.execute(`UPDATE certificates SET next_check_at = ? WHERE rowid IN (SELECT rowid ${found})`, [now, latest, checkedAfter]);
       return rowsAffected;
     },
 

@@ -191,11 +191,12 @@ export function sqlEvents(db: Executor): EventStore {
       return jobs;
     },
 
-    async pullForwardDeliveries({ now, latest }) {
-      // A read at the top of the due index first: nearly always nothing, and then no write lock taken.
-      const { rows } = await db.execute("SELECT MAX(next_attempt_at) AS latest FROM deliveries WHERE status = 'pending'");
-      if (rows[0]?.latest === null || rows[0]?.latest === undefined || Number(rows[0].latest) <= latest) return 0;
-      const { rowsAffected } = await urgent.execute("UPDATE deliveries SET next_attempt_at = ? WHERE status = 'pending' AND next_attempt_at > ?", [now, latest]);
+    async pullForwardDeliveries({ now, latest, updatedAfter }) {
+      // A read from the top of the due index first: nearly always nothing, and then no write lock taken.
+      const found = `FROM deliveries WHERE status = 'pending' AND next_attempt_at > ? AND updated_at > ?`;
+      const { rows } = await db.execute(`SELECT 1 ${found} LIMIT 1`, [latest, updatedAfter]);
+      if (rows.length === 0) return 0;
+      const { rowsAffected } = await urgent.execute(`UPDATE deliveries SET next_attempt_at = ? WHERE rowid IN (SELECT rowid ${found})`, [now, latest, updatedAfter]);
       return rowsAffected;
     },
 

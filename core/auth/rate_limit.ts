@@ -3,7 +3,7 @@
  * request and resets 60 s later, so a client that waits Retry-After seconds is always served again.
  * Counted in memory for a single process, in the store when processes share a database.
  */
-import { MINUTE } from "../base/time.ts";
+import { CLOCK_STEP_SLACK_MS, MINUTE } from "../base/time.ts";
 import type { RateLimitStore } from "../store/ports.ts";
 
 export const RATE_LIMIT_WINDOW_MS = MINUTE;
@@ -31,11 +31,12 @@ function stateOf(count: number, windowStart: number, limit: number): RateLimitSt
 
 /**
  * Whether the window that began at `start` is over at `now`: it ran out, or it begins more than a
- * window ahead (a wall clock since set back, which would otherwise hold a refused key back for the
- * size of the step; processes on one database whose clocks differ by less than a window share one).
+ * window and {@link CLOCK_STEP_SLACK_MS} ahead (opened on a wall clock since set back, which would
+ * otherwise hold a refused key back for the size of the step; processes on one database whose clocks
+ * differ by less share their windows).
  */
-function windowOver(start: number, now: number, windowMs = RATE_LIMIT_WINDOW_MS): boolean {
-  return now >= start + windowMs || start > now + windowMs;
+function windowOver(start: number, now: number): boolean {
+  return now >= start + RATE_LIMIT_WINDOW_MS || start > now + RATE_LIMIT_WINDOW_MS + CLOCK_STEP_SLACK_MS;
 }
 
 /** Windows in a Map; stale windows are swept as the map grows, so memory tracks active keys only. */
@@ -67,7 +68,7 @@ export class StoreRateLimiter implements RateLimiter {
   constructor(private readonly store: RateLimitStore) {}
 
   async hit(keyId: string, limit: number, now: number): Promise<RateLimitState> {
-    const { count, windowStart } = await this.store.hit(keyId, now, RATE_LIMIT_WINDOW_MS);
+    const { count, windowStart } = await this.store.hit(keyId, now, RATE_LIMIT_WINDOW_MS, CLOCK_STEP_SLACK_MS);
     return stateOf(count, windowStart, limit);
   }
 }

@@ -64,11 +64,12 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         throw error;
       },
     ));
-  // No check or lease is planned further ahead than this: a next check beyond it was planned on a
-  // wall clock since set back (a day back would otherwise hold every check back a day, restarts too).
+  // A next check further ahead than this process plans any, after a last check in the future, was
+  // planned on a wall clock since set back (a day back would otherwise hold every check back a day,
+  // restarts too). Another process's plans under a longer interval have their last check in the past.
   const latestPlanned = Math.max(intervalMs, leaseMs) + CLOCK_STEP_SLACK_MS;
   const pullForward = clockStepWatch(clock, async (now) => {
-    const moved = await store.certificates.pullForwardChecks({ now, latest: now + latestPlanned });
+    const moved = await store.certificates.pullForwardChecks({ now, latest: now + latestPlanned, checkedAfter: now + CLOCK_STEP_SLACK_MS });
     if (moved > 0) options.logger.warn("next checks planned on a clock since set back are due now", { certificates: moved });
   });
   return new WorkLoop<CertificateRecord>(

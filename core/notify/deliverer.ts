@@ -84,11 +84,11 @@ export class Deliverer {
     const { store, owner } = options;
     const leaseMs = deliveryLeaseMs(options.timeoutMs);
     const perOrganization = options.perOrganization ?? options.concurrency;
-    // No retry or lease is planned further ahead than this (the longest wait, jittered, or a lease): a
-    // next attempt beyond it was planned on a wall clock since set back, and is due now.
+    // A next attempt further ahead than this process plans any (the longest wait, jittered, or a
+    // lease), after an update in the future, was planned on a wall clock since set back: due now.
     const latestPlanned = Math.max(Math.ceil(Math.max(...options.retryMs, 0) * 1.1), leaseMs) + CLOCK_STEP_SLACK_MS;
     const pullForward = clockStepWatch(options.clock, async (now) => {
-      const moved = await store.events.pullForwardDeliveries({ now, latest: now + latestPlanned });
+      const moved = await store.events.pullForwardDeliveries({ now, latest: now + latestPlanned, updatedAfter: now + CLOCK_STEP_SLACK_MS });
       if (moved > 0) options.logger.warn("delivery attempts planned on a clock since set back are due now", { deliveries: moved });
     });
     this.loop = new WorkLoop<DeliveryJob>(

@@ -234,11 +234,12 @@ export interface CertificateStore {
    */
   capNextChecks(intervalMs: number): Promise<number>;
   /**
-   * Makes due at `now` every certificate whose nextCheckAt is later than `latest` (leases included),
-   * and returns how many: times chosen on a wall clock that has since been set back (no check or lease
-   * is planned further ahead than the check interval or a lease). Only reads when there are none.
+   * Makes due at `now` every certificate whose nextCheckAt is later than `latest` (leases included) and
+   * whose last check is later than `checkedAfter`, and returns how many: times chosen on a wall clock
+   * that has since been set back (a last check in the future says so; processes planning with a longer
+   * interval than the caller's are left alone). Only reads when there are none.
    */
-  pullForwardChecks(options: { now: number; latest: number }): Promise<number>;
+  pullForwardChecks(options: { now: number; latest: number; checkedAfter: number }): Promise<number>;
   /**
    * Writes a check result and the events it raised, with a pending delivery of each event to every
    * channel routeEvent (core/channels/channel_filter.ts) gives it, in one transaction. Only when the stored version still
@@ -350,11 +351,11 @@ export interface EventStore {
   nextDeliveryAt(): Promise<number | null>;
   /**
    * Makes due at `now` every pending delivery whose nextAttemptAt is later than `latest` (leases
-   * included), and returns how many: times chosen on a wall clock that has since been set back (no
-   * retry or lease is planned further ahead than the last retry wait or a lease). Only reads when
-   * there are none.
+   * included) and whose updatedAt (its last attempt, or its creation) is later than `updatedAfter`, and
+   * returns how many: times chosen on a wall clock that has since been set back (an update in the
+   * future says so). Only reads when there are none.
    */
-  pullForwardDeliveries(options: { now: number; latest: number }): Promise<number>;
+  pullForwardDeliveries(options: { now: number; latest: number; updatedAfter: number }): Promise<number>;
   /** How many deliveries are pending (leased ones included), over every organization: for metrics. */
   countPending(): Promise<number>;
   /**
@@ -439,8 +440,12 @@ export interface ImportStore {
 }
 
 export interface RateLimitStore {
-  /** Counts one request of `keyId` in its current fixed window, opening a new window when the last ran out. */
-  hit(keyId: string, now: number, windowMs: number): Promise<{ count: number; windowStart: number }>;
+  /**
+   * Counts one request of `keyId` in its current fixed window, opening a new window when the last ran
+   * out, or when it begins more than `windowMs` + `aheadMs` after `now` (it was opened on a wall clock
+   * since set back).
+   */
+  hit(keyId: string, now: number, windowMs: number, aheadMs: number): Promise<{ count: number; windowStart: number }>;
 }
 
 /** Browser sessions of the settings area, shared by every process of one database. */

@@ -79,25 +79,31 @@ export function describeCertificateLeases(get: () => Store) {
       expect(ids(await store.certificates.claimDue({ owner: "one", now: NOW + MINUTE, leaseUntil: NOW + HOUR, limit: 10 }))).toEqual([later.id]);
     });
 
-    test("pullForwardChecks() makes due now every next check later than `latest`, leases included, and leaves the others", async () => {
+    test("pullForwardChecks() makes due now every next check later than `latest` after a last check later than `checkedAfter`, leases included, and leaves the others", async () => {
       const store = get();
       await parkLeftovers(store);
       const { live } = await newOrganization(store);
-      // Planned on a clock since set back: a next check, and a lease, beyond the latest any planner chooses.
-      const far = await addCertificate(store, certificateRecord(live, { nextCheckAt: PARKED + DAY }));
-      const leased = await addCertificate(store, certificateRecord(live, { nextCheckAt: NOW - 1 }));
+      // Planned on a clock since set back (their last check is later than `checkedAfter`): a next check,
+      // and a lease, beyond the latest any planner chooses.
+      const future = PARKED - HOUR;
+      const far = await addCertificate(store, certificateRecord(live, { lastCheckedAt: future, nextCheckAt: PARKED + DAY }));
+      const leased = await addCertificate(store, certificateRecord(live, { lastCheckedAt: future, nextCheckAt: NOW - 1 }));
       expect(ids(await store.certificates.claimDue({ owner: "one", now: NOW, leaseUntil: PARKED + 2 * DAY, limit: 10 }))).toEqual([leased.id]);
-      const atLatest = await addCertificate(store, certificateRecord(live, { nextCheckAt: PARKED + HOUR }));
+      const atLatest = await addCertificate(store, certificateRecord(live, { lastCheckedAt: future, nextCheckAt: PARKED + HOUR }));
+      // Planned as far ahead, after a last check in the past (another process's longer interval): left.
+      const longer = await addCertificate(store, certificateRecord(live, { lastCheckedAt: NOW - HOUR, nextCheckAt: PARKED + DAY }));
+      const options = { now: NOW, latest: PARKED + HOUR, checkedAfter: NOW };
 
-      expect(await store.certificates.pullForwardChecks({ now: NOW, latest: PARKED + HOUR })).toBe(2);
+      expect(await store.certificates.pullForwardChecks(options)).toBe(2);
       expect((await store.certificates.get(live, far.id))?.nextCheckAt).toBe(NOW);
       expect((await store.certificates.get(live, leased.id))?.nextCheckAt).toBe(NOW);
       expect((await store.certificates.get(live, atLatest.id))?.nextCheckAt).toBe(PARKED + HOUR);
+      expect((await store.certificates.get(live, longer.id))?.nextCheckAt).toBe(PARKED + DAY);
       expect(sortedIds(await store.certificates.claimDue({ owner: "two", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 }))).toEqual(sortedIds([far, leased]));
       // Nothing beyond it any more: nothing moves.
-      expect(await store.certificates.pullForwardChecks({ now: NOW, latest: PARKED + HOUR })).toBe(0);
+      expect(await store.certificates.pullForwardChecks(options)).toBe(0);
       // Gone, so that later tests over every certificate do not meet them.
-      for (const record of [far, leased, atLatest]) expect(await store.certificates.remove(live, record.id, NOW)).toBe(true);
+      for (const record of [far, leased, atLatest, longer]) expect(await store.certificates.remove(live, record.id, NOW)).toBe(true);
     });
 
     test("capNextChecks() brings next checks forward to lastCheckedAt + interval, leaving earlier ones and leased ones", async () => {

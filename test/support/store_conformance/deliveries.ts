@@ -16,30 +16,36 @@ export function describeDeliveries(get: () => Store) {
       return { event, deliveries };
     }
 
-    test("pullForwardDeliveries() makes due now every pending attempt later than `latest`, leases included, and leaves the others", async () => {
+    test("pullForwardDeliveries() makes due now every pending attempt later than `latest` after an update later than `updatedAfter`, leases included, and leaves the others", async () => {
       const store = get();
       await parkLeftovers(store);
       const { live } = await newOrganization(store);
       const a = await addChannel(store, channelRecord(live));
-      // Planned on a clock since set back: a retry, and a lease, beyond the latest any planner chooses.
-      const far = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: PARKED + DAY, attempts: 1 });
-      const leased = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: NOW - 1 });
+      // Planned on a clock since set back (updated later than `updatedAfter`): a retry, and a lease,
+      // beyond the latest any planner chooses.
+      const future = PARKED - HOUR;
+      const far = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: PARKED + DAY, attempts: 1, updatedAt: future });
+      const leased = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: NOW - 1, updatedAt: future });
       expect(deliveryKeys(await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: PARKED + 2 * DAY, limit: 10 }))).toEqual(deliveryKeys([{ delivery: leased.deliveries[0]! }]));
-      const atLatest = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: PARKED + HOUR });
-      const settled = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: PARKED + DAY, status: "failed" });
+      const atLatest = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: PARKED + HOUR, updatedAt: future });
+      const settled = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: PARKED + DAY, status: "failed", updatedAt: future });
+      // As far ahead, updated in the past (another process's longer retry wait): left.
+      const longer = await eventWithDeliveries(store, live, [a.id], { nextAttemptAt: PARKED + DAY, attempts: 1, updatedAt: NOW - HOUR });
+      const options = { now: NOW, latest: PARKED + HOUR, updatedAfter: NOW };
 
-      expect(await store.events.pullForwardDeliveries({ now: NOW, latest: PARKED + HOUR })).toBe(2);
+      expect(await store.events.pullForwardDeliveries(options)).toBe(2);
       expect((await deliveriesOf(store, live, far.event.id))[0]?.nextAttemptAt).toBe(NOW);
       expect((await deliveriesOf(store, live, leased.event.id))[0]?.nextAttemptAt).toBe(NOW);
       expect((await deliveriesOf(store, live, atLatest.event.id))[0]?.nextAttemptAt).toBe(PARKED + HOUR);
       expect((await deliveriesOf(store, live, settled.event.id))[0]).toMatchObject({ status: "failed", nextAttemptAt: PARKED + DAY });
+      expect((await deliveriesOf(store, live, longer.event.id))[0]?.nextAttemptAt).toBe(PARKED + DAY);
       const claimed = await store.events.claimDueDeliveries({ owner: "two", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
       expect(deliveryKeys(claimed)).toEqual(deliveryKeys([{ delivery: far.deliveries[0]! }, { delivery: leased.deliveries[0]! }]));
-      expect(await store.events.pullForwardDeliveries({ now: NOW, latest: PARKED + HOUR })).toBe(0);
+      expect(await store.events.pullForwardDeliveries(options)).toBe(0);
       // Settled, so that later tests over every delivery do not meet them.
-      const rest = await store.events.claimDueDeliveries({ owner: "three", now: PARKED + HOUR, leaseUntil: PARKED + HOUR + 1, limit: 500 });
-      const mine = rest.filter((job) => [far, leased, atLatest].some(({ event }) => event.id === job.event.id));
-      expect(mine).toHaveLength(3);
+      const rest = await store.events.claimDueDeliveries({ owner: "three", now: PARKED + DAY, leaseUntil: PARKED + DAY + 1, limit: 500 });
+      const mine = rest.filter((job) => [far, leased, atLatest, longer].some(({ event }) => event.id === job.event.id));
+      expect(mine).toHaveLength(4);
       for (const { delivery } of mine) {
         expect(await store.events.completeDelivery("three", { ...delivery, status: "delivered", attempts: 1, updatedAt: NOW })).toBe(true);
       }

@@ -5,6 +5,9 @@ import { newId } from "../../../core/base/ids.ts";
 import { MINUTE } from "../../../core/base/time.ts";
 import { NOW } from "./factories.ts";
 
+/** How far ahead a window may begin before it counts as opened on a clock since set back. */
+const AHEAD = 10 * MINUTE;
+
 export function describeRateLimits(get: () => Store) {
   describe("rate limits", () => {
     test("hit() counts requests in fixed windows per key", async () => {
@@ -12,20 +15,32 @@ export function describeRateLimits(get: () => Store) {
       const key = newId("key");
       const other = newId("key");
       const window = MINUTE;
-      expect(await store.rateLimits.hit(key, NOW, window)).toEqual({ count: 1, windowStart: NOW });
-      expect(await store.rateLimits.hit(key, NOW + 10, window)).toEqual({ count: 2, windowStart: NOW });
-      expect(await store.rateLimits.hit(other, NOW + 20, window)).toEqual({ count: 1, windowStart: NOW + 20 });
-      expect(await store.rateLimits.hit(key, NOW + window - 1, window)).toEqual({ count: 3, windowStart: NOW });
-      expect(await store.rateLimits.hit(key, NOW + window, window)).toEqual({ count: 1, windowStart: NOW + window });
-      expect(await store.rateLimits.hit(key, NOW + window + 5, window)).toEqual({ count: 2, windowStart: NOW + window });
-      expect(await store.rateLimits.hit(key, NOW + 5 * window, window)).toEqual({ count: 1, windowStart: NOW + 5 * window });
-      expect(await store.rateLimits.hit(other, NOW + 30, window)).toEqual({ count: 2, windowStart: NOW + 20 });
+      expect(await store.rateLimits.hit(key, NOW, window, AHEAD)).toEqual({ count: 1, windowStart: NOW });
+      expect(await store.rateLimits.hit(key, NOW + 10, window, AHEAD)).toEqual({ count: 2, windowStart: NOW });
+      expect(await store.rateLimits.hit(other, NOW + 20, window, AHEAD)).toEqual({ count: 1, windowStart: NOW + 20 });
+      expect(await store.rateLimits.hit(key, NOW + window - 1, window, AHEAD)).toEqual({ count: 3, windowStart: NOW });
+      expect(await store.rateLimits.hit(key, NOW + window, window, AHEAD)).toEqual({ count: 1, windowStart: NOW + window });
+      expect(await store.rateLimits.hit(key, NOW + window + 5, window, AHEAD)).toEqual({ count: 2, windowStart: NOW + window });
+      expect(await store.rateLimits.hit(key, NOW + 5 * window, window, AHEAD)).toEqual({ count: 1, windowStart: NOW + 5 * window });
+      expect(await store.rateLimits.hit(other, NOW + 30, window, AHEAD)).toEqual({ count: 2, windowStart: NOW + 20 });
+    });
+
+    test("hit() opens a new window when the current one begins more than a window and `aheadMs` later (a clock since set back), not before", async () => {
+      const store = get();
+      const key = newId("key");
+      const window = MINUTE;
+      expect(await store.rateLimits.hit(key, NOW, window, AHEAD)).toEqual({ count: 1, windowStart: NOW });
+      // Another process's clock a few minutes behind: the same window.
+      expect(await store.rateLimits.hit(key, NOW - 5 * MINUTE, window, AHEAD)).toEqual({ count: 2, windowStart: NOW });
+      expect(await store.rateLimits.hit(key, NOW - window - AHEAD, window, AHEAD)).toEqual({ count: 3, windowStart: NOW });
+      // Set back a day: a window of its own.
+      expect(await store.rateLimits.hit(key, NOW - 24 * 60 * MINUTE, window, AHEAD)).toEqual({ count: 1, windowStart: NOW - 24 * 60 * MINUTE });
     });
 
     test("hit() counts concurrent requests of one key exactly", async () => {
       const store = get();
       const key = newId("key");
-      const results = await Promise.all(Array.from({ length: 10 }, () => store.rateLimits.hit(key, NOW, MINUTE)));
+      const results = await Promise.all(Array.from({ length: 10 }, () => store.rateLimits.hit(key, NOW, MINUTE, AHEAD)));
       expect(results.map((r) => r.count).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
     });
   });
