@@ -6,37 +6,11 @@
  */
 import { expect, test } from "bun:test";
 import { createCore, DEFAULT_CONFIG, silentLogger } from "../core/mod.ts";
-import type { Clock } from "../core/base/time.ts";
 import { DAY, HOUR, MINUTE } from "../core/base/time.ts";
 import type { CertificateSource } from "../core/monitor/mod.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { certificateRecord, organizationRecord } from "./support/store_conformance/mod.ts";
-
-class SteppingClock implements Clock {
-  #wall: number;
-  #elapsed = 0;
-  #sleepers: Array<{ until: number; resolve: () => void }> = [];
-  constructor(start: number) {
-    this.#wall = start;
-  }
-  now(): number {
-    return this.#wall;
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return new Promise((resolve) => {
-      if (signal?.aborted) return resolve();
-      this.#sleepers.push({ until: this.#elapsed + Math.max(0, ms), resolve });
-      signal?.addEventListener("abort", () => resolve(), { once: true });
-    });
-  }
-  advance(ms: number): void {
-    this.#wall += ms;
-    this.#elapsed += ms;
-    const due = this.#sleepers.filter((s) => s.until <= this.#elapsed);
-    this.#sleepers = this.#sleepers.filter((s) => s.until > this.#elapsed);
-    for (const s of due) s.resolve();
-  }
-}
+import { SteppingClock } from "./support/fake_clock.ts";
 
 test("two processes with 24 h and 6 h check intervals: no certificate is checked twice within 30 minutes", async () => {
   const clock = new SteppingClock(Date.now());
