@@ -193,8 +193,9 @@ function localPath(url: string): string | null {
  * waited for the lock): a statement, a batch or a transaction's first statement (which carries its
  * BEGIN) refused so did nothing, and is tried again, waiting longer each time, for up to
  * `busyTimeoutMs`; then, or when a later statement of a transaction is refused, it fails as
- * {@link StorageUnavailableError} `busy`. A request unanswered within `requestTimeoutMs` (or a turn that
- * does not come within it) fails as `no_answer`, and is not tried again: it may have been applied.
+ * {@link StorageUnavailableError} `busy`, as does a write whose turn does not come within
+ * `requestTimeoutMs`. A request unanswered within it fails as `no_answer`, and is not tried again: it
+ * may have been applied.
  */
 class LibsqlExecutor implements Executor {
   #client: Client;
@@ -245,7 +246,8 @@ class LibsqlExecutor implements Executor {
   /** `attempt` in this process's write turn, again while the server answers busy, for up to the busy time limit. */
   async #write<T>(attempt: () => Promise<T>): Promise<T> {
     const release = await this.#turn.take(this.#requestTimeoutMs);
-    if (!release) throw new StorageUnavailableError("no_answer");
+    // Not sent at all: nothing was changed.
+    if (!release) throw new StorageUnavailableError("busy");
     try {
       const deadline = performance.now() + this.#busyTimeoutMs;
       for (let wait = BUSY_FIRST_WAIT_MS; ; wait = Math.min(wait * 2, BUSY_LONGEST_WAIT_MS)) {
