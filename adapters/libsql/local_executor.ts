@@ -14,6 +14,7 @@
 import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
 import { insideTransaction, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
 import { executorError } from "./storage_failure.ts";
+import { StorageUnavailableError } from "../../core/store/mod.ts";
 import { backstopPages, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
 import { OP_BATCH, OP_CLOSE, OP_ROLLBACK, OP_RUN, type Answer, type Outcome, type Request, type StatementChannel, type WorkerError } from "./connection_protocol.ts";
 import { openConnection, type Connection } from "./connection.ts";
@@ -413,7 +414,15 @@ function rowObjects(rows: unknown[][], columns: string[]): ResultSet["rows"] {
   return objects;
 }
 
-/** SQLite's error from the connection's thread, as the remote executor names the same error. */
+/**
+ * SQLite's error from the connection's thread, as the remote executor names the same error; a write
+ * that waited out the busy time limit behind another process's lock as {@link StorageUnavailableError}
+ * `busy` (nothing was written).
+ */
 function mapError({ message, code }: WorkerError): unknown {
-  return executorError(Object.assign(new Error(message), code ? { code } : {}));
+  const error = executorError(Object.assign(new Error(message), code ? { code } : {}));
+  if (!(error instanceof StorageUnavailableError) && /SQLITE_BUSY|database is locked/i.test(`${code ?? ""} ${message}`)) {
+    return new StorageUnavailableError("busy", { cause: error });
+  }
+  return error;
 }
