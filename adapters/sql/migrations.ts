@@ -502,9 +502,14 @@ export async function migrate(executor: Executor, options: { until?: number; wai
 /** How long a process starting beside another that is upgrading the database waits for it, at most. */
 const MIGRATION_WAIT_MS = 10 * 60_000;
 
-/** SQLite's "another connection holds the lock" (by code locally, in the message from a server). */
+/**
+ * SQLite's "another connection holds the lock" (by code locally, in the message from a server), or a
+ * server that held the request past its time limit (behind another process's long transaction): a
+ * migration is a transaction that reads where it stands first, so trying it again is safe.
+ */
 function isBusy(error: unknown): boolean {
-  if ((error as { reason?: string })?.reason === "busy") return true;
+  const reason = (error as { reason?: string })?.reason;
+  if (reason === "busy" || reason === "no_answer") return true;
   return /SQLITE_BUSY|database is locked/i.test(`${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`);
 }
 
