@@ -1,8 +1,9 @@
 /**
  * Processes sharing one database with different CERTKEEPER_CHECK_INTERVAL (a rolling change of it):
  * the next checks one plans under its longer interval are not taken for plans made on a clock since set
- * back by the other. Two processes, 24 h and 6 h, over 13 simulated hours: no certificate is checked
- * twice within 30 minutes.
+ * back by the other. Two processes, 24 h and 6 h, over 13 simulated hours: each certificate is checked
+ * at most five times and about three in all (its phases under the two intervals differ, so two checks
+ * may fall close together; taken for plans of a clock set back, the 24-hour plans were made due at once).
  */
 import { expect, test } from "bun:test";
 import { createCore, DEFAULT_CONFIG, silentLogger } from "../core/mod.ts";
@@ -12,7 +13,7 @@ import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { certificateRecord, organizationRecord } from "./support/store_conformance/mod.ts";
 import { SteppingClock } from "./support/fake_clock.ts";
 
-test("two processes with 24 h and 6 h check intervals: no certificate is checked twice within 30 minutes", async () => {
+test("two processes with 24 h and 6 h check intervals: each certificate checked a few times in 13 hours, not every minute", async () => {
   const clock = new SteppingClock(Date.now());
   const store = createMemoryStore();
   const org = organizationRecord();
@@ -48,9 +49,12 @@ test("two processes with 24 h and 6 h check intervals: no certificate is checked
   }
   await a.stop();
   await b.stop();
-  let shortest = Infinity;
-  for (const times of checks.values()) for (let i = 1; i < times.length; i++) shortest = Math.min(shortest, times[i]! - times[i - 1]!);
-  const total = [...checks.values()].reduce((n, times) => n + times.length, 0);
-  console.log(`checks: ${total} over ${checks.size} keys; shortest gap between two checks of one: ${shortest / MINUTE} min`);
-  expect(shortest).toBeGreaterThanOrEqual(30 * MINUTE);
+  const counts = [...checks.values()].map((times) => times.length);
+  const total = counts.reduce((sum, n) => sum + n, 0);
+  console.log(`checks over 13 hours: ${counts.join(", ")} (${total})`);
+  // The first check, then about one every 6 hours of either process's phase: 25–30 in all (taken for
+  // plans of a clock since set back, the 24-hour plans were made due at once: 44–46).
+  expect(counts).toHaveLength(10);
+  expect(Math.max(...counts)).toBeLessThanOrEqual(5);
+  expect(total).toBeLessThanOrEqual(36);
 }, 120_000);
