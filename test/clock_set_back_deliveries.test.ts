@@ -7,21 +7,13 @@ import { expect, test } from "bun:test";
 import { Deliverer } from "../core/notify/deliverer.ts";
 import { silentLogger } from "../core/base/log.ts";
 import { DAY, MINUTE } from "../core/base/time.ts";
-import type { HttpResult, OutgoingHttpRequest, Transports } from "../core/notify/ports.ts";
+import type { Transports } from "../core/notify/ports.ts";
 import type { Store } from "../core/store/ports.ts";
 import type { Scope } from "../core/base/records.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { channelRecord, deliveryRecord, eventRecord, NOW, organizationRecord } from "./support/store_conformance/mod.ts";
 import { FakeClock } from "./support/fake_clock.ts";
-
-function heldTransport() {
-  const held: Array<{ request: OutgoingHttpRequest; answer: (result: HttpResult) => void }> = [];
-  const transports: Transports = {
-    http: { post: (request) => new Promise((answer) => held.push({ request, answer })) },
-    email: { send: async () => {} },
-  };
-  return { transports, held };
-}
+import { heldTransport } from "./support/held_transport.ts";
 
 async function oneDelivery(store: Store): Promise<void> {
   const org = organizationRecord();

@@ -9,22 +9,13 @@ import { describe, expect, test } from "bun:test";
 import { Deliverer, deliveryLeaseMs } from "../core/notify/deliverer.ts";
 import { deadline } from "../core/net/deadline.ts";
 import { silentLogger } from "../core/base/log.ts";
-import type { HttpResult, OutgoingHttpRequest, Transports } from "../core/notify/ports.ts";
+import type { Transports } from "../core/notify/ports.ts";
 import type { Store } from "../core/store/ports.ts";
 import type { Scope } from "../core/base/records.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { channelRecord, deliveryRecord, eventRecord, NOW, organizationRecord } from "./support/store_conformance/mod.ts";
 import { FakeClock } from "./support/fake_clock.ts";
-
-/** A transport whose posts wait until the test answers them. */
-function heldTransport() {
-  const held: Array<{ request: OutgoingHttpRequest; answer: (result: HttpResult) => void }> = [];
-  const transports: Transports = {
-    http: { post: (request) => new Promise((answer) => held.push({ request, answer })) },
-    email: { send: async () => {} },
-  };
-  return { transports, held };
-}
+import { heldTransport } from "./support/held_transport.ts";
 
 async function organizationWithDeliveries(store: Store, count: number): Promise<{ scope: Scope; url: string }> {
   const org = organizationRecord();
