@@ -76,6 +76,8 @@ function busyProxy(target: string) {
   let refusals = 0;
   let refused = 0;
   let silent = false;
+  let gate: Promise<void> | undefined;
+  const arrived: string[] = [];
   let writing = 0;
   let mostWriting = 0;
   const server = Bun.serve({
@@ -87,6 +89,12 @@ function busyProxy(target: string) {
       const body = request.method === "POST" ? await request.text() : undefined;
       const writes = body !== undefined && /INSERT|UPDATE|BEGIN/i.test(body);
       if (writes && silent) return new Promise<Response>(() => {});
+      if (writes) arrived.push(body!);
+      if (writes && gate) {
+        const held = gate;
+        gate = undefined;
+        await held;
+      }
       if (writes && refusals > 0) {
         refusals--;
         refused++;
@@ -114,6 +122,14 @@ function busyProxy(target: string) {
     refused: () => refused,
     /** Writes from now on get no answer at all. */
     silence: () => (silent = true),
+    /** The next write is answered only once `open()` is called. */
+    holdNext() {
+      let open!: () => void;
+      gate = new Promise((resolve) => (open = resolve));
+      return open;
+    },
+    /** The writes' bodies, in the order they reached the server. */
+    arrived: () => arrived,
     mostWritesAtOnce: () => mostWriting,
     stop: () => server.stop(true),
   };
@@ -198,6 +214,28 @@ test("a write the server never answers fails as storage_unavailable (no answer) 
     // Both within the limit of a request.
     expect(took).toBeGreaterThanOrEqual(750);
     expect(took).toBeLessThan(2 * 800 + 1000);
+  } finally {
+    await through.close();
+    proxy.stop();
+  }
+});
+
+test("a delivery's writes (the urgent lane) take the turn before ordinary writes still waiting", async () => {
+  const proxy = busyProxy(sqld.url);
+  const through = await openLibsqlStore({ url: proxy.url, busyTimeoutMs: BUSY_TIMEOUT_MS });
+  try {
+    const open = proxy.holdNext();
+    const first = through.organizations.create(organizationRecord());
+    await Bun.sleep(50);
+    const ordinary = [organizationRecord(), organizationRecord(), organizationRecord()].map((org) => through.organizations.create(org));
+    await Bun.sleep(20);
+    const claim = through.events.claimDueDeliveries({ owner: "urgent-test", now: 0, leaseUntil: 1, limit: 1 });
+    await Bun.sleep(20);
+    const before = proxy.arrived().length;
+    open();
+    await Promise.all([first, ...ordinary, claim]);
+    const after = proxy.arrived().slice(before).map((body) => (/deliveries/.test(body) ? "claim" : /organizations/.test(body) ? "create" : "other"));
+    expect(after.filter((kind) => kind !== "other").slice(0, 2)).toEqual(["claim", "create"]);
   } finally {
     await through.close();
     proxy.stop();

@@ -187,7 +187,8 @@ function localPath(url: string): string | null {
  * at a time anyway, and dozens of one process's writes queued in it at once (a burst of adds, an import,
  * the checks' saves) are what its write-lock queue does not survive: sqld 0.24 was seen to hand the
  * lock to a waiter whose connection had closed, after which no write of any process was ever answered.
- * Reads do not take the turn.
+ * Reads do not take the turn; the urgent lane's writes (a delivery's claim and outcome) take it before
+ * every ordinary one still waiting, as on a local connection.
  *
  * The server answers SQLITE_BUSY at once at some moments (a writer whose snapshot went stale while it
  * waited for the lock): a statement, a batch or a transaction's first statement (which carries its
@@ -202,6 +203,7 @@ class LibsqlExecutor implements Executor {
   #busyTimeoutMs: number;
   #requestTimeoutMs: number;
   #turn = new WriteTurn();
+  #urgent: Executor | undefined;
 
   constructor(client: Client, options: { busyTimeoutMs: number; requestTimeoutMs: number }) {
     this.#client = client;
@@ -209,12 +211,12 @@ class LibsqlExecutor implements Executor {
     this.#requestTimeoutMs = options.requestTimeoutMs;
   }
 
-  execute(sql: string, args: SqlValue[] = []): Promise<ResultSet> {
+  execute(sql: string, args: SqlValue[] = [], lane: Lane = "ordinary"): Promise<ResultSet> {
     if (READS.test(sql)) return run(this.#client, { sql, args });
-    return this.#write(() => run(this.#client, { sql, args }));
+    return this.#write(() => run(this.#client, { sql, args }), lane);
   }
 
-  batch(statements: Statement[]): Promise<ResultSet[]> {
+  batch(statements: Statement[], lane: Lane = "ordinary"): Promise<ResultSet[]> {
     return this.#write(async () => {
       try {
         const results = await this.#client.batch(statements.map(({ sql, args }) => ({ sql, args: args ?? [] })), "write");
@@ -222,10 +224,10 @@ class LibsqlExecutor implements Executor {
       } catch (error) {
         throw remoteError(error);
       }
-    });
+    }, lane);
   }
 
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: Executor) => Promise<T>, lane: Lane = "ordinary"): Promise<T> {
     return this.#write(async () => {
       const tx = await this.#client.transaction("write");
       let sent = 0;
@@ -240,12 +242,22 @@ class LibsqlExecutor implements Executor {
       } finally {
         tx.close();
       }
+    }, lane);
+  }
+
+  /** This executor with its writes taking the turn before every ordinary one still waiting (after the one under way). */
+  urgent(): Executor {
+    return (this.#urgent ??= {
+      execute: (sql, args) => this.execute(sql, args, "urgent"),
+      batch: (statements) => this.batch(statements, "urgent"),
+      transaction: (fn) => this.transaction(fn, "urgent"),
+      close: () => this.close(),
     });
   }
 
   /** `attempt` in this process's write turn, again while the server answers busy, for up to the busy time limit. */
-  async #write<T>(attempt: () => Promise<T>): Promise<T> {
-    const release = await this.#turn.take(this.#requestTimeoutMs);
+  async #write<T>(attempt: () => Promise<T>, lane: Lane): Promise<T> {
+    const release = await this.#turn.take(lane, this.#requestTimeoutMs);
     // Not sent at all: nothing was changed.
     if (!release) throw new StorageUnavailableError("busy");
     try {
@@ -280,12 +292,17 @@ const READS = /^\s*(SELECT|EXPLAIN)\b/i;
  */
 const REQUEST_TIMEOUT_MARGIN_MS = 5_000;
 
-/** A turn taken first come first served; `take` resolves to its release, or to null when it did not come within `timeoutMs`. */
+type Lane = "urgent" | "ordinary";
+
+/**
+ * A turn taken first come first served in each lane, the urgent lane's waiters first; `take` resolves
+ * to its release, or to null when it did not come within `timeoutMs`.
+ */
 class WriteTurn {
   #held = false;
-  #waiting: Array<(release: () => void) => void> = [];
+  #waiting: Record<Lane, Array<(release: () => void) => void>> = { urgent: [], ordinary: [] };
 
-  take(timeoutMs: number): Promise<(() => void) | null> {
+  take(lane: Lane, timeoutMs: number): Promise<(() => void) | null> {
     if (!this.#held) {
       this.#held = true;
       return Promise.resolve(this.#release());
@@ -295,12 +312,13 @@ class WriteTurn {
         clearTimeout(timer);
         resolve(release);
       };
+      const waiting = this.#waiting[lane];
       const timer = setTimeout(() => {
-        const at = this.#waiting.indexOf(grant);
-        if (at !== -1) this.#waiting.splice(at, 1);
+        const at = waiting.indexOf(grant);
+        if (at !== -1) waiting.splice(at, 1);
         resolve(null);
       }, timeoutMs);
-      this.#waiting.push(grant);
+      waiting.push(grant);
     });
   }
 
@@ -310,7 +328,7 @@ class WriteTurn {
     return () => {
       if (done) return;
       done = true;
-      const next = this.#waiting.shift();
+      const next = this.#waiting.urgent.shift() ?? this.#waiting.ordinary.shift();
       if (next) next(this.#release());
       else this.#held = false;
     };

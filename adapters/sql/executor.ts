@@ -33,7 +33,7 @@ export interface Executor {
   /**
    * The same database with this executor's transactions taken before every ordinary one still
    * waiting for the connection (not before the one under way): for small writes that must not queue
-   * behind bulk ones. Absent where transactions do not queue in this process (a libSQL server's).
+   * behind bulk ones. Absent where writes do not queue in this process.
    */
   urgent?(): Executor;
   /**
