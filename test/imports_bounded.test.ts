@@ -3,7 +3,9 @@
  * database with its outcome; items that fail create nothing and count against no plan limit, so
  * without a bound one organization could grow the shared database file, within its rate limit, until
  * the disk is full (10,000 invalid items of 2 MB a request kept 3.7 MB of database each, 90 days).
- * An organization keeps its last 20 finished imports: an older one is 404 `import_not_found`.
+ * An organization keeps its last 20 finished imports: an older one is 404 `import_not_found`; and it
+ * runs at most 10 at once (both modes): one more is 429 `rate_limit_exceeded` with Retry-After, storing
+ * nothing, until one has finished.
  */
 import { afterEach, expect, test } from "bun:test";
 import { readdirSync, statSync } from "node:fs";
@@ -61,3 +63,29 @@ test("imports posted again and again: what the organization keeps stops growing 
   // The space of the imports deleted is used again (the write-ahead log moves with checkpoints: logged only).
   console.log(`20 more imports of ${(body.length / 1e6).toFixed(2)} MB after the first 30: the database's files went from ${(settled / 1e6).toFixed(1)} MB to ${(databaseBytes(h.dir!) / 1e6).toFixed(1)} MB`);
 }, 120_000);
+
+test("an organization runs at most 10 imports at once: the 11th is 429 with Retry-After and stores nothing; a finished one frees a place; other organizations are not held", async () => {
+  h = await createHarness({ store: "libsql" });
+  const post = (key?: string, i = 0) => h.request("POST", "/v1/imports", { ...(key ? { key } : {}), body: { certificates: [invalid(i)] } });
+  const ids: string[] = [];
+  // Five in each mode: the organization's ten (the worker is not running: all stay running).
+  for (let i = 0; i < 10; i++) ids.push(expectData(await post(i % 2 ? h.keys.test.key : undefined, i), 202).id);
+  for (const key of [undefined, h.keys.test.key]) {
+    const refused = await post(key, 99);
+    expectError(refused, 429, "rate_limit_exceeded");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    expect(refused.body.error.message).toContain("10 imports running");
+  }
+  const db = new Database(join(h.dir!, "test.db"), { readonly: true });
+  expect(db.prepare("SELECT COUNT(*) FROM imports").raw(true).all([])[0]).toEqual([10]);
+  db.close();
+  // Another organization is not held by this one's ten.
+  const other = await h.core.services.admin.createOrganization({ name: "Other", plan: "pro" });
+  const otherKey = await h.makeKey("owner", "live", other.id);
+  expectData(await post(otherKey.key), 202);
+  // Once they have finished, the organization may import again.
+  await h.core.services.imports!.loop.runDue();
+  expect(expectData(await h.request("GET", `/v1/imports/${ids[0]}`), 200).status).toBe("finished");
+  const again = expectData(await post(), 202);
+  expect(again.status).toBe("running");
+}, 60_000);

@@ -15,9 +15,13 @@ export function memoryImports(state: MemoryState): ImportStore {
   const imports = new Map<string, StoredImport>();
   const certificates = memoryCertificates(state);
   return {
-    async create(record, items) {
+    async create(record, items, maxRunning) {
+      let running = 0;
+      for (const i of imports.values()) if (i.record.organizationId === record.organizationId && i.record.status === "running") running++;
+      if (running >= maxRunning) return false;
       state.write();
       imports.set(record.id, { record: copy(record), leaseOwner: null, leaseUntil: 0, items: items.map((body) => ({ body, result: null })) });
+      return true;
     },
     async get(scope, id) {
       const stored = imports.get(id);

@@ -25,8 +25,11 @@ function importFrom(row: Row): ImportRecord {
 
 export function sqlImports(db: Executor): ImportStore {
   return {
-    async create(record, items) {
-      await db.transaction(async (tx) => {
+    async create(record, items, maxRunning) {
+      return db.transaction(async (tx) => {
+        // In the write transaction: a create beside it waits for this one, then counts it.
+        const { rows } = await tx.execute("SELECT COUNT(*) AS running FROM imports WHERE organization_id = ? AND status = 'running'", [record.organizationId]);
+        if (Number(rows[0]?.running ?? 0) >= maxRunning) return false;
         await tx.execute(
           `INSERT INTO imports (${COLUMNS}, lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
           [
@@ -49,6 +52,7 @@ export function sqlImports(db: Executor): ImportStore {
             run.flatMap(({ body, index }) => [record.id, index, body]),
           );
         }
+        return true;
       });
     },
 

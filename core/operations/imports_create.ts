@@ -1,7 +1,7 @@
 /** POST /v1/imports: store the items as sent and answer 202; the import worker judges them. */
 import { CertkeeperError } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
-import { FINISHED_IMPORTS_KEPT, Import, ImportBody, MAX_IMPORT_BODY_BYTES, MAX_IMPORT_ITEMS } from "../schemas/imports.ts";
+import { FINISHED_IMPORTS_KEPT, Import, ImportBody, MAX_IMPORT_BODY_BYTES, MAX_IMPORT_ITEMS, MAX_RUNNING_IMPORTS, RUNNING_IMPORTS_RETRY_SECONDS } from "../schemas/imports.ts";
 import { Envelope } from "../schemas/common.ts";
 import type { ImportRecord } from "../base/records.ts";
 import { presentImport } from "../imports/present.ts";
@@ -43,7 +43,8 @@ export const createImport = defineOperation({
     "judged exactly as POST /v1/certificates would judge it (validation, duplicates, plan limits in item order, " +
     "retrieval), with at most CERTKEEPER_CHECK_CONCURRENCY retrievals at once. Bodies up to 2 MiB. An import survives " +
     "a restart of the server and finishes; no certificate is created twice. An organization keeps its last " +
-    `${FINISHED_IMPORTS_KEPT} finished imports (an older one is 404 import_not_found).`,
+    `${FINISHED_IMPORTS_KEPT} finished imports (an older one is 404 import_not_found) and runs at most ${MAX_RUNNING_IMPORTS} at once: ` +
+    "one more is 429 rate_limit_exceeded, with Retry-After, until one has finished.",
   access: "write",
   query: NoQuery,
   body: ImportBody,
@@ -72,7 +73,13 @@ export const createImport = defineOperation({
     // What one organization's finished imports keep is bounded: its last ones, with their items. Trimmed
     // first, so that a failure here creates nothing (a retry makes no second import).
     await imports.trim(record.organizationId, FINISHED_IMPORTS_KEPT);
-    await imports.create(record, items);
+    if (!(await imports.create(record, items, MAX_RUNNING_IMPORTS))) {
+      throw new CertkeeperError(
+        "rate_limit_exceeded",
+        `This organization already has ${MAX_RUNNING_IMPORTS} imports running: retry once one has finished (GET /v1/imports/{id} shows their progress).`,
+        { headers: { "retry-after": String(RUNNING_IMPORTS_RETRY_SECONDS) } },
+      );
+    }
     services.imports?.poke();
     return { data: presentImport(record) };
   },

@@ -6,6 +6,14 @@ import { AddCertificateBody } from "./certificate.ts";
 export const MAX_IMPORT_ITEMS = 10_000;
 /** Finished imports one organization keeps, with their items and results; older ones are deleted. */
 export const FINISHED_IMPORTS_KEPT = 20;
+/**
+ * Imports one organization may have running at once (both modes together); one more is 429
+ * `rate_limit_exceeded` until one finishes. With the finished ones kept, what an organization's imports
+ * hold in the database is bounded (30 of 2 MiB at most), whatever its rate limit.
+ */
+export const MAX_RUNNING_IMPORTS = 10;
+/** The Retry-After of that 429: an import of failing items finishes within seconds. */
+export const RUNNING_IMPORTS_RETRY_SECONDS = 5;
 /** Bodies up to and including 2 MiB on this route only. */
 export const MAX_IMPORT_BODY_BYTES = 2 * 1024 * 1024;
 

@@ -402,8 +402,12 @@ export type ImportItemOutcome =
     };
 
 export interface ImportStore {
-  /** Stores a new running import and its items (raw JSON text each, by index from 0). */
-  create(record: ImportRecord, items: string[]): Promise<void>;
+  /**
+   * Stores a new running import and its items (raw JSON text each, by index from 0), unless its
+   * organization (both modes) already has `maxRunning` imports running: then it stores nothing and
+   * answers false. Two creates at once never both pass the count.
+   */
+  create(record: ImportRecord, items: string[], maxRunning: number): Promise<boolean>;
   get(scope: Scope, id: string): Promise<ImportRecord | null>;
   /** The settled items, by index. */
   results(importId: string): Promise<ImportItemResult[]>;

@@ -22,6 +22,8 @@ function importRecord(scope: Scope, overrides: Partial<ImportRecord> = {}): Impo
   };
 }
 
+/** Running imports allowed at once where a test is not about that bound. */
+const ANY = 1_000;
 const DUP = { code: "duplicate_domain", message: "taken" };
 const FULL = { code: "certificate_limit_reached", message: "full" };
 
@@ -51,7 +53,7 @@ export function describeImports(get: () => Store) {
       const store = get();
       const { live, test: testScope } = await newOrganization(store);
       const record = importRecord(live);
-      await store.imports.create(record, ['{"domain":"a.com"}', '{"domain":"b.com"}', '{"__proto__":1}']);
+      await store.imports.create(record, ['{"domain":"a.com"}', '{"domain":"b.com"}', '{"__proto__":1}'], ANY);
       expect(await store.imports.get(live, record.id)).toEqual(record);
       expect(await store.imports.get(testScope, record.id)).toBeNull();
       expect(await store.imports.pending(record.id, { afterIndex: -1, limit: 2 })).toEqual([
@@ -62,13 +64,35 @@ export function describeImports(get: () => Store) {
       expect(await store.imports.results(record.id)).toEqual([]);
     });
 
+    test("create() stores nothing and answers false when the organization (both modes) already runs that many; a finished one frees its place", async () => {
+      const store = get();
+      const { live, test: testScope } = await newOrganization(store);
+      const { live: elsewhere } = await newOrganization(store);
+      const first = importRecord(live, { total: 1 });
+      expect(await store.imports.create(first, ["{}"], 2)).toBe(true);
+      expect(await store.imports.create(importRecord(testScope), ["{}"], 2)).toBe(true);
+      const refused = importRecord(live);
+      expect(await store.imports.create(refused, ["{}"], 2)).toBe(false);
+      expect(await store.imports.get(live, refused.id)).toBeNull();
+      expect(await store.imports.pending(refused.id, { afterIndex: -1, limit: 10 })).toEqual([]);
+      // Another organization's count is its own.
+      expect(await store.imports.create(importRecord(elsewhere), ["{}"], 2)).toBe(true);
+      // Two at once for the last place: one stored.
+      const racing = [importRecord(live), importRecord(live)];
+      expect(await claimOnly(store, first.id, "A", NOW, NOW + 100)).toHaveLength(1);
+      expect(await store.imports.settle(first.id, "A", [{ index: 0, kind: "failed", error: DUP }], NOW + 1)).toBe(true);
+      expect((await store.imports.get(live, first.id))?.status).toBe("finished");
+      const answers = await Promise.all(racing.map((record) => store.imports.create(record, ["{}"], 2)));
+      expect(answers.sort()).toEqual([false, true]);
+    });
+
     test("claim() takes the import whose lease ran out first first: new ones in order of creation, then the one given up longest ago", async () => {
       const store = get();
       const { live } = await newOrganization(store);
       const first = importRecord(live, { createdAt: NOW });
       const second = importRecord(live, { createdAt: NOW + 1 });
-      await store.imports.create(first, ["{}"]);
-      await store.imports.create(second, ["{}"]);
+      await store.imports.create(first, ["{}"], ANY);
+      await store.imports.create(second, ["{}"], ANY);
       const ours = (claimed: ImportRecord[]) => claimed.map((r) => r.id).filter((id) => id === first.id || id === second.id);
       const t = PARKED - 1000;
       const claim = async (now: number) => {
@@ -92,10 +116,10 @@ export function describeImports(get: () => Store) {
       const underWay = importRecord(a, { createdAt: NOW });
       const waiting = importRecord(a, { createdAt: NOW + 1 });
       const other = importRecord(b, { createdAt: NOW + 2 });
-      await store.imports.create(underWay, ["{}"]);
+      await store.imports.create(underWay, ["{}"], ANY);
       expect((await claimOnly(store, underWay.id, "A", t, t + 100)).map((r) => r.id)).toEqual([underWay.id]);
-      await store.imports.create(waiting, ["{}"]);
-      await store.imports.create(other, ["{}"]);
+      await store.imports.create(waiting, ["{}"], ANY);
+      await store.imports.create(other, ["{}"], ANY);
       const claimed = await store.imports.claim({ owner: "B", now: t + 1, leaseUntil: t + 50, limit: 1000 });
       for (const record of claimed) if (![waiting.id, other.id].includes(record.id)) await store.imports.renew(record.id, "B", PARKED);
       // b has nothing under way: its import first, though created after a's.
@@ -110,13 +134,13 @@ export function describeImports(get: () => Store) {
       const finished: ImportRecord[] = [];
       for (let i = 0; i < 4; i++) {
         const record = importRecord(i % 2 === 0 ? live : testScope, { total: 1 });
-        await store.imports.create(record, ["{}"]);
+        await store.imports.create(record, ["{}"], ANY);
         finished.push(record);
       }
       const running = importRecord(live, { total: 1 });
-      await store.imports.create(running, ["{}"]);
+      await store.imports.create(running, ["{}"], ANY);
       const theirs = importRecord(elsewhere, { total: 1 });
-      await store.imports.create(theirs, ["{}"]);
+      await store.imports.create(theirs, ["{}"], ANY);
       // Leased (with any other test's import left claimable, parked), then finished one after another.
       const claimed = (await store.imports.claim({ owner: "A", now: NOW, leaseUntil: PARKED, limit: 1000 })).map((record) => record.id);
       for (const record of [...finished, running, theirs]) expect(claimed).toContain(record.id);
@@ -137,7 +161,7 @@ export function describeImports(get: () => Store) {
       const store = get();
       const { live } = await newOrganization(store);
       const record = importRecord(live);
-      await store.imports.create(record, ["{}", "{}", "{}"]);
+      await store.imports.create(record, ["{}", "{}", "{}"], ANY);
       const t = PARKED - 1000;
       expect((await claimOnly(store, record.id, "A", t, t + 10)).map((r) => r.id)).toEqual([record.id]);
       expect(await claimOnly(store, record.id, "B", t + 5, t + 15)).toEqual([]);
@@ -155,7 +179,7 @@ export function describeImports(get: () => Store) {
       await addCertificate(store, certificateRecord(live, { domain: "taken.example.com" }));
       const record = importRecord(live, { total: 3, certificateLimit: 2 });
       await limitOf(store, live, 2);
-      await store.imports.create(record, ["{}", "{}", "{}"]);
+      await store.imports.create(record, ["{}", "{}", "{}"], ANY);
       await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
       const none = { code: "certificate_not_found", message: "none" };
       const blocked = (domain: string) => ({ target: { domain, port: 443 }, duplicate: DUP, limitReached: FULL });
@@ -173,7 +197,7 @@ export function describeImports(get: () => Store) {
       const { live } = await newOrganization(store);
       await addCertificate(store, certificateRecord(live, { domain: "pinned.example.com", connectTo: "192.0.2.7" }));
       const record = importRecord(live, { total: 4 });
-      await store.imports.create(record, ["{}", "{}", "{}", "{}"]);
+      await store.imports.create(record, ["{}", "{}", "{}", "{}"], ANY);
       await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
       const none = { code: "certificate_not_found", message: "none" };
       const failed = (index: number, target: { domain: string; port: number; protocol?: "smtp"; connectTo?: string }): ImportItemOutcome => ({
@@ -198,7 +222,7 @@ export function describeImports(get: () => Store) {
       await addCertificate(store, certificateRecord(live, { domain: "taken.example.com" }));
       const record = importRecord(live, { total: 5, certificateLimit: 3 });
       await limitOf(store, live, 3);
-      await store.imports.create(record, ["{}", "{}", "{}", "{}", "{}"]);
+      await store.imports.create(record, ["{}", "{}", "{}", "{}", "{}"], ANY);
       await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
       const first = create(live, 0);
       expect(await store.imports.settle(record.id, "A", [first, create(live, 1, "taken.example.com")], NOW)).toBe(true);
@@ -232,7 +256,7 @@ export function describeImports(get: () => Store) {
       const LARGE = 450; // more rows than one statement carries
       const record = importRecord(live, { total: LARGE + 6, certificateLimit: LARGE + 2 });
       await limitOf(store, live, LARGE + 2);
-      await store.imports.create(record, Array.from({ length: LARGE + 6 }, () => "{}"));
+      await store.imports.create(record, Array.from({ length: LARGE + 6 }, () => "{}"), ANY);
       await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
       const tagged = (index: number, domain: string, overrides: Partial<CertificateRecord> = {}): ImportItemOutcome => ({
         ...(create(live, index, domain) as Extract<ImportItemOutcome, { kind: "create" }>),
@@ -266,8 +290,8 @@ export function describeImports(get: () => Store) {
       const past = NOW - 1000 * 86_400_000;
       const old = importRecord(live, { total: 1 });
       const running = importRecord(live, { total: 1, createdAt: past - 10 });
-      await store.imports.create(old, ["{}"]);
-      await store.imports.create(running, ["{}"]);
+      await store.imports.create(old, ["{}"], ANY);
+      await store.imports.create(running, ["{}"], ANY);
       await claimOnly(store, old.id, "A", PARKED - 1000, PARKED - 500);
       expect(await store.imports.settle(old.id, "A", [{ index: 0, kind: "failed", error: DUP }], past - 5)).toBe(true);
       expect(await store.imports.prune({ before: past - 5, limit: 10 })).toBe(0);
