@@ -7,10 +7,10 @@
  */
 import { FetchFailure, type HttpFetcher } from "../net/http_fetch.ts";
 import type { RenewalInfo } from "../base/records.ts";
-import { DAY, SECOND } from "../base/time.ts";
+import { CLOCK_STEP_SLACK_MS, DAY, SECOND } from "../base/time.ts";
 import { randomBase62 } from "../base/ids.ts";
 import type { RenewalInfoCache } from "../store/ports.ts";
-import { AriFailure, DEFAULT_RETRY, readDirectory, readRenewalInfo, retryDelay } from "./renewal_answer.ts";
+import { AriFailure, DEFAULT_RETRY, readDirectory, readRenewalInfo, RETRY_AFTER_MAX, retryDelay } from "./renewal_answer.ts";
 
 /** At most this much of a directory or an answer is read (CONTRACT §19). */
 export const ARI_MAX_BYTES = 64 * 1024;
@@ -52,6 +52,22 @@ export interface AriLeaf {
 
 const NOTHING_YET: Omit<RenewalInfo, "nextAt" | "lastError"> = { window: null, explanationUrl: null, checkedAt: null, requestedEnd: null };
 
+/**
+ * Whether `info` holds at `now`: its next question has not come, and it was not written on a wall clock
+ * since set back (a day back would otherwise hold the next question back a day beyond what the CA
+ * asked): an answer received in the future, or a next question further ahead than any is ever set (a
+ * Retry-After is kept to 24 hours, a failure waits 6 hours).
+ */
+function holds(info: RenewalInfo, now: number): boolean {
+  if (!(now < info.nextAt)) return false;
+  const answered = info.lastError === null;
+  if (info.nextAt - now > (answered ? RETRY_AFTER_MAX : DEFAULT_RETRY) + CLOCK_STEP_SLACK_MS) return false;
+  return !answered || info.checkedAt === null || info.checkedAt <= now + CLOCK_STEP_SLACK_MS;
+}
+
+/** Whether a time this process set at `now - span` or later, `until`, is still ahead (and was not set on a clock since set back). */
+const ahead = (until: number, now: number, span: number) => now < until && until - now <= span;
+
 export class AriClient {
   readonly #inFlight = new Map<string, Promise<RenewalInfo>>();
   readonly #owner: string;
@@ -89,7 +105,7 @@ export class AriClient {
   async renewalInfo(leaf: AriLeaf, previous: RenewalInfo | null | undefined, now: number): Promise<RenewalInfo | null> {
     const directory = this.directoryFor(leaf.issuerNames);
     if (!directory) return null;
-    if (previous && now < previous.nextAt) return previous;
+    if (previous && holds(previous, now)) return previous;
     let pending = this.#inFlight.get(leaf.certId);
     if (!pending) {
       pending = this.#refresh(directory, leaf, previous ?? null, now).finally(() => this.#inFlight.delete(leaf.certId));
@@ -102,7 +118,7 @@ export class AriClient {
     const { cache, timeoutMs } = this.options;
     const owner = this.#owner;
     const cached = await cache.get(leaf.certId).catch(() => null);
-    if (cached && now < cached.nextAt) return cached;
+    if (cached && holds(cached, now)) return cached;
     // Another process sharing the cache is asking about this leaf: its answer is waited for. A claim
     // lasts as long as a directory and an answer may take; past it (that process died) this one asks.
     const asking = 2 * timeoutMs + CLAIM_MARGIN;
@@ -112,7 +128,7 @@ export class AriClient {
     }
     const known = newest(cached, previous);
     const silent = this.#silent.get(directory);
-    if (silent && now < silent.until) {
+    if (silent && ahead(silent.until, now, SILENT_CA_MS)) {
       // Not asked: the leaf is asked at its first check after the CA's quiet minute.
       const info = { ...(known ?? NOTHING_YET), nextAt: silent.until, lastError: `${silent.message} (the CA is not asked again for a minute)` };
       await this.options.cache.put(leaf.certId, info, leaf.notAfter, now).catch((error: Error) => this.options.onFailure?.({ url: "cache", message: error.message }));
@@ -162,7 +178,7 @@ export class AriClient {
     for (let waited = 0; waited < waitMs; waited += CLAIM_POLL) {
       await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL));
       const info = await this.options.cache.get(certId).catch(() => null);
-      if (info && now < info.nextAt) return info;
+      if (info && holds(info, now)) return info;
     }
     return null;
   }
@@ -170,7 +186,7 @@ export class AriClient {
   /** The directory's renewalInfo URL, kept up to 24 hours (a failure is not kept: the leaf waits 6 hours). */
   #renewalInfoUrl(directory: string, now: number): Promise<string | null> {
     const kept = this.#directories.get(directory);
-    if (kept && now < kept.until) return kept.renewalInfo;
+    if (kept && ahead(kept.until, now, DIRECTORY_TTL)) return kept.renewalInfo;
     const renewalInfo = (async () => {
       const { status, body } = await this.options.fetcher.fetch(
         { url: directory, method: "GET", headers: { accept: "application/json" } },

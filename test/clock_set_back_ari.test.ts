@@ -1,0 +1,111 @@
+/**
+ * Renewal information (RFC 9773) after the wall clock is set back (NTP correcting a clock that ran a
+ * day ahead). The next question is a wall-clock moment (the answer's Retry-After after it came, kept in
+ * the certificate and in the shared cache): on the corrected clock it lies a day further ahead than the
+ * CA asked. The CA is asked again at the next check instead, and the new answer holds as usual; a CA
+ * that stopped answering is left alone for its quiet minute, not a day. The CA's ARI service is real
+ * HTTPS on loopback; `now` is the clock each call is made at.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import "reflect-metadata";
+import { DAY, HOUR, MINUTE } from "../core/base/mod.ts";
+import { AriClient, type AriLeaf } from "../core/ari/mod.ts";
+import { TrustStore } from "../core/tls/mod.ts";
+import { createMemoryStore } from "../adapters/memory/mod.ts";
+import { createHttpFetcher } from "../adapters/notify/mod.ts";
+import { testPki } from "./support/harness.ts";
+import { createLeaf } from "./support/pki.ts";
+import { certIdOf, startAriServer, type AriServer } from "./support/ari_server.ts";
+
+let ari: AriServer;
+let fetcher: ReturnType<typeof createHttpFetcher>;
+beforeAll(async () => {
+  const { root, rsaIntermediate } = await testPki();
+  ari = await startAriServer({ tlsIssuer: rsaIntermediate });
+  fetcher = createHttpFetcher({ trust: new TrustStore([root.certPem]), resolve: [], allowPrivateTargets: true });
+});
+afterAll(async () => {
+  await fetcher.close();
+  await ari.close();
+});
+
+/** Long enough for a first request on a loaded machine; the hanging CA of the last test waits it out once. */
+const TIMEOUT_MS = 1500;
+
+function client(cache: ReturnType<typeof createMemoryStore>["renewalInfo"], owner = "proc_a"): AriClient {
+  return new AriClient({ fetcher, cache, owner, directories: [{ issuer: "certkeeper Test RSA CA", url: ari.directoryUrl }], timeoutMs: TIMEOUT_MS });
+}
+
+async function leafOf(name: string): Promise<AriLeaf> {
+  const { rsaIntermediate } = await testPki();
+  const now = Date.now();
+  const issued = await createLeaf({ issuer: rsaIntermediate, dnsNames: [name], notBefore: new Date(now - DAY), notAfter: new Date(now + 89 * DAY) });
+  return { certId: certIdOf(issued), issuerNames: ["certkeeper Test RSA CA"], notBefore: now - DAY, notAfter: now + 89 * DAY };
+}
+
+const asked = (certId: string) => ari.requests.filter((r) => r.certId === certId).length;
+
+test("an answer received on a clock since set back a day is asked again at once; the new answer holds its Retry-After", async () => {
+  const leaf = await leafOf("stepped.ari.certkeeper.test");
+  const t0 = Date.now();
+  ari.answer(leaf.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
+  const cache = createMemoryStore().renewalInfo;
+  const ca = client(cache);
+  const first = await ca.renewalInfo(leaf, null, t0);
+  expect(asked(leaf.certId)).toBe(1);
+  // An hour later, within its six hours: not asked.
+  expect(await ca.renewalInfo(leaf, first, t0 + HOUR)).toEqual(first);
+  expect(asked(leaf.certId)).toBe(1);
+
+  // The clock set back a day: the answer (the certificate's and the cache's) says "received tomorrow".
+  const stepped = t0 - DAY;
+  const again = await ca.renewalInfo(leaf, first, stepped);
+  expect(asked(leaf.certId)).toBe(2);
+  expect(again!.checkedAt).toBe(stepped);
+  expect(again!.nextAt).toBe(stepped + 6 * HOUR);
+  // Another process reading the shared cache after the step: the new answer, not asked again.
+  expect((await client(cache, "proc_b").renewalInfo(leaf, null, stepped + MINUTE))!.checkedAt).toBe(stepped);
+  expect(await ca.renewalInfo(leaf, again, stepped + HOUR)).toEqual(again);
+  expect(asked(leaf.certId)).toBe(2);
+  // And six hours on the corrected clock, as the CA asked.
+  await ca.renewalInfo(leaf, again, stepped + 6 * HOUR + 1);
+  expect(asked(leaf.certId)).toBe(3);
+});
+
+test("a next question further ahead than any is set (written on a clock since set back) is asked at once; a step back of minutes is not", async () => {
+  const leaf = await leafOf("far.ari.certkeeper.test");
+  const t0 = Date.now();
+  ari.answer(leaf.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "86400" });
+  const ca = client(createMemoryStore().renewalInfo);
+  const first = await ca.renewalInfo(leaf, null, t0);
+  expect(first!.nextAt).toBe(t0 + DAY);
+  // Five minutes back (clocks of processes a little apart): the answer holds.
+  expect(await ca.renewalInfo(leaf, first, t0 - 5 * MINUTE)).toEqual(first);
+  expect(asked(leaf.certId)).toBe(1);
+  // A failure waits 6 hours: one kept with its next question a day and a half ahead was written on a
+  // clock since set back (a failure keeps the last good answer's checkedAt, not its own moment).
+  const failed = { ...first!, nextAt: t0 + 1.5 * DAY, lastError: "the CA answered HTTP 500" };
+  // (A process of its own database: the shared cache above still holds the good answer.)
+  await client(createMemoryStore().renewalInfo).renewalInfo(leaf, failed, t0);
+  expect(asked(leaf.certId)).toBe(2);
+});
+
+test("a CA left alone for a quiet minute after a time-out is asked again after that minute on the corrected clock, not a day later", async () => {
+  const quiet = await leafOf("quiet.ari.certkeeper.test");
+  const t0 = Date.now();
+  ari.answer(quiet.certId, { kind: "hang" });
+  const ca = client(createMemoryStore().renewalInfo);
+  const timedOut = await ca.renewalInfo(quiet, null, t0);
+  expect(timedOut!.lastError).not.toBeNull();
+  expect(asked(quiet.certId)).toBe(1);
+  // Another leaf of the same CA within the minute: not asked (the CA is quiet).
+  const other = await leafOf("other.ari.certkeeper.test");
+  ari.answer(other.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
+  const held = await ca.renewalInfo(other, null, t0 + 1000);
+  expect(asked(other.certId)).toBe(0);
+  expect(held!.lastError).toContain("not asked again for a minute");
+  // The clock set back a day: the quiet minute ended (it would otherwise last a day and a minute).
+  const answered = await ca.renewalInfo(other, held, t0 - DAY + 2 * MINUTE);
+  expect(asked(other.certId)).toBe(1);
+  expect(answered!.lastError).toBeNull();
+});
