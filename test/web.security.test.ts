@@ -89,6 +89,38 @@ describe("session cookie", () => {
       await timed.close();
     }
   });
+
+  test("after the wall clock is set back a day, a session still ends 12 hours unused and 7 days after sign-in, not a day later", async () => {
+    const clock = new FakeClock(Date.UTC(2031, 0, 1));
+    const timed = await createHarness({ passwords: bunPasswords, clock });
+    try {
+      const signedInAt = clock.now();
+      const idle = await signedInUser(timed, "owner");
+      const busy = await signedInUser(timed, "owner");
+      clock.advance(HOUR);
+      for (const user of [idle, busy]) expect((await user.browser.get("/")).status).toBe(200);
+      // NTP: the clock had run a day ahead.
+      clock.set(clock.now() - DAY);
+      for (const user of [idle, busy]) expect((await user.browser.get("/")).status).toBe(200);
+      // Unused for 12 hours of the corrected clock: ended (the other used meanwhile).
+      clock.advance(6 * HOUR);
+      expect((await busy.browser.get("/")).status).toBe(200);
+      clock.advance(6 * HOUR + SECOND);
+      expect((await idle.browser.get("/")).headers.get("location")).toBe("/sign-in");
+      expect((await busy.browser.get("/")).status).toBe(200);
+
+      // Used every 10 hours: it ends 7 days after sign-in counted on the corrected clock, not a day later.
+      const end = signedInAt - DAY + 7 * DAY;
+      while (clock.now() + 10 * HOUR < end) {
+        clock.advance(10 * HOUR);
+        expect((await busy.browser.get("/")).status).toBe(200);
+      }
+      clock.set(end + SECOND);
+      expect((await busy.browser.get("/")).headers.get("location")).toBe("/sign-in");
+    } finally {
+      await timed.close();
+    }
+  });
 });
 
 describe("where signing in leads", () => {

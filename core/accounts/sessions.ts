@@ -6,7 +6,7 @@
 import type { OrganizationRecord, SessionRecord, UserRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import type { Clock } from "../base/time.ts";
-import { DAY, HOUR, MINUTE } from "../base/time.ts";
+import { CLOCK_STEP_SLACK_MS, DAY, HOUR, MINUTE } from "../base/time.ts";
 import { formTokenOf, isSessionToken, newSessionToken, sessionIdOf, tokensMatch } from "./session_token.ts";
 
 export interface SessionPolicy {
@@ -69,10 +69,15 @@ export class Sessions {
       await this.store.sessions.remove(id);
       return null;
     }
-    if (now - session.lastSeenAt >= this.policy.touchEveryMs) {
-      const expiresAt = Math.min(now + this.policy.idleMs, session.createdAt + this.policy.lifetimeMs);
-      await this.store.sessions.touch(id, { lastSeenAt: now, expiresAt });
-      Object.assign(session, { lastSeenAt: now, expiresAt });
+    // Last seen in the future: the wall clock was set back since (NTP correcting a clock that ran
+    // ahead) by at least that much. The sign-in time moves back with it, so that neither the idle end
+    // nor the lifetime of the session grows by the step.
+    const step = session.lastSeenAt - now > CLOCK_STEP_SLACK_MS ? session.lastSeenAt - now : 0;
+    if (now - session.lastSeenAt >= this.policy.touchEveryMs || step > 0) {
+      const createdAt = session.createdAt - step;
+      const expiresAt = Math.min(now + this.policy.idleMs, createdAt + this.policy.lifetimeMs);
+      await this.store.sessions.touch(id, { lastSeenAt: now, expiresAt, ...(step > 0 ? { createdAt } : {}) });
+      Object.assign(session, { lastSeenAt: now, expiresAt, createdAt });
     }
     return { session, user, organization, formToken: formTokenOf(token) };
   }
