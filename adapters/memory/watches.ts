@@ -64,6 +64,16 @@ export function memoryWatches(state: MemoryState): WatchStore {
         return before;
       });
     },
+    async pullForwardPolls({ now, latest, polledAfter }) {
+      let moved = 0;
+      for (const watch of watches.values()) {
+        if (watch.nextPollAt > latest && watch.lastPolledAt !== null && watch.lastPolledAt > polledAfter) {
+          if (moved++ === 0) state.write();
+          watch.nextPollAt = now;
+        }
+      }
+      return moved;
+    },
     async nextPollAt() {
       let earliest: number | null = null;
       for (const watch of watches.values()) if (earliest === null || watch.nextPollAt < earliest) earliest = watch.nextPollAt;

@@ -554,6 +554,12 @@ export interface WatchStore {
   pollSoon(scope: Scope, id: string, at: number): Promise<WatchRecord | null>;
   /** Leases up to `limit` due watches to `owner` (their nextPollAt moves to `leaseUntil`), as claimDue does. */
   claimDue(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<WatchRecord[]>;
+  /**
+   * Makes due at `now` every watch whose nextPollAt is later than `latest` (leases included) and whose
+   * last poll ended later than `polledAfter`, and returns how many: times chosen on a wall clock since
+   * set back, as CertificateStore's pullForwardChecks. Only reads when there are none.
+   */
+  pullForwardPolls(options: { now: number; latest: number; polledAfter: number }): Promise<number>;
   /** The earliest nextPollAt of all watches (leases included), or null when there are none. */
   nextPollAt(): Promise<number | null>;
   /**

@@ -5,7 +5,7 @@
  * restarts and processes. A failing CT service becomes `lastError` and is asked again at the next
  * interval (or after its Retry-After): never more than one request per watch at a time, never an alert.
  */
-import type { Clock } from "../base/time.ts";
+import { CLOCK_STEP_SLACK_MS, clockStepWatch, type Clock } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import { newId } from "../base/ids.ts";
 import type { EventRecord, WatchRecord } from "../base/records.ts";
@@ -57,11 +57,26 @@ export class WatchPoller {
   readonly loop: WorkLoop<WatchRecord>;
 
   constructor(private readonly options: WatchPollerOptions) {
-    const { store, clock, logger, owner, leaseMs, pollMs } = options;
+    const { store, clock, logger, owner, leaseMs, pollMs, intervalMs } = options;
+    // A next poll further ahead than this process plans any, after a last poll in the future, was planned
+    // on a wall clock since set back (a day back would hold every watch's poll back a day). A Retry-After
+    // longer than the interval, given on a clock since set back, is not waited out then: the service
+    // answers 429 again if it still wants to.
+    const latestPlanned = Math.max(intervalMs, leaseMs) + CLOCK_STEP_SLACK_MS;
+    const pullForward = clockStepWatch(clock, async (now) => {
+      const moved = await store.watches.pullForwardPolls({ now, latest: now + latestPlanned, polledAfter: now + CLOCK_STEP_SLACK_MS });
+      if (moved > 0) logger.warn("watch polls planned on a clock since set back are due now", { watches: moved });
+    });
     this.loop = new WorkLoop<WatchRecord>(
       {
-        claim: (limit, now) => store.watches.claimDue({ owner, now, leaseUntil: now + leaseMs, limit }),
-        nextDueAt: () => store.watches.nextPollAt(),
+        claim: async (limit, now) => {
+          await pullForward();
+          return store.watches.claimDue({ owner, now, leaseUntil: now + leaseMs, limit });
+        },
+        nextDueAt: async () => {
+          await pullForward();
+          return store.watches.nextPollAt();
+        },
         run: async (watch) => {
           await this.poll(watch);
         },

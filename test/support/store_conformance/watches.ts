@@ -57,6 +57,25 @@ export function describeWatches(get: () => Store) {
       expect(await store.watches.insert(watchRecord(live), { limit: 2 })).toBe("limit_reached");
     });
 
+    test("pullForwardPolls() makes due now every next poll later than `latest` after a last poll later than `polledAfter`, and leaves the others", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      // Far beyond any other test's watches: polled on a clock since set back.
+      const polledAfter = NOW + 50 * DAY;
+      const latest = NOW + 100 * DAY;
+      const far = watchRecord(live, { lastPolledAt: NOW + 60 * DAY, nextPollAt: NOW + 200 * DAY });
+      const atLatest = watchRecord(live, { lastPolledAt: NOW + 60 * DAY, nextPollAt: latest });
+      // As far ahead after a last poll in the past (a long Retry-After on a good clock), or never polled: left.
+      const waiting = watchRecord(live, { lastPolledAt: NOW, nextPollAt: NOW + 200 * DAY });
+      const fresh = watchRecord(live, { lastPolledAt: null, nextPollAt: NOW + 200 * DAY });
+      for (const watch of [far, atLatest, waiting, fresh]) expect(await store.watches.insert(watch, { limit: 100 })).toBe("created");
+      expect(await store.watches.pullForwardPolls({ now: NOW, latest, polledAfter })).toBe(1);
+      const nextOf = async (watch: WatchRecord) => (await store.watches.get(live, watch.id))?.nextPollAt;
+      expect([await nextOf(far), await nextOf(atLatest), await nextOf(waiting), await nextOf(fresh)]).toEqual([NOW, latest, NOW + 200 * DAY, NOW + 200 * DAY]);
+      expect(await store.watches.pullForwardPolls({ now: NOW, latest, polledAfter })).toBe(0);
+      for (const watch of [far, atLatest, waiting, fresh]) expect(await store.watches.remove(live, watch.id)).toBe(true);
+    });
+
     test("update() changes only the given settings; remove() deletes within the scope only", async () => {
       const store = get();
       const { live, test: testScope } = await newOrganization(store);
