@@ -14,7 +14,7 @@ import { cookieAttributes, listening, SITE, WebClient } from "./support/web_clie
 import { clientAddress } from "../adapters/web/mod.ts";
 import { networkInterfaces } from "node:os";
 import { PASSWORD, shownKey, signedInUser, type WebUser } from "./support/web_users.ts";
-import { HOUR, SECOND } from "../core/base/time.ts";
+import { HOUR, MINUTE, SECOND } from "../core/base/time.ts";
 
 let h: Harness;
 let owner: WebUser;
@@ -85,6 +85,26 @@ describe("session cookie", () => {
       }
       clock.advance(10 * HOUR);
       expect((await busy.browser.get("/")).headers.get("location")).toBe("/sign-in");
+    } finally {
+      await timed.close();
+    }
+  });
+
+  test("two processes whose clocks are 15 minutes apart, taking turns: the session keeps its sign-in time", async () => {
+    const clock = new FakeClock(Date.UTC(2031, 0, 1));
+    const timed = await createHarness({ passwords: bunPasswords, clock });
+    try {
+      const user = await signedInUser(timed, "owner");
+      const token = user.browser.cookies.get("certkeeper_session")!;
+      const id = createHash("sha256").update(token).digest("hex");
+      const signedIn = (await timed.store.sessions.get(id))!.createdAt;
+      for (let turn = 0; turn < 10; turn++) {
+        clock.advance(6 * MINUTE + 15 * MINUTE); // the process ahead
+        expect((await user.browser.get("/")).status).toBe(200);
+        clock.advance(6 * MINUTE - 15 * MINUTE); // the other, 15 minutes behind, 6 minutes later
+        expect((await user.browser.get("/")).status).toBe(200);
+      }
+      expect((await timed.store.sessions.get(id))!.createdAt).toBe(signedIn);
     } finally {
       await timed.close();
     }

@@ -6,7 +6,7 @@
 import type { OrganizationRecord, SessionRecord, UserRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import type { Clock } from "../base/time.ts";
-import { CLOCK_STEP_SLACK_MS, DAY, HOUR, MINUTE } from "../base/time.ts";
+import { DAY, HOUR, MINUTE } from "../base/time.ts";
 import { formTokenOf, isSessionToken, newSessionToken, sessionIdOf, tokensMatch } from "./session_token.ts";
 
 export interface SessionPolicy {
@@ -19,6 +19,9 @@ export interface SessionPolicy {
 }
 
 export const SESSION_POLICY: SessionPolicy = { idleMs: 12 * HOUR, lifetimeMs: 7 * DAY, touchEveryMs: 5 * MINUTE };
+
+/** A session last seen further ahead than this was used on a wall clock since set back (see resume). */
+const SESSION_CLOCK_STEP_MS = HOUR;
 
 /** Who a request comes from, once its session cookie is recognised. */
 export interface SignedIn {
@@ -69,10 +72,11 @@ export class Sessions {
       await this.store.sessions.remove(id);
       return null;
     }
-    // Last seen in the future: the wall clock was set back since (NTP correcting a clock that ran
-    // ahead) by at least that much. The sign-in time moves back with it, so that neither the idle end
-    // nor the lifetime of the session grows by the step.
-    const step = session.lastSeenAt - now > CLOCK_STEP_SLACK_MS ? session.lastSeenAt - now : 0;
+    // Last seen more than an hour in the future: the wall clock was set back since (NTP correcting a
+    // clock that ran ahead) by at least that much. The sign-in time moves back with it, so that neither
+    // the idle end nor the lifetime of the session grows by the step. Not for less: processes whose
+    // clocks are minutes apart would otherwise take those minutes off the session at each turn.
+    const step = session.lastSeenAt - now > SESSION_CLOCK_STEP_MS ? session.lastSeenAt - now : 0;
     if (now - session.lastSeenAt >= this.policy.touchEveryMs || step > 0) {
       const createdAt = session.createdAt - step;
       const expiresAt = Math.min(now + this.policy.idleMs, createdAt + this.policy.lifetimeMs);
