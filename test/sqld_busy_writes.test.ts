@@ -241,3 +241,25 @@ test("a delivery's writes (the urgent lane) take the turn before ordinary writes
     proxy.stop();
   }
 });
+
+test("the readiness probe's write (the urgent lane) takes the turn before ordinary writes still waiting", async () => {
+  const proxy = busyProxy(sqld.url);
+  const through = await openLibsqlStore({ url: proxy.url, busyTimeoutMs: BUSY_TIMEOUT_MS });
+  try {
+    const open = proxy.holdNext();
+    const first = through.organizations.create(organizationRecord());
+    await Bun.sleep(50);
+    const ordinary = [organizationRecord(), organizationRecord(), organizationRecord()].map((org) => through.organizations.create(org));
+    await Bun.sleep(20);
+    const ping = through.ping();
+    await Bun.sleep(20);
+    const before = proxy.arrived().length;
+    open();
+    await Promise.all([first, ...ordinary, ping]);
+    const after = proxy.arrived().slice(before).map((body) => (/write_probe/.test(body) ? "probe" : /organizations/.test(body) ? "create" : "other"));
+    expect(after.filter((kind) => kind !== "other").slice(0, 2)).toEqual(["probe", "create"]);
+  } finally {
+    await through.close();
+    proxy.stop();
+  }
+});

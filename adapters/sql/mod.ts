@@ -62,8 +62,10 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
       },
     }),
     async ping() {
-      // A few pages, as a small real write takes: a disk with no room for them refuses this too.
-      await db.execute(
+      // A few pages, as a small real write takes: a disk with no room for them refuses this too. In the
+      // urgent lane: whether the database takes writes, not how many of this process's wait their turn
+      // (a burst of them must not take the process out of its load balancer's rotation).
+      await (db.urgent?.() ?? db).execute(
         `INSERT INTO write_probe (id, probed_at, pad) VALUES (1, ?, zeroblob(8192))
          ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at, pad = excluded.pad`,
         [Date.now()],
