@@ -22,11 +22,11 @@ export function memorySessions(state: MemoryState): SessionStore {
     async get(id) {
       return copy(state.sessions.get(id) ?? null);
     },
-    async touch(id, { lastSeenAt, expiresAt, createdAt }) {
+    async touch(id, { lastSeenAt, expiresAt }) {
       const session = state.sessions.get(id);
       if (!session) return false;
       state.write();
-      Object.assign(session, { lastSeenAt, expiresAt }, createdAt === undefined ? {} : { createdAt });
+      Object.assign(session, { lastSeenAt, expiresAt });
       return true;
     },
     async remove(id) {

@@ -36,11 +36,10 @@ export function sqlSessions(db: Executor): SessionStore {
       const { rows } = await db.execute(`SELECT ${SESSION_COLUMNS.join(", ")} FROM sessions WHERE id = ?`, [id]);
       return rows[0] ? sessionFrom(rows[0]) : null;
     },
-    async touch(id, { lastSeenAt, expiresAt, createdAt }) {
-      const { rowsAffected } = await db.execute("UPDATE sessions SET last_seen_at = ?, expires_at = ?, created_at = COALESCE(?, created_at) WHERE id = ?", [
+    async touch(id, { lastSeenAt, expiresAt }) {
+      const { rowsAffected } = await db.execute("UPDATE sessions SET last_seen_at = ?, expires_at = ? WHERE id = ?", [
         lastSeenAt,
         expiresAt,
-        createdAt ?? null,
         id,
       ]);
       return rowsAffected > 0;

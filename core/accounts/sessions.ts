@@ -20,7 +20,7 @@ export interface SessionPolicy {
 
 export const SESSION_POLICY: SessionPolicy = { idleMs: 12 * HOUR, lifetimeMs: 7 * DAY, touchEveryMs: 5 * MINUTE };
 
-/** A session last seen further ahead than this was used on a wall clock since set back (see resume). */
+/** A session last seen further ahead than this was used on a wall clock since set back: it ends (see resume). */
 const SESSION_CLOCK_STEP_MS = HOUR;
 
 /** Who a request comes from, once its session cookie is recognised. */
@@ -66,22 +66,24 @@ export class Sessions {
       await this.store.sessions.remove(id);
       return null;
     }
+    if (session.lastSeenAt - now > SESSION_CLOCK_STEP_MS) {
+      // Last seen more than an hour in the future: the wall clock was set back since (NTP correcting a
+      // clock that ran ahead). How long the session lay unused, and so when it should end, cannot be
+      // known from here: it ends, and its user signs in again. (Processes whose clocks are minutes
+      // apart, taking turns, do not come here.)
+      await this.store.sessions.remove(id);
+      return null;
+    }
     const user = await this.store.users.get(session.userId);
     const organization = user && user.organizationId === session.organizationId ? await this.store.organizations.get(user.organizationId) : null;
     if (!user || !organization) {
       await this.store.sessions.remove(id);
       return null;
     }
-    // Last seen more than an hour in the future: the wall clock was set back since (NTP correcting a
-    // clock that ran ahead) by at least that much. The sign-in time moves back with it, so that neither
-    // the idle end nor the lifetime of the session grows by the step. Not for less: processes whose
-    // clocks are minutes apart would otherwise take those minutes off the session at each turn.
-    const step = session.lastSeenAt - now > SESSION_CLOCK_STEP_MS ? session.lastSeenAt - now : 0;
-    if (now - session.lastSeenAt >= this.policy.touchEveryMs || step > 0) {
-      const createdAt = session.createdAt - step;
-      const expiresAt = Math.min(now + this.policy.idleMs, createdAt + this.policy.lifetimeMs);
-      await this.store.sessions.touch(id, { lastSeenAt: now, expiresAt, ...(step > 0 ? { createdAt } : {}) });
-      Object.assign(session, { lastSeenAt: now, expiresAt, createdAt });
+    if (now - session.lastSeenAt >= this.policy.touchEveryMs) {
+      const expiresAt = Math.min(now + this.policy.idleMs, session.createdAt + this.policy.lifetimeMs);
+      await this.store.sessions.touch(id, { lastSeenAt: now, expiresAt });
+      Object.assign(session, { lastSeenAt: now, expiresAt });
     }
     return { session, user, organization, formToken: formTokenOf(token) };
   }

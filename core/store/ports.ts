@@ -457,11 +457,8 @@ export interface SessionStore {
   create(session: SessionRecord): Promise<void>;
   /** The session with this id (a hash of its token), expired or not; null when there is none. */
   get(id: string): Promise<SessionRecord | null>;
-  /**
-   * Records use: moves lastSeenAt and expiresAt (and createdAt, when given: a sign-in time written on a
-   * wall clock since set back, moved by the step). False when the session is gone.
-   */
-  touch(id: string, use: { lastSeenAt: number; expiresAt: number; createdAt?: number }): Promise<boolean>;
+  /** Records use: moves lastSeenAt and expiresAt. False when the session is gone. */
+  touch(id: string, use: { lastSeenAt: number; expiresAt: number }): Promise<boolean>;
   remove(id: string): Promise<boolean>;
   /** Removes every session of the user; returns how many there were. */
   removeByUser(userId: string): Promise<number>;
