@@ -109,3 +109,36 @@ test("a CA left alone for a quiet minute after a time-out is asked again after t
   expect(asked(other.certId)).toBe(1);
   expect(answered!.lastError).toBeNull();
 });
+
+test("correct clock: a check that read the clock a second before the time-out's does not ask the CA during its quiet minute", async () => {
+  const quiet = await leafOf("quiet2.ari.certkeeper.test");
+  const t0 = Date.now();
+  ari.answer(quiet.certId, { kind: "hang" });
+  const ca = client(createMemoryStore().renewalInfo);
+  expect((await ca.renewalInfo(quiet, null, t0))!.lastError).not.toBeNull();
+  // Another leaf of that CA, whose check (running beside the one that timed out) read the clock a
+  // second earlier and reaches renewal information only now, within the quiet minute.
+  const other = await leafOf("beside.ari.certkeeper.test");
+  ari.answer(other.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
+  const held = await ca.renewalInfo(other, null, t0 - 1000);
+  expect({ asked: asked(other.certId), lastError: held!.lastError }).toEqual({ asked: 0, lastError: expect.stringContaining("not asked again for a minute") });
+});
+
+test("after a step back of a day, a leaf another process asked about on the clock ahead is asked at once, not after waiting out its claim", async () => {
+  const leaf = await leafOf("claimed.ari.certkeeper.test");
+  const t0 = Date.now();
+  ari.answer(leaf.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
+  const cache = createMemoryStore().renewalInfo;
+  // Process A (its clock a day ahead) asks; then NTP sets the clock back a day.
+  await client(cache, "proc_a").renewalInfo(leaf, null, t0);
+  expect(asked(leaf.certId)).toBe(1);
+  const stepped = t0 - DAY;
+  // Process B (or A restarted: a new owner) checks the leaf.
+  const started = performance.now();
+  const again = await client(cache, "proc_b").renewalInfo(leaf, null, stepped);
+  const waitedMs = performance.now() - started;
+  expect(again!.checkedAt).toBe(stepped);
+  expect(asked(leaf.certId)).toBe(2);
+  // A loopback answer takes milliseconds; waiting out the claim, 2 × 1.5 s + 1 s.
+  expect(waitedMs).toBeLessThan(1500);
+});

@@ -20,9 +20,9 @@ export function memoryRenewalInfo(): RenewalInfoCache {
         for (const [other, claim] of claims) if (claim.until <= now) claims.delete(other);
       }
     },
-    async claim(certId, owner, now, until) {
+    async claim(certId, owner, now, until, latest) {
       const held = claims.get(certId);
-      if (held && held.owner !== owner && held.until > now) return false;
+      if (held && held.owner !== owner && held.until > now && held.until <= latest) return false;
       claims.set(certId, { owner, until });
       return true;
     },

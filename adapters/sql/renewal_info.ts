@@ -22,12 +22,12 @@ export function sqlRenewalInfo(db: Executor): RenewalInfoCache {
         await db.execute("DELETE FROM renewal_info_claims WHERE until <= ?", [now]);
       }
     },
-    async claim(certId, owner, now, until) {
+    async claim(certId, owner, now, until, latest) {
       const { rowsAffected } = await db.execute(
         `INSERT INTO renewal_info_claims (cert_id, owner, until) VALUES (?, ?, ?)
          ON CONFLICT (cert_id) DO UPDATE SET owner = excluded.owner, until = excluded.until
-         WHERE renewal_info_claims.owner = excluded.owner OR renewal_info_claims.until <= ?`,
-        [certId, owner, until, now],
+         WHERE renewal_info_claims.owner = excluded.owner OR renewal_info_claims.until <= ? OR renewal_info_claims.until > ?`,
+        [certId, owner, until, now, latest],
       );
       return rowsAffected > 0;
     },

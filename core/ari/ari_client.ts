@@ -65,8 +65,12 @@ function holds(info: RenewalInfo, now: number): boolean {
   return !answered || info.checkedAt === null || info.checkedAt <= now + CLOCK_STEP_SLACK_MS;
 }
 
-/** Whether a time this process set at `now - span` or later, `until`, is still ahead (and was not set on a clock since set back). */
-const ahead = (until: number, now: number, span: number) => now < until && until - now <= span;
+/**
+ * Whether `until`, set `span` ahead of a moment of this process's clock, is still ahead at `now`, and
+ * was not set on a wall clock since set back (then further ahead than `span` and the slack between
+ * moments read by checks running side by side).
+ */
+const ahead = (until: number, now: number, span: number) => now < until && until - now <= span + CLOCK_STEP_SLACK_MS;
 
 export class AriClient {
   readonly #inFlight = new Map<string, Promise<RenewalInfo>>();
@@ -122,7 +126,8 @@ export class AriClient {
     // Another process sharing the cache is asking about this leaf: its answer is waited for. A claim
     // lasts as long as a directory and an answer may take; past it (that process died) this one asks.
     const asking = 2 * timeoutMs + CLAIM_MARGIN;
-    if (!(await cache.claim(leaf.certId, owner, now, now + asking).catch(() => true))) {
+    // A claim ending later than any is taken (one taken on a wall clock since set back) is not waited out.
+    if (!(await cache.claim(leaf.certId, owner, now, now + asking, now + asking + CLOCK_STEP_SLACK_MS).catch(() => true))) {
       const answered = await this.#answerOfOther(leaf.certId, now, asking);
       if (answered) return answered;
     }

@@ -501,9 +501,11 @@ export interface RenewalInfoCache {
   put(certId: string, info: RenewalInfo, expiresAt: number, now: number): Promise<void>;
   /**
    * Takes the right to ask the CA about the leaf until `until`, so that processes sharing the store do
-   * not ask at once: true when taken, or already held by `owner`; false while another owner holds it.
+   * not ask at once: true when taken, or already held by `owner`; false while another owner holds it,
+   * that is while its claim ends after `now` and no later than `latest` (one ending later was taken on
+   * a wall clock since set back, and is taken over).
    */
-  claim(certId: string, owner: string, now: number, until: number): Promise<boolean>;
+  claim(certId: string, owner: string, now: number, until: number, latest: number): Promise<boolean>;
 }
 
 export type InsertWatchResult = "created" | "duplicate" | "limit_reached";

@@ -197,18 +197,29 @@ export function describeWatches(get: () => Store) {
   });
 
   describe("renewal information claims", () => {
+    /** How much later than the claim asked for another's may end and still hold. */
+    const LATE = 10 * 60_000;
     test("claim(): one owner at a time asks about a leaf, until its claim ends; its own claim it may renew", async () => {
       const store = get();
       const certId = `leaf.${hex(8)}`;
-      expect(await store.renewalInfo.claim(certId, "proc_a", NOW, NOW + 5_000)).toBe(true);
-      expect(await store.renewalInfo.claim(certId, "proc_b", NOW + 1_000, NOW + 6_000)).toBe(false);
-      expect(await store.renewalInfo.claim(certId, "proc_a", NOW + 2_000, NOW + 7_000)).toBe(true);
-      expect(await store.renewalInfo.claim(certId, "proc_b", NOW + 6_999, NOW + 12_000)).toBe(false);
+      expect(await store.renewalInfo.claim(certId, "proc_a", NOW, NOW + 5_000, NOW + 5_000 + LATE)).toBe(true);
+      expect(await store.renewalInfo.claim(certId, "proc_b", NOW + 1_000, NOW + 6_000, NOW + 6_000 + LATE)).toBe(false);
+      expect(await store.renewalInfo.claim(certId, "proc_a", NOW + 2_000, NOW + 7_000, NOW + 7_000 + LATE)).toBe(true);
+      expect(await store.renewalInfo.claim(certId, "proc_b", NOW + 6_999, NOW + 12_000, NOW + 12_000 + LATE)).toBe(false);
       // Ended (its process died, or it answered long ago): another takes it.
-      expect(await store.renewalInfo.claim(certId, "proc_b", NOW + 7_000, NOW + 12_000)).toBe(true);
-      expect(await store.renewalInfo.claim(certId, "proc_a", NOW + 8_000, NOW + 13_000)).toBe(false);
+      expect(await store.renewalInfo.claim(certId, "proc_b", NOW + 7_000, NOW + 12_000, NOW + 12_000 + LATE)).toBe(true);
+      expect(await store.renewalInfo.claim(certId, "proc_a", NOW + 8_000, NOW + 13_000, NOW + 13_000 + LATE)).toBe(false);
       // Another leaf is claimed on its own.
-      expect(await store.renewalInfo.claim(`leaf.${hex(8)}`, "proc_a", NOW + 8_000, NOW + 13_000)).toBe(true);
+      expect(await store.renewalInfo.claim(`leaf.${hex(8)}`, "proc_a", NOW + 8_000, NOW + 13_000, NOW + 13_000 + LATE)).toBe(true);
+    });
+
+    test("claim(): another owner's claim ending later than `latest` (taken on a clock since set back) is taken over", async () => {
+      const store = get();
+      const certId = `leaf.${hex(8)}`;
+      // Taken a day ahead of the clock now.
+      expect(await store.renewalInfo.claim(certId, "proc_a", NOW + DAY, NOW + DAY + 5_000, NOW + DAY + 5_000 + LATE)).toBe(true);
+      expect(await store.renewalInfo.claim(certId, "proc_b", NOW, NOW + 5_000, NOW + 5_000 + LATE)).toBe(true);
+      expect(await store.renewalInfo.claim(certId, "proc_a", NOW + 1_000, NOW + 6_000, NOW + 6_000 + LATE)).toBe(false);
     });
   });
 }
