@@ -54,7 +54,7 @@ export const createImport = defineOperation({
   response: Envelope(Import),
   errors: ["permission_denied", "payload_too_large", "unsupported_media_type"],
   example: { request: { certificates: [{ domain: "example.com", tags: ["team:web"] }, { domain: "shop.example.com", port: 8443 }] } },
-  async handle({ principal, services }, { body }) {
+  async handle({ principal, services, host }, { body }) {
     const items = body as string[];
     const now = services.clock.now();
     const record: ImportRecord = {
@@ -73,7 +73,9 @@ export const createImport = defineOperation({
     // What one organization's finished imports keep is bounded: its last ones, with their items. Trimmed
     // first, so that a failure here creates nothing (a retry makes no second import).
     await imports.trim(record.organizationId, FINISHED_IMPORTS_KEPT);
-    if (!(await imports.create(record, items, MAX_RUNNING_IMPORTS))) {
+    // The operator's own imports (the CLI's, an embedding program's) are not held: a CLI import stopped
+    // ten times must not keep the next one, which finishes them all, from starting.
+    if (!(await imports.create(record, items, host ? Infinity : MAX_RUNNING_IMPORTS))) {
       throw new CertkeeperError(
         "rate_limit_exceeded",
         `This organization already has ${MAX_RUNNING_IMPORTS} imports running: retry once one has finished (GET /v1/imports/{id} shows their progress).`,

@@ -13,6 +13,11 @@ export interface OperationContext {
   principal: Principal;
   services: Services;
   requestId: string;
+  /**
+   * The call comes from the process itself (the CLI, a program embedding certkeeper), the operator's
+   * own hand: not rate limited, and not held to limits that protect the server from its callers.
+   */
+  host?: boolean;
 }
 
 export interface OperationInput {

@@ -73,7 +73,7 @@ export async function runOperation(services: Services, call: Call): Promise<Outc
     const query = validateQuery(operation.query, call.query ?? {}) as Record<string, unknown>;
     let body: unknown;
     if (operation.body) body = operation.parseBody ? operation.parseBody(raw, services) : validate(operation.body, raw);
-    const result = await operation.handle({ principal, services, requestId: call.requestId ?? "" }, { params, query, body });
+    const result = await operation.handle({ principal, services, requestId: call.requestId ?? "", host: call.caller.kind === "host" }, { params, query, body });
     return { ok: true, status: operation.status, result, headers, principal };
   } catch (error) {
     const failed = asCertkeeperError(error);
