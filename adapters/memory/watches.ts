@@ -67,7 +67,7 @@ export function memoryWatches(state: MemoryState): WatchStore {
     async pullForwardPolls({ now, latest, polledAfter }) {
       let moved = 0;
       for (const watch of watches.values()) {
-        if (watch.nextPollAt > latest && watch.lastPolledAt !== null && watch.lastPolledAt > polledAfter) {
+        if (watch.nextPollAt > latest && (watch.lastPolledAt ?? watch.createdAt) > polledAfter) {
           if (moved++ === 0) state.write();
           watch.nextPollAt = now;
         }

@@ -113,7 +113,7 @@ export function sqlWatches(db: Executor, bookkeeping: Executor = db): WatchStore
     },
     async pullForwardPolls({ now, latest, polledAfter }) {
       // A read from the top of the due index first: nearly always nothing, and then no write lock taken.
-      const found = "FROM watches WHERE next_poll_at > ? AND last_polled_at > ?";
+      const found = "FROM watches WHERE next_poll_at > ? AND COALESCE(last_polled_at, created_at) > ?";
       const { rows } = await db.execute(`SELECT 1 ${found} LIMIT 1`, [latest, polledAfter]);
       if (rows.length === 0) return 0;
       const { rowsAffected } = await bookkeeping.execute(`UPDATE watches SET next_poll_at = ? WHERE id IN (SELECT id ${found})`, [now, latest, polledAfter]);

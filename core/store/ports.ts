@@ -555,8 +555,9 @@ export interface WatchStore {
   claimDue(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<WatchRecord[]>;
   /**
    * Makes due at `now` every watch whose nextPollAt is later than `latest` (leases included) and whose
-   * last poll ended later than `polledAfter`, and returns how many: times chosen on a wall clock since
-   * set back, as CertificateStore's pullForwardChecks. Only reads when there are none.
+   * last poll ended later than `polledAfter` (never polled: whose creation was), and returns how many:
+   * times chosen on a wall clock since set back, as CertificateStore's pullForwardChecks. Only reads
+   * when there are none.
    */
   pullForwardPolls(options: { now: number; latest: number; polledAfter: number }): Promise<number>;
   /** The earliest nextPollAt of all watches (leases included), or null when there are none. */

@@ -65,15 +65,18 @@ export function describeWatches(get: () => Store) {
       const latest = NOW + 100 * DAY;
       const far = watchRecord(live, { lastPolledAt: NOW + 60 * DAY, nextPollAt: NOW + 200 * DAY });
       const atLatest = watchRecord(live, { lastPolledAt: NOW + 60 * DAY, nextPollAt: latest });
-      // As far ahead after a last poll in the past (a long Retry-After on a good clock), or never polled: left.
+      // Never polled, created (and so first due, or leased) on a clock since set back: moved too.
+      const created = watchRecord(live, { lastPolledAt: null, createdAt: NOW + 60 * DAY, nextPollAt: NOW + 200 * DAY });
+      // As far ahead after a last poll, or a creation, in the past (a long Retry-After on a good clock): left.
       const waiting = watchRecord(live, { lastPolledAt: NOW, nextPollAt: NOW + 200 * DAY });
-      const fresh = watchRecord(live, { lastPolledAt: null, nextPollAt: NOW + 200 * DAY });
-      for (const watch of [far, atLatest, waiting, fresh]) expect(await store.watches.insert(watch, { limit: 100 })).toBe("created");
-      expect(await store.watches.pullForwardPolls({ now: NOW, latest, polledAfter })).toBe(1);
+      const fresh = watchRecord(live, { lastPolledAt: null, createdAt: NOW, nextPollAt: NOW + 200 * DAY });
+      const all = [far, atLatest, created, waiting, fresh];
+      for (const watch of all) expect(await store.watches.insert(watch, { limit: 100 })).toBe("created");
+      expect(await store.watches.pullForwardPolls({ now: NOW, latest, polledAfter })).toBe(2);
       const nextOf = async (watch: WatchRecord) => (await store.watches.get(live, watch.id))?.nextPollAt;
-      expect([await nextOf(far), await nextOf(atLatest), await nextOf(waiting), await nextOf(fresh)]).toEqual([NOW, latest, NOW + 200 * DAY, NOW + 200 * DAY]);
+      expect(await Promise.all(all.map(nextOf))).toEqual([NOW, latest, NOW, NOW + 200 * DAY, NOW + 200 * DAY]);
       expect(await store.watches.pullForwardPolls({ now: NOW, latest, polledAfter })).toBe(0);
-      for (const watch of [far, atLatest, waiting, fresh]) expect(await store.watches.remove(live, watch.id)).toBe(true);
+      for (const watch of all) expect(await store.watches.remove(live, watch.id)).toBe(true);
     });
 
     test("update() changes only the given settings; remove() deletes within the scope only", async () => {
