@@ -3,7 +3,8 @@
  * before the time it named, and is asked once it has passed (CONTRACT §21: "Requests honour 429 /
  * Retry-After"). One follower on a fake clock, against a fixture RFC 6962 log. The wait is kept with
  * the log: a follower started after a restart, or by another process taking the lease over, waits out
- * what is left of it (in memory and in the embedded database).
+ * what is left of it (in memory and in the embedded database); one written on a wall clock since set
+ * back a day is not.
  */
 import { afterEach, expect, test } from "bun:test";
 import { FakeClock } from "./support/fake_clock.ts";
@@ -136,6 +137,60 @@ for (const [name, open] of [
       clock.advance(1);
       await secondRun;
       expect(asked).toEqual(["ct/v1/get-sth"]);
+      expect(after.slice(0, 2)).toEqual(["ct/v1/get-sth", "ct/v1/get-sth"]);
+    } finally {
+      await fetcher.close();
+      await done();
+    }
+  }, 20_000);
+
+  test(`${name}: a wait written on a wall clock since set back a day is not waited out by the follower started after it`, async () => {
+    log = await startFixtureLog({ kind: "rfc6962" });
+    log.publish();
+    const clock = new FakeClock(Date.now());
+    const { store, done } = await open();
+    const fetcher = createHttpFetcher({ trust: new TrustStore([]), resolve: [], allowPrivateTargets: true });
+    try {
+      const [spec] = parseLogList(logListJson([log])).logs;
+      const context = (owner: string) => ({
+        store,
+        clock,
+        logger: createLogger("error", () => {}),
+        owner,
+        watches: new WatchIndexSource({ store: store.ctLogs, clock, settleMs: 0, refreshMs: 1000 }),
+        runEntries: 4096,
+        fetchesPerLog: 4,
+        headIntervalMs: 30_000,
+        firstBackoffMs: 5_000,
+        onLeaseLost: () => {},
+      });
+      const until = async (check: () => boolean) => {
+        for (let i = 0; i < 200 && !check(); i++) await Bun.sleep(10);
+      };
+      // On a clock a day ahead, the log asks for 5 minutes; the process stops.
+      expect(await store.ctLogs.leaseFollower({ owner: "first", now: clock.now(), leaseUntil: clock.now() + 60_000 })).toBe(true);
+      expect(await store.ctLogs.setListed("first", [spec!], clock.now())).toBe(true);
+      log.intercept({ status: 429, headers: { "retry-after": "300" } }, { match: /get-sth/, times: 1 });
+      const first = new AbortController();
+      const firstRun = followLog(spec!, new Rfc6962Reader(spec!, { fetcher, timeoutMs: 3000 }), context("first"), first.signal);
+      await until(() => log!.requests.length === 1);
+      for (let i = 0; i < 100 && (await store.ctLogs.list())[0]?.retryAt === null; i++) await Bun.sleep(10);
+      expect((await store.ctLogs.list())[0]!.retryAt).toBe(clock.now() + 300_000);
+      first.abort();
+      await firstRun;
+      // NTP sets the clock back a day; a follower starts (a restart, or another process).
+      clock.set(clock.now() - 86_400_000 + 60_000);
+      // The first's lease, taken on the clock ahead, is not waited out (a live holder renews on the new clock).
+      const now = clock.now();
+      expect(await store.ctLogs.leaseFollower({ owner: "second", now, leaseUntil: now + 60_000, latest: now + 60_000 + 600_000 })).toBe(true);
+      const second = new AbortController();
+      const secondRun = followLog(spec!, new Rfc6962Reader(spec!, { fetcher, timeoutMs: 3000 }), context("second"), second.signal);
+      // Asked at once (the fake clock does not move: waiting a day, or the 5 minutes, would never end).
+      await until(() => log!.requests.length > 1);
+      const after = log.requests.slice();
+      second.abort();
+      clock.advance(1);
+      await secondRun;
       expect(after.slice(0, 2)).toEqual(["ct/v1/get-sth", "ct/v1/get-sth"]);
     } finally {
       await fetcher.close();

@@ -17,8 +17,8 @@ export function memoryCtLogs(state: MemoryState): CtLogStore {
   const holds = (owner: string) => lease.owner === owner;
 
   return {
-    async leaseFollower({ owner, now, leaseUntil }) {
-      if (lease.owner !== null && lease.owner !== owner && lease.until >= now) return false;
+    async leaseFollower({ owner, now, leaseUntil, latest }) {
+      if (lease.owner !== null && lease.owner !== owner && lease.until >= now && lease.until <= (latest ?? Infinity)) return false;
       state.write();
       lease.owner = owner;
       lease.until = leaseUntil;

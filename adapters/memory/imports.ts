@@ -30,7 +30,7 @@ export function memoryImports(state: MemoryState): ImportStore {
     async results(importId) {
       return copy((imports.get(importId)?.items ?? []).flatMap((item) => (item.result ? [item.result] : [])));
     },
-    async claim({ owner, now, leaseUntil, limit }) {
+    async claim({ owner, now, leaseUntil, limit, latest = Infinity }) {
       // An organization's turn: the latest lease of its running imports (served lately: late in line).
       const served = new Map<string, number>();
       for (const i of imports.values()) {
@@ -38,7 +38,7 @@ export function memoryImports(state: MemoryState): ImportStore {
       }
       const turn = (i: { record: ImportRecord }) => served.get(i.record.organizationId)!;
       const due = [...imports.values()]
-        .filter((i) => i.record.status === "running" && i.leaseUntil <= now)
+        .filter((i) => i.record.status === "running" && (i.leaseUntil <= now || i.leaseUntil > latest))
         .sort((a, b) => turn(a) - turn(b) || a.leaseUntil - b.leaseUntil || a.record.createdAt - b.record.createdAt)
         .slice(0, limit);
       if (due.length > 0) state.write();

@@ -55,10 +55,10 @@ function issuanceFrom(row: Row): CtIssuanceRecord & { seq: number } {
  */
 export function sqlCtLogs(db: Executor, bookkeeping: Executor = db): CtLogStore {
   return {
-    async leaseFollower({ owner, now, leaseUntil }) {
+    async leaseFollower({ owner, now, leaseUntil, latest }) {
       const { rowsAffected } = await bookkeeping.execute(
-        "UPDATE ct_follower SET owner = ?, lease_until = ? WHERE id = 1 AND (owner IS NULL OR owner = ? OR lease_until < ?)",
-        [owner, leaseUntil, owner, now],
+        "UPDATE ct_follower SET owner = ?, lease_until = ? WHERE id = 1 AND (owner IS NULL OR owner = ? OR lease_until < ? OR lease_until > ?)",
+        [owner, leaseUntil, owner, now, latest ?? Number.MAX_SAFE_INTEGER],
       );
       return rowsAffected > 0;
     },

@@ -80,13 +80,13 @@ export function sqlImports(db: Executor): ImportStore {
       );
     },
 
-    async claim({ owner, now, leaseUntil, limit }) {
+    async claim({ owner, now, leaseUntil, limit, latest }) {
       return db.transaction(async (tx) => {
         const { rows } = await tx.execute(
-          `SELECT ${COLUMNS} FROM imports WHERE status = 'running' AND lease_until <= ?
+          `SELECT ${COLUMNS} FROM imports WHERE status = 'running' AND (lease_until <= ? OR lease_until > ?)
            ORDER BY (SELECT MAX(o.lease_until) FROM imports o WHERE o.organization_id = imports.organization_id AND o.status = 'running'),
              lease_until, created_at LIMIT ?`,
-          [now, limit],
+          [now, latest ?? Number.MAX_SAFE_INTEGER, limit],
         );
         for (const row of rows) {
           await tx.execute("UPDATE imports SET lease_owner = ?, lease_until = ? WHERE id = ?", [owner, leaseUntil, row.id as string]);

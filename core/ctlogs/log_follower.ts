@@ -9,7 +9,7 @@
  * were not verified and written.
  */
 import type { Clock } from "../base/time.ts";
-import { SECOND, MINUTE, DAY } from "../base/time.ts";
+import { CLOCK_STEP_SLACK_MS, SECOND, MINUTE, DAY } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import { logEventsRaised } from "../base/journal.ts";
 import type { CtBatch, CtLogRecord, Store } from "../store/ports.ts";
@@ -147,11 +147,17 @@ class LogFollower {
     }
   }
 
-  /** What is left of the wait written after the log's last failure (at most a day); 0 when none or unknown. */
+  /**
+   * What is left of the wait written after the log's last failure (at most a day); 0 when none or
+   * unknown, or when it was written on a wall clock since set back (the log's record changed in the
+   * future): a day back would otherwise keep the log unread a day.
+   */
   async #waitLeft(): Promise<number> {
     try {
       const record = (this.#record ??= await this.#load());
-      return record.retryAt === null ? 0 : Math.min(Math.max(0, record.retryAt - this.context.clock.now()), DAY);
+      const now = this.context.clock.now();
+      if (record.retryAt === null || record.updatedAt > now + CLOCK_STEP_SLACK_MS) return 0;
+      return Math.min(Math.max(0, record.retryAt - now), DAY);
     } catch {
       return 0; // the first round meets the same failure and handles it
     }

@@ -14,7 +14,7 @@
  * back by one turn, seconds, not to its end; organizations take turns, not imports (the store's claim).
  */
 import type { Clock } from "../base/time.ts";
-import { SECOND } from "../base/time.ts";
+import { CLOCK_STEP_SLACK_MS, SECOND } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import type { ImportRecord } from "../base/records.ts";
 import { targetKey, type CertificateTarget, type ImportItemOutcome, type Store } from "../store/ports.ts";
@@ -53,7 +53,9 @@ export class ImportWorker {
     const { store, owner, leaseMs } = options;
     this.loop = new WorkLoop<ImportRecord>(
       {
-        claim: (limit, now) => store.imports.claim({ owner, now, leaseUntil: now + leaseMs, limit }),
+        // A lease ending later than any is taken was taken on a wall clock since set back, by a process
+        // that is gone (a live holder renews on the new clock): it is not waited out.
+        claim: (limit, now) => store.imports.claim({ owner, now, leaseUntil: now + leaseMs, limit, latest: now + leaseMs + CLOCK_STEP_SLACK_MS }),
         nextDueAt: () => store.imports.nextClaimAt(),
         run: (record) => this.#work(record),
         describe: (record) => ({ importId: record.id }),

@@ -412,12 +412,13 @@ export interface ImportStore {
   /** The settled items, by index. */
   results(importId: string): Promise<ImportItemResult[]>;
   /**
-   * Leases up to `limit` running imports whose lease ran out (a new one's is out at once) to `owner`
-   * until `leaseUntil`. Organizations take turns: first the imports of the organization whose running
+   * Leases up to `limit` running imports whose lease ran out (a new one's is out at once), or ends later
+   * than `latest` (taken on a wall clock since set back by a process that is gone), to `owner` until
+   * `leaseUntil`. Organizations take turns: first the imports of the organization whose running
    * imports' latest lease is the oldest (one not served lately), and within it the one whose lease ran
    * out first (a new one, then one given up longest ago). Two claimers at once lease disjoint sets.
    */
-  claim(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<ImportRecord[]>;
+  claim(options: { owner: string; now: number; leaseUntil: number; limit: number; latest?: number }): Promise<ImportRecord[]>;
   /** The earliest time a running import's lease runs out, or null when none is running. */
   nextClaimAt(): Promise<number | null>;
   /** Extends `owner`'s lease; false when it no longer holds it (it ran out and another took the import). */
@@ -628,10 +629,11 @@ export interface CtBatch {
 
 export interface CtLogStore {
   /**
-   * Takes the follower's lease for `owner` until `leaseUntil` when it is free, run out at `now` or
-   * already `owner`'s (then extends it); true when `owner` holds it afterwards.
+   * Takes the follower's lease for `owner` until `leaseUntil` when it is free, run out at `now`,
+   * already `owner`'s (then extends it), or ending later than `latest` (taken on a wall clock since set
+   * back by a process that is gone); true when `owner` holds it afterwards.
    */
-  leaseFollower(options: { owner: string; now: number; leaseUntil: number }): Promise<boolean>;
+  leaseFollower(options: { owner: string; now: number; leaseUntil: number; latest?: number }): Promise<boolean>;
   /** Gives the lease up, if `owner` holds it. */
   releaseFollower(owner: string): Promise<void>;
   /** Every log known, by url. */

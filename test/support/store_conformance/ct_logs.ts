@@ -62,6 +62,18 @@ export function describeCtLogs(get: () => Store) {
       expect(await store.ctLogs.leaseFollower({ owner: "proc_c", now: now + 2200, leaseUntil: now + 3200 })).toBe(true);
     });
 
+    test("leaseFollower() takes over another owner's lease ending later than `latest` (taken on a clock since set back)", async () => {
+      const store = get();
+      const now = later();
+      // Taken a day ahead of the clock now, by a process since gone.
+      expect(await store.ctLogs.leaseFollower({ owner: "proc_ahead", now: now + 86_400_000, leaseUntil: now + 86_400_000 + 1000 })).toBe(true);
+      expect(await store.ctLogs.leaseFollower({ owner: "proc_b", now, leaseUntil: now + 1000 })).toBe(false);
+      expect(await store.ctLogs.leaseFollower({ owner: "proc_b", now, leaseUntil: now + 1000, latest: now + 1000 + 600_000 })).toBe(true);
+      // A lease within `latest` holds as ever.
+      expect(await store.ctLogs.leaseFollower({ owner: "proc_c", now: now + 10, leaseUntil: now + 1010, latest: now + 1010 + 600_000 })).toBe(false);
+      await store.ctLogs.releaseFollower("proc_b");
+    });
+
     test("setListed() adds logs unseen, keeps known ones' state, and unlists the rest; only for the lease holder", async () => {
       const store = get();
       const { owner } = await holdLease(store);

@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import type { ImportItemOutcome, Store } from "../../../core/store/ports.ts";
 import type { CertificateRecord, ImportRecord, Scope } from "../../../core/base/records.ts";
 import { newId } from "../../../core/base/ids.ts";
+import { DAY, HOUR } from "../../../core/base/time.ts";
 import { certificateRecord, NOW } from "./factories.ts";
 import { addCertificate, newOrganization, PARKED } from "./_helpers.ts";
 
@@ -84,6 +85,27 @@ export function describeImports(get: () => Store) {
       expect((await store.imports.get(live, first.id))?.status).toBe("finished");
       const answers = await Promise.all(racing.map((record) => store.imports.create(record, ["{}"], 2)));
       expect(answers.sort()).toEqual([false, true]);
+    });
+
+    test("claim() takes an import whose lease ends later than `latest` (taken on a clock since set back by a process since gone)", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const t = PARKED - 1000;
+      const record = importRecord(live);
+      await store.imports.create(record, ["{}"], ANY);
+      // Leased a day ahead of the clock now.
+      expect((await claimOnly(store, record.id, "ahead", t, t + DAY)).map((r) => r.id)).toEqual([record.id]);
+      // (Other tests' imports, parked beyond `latest` here, are parked again.)
+      const ours = async (latest?: number) => {
+        const claimed = await store.imports.claim({ owner: "B", now: t + 1, leaseUntil: t + 100, limit: 1000, ...(latest === undefined ? {} : { latest }) });
+        for (const other of claimed) if (other.id !== record.id) await store.imports.renew(other.id, "B", PARKED);
+        return claimed.map((r) => r.id).filter((id) => id === record.id);
+      };
+      expect(await ours()).toEqual([]);
+      expect(await ours(t + 1 + HOUR)).toEqual([record.id]);
+      // Now B's, within `latest`: held.
+      expect(await ours(t + 2 + HOUR)).toEqual([]);
+      await store.imports.renew(record.id, "B", PARKED);
     });
 
     test("claim() takes the import whose lease ran out first first: new ones in order of creation, then the one given up longest ago", async () => {
