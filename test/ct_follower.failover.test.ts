@@ -44,6 +44,9 @@ async function until<T>(what: string, check: () => Promise<T | null | undefined 
   }
 }
 
+/** How long after an entry's timestamp a `serve` process's follower waits before matching it against the watches (its default). */
+const WATCH_SETTLE_MS = 5_000;
+
 const following = (server: ServeProcess) => server.output().stdout.includes("following the CT logs in this process");
 
 describe("two server processes on one libSQL server", () => {
@@ -77,10 +80,12 @@ describe("two server processes on one libSQL server", () => {
     };
     const a = await startServe({ env });
     cleanups.push(() => a.stop("SIGKILL"));
-    const b = await startServe({ env });
-    cleanups.push(() => b.stop("SIGKILL"));
     const watch = (await callServe(a, key, "POST", "/v1/watches", { domain: "failover.example" })).body.data;
     expect(watch.id).toMatch(/^wch_/);
+    // The watch's createdAt was taken before its answer: entries logged from now on are matched against it.
+    const watchedSince = Date.now();
+    const b = await startServe({ env });
+    cleanups.push(() => b.stop("SIGKILL"));
     await until("both logs first seen", async () => {
       const shown = (await callServe(b, key, "GET", "/v1/ct/logs")).body.data;
       return shown.length === 2 && shown.every((log: any) => log.position === 0);
@@ -88,16 +93,20 @@ describe("two server processes on one libSQL server", () => {
     expect([following(a), following(b)].filter(Boolean).length).toBe(1);
 
     // A backlog of three runs in each log, with watched issuances spread through it, served slowly.
+    // Its entries are stamped when the watch was made, the earliest a watched issuance can be: a
+    // follower reads watches WATCH_SETTLE_MS after an entry's timestamp before matching it, and entries
+    // stamped as they are logged would hold the first run back that long after the backlog is built.
+    const timestamp = watchedSince;
     const filler = await issueThroughCt({ issuer: ca, dnsNames: ["filler.other.example"], logs: [] });
     const expected: string[] = [];
     for (let i = 0; i < 12_000; i++) {
       if (i % 1000 === 500) {
         const name = `n${i}.failover.example`;
-        const issued = await issueThroughCt({ issuer: ca, dnsNames: [name], logs });
-        if (i % 2000 === 500) logs[0]!.logCertificate(issued.certificate.rawData, issued.chain);
+        const issued = await issueThroughCt({ issuer: ca, dnsNames: [name], logs, timestamp });
+        if (i % 2000 === 500) logs[0]!.logCertificate(issued.certificate.rawData, issued.chain, { timestamp });
         expected.push(name);
       }
-      for (const log of logs) log.logCertificate(filler.certificate.rawData, filler.chain);
+      for (const log of logs) log.logCertificate(filler.certificate.rawData, filler.chain, { timestamp });
     }
     for (const log of logs) {
       log.delayMs = 40;
@@ -136,7 +145,8 @@ describe("two server processes on one libSQL server", () => {
     const c = await startServe({ env });
     cleanups.push(() => c.stop("SIGKILL"));
     await until("the new process following", async () => following(c));
-    await issueThroughCt({ issuer: ca, dnsNames: ["last.failover.example"], logs });
+    // Logged a settle's time ago (long after the watch was made): matched at the next head, not WATCH_SETTLE_MS later.
+    await issueThroughCt({ issuer: ca, dnsNames: ["last.failover.example"], logs, timestamp: Math.max(watchedSince, Date.now() - WATCH_SETTLE_MS) });
     for (const log of logs) log.publish();
     const final = await until("the last event", async () => {
       const list = await names(c);
