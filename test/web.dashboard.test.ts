@@ -5,7 +5,7 @@
  * pipeline as the signed-in user, so members only read.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { bunPasswords } from "../adapters/bun/passwords.ts";
+import { quickPasswords } from "./support/passwords.ts";
 import { createTransports } from "../adapters/notify/mod.ts";
 import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness, loopbackTransports } from "./support/harness.ts";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
@@ -24,7 +24,7 @@ const live = () => ({ organizationId: h.org.id, mode: "live" as "live" | "test" 
 
 beforeAll(async () => {
   transports = await loopbackTransports();
-  h = await createHarness({ store: "libsql", passwords: bunPasswords, transports, deliveryTimeoutMs: 1000, limits: { requestsPerMinute: 100_000, certificates: 100_000 } });
+  h = await createHarness({ store: "libsql", passwords: quickPasswords, transports, deliveryTimeoutMs: 1000, limits: { requestsPerMinute: 100_000, certificates: 100_000 } });
   owner = await signedInUser(h, "owner");
   member = await signedInUser(h, "member");
 });

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bunPasswords } from "../adapters/bun/passwords.ts";
+import { quickPasswords } from "./support/passwords.ts";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { createHarness, expectData, expectError, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
@@ -19,7 +19,7 @@ let h: Harness;
 let owner: WebUser;
 
 beforeAll(async () => {
-  h = await createHarness({ store: "libsql", passwords: bunPasswords });
+  h = await createHarness({ store: "libsql", passwords: quickPasswords });
   owner = await signedInUser(h, "owner");
 });
 
@@ -105,8 +105,8 @@ describe("sessions across server processes", () => {
   test("a session started by one process is honoured by another on the same database, and signing out in one ends it in both", async () => {
     const dir = mkdtempSync(join(tmpdir(), "certkeeper-web-"));
     const url = `file:${join(dir, "shared.db")}`;
-    const first = await createHarness({ store: await openLibsqlStore({ url }), passwords: bunPasswords });
-    const second = await createHarness({ store: await openLibsqlStore({ url }), passwords: bunPasswords });
+    const first = await createHarness({ store: await openLibsqlStore({ url }), passwords: quickPasswords });
+    const second = await createHarness({ store: await openLibsqlStore({ url }), passwords: quickPasswords });
     try {
       const user = await signedInUser(first, "owner");
       const elsewhere = new WebClient(second.app);

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { bunPasswords } from "../adapters/bun/passwords.ts";
+import { quickPasswords } from "./support/passwords.ts";
 import { createHarness, expectData, expectError, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
 import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
@@ -20,6 +21,8 @@ let h: Harness;
 let owner: WebUser;
 
 beforeAll(async () => {
+  // The product's own hasher here; the other harnesses of this file, which sign in dozens of times
+  // to count failures, sessions and roles, use quickPasswords (test/support/passwords.ts).
   h = await createHarness({ passwords: bunPasswords });
   owner = await signedInUser(h, "owner");
 });
@@ -68,7 +71,7 @@ describe("session cookie", () => {
 
   test("a session ends after 12 hours unused, and 7 days after sign-in however much it is used", async () => {
     const clock = new FakeClock(Date.UTC(2031, 0, 1));
-    const timed = await createHarness({ passwords: bunPasswords, clock });
+    const timed = await createHarness({ passwords: quickPasswords, clock });
     try {
       const user = await signedInUser(timed, "owner");
       clock.advance(11 * HOUR);
@@ -167,7 +170,7 @@ describe("sign-in failures and the slowdown", () => {
 
   test("per email: after 5 failures the next attempt must wait, twice as long after each further failure, even with the right password", async () => {
     const clock = new FakeClock(Date.UTC(2031, 0, 1));
-    const timed = await createHarness({ passwords: bunPasswords, clock });
+    const timed = await createHarness({ passwords: quickPasswords, clock });
     try {
       const { email } = await signedInUser(timed, "owner");
       // A fresh browser each time, as a guesser would use.
@@ -203,7 +206,7 @@ describe("sign-in failures and the slowdown", () => {
 
   test("per client address behind a proxy on this host: after 20 failures from one X-Forwarded-For address, any email from it must wait; other addresses are not held", async () => {
     const clock = new FakeClock(Date.UTC(2031, 0, 1));
-    const timed = await createHarness({ passwords: bunPasswords, clock });
+    const timed = await createHarness({ passwords: quickPasswords, clock });
     // Over real HTTP on 127.0.0.1: the peer is loopback, as a reverse proxy on the same host is.
     const server = listening(timed.app);
     try {
@@ -249,7 +252,7 @@ describe("sign-in failures and the slowdown", () => {
 
   test.skipIf(!networkAddress)("over a connection that is not loopback, X-Forwarded-For is ignored: a client cannot pick a fresh counted address per attempt", async () => {
     const clock = new FakeClock(Date.UTC(2031, 0, 1));
-    const timed = await createHarness({ passwords: bunPasswords, clock });
+    const timed = await createHarness({ passwords: quickPasswords, clock });
     const server = listening(timed.app, networkAddress!);
     try {
       const { email } = await signedInUser(timed, "owner");
@@ -476,7 +479,7 @@ describe("roles", () => {
   });
 
   test("the last owner can be neither removed nor demoted; with a second owner, they can", async () => {
-    const solo = await createHarness({ passwords: bunPasswords });
+    const solo = await createHarness({ passwords: quickPasswords });
     try {
       // An organization of its own: the harness's has owners already.
       const org = await solo.core.services.admin.createOrganization({ name: "Solo" });
@@ -518,7 +521,7 @@ describe("roles", () => {
 describe("dashboard rate limit", () => {
   test("each dashboard action counts against the organization's requests per minute, as a key's requests do: past it, a 429 page with Retry-After, and no TLS connection", async () => {
     const clock = new FakeClock(Date.now());
-    const limited = await createHarness({ passwords: bunPasswords, clock, limits: { requestsPerMinute: 5 } });
+    const limited = await createHarness({ passwords: quickPasswords, clock, limits: { requestsPerMinute: 5 } });
     const { rsaIntermediate } = await testPki();
     const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`*.${TEST_DOMAIN}`], notAfter: new Date(Date.now() + 40 * DAY) });
     const server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
