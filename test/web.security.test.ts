@@ -95,7 +95,7 @@ describe("session cookie", () => {
 
   test("two processes whose clocks are 15 minutes apart, taking turns: the session goes on and keeps its sign-in time", async () => {
     const clock = new FakeClock(Date.UTC(2031, 0, 1));
-    const timed = await createHarness({ passwords: bunPasswords, clock });
+    const timed = await createHarness({ passwords: quickPasswords, clock });
     try {
       const user = await signedInUser(timed, "owner");
       const id = sessionId(user);
@@ -114,7 +114,7 @@ describe("session cookie", () => {
 
   test("after the wall clock is set back a day, each session used before the step ends at its next use; a new sign-in lasts as usual", async () => {
     const clock = new FakeClock(Date.UTC(2031, 0, 1));
-    const timed = await createHarness({ passwords: bunPasswords, clock });
+    const timed = await createHarness({ passwords: quickPasswords, clock });
     try {
       const away = await signedInUser(timed, "owner");
       const busy = await signedInUser(timed, "owner");
