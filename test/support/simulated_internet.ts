@@ -540,14 +540,21 @@ export class SimulatedInternet implements CertificateSource {
     }
     // An intermediate past its notAfter breaks the trusted path: the chain is then untrusted.
     const lapsed = cert.intermediate !== null && now > cert.intermediate.notAfter;
-    let described = details(domain, cert, lapsed, this.servers.get(domain)!.ari);
+    const fresh = details(domain, cert, lapsed, this.servers.get(domain)!.ari);
     // What certkeeper knew of this leaf: the record's details or one of its endpoints'.
     let knownLeaf = known?.details.serialNumber === cert.serial ? known.details : undefined;
     for (const endpoint of known?.endpoints ?? []) if (!knownLeaf && endpoint.details?.serialNumber === cert.serial) knownLeaf = endpoint.details;
-    if (this.ari && described.ariCertId && now <= cert.notAfter) {
+    // As the real source does (core/monitor/certificate_source.ts): the stored details object itself when
+    // it describes this very leaf in the same state, and a new one only for what changed, so that an
+    // unchanged re-check is saved as unchanged, as in production.
+    let described = knownLeaf && sameDescription(knownLeaf, fresh) ? knownLeaf : fresh;
+    if (this.ari && fresh.ariCertId && now <= cert.notAfter) {
       const previous = knownLeaf?.renewalInfo;
-      const renewalInfo = await this.ari.renewalInfo({ certId: described.ariCertId, issuerNames: described.issuerNames!, notBefore: cert.notBefore, notAfter: cert.notAfter }, previous, now);
-      described = { ...described, renewalInfo };
+      const renewalInfo = await this.ari.renewalInfo({ certId: fresh.ariCertId, issuerNames: fresh.issuerNames!, notBefore: cert.notBefore, notAfter: cert.notAfter }, previous, now);
+      if (renewalInfo !== described.renewalInfo) described = { ...described, renewalInfo };
+    } else if (described.renewalInfo !== undefined) {
+      const { renewalInfo: _, ...rest } = described;
+      described = rest;
     }
     if (this.revocation) {
       const { checker, responder } = this.revocation;
@@ -557,7 +564,7 @@ export class SimulatedInternet implements CertificateSource {
         ask: () => checker.answer(`simulated-ca:${cert.serial}`, now, async () => responder.answer(cert, now)),
         now,
       });
-      described = { ...described, revocation };
+      if (revocation !== described.revocation) described = { ...described, revocation };
     }
     return {
       address: node.address,
@@ -568,6 +575,19 @@ export class SimulatedInternet implements CertificateSource {
       tls: SIMULATED_TLS,
     };
   }
+}
+
+/** Whether stored details describe the leaf as `fresh` does (the fields the simulation sets). */
+function sameDescription(stored: CertificateDetails, fresh: CertificateDetails): boolean {
+  const expiryOf = (details: CertificateDetails) => (details.chainExpiry ? `${details.chainExpiry.serialNumber}/${details.chainExpiry.notAfter}` : null);
+  return (
+    stored.serialNumber === fresh.serialNumber &&
+    stored.notBefore === fresh.notBefore &&
+    stored.notAfter === fresh.notAfter &&
+    stored.subject === fresh.subject &&
+    stored.ariCertId === fresh.ariCertId &&
+    expiryOf(stored) === expiryOf(fresh)
+  );
 }
 
 /** What every handshake agrees on (shared: the monitor never changes it). */
