@@ -45,9 +45,12 @@ export function memoryImports(state: MemoryState): ImportStore {
       for (const stored of due) Object.assign(stored, { leaseOwner: owner, leaseUntil });
       return due.map((stored) => copy(stored.record));
     },
-    async nextClaimAt() {
+    async nextClaimAt({ latest = Infinity } = {}) {
       let next: number | null = null;
-      for (const i of imports.values()) if (i.record.status === "running" && (next === null || i.leaseUntil < next)) next = i.leaseUntil;
+      for (const i of imports.values()) {
+        const at = i.leaseUntil > latest ? 0 : i.leaseUntil;
+        if (i.record.status === "running" && (next === null || at < next)) next = at;
+      }
       return next;
     },
     async renew(id, owner, leaseUntil) {

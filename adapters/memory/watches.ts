@@ -64,10 +64,10 @@ export function memoryWatches(state: MemoryState): WatchStore {
         return before;
       });
     },
-    async pullForwardPolls({ now, latest, polledAfter }) {
+    async pullForwardPolls({ now, latest, polledAfter, owner }) {
       let moved = 0;
       for (const watch of watches.values()) {
-        if (watch.nextPollAt > latest && (watch.lastPolledAt ?? watch.createdAt) > polledAfter) {
+        if (watch.nextPollAt > latest && (watch.lastPolledAt ?? watch.createdAt) > polledAfter && watch.leaseOwner !== owner) {
           if (moved++ === 0) state.write();
           watch.nextPollAt = now;
         }

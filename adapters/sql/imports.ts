@@ -95,8 +95,10 @@ export function sqlImports(db: Executor): ImportStore {
       });
     },
 
-    async nextClaimAt() {
-      const { rows } = await db.execute("SELECT MIN(lease_until) AS at FROM imports WHERE status = 'running'");
+    async nextClaimAt({ latest } = {}) {
+      const { rows } = await db.execute("SELECT MIN(CASE WHEN lease_until > ? THEN 0 ELSE lease_until END) AS at FROM imports WHERE status = 'running'", [
+        latest ?? Number.MAX_SAFE_INTEGER,
+      ]);
       return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);
     },
 

@@ -111,12 +111,12 @@ export function sqlWatches(db: Executor, bookkeeping: Executor = db): WatchStore
         return due;
       });
     },
-    async pullForwardPolls({ now, latest, polledAfter }) {
+    async pullForwardPolls({ now, latest, polledAfter, owner }) {
       // A read from the top of the due index first: nearly always nothing, and then no write lock taken.
-      const found = "FROM watches WHERE next_poll_at > ? AND COALESCE(last_polled_at, created_at) > ?";
-      const { rows } = await db.execute(`SELECT 1 ${found} LIMIT 1`, [latest, polledAfter]);
+      const found = "FROM watches WHERE next_poll_at > ? AND COALESCE(last_polled_at, created_at) > ? AND lease_owner IS NOT ?";
+      const { rows } = await db.execute(`SELECT 1 ${found} LIMIT 1`, [latest, polledAfter, owner]);
       if (rows.length === 0) return 0;
-      const { rowsAffected } = await bookkeeping.execute(`UPDATE watches SET next_poll_at = ? WHERE id IN (SELECT id ${found})`, [now, latest, polledAfter]);
+      const { rowsAffected } = await bookkeeping.execute(`UPDATE watches SET next_poll_at = ? WHERE id IN (SELECT id ${found})`, [now, latest, polledAfter, owner]);
       return rowsAffected;
     },
     async nextPollAt() {

@@ -7,7 +7,7 @@
  */
 import { FetchFailure, type HttpFetcher } from "../net/http_fetch.ts";
 import type { RenewalInfo } from "../base/records.ts";
-import { CLOCK_STEP_SLACK_MS, DAY, SECOND } from "../base/time.ts";
+import { CLOCK_STEP_SLACK_MS, DAY, latestLiveLease, SECOND } from "../base/time.ts";
 import { randomBase62 } from "../base/ids.ts";
 import type { RenewalInfoCache } from "../store/ports.ts";
 import { AriFailure, DEFAULT_RETRY, readDirectory, readRenewalInfo, RETRY_AFTER_MAX, retryDelay } from "./renewal_answer.ts";
@@ -126,8 +126,8 @@ export class AriClient {
     // Another process sharing the cache is asking about this leaf: its answer is waited for. A claim
     // lasts as long as a directory and an answer may take; past it (that process died) this one asks.
     const asking = 2 * timeoutMs + CLAIM_MARGIN;
-    // A claim ending later than any is taken (one taken on a wall clock since set back) is not waited out.
-    if (!(await cache.claim(leaf.certId, owner, now, now + asking, now + asking + CLOCK_STEP_SLACK_MS).catch(() => true))) {
+    // A claim ending later than any live process's (taken on a wall clock since set back) is not waited out.
+    if (!(await cache.claim(leaf.certId, owner, now, now + asking, latestLiveLease(now, asking)).catch(() => true))) {
       const answered = await this.#answerOfOther(leaf.certId, now, asking);
       if (answered) return answered;
     }

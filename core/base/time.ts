@@ -35,6 +35,17 @@ export const systemClock: Clock = {
 export const CLOCK_STEP_SLACK_MS = 10 * MINUTE;
 
 /**
+ * The latest end, seen at `now`, of a lease or claim of `lengthMs` that a live holder may hold: one
+ * ending later was taken on a wall clock since set back, by a holder that is gone (a live one renews on
+ * the new clock), and is taken over. Generous, an hour at least besides the slack: processes set up
+ * with longer leases than this one (a rolling change of a time limit, a CLI run without the server's
+ * settings) are never taken for gone.
+ */
+export function latestLiveLease(now: number, lengthMs: number): number {
+  return now + Math.max(lengthMs, HOUR) + CLOCK_STEP_SLACK_MS;
+}
+
+/**
  * `look(now)` at most once a minute of `clock`'s time, and at once when it has gone back since the last
  * look (a wall clock set back): for finding times stored ahead of a clock that was set back. Returns
  * what to call before each use of stored times; `look`'s failure is left for the next call to retry.

@@ -13,7 +13,7 @@
  */
 import { readFile } from "node:fs/promises";
 import type { Clock } from "../base/time.ts";
-import { CLOCK_STEP_SLACK_MS, DAY, HOUR, MINUTE, SECOND } from "../base/time.ts";
+import { DAY, HOUR, latestLiveLease, MINUTE, SECOND } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import type { Store } from "../store/ports.ts";
 import type { HttpFetcher } from "../net/mod.ts";
@@ -118,9 +118,9 @@ export class CtFollower {
       let held = false;
       try {
         const now = clock.now();
-        // A lease ending later than any is taken was taken on a wall clock since set back, by a process
-        // that is gone (a live holder renews on the new clock): it is not waited out.
-        held = await store.ctLogs.leaseFollower({ owner, now, leaseUntil: now + leaseMs, latest: now + leaseMs + CLOCK_STEP_SLACK_MS });
+        // A lease ending later than any live holder's was taken on a wall clock since set back, by a
+        // process that is gone: it is not waited out.
+        held = await store.ctLogs.leaseFollower({ owner, now, leaseUntil: now + leaseMs, latest: latestLiveLease(now, leaseMs) });
       } catch (error) {
         // Keep following: every write checks the lease, so a holder that cannot renew stops at its next one.
         logger.warn("could not renew the CT follower's lease", { error });

@@ -14,7 +14,7 @@
  * back by one turn, seconds, not to its end; organizations take turns, not imports (the store's claim).
  */
 import type { Clock } from "../base/time.ts";
-import { CLOCK_STEP_SLACK_MS, SECOND } from "../base/time.ts";
+import { latestLiveLease, SECOND } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
 import type { ImportRecord } from "../base/records.ts";
 import { targetKey, type CertificateTarget, type ImportItemOutcome, type Store } from "../store/ports.ts";
@@ -50,13 +50,13 @@ export class ImportWorker {
   #stopping = false;
 
   constructor(private readonly options: ImportWorkerOptions) {
-    const { store, owner, leaseMs } = options;
+    const { store, owner, leaseMs, clock } = options;
     this.loop = new WorkLoop<ImportRecord>(
       {
-        // A lease ending later than any is taken was taken on a wall clock since set back, by a process
-        // that is gone (a live holder renews on the new clock): it is not waited out.
-        claim: (limit, now) => store.imports.claim({ owner, now, leaseUntil: now + leaseMs, limit, latest: now + leaseMs + CLOCK_STEP_SLACK_MS }),
-        nextDueAt: () => store.imports.nextClaimAt(),
+        // A lease ending later than any live holder's was taken on a wall clock since set back, by a
+        // process that is gone: it is not waited out.
+        claim: (limit, now) => store.imports.claim({ owner, now, leaseUntil: now + leaseMs, limit, latest: latestLiveLease(now, leaseMs) }),
+        nextDueAt: () => store.imports.nextClaimAt({ latest: latestLiveLease(clock.now(), leaseMs) }),
         run: (record) => this.#work(record),
         describe: (record) => ({ importId: record.id }),
       },

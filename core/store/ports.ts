@@ -419,8 +419,11 @@ export interface ImportStore {
    * out first (a new one, then one given up longest ago). Two claimers at once lease disjoint sets.
    */
   claim(options: { owner: string; now: number; leaseUntil: number; limit: number; latest?: number }): Promise<ImportRecord[]>;
-  /** The earliest time a running import's lease runs out, or null when none is running. */
-  nextClaimAt(): Promise<number | null>;
+  /**
+   * The earliest time a running import's lease runs out (0 for a lease ending later than `latest`,
+   * which claim() takes at once), or null when none is running.
+   */
+  nextClaimAt(options?: { latest?: number }): Promise<number | null>;
   /** Extends `owner`'s lease; false when it no longer holds it (it ran out and another took the import). */
   renew(id: string, owner: string, leaseUntil: number): Promise<boolean>;
   /** Unsettled items from index `afterIndex + 1` on, in index order, up to `limit`. */
@@ -557,10 +560,10 @@ export interface WatchStore {
   /**
    * Makes due at `now` every watch whose nextPollAt is later than `latest` (leases included) and whose
    * last poll ended later than `polledAfter` (never polled: whose creation was), and returns how many:
-   * times chosen on a wall clock since set back, as CertificateStore's pullForwardChecks. Only reads
-   * when there are none.
+   * times chosen on a wall clock since set back, as CertificateStore's pullForwardChecks. Watches
+   * `owner` is polling are left to its poll (its save plans the next). Only reads when there are none.
    */
-  pullForwardPolls(options: { now: number; latest: number; polledAfter: number }): Promise<number>;
+  pullForwardPolls(options: { now: number; latest: number; polledAfter: number; owner: string }): Promise<number>;
   /** The earliest nextPollAt of all watches (leases included), or null when there are none. */
   nextPollAt(): Promise<number | null>;
   /**

@@ -64,7 +64,8 @@ export class WatchPoller {
     // answers 429 again if it still wants to.
     const latestPlanned = Math.max(intervalMs, leaseMs) + CLOCK_STEP_SLACK_MS;
     const pullForward = clockStepWatch(clock, async (now) => {
-      const moved = await store.watches.pullForwardPolls({ now, latest: now + latestPlanned, polledAfter: now + CLOCK_STEP_SLACK_MS });
+      // Not this process's polls under way: each saves its own next poll, planned on the new clock.
+      const moved = await store.watches.pullForwardPolls({ now, latest: now + latestPlanned, polledAfter: now + CLOCK_STEP_SLACK_MS, owner });
       if (moved > 0) logger.warn("watch polls planned on a clock since set back are due now", { watches: moved });
     });
     this.loop = new WorkLoop<WatchRecord>(

@@ -72,11 +72,30 @@ export function describeWatches(get: () => Store) {
       const fresh = watchRecord(live, { lastPolledAt: null, createdAt: NOW, nextPollAt: NOW + 200 * DAY });
       const all = [far, atLatest, created, waiting, fresh];
       for (const watch of all) expect(await store.watches.insert(watch, { limit: 100 })).toBe("created");
-      expect(await store.watches.pullForwardPolls({ now: NOW, latest, polledAfter })).toBe(2);
+      expect(await store.watches.pullForwardPolls({ now: NOW, latest, polledAfter, owner: "proc_self" })).toBe(2);
       const nextOf = async (watch: WatchRecord) => (await store.watches.get(live, watch.id))?.nextPollAt;
       expect(await Promise.all(all.map(nextOf))).toEqual([NOW, latest, NOW, NOW + 200 * DAY, NOW + 200 * DAY]);
-      expect(await store.watches.pullForwardPolls({ now: NOW, latest, polledAfter })).toBe(0);
+      expect(await store.watches.pullForwardPolls({ now: NOW, latest, polledAfter, owner: "proc_self" })).toBe(0);
       for (const watch of all) expect(await store.watches.remove(live, watch.id)).toBe(true);
+    });
+
+    test("pullForwardPolls() leaves the watches the caller is polling (its save plans the next), not another owner's", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const polledAfter = NOW + 50 * DAY;
+      const latest = NOW + 100 * DAY;
+      const mine = watchRecord(live, { lastPolledAt: NOW + 60 * DAY, nextPollAt: NOW + 59 * DAY });
+      const theirs = watchRecord(live, { lastPolledAt: NOW + 60 * DAY, nextPollAt: NOW + 59.5 * DAY });
+      for (const watch of [mine, theirs]) expect(await store.watches.insert(watch, { limit: 100 })).toBe("created");
+      // Each leased on the clock ahead by its poller: its next poll becomes the lease's end, beyond `latest`.
+      const leaseUntil = NOW + 200 * DAY;
+      const ids = (claimed: WatchRecord[]) => claimed.map((w) => w.id).filter((id) => id === mine.id || id === theirs.id);
+      expect(ids(await store.watches.claimDue({ owner: "proc_self", now: NOW + 59 * DAY, leaseUntil, limit: 1000 }))).toEqual([mine.id]);
+      expect(ids(await store.watches.claimDue({ owner: "proc_other", now: NOW + 59.5 * DAY, leaseUntil, limit: 1000 }))).toEqual([theirs.id]);
+      expect(await store.watches.pullForwardPolls({ now: NOW, latest, polledAfter, owner: "proc_self" })).toBe(1);
+      const nextOf = async (watch: WatchRecord) => (await store.watches.get(live, watch.id))?.nextPollAt;
+      expect([await nextOf(mine), await nextOf(theirs)]).toEqual([leaseUntil, NOW]);
+      for (const watch of [mine, theirs]) expect(await store.watches.remove(live, watch.id)).toBe(true);
     });
 
     test("update() changes only the given settings; remove() deletes within the scope only", async () => {
