@@ -14,10 +14,25 @@ export function healthz(): Response {
   return new Response(JSON.stringify({ status: "ok" }), { headers: JSON_HEADERS });
 }
 
+/**
+ * The probe write under way for each store: concurrent /readyz requests (anyone may send them) share
+ * it, so a flood of them is one write at a time, not one each ahead of the API's writes.
+ */
+const probing = new WeakMap<Store, Promise<void>>();
+
+function probe(store: Store): Promise<void> {
+  let pending = probing.get(store);
+  if (!pending) {
+    pending = store.ping().finally(() => probing.delete(store));
+    probing.set(store, pending);
+  }
+  return pending;
+}
+
 export async function readyz(store: Store): Promise<Response> {
   try {
     await Promise.race([
-      store.ping(),
+      probe(store),
       new Promise((_, reject) => setTimeout(() => reject(new Error("timeout")), READY_TIMEOUT_MS).unref?.()),
     ]);
     return new Response(JSON.stringify({ status: "ready" }), { headers: JSON_HEADERS });
