@@ -3,7 +3,7 @@ import { candidatesPerOrganization, fairShare, type DeliveryJob, type EventStore
 import type { ChannelRecord, DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { isMuted, routeEvent } from "../../core/channels/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
-import { channelFrom, deliveryFrom, eventFrom, healthStatement, placeholders } from "./rows.ts";
+import { channelFrom, deliveryFrom, eventFrom, healthStatement, placeholders, powerOfTwoRuns } from "./rows.ts";
 
 const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
 const DELIVERY_COLUMNS = "event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at";
@@ -75,10 +75,12 @@ export function sqlEvents(db: Executor): EventStore {
           "INSERT INTO events (id, organization_id, mode, type, certificate_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
           [event.id, event.organizationId, event.mode, event.type, event.certificateId, JSON.stringify(event.data), event.createdAt],
         );
-        for (const d of deliveries) {
+        // Many rows a statement (runs of powers of two: few distinct statements to prepare): an event
+        // for an organization with a thousand channels was a thousand statements in one transaction.
+        for (const run of powerOfTwoRuns(deliveries)) {
           await tx.execute(
-            `INSERT INTO deliveries (${DELIVERY_COLUMNS}, organization_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-            [d.eventId, d.channelId, d.status, d.attempts, d.nextAttemptAt, d.lastError, d.updatedAt, event.organizationId],
+            `INSERT INTO deliveries (${DELIVERY_COLUMNS}, organization_id) VALUES ${run.map(() => "(?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
+            run.flatMap((d) => [d.eventId, d.channelId, d.status, d.attempts, d.nextAttemptAt, d.lastError, d.updatedAt, event.organizationId]),
           );
         }
       });

@@ -21,6 +21,22 @@ export function describeEvents(get: () => Store) {
       expect(stored).toEqual({ ...event, seq: expect.any(Number), deliveries: [delivery] });
     });
 
+    test("insert() stores every delivery of an event for 203 channels, each with its own fields", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const event = eventRecord(live);
+      const deliveries = [];
+      for (let i = 0; i < 203; i++) {
+        const channel = await addChannel(store, channelRecord(live));
+        // Fields that differ by delivery: a row shifted in a many-row statement would show.
+        deliveries.push(deliveryRecord(event.id, channel.id, { status: i % 3 ? "pending" : "failed", attempts: i % 7, nextAttemptAt: NOW + i, lastError: i % 3 ? null : `error ${i}`, updatedAt: NOW - i }));
+      }
+      await store.events.insert(event, deliveries);
+      const stored = await store.events.get(live, event.id);
+      const byChannel = (list: typeof deliveries) => [...list].sort((a, b) => (a.channelId < b.channelId ? -1 : 1));
+      expect(byChannel(stored!.deliveries)).toEqual(byChannel(deliveries));
+    });
+
     test("list() is newest first by insertion, not by createdAt, and pages by beforeSeq", async () => {
       const store = get();
       const { live, test: testScope } = await newOrganization(store);
