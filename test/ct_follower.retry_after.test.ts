@@ -29,6 +29,27 @@ afterEach(async () => {
   log = undefined;
 });
 
+/** What a log follower of `owner` is given, as the CT follower gives it. */
+function followerContext(store: Store, clock: FakeClock, owner: string) {
+  return {
+    store,
+    clock,
+    logger: createLogger("error", () => {}),
+    owner,
+    watches: new WatchIndexSource({ store: store.ctLogs, clock, settleMs: 0, refreshMs: 1000 }),
+    runEntries: 4096,
+    fetchesPerLog: 4,
+    headIntervalMs: 30_000,
+    firstBackoffMs: 5_000,
+    onLeaseLost: () => {},
+  };
+}
+
+/** Waits up to 2 s for `check`. */
+async function until(check: () => boolean): Promise<void> {
+  for (let i = 0; i < 200 && !check(); i++) await Bun.sleep(10);
+}
+
 test("Retry-After: 7200 on get-sth: not asked again within the two hours, asked once they have passed", async () => {
   log = await startFixtureLog({ kind: "rfc6962" });
   log.publish();
@@ -42,22 +63,7 @@ test("Retry-After: 7200 on get-sth: not asked again within the two hours, asked 
   const http = { fetcher, timeoutMs: 3000 };
   log.intercept({ status: 429, headers: { "retry-after": "7200" } }, { match: /get-sth/, times: 1 });
   const abort = new AbortController();
-  const context = {
-    store,
-    clock,
-    logger: createLogger("error", () => {}),
-    owner,
-    watches: new WatchIndexSource({ store: store.ctLogs, clock, settleMs: 0, refreshMs: 1000 }),
-    runEntries: 4096,
-    fetchesPerLog: 4,
-    headIntervalMs: 30_000,
-    firstBackoffMs: 5_000,
-    onLeaseLost: () => {},
-  };
-  const done = followLog(spec!, new Rfc6962Reader(spec!, http), context, abort.signal);
-  const until = async (check: () => boolean) => {
-    for (let i = 0; i < 200 && !check(); i++) await Bun.sleep(10);
-  };
+  const done = followLog(spec!, new Rfc6962Reader(spec!, http), followerContext(store, clock, owner), abort.signal);
   await until(() => log!.requests.length === 1);
   await Bun.sleep(200); // the 429 handled, the follower asleep
   expect(log.requests).toEqual(["ct/v1/get-sth"]);
@@ -94,21 +100,7 @@ for (const [name, open] of [
     const fetcher = createHttpFetcher({ trust: new TrustStore([]), resolve: [], allowPrivateTargets: true });
     try {
       const [spec] = parseLogList(logListJson([log])).logs;
-      const context = (owner: string) => ({
-        store,
-        clock,
-        logger: createLogger("error", () => {}),
-        owner,
-        watches: new WatchIndexSource({ store: store.ctLogs, clock, settleMs: 0, refreshMs: 1000 }),
-        runEntries: 4096,
-        fetchesPerLog: 4,
-        headIntervalMs: 30_000,
-        firstBackoffMs: 5_000,
-        onLeaseLost: () => {},
-      });
-      const until = async (check: () => boolean) => {
-        for (let i = 0; i < 200 && !check(); i++) await Bun.sleep(10);
-      };
+      const context = (owner: string) => followerContext(store, clock, owner);
       // The first process is told to come back in two hours, and stops (a restart, or it dies).
       expect(await store.ctLogs.leaseFollower({ owner: "first", now: clock.now(), leaseUntil: clock.now() + 60_000 })).toBe(true);
       expect(await store.ctLogs.setListed("first", [spec!], clock.now())).toBe(true);
@@ -152,21 +144,7 @@ for (const [name, open] of [
     const fetcher = createHttpFetcher({ trust: new TrustStore([]), resolve: [], allowPrivateTargets: true });
     try {
       const [spec] = parseLogList(logListJson([log])).logs;
-      const context = (owner: string) => ({
-        store,
-        clock,
-        logger: createLogger("error", () => {}),
-        owner,
-        watches: new WatchIndexSource({ store: store.ctLogs, clock, settleMs: 0, refreshMs: 1000 }),
-        runEntries: 4096,
-        fetchesPerLog: 4,
-        headIntervalMs: 30_000,
-        firstBackoffMs: 5_000,
-        onLeaseLost: () => {},
-      });
-      const until = async (check: () => boolean) => {
-        for (let i = 0; i < 200 && !check(); i++) await Bun.sleep(10);
-      };
+      const context = (owner: string) => followerContext(store, clock, owner);
       // On a clock a day ahead, the log asks for 5 minutes; the process stops.
       expect(await store.ctLogs.leaseFollower({ owner: "first", now: clock.now(), leaseUntil: clock.now() + 60_000 })).toBe(true);
       expect(await store.ctLogs.setListed("first", [spec!], clock.now())).toBe(true);

@@ -1,7 +1,7 @@
 /** The store conformance suite's part for events: insert, list, get. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
-import type { EventRecord } from "../../../core/base/records.ts";
+import type { DeliveryRecord, EventRecord } from "../../../core/base/records.ts";
 import { newId } from "../../../core/base/ids.ts";
 import { MINUTE } from "../../../core/base/time.ts";
 import { channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
@@ -25,7 +25,7 @@ export function describeEvents(get: () => Store) {
       const store = get();
       const { live } = await newOrganization(store);
       const event = eventRecord(live);
-      const deliveries = [];
+      const deliveries: DeliveryRecord[] = [];
       for (let i = 0; i < 203; i++) {
         const channel = await addChannel(store, channelRecord(live));
         // Fields that differ by delivery: a row shifted in a many-row statement would show.
