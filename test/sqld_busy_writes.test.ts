@@ -220,7 +220,11 @@ test("a write the server never answers fails as storage_unavailable (no answer) 
   }
 });
 
-test("a delivery's writes (the urgent lane) take the turn before ordinary writes still waiting", async () => {
+/**
+ * The kinds of the first two writes (`urgent`'s, told by `mark`, or an organization's create) to reach
+ * sqld once a held write is let through, `urgent` asked for after three ordinary creates were queued.
+ */
+async function firstAfterHeldWrite(urgent: (store: Store) => Promise<unknown>, mark: RegExp): Promise<string[]> {
   const proxy = busyProxy(sqld.url);
   const through = await openLibsqlStore({ url: proxy.url, busyTimeoutMs: BUSY_TIMEOUT_MS });
   try {
@@ -229,37 +233,24 @@ test("a delivery's writes (the urgent lane) take the turn before ordinary writes
     await Bun.sleep(50);
     const ordinary = [organizationRecord(), organizationRecord(), organizationRecord()].map((org) => through.organizations.create(org));
     await Bun.sleep(20);
-    const claim = through.events.claimDueDeliveries({ owner: "urgent-test", now: 0, leaseUntil: 1, limit: 1 });
+    const asked = urgent(through);
     await Bun.sleep(20);
     const before = proxy.arrived().length;
     open();
-    await Promise.all([first, ...ordinary, claim]);
-    const after = proxy.arrived().slice(before).map((body) => (/deliveries/.test(body) ? "claim" : /organizations/.test(body) ? "create" : "other"));
-    expect(after.filter((kind) => kind !== "other").slice(0, 2)).toEqual(["claim", "create"]);
+    await Promise.all([first, ...ordinary, asked]);
+    const kinds = proxy.arrived().slice(before).map((body) => (mark.test(body) ? "urgent" : /organizations/.test(body) ? "create" : "other"));
+    return kinds.filter((kind) => kind !== "other").slice(0, 2);
   } finally {
     await through.close();
     proxy.stop();
   }
+}
+
+test("a delivery's writes (the urgent lane) take the turn before ordinary writes still waiting", async () => {
+  const claim = (store: Store) => store.events.claimDueDeliveries({ owner: "urgent-test", now: 0, leaseUntil: 1, limit: 1 });
+  expect(await firstAfterHeldWrite(claim, /deliveries/)).toEqual(["urgent", "create"]);
 });
 
 test("the readiness probe's write (the urgent lane) takes the turn before ordinary writes still waiting", async () => {
-  const proxy = busyProxy(sqld.url);
-  const through = await openLibsqlStore({ url: proxy.url, busyTimeoutMs: BUSY_TIMEOUT_MS });
-  try {
-    const open = proxy.holdNext();
-    const first = through.organizations.create(organizationRecord());
-    await Bun.sleep(50);
-    const ordinary = [organizationRecord(), organizationRecord(), organizationRecord()].map((org) => through.organizations.create(org));
-    await Bun.sleep(20);
-    const ping = through.ping();
-    await Bun.sleep(20);
-    const before = proxy.arrived().length;
-    open();
-    await Promise.all([first, ...ordinary, ping]);
-    const after = proxy.arrived().slice(before).map((body) => (/write_probe/.test(body) ? "probe" : /organizations/.test(body) ? "create" : "other"));
-    expect(after.filter((kind) => kind !== "other").slice(0, 2)).toEqual(["probe", "create"]);
-  } finally {
-    await through.close();
-    proxy.stop();
-  }
+  expect(await firstAfterHeldWrite((store) => store.ping(), /write_probe/)).toEqual(["urgent", "create"]);
 });
