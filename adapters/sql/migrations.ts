@@ -400,6 +400,14 @@ export const MIGRATIONS: Step[][] = [
   // Certificates stored by the release before renewals were followed node by node, whose nodes serve
   // several leaves at the upgrade: those leaves, as the ones the last renewal announced was seen with.
   [seedRenewalGenerations],
+  // Lists filtered by a part of the domain (`?domain=`) walk the organization's certificates in list
+  // order and test each domain: with the domain in the index that walk reads no table row but the
+  // matches (20,000 certificates: 57 ms a filtered page against 5.6). It serves every list as the
+  // index it replaces did.
+  [
+    `CREATE INDEX certificates_listing ON certificates (organization_id, mode, not_after, id, domain)`,
+    `DROP INDEX certificates_expiry`,
+  ],
 ];
 
 /**
