@@ -1,7 +1,8 @@
 /**
  * The SQL store's certificate lists read each row's id, version and next check, and whole only the
  * rows not already kept at them (adapters/sql/parsed_rows.ts): the same page after a write elsewhere
- * costs no whole rows, and a row changed by this process or another is never shown stale.
+ * costs no whole rows, and a row changed by this process or another is never shown stale. A list
+ * filtered by a part of the domain tests each domain in the listing index, not in the table rows.
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -142,4 +143,25 @@ describe("the SQL store's certificate lists", () => {
     expect(statements.filter((sql) => sql.includes("ORDER BY not_after") && !sql.startsWith("SELECT id, version"))).toHaveLength(1);
     await executor.close();
   });
+});
+
+test("a list filtered by a part of the domain is answered from the listing index, which holds the domain: no table row is read to test it", async () => {
+  const path = join(temporaryDirectory("certkeeper-list-index-"), "t.db");
+  const store = await openLibsqlStore({ url: `file:${path}` });
+  await store.close();
+  const { default: Database } = await import("libsql");
+  const db = new Database(path, { readonly: true });
+  try {
+    const plan = (sql: string, args: unknown[]) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(args) as Array<{ detail: string }>).map((row) => row.detail);
+    // The statement of the SQL store's list (adapters/sql/certificates.ts), with a domain filter and a cursor.
+    const filtered = plan(
+      "SELECT id, version, next_check_at FROM certificates WHERE organization_id = ? AND mode = ? AND (not_after > ? OR (not_after = ? AND id > ?)) AND instr(domain, ?) > 0 ORDER BY not_after, id LIMIT ?",
+      ["org", "live", 1, 1, "cert", "shop", 100],
+    );
+    expect(filtered).toEqual([expect.stringMatching(/^SEARCH certificates USING COVERING INDEX certificates_listing|^SEARCH certificates USING INDEX certificates_listing/)]);
+    const columns = (db.prepare("PRAGMA index_info(certificates_listing)").all() as Array<{ name: string }>).map((row) => row.name);
+    expect(columns).toEqual(["organization_id", "mode", "not_after", "id", "domain"]);
+  } finally {
+    db.close();
+  }
 });
