@@ -12,7 +12,7 @@
  * loop one message out and one back per statement.
  */
 import { MessageChannel, receiveMessageOnPort, Worker } from "node:worker_threads";
-import { insideTransaction, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
+import { insideTransaction, isSqliteBusy, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
 import { executorError } from "./storage_failure.ts";
 import { StorageUnavailableError } from "../../core/store/mod.ts";
 import { backstopPages, startCheckpointer, type Checkpointer, type CheckpointRound } from "./checkpointer.ts";
@@ -421,7 +421,7 @@ function rowObjects(rows: unknown[][], columns: string[]): ResultSet["rows"] {
  */
 function mapError({ message, code }: WorkerError): unknown {
   const error = executorError(Object.assign(new Error(message), code ? { code } : {}));
-  if (!(error instanceof StorageUnavailableError) && /SQLITE_BUSY|database is locked/i.test(`${code ?? ""} ${message}`)) {
+  if (!(error instanceof StorageUnavailableError) && isSqliteBusy({ code, message })) {
     return new StorageUnavailableError("busy", { cause: error });
   }
   return error;

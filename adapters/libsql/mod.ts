@@ -10,7 +10,7 @@ import { mkdirSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Client, InStatement, Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
-import { insideTransaction, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
+import { insideTransaction, isSqliteBusy, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
 import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
 import { walChangeToken } from "./wal_token.ts";
 import { LocalExecutor } from "./local_executor.ts";
@@ -339,10 +339,10 @@ class WriteTurn {
 const BUSY_FIRST_WAIT_MS = 10;
 const BUSY_LONGEST_WAIT_MS = 500;
 
-/** SQLITE_BUSY as the server names it (by code, or in its message). */
+/** SQLITE_BUSY as the server names it, or this executor's own `busy`. */
 function isBusy(error: unknown): boolean {
   if (error instanceof StorageUnavailableError) return error.reason === "busy";
-  return /SQLITE_BUSY|database is locked/i.test(`${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`);
+  return isSqliteBusy(error);
 }
 
 async function run(target: Client | Transaction, statement: InStatement): Promise<ResultSet> {

@@ -2,7 +2,7 @@
 import { targetKey, type CertificateKey, type CertificateStore, type CertificateTarget, type InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Mode, Protocol, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type Row, type SqlValue } from "./executor.ts";
-import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, placeholders, powerOfTwoRuns, statusPeriods } from "./rows.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, makeDueNow, placeholders, powerOfTwoRuns, statusPeriods } from "./rows.ts";
 import { awaitsIssuance, leafNamesKey } from "../../core/deployment/mod.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
@@ -461,13 +461,8 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
       return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);
     },
 
-    async pullForwardChecks({ now, latest, checkedAfter }) {
-      // A read from the top of the due index first: nearly always nothing, and then no write lock taken.
-      const found = `FROM certificates WHERE next_check_at > ? AND last_checked_at > ?`;
-      const { rows } = await db.execute(`SELECT 1 ${found} LIMIT 1`, [latest, checkedAfter]);
-      if (rows.length === 0) return 0;
-      const { rowsAffected } = await db.execute(`UPDATE certificates SET next_check_at = ? WHERE rowid IN (SELECT rowid ${found})`, [now, latest, checkedAfter]);
-      return rowsAffected;
+    pullForwardChecks({ now, latest, checkedAfter }) {
+      return makeDueNow(db, db, { table: "certificates", column: "next_check_at", where: "next_check_at > ? AND last_checked_at > ?", args: [latest, checkedAfter] }, now);
     },
 
     async capNextChecks(intervalMs) {

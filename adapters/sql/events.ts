@@ -3,7 +3,7 @@ import { candidatesPerOrganization, fairShare, type DeliveryJob, type EventStore
 import type { ChannelRecord, DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { isMuted, routeEvent } from "../../core/channels/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
-import { channelFrom, deliveryFrom, eventFrom, healthStatement, placeholders, powerOfTwoRuns } from "./rows.ts";
+import { channelFrom, deliveryFrom, eventFrom, healthStatement, makeDueNow, placeholders, powerOfTwoRuns } from "./rows.ts";
 
 const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
 const DELIVERY_COLUMNS = "event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at";
@@ -193,13 +193,9 @@ export function sqlEvents(db: Executor): EventStore {
       return jobs;
     },
 
-    async pullForwardDeliveries({ now, latest, updatedAfter }) {
-      // A read from the top of the due index first: nearly always nothing, and then no write lock taken.
-      const found = `FROM deliveries WHERE status = 'pending' AND next_attempt_at > ? AND updated_at > ?`;
-      const { rows } = await db.execute(`SELECT 1 ${found} LIMIT 1`, [latest, updatedAfter]);
-      if (rows.length === 0) return 0;
-      const { rowsAffected } = await urgent.execute(`UPDATE deliveries SET next_attempt_at = ? WHERE rowid IN (SELECT rowid ${found})`, [now, latest, updatedAfter]);
-      return rowsAffected;
+    pullForwardDeliveries({ now, latest, updatedAfter }) {
+      const where = "status = 'pending' AND next_attempt_at > ? AND updated_at > ?";
+      return makeDueNow(db, urgent, { table: "deliveries", column: "next_attempt_at", where, args: [latest, updatedAfter] }, now);
     },
 
     async nextDeliveryAt() {

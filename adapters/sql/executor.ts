@@ -60,3 +60,8 @@ export class ConstraintError extends Error {
     this.name = "ConstraintError";
   }
 }
+
+/** SQLite's "another connection holds the lock", by code (a local connection) or in the message (a server). */
+export function isSqliteBusy(error: unknown): boolean {
+  return /SQLITE_BUSY|database is locked/i.test(`${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`);
+}

@@ -11,7 +11,7 @@
  * in step: a migration that rebuilds one of those tables (DROP TABLE and RENAME, as 6 did) drops its
  * triggers with it, and must create them again.
  */
-import type { Executor } from "./executor.ts";
+import { isSqliteBusy, type Executor } from "./executor.ts";
 import { endpointsFrom, statusPeriods } from "./rows.ts";
 import { leafNamesKey } from "../../core/deployment/mod.ts";
 
@@ -517,8 +517,7 @@ const MIGRATION_WAIT_MS = 10 * 60_000;
  */
 function isBusy(error: unknown): boolean {
   const reason = (error as { reason?: string })?.reason;
-  if (reason === "busy" || reason === "no_answer") return true;
-  return /SQLITE_BUSY|database is locked/i.test(`${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`);
+  return reason === "busy" || reason === "no_answer" || isSqliteBusy(error);
 }
 
 async function migrateOnce(executor: Executor, until: number | undefined): Promise<void> {

@@ -13,7 +13,7 @@ import type {
 } from "../../core/base/mod.ts";
 import { statusTimeline } from "../../core/certificates/mod.ts";
 import { leafNamesKey } from "../../core/deployment/mod.ts";
-import type { Row, SqlValue, Statement } from "./executor.ts";
+import type { Executor, Row, SqlValue, Statement } from "./executor.ts";
 
 const num = (value: unknown) => Number(value);
 const numOrNull = (value: unknown) => (value === null || value === undefined ? null : Number(value));
@@ -275,4 +275,22 @@ export function healthStatement(id: string, { at, status, error }: DeliveryAttem
           WHERE id = ? AND (last_delivery_at IS NULL OR last_delivery_at <= ?)${also ? ` AND ${also.sql}` : ""}`,
     args: [at, status, delivered, error, delivered, at, id, at, ...(also?.args ?? [])],
   };
+}
+
+/**
+ * Makes due at `now` (its `column`) every row of `table` that `where` (with `args`) finds: times planned
+ * on a wall clock since set back. A read first, through `read`: nearly always nothing, and then no write
+ * lock is taken; the write through `write`. Returns how many rows moved.
+ */
+export async function makeDueNow(
+  read: Executor,
+  write: Executor,
+  target: { table: string; column: string; where: string; args: SqlValue[] },
+  now: number,
+): Promise<number> {
+  const found = `FROM ${target.table} WHERE ${target.where}`;
+  const { rows } = await read.execute(`SELECT 1 ${found} LIMIT 1`, target.args);
+  if (rows.length === 0) return 0;
+  const { rowsAffected } = await write.execute(`UPDATE ${target.table} SET ${target.column} = ? WHERE rowid IN (SELECT rowid ${found})`, [now, ...target.args]);
+  return rowsAffected;
 }

@@ -3,6 +3,7 @@ import type { RevocationCache, WatchStore } from "../../core/store/mod.ts";
 import type { RevocationAnswer, WatchRecord } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type Row } from "./executor.ts";
 import { insertEvents } from "./events.ts";
+import { makeDueNow } from "./rows.ts";
 
 export const WATCH_COLUMNS =
   "id, organization_id, mode, domain, include_subdomains, auto_monitor, allowed_issuers, last_polled_at, last_error, " +
@@ -111,13 +112,9 @@ export function sqlWatches(db: Executor, bookkeeping: Executor = db): WatchStore
         return due;
       });
     },
-    async pullForwardPolls({ now, latest, polledAfter, owner }) {
-      // A read from the top of the due index first: nearly always nothing, and then no write lock taken.
-      const found = "FROM watches WHERE next_poll_at > ? AND COALESCE(last_polled_at, created_at) > ? AND lease_owner IS NOT ?";
-      const { rows } = await db.execute(`SELECT 1 ${found} LIMIT 1`, [latest, polledAfter, owner]);
-      if (rows.length === 0) return 0;
-      const { rowsAffected } = await bookkeeping.execute(`UPDATE watches SET next_poll_at = ? WHERE id IN (SELECT id ${found})`, [now, latest, polledAfter, owner]);
-      return rowsAffected;
+    pullForwardPolls({ now, latest, polledAfter, owner }) {
+      const where = "next_poll_at > ? AND COALESCE(last_polled_at, created_at) > ? AND lease_owner IS NOT ?";
+      return makeDueNow(db, bookkeeping, { table: "watches", column: "next_poll_at", where, args: [latest, polledAfter, owner] }, now);
     },
     async nextPollAt() {
       const { rows } = await db.execute("SELECT MIN(next_poll_at) AS next FROM watches");
