@@ -5,48 +5,19 @@
  * directory without renewalInfo is shared like an answer, so no one waits out a claim for it. Two
  * AriClients on one store stand for two processes; the CA's ARI service is real HTTPS on loopback.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import "reflect-metadata";
+import { expect, test } from "bun:test";
 import { DAY } from "../core/base/mod.ts";
-import { AriClient, type AriLeaf } from "../core/ari/mod.ts";
-import { TrustStore } from "../core/tls/mod.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
-import { createHttpFetcher } from "../adapters/notify/mod.ts";
-import { testPki } from "./support/harness.ts";
-import { createLeaf, type Issued } from "./support/pki.ts";
-import { certIdOf, startAriServer, type AriServer } from "./support/ari_server.ts";
-
-let ari: AriServer;
-let fetcher: ReturnType<typeof createHttpFetcher>;
-beforeAll(async () => {
-  const { root, rsaIntermediate } = await testPki();
-  ari = await startAriServer({ tlsIssuer: rsaIntermediate });
-  fetcher = createHttpFetcher({ trust: new TrustStore([root.certPem]), resolve: [], allowPrivateTargets: true });
-});
-afterAll(async () => {
-  await fetcher.close();
-  await ari.close();
-});
+import { ariClients } from "./support/ari_clients.ts";
 
 const TIMEOUT_MS = 300;
-
-function client(cache: ReturnType<typeof createMemoryStore>["renewalInfo"], owner: string): AriClient {
-  return new AriClient({ fetcher, cache, owner, directories: [{ issuer: "certkeeper Test RSA CA", url: ari.directoryUrl }], timeoutMs: TIMEOUT_MS });
-}
-
-async function leafOf(): Promise<{ issued: Issued; leaf: AriLeaf }> {
-  const { rsaIntermediate } = await testPki();
-  const now = Date.now();
-  const issued = await createLeaf({ issuer: rsaIntermediate, dnsNames: ["claims.certkeeper.test"], notBefore: new Date(now - DAY), notAfter: new Date(now + 89 * DAY) });
-  return { issued, leaf: { certId: certIdOf(issued), issuerNames: ["certkeeper Test RSA CA"], notBefore: now - DAY, notAfter: now + 89 * DAY } };
-}
-
-const asked = (certId: string) => ari.requests.filter((r) => r.certId === certId).length;
+const { ari, client, leafOf: leafNamed, asked } = ariClients(TIMEOUT_MS);
+const leafOf = () => leafNamed("claims.certkeeper.test");
 
 test("two processes wanting one leaf at once: the CA is asked once, and both get its window", async () => {
   const { leaf } = await leafOf();
   const now = Date.now();
-  ari.answer(leaf.certId, { kind: "window", start: now + 50 * DAY, end: now + 52 * DAY, retryAfter: "21600" });
+  ari().answer(leaf.certId, { kind: "window", start: now + 50 * DAY, end: now + 52 * DAY, retryAfter: "21600" });
   const cache = createMemoryStore().renewalInfo;
   const [a, b] = await Promise.all([client(cache, "proc_a").renewalInfo(leaf, null, now), client(cache, "proc_b").renewalInfo(leaf, null, now)]);
   expect(asked(leaf.certId)).toBe(1);
@@ -57,7 +28,7 @@ test("two processes wanting one leaf at once: the CA is asked once, and both get
 test("a claim whose process died: the other waits it out, then asks itself", async () => {
   const { leaf } = await leafOf();
   const now = Date.now();
-  ari.answer(leaf.certId, { kind: "window", start: now + 50 * DAY, end: now + 52 * DAY });
+  ari().answer(leaf.certId, { kind: "window", start: now + 50 * DAY, end: now + 52 * DAY });
   const cache = createMemoryStore().renewalInfo;
   // A process took the claim and died before asking.
   expect(await cache.claim(leaf.certId, "proc_dead", now, now + 2 * TIMEOUT_MS + 1000, now + 2 * TIMEOUT_MS + 1000)).toBe(true);
@@ -73,7 +44,7 @@ test("a directory without renewalInfo: the finding is shared, and the second pro
   const { leaf } = await leafOf();
   const now = Date.now();
   // An ACME directory without renewalInfo (a CA that publishes none).
-  ari.directory(JSON.stringify({ newNonce: `${ari.directoryUrl}/nonce`, newAccount: `${ari.directoryUrl}/acct`, newOrder: `${ari.directoryUrl}/order` }));
+  ari().directory(JSON.stringify({ newNonce: `${ari().directoryUrl}/nonce`, newAccount: `${ari().directoryUrl}/acct`, newOrder: `${ari().directoryUrl}/order` }));
   try {
     const cache = createMemoryStore().renewalInfo;
     const first = await client(cache, "proc_a").renewalInfo(leaf, null, now);
@@ -84,6 +55,6 @@ test("a directory without renewalInfo: the finding is shared, and the second pro
     // Reading the cache takes milliseconds; the claim lasts 2 × 300 + 1,000 ms.
     expect(performance.now() - started).toBeLessThan(1000);
   } finally {
-    ari.directory(null);
+    ari().directory(null);
   }
 });

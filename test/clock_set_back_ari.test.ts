@@ -6,49 +6,19 @@
  * that stopped answering is left alone for its quiet minute, not a day. The CA's ARI service is real
  * HTTPS on loopback; `now` is the clock each call is made at.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import "reflect-metadata";
+import { expect, test } from "bun:test";
 import { DAY, HOUR, MINUTE } from "../core/base/mod.ts";
-import { AriClient, type AriLeaf } from "../core/ari/mod.ts";
-import { TrustStore } from "../core/tls/mod.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
-import { createHttpFetcher } from "../adapters/notify/mod.ts";
-import { testPki } from "./support/harness.ts";
-import { createLeaf } from "./support/pki.ts";
-import { certIdOf, startAriServer, type AriServer } from "./support/ari_server.ts";
-
-let ari: AriServer;
-let fetcher: ReturnType<typeof createHttpFetcher>;
-beforeAll(async () => {
-  const { root, rsaIntermediate } = await testPki();
-  ari = await startAriServer({ tlsIssuer: rsaIntermediate });
-  fetcher = createHttpFetcher({ trust: new TrustStore([root.certPem]), resolve: [], allowPrivateTargets: true });
-});
-afterAll(async () => {
-  await fetcher.close();
-  await ari.close();
-});
+import { ariClients } from "./support/ari_clients.ts";
 
 /** Long enough for a first request on a loaded machine; the hanging CA of the last test waits it out once. */
 const TIMEOUT_MS = 1500;
-
-function client(cache: ReturnType<typeof createMemoryStore>["renewalInfo"], owner = "proc_a"): AriClient {
-  return new AriClient({ fetcher, cache, owner, directories: [{ issuer: "certkeeper Test RSA CA", url: ari.directoryUrl }], timeoutMs: TIMEOUT_MS });
-}
-
-async function leafOf(name: string): Promise<AriLeaf> {
-  const { rsaIntermediate } = await testPki();
-  const now = Date.now();
-  const issued = await createLeaf({ issuer: rsaIntermediate, dnsNames: [name], notBefore: new Date(now - DAY), notAfter: new Date(now + 89 * DAY) });
-  return { certId: certIdOf(issued), issuerNames: ["certkeeper Test RSA CA"], notBefore: now - DAY, notAfter: now + 89 * DAY };
-}
-
-const asked = (certId: string) => ari.requests.filter((r) => r.certId === certId).length;
+const { ari, client, leafOf, asked } = ariClients(TIMEOUT_MS);
 
 test("an answer received on a clock since set back a day is asked again at once; the new answer holds its Retry-After", async () => {
-  const leaf = await leafOf("stepped.ari.certkeeper.test");
+  const { leaf } = await leafOf("stepped.ari.certkeeper.test");
   const t0 = Date.now();
-  ari.answer(leaf.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
+  ari().answer(leaf.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
   const cache = createMemoryStore().renewalInfo;
   const ca = client(cache);
   const first = await ca.renewalInfo(leaf, null, t0);
@@ -73,9 +43,9 @@ test("an answer received on a clock since set back a day is asked again at once;
 });
 
 test("a next question further ahead than any is set (written on a clock since set back) is asked at once; a step back of minutes is not", async () => {
-  const leaf = await leafOf("far.ari.certkeeper.test");
+  const { leaf } = await leafOf("far.ari.certkeeper.test");
   const t0 = Date.now();
-  ari.answer(leaf.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "86400" });
+  ari().answer(leaf.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "86400" });
   const ca = client(createMemoryStore().renewalInfo);
   const first = await ca.renewalInfo(leaf, null, t0);
   expect(first!.nextAt).toBe(t0 + DAY);
@@ -91,16 +61,16 @@ test("a next question further ahead than any is set (written on a clock since se
 });
 
 test("a CA left alone for a quiet minute after a time-out is asked again after that minute on the corrected clock, not a day later", async () => {
-  const quiet = await leafOf("quiet.ari.certkeeper.test");
+  const { leaf: quiet } = await leafOf("quiet.ari.certkeeper.test");
   const t0 = Date.now();
-  ari.answer(quiet.certId, { kind: "hang" });
+  ari().answer(quiet.certId, { kind: "hang" });
   const ca = client(createMemoryStore().renewalInfo);
   const timedOut = await ca.renewalInfo(quiet, null, t0);
   expect(timedOut!.lastError).not.toBeNull();
   expect(asked(quiet.certId)).toBe(1);
   // Another leaf of the same CA within the minute: not asked (the CA is quiet).
-  const other = await leafOf("other.ari.certkeeper.test");
-  ari.answer(other.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
+  const { leaf: other } = await leafOf("other.ari.certkeeper.test");
+  ari().answer(other.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
   const held = await ca.renewalInfo(other, null, t0 + 1000);
   expect(asked(other.certId)).toBe(0);
   expect(held!.lastError).toContain("not asked again for a minute");
@@ -111,23 +81,23 @@ test("a CA left alone for a quiet minute after a time-out is asked again after t
 });
 
 test("correct clock: a check that read the clock a second before the time-out's does not ask the CA during its quiet minute", async () => {
-  const quiet = await leafOf("quiet2.ari.certkeeper.test");
+  const { leaf: quiet } = await leafOf("quiet2.ari.certkeeper.test");
   const t0 = Date.now();
-  ari.answer(quiet.certId, { kind: "hang" });
+  ari().answer(quiet.certId, { kind: "hang" });
   const ca = client(createMemoryStore().renewalInfo);
   expect((await ca.renewalInfo(quiet, null, t0))!.lastError).not.toBeNull();
   // Another leaf of that CA, whose check (running beside the one that timed out) read the clock a
   // second earlier and reaches renewal information only now, within the quiet minute.
-  const other = await leafOf("beside.ari.certkeeper.test");
-  ari.answer(other.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
+  const { leaf: other } = await leafOf("beside.ari.certkeeper.test");
+  ari().answer(other.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
   const held = await ca.renewalInfo(other, null, t0 - 1000);
   expect({ asked: asked(other.certId), lastError: held!.lastError }).toEqual({ asked: 0, lastError: expect.stringContaining("not asked again for a minute") });
 });
 
 test("after a step back of a day, a leaf another process asked about on the clock ahead is asked at once, not after waiting out its claim", async () => {
-  const leaf = await leafOf("claimed.ari.certkeeper.test");
+  const { leaf } = await leafOf("claimed.ari.certkeeper.test");
   const t0 = Date.now();
-  ari.answer(leaf.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
+  ari().answer(leaf.certId, { kind: "window", start: t0 + 50 * DAY, end: t0 + 52 * DAY, retryAfter: "21600" });
   const cache = createMemoryStore().renewalInfo;
   // Process A (its clock a day ahead) asks; then NTP sets the clock back a day.
   await client(cache, "proc_a").renewalInfo(leaf, null, t0);

@@ -17,8 +17,9 @@ import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import type { Store } from "../core/store/mod.ts";
 import { createHttpFetcher } from "../adapters/notify/mod.ts";
 import { TrustStore } from "../core/tls/trust_store.ts";
+import type { HttpFetcher } from "../core/net/mod.ts";
 import { createLogger } from "../core/base/log.ts";
-import { parseLogList } from "../core/ctlogs/log_list.ts";
+import { parseLogList, type LogSpec } from "../core/ctlogs/log_list.ts";
 import { Rfc6962Reader } from "../core/ctlogs/rfc6962_reader.ts";
 import { followLog } from "../core/ctlogs/log_follower.ts";
 import { WatchIndexSource } from "../core/ctlogs/watch_index.ts";
@@ -81,6 +82,32 @@ test("Retry-After: 7200 on get-sth: not asked again within the two hours, asked 
   expect(after.slice(0, 2)).toEqual(["ct/v1/get-sth", "ct/v1/get-sth"]);
 }, 20_000);
 
+/** A log follower of `owner` started on `spec`; `stop()` ends it (a restart, or its process dying). */
+function follow(store: Store, clock: FakeClock, spec: LogSpec, fetcher: HttpFetcher, owner: string) {
+  const abort = new AbortController();
+  const run = followLog(spec, new Rfc6962Reader(spec, { fetcher, timeoutMs: 3000 }), followerContext(store, clock, owner), abort.signal);
+  return {
+    stop: async () => {
+      abort.abort();
+      clock.advance(1);
+      await run;
+    },
+  };
+}
+
+/** A first process follows `log`, is told by a 429 on get-sth to come back in `seconds`, writes that wait down, and stops. */
+async function firstToldToWait(log: FixtureLog, store: Store, clock: FakeClock, spec: LogSpec, fetcher: HttpFetcher, seconds: number) {
+  expect(await store.ctLogs.leaseFollower({ owner: "first", now: clock.now(), leaseUntil: clock.now() + 60_000 })).toBe(true);
+  expect(await store.ctLogs.setListed("first", [spec], clock.now())).toBe(true);
+  log.intercept({ status: 429, headers: { "retry-after": String(seconds) } }, { match: /get-sth/, times: 1 });
+  const first = follow(store, clock, spec, fetcher, "first");
+  await until(() => log.requests.length === 1);
+  // The 429 handled: its wait written down.
+  for (let i = 0; i < 100 && (await store.ctLogs.list())[0]?.retryAt === null; i++) await Bun.sleep(10);
+  expect((await store.ctLogs.list())[0]!.retryAt).toBe(clock.now() + seconds * 1000);
+  await first.stop();
+}
+
 for (const [name, open] of [
   ["memory", async () => ({ store: createMemoryStore() as Store, done: async () => {} })],
   [
@@ -100,24 +127,12 @@ for (const [name, open] of [
     const fetcher = createHttpFetcher({ trust: new TrustStore([]), resolve: [], allowPrivateTargets: true });
     try {
       const [spec] = parseLogList(logListJson([log])).logs;
-      const context = (owner: string) => followerContext(store, clock, owner);
       // The first process is told to come back in two hours, and stops (a restart, or it dies).
-      expect(await store.ctLogs.leaseFollower({ owner: "first", now: clock.now(), leaseUntil: clock.now() + 60_000 })).toBe(true);
-      expect(await store.ctLogs.setListed("first", [spec!], clock.now())).toBe(true);
-      log.intercept({ status: 429, headers: { "retry-after": "7200" } }, { match: /get-sth/, times: 1 });
-      const first = new AbortController();
-      const firstRun = followLog(spec!, new Rfc6962Reader(spec!, { fetcher, timeoutMs: 3000 }), context("first"), first.signal);
-      await until(() => log!.requests.length === 1);
-      // The 429 handled: its wait written down.
-      for (let i = 0; i < 100 && (await store.ctLogs.list())[0]?.retryAt === null; i++) await Bun.sleep(10);
-      expect((await store.ctLogs.list())[0]!.retryAt).toBe(clock.now() + 7_200_000);
-      first.abort();
-      await firstRun;
+      await firstToldToWait(log, store, clock, spec!, fetcher, 7200);
       // Half an hour later another process holds the lease: it does not ask for an hour and a half more.
       clock.advance(1_800_000);
       expect(await store.ctLogs.leaseFollower({ owner: "second", now: clock.now(), leaseUntil: clock.now() + 30 * 86_400_000 })).toBe(true);
-      const second = new AbortController();
-      const secondRun = followLog(spec!, new Rfc6962Reader(spec!, { fetcher, timeoutMs: 3000 }), context("second"), second.signal);
+      const second = follow(store, clock, spec!, fetcher, "second");
       await Bun.sleep(300);
       clock.advance(3_600_000); // still 30 minutes short of the two hours
       await Bun.sleep(300);
@@ -125,9 +140,7 @@ for (const [name, open] of [
       clock.advance(1_800_000 + 1_000); // past them
       await until(() => log!.requests.length > 1);
       const after = log.requests.slice();
-      second.abort();
-      clock.advance(1);
-      await secondRun;
+      await second.stop();
       expect(asked).toEqual(["ct/v1/get-sth"]);
       expect(after.slice(0, 2)).toEqual(["ct/v1/get-sth", "ct/v1/get-sth"]);
     } finally {
@@ -144,31 +157,18 @@ for (const [name, open] of [
     const fetcher = createHttpFetcher({ trust: new TrustStore([]), resolve: [], allowPrivateTargets: true });
     try {
       const [spec] = parseLogList(logListJson([log])).logs;
-      const context = (owner: string) => followerContext(store, clock, owner);
       // On a clock a day ahead, the log asks for 5 minutes; the process stops.
-      expect(await store.ctLogs.leaseFollower({ owner: "first", now: clock.now(), leaseUntil: clock.now() + 60_000 })).toBe(true);
-      expect(await store.ctLogs.setListed("first", [spec!], clock.now())).toBe(true);
-      log.intercept({ status: 429, headers: { "retry-after": "300" } }, { match: /get-sth/, times: 1 });
-      const first = new AbortController();
-      const firstRun = followLog(spec!, new Rfc6962Reader(spec!, { fetcher, timeoutMs: 3000 }), context("first"), first.signal);
-      await until(() => log!.requests.length === 1);
-      for (let i = 0; i < 100 && (await store.ctLogs.list())[0]?.retryAt === null; i++) await Bun.sleep(10);
-      expect((await store.ctLogs.list())[0]!.retryAt).toBe(clock.now() + 300_000);
-      first.abort();
-      await firstRun;
+      await firstToldToWait(log, store, clock, spec!, fetcher, 300);
       // NTP sets the clock back a day; a follower starts (a restart, or another process).
       clock.set(clock.now() - 86_400_000 + 60_000);
       // The first's lease, taken on the clock ahead, is not waited out (a live holder renews on the new clock).
       const now = clock.now();
       expect(await store.ctLogs.leaseFollower({ owner: "second", now, leaseUntil: now + 60_000, latest: now + 60_000 + 600_000 })).toBe(true);
-      const second = new AbortController();
-      const secondRun = followLog(spec!, new Rfc6962Reader(spec!, { fetcher, timeoutMs: 3000 }), context("second"), second.signal);
+      const second = follow(store, clock, spec!, fetcher, "second");
       // Asked at once (the fake clock does not move: waiting a day, or the 5 minutes, would never end).
       await until(() => log!.requests.length > 1);
       const after = log.requests.slice();
-      second.abort();
-      clock.advance(1);
-      await secondRun;
+      await second.stop();
       expect(after.slice(0, 2)).toEqual(["ct/v1/get-sth", "ct/v1/get-sth"]);
     } finally {
       await fetcher.close();
