@@ -119,20 +119,28 @@ for (const [name, open] of [
     },
   ],
 ] as const) {
-  test(`${name}: a follower started after a 429 waits out what is left of its Retry-After, then asks`, async () => {
-    log = await startFixtureLog({ kind: "rfc6962" });
-    log.publish();
-    const clock = new FakeClock(Date.now());
+  /** A fixture RFC 6962 log with one head, this store, a fake clock and a fetcher, for `body`; all closed after. */
+  const inWorld = async (body: (world: { log: FixtureLog; clock: FakeClock; store: Store; fetcher: HttpFetcher; spec: LogSpec }) => Promise<void>) => {
+    const started = (log = await startFixtureLog({ kind: "rfc6962" }));
+    started.publish();
     const { store, done } = await open();
     const fetcher = createHttpFetcher({ trust: new TrustStore([]), resolve: [], allowPrivateTargets: true });
     try {
-      const [spec] = parseLogList(logListJson([log])).logs;
+      await body({ log: started, clock: new FakeClock(Date.now()), store, fetcher, spec: parseLogList(logListJson([started])).logs[0]! });
+    } finally {
+      await fetcher.close();
+      await done();
+    }
+  };
+
+  test(`${name}: a follower started after a 429 waits out what is left of its Retry-After, then asks`, async () => {
+    await inWorld(async ({ log, clock, store, fetcher, spec }) => {
       // The first process is told to come back in two hours, and stops (a restart, or it dies).
-      await firstToldToWait(log, store, clock, spec!, fetcher, 7200);
+      await firstToldToWait(log, store, clock, spec, fetcher, 7200);
       // Half an hour later another process holds the lease: it does not ask for an hour and a half more.
       clock.advance(1_800_000);
       expect(await store.ctLogs.leaseFollower({ owner: "second", now: clock.now(), leaseUntil: clock.now() + 30 * 86_400_000 })).toBe(true);
-      const second = follow(store, clock, spec!, fetcher, "second");
+      const second = follow(store, clock, spec, fetcher, "second");
       await Bun.sleep(300);
       clock.advance(3_600_000); // still 30 minutes short of the two hours
       await Bun.sleep(300);
@@ -143,36 +151,24 @@ for (const [name, open] of [
       await second.stop();
       expect(asked).toEqual(["ct/v1/get-sth"]);
       expect(after.slice(0, 2)).toEqual(["ct/v1/get-sth", "ct/v1/get-sth"]);
-    } finally {
-      await fetcher.close();
-      await done();
-    }
+    });
   }, 20_000);
 
   test(`${name}: a wait written on a wall clock since set back a day is not waited out by the follower started after it`, async () => {
-    log = await startFixtureLog({ kind: "rfc6962" });
-    log.publish();
-    const clock = new FakeClock(Date.now());
-    const { store, done } = await open();
-    const fetcher = createHttpFetcher({ trust: new TrustStore([]), resolve: [], allowPrivateTargets: true });
-    try {
-      const [spec] = parseLogList(logListJson([log])).logs;
+    await inWorld(async ({ log, clock, store, fetcher, spec }) => {
       // On a clock a day ahead, the log asks for 5 minutes; the process stops.
-      await firstToldToWait(log, store, clock, spec!, fetcher, 300);
+      await firstToldToWait(log, store, clock, spec, fetcher, 300);
       // NTP sets the clock back a day; a follower starts (a restart, or another process).
       clock.set(clock.now() - 86_400_000 + 60_000);
       // The first's lease, taken on the clock ahead, is not waited out (a live holder renews on the new clock).
       const now = clock.now();
       expect(await store.ctLogs.leaseFollower({ owner: "second", now, leaseUntil: now + 60_000, latest: now + 60_000 + 600_000 })).toBe(true);
-      const second = follow(store, clock, spec!, fetcher, "second");
+      const second = follow(store, clock, spec, fetcher, "second");
       // Asked at once (the fake clock does not move: waiting a day, or the 5 minutes, would never end).
       await until(() => log!.requests.length > 1);
       const after = log.requests.slice();
       await second.stop();
       expect(after.slice(0, 2)).toEqual(["ct/v1/get-sth", "ct/v1/get-sth"]);
-    } finally {
-      await fetcher.close();
-      await done();
-    }
+    });
   }, 20_000);
 }
