@@ -2,13 +2,18 @@
  * A real browser for tests: Debian's Chromium (or CERTKEEPER_TEST_CHROMIUM) driven by playwright-core,
  * headless, in a fresh profile that is removed afterwards. Where no Chromium is found, {@link findChromium}
  * says why, so the tests can be reported as skipped with the reason.
+ *
+ * Chromium's headless shell (Debian's chromium-headless-shell: the same Blink, without the desktop
+ * browser around it, and what Playwright itself runs for headless tests) is taken first. The full
+ * browser in headless mode spends about a third of a core while idle and 150 ms of CPU a page load
+ * (measured: 50 loads of a small page, 7.7 s of CPU against 3.2 s; 5 s idle, 2.6 s against 0.3 s).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { chromium, type BrowserContext } from "playwright-core";
 
-const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium", "/usr/bin/google-chrome"];
+const CANDIDATES = ["/usr/bin/chromium-headless-shell", "/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium", "/usr/bin/google-chrome"];
 
 /** Where screenshots go (git-ignored). */
 export const ARTIFACTS = resolve(import.meta.dir, "../../test-artifacts/web");
@@ -29,7 +34,7 @@ export function findChromium(env: Record<string, string | undefined> = process.e
   if (path) return { found: true, path };
   return {
     found: false,
-    reason: `no Chromium at ${CANDIDATES.join(", ")} (install it: apt-get install -y chromium, or set CERTKEEPER_TEST_CHROMIUM)`,
+    reason: `no Chromium at ${CANDIDATES.join(", ")} (install it: apt-get install -y chromium-headless-shell, or set CERTKEEPER_TEST_CHROMIUM)`,
   };
 }
 
