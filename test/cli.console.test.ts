@@ -212,4 +212,10 @@ describe("the CLI itself", () => {
     expect(await runCli(["--version"], { env: ws.env })).toEqual({ code: 0, stderr: "", stdout: `certkeeper ${packageJson.version}\n` });
     expect(await runCliJson(["--version"], { env: ws.env })).toEqual({ name: "certkeeper", version: packageJson.version });
   });
+
+  test("--version --json after a command's words prints the same one document", async () => {
+    for (const words of [["org", "list"], ["certificate", "list", "--org", "Acme"], ["channel", "test", "--id", "x"]]) {
+      expect(await runCliJson([...words, "--version"], { env: ws.env })).toEqual({ name: "certkeeper", version: packageJson.version });
+    }
+  });
 });

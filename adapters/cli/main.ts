@@ -72,6 +72,11 @@ const OPTIONS = {
   version: { type: "boolean", short: "V" },
 } as const;
 
+/** `--version`, wherever it stands: with `--json`, one JSON document like every command's. */
+function printVersion(flags: Flags): number {
+  return print(flags.json ? JSON.stringify({ name: "certkeeper", version: packageJson.version }) : `certkeeper ${packageJson.version}`);
+}
+
 function usage(): string {
   return [
     "Usage: certkeeper <command> [flags]",
@@ -110,9 +115,7 @@ async function main(argv: string[]): Promise<number> {
   const flags = parsed.values as Flags;
   const positionals = parsed.positionals;
 
-  if (flags.version && (positionals.length === 0 || positionals[0] === "version")) {
-    return print(flags.json ? JSON.stringify({ name: "certkeeper", version: packageJson.version }) : `certkeeper ${packageJson.version}`);
-  }
+  if (flags.version && (positionals.length === 0 || positionals[0] === "version")) return printVersion(flags);
   if (positionals[0] === "help") {
     if (positionals.length === 1) return print(usage());
     const found = findCommand(positionals.slice(1));
@@ -130,7 +133,7 @@ async function main(argv: string[]): Promise<number> {
   if (flags.help) return print(commandHelp(spec));
 
   const allowed = new Set([...spec.flags, "json", "help"]);
-  if (flags.version) return print(`certkeeper ${packageJson.version}`);
+  if (flags.version) return printVersion(flags);
   const stray = Object.keys(flags).find((name) => !allowed.has(name));
   if (stray) return usageFailure(spec, `--${stray} is not a flag of ${spec.name}`);
   const positional = spec.positionals ?? { synopsis: "", min: 0, max: 0 };
