@@ -79,6 +79,16 @@ describe("org create", () => {
     expect(one).toEqual({ id: ID("org"), name: "One", plan: "free", limits: { certificates: 25, channels: 5, requestsPerMinute: 1000, watches: 1 } });
   });
 
+  test("names are 1 to 100 characters as the API counts them, trimmed: 60 emoji fit (org create, org update, key create), 101 letters do not", async () => {
+    const sixtyEmoji = "🔒".repeat(60);
+    const org = await runCliJson(["org", "create", "--name", sixtyEmoji], { env: shared.env });
+    expect(org.name).toBe(sixtyEmoji);
+    expect((await runCliJson(["org", "update", "--id", org.id, "--name", ` ${"é".repeat(100)} `], { env: shared.env })).name).toBe("é".repeat(100));
+    expect((await runCliJson(["key", "create", "--user", sharedUser.id, "--name", sixtyEmoji], { env: shared.env })).name).toBe(sixtyEmoji);
+    expectFailure(await runCli(["org", "create", "--name", "n".repeat(101), "--json"], { env: shared.env }), 1, /Field "name" must be a string of 1 to 100 characters/);
+    expectFailure(await runCli(["org", "create", "--name", "   ", "--json"], { env: shared.env }), 1, /Field "name" must be a string of 1 to 100 characters/);
+  });
+
   test("org create without --json prints a sentence naming the id, not JSON", async () => {
     const result = await runCli(["org", "create", "--name", "Plain"], { env: shared.env });
     expect(result.code).toBe(0);

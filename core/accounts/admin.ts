@@ -283,13 +283,19 @@ function withOverrides(base: Limits, overrides: Partial<Limits> = {}): Limits {
   return limits;
 }
 
+/**
+ * A name as kept: trimmed, then 1 to 100 characters counted as the API counts them (code points: 60
+ * emoji are 60 characters, not 120 UTF-16 units).
+ */
 function requireName(value: unknown, field: string): string {
-  if (typeof value !== "string" || value.trim().length < 1 || value.length > 100) {
+  const name = typeof value === "string" ? value.trim() : "";
+  // At most two UTF-16 units a character: a longer string is refused before it is read character by character.
+  if (name.length < 1 || name.length > 200 || [...name].length > 100) {
     invalid(`Field ${quote(field)} must be a string of 1 to 100 characters.`);
   }
   // The SQL store would keep only what comes before it.
-  if (value.includes("\u0000")) invalid(`Field ${quote(field)} must not contain the NUL character (U+0000).`);
-  return (value as string).trim();
+  if (name.includes("\u0000")) invalid(`Field ${quote(field)} must not contain the NUL character (U+0000).`);
+  return name;
 }
 
 function invalid(message: string): never {
