@@ -21,6 +21,7 @@ let certificateId: string;
 let sharedIds: { acme: string; beta: string };
 let paddedId: string;
 let keys: { member: string; owner: string; test: string };
+let cafe: { orgId: string; channelId: string; keyId: string };
 
 beforeAll(async () => {
   ws = workspace();
@@ -41,6 +42,13 @@ beforeAll(async () => {
   paddedId = expectData(await h.request("POST", "/v1/channels", { body: { type: "webhook", name: "  Night Pager ", config: { url: `${receiver.url}/night` } } }), 201).id;
   // The harness's keys: "member key" is one key; "owner key" names a live key and a test key.
   keys = { member: h.keys.member.id, owner: h.keys.owner.id, test: h.keys.test.id };
+  // Names with an accent, kept as typed in the composed form (é as one character).
+  const cafeOrg = await h.core.services.admin.createOrganization({ name: "Café Ops".normalize("NFC") });
+  const cafeChannel = channelRecord({ organizationId: cafeOrg.id, mode: "live" }, { name: "Équipe de garde".normalize("NFC"), config: { url: `${receiver.url}/cafe` } });
+  expect(await h.store.channels.insert(cafeChannel, { limit: 100 })).toBe(true);
+  const cafeOwner = await h.core.services.admin.createUser({ organizationId: cafeOrg.id, email: "owner@cafe.example", role: "owner" });
+  const cafeKey = await h.core.services.admin.createApiKey({ userId: cafeOwner.id, name: "clé de déploiement".normalize("NFC"), mode: "live" });
+  cafe = { orgId: cafeOrg.id, channelId: cafeChannel.id, keyId: cafeKey.record.id };
   await h.close();
   ws.env.CERTKEEPER_ALLOW_PRIVATE_TARGETS = "true";
 });
@@ -58,6 +66,14 @@ test("channel test --id takes the channel's id or its unique name", async () => 
 test("a name stored with spaces around it is found by the name, typed with or without them", async () => {
   expect((await runCliJson(["channel", "test", "--id", "Night Pager"], { env: ws.env })).channelId).toBe(paddedId);
   expect((await runCliJson(["channel", "test", "--id", "  night pager "], { env: ws.env })).channelId).toBe(paddedId);
+});
+
+test("a name typed in another Unicode form (e and a combining accent, as macOS and many copies give it) finds the same organization, channel and key", async () => {
+  const decomposed = (name: string) => name.normalize("NFD");
+  expect(decomposed("Café Ops")).not.toBe("Café Ops".normalize("NFC"));
+  expect((await runCliJson(["org", "update", "--id", decomposed("café ops"), "--channel-limit", "7"], { env: ws.env })).id).toBe(cafe.orgId);
+  expect((await runCliJson(["channel", "test", "--org", decomposed("Café Ops"), "--id", decomposed("Équipe de garde")], { env: ws.env })).channelId).toBe(cafe.channelId);
+  expect((await runCliJson(["key", "revoke", "--id", decomposed("Clé de déploiement")], { env: ws.env })).id).toBe(cafe.keyId);
 });
 
 test("channel test refuses a name two organizations' channels share, listing their ids; --org picks one", async () => {

@@ -3,7 +3,7 @@
  * wherever an id is asked for). The CLI is the installation's operator: like the ids, names are looked
  * up in every organization's live and test data, or in one organization's when `--org` is given.
  */
-import { CertkeeperError, quote, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
+import { CertkeeperError, nameKey, quote, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
 import type { Wired } from "../wiring/mod.ts";
 
 type Scope = { organizationId: string; mode: Mode };
@@ -45,7 +45,7 @@ export interface FindByIdOrNameOptions<T> {
 
 /**
  * The record `ref` names: its id, or else its name when exactly one record has that name (compared
- * without regard to case, as organization names are). A name several records share is refused,
+ * as organization names are: {@link nameKey}). A name several records share is refused,
  * listing their ids: one of them is what to give instead. Spaces around either are not compared (the
  * shell or a copy may add or drop them).
  */
@@ -58,12 +58,12 @@ export async function findByIdOrName<T extends { id: string; name: string }>(
   const orgs = options.org === undefined ? await wired.store.organizations.list() : [await wired.core.services.admin.findOrganization(options.org)];
   const byId = await findInAnyScope(wired, (scope) => options.get(scope, text), orgs);
   if (byId) return byId;
-  const wanted = text.toLowerCase();
+  const wanted = nameKey(text);
   const named: Found<T>[] = [];
   for (const org of orgs) {
     for (const mode of ["live", "test"] as const) {
       for (const record of await options.list({ organizationId: org.id, mode })) {
-        if (record.name.trim().toLowerCase() === wanted) named.push({ record, org, mode });
+        if (nameKey(record.name) === wanted) named.push({ record, org, mode });
       }
     }
   }

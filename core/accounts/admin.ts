@@ -4,6 +4,7 @@
  */
 import { CertkeeperError, quote } from "../base/errors.ts";
 import { isId, newId } from "../base/ids.ts";
+import { nameKey } from "../base/names.ts";
 import { generateApiKey, keyPrefix } from "../auth/api_key.ts";
 import { DuplicateError, type ScopeUsage, type Store } from "../store/ports.ts";
 import { PLAN_LIMITS, type ApiKeyRecord, type Limits, type Mode, type OrganizationRecord, type Plan, type Role, type UserRecord } from "../base/records.ts";
@@ -100,7 +101,8 @@ export class Admin {
 
   /**
    * The organization named by `ref`: its id, or its name when exactly one organization has it
-   * (compared without regard to case). Refused, naming `org list`, when none or several match.
+   * (compared by {@link nameKey}: case, spaces around and Unicode form aside). Refused, naming
+   * `org list`, when none or several match.
    */
   async findOrganization(ref: string): Promise<OrganizationRecord> {
     const text = String(ref ?? "").trim();
@@ -116,10 +118,10 @@ export class Admin {
     invalid(`No organization with id or name ${quote(text)}: see org list.`);
   }
 
-  /** Every organization whose name is `name`, without regard to case, oldest first. */
+  /** Every organization whose name is `name` ({@link nameKey}), oldest first. */
   async organizationsNamed(name: string): Promise<OrganizationRecord[]> {
-    const wanted = name.trim().toLowerCase();
-    return (await this.listOrganizations()).filter((org) => org.name.toLowerCase() === wanted);
+    const wanted = nameKey(name);
+    return (await this.listOrganizations()).filter((org) => nameKey(org.name) === wanted);
   }
 
   /** The user named by `ref`: their id, or their email address (any case). */
@@ -230,12 +232,12 @@ export class Admin {
       const key = await this.store.apiKeys.get(text);
       if (key && (organizationId === undefined || key.organizationId === organizationId)) return key;
     }
-    const wanted = text.toLowerCase();
+    const wanted = nameKey(text);
     const orgs = (await this.listOrganizations()).filter((org) => organizationId === undefined || org.id === organizationId);
     const named: Array<{ key: ApiKeyRecord; org: OrganizationRecord }> = [];
     for (const org of orgs) {
       for (const key of await this.store.apiKeys.list(org.id)) {
-        if (key.revokedAt === null && key.name.toLowerCase() === wanted) named.push({ key, org });
+        if (key.revokedAt === null && nameKey(key.name) === wanted) named.push({ key, org });
       }
     }
     if (named.length === 1) return named[0]!.key;

@@ -15,6 +15,7 @@ export {
   type PublicErrorCode,
 } from "./errors.ts";
 export { BASE62, isId, newId, randomBase62, type IdPrefix } from "./ids.ts";
+export { nameKey } from "./names.ts";
 export { DAY, dayCount, daysAgo, daysLeft, daysUntil, HOUR, relativeDays, iso, MINUTE, parseDuration, SECOND, systemClock, type Clock } from "./time.ts";
 export { createLogger, printable, silentLogger, type LogFields, type LogFormat, type Logger, type LoggerOptions, type LogLevel } from "./log.ts";
 export { logEventsRaised } from "./journal.ts";
