@@ -217,6 +217,10 @@ describe("what happened", () => {
     await browser.get(`/settings/api-keys/${created.keyId}/revoke`);
     expect((await browser.post(`/settings/api-keys/${created.keyId}/revoke`, {})).status).toBe(303);
     expect(await logged("of the key revoked", (e) => e.msg === "API key revoked" && e.keyId === created.keyId)).toMatchObject({ level: "info" });
+    // The revoked key sent again: refused, and its request line names it (by id) for the operator to find who still uses it.
+    const stale = await api("GET", "/v1/certificates", undefined, newKey);
+    expect(stale.status).toBe(401);
+    expect(await logged("of the revoked key's request", (e) => e.msg === "request" && e.requestId === stale.requestId)).toMatchObject({ status: 401, code: "expired_api_key", keyId: created.keyId });
 
     const members = await browser.get("/settings/members");
     const memberId = [...members.text.matchAll(/<tr data-user-id="(usr_\w+)">([\s\S]*?)<\/tr>/g)].find((m) => m[2]!.includes("member@events.test"))?.[1];

@@ -50,9 +50,7 @@ export class Authenticator {
     const { mode, hash } = this.#parse(authorization);
     const grant = await this.#store.apiKeys.findByHash(hash);
     if (!grant || grant.key.mode !== mode) throw invalidKey();
-    if (grant.key.revokedAt !== null || !grant.user) {
-      throw new CertkeeperError("expired_api_key", "This API key has been revoked: create a new key in the settings area.");
-    }
+    if (grant.key.revokedAt !== null || !grant.user) throw new RevokedKeyError(grant.key.id);
     this.#usage.set(grant.key.id, now);
     // The grant is read again after each flush (its write empties the read cache): its last use is the one recorded.
     if (grant.key.lastUsedAt === null || now - grant.key.lastUsedAt > USE_RECORDED_WITHIN_MS) this.#onStale?.();
@@ -102,6 +100,17 @@ export function bearerKey(authorization: string | null | undefined): string {
     );
   }
   return match[1]!;
+}
+
+/**
+ * A revoked key (or one whose user was removed) presented again: refused as `expired_api_key`, and
+ * known by its id, which the request line names (never the key) so that an operator can find who
+ * still uses it.
+ */
+export class RevokedKeyError extends CertkeeperError {
+  constructor(readonly keyId: string) {
+    super("expired_api_key", "This API key has been revoked: create a new key in the settings area.");
+  }
 }
 
 function invalidKey(): CertkeeperError {

@@ -1,6 +1,6 @@
 /** Who calls and what they may do: API keys, authentication, rate limits, the permission rule. */
 export { generateApiKey, hashApiKey, keyPrefix, parseApiKey, type NewApiKey } from "./api_key.ts";
-export { Authenticator, bearerKey, type Principal } from "./authenticate.ts";
+export { Authenticator, bearerKey, RevokedKeyError, type Principal } from "./authenticate.ts";
 export { authorize, mayWrite } from "./permission.ts";
 export {
   MemoryRateLimiter,

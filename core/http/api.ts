@@ -59,6 +59,8 @@ export function createApi(services: Services): Api {
   /** The error code (when it failed) and the caller of an outcome, for its request line. */
   function outcomeFields(outcome: Outcome): LogFields {
     const fields: LogFields = outcome.ok ? {} : { code: outcome.error.code === "certificate_unreachable" ? "certificate_not_found" : outcome.error.code };
+    // A revoked key is refused, but named: who still sends it is what the operator needs to find.
+    if (!outcome.ok && outcome.revokedKeyId) fields.keyId = outcome.revokedKeyId;
     return callerFields(outcome.principal, fields);
   }
 

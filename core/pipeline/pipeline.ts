@@ -6,7 +6,7 @@
  */
 import { CertkeeperError, asCertkeeperError, errorBody } from "../base/errors.ts";
 import type { Mode, OrganizationRecord, UserRecord } from "../base/records.ts";
-import type { Principal } from "../auth/authenticate.ts";
+import { RevokedKeyError, type Principal } from "../auth/authenticate.ts";
 import { rateLimitHeaders } from "../auth/rate_limit.ts";
 import { authorize } from "../auth/permission.ts";
 import { validate, validateQuery } from "../schemas/validate.ts";
@@ -55,7 +55,7 @@ export interface Call {
  */
 export type Outcome =
   | { ok: true; status: number; result: OperationResult; headers: Record<string, string>; principal?: Principal }
-  | { ok: false; error: CertkeeperError; headers: Record<string, string>; principal?: Principal };
+  | { ok: false; error: CertkeeperError; headers: Record<string, string>; principal?: Principal; revokedKeyId?: string };
 
 /** Runs one call through every step; never throws (an unexpected failure is an `internal_error` outcome). */
 export async function runOperation(services: Services, call: Call): Promise<Outcome> {
@@ -77,7 +77,8 @@ export async function runOperation(services: Services, call: Call): Promise<Outc
     return { ok: true, status: operation.status, result, headers, principal };
   } catch (error) {
     const failed = asCertkeeperError(error);
-    return { ok: false, error: failed, headers: { ...headers, ...failed.headers }, principal };
+    const revokedKeyId = failed instanceof RevokedKeyError ? failed.keyId : undefined;
+    return { ok: false, error: failed, headers: { ...headers, ...failed.headers }, principal, ...(revokedKeyId ? { revokedKeyId } : {}) };
   }
 }
 
