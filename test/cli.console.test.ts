@@ -40,7 +40,7 @@ beforeAll(async () => {
   const { root, rsaIntermediate } = await testPki();
   const caFile = join(ws.dir, "root.pem");
   writeFileSync(caFile, root.certPem);
-  for (const [name, days] of [["one", 60], ["two", 90], ["three", 120]] as const) {
+  for (const [name, days] of [["one", 60], ["two", 90], ["three", 120], ["soon", 5]] as const) {
     const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [domain(name)], notAfter: new Date(Date.now() + days * DAY + 3_600_000) });
     const server = await startTlsServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem });
     servers.push(server);
@@ -163,6 +163,16 @@ describe("certificates", () => {
     expectFailure(await runCli(["certificate", "remove", "--id", added.id], { env: ws.env }), 1, /No certificate with id/);
   });
 
+  test("certificate add logs the events its first check raised, on stderr (stdout stays the one JSON document)", async () => {
+    const soon = await runCliJson(["org", "create", "--name", "Soon Co"], { env: ws.env });
+    const result = await runCli(["certificate", "add", "--org", soon.id, `${domain("soon")}:${ports.soon}`, "--alert-policy", "days", "--json"], { env: { ...ws.env, CERTKEEPER_LOG_FORMAT: "json" } });
+    expect({ code: result.code, stderr: messagesOf(result.stderr) }).toEqual({ code: 0, stderr: "" });
+    const added = JSON.parse(result.stdout);
+    expect(added).toMatchObject({ status: "expiring", daysUntilExpiry: 5 });
+    const raised = logLinesOf(result.stderr).filter((line) => line.msg === "event raised");
+    expect(raised).toEqual([expect.objectContaining({ level: "info", type: "certificate.expiring", certificateId: added.id, organizationId: soon.id })]);
+  });
+
   test("certificate add refuses as the add route does: a bad domain, a duplicate, an unreachable target, an alert policy the route refuses", async () => {
     expectFailure(await runCli(["certificate", "add", "--org", "Acme", "https://a.example/"], { env: ws.env }), 1, /Domain "https:\/\/a\.example\/" is not a valid domain/);
     expectFailure(await runCli(["certificate", "add", "--org", "Acme", `${domain("one")}:${ports.one}`], { env: ws.env }), 1, /is already monitored/);
@@ -187,15 +197,20 @@ describe("channels", () => {
     expect(hook).toMatchObject({ type: "webhook", enabled: true, health: { lastDeliveryAt: null, lastStatus: null, failingSince: null } });
 
     const delivered = await runCli(["channel", "test", "--id", hook.id], { env: ws.env });
-    expect({ code: delivered.code, stderr: delivered.stderr }).toEqual({ code: 0, stderr: "" });
+    expect({ code: delivered.code, stderr: messagesOf(delivered.stderr) }).toEqual({ code: 0, stderr: "" });
     expect(delivered.stdout).toMatch(/^The test notification reached "Hook" \(webhook\) \(it answered HTTP 200\)/);
     await receiver.waitFor(1, 5000);
 
     receiver.answer = () => ({ status: 503 });
     const failed = await runCli(["channel", "test", "--id", hook.id, "--json"], { env: ws.env });
     expect(failed.code).toBe(1);
-    expect(JSON.parse(failed.stdout)).toMatchObject({ channelId: hook.id, status: "failed", responseStatus: 503, error: "The endpoint answered HTTP 503" });
-    expect(failed.stderr).toBe("Why: The endpoint answered HTTP 503\n");
+    const outcome = JSON.parse(failed.stdout);
+    expect(outcome).toMatchObject({ channelId: hook.id, status: "failed", responseStatus: 503, error: "The endpoint answered HTTP 503" });
+    expect(messagesOf(failed.stderr)).toBe("Why: The endpoint answered HTTP 503\n");
+    // Logged as the server logs a failed attempt: at warn, with the channel, the event and the attempt.
+    expect(logLinesOf(failed.stderr).filter((line) => line.level === "warn")).toEqual([
+      expect.objectContaining({ channelId: hook.id, eventId: outcome.eventId, attempt: 1, error: "The endpoint answered HTTP 503" }),
+    ]);
     receiver.answer = () => ({ status: 200 });
 
     const table = await runCli(["channel", "list", "--org", "Acme"], { env: ws.env });

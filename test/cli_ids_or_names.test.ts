@@ -10,7 +10,7 @@ import { DAY } from "../core/base/mod.ts";
 import { createHarness, expectData } from "./support/harness.ts";
 import { startHttpReceiver, type HttpReceiver } from "./support/receivers.ts";
 import { certificateRecord, channelRecord } from "./support/store_conformance/factories.ts";
-import { expectFailure, runCli, runCliJson, workspacesRemovedAfterAll, type Workspace } from "./support/cli.ts";
+import { expectFailure, messagesOf, runCli, runCliJson, workspacesRemovedAfterAll, type Workspace } from "./support/cli.ts";
 
 setDefaultTimeout(60_000);
 const workspace = workspacesRemovedAfterAll();
@@ -59,7 +59,7 @@ test("channel test --id takes the channel's id or its unique name", async () => 
   const byId = await runCli(["channel", "test", "--id", channelId], { env: ws.env });
   expect(byId.code).toBe(0);
   const byName = await runCli(["channel", "test", "--id", "Ops Hook"], { env: ws.env });
-  expect({ code: byName.code, stderr: byName.stderr }).toEqual({ code: 0, stderr: "" });
+  expect({ code: byName.code, stderr: messagesOf(byName.stderr) }).toEqual({ code: 0, stderr: "" });
   expect((await runCliJson(["channel", "test", "--id", "ops hook"], { env: ws.env })).channelId).toBe(channelId);
 });
 
@@ -91,7 +91,7 @@ test("with --org, a name never finds another organization's channel", async () =
 
 test("certificate remove --id takes the certificate's unique name", async () => {
   const byName = await runCli(["certificate", "remove", "--id", "Shop"], { env: ws.env });
-  expect({ code: byName.code, stderr: byName.stderr }).toEqual({ code: 0, stderr: "" });
+  expect({ code: byName.code, stderr: messagesOf(byName.stderr) }).toEqual({ code: 0, stderr: "" });
   expect(byName.stdout).toContain(certificateId);
   expectFailure(await runCli(["certificate", "remove", "--id", "Shop"], { env: ws.env }), 1, /No certificate with id or name "Shop": see certificate list --org ORG/);
 });

@@ -14,18 +14,18 @@ import { loadTrust } from "./trust.ts";
 import { optionalInteger, requiredFlag, UsageError, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
 
 /**
- * The logger of the CLI's commands that change nothing an operator audits (certificates, channels,
- * imports, check): none. What such a command did, and why it failed, is its answer (stdout, the exit
- * code and its message on stderr); stdout stays one JSON document with --json.
+ * The logger of `check`, which keeps nothing (its store lives in memory for the one command): none.
+ * What it found is its answer (stdout, the exit code, its note on stderr).
  */
 export function cliLogger(_config: Config): Logger {
   return silentLogger;
 }
 
 /**
- * The logger of the account commands: what they change (an organization, a user, a role, a password,
- * an API key) is logged as the server logs it, one line each at `info`, on stderr (stdout stays the
- * command's answer), at CERTKEEPER_LOG_LEVEL and in CERTKEEPER_LOG_FORMAT (`auto`: readable at a
+ * The logger of the commands that change what is kept: what they change (an organization, a user, a
+ * role, a password, an API key, a certificate) and what that raised (events, failed delivery
+ * attempts of `channel test`) is logged as the server logs it, one line each, on stderr (stdout stays
+ * the command's answer), at CERTKEEPER_LOG_LEVEL and in CERTKEEPER_LOG_FORMAT (`auto`: readable at a
  * terminal, JSON lines otherwise). A key made at a shell is then in the same audit trail as one made
  * in the settings area: the key id, never the key; never a password.
  */
@@ -41,7 +41,7 @@ export function auditLogger(config: Config): Logger {
 export async function withWired<T>(config: Config, fn: (wired: Wired) => Promise<T>): Promise<T> {
   // Loaded when a command runs, not at the CLI's start: help and usage errors need none of it.
   const { wire } = await import("../wiring/mod.ts");
-  const wired = await wire(config, { passwords: bunPasswords, logger: cliLogger(config), brief: true, trust: await loadTrust(config) });
+  const wired = await wire(config, { passwords: bunPasswords, logger: auditLogger(config), brief: true, trust: await loadTrust(config) });
   try {
     return await fn(wired);
   } finally {

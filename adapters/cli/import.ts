@@ -10,7 +10,7 @@ import type { OPERATIONS } from "../../core/operations/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
 import { modeFlag, requiredFlag, UsageError, type CommandSpec } from "./command_table.ts";
 import { ImportFileError, parseImportFile, type ImportItem } from "./import_file.ts";
-import { cliLogger } from "./commands.ts";
+import { auditLogger } from "./commands.ts";
 import { loadTrust } from "./trust.ts";
 
 const POLL_MS = 200;
@@ -73,7 +73,7 @@ export const importCommand: CommandSpec = {
     const getImport = OPERATIONS.find((op) => op.id === "getImport");
     if (!createImport || !getImport) throw new CertkeeperError("invalid_request", "This certkeeper has no imports (POST /v1/imports).");
 
-    const wired = await wire(config, { passwords: bunPasswords, logger: cliLogger(config), trust: await loadTrust(config) });
+    const wired = await wire(config, { passwords: bunPasswords, logger: auditLogger(config), trust: await loadTrust(config) });
     try {
       const org = await wired.core.services.admin.findOrganization(ref);
       const organizationId = org.id;
