@@ -27,6 +27,7 @@ const DAY = 86_400_000;
 /** The zone's records that never change; each test adds its own through publish(). */
 const BASE = `
 allowed.certkeeper CAA 0 issue "ca.${D}"
+malformed.certkeeper CAA 0 issue "ca.${D}; validationmethods"
 blocked.certkeeper CAA 0 issue "letsencrypt.org"
 blocked.certkeeper CAA 0 iodef "mailto:security@${D}"
 parent.certkeeper CAA 0 issue "letsencrypt.org; validationmethods=dns-01"
@@ -69,7 +70,7 @@ function resolverHas(name: string, type: string, data: string): boolean {
   return answer.split("\n").some((line) => line.trim() !== "" && plain(line) === plain(data));
 }
 
-const NAMES = ["allowed", "blocked", "x.parent", "aliased", "alias.sub2", "plain", "renewing", "changing"].map((name) => `${name}.${D}`);
+const NAMES = ["allowed", "malformed", "blocked", "x.parent", "aliased", "alias.sub2", "plain", "renewing", "changing"].map((name) => `${name}.${D}`);
 
 beforeAll(async () => {
   if (missing) return;
@@ -92,6 +93,12 @@ withDaemons("CAA: will the next renewal be allowed?", () => {
     const cert = await addAndGet(w.h, { domain: `allowed.${D}`, port: server.port });
     expect([cert.status, cert.warnings]).toEqual(["valid", []]);
     expect((await eventsOf(w.h, cert.id)).map((e) => e.type)).toEqual([]);
+  });
+
+  test("a record naming the issuer's CA with a parameter that is no tag=value forbids it, as RFC 8659 §4.2 reads a value outside its grammar", async () => {
+    const cert = await addAndGet(w.h, { domain: `malformed.${D}`, port: server.port });
+    expect([cert.status, cert.warnings]).toEqual(["valid", ["caa_forbids_issuer"]]);
+    expect((await eventsOf(w.h, cert.id)).map((e) => e.type)).toEqual(["certificate.renewal_blocked"]);
   });
 
   test("records naming only other CAs: caa_forbids_issuer on every view and one certificate.renewal_blocked naming the set", async () => {

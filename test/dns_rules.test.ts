@@ -73,6 +73,26 @@ describe("CAA (RFC 8659)", () => {
     expect([issuerDomainOf(";"), issuerDomainOf(""), issuerDomainOf("lets encrypt.org"), issuerDomainOf("-le.org")]).toEqual([null, null, null, null]);
   });
 
+  test("a value outside RFC 8659 §4.2's grammar is treated as an empty issuer: a parameter that is no tag=value, white space other than space and tab", () => {
+    const verdict = (value: string) => judge({ sets: [at("www.example.com", "example.com", [caa(0, "issue", value)])] }).status;
+    // Within the grammar: space and tab around the name and parameters, tag=value parameters (hyphens, empty values), a lone ";".
+    for (const value of ["letsencrypt.org", " \tletsencrypt.org \t; validationmethods=dns-01 ;accounturi=https://acme/acct/1 ", "letsencrypt.org;", "LetsEncrypt.ORG; a-b="]) {
+      expect({ value, status: verdict(value) }).toEqual({ value, status: "permitted" });
+    }
+    for (const value of [
+      "%%%%%",
+      "letsencrypt.org; validationmethods",
+      "letsencrypt.org; =dns-01",
+      "letsencrypt.org; accounturi=https://acme/acct/1 x",
+      "letsencrypt.org; validationmethods=dns-01;",
+      "letsencrypt.org\n",
+      "\u00a0letsencrypt.org",
+      "\ufeffletsencrypt.org",
+    ]) {
+      expect({ value, status: verdict(value) }).toEqual({ value, status: "forbidden" });
+    }
+  });
+
   test("an issuer whose organization holds a comma is named in CERTKEEPER_CAA_IDENTITIES with \\,", () => {
     const identities = parseCaaIdentities("Internal CA=pki.corp.example,Entrust\\, Inc.=entrust.net");
     const issuer = ["Entrust, Inc.", "Entrust Certification Authority - L1K"];

@@ -145,16 +145,22 @@ export function issuerNamesOf(domain: string, identities: readonly CaaIdentity[]
   return names;
 }
 
-const ISSUER_DOMAIN = /^[a-z0-9](?:-*[a-z0-9])*(?:\.[a-z0-9](?:-*[a-z0-9])*)*$/i;
+/** RFC 8659 §4.2's issue-value, whole: WSP is space and tab only; each parameter is tag=value. */
+const LABEL = "[A-Za-z0-9](?:-*[A-Za-z0-9])*";
+const WSP = "[ \\t]*";
+const PARAMETER = `${LABEL}${WSP}=${WSP}[\\x21-\\x3a\\x3c-\\x7e]*`;
+const ISSUE_VALUE = new RegExp(`^${WSP}(?:(${LABEL}(?:\\.${LABEL})*)${WSP})?(?:;${WSP}(?:${PARAMETER}(?:${WSP};${WSP}${PARAMETER})*${WSP})?)?$`);
 
 /**
  * The issuer domain name an `issue`/`issuewild` value names (RFC 8659 §4.2), lower-cased; null for an
- * empty one (`;`: no CA may issue) or one that does not parse (it authorizes nobody). Parameters after
- * `;` (accounturi, validationmethods) are not judged: certkeeper cannot know how the renewal is made.
+ * empty one (`;`: no CA may issue) or a value outside the grammar, which the RFC says is to be
+ * treated as an empty one (its example: `"%%%%%"` forbids issuance; so does a parameter that is no
+ * tag=value, or white space other than space and tab). The parameters' values (accounturi,
+ * validationmethods) are not judged: certkeeper cannot know how the renewal is made.
  */
 export function issuerDomainOf(value: string): string | null {
-  const name = value.split(";")[0]!.trim();
-  return name !== "" && ISSUER_DOMAIN.test(name) ? name.toLowerCase() : null;
+  const name = ISSUE_VALUE.exec(value)?.[1];
+  return name === undefined ? null : name.toLowerCase();
 }
 
 export interface CaaJudgementInput {
