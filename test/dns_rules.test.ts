@@ -243,6 +243,21 @@ describe.skipIf(Boolean(opensslMissing))("DANE matching (RFC 6698, RFC 7672)", (
     expect(verdict([record(2, 1, 0, "00ff")], served).status).toBe("mismatch");
   });
 
+  test("DANE-TA 2 0 0 (the anchor's whole certificate) needs no anchor sent either: a certificate on the path it issued matches (RFC 7671, 5.2.2)", async () => {
+    const { root } = await testPki();
+    const { intermediate, served } = await chain();
+    const full = (pem: string) => Buffer.from(pem.replace(/-----[^-]+-----|\s/g, ""), "base64").toString("hex");
+    // The root in full, the server sending leaf + intermediate; the intermediate in full, the leaf alone.
+    expect(verdict([record(2, 0, 0, full(root.certPem))], served)).toEqual({ status: "match", validated: true });
+    expect(verdict([record(2, 0, 0, full(intermediate.certPem))], { ...served, ders: served.ders.slice(0, 1) })).toEqual({ status: "match", validated: true });
+    // The leaf must still name the host; a certificate that issued nothing sent, the leaf itself, or data that is no certificate: mismatch, no throw.
+    expect(verdict([record(2, 0, 0, full(root.certPem))], { ...served, leafNames: ["other.example.net"] }).status).toBe("mismatch");
+    const other = await chain();
+    expect(verdict([record(2, 0, 0, full(other.leaf.certPem))], served).status).toBe("mismatch");
+    expect(verdict([record(2, 0, 0, Buffer.from(served.ders[0]!).toString("hex"))], { ...served, ders: served.ders.slice(0, 1) }).status).toBe("mismatch");
+    expect(verdict([record(2, 0, 0, "3000")], served).status).toBe("mismatch");
+  });
+
   test("DANE-TA 2 1 0 of a self-signed leaf's own key is no anchor above it: mismatch", async () => {
     const selfSigned = await createLeaf({ dnsNames: ["mx1.example.com"] });
     const served = { ders: [new Uint8Array(selfSigned.cert.rawData)], leafNames: ["mx1.example.com"], referenceNames: ["mx1.example.com"] };

@@ -62,8 +62,9 @@ export interface ServedChain {
  * `match` when a usable record matches: DANE-EE the leaf itself (its validity and names are not
  * judged, RFC 7672 §3.1.1); DANE-TA a certificate the server sent above the leaf, the leaf chaining
  * to it by signatures and naming the host (§3.1.2), or, for a "2 1 0" record (the anchor's whole
- * key), a certificate on that path signed under the key, the anchor itself not sent (RFC 7671
- * §5.2.2). `none` when no record is usable.
+ * key) or a "2 0 0" one (its whole certificate), a certificate on that path signed under that key
+ * (issued by that certificate), the anchor itself not sent (RFC 7671 §5.2.2). `none` when no record
+ * is usable.
  */
 export function daneVerdict(finding: TlsaFinding, chain: ServedChain): DaneVerdict {
   const usable = finding.records.filter(usableTlsa);
@@ -99,6 +100,11 @@ export function daneVerdict(finding: TlsaFinding, chain: ServedChain): DaneVerdi
       if (record.selector === 1 && record.matchingType === 0 && !triedKeys.has(record.data)) {
         triedKeys.add(record.data);
         if (signedUnderKey(path, record.data, signatures)) return { status: "match", validated };
+      }
+      // "2 0 0" carries the anchor's whole certificate: likewise, a certificate on the path it issued.
+      if (record.selector === 0 && record.matchingType === 0 && !triedKeys.has(record.data)) {
+        triedKeys.add(record.data);
+        if (issuedByCertificate(path, record.data, signatures)) return { status: "match", validated };
       }
     }
   }
@@ -164,6 +170,24 @@ function signedUnderKey(path: X509Certificate[], spkiHex: string, signatures: Si
     return false;
   }
   return path.some((cert) => verifiesUnder(cert, key, signatures));
+}
+
+/** Whether a certificate of `path` was issued (named and signed) by the DER certificate `derHex`, not itself. */
+function issuedByCertificate(path: X509Certificate[], derHex: string, signatures: SignatureBudget): boolean {
+  let anchor: X509Certificate;
+  try {
+    anchor = new X509Certificate(Buffer.from(derHex, "hex"));
+  } catch {
+    // Data that is no certificate (or one this runtime cannot read) is passed over (RFC 7671 §5.2).
+    return false;
+  }
+  return path.some((cert) => {
+    try {
+      return !cert.publicKey.equals(anchor.publicKey) && signs(anchor, cert, signatures);
+    } catch {
+      return false;
+    }
+  });
 }
 
 /** Signed under `key` by another: a certificate of that key itself (a self-signed leaf) is no path to an anchor. */
