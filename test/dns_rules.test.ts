@@ -290,6 +290,13 @@ describe("MTA-STS (RFC 8461)", () => {
     expect(parseStsRecords(["v=STSv10; id=a"])).toBeNull();
   });
 
+  test("a record outside RFC 8461's grammar is no policy, as senders read it; extension fields of name=value are taken", () => {
+    expect(parseStsRecords(["v=STSv1; id=abc; ext_1.x=value!; \tnext-one=2 ;"])).toEqual({ id: "abc" });
+    for (const text of ["v=STSv1; id=abc; nonsense", "v=STSv1; id=abc; ext=two words", "v=STSv1; id=abc; =value", "v=STSv1; id=abc; e=a=b", "v=STSv1; id=abc;; x=1", "v=STSv1; id=abc\n"]) {
+      expect({ text, record: parseStsRecords([text]) }).toEqual({ text, record: null });
+    }
+  });
+
   test("the policy: version, mode, max_age and mx lines (CRLF or LF), unknown keys ignored", () => {
     expect(parseStsPolicy("version: STSv1\r\nmode: enforce\r\nmx: mx1.example.com\r\nmx: *.Example.com.\r\nmax_age: 604800\r\nextension: x\r\n")).toEqual({
       mode: "enforce",

@@ -28,10 +28,18 @@ function txtText(data: dnsPacket.TxtData): string {
   return parts.map((part) => (typeof part === "string" ? part : Buffer.from(part).toString("utf8"))).join("");
 }
 
-/** Records not starting with `v=STSv1` are discarded; anything but exactly one valid record means no policy. */
+/** RFC 8461 §3.1's record: `v=STSv1`, then `;`-separated fields, each `id=…` or `name=value`. */
+const STS_SEPARATOR = "[ \\t]*;[ \\t]*";
+const STS_FIELD = "[A-Za-z0-9][A-Za-z0-9_.-]{0,31}=[\\x21-\\x3a\\x3c\\x3e-\\x7e]+";
+const STS_RECORD = new RegExp(`^v=STSv1(?:${STS_SEPARATOR}${STS_FIELD})+(?:${STS_SEPARATOR})?$`);
+
+/**
+ * Records not starting with `v=STSv1` are discarded; anything but exactly one record, or one outside
+ * the grammar, means no policy (RFC 8461 §3.1: senders then assume none, and so does certkeeper).
+ */
 export function parseStsRecords(texts: readonly string[]): StsRecord {
   const candidates = texts.filter((text) => /^v=STSv1(?:[ \t]*;|[ \t]*$)/.test(text));
-  if (candidates.length !== 1) return null;
+  if (candidates.length !== 1 || !STS_RECORD.test(candidates[0]!)) return null;
   const fields = candidates[0]!.split(";").map((field) => field.trim()).filter((field) => field !== "");
   const id = fields.find((field) => field.startsWith("id="))?.slice(3);
   return id !== undefined && /^[A-Za-z0-9]{1,32}$/.test(id) ? { id } : null;
