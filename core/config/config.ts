@@ -263,6 +263,8 @@ function httpUrl(text: string): string {
     throw new Error(`"${text}" is not a URL: use https://host[:port]`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") throw new Error("use an http:// or https:// URL");
+  // Never sent: the HTTP client refuses a URL that carries credentials, so every request would fail.
+  if (url.username || url.password) throw new Error("give the URL without a user name or password");
   return text.replace(/\/+$/, "");
 }
 
