@@ -29,6 +29,9 @@ describe("what the CLI changes is logged", () => {
     expect(JSON.parse(revoked.stdout)).toEqual({ id: key.id, revoked: true });
     expect(revoked.stderr).toContain("API key revoked");
     expect(revoked.stderr).toContain(key.id);
+    // Revoked again: the same answer, and nothing logged, since nothing changed.
+    const again = await runCli(["key", "revoke", "--id", key.id, "--json"], { env });
+    expect({ code: again.code, answer: JSON.parse(again.stdout), stderr: again.stderr }).toEqual({ code: 0, answer: { id: key.id, revoked: true }, stderr: "" });
   });
 
   test("user set-password logs `password set` with the user id, never the password", async () => {

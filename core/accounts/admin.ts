@@ -248,10 +248,12 @@ export class Admin {
     invalid(`No API key with id ${quote(text)}, nor an unrevoked one with that name: see key list --org ORG.`);
   }
 
+  /** Revokes a key; a key revoked before keeps its time, and is not logged as revoked again (nothing changed). */
   async revokeApiKey(id: string): Promise<ApiKeyRecord> {
-    const key = await this.store.apiKeys.revoke(id, this.clock.now());
+    const at = this.clock.now();
+    const key = await this.store.apiKeys.revoke(id, at);
     if (!key) invalid(`No API key with id ${quote(id)}.`);
-    this.logger.info("API key revoked", { keyId: key!.id, userId: key!.userId, organizationId: key!.organizationId });
+    if (key!.revokedAt === at) this.logger.info("API key revoked", { keyId: key!.id, userId: key!.userId, organizationId: key!.organizationId });
     return key!;
   }
 
