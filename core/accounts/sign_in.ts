@@ -80,6 +80,15 @@ export class SignIn {
     // Only the email's count is forgotten: one good account must not reset an address's count.
     await this.#store.signInAttempts.clear(keys[0]![0]);
     const { token } = await this.#sessions.start(user);
+    // The password may have changed (or the user gone) while it was being verified: a change ends the
+    // user's sessions after writing the new hash, and this one may have opened after that. Read once
+    // the session exists, a hash still the one verified means any later change ends it too.
+    const current = await this.#store.users.get(user.id);
+    if (current?.passwordHash !== user.passwordHash) {
+      await this.#sessions.end(token);
+      failed("password changed meanwhile");
+      return { ok: false, reason: "invalid" };
+    }
     await this.#housekeeping();
     return { ok: true, token, user };
   }
