@@ -74,6 +74,26 @@ describe("a refused channel edit, then fixed", () => {
     expect((await stored(ch.id)).config).toEqual({ routingKey });
   });
 
+  test("boxes the user unticked (Enabled, an event of the filter) stay unticked on the refused form, and the fixed save keeps them so", async () => {
+    const ch = expectData(
+      await h.request("POST", "/v1/channels", { key, body: { type: "email", name: "Ops mail", config: { email: "ops@acme.test" }, filter: { events: ["certificate.expired", "certificate.revoked"] } } }),
+      201,
+    ) as any;
+    expect(ch.enabled).toBe(true);
+    const edit = await owner.browser.get(`/channels/${ch.id}/edit?mode=live`);
+    const fields = formFields(edit.text, `/channels/${ch.id}/edit`);
+    expect([fields.enabled, fields["filter.event.certificate.expired"], fields["filter.event.certificate.revoked"]]).toEqual(["1", "1", "1"]);
+    // Enabled and "expired" unticked (a browser then sends nothing for them), the name cleared by mistake.
+    const { enabled: _, "filter.event.certificate.expired": __, ...unticked } = fields;
+    const refused = await owner.browser.post(`/channels/${ch.id}/edit`, { ...unticked, name: "" });
+    expect(refused.status).toBe(400);
+    const again = formFields(refused.text, `/channels/${ch.id}/edit`);
+    expect([again.enabled, again["filter.event.certificate.expired"], again["filter.event.certificate.revoked"]]).toEqual([undefined, undefined, "1"]);
+    expect((await owner.browser.post(`/channels/${ch.id}/edit`, { ...again, name: "Ops mail" })).status).toBe(303);
+    const saved = await stored(ch.id);
+    expect({ enabled: saved.enabled, events: saved.filter?.events }).toEqual({ enabled: false, events: ["certificate.revoked"] });
+  });
+
   test("a webhook header line without a colon: the form is shown again with the message, not a bare error page", async () => {
     const ch = expectData(await h.request("POST", "/v1/channels", { key, body: { type: "webhook", name: "Hook2", config: { url: "https://hooks.example.com/two" } } }), 201) as any;
     const edit = await owner.browser.get(`/channels/${ch.id}/edit?mode=live`);

@@ -115,6 +115,8 @@ export interface ChannelFormView {
 export function channelFormPage(view: ChannelFormView): Html {
   const { me, mode, type, channel } = view;
   const form = view.form ?? {};
+  // A refused form is shown as it was sent; a box left unticked is sent as nothing at all.
+  const ticked = (field: string, stored: boolean) => (view.form ? form[field] === "1" : stored);
   const name = CHANNEL_TYPE_NAMES.find(([t]) => t === type)?.[1] ?? type;
   const config = (channel?.config ?? {}) as Record<string, unknown>;
   const filter = (channel?.filter ?? null) as { events?: string[]; tags?: string[] } | null;
@@ -142,15 +144,14 @@ ${CHANNEL_FIELDS[type].map((field) => {
 ${
   channel
     ? html`<fieldset><legend>State</legend><label><input type="checkbox" name="enabled" value="1"${
-        (form.enabled ?? (channel.enabled ? "1" : "")) === "1" ? html` checked` : ""
+        ticked("enabled", channel.enabled) ? html` checked` : ""
       }> Enabled: alerts go to this channel</label></fieldset>`
     : ""
 }
 <details class="more"${filter || form["filter.tags"] ? html` open` : ""}><summary>Only some alerts (optional)</summary>
 <fieldset><legend>Only these events <span class="muted">(none ticked: every event)</span></legend>
 ${FILTER_EVENTS.map((kind) => {
-  const checked = `filter.event.${kind}` in form ? form[`filter.event.${kind}`] === "1" : (filter?.events ?? []).includes(kind);
-  return html`<label><input type="checkbox" name="filter.event.${kind}" value="1"${checked ? html` checked` : ""}> ${kind.replace("certificate.", "")}</label>`;
+  return html`<label><input type="checkbox" name="filter.event.${kind}" value="1"${ticked(`filter.event.${kind}`, (filter?.events ?? []).includes(kind)) ? html` checked` : ""}> ${kind.replace("certificate.", "")}</label>`;
 })}
 </fieldset>
 <label for="filter-tags">Only certificates with one of these tags <span class="muted">(empty: every certificate)</span></label>
