@@ -443,6 +443,9 @@ describe("roles", () => {
     expect((await admin.browser.post(`/settings/members/${colleague.id}/role`, { role: "owner" })).status).toBe(403);
     expect((await admin.browser.post(`/settings/members/${owner.id}/role`, { role: "member" })).status).toBe(403);
     expect((await admin.browser.post(`/settings/members/${owner.id}/remove`, {})).status).toBe(403);
+    // Nor is the confirmation shown, as for an owner's API key: refused before it is asked.
+    const confirm = await admin.browser.get(`/settings/members/${owner.id}/remove`);
+    expect({ status: confirm.status, form: confirm.text.includes(`action="/settings/members/${owner.id}/remove"`) }).toEqual({ status: 403, form: false });
     expect((await h.store.users.get(owner.id))?.role).toBe("owner");
     // What admins may do: manage members and admins.
     expect((await admin.browser.post(`/settings/members/${colleague.id}/role`, { role: "admin" })).status).toBe(303);

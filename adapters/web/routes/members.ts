@@ -1,8 +1,8 @@
 /** The Members tab: GET/POST /settings/members, POST …/:id/role, GET/POST …/:id/remove. */
 import type { Core } from "../../../core/app/mod.ts";
-import type { SignedIn } from "../../../core/accounts/mod.ts";
+import { mayChangeMember, type SignedIn } from "../../../core/accounts/mod.ts";
 import { CertkeeperError } from "../../../core/base/mod.ts";
-import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
+import { change, errorPage, noticeOf, signedIn, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { membersPage, removeMemberPage } from "../views/members.ts";
@@ -51,7 +51,12 @@ export function memberRoutes(core: Core): WebRoute[] {
     {
       method: "GET",
       path: "/settings/members/:id/remove",
-      handle: signedIn(core, async ({ params }, me) => htmlResponse(removeMemberPage(me, await members.get(me.user, params.id!)))),
+      handle: signedIn(core, async ({ params }, me) => {
+        const member = await members.get(me.user, params.id!);
+        // Refused before the confirmation, as the removal itself is (and as revoking an owner's key is).
+        if (!mayChangeMember(me.user.role, member.role, null)) return errorPage(me, { status: 403, title: "Not allowed", message: "Only owners may remove an owner." });
+        return htmlResponse(removeMemberPage(me, member));
+      }),
     },
     {
       method: "POST",
