@@ -412,6 +412,19 @@ export function applyCheck(
         },
       });
       coverOtherOverdue(next, details, now);
+      // An older leaf than the certificate-level one (a rollout to shorter-lived certificates stopped
+      // half way, or under way when the certificate was added): its replacement by that leaf is owed
+      // certificate.renewed, announced once no node serves it (CONTRACT §20), as for a rollout seen
+      // from its start.
+      if (!next.alertMemory.renewing && details.notBefore < next.details.notBefore) {
+        const renewing: Renewing = {
+          oldKey: leafKey(details),
+          newKey: leafKey(next.details),
+          previous: { serialNumber: details.serialNumber, expiresAt: iso(details.notAfter) },
+          oldNotBefore: details.notBefore,
+        };
+        next.alertMemory = { ...next.alertMemory, renewing };
+      }
     }
   }
 
