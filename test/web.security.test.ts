@@ -15,6 +15,8 @@ import { cookieAttributes, listening, SITE, WebClient } from "./support/web_clie
 import { clientAddress } from "../adapters/web/mod.ts";
 import { networkInterfaces } from "node:os";
 import { PASSWORD, shownKey, signedInUser, type WebUser } from "./support/web_users.ts";
+import { createMemoryStore } from "../adapters/memory/mod.ts";
+import type { UserRecord } from "../core/base/records.ts";
 import { HOUR, MINUTE, SECOND } from "../core/base/time.ts";
 
 let h: Harness;
@@ -449,6 +451,28 @@ describe("roles", () => {
     expect((await h.store.users.get(owner.id))?.role).toBe("owner");
     // What admins may do: manage members and admins.
     expect((await admin.browser.post(`/settings/members/${colleague.id}/role`, { role: "admin" })).status).toBe(303);
+  });
+
+  test("an admin's change or removal of a member whom an owner made an owner meanwhile changes nothing", async () => {
+    // The store answers the member's role as it was when the admin's request read it; an owner's
+    // promotion lands before the admin's write.
+    const store = createMemoryStore();
+    const stale = new Map<string, UserRecord>();
+    const get = store.users.get.bind(store.users);
+    store.users.get = async (id) => stale.get(id) ?? get(id);
+    const raced = await createHarness({ store, passwords: quickPasswords });
+    try {
+      const admin = await signedInUser(raced, "admin");
+      const colleague = await signedInUser(raced, "member");
+      stale.set(colleague.id, (await get(colleague.id))!);
+      await store.users.update(colleague.id, { role: "owner" });
+      const demoted = await admin.browser.post(`/settings/members/${colleague.id}/role`, { role: "member" });
+      expect({ status: demoted.status, said: demoted.text.includes("role changed meanwhile") }).toEqual({ status: 400, said: true });
+      expect((await admin.browser.post(`/settings/members/${colleague.id}/remove`, {})).status).toBe(400);
+      expect(await get(colleague.id)).toMatchObject({ role: "owner" });
+    } finally {
+      await raced.close();
+    }
   });
 
   test("an admin cannot revoke an owner's API keys: shown read-only, refused with 403; members' and admins' keys they may revoke", async () => {

@@ -1,5 +1,5 @@
 /** Organizations, users, API keys and rate-limit windows in memory. */
-import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/mod.ts";
+import { DuplicateError, LastOwnerError, RoleChangedError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type UserStore } from "../../core/store/mod.ts";
 import { copy, type MemoryState } from "./state.ts";
 import type { Mode, UserRecord } from "../../core/base/mod.ts";
 
@@ -68,6 +68,7 @@ export function memoryAccounts(state: MemoryState): {
     async update(id, patch, options = {}) {
       const user = state.users.get(id);
       if (!user) return null;
+      if (options.whenRole && user.role !== options.whenRole) throw new RoleChangedError();
       if (options.keepOwner && patch.role !== undefined && patch.role !== "owner" && isLastOwner(user)) throw new LastOwnerError();
       state.write();
       if (patch.role !== undefined) user.role = patch.role;
@@ -77,6 +78,7 @@ export function memoryAccounts(state: MemoryState): {
     async remove(id, at, options = {}) {
       const user = state.users.get(id);
       if (!user) return false;
+      if (options.whenRole && user.role !== options.whenRole) throw new RoleChangedError();
       if (options.keepOwner && isLastOwner(user)) throw new LastOwnerError();
       state.write();
       for (const key of state.apiKeys.values()) if (key.userId === id && key.revokedAt === null) key.revokedAt = at;

@@ -1,5 +1,5 @@
 /** Organizations, users, API keys and rate-limit windows in SQL. */
-import { DuplicateError, LastOwnerError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type ScopeUsage, type UserStore } from "../../core/store/mod.ts";
+import { DuplicateError, LastOwnerError, RoleChangedError, type ApiKeyStore, type OrganizationStore, type RateLimitStore, type ScopeUsage, type UserStore } from "../../core/store/mod.ts";
 import type { Mode } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor } from "./executor.ts";
 import { apiKeyFrom, organizationFrom, userFrom } from "./rows.ts";
@@ -100,27 +100,32 @@ export function sqlUsers(db: Executor): UserStore {
     },
     async update(id, patch, options = {}) {
       const role = patch.role ?? null;
-      // With keepOwner, the owner count is read in the same statement that writes: no race with another demotion.
+      const whenRole = options.whenRole ?? null;
+      // The guards are read in the same statement that writes: no race with another demotion or role change.
       const { rows } = await db.execute(
         `UPDATE users SET role = COALESCE(?, role), password_hash = COALESCE(?, password_hash)
-         WHERE id = ? AND NOT (? AND role = 'owner' AND COALESCE(?, role) <> 'owner'
+         WHERE id = ? AND (? IS NULL OR role = ?) AND NOT (? AND role = 'owner' AND COALESCE(?, role) <> 'owner'
            AND (SELECT COUNT(*) FROM users AS o WHERE o.organization_id = users.organization_id AND o.role = 'owner') <= 1)
          RETURNING ${USER_COLUMNS.join(", ")}`,
-        [role, patch.passwordHash ?? null, id, options.keepOwner ? 1 : 0, role],
+        [role, patch.passwordHash ?? null, id, whenRole, whenRole, options.keepOwner ? 1 : 0, role],
       );
       if (rows[0]) return userFrom(rows[0]);
-      if (options.keepOwner && (await db.execute("SELECT 1 FROM users WHERE id = ?", [id])).rows.length > 0) throw new LastOwnerError();
-      return null;
+      if (!options.keepOwner && whenRole === null) return null;
+      const { rows: found } = await db.execute("SELECT role FROM users WHERE id = ?", [id]);
+      if (found.length === 0) return null;
+      if (whenRole !== null && found[0]!.role !== whenRole) throw new RoleChangedError();
+      throw new LastOwnerError();
     },
     async remove(id, at, options = {}) {
       return db.transaction(async (tx) => {
-        if (options.keepOwner) {
+        if (options.keepOwner || options.whenRole) {
           const { rows } = await tx.execute(
             `SELECT u.role, (SELECT COUNT(*) FROM users AS o WHERE o.organization_id = u.organization_id AND o.role = 'owner') AS owners
              FROM users AS u WHERE u.id = ?`,
             [id],
           );
-          if (rows[0] && rows[0].role === "owner" && Number(rows[0].owners) <= 1) throw new LastOwnerError();
+          if (rows[0] && options.whenRole && rows[0].role !== options.whenRole) throw new RoleChangedError();
+          if (options.keepOwner && rows[0] && rows[0].role === "owner" && Number(rows[0].owners) <= 1) throw new LastOwnerError();
         }
         await tx.execute("UPDATE api_keys SET revoked_at = ? WHERE user_id = ? AND revoked_at IS NULL", [at, id]);
         const { rowsAffected } = await tx.execute("DELETE FROM users WHERE id = ?", [id]);

@@ -6,7 +6,7 @@
 import { CertkeeperError, quote } from "../base/errors.ts";
 import type { Admin } from "./admin.ts";
 import type { Role, UserRecord } from "../base/records.ts";
-import { LastOwnerError, type Store } from "../store/ports.ts";
+import { LastOwnerError, RoleChangedError, type Store } from "../store/ports.ts";
 import type { Clock } from "../base/time.ts";
 import { iso } from "../base/time.ts";
 import { ROLES } from "./admin.ts";
@@ -68,7 +68,9 @@ export class Members {
     const role = parseRole(change.role);
     if (!mayChangeMember(actor.role, target.role, role)) throw denied("Only owners may make someone an owner or change an owner's role.");
     try {
-      const updated = await this.store.users.update(target.id, { role }, { keepOwner: true });
+      // Written only if the role the permission was judged on is still the user's (an owner made
+      // meanwhile is beyond an admin).
+      const updated = await this.store.users.update(target.id, { role }, { keepOwner: true, whenRole: target.role });
       if (!updated) throw noSuchUser(userId);
       if (target.role !== role) {
         this.logger.info("role changed", { userId: target.id, organizationId: target.organizationId, from: target.role, to: role, by: actor.id });
@@ -76,6 +78,7 @@ export class Members {
       return presentMember(updated);
     } catch (error) {
       if (error instanceof LastOwnerError) throw lastOwner(target, "demoted");
+      if (error instanceof RoleChangedError) throw roleChanged(target);
       throw error;
     }
   }
@@ -84,9 +87,10 @@ export class Members {
     const target = await this.#colleague(actor, userId);
     if (!mayChangeMember(actor.role, target.role, null)) throw denied("Only owners may remove an owner.");
     try {
-      if (!(await this.store.users.remove(target.id, this.clock.now(), { keepOwner: true }))) throw noSuchUser(userId);
+      if (!(await this.store.users.remove(target.id, this.clock.now(), { keepOwner: true, whenRole: target.role }))) throw noSuchUser(userId);
     } catch (error) {
       if (error instanceof LastOwnerError) throw lastOwner(target, "removed");
+      if (error instanceof RoleChangedError) throw roleChanged(target);
       throw error;
     }
     await this.sessions.endAllOf(target.id);
@@ -129,4 +133,8 @@ function lastOwner(user: UserRecord, what: "removed" | "demoted"): CertkeeperErr
     "invalid_request",
     `${quote(user.email)} is the organization's last owner and cannot be ${what}: make another user an owner first.`,
   );
+}
+
+function roleChanged(user: UserRecord): CertkeeperError {
+  return new CertkeeperError("invalid_request", `${quote(user.email)}'s role changed meanwhile: nothing was changed; look at the members again.`);
 }

@@ -17,6 +17,7 @@ import type {
   Limits,
   Mode,
   Plan,
+  Role,
   Scope,
   SessionRecord,
   SignInFailures,
@@ -73,10 +74,23 @@ export class LastOwnerError extends Error {
   }
 }
 
-/** Guards of users.update() and users.remove(). */
+/**
+ * Thrown by users.update() and users.remove() called with `whenRole` when the user's role is another
+ * by the time of the write (changed since it was read); nothing is changed.
+ */
+export class RoleChangedError extends Error {
+  constructor() {
+    super("the user's role changed since it was read");
+    this.name = "RoleChangedError";
+  }
+}
+
+/** Guards of users.update() and users.remove(), each checked in the same atomic step as the write. */
 export interface KeepOwnerOption {
   /** Refuse, throwing {@link LastOwnerError}, when the user is the organization's only owner and would stop being one. */
   keepOwner?: boolean;
+  /** Refuse, throwing {@link RoleChangedError}, unless the user still has this role (the one a permission was judged on). */
+  whenRole?: Role;
 }
 
 /** What an organization holds in one mode, against which its limits count (CONTRACT §3, §23). */

@@ -3,7 +3,7 @@
  * the last-owner guard of users.update() and users.remove().
  */
 import { describe, expect, test } from "bun:test";
-import { LastOwnerError, type Store } from "../../../core/store/ports.ts";
+import { LastOwnerError, RoleChangedError, type Store } from "../../../core/store/ports.ts";
 import { newId } from "../../../core/base/ids.ts";
 import { DAY, HOUR, MINUTE } from "../../../core/base/time.ts";
 import { apiKeyRecord, hex, NOW, organizationRecord, sessionRecord, userRecord } from "./factories.ts";
@@ -124,6 +124,23 @@ export function describeSettingsConformance(get: () => Store): void {
       await store.users.create(second);
       expect(await store.users.update(owner.id, { role: "member" }, { keepOwner: true })).toMatchObject({ role: "member" });
       await expect(store.users.update(second.id, { role: "admin" }, { keepOwner: true })).rejects.toBeInstanceOf(LastOwnerError);
+    });
+
+    test("whenRole: update() and remove() change nothing, throwing RoleChangedError, once the user has another role; with the same role they write", async () => {
+      const store = get();
+      const { org } = await organizationWithOwner(store);
+      const user = userRecord(org.id, { role: "member" });
+      await store.users.create(user);
+      // Judged a member, made an owner meanwhile: an admin's demotion or removal of a member must not reach an owner.
+      expect(await store.users.update(user.id, { role: "owner" })).toMatchObject({ role: "owner" });
+      await expect(store.users.update(user.id, { role: "admin" }, { keepOwner: true, whenRole: "member" })).rejects.toBeInstanceOf(RoleChangedError);
+      await expect(store.users.remove(user.id, NOW, { keepOwner: true, whenRole: "member" })).rejects.toBeInstanceOf(RoleChangedError);
+      expect(await store.users.get(user.id)).toMatchObject({ role: "owner" });
+      expect(await store.users.update(user.id, { role: "admin" }, { keepOwner: true, whenRole: "owner" })).toMatchObject({ role: "admin" });
+      expect(await store.users.remove(user.id, NOW, { keepOwner: true, whenRole: "admin" })).toBe(true);
+      // A missing user is null (update) or false (remove), as without the guard.
+      expect(await store.users.update(newId("usr"), { role: "admin" }, { whenRole: "member" })).toBeNull();
+      expect(await store.users.remove(newId("usr"), NOW, { whenRole: "member" })).toBe(false);
     });
 
     test("the only owner of one organization is not counted with another organization's owners", async () => {
