@@ -11,6 +11,7 @@ import { chainPem, createLeaf, DAY } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { startStarttlsServer } from "./support/starttls_servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
+import { CheckedCertificate } from "../core/schemas/certificate.ts";
 import { expectFailure, expectUsageError, ISO, runCli, runCliJson, workspacesRemovedAfterAll, type Workspace } from "./support/cli.ts";
 
 // describe.concurrent tests do not inherit the preload's default timeout; CLI processes need more than 5 s under load.
@@ -161,7 +162,11 @@ describe("check DOMAIN[:PORT]", () => {
     const before = server.connections();
     const result = await runCli(["check", `${domain}:${server.port}`, "--json"], { env: env({ CERTKEEPER_ALLOW_PRIVATE_TARGETS: "false" }) });
     expect(result.code).toBe(2);
-    expect(JSON.parse(result.stdout)).toMatchObject({ domain, port: server.port, status: "unreachable", statusReason: "connection_refused", daysUntilExpiry: null });
+    const view = JSON.parse(result.stdout);
+    expect(view).toMatchObject({ domain, port: server.port, status: "unreachable", statusReason: "connection_refused", daysUntilExpiry: null });
+    // Every field of the check view (as GET shows a certificate), the unretrieved ones null: Part III's among them.
+    expect(Object.keys(view).sort()).toEqual(Object.keys(CheckedCertificate.properties).sort());
+    expect([view.revocation, view.renewal, view.deployment]).toEqual([null, null, null]);
     expect(result.stderr).toContain(domain);
     expect(result.stderr).toContain("loopback address");
     expect(result.stderr).toContain("CERTKEEPER_ALLOW_PRIVATE_TARGETS=true");

@@ -123,6 +123,7 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
     lastCheckedAt: new Date(now).toISOString(),
     chain: [],
     statusReason: outcome.reason,
+    revocation: null,
     protocol: target.protocol,
     connectTo: target.connectTo,
     mailDomain: target.protocol === "smtp" ? defaultMailDomain(target.domain) : null,
@@ -142,6 +143,7 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
     warnings: [],
     alertPolicy: target.alertPolicy,
     renewal: null,
+    deployment: null,
   };
   return { view, explanation };
 }
