@@ -93,13 +93,26 @@ describe("POST /v1/imports refuses, creating nothing", () => {
     const nested = (depth: number) => `{"certificates":[{"domain":"deep.example.com","tags":${"[".repeat(depth)}${"]".repeat(depth)}}]}`;
     const deep = await h.request("POST", "/v1/imports", { rawBody: nested(60_000), headers: { "content-type": "application/json" } });
     expectError(deep, 400, "invalid_request");
-    expect(deep.body.error.message).toContain("more than 32 levels");
+    // The items' 32 levels, as POST reads them, under the import's own two.
+    expect(deep.body.error.message).toContain("more than 34 levels");
     // The body itself is 3 levels, the item's tags 29 more: read, and refused for what the tags hold.
     const limit = await h.request("POST", "/v1/certificates", { rawBody: `{"domain":"a.example.com","tags":${"[".repeat(29)}${"]".repeat(29)}}`, headers: { "content-type": "application/json" } });
     expectError(limit, 400, "invalid_request");
     expect(limit.body.error.message).not.toContain("levels");
     const over = await h.request("POST", "/v1/certificates", { rawBody: `{"domain":"a.example.com","tags":${"[".repeat(32)}${"]".repeat(32)}}`, headers: { "content-type": "application/json" } });
     expect(over.body.error.message).toContain("more than 32 levels");
+  });
+
+  test("an item POST reads (its tags 30 deep) fails alone with POST's error, whatever the import's own two levels around it: 202", async () => {
+    const item = `{"domain":"deep.example.com","tags":${"[".repeat(30)}${"]".repeat(30)}}`;
+    const post = await h.request("POST", "/v1/certificates", { rawBody: item, headers: { "content-type": "application/json" } });
+    expectError(post, 400, "invalid_request");
+    expect(post.body.error.message).not.toContain("levels");
+    const imported = await h.request("POST", "/v1/imports", { rawBody: `{"certificates":[{"domain":"fine.example.com","prot":1},${item}]}`, headers: { "content-type": "application/json" } });
+    const { id } = expectData(imported, 202);
+    await h.core.services.imports!.loop.runDue();
+    const done = expectData(await h.request("GET", `/v1/imports/${id}`), 200);
+    expect(done.results[1]).toEqual({ index: 1, status: "failed", certificateId: null, error: post.body.error });
   });
 });
 

@@ -74,6 +74,8 @@ test("an organization runs at most 10 imports at once: the 11th is 429 with Retr
     const refused = await post(key, 99);
     expectError(refused, 429, "rate_limit_exceeded");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // As every 429 (CONTRACT §8): nothing more now, however many requests the key has left.
+    expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
     expect(refused.body.error.message).toContain("10 imports running");
   }
   const db = new Database(join(h.dir!, "test.db"), { readonly: true });

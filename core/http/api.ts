@@ -5,7 +5,7 @@
  */
 import { asCertkeeperError, CertkeeperError, errorBody, quote } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
-import { readJsonBody } from "./body.ts";
+import { MAX_BODY_DEPTH, readJsonBody } from "./body.ts";
 import { admit, callerFields, envelopeJson, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
 import type { LogFields } from "../base/log.ts";
 import type { Operation } from "../operations/operation.ts";
@@ -90,7 +90,7 @@ export function createApi(services: Services): Api {
         ...(size > MAX_QUERY_BYTES
           ? { queryError: new CertkeeperError("invalid_request", `The query string is ${size} bytes long; at most ${MAX_QUERY_BYTES} are accepted.`) }
           : { query: queryOf(url) }),
-        readBody: () => readJsonBody(request, operation.maxBodyBytes),
+        readBody: () => readJsonBody(request, operation.maxBodyBytes, MAX_BODY_DEPTH + (operation.bodyWrapLevels ?? 0)),
         requestId,
       });
       const response = answer(outcome, requestId, request);

@@ -4,7 +4,7 @@ import { CertkeeperError } from "../base/errors.ts";
 export const MAX_BODY_BYTES = 64 * 1024;
 
 /** The parsed JSON body of `request`, or throws 415, 413 or 400 as CONTRACT §4 says. */
-export async function readJsonBody(request: Request, maxBytes: number = MAX_BODY_BYTES): Promise<unknown> {
+export async function readJsonBody(request: Request, maxBytes: number = MAX_BODY_BYTES, maxDepth: number = MAX_BODY_DEPTH): Promise<unknown> {
   const type = request.headers.get("content-type") ?? "";
   if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type.trim())) {
     throw new CertkeeperError(
@@ -22,8 +22,8 @@ export async function readJsonBody(request: Request, maxBytes: number = MAX_BODY
   } catch (error) {
     throw new CertkeeperError("invalid_request", `The request body is not valid JSON: ${(error as Error).message}.`);
   }
-  if (nestedDeeperThan(body, MAX_BODY_DEPTH)) {
-    throw new CertkeeperError("invalid_request", `The request body nests arrays and objects more than ${MAX_BODY_DEPTH} levels deep.`);
+  if (nestedDeeperThan(body, maxDepth)) {
+    throw new CertkeeperError("invalid_request", `The request body nests arrays and objects more than ${maxDepth} levels deep.`);
   }
   return body;
 }

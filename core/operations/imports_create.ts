@@ -50,6 +50,9 @@ export const createImport = defineOperation({
   body: ImportBody,
   parseBody: parseImport,
   maxBodyBytes: MAX_IMPORT_BODY_BYTES,
+  // The body's object and its array around items each read as deep as POST's body: an item POST
+  // reads fails alone with POST's error, not the whole import.
+  bodyWrapLevels: 2,
   status: 202,
   response: Envelope(Import),
   errors: ["permission_denied", "payload_too_large", "unsupported_media_type"],
@@ -79,7 +82,8 @@ export const createImport = defineOperation({
       throw new CertkeeperError(
         "rate_limit_exceeded",
         `This organization already has ${MAX_RUNNING_IMPORTS} imports running: retry once one has finished (GET /v1/imports/{id} shows their progress).`,
-        { headers: { "retry-after": String(RUNNING_IMPORTS_RETRY_SECONDS) } },
+        // As every 429 (CONTRACT §8): nothing more now, and when to ask again.
+        { headers: { "retry-after": String(RUNNING_IMPORTS_RETRY_SECONDS), "x-ratelimit-remaining": "0" } },
       );
     }
     services.imports?.poke();

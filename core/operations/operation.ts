@@ -83,6 +83,11 @@ export interface Operation {
   status: 200 | 201 | 202;
   /** Largest request body accepted; default 64 KiB (CONTRACT §4). */
   maxBodyBytes?: number;
+  /**
+   * Levels of arrays and objects the body may nest beyond the HTTP face's own bound (a body that
+   * wraps others' bodies, as an import wraps items each as deep as a POST's): 0 when absent.
+   */
+  bodyWrapLevels?: number;
   response: TSchema;
   /** Errors beyond the ones every authenticated operation can answer. */
   errors: ErrorCode[];
