@@ -4,7 +4,7 @@ import { Webhook } from "standardwebhooks";
 import type { ChannelRecord, ChannelType, EventRecord, EventType } from "../core/base/records.ts";
 import type { CertificateView } from "../core/schemas/certificate.ts";
 import { renderNotification, webhookBody } from "../core/notify/payloads.ts";
-import { pagerdutyRequests } from "../core/notify/pagerduty_payload.ts";
+import { pagerdutyRequests, unresolvedByFilter } from "../core/notify/pagerduty_payload.ts";
 import { describeEvent } from "../core/notify/_describe.ts";
 import { newSigningSecret, signWebhook } from "../core/notify/webhook_signature.ts";
 import type { EmailMessage, OutgoingHttpRequest } from "../core/notify/ports.ts";
@@ -539,6 +539,18 @@ describe("PagerDuty dedup keys of Part III's kinds", () => {
     const resolved = send(byType["certificate.renewed"]!).map((b) => [b.event_action, b.dedup_key]);
     expect(resolved).toContainEqual(["resolve", "cert_3kT9vQm2Xy7LpA0bN5cZ:renewal"]);
     expect(resolved).toContainEqual(["resolve", "cert_3kT9vQm2Xy7LpA0bN5cZ:not_deployed"]);
+  });
+});
+
+describe("a PagerDuty filter that keeps out what ends its incidents", () => {
+  test("names each kind it lets open an incident that no kind it lets through resolves, and what would", () => {
+    expect(unresolvedByFilter(["certificate.renewal_overdue", "certificate.unreachable"])).toEqual([
+      { opens: "certificate.renewal_overdue", endsWith: ["certificate.renewed"] },
+      { opens: "certificate.unreachable", endsWith: ["certificate.recovered"] },
+    ]);
+    expect(unresolvedByFilter(["certificate.renewal_overdue", "certificate.renewed", "certificate.unreachable", "certificate.recovered"])).toEqual([]);
+    // News that opens no incident needs nothing.
+    expect(unresolvedByFilter(["certificate.issued", "certificate.renewed"])).toEqual([]);
   });
 });
 

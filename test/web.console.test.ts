@@ -328,6 +328,20 @@ describe("channels of every type", () => {
     expect((await h.request("GET", `/v1/channels/${slack.id}`)).status).toBe(404);
   });
 
+  test("a PagerDuty channel whose filter lets incidents open but keeps out what resolves them says so on the list", async () => {
+    const add = async (name: string, events: string[]) =>
+      expectData(
+        await h.request("POST", "/v1/channels", { body: { type: "pagerduty", name, config: { routingKey: "0123456789abcdef0123456789abcdef" }, filter: { events } } }),
+        201,
+      );
+    const open = await add("PD overdue only", ["certificate.renewal_overdue"]);
+    const closed = await add("PD overdue and renewed", ["certificate.renewal_overdue", "certificate.renewed"]);
+    const list = await owner.browser.get("/channels?mode=live");
+    const row = (id: string) => new RegExp(`<tr data-channel-id="${id}">[\\s\\S]*?</tr>`).exec(list.text)![0];
+    expect(row(open.id)).toContain("Incidents opened by renewal_overdue are never resolved: add renewed to its events.");
+    expect(row(closed.id)).not.toContain("never resolved");
+  });
+
   test("the API's refusal shows on the form, the name kept and secrets not echoed; a member's add is refused", async () => {
     await owner.browser.get("/channels/new?type=email&mode=live");
     const bad = await owner.browser.post("/channels", { mode: "live", type: "email", name: "Broken mail", "config.email": "not an address" });

@@ -2,3 +2,4 @@
 export type { EmailMessage, EmailTransport, HttpResult, HttpTransport, OutgoingHttpRequest, Transports } from "./ports.ts";
 export { Deliverer } from "./deliverer.ts";
 export { newSigningSecret, signWebhook } from "./webhook_signature.ts";
+export { unresolvedByFilter } from "./pagerduty_payload.ts";

@@ -33,6 +33,25 @@ const RESOLVES: Partial<Record<EventType, PagerDutyProblem[]>> = {
   "certificate.recovered": ["invalid", "unreachable"],
 };
 
+/**
+ * What a filter of event kinds leaves unresolved on PagerDuty: for each kind it lets through that opens
+ * an incident, the good news that would end it when the filter keeps that out (the incident then stays
+ * open for good). Empty when nothing is left open.
+ *
+ * @example
+ * unresolvedByFilter(["certificate.renewal_overdue"]); // [{ opens: "certificate.renewal_overdue", endsWith: ["certificate.renewed"] }]
+ */
+export function unresolvedByFilter(events: readonly EventType[]): Array<{ opens: EventType; endsWith: EventType[] }> {
+  const left: Array<{ opens: EventType; endsWith: EventType[] }> = [];
+  for (const kind of events) {
+    const problem = TRIGGERS[kind]?.problem;
+    if (!problem) continue;
+    const endsWith = (Object.keys(RESOLVES) as EventType[]).filter((good) => RESOLVES[good]!.includes(problem));
+    if (!endsWith.some((good) => events.includes(good))) left.push({ opens: kind, endsWith });
+  }
+  return left;
+}
+
 // PagerDuty's documented limits.
 export const SUMMARY_MAX = 1024;
 export const DEDUP_KEY_MAX = 255;

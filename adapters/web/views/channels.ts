@@ -4,7 +4,8 @@
  * type (its secrets shown once where there are any to show, then masked, as the API shows them).
  */
 import { type SignedIn, mayWrite } from "../../../core/accounts/mod.ts";
-import type { ChannelType, Mode } from "../../../core/base/mod.ts";
+import type { ChannelType, EventType, Mode } from "../../../core/base/mod.ts";
+import { unresolvedByFilter } from "../../../core/notify/mod.ts";
 import type { ChannelView } from "../../../core/schemas/mod.ts";
 import { html, type Html } from "../html.ts";
 import { ago, formToken, page, when } from "../layout.ts";
@@ -84,7 +85,15 @@ function filterNote(channel: ChannelView): Html | string {
   const filter = channel.filter as { events?: string[]; tags?: string[] } | null;
   if (!filter) return "";
   const parts = [filter.events?.length ? `only ${filter.events.join(", ")}` : "", filter.tags?.length ? `tags ${filter.tags.join(", ")}` : ""].filter(Boolean);
-  return html`<div class="muted small">${parts.join("; ")}</div>`;
+  return html`<div class="muted small">${parts.join("; ")}</div>${channel.type === "pagerduty" && filter.events?.length ? unresolvedNote(filter.events as EventType[]) : ""}`;
+}
+
+/** A PagerDuty filter that lets incidents open but keeps out the news that ends them: they would stay open for good. */
+function unresolvedNote(events: EventType[]): Html | string {
+  const left = unresolvedByFilter(events);
+  if (left.length === 0) return "";
+  const ends = [...new Set(left.flatMap((entry) => entry.endsWith))];
+  return html`<div class="small health-failing" data-unresolved="${ends.join(",")}">Incidents opened by ${left.map((entry) => entry.opens.replace("certificate.", "")).join(", ")} are never resolved: add ${ends.map((kind) => kind.replace("certificate.", "")).join(" and ")} to its events.</div>`;
 }
 
 /** Where a channel sends, as the API shows it (already masked). */
