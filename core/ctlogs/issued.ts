@@ -81,9 +81,12 @@ export function asIssuance(record: CtIssuanceRecord & { seq?: number }): Issuanc
   };
 }
 
-/** A DN attribute value with the separators nameAttributes() splits on escaped. */
+/**
+ * A DN attribute value as RFC 4514 writes it, for nameAttributes() to read back whole: the separators,
+ * backslash, quote and the other specials escaped, and spaces at either end.
+ */
 function escape(value: string): string {
-  return value.replace(/[\\,;]/g, (c) => `\\${c}`);
+  return value.replace(/[\\,;"+<>=#]/g, (c) => `\\${c}`).replace(/^ | $/g, "\\ ");
 }
 
 function colonHex(hex: string): string {

@@ -74,20 +74,90 @@ export function issuerNameShown(name: string, max = 256): string {
   return shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
 }
 
-/** The O and CN attributes of a distinguished name written as `C=US, O=Example\, Inc., CN=R11`. */
+/**
+ * The O and CN attributes of a distinguished name written as RFC 4514 (and Go's RFC 2253 writer) does:
+ * `C=US, O=Example\, Inc., CN=R11`. Attributes are separated by unescaped commas (or semicolons, as
+ * some writers use); a backslash escapes the next character, or two hex digits one byte of UTF-8; a
+ * value may be a quoted string. Spaces around a value are dropped unless escaped.
+ */
 export function nameAttributes(dn: string): { o: string[]; cn: string[] } {
   const o: string[] = [];
   const cn: string[] = [];
-  // Attributes are separated by unescaped commas (or semicolons, as some writers use).
-  for (const part of dn.split(/(?<!\\)[,;]/)) {
-    const match = /^\s*([A-Za-z0-9.]+)\s*=\s*(.*?)\s*$/.exec(part);
-    if (!match) continue;
-    const value = match[2]!.replace(/\\(.)/g, "$1").replace(/^"(.*)"$/, "$1");
-    const type = match[1]!.toUpperCase();
+  for (const [rawType, value] of dnAttributes(dn)) {
+    const type = rawType.toUpperCase();
     if (type === "O" || type === "2.5.4.10") o.push(value);
     if (type === "CN" || type === "2.5.4.3") cn.push(value);
   }
   return { o, cn };
+}
+
+/** A DN's attributes as [type, value] pairs, values unescaped (see {@link nameAttributes}). */
+function dnAttributes(dn: string): Array<[string, string]> {
+  const attributes: Array<[string, string]> = [];
+  let type = "";
+  let inValue = false;
+  let quoted = false;
+  // The value's characters, each with whether it was written literally (escaped or quoted: kept at the ends).
+  let chars: Array<{ text: string; literal: boolean }> = [];
+  let bytes: number[] = [];
+  const flushBytes = () => {
+    if (bytes.length === 0) return;
+    chars.push({ text: new TextDecoder().decode(new Uint8Array(bytes)), literal: true });
+    bytes = [];
+  };
+  const end = () => {
+    flushBytes();
+    if (inValue) {
+      let from = 0;
+      let to = chars.length;
+      while (from < to && !chars[from]!.literal && /\s/.test(chars[from]!.text)) from++;
+      while (to > from && !chars[to - 1]!.literal && /\s/.test(chars[to - 1]!.text)) to--;
+      attributes.push([type.trim(), chars.slice(from, to).map((c) => c.text).join("")]);
+    }
+    type = "";
+    inValue = false;
+    quoted = false;
+    chars = [];
+  };
+  for (let i = 0; i < dn.length; i++) {
+    const c = dn[i]!;
+    if (!inValue) {
+      if (c === "=") inValue = true;
+      else if (c === "," || c === ";") type = "";
+      else type += c;
+      continue;
+    }
+    if (c === "\\" && i + 1 < dn.length) {
+      const hex = /^[0-9a-fA-F]{2}/.exec(dn.slice(i + 1, i + 3));
+      if (hex) {
+        bytes.push(parseInt(hex[0], 16));
+        i += 2;
+      } else {
+        flushBytes();
+        chars.push({ text: dn[i + 1]!, literal: true });
+        i += 1;
+      }
+      continue;
+    }
+    flushBytes();
+    if (quoted) {
+      if (c === '"') quoted = false;
+      else chars.push({ text: c, literal: true });
+      continue;
+    }
+    if (c === '"' && chars.every((ch) => !ch.literal && /\s/.test(ch.text))) {
+      quoted = true;
+      chars = [];
+      continue;
+    }
+    if (c === "," || c === ";") {
+      end();
+      continue;
+    }
+    chars.push({ text: c, literal: false });
+  }
+  end();
+  return attributes;
 }
 
 /** Null without allowed issuers; else whether the issuer's O, CN or friendly name is one of them. */
