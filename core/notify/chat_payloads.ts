@@ -4,6 +4,7 @@
  */
 import type { EventRecord, EventType } from "../base/records.ts";
 import type { Described } from "./_describe.ts";
+import { cut } from "./_text.ts";
 
 /** Embed colours: amber for warnings, red for failures, green for good news, blue for tests. */
 export const DISCORD_COLORS: Record<EventType, number> = {
@@ -30,22 +31,38 @@ const DESCRIPTION_MAX = 4096;
 const FIELD_NAME_MAX = 256;
 const FIELD_VALUE_MAX = 1024;
 const FIELDS_MAX = 25;
+const EMBED_TOTAL_MAX = 6000;
+/** What the description keeps at least, the fields' values giving way first down to {@link MIN_FIELD_VALUE}. */
+const MIN_DESCRIPTION = 256;
+const MIN_FIELD_VALUE = 64;
 
 export function discordPayload(event: EventRecord, described: Described): Record<string, unknown> {
   const d = described;
+  const title = truncate(escapeDiscord(d.label), TITLE_MAX);
+  const footer = `certkeeper · ${event.id}`;
+  const fields = d.facts.slice(0, FIELDS_MAX).map((fact) => ({
+    name: truncate(escapeDiscord(fact.name), FIELD_NAME_MAX),
+    value: truncate(escapeDiscord(fact.value), FIELD_VALUE_MAX),
+    inline: fact.value.length <= 40,
+  }));
+  // Discord also bounds an embed's text in all (title, description, field names and values, footer):
+  // beyond it the message is refused, every retry. The description gives way first, then the fields' values.
+  let room = EMBED_TOTAL_MAX - title.length - footer.length - fields.reduce((sum, f) => sum + f.name.length + f.value.length, 0);
+  for (let i = fields.length - 1; i >= 0 && room < MIN_DESCRIPTION; i--) {
+    const field = fields[i]!;
+    const value = truncate(field.value, Math.max(MIN_FIELD_VALUE, field.value.length - (MIN_DESCRIPTION - room)));
+    room += field.value.length - value.length;
+    field.value = value;
+  }
   return {
     content: truncate(escapeDiscord(d.headline), CONTENT_MAX),
     embeds: [
       {
-        title: truncate(escapeDiscord(d.label), TITLE_MAX),
-        description: truncate(escapeDiscord(d.summary), DESCRIPTION_MAX),
+        title,
+        description: truncate(escapeDiscord(d.summary), Math.min(DESCRIPTION_MAX, Math.max(1, room))),
         color: DISCORD_COLORS[event.type],
-        fields: d.facts.slice(0, FIELDS_MAX).map((fact) => ({
-          name: truncate(escapeDiscord(fact.name), FIELD_NAME_MAX),
-          value: truncate(escapeDiscord(fact.value), FIELD_VALUE_MAX),
-          inline: fact.value.length <= 40,
-        })),
-        footer: { text: `certkeeper · ${event.id}` },
+        fields,
+        footer: { text: footer },
         timestamp: d.createdAt,
       },
     ],
@@ -96,6 +113,5 @@ export function escapeSlack(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
 
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
+/** Cut to a limit; the text is markup with its specials escaped. */
+const truncate = (text: string, max: number) => cut(text, max, true);

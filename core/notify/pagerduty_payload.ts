@@ -6,6 +6,7 @@
 import type { EventRecord, EventType } from "../base/records.ts";
 import type { OutgoingHttpRequest } from "./ports.ts";
 import { certificateOf, targetOf, type Described } from "./_describe.ts";
+import { cut } from "./_text.ts";
 
 export type PagerDutyProblem = "expiring" | "expired" | "invalid" | "unreachable" | "revoked" | "chain_expiring" | "renewal" | "not_deployed";
 export type PagerDutySeverity = "critical" | "error" | "warning" | "info";
@@ -133,6 +134,4 @@ function customDetails(event: EventRecord, described: Described): Record<string,
   return details;
 }
 
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
-}
+const truncate = cut;

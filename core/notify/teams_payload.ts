@@ -4,6 +4,7 @@
  */
 import type { EventRecord, EventType } from "../base/records.ts";
 import type { Described } from "./_describe.ts";
+import { cut } from "./_text.ts";
 
 export const ADAPTIVE_CARD_VERSION = "1.4";
 const CARD_CONTENT_TYPE = "application/vnd.microsoft.card.adaptive";
@@ -61,5 +62,5 @@ export function teamsPayload(event: EventRecord, described: Described): Record<s
  */
 export function plain(text: string): string {
   const escaped = text.replace(/[\\*_[\]]/g, "\\$&").replace(/^(\s*)([-+*]|\d+\.)(\s)/gm, "$1\\$2$3");
-  return escaped.length <= TEXT_MAX ? escaped : `${escaped.slice(0, TEXT_MAX - 1)}…`;
+  return cut(escaped, TEXT_MAX, true);
 }

@@ -4,6 +4,7 @@
  */
 import type { EventRecord } from "../base/records.ts";
 import type { Described } from "./_describe.ts";
+import { cut } from "./_text.ts";
 
 export const TELEGRAM_TEXT_MAX = 4096;
 
@@ -14,6 +15,6 @@ export function telegramPayload(event: EventRecord, described: Described, chatId
   lines.push("", `certkeeper · ${event.id}`);
   const text = lines.join("\n");
   // Counted in UTF-16 units, which is how Telegram counts; never cut a surrogate pair in half.
-  const cut = text.length <= TELEGRAM_TEXT_MAX ? text : `${text.slice(0, TELEGRAM_TEXT_MAX - 1).replace(/[\uD800-\uDBFF]$/, "")}…`;
-  return { chat_id: chatId, text: cut };
+  const shortened = cut(text, TELEGRAM_TEXT_MAX);
+  return { chat_id: chatId, text: shortened };
 }
