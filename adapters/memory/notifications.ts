@@ -115,6 +115,16 @@ export function memoryEvents(state: MemoryState): EventStore {
       const event = state.events.get(id);
       return event && inScope(event, scope) ? withDeliveries(event) : null;
     },
+    async hasLaterOfCertificate(scope, { afterId, certificateId, types }) {
+      const after = state.events.get(afterId);
+      if (!after) return false;
+      for (let i = state.eventsBySeq.length - 1; i >= 0; i--) {
+        const event = state.eventsBySeq[i]!;
+        if (event.seq <= after.seq) break;
+        if (event.certificateId === certificateId && inScope(event, scope) && types.includes(event.type) && state.events.get(event.id) === event) return true;
+      }
+      return false;
+    },
     async claimDueDeliveries({ owner, now, leaseUntil, limit, perOrganization, inFlight, after }) {
       const candidates: Array<FairShareCandidate & { delivery: DeliveryRecord & { leaseOwner: string | null } }> = [];
       let order = 0;

@@ -101,6 +101,15 @@ export function sqlEvents(db: Executor): EventStore {
       return withDeliveries(db, rows.map((row) => eventFrom(row)));
     },
 
+    async hasLaterOfCertificate(scope, { afterId, certificateId, types }) {
+      if (types.length === 0) return false;
+      const { rows } = await db.execute(
+        `SELECT 1 FROM events WHERE certificate_id = ? AND organization_id = ? AND mode = ? AND type IN (${types.map(() => "?").join(", ")})
+           AND seq > (SELECT seq FROM events WHERE id = ?) LIMIT 1`,
+        [certificateId, scope.organizationId, scope.mode, ...types, afterId],
+      );
+      return rows.length > 0;
+    },
     async get(scope, id) {
       const { rows } = await db.execute(`SELECT ${EVENT_COLUMNS} FROM events WHERE id = ? AND organization_id = ? AND mode = ?`, [
         id,

@@ -26,6 +26,7 @@ import { logEventsRaised } from "../base/journal.ts";
 import type { Transports } from "./ports.ts";
 import { renderNotification } from "./payloads.ts";
 import { channelSecrets, scrubSecrets } from "../channels/channel_config.ts";
+import { resolvedBy } from "./pagerduty_payload.ts";
 
 export interface DelivererOptions {
   store: Store;
@@ -68,6 +69,9 @@ export interface AttemptResult {
 export function deliveryLeaseMs(timeoutMs: number): number {
   return Math.max(2 * 60 * SECOND, timeoutMs * 3);
 }
+
+/** The outcome of a trigger not sent because its problem was resolved since: nothing left to deliver. */
+const RESOLVED_SINCE: AttemptResult = { delivered: true, responseStatus: null, error: null, retryAfterMs: null, gone: false };
 
 export class Deliverer {
   readonly loop: WorkLoop<DeliveryJob>;
@@ -217,7 +221,7 @@ export class Deliverer {
     this.#inFlight.set(key, job.event.organizationId);
     let outcome: AttemptResult;
     try {
-      outcome = await this.attempt(job.event, job.channel);
+      outcome = (await this.#resolvedSince(job)) ? RESOLVED_SINCE : await this.attempt(job.event, job.channel);
     } finally {
       this.#inFlight.delete(key);
     }
@@ -229,6 +233,21 @@ export class Deliverer {
         this.#recording.delete(key);
       }
     };
+  }
+
+  /**
+   * A PagerDuty trigger whose problem a later event of its certificate ended (a retry come due after
+   * the renewal's resolve went out, or two deliveries claimed together): sent now, it would open an
+   * incident nothing resolves any more (PagerDuty keeps the last word on a dedup key). It is not sent.
+   */
+  async #resolvedSince({ event, channel }: DeliveryJob): Promise<boolean> {
+    if (channel.type !== "pagerduty" || event.certificateId === null) return false;
+    const types = resolvedBy(event.type);
+    if (types.length === 0) return false;
+    const scope = { organizationId: event.organizationId, mode: event.mode };
+    const resolved = await this.options.store.events.hasLaterOfCertificate(scope, { afterId: event.id, certificateId: event.certificateId, types });
+    if (resolved) this.options.logger.info("PagerDuty trigger not sent: its problem has been resolved since", { eventId: event.id, channelId: channel.id });
+    return resolved;
   }
 
   /** Writes down an attempt's outcome, and the channel's health with it, while the lease is still ours. */

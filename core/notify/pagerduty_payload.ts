@@ -34,6 +34,12 @@ const RESOLVES: Partial<Record<EventType, PagerDutyProblem[]>> = {
   "certificate.recovered": ["invalid", "unreachable"],
 };
 
+/** The kinds of good news that end the problem an event of `type` opens on PagerDuty (none: it opens none). */
+export function resolvedBy(type: EventType): EventType[] {
+  const problem = TRIGGERS[type]?.problem;
+  return problem ? (Object.keys(RESOLVES) as EventType[]).filter((good) => RESOLVES[good]!.includes(problem)) : [];
+}
+
 /**
  * What a filter of event kinds leaves unresolved on PagerDuty: for each kind it lets through that opens
  * an incident, the good news that would end it when the filter keeps that out (the incident then stays
@@ -45,10 +51,8 @@ const RESOLVES: Partial<Record<EventType, PagerDutyProblem[]>> = {
 export function unresolvedByFilter(events: readonly EventType[]): Array<{ opens: EventType; endsWith: EventType[] }> {
   const left: Array<{ opens: EventType; endsWith: EventType[] }> = [];
   for (const kind of events) {
-    const problem = TRIGGERS[kind]?.problem;
-    if (!problem) continue;
-    const endsWith = (Object.keys(RESOLVES) as EventType[]).filter((good) => RESOLVES[good]!.includes(problem));
-    if (!endsWith.some((good) => events.includes(good))) left.push({ opens: kind, endsWith });
+    const endsWith = resolvedBy(kind);
+    if (endsWith.length > 0 && !endsWith.some((good) => events.includes(good))) left.push({ opens: kind, endsWith });
   }
   return left;
 }

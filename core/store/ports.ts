@@ -10,6 +10,7 @@ import type {
   DeliveryAttempt,
   DeliveryRecord,
   EventRecord,
+  EventType,
   ImportItemResult,
   ImportRecord,
   KeyGrant,
@@ -348,6 +349,8 @@ export interface EventStore {
   /** Newest first, with their deliveries. */
   list(scope: Scope, query: EventListQuery): Promise<EventWithDeliveries[]>;
   get(scope: Scope, id: string): Promise<EventWithDeliveries | null>;
+  /** Whether an event of one of `types` about `certificateId` was inserted after the event `afterId` (of the same scope). */
+  hasLaterOfCertificate(scope: Scope, options: { afterId: string; certificateId: string; types: readonly EventType[] }): Promise<boolean>;
 
   /**
    * Leases up to `limit` pending deliveries whose nextAttemptAt has come (moving it to `leaseUntil`, as

@@ -21,6 +21,31 @@ export function describeEvents(get: () => Store) {
       expect(stored).toEqual({ ...event, seq: expect.any(Number), deliveries: [delivery] });
     });
 
+    test("hasLaterOfCertificate() tells whether an event of the given types about the certificate was inserted after another, in its scope only", async () => {
+      const store = get();
+      const { live, test: testScope } = await newOrganization(store);
+      const other = await newOrganization(store);
+      const expiring = eventRecord(live, { type: "certificate.expiring", certificateId: "cert_x", data: {} });
+      await store.events.insert(expiring, []);
+      const ask = (scope: typeof live, types: readonly string[] = ["certificate.renewed"], certificateId = "cert_x") =>
+        store.events.hasLaterOfCertificate(scope, { afterId: expiring.id, certificateId, types: types as never });
+      expect(await ask(live)).toBe(false);
+      // Another certificate's, another kind, another scope's, another organization's: none counts.
+      await store.events.insert(eventRecord(live, { type: "certificate.renewed", certificateId: "cert_y", data: {} }), []);
+      await store.events.insert(eventRecord(live, { type: "certificate.recovered", certificateId: "cert_x", data: {} }), []);
+      await store.events.insert(eventRecord(testScope, { type: "certificate.renewed", certificateId: "cert_x", data: {} }), []);
+      await store.events.insert(eventRecord(other.live, { type: "certificate.renewed", certificateId: "cert_x", data: {} }), []);
+      expect(await ask(live)).toBe(false);
+      expect(await ask(live, ["certificate.recovered"])).toBe(true);
+      expect(await ask(live, [])).toBe(false);
+      await store.events.insert(eventRecord(live, { type: "certificate.renewed", certificateId: "cert_x", data: {} }), []);
+      expect(await ask(live)).toBe(true);
+      // Inserted before it (an older createdAt changes nothing: insertion order counts): no.
+      const later = eventRecord(live, { type: "certificate.expired", certificateId: "cert_x", data: {} });
+      await store.events.insert(later, []);
+      expect(await store.events.hasLaterOfCertificate(live, { afterId: later.id, certificateId: "cert_x", types: ["certificate.renewed"] })).toBe(false);
+    });
+
     test("insert() stores every delivery of an event for 203 channels, each with its own fields", async () => {
       const store = get();
       const { live } = await newOrganization(store);
