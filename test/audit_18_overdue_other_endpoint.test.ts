@@ -8,57 +8,23 @@
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { DAY, HOUR, type EventType } from "../core/base/mod.ts";
-import { DEFAULT_CONFIG, type Config } from "../core/config/mod.ts";
-import { TrustStore } from "../core/tls/mod.ts";
-import { createTransports } from "../adapters/notify/mod.ts";
-import { createHarness, expectData, testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
-import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
-import { FakeClock } from "./support/fake_clock.ts";
+import { expectData, TEST_DOMAIN } from "./support/harness.ts";
+import { twoNodes, type TwoNodes } from "./support/two_nodes.ts";
 
 setDefaultTimeout(120_000);
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-async function leaf(domain: string, notBefore: number, lifetime: number, serial: string): Promise<Issued> {
-  const { rsaIntermediate } = await testPki();
-  return createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(notBefore), notAfter: new Date(notBefore + lifetime), serial });
-}
-
-async function serve(issued: Issued, options: { host?: string; port?: number } = {}): Promise<TlsTestServer> {
-  const { rsaIntermediate } = await testPki();
-  const server = await startTlsServer({ cert: chainPem(issued, rsaIntermediate), key: issued.keyPem, ...options });
-  cleanups.push(() => server.close());
-  return server;
-}
+let world: TwoNodes | undefined;
+afterAll(() => world?.close());
 
 describe("§18 renewal_overdue of a leaf an answering endpoint still serves", () => {
   test("a node left on the old leaf past its deadline: status expiring (renewal_overdue) comes with one certificate.renewal_overdue", async () => {
     const start = Date.now();
-    const clock = new FakeClock(start);
     const domain = `halfway.${TEST_DOMAIN}`;
-    const { root } = await testPki();
-    const trust = new TrustStore([root.certPem]);
-    const config: Config = {
-      ...DEFAULT_CONFIG,
-      allowPrivateTargets: true,
-      resolve: [{ pattern: domain, address: "127.0.0.1", addresses: ["127.0.0.1", "127.0.0.2"] }],
-      tlsTimeoutMs: 2000,
-      deliveryRetryMs: [1000],
-      logLevel: "error",
-      alertPolicy: "renewal",
-      revocation: false,
-      ari: false,
-    };
-    const transports = createTransports(config, trust);
-    const h = await createHarness({ config, clock, transports, trust, random: () => 0.5 });
-    cleanups.push(() => transports.close(), () => h.close());
+    world = await twoNodes(domain, start);
+    const { h, clock, leaf, serve } = world;
 
     // 200 days, deadline (three quarters) 10 days from now.
-    const old = await leaf(domain, start - 140 * DAY, 200 * DAY, "0c01");
+    const old = await leaf(start - 140 * DAY, 200 * DAY, "0c01");
     const oldDeadline = start - 140 * DAY + 150 * DAY;
     const a = await serve(old);
     const b = await serve(old, { host: "127.0.0.2", port: a.port });
@@ -67,9 +33,8 @@ describe("§18 renewal_overdue of a leaf an answering endpoint still serves", ()
 
     // Node a gets a 45-day certificate (expiring before the old one: the certificate-level leaf now);
     // node b is forgotten and keeps the old one.
-    const fresh = await leaf(domain, start - HOUR, 45 * DAY, "0c02");
-    const { rsaIntermediate } = await testPki();
-    a.setCertificate(chainPem(fresh, rsaIntermediate), fresh.keyPem);
+    const fresh = await leaf(start - HOUR, 45 * DAY, "0c02");
+    await world.replace(a, fresh);
     for (let at = start + HOUR; at <= oldDeadline + 3 * HOUR; at += HOUR) {
       clock.set(at);
       await h.core.services.scheduler.runDue();

@@ -38,45 +38,33 @@ test("a retried PagerDuty trigger does not reopen an alert its certificate's lat
     store, clock, logger: silentLogger, transports, retryMs: [60_000, 60_000], mailFrom: "a@b.test", owner: "proc_one",
     timeoutMs: 10_000, pollMs: 1000, concurrency: 4, perOrganization: 4, random: () => 0.5,
   });
-  const answerAll = async (status: number) => {
-    for (let i = 0; i < 50; i++) {
+  // What PagerDuty is sent, each request answered `status` as it comes, while the due deliveries run.
+  const sent: Array<{ event_action: string; dedup_key: string }> = [];
+  const runAnswering = async (status: number) => {
+    const run = deliverer.loop.runDue();
+    for (let i = 0; i < 30; i++) {
       await tick();
-      for (const h of held.splice(0)) h.answer({ status, retryAfterMs: null });
+      for (const h of held.splice(0)) {
+        sent.push(JSON.parse(h.request.body));
+        h.answer({ status, retryAfterMs: null });
+      }
     }
+    await run;
   };
 
   // 1. The trigger meets a PagerDuty hiccup (HTTP 500): retried in a minute.
-  const sent: Array<{ event_action: string; dedup_key: string }> = [];
-  const record = () => {
-    for (const h of held) sent.push(JSON.parse(h.request.body));
-  };
-  let run = deliverer.loop.runDue();
-  await tick();
-  record();
-  await Promise.all([run, answerAll(500)]);
+  await runAnswering(500);
   expect(sent.map((b) => b.event_action)).toEqual(["trigger"]);
 
   // 2. The certificate is renewed meanwhile: the renewed event's resolves go out and are accepted.
   clock.advance(10_000);
   const renewed = eventRecord(scope, { type: "certificate.renewed", certificateId: "cert_x", data: { certificate: { ...certificate, status: "valid", daysUntilExpiry: 90 } }, createdAt: clock.now() });
   await store.events.insert(renewed, [deliveryRecord(renewed.id, channel.id, { nextAttemptAt: clock.now() })]);
-  run = deliverer.loop.runDue();
-  for (let i = 0; i < 20; i++) {
-    await tick();
-    record();
-    for (const h of held.splice(0)) h.answer({ status: 202, retryAfterMs: null });
-  }
-  await run;
+  await runAnswering(202);
 
   // 3. The trigger's retry comes due.
   clock.advance(120_000);
-  run = deliverer.loop.runDue();
-  for (let i = 0; i < 20; i++) {
-    await tick();
-    record();
-    for (const h of held.splice(0)) h.answer({ status: 202, retryAfterMs: null });
-  }
-  await run;
+  await runAnswering(202);
 
   // What PagerDuty last heard about cert_x:expiring decides whether an incident stays open.
   const forExpiring = sent.filter((b) => b.dedup_key === "cert_x:expiring").map((b) => b.event_action);

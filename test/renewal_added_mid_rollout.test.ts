@@ -8,59 +8,25 @@
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { DAY, HOUR } from "../core/base/mod.ts";
-import { DEFAULT_CONFIG, type Config } from "../core/config/mod.ts";
-import { TrustStore } from "../core/tls/mod.ts";
-import { createTransports } from "../adapters/notify/mod.ts";
-import { createHarness, expectData, testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
-import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
-import { FakeClock } from "./support/fake_clock.ts";
+import { expectData, TEST_DOMAIN } from "./support/harness.ts";
+import { twoNodes, type TwoNodes } from "./support/two_nodes.ts";
 
 setDefaultTimeout(120_000);
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-async function leaf(domain: string, notBefore: number, lifetime: number, serial: string): Promise<Issued> {
-  const { rsaIntermediate } = await testPki();
-  return createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(notBefore), notAfter: new Date(notBefore + lifetime), serial });
-}
-
-async function serve(issued: Issued, options: { host?: string; port?: number } = {}): Promise<TlsTestServer> {
-  const { rsaIntermediate } = await testPki();
-  const server = await startTlsServer({ cert: chainPem(issued, rsaIntermediate), key: issued.keyPem, ...options });
-  cleanups.push(() => server.close());
-  return server;
-}
+let world: TwoNodes | undefined;
+afterAll(() => world?.close());
 
 describe("a certificate added in the middle of a rollout to shorter-lived certificates", () => {
   test("the forgotten node fixed: certificate.renewed once every answering endpoint serves the new leaf", async () => {
     const start = Date.now();
-    const clock = new FakeClock(start);
     const domain = `midrollout.${TEST_DOMAIN}`;
-    const { root, rsaIntermediate } = await testPki();
-    const trust = new TrustStore([root.certPem]);
-    const config: Config = {
-      ...DEFAULT_CONFIG,
-      allowPrivateTargets: true,
-      resolve: [{ pattern: domain, address: "127.0.0.1", addresses: ["127.0.0.1", "127.0.0.2"] }],
-      tlsTimeoutMs: 2000,
-      deliveryRetryMs: [1000],
-      logLevel: "error",
-      alertPolicy: "renewal",
-      revocation: false,
-      ari: false,
-    };
-    const transports = createTransports(config, trust);
-    const h = await createHarness({ config, clock, transports, trust, random: () => 0.5 });
-    cleanups.push(() => transports.close(), () => h.close());
+    world = await twoNodes(domain, start);
+    const { h, clock, leaf, serve } = world;
 
     // The old leaf: 200 days, its deadline (three quarters) passed 5 days ago; 45 days left.
-    const old = await leaf(domain, start - 155 * DAY, 200 * DAY, "0d01");
+    const old = await leaf(start - 155 * DAY, 200 * DAY, "0d01");
     // The new leaf: 45 days, issued a day ago; it expires 2 days before the old one.
-    const fresh = await leaf(domain, start - DAY, 45 * DAY, "0d02");
+    const fresh = await leaf(start - DAY, 45 * DAY, "0d02");
     const a = await serve(fresh);
     const b = await serve(old, { host: "127.0.0.2", port: a.port });
     const added = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: a.port } }), 201);
@@ -74,7 +40,7 @@ describe("a certificate added in the middle of a rollout to shorter-lived certif
     expect(await events()).toEqual([["certificate.renewal_overdue", "0D:01"]]);
 
     // The forgotten node is fixed: every node serves the new leaf now.
-    b.setCertificate(chainPem(fresh, rsaIntermediate), fresh.keyPem);
+    await world.replace(b, fresh);
     for (let at = start + HOUR; at <= start + 2 * DAY; at += HOUR) {
       clock.set(at);
       await h.core.services.scheduler.runDue();

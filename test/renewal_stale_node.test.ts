@@ -14,32 +14,13 @@ import { presentCertificate } from "../core/certificates/mod.ts";
 import type { CertificateDetails, CertificateRecord } from "../core/base/records.ts";
 import { DAY, HOUR } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
-import { DEFAULT_CONFIG, type Config } from "../core/config/mod.ts";
-import { TrustStore } from "../core/tls/mod.ts";
-import { createTransports } from "../adapters/notify/mod.ts";
-import { createHarness, expectData, testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
-import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
-import { FakeClock } from "./support/fake_clock.ts";
+import { expectData, TEST_DOMAIN } from "./support/harness.ts";
+import { twoNodes, type TwoNodes } from "./support/two_nodes.ts";
 
 setDefaultTimeout(120_000);
 
-const cleanups: Array<() => Promise<unknown> | unknown> = [];
-afterAll(async () => {
-  for (const cleanup of cleanups.reverse()) await cleanup();
-});
-
-async function leaf(domain: string, notBefore: number, lifetime: number, serial: string): Promise<Issued> {
-  const { rsaIntermediate } = await testPki();
-  return createLeaf({ issuer: rsaIntermediate, dnsNames: [domain], notBefore: new Date(notBefore), notAfter: new Date(notBefore + lifetime), serial });
-}
-
-async function serve(issued: Issued, options: { host?: string; port?: number } = {}): Promise<TlsTestServer> {
-  const { rsaIntermediate } = await testPki();
-  const server = await startTlsServer({ cert: chainPem(issued, rsaIntermediate), key: issued.keyPem, ...options });
-  cleanups.push(() => server.close());
-  return server;
-}
+let world: TwoNodes | undefined;
+afterAll(() => world?.close());
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 
@@ -90,28 +71,13 @@ describe("a stale node joins, then is fixed", () => {
 describe("end to end: a node down at the add comes back with the stale leaf, then is fixed", () => {
   test("a node down at the add, back with the old leaf, then fixed: certificate.renewed once every answering endpoint serves the new leaf", async () => {
     const start = Date.now();
-    const clock = new FakeClock(start);
     const domain = `downatadd.${TEST_DOMAIN}`;
-    const { root, rsaIntermediate } = await testPki();
-    const trust = new TrustStore([root.certPem]);
-    const config: Config = {
-      ...DEFAULT_CONFIG,
-      allowPrivateTargets: true,
-      resolve: [{ pattern: domain, address: "127.0.0.1", addresses: ["127.0.0.1", "127.0.0.2"] }],
-      tlsTimeoutMs: 2000,
-      deliveryRetryMs: [1000],
-      logLevel: "error",
-      alertPolicy: "renewal",
-      revocation: false,
-      ari: false,
-    };
-    const transports = createTransports(config, trust);
-    const h = await createHarness({ config, clock, transports, trust, random: () => 0.5 });
-    cleanups.push(() => transports.close(), () => h.close());
+    world = await twoNodes(domain, start);
+    const { h, clock, leaf, serve } = world;
 
     // The old leaf: 200 days, past its deadline. The new one: 90 days, issued a day ago (it expires after the old one).
-    const old = await leaf(domain, start - 155 * DAY, 200 * DAY, "0d11");
-    const fresh = await leaf(domain, start - DAY, 90 * DAY, "0d12");
+    const old = await leaf(start - 155 * DAY, 200 * DAY, "0d11");
+    const fresh = await leaf(start - DAY, 90 * DAY, "0d12");
     const a = await serve(fresh);
     // Node .2 does not answer at the add.
     const added = expectData(await h.request("POST", "/v1/certificates", { body: { domain, port: a.port } }), 201);
@@ -131,7 +97,7 @@ describe("end to end: a node down at the add comes back with the stale leaf, the
     expect(await events()).toEqual([["certificate.renewal_overdue", "0D:11"]]);
 
     // Then it is fixed: every node serves the new leaf.
-    b.setCertificate(chainPem(fresh, rsaIntermediate), fresh.keyPem);
+    await world.replace(b, fresh);
     for (let at = start + 13 * HOUR; at <= start + 3 * DAY; at += HOUR) {
       clock.set(at);
       await h.core.services.scheduler.runDue();
