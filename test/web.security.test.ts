@@ -13,6 +13,7 @@ import { startTlsServer } from "./support/servers.ts";
 import { FakeClock } from "./support/fake_clock.ts";
 import { cookieAttributes, listening, SITE, WebClient } from "./support/web_client.ts";
 import { clientAddress } from "../adapters/web/mod.ts";
+import { addressBlock } from "../core/net/mod.ts";
 import { networkInterfaces } from "node:os";
 import { PASSWORD, shownKey, signedInUser, type WebUser } from "./support/web_users.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
@@ -227,6 +228,35 @@ describe("sign-in failures and the slowdown", () => {
       await server.close();
       await timed.close();
     }
+  });
+
+  test("an IPv6 client is counted by its /64: 20 failures from addresses across one /64 hold the whole /64, not another", async () => {
+    const clock = new FakeClock(Date.UTC(2031, 0, 1));
+    const timed = await createHarness({ passwords: quickPasswords, clock });
+    const server = listening(timed.app);
+    try {
+      const { email } = await signedInUser(timed, "owner");
+      const from = (address: string) => ({ "x-forwarded-for": address });
+      // A new address of the same /64 at every attempt, as any host on it may take.
+      for (let i = 0; i < 20; i++) {
+        expect((await server.browser().signIn(`guess-${i}@acme.test`, "wrong password!", from(`2001:db8:1:2::${(i + 1).toString(16)}`))).status).toBe(401);
+      }
+      const held = await server.browser().signIn(email, PASSWORD, from("2001:db8:1:2:ffff::99"));
+      expect(held.status).toBe(429);
+      expect((await server.browser().signIn(email, PASSWORD, from("2001:db8:1:3::1"))).status).toBe(303);
+    } finally {
+      await server.close();
+      await timed.close();
+    }
+  });
+
+  test("an address block is an IPv4 address, an IPv6 /64, an IPv4-mapped address's IPv4", () => {
+    expect(addressBlock("192.0.2.7")).toBe("192.0.2.7");
+    expect(addressBlock("2001:DB8:1:2:a:b:c:d")).toBe("2001:db8:1:2::/64");
+    expect(addressBlock("2001:db8:1:2::1")).toBe(addressBlock("2001:db8:1:2:ffff::99"));
+    expect(addressBlock("::ffff:192.0.2.7")).toBe("192.0.2.7");
+    expect(addressBlock("fe80::1%eth0")).toBe("fe80:0:0:0::/64");
+    expect(addressBlock("not an address")).toBe("not an address");
   });
 
   test("X-Forwarded-For is trusted only from a loopback peer: a peer on a private network or the internet is counted as itself", () => {

@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import type { SignInFailures } from "../base/records.ts";
 import { HOUR, MINUTE, SECOND } from "../base/time.ts";
+import { addressBlock } from "../net/mod.ts";
 
 export interface ThrottlePolicy {
   /** Failures allowed before any wait. */
@@ -45,6 +46,7 @@ export function emailThrottleKey(email: string): string {
   return `email:${createHash("sha256").update(email.trim().toLowerCase()).digest("hex")}`;
 }
 
+/** Failures counted per client: an IPv4 address, or an IPv6 address's /64 (one client may take any address in it). */
 export function addressThrottleKey(address: string): string {
-  return `address:${address.toLowerCase()}`;
+  return `address:${addressBlock(address)}`;
 }

@@ -8,3 +8,4 @@ export { retryAfterMs } from "./retry_after.ts";
 export { httpHref } from "./http_href.ts";
 export { isEmailAddress } from "./email_address.ts";
 export { FetchFailure, type FetchLimits, type FetchRequest, type FetchResult, type HttpFetcher } from "./http_fetch.ts";
+export { addressBlock } from "./address_block.ts";
