@@ -62,4 +62,9 @@ describe("a logged certificate whose other names hold line breaks and escapes", 
     expect(issuance.issuerFriendlyName).toBe("Evil CA\\x1b[2J");
     expect(issuance.issuerName).not.toMatch(CONTROLS);
   });
+
+  test("from a search service: an absolute name (its trailing dot) is the name, as the logs source reads it", () => {
+    const issuance = readIssuance({ id: "2", not_before: "2026-11-01T00:00:00Z", not_after: "2027-01-30T00:00:00Z", dns_names: ["WWW.Watched.Example.", "watched.example", "."] })!;
+    expect(issuance.dnsNames).toEqual(["www.watched.example", "watched.example"]);
+  });
 });

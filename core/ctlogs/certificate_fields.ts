@@ -6,7 +6,7 @@
  */
 import { createHash } from "node:crypto";
 import { bytesEqual, DerError, derHeader, readString, readTime, readTlv, type Tlv } from "./_der.ts";
-import { isDnsName, issuerNameShown } from "../watches/mod.ts";
+import { isDnsName, issuerNameShown, normalizeDnsName } from "../watches/mod.ts";
 
 export interface TbsFields {
   /** Lower-case, without a trailing dot, distinct, in certificate order (SAN first, then the CN). */
@@ -94,11 +94,6 @@ function nameAttributes(bytes: Uint8Array, name: Tlv): { o: string | null; cn: s
 }
 
 /** A DNS name as matched: lower-case, no trailing dot. */
-function normalizeName(name: string): string {
-  const lower = name.toLowerCase();
-  return lower.endsWith(".") ? lower.slice(0, -1) : lower;
-}
-
 /** Whether a CN is a host name (possibly a wildcard) rather than a person's or product's name or an address. */
 function isHostName(name: string): boolean {
   return (
@@ -136,13 +131,13 @@ export function readTbs(bytes: Uint8Array, tbs: Tlv): TbsFields {
         const generalName = readTlv(bytes, inner, generalNames.end);
         inner = generalName.end;
         if (generalName.tag !== 0x82) continue; // dNSName
-        const name = normalizeName(readString(bytes, { ...generalName, tag: 0x16 })!);
+        const name = normalizeDnsName(readString(bytes, { ...generalName, tag: 0x16 })!);
         if (isDnsName(name)) add(name);
       }
     }
   }
   if (subject.cn !== null) {
-    const cn = normalizeName(subject.cn.trim());
+    const cn = normalizeDnsName(subject.cn.trim());
     if (isHostName(cn)) add(cn);
   }
   return {

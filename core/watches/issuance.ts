@@ -34,7 +34,7 @@ export function readIssuance(raw: unknown): Issuance | null {
   const dnsNames = Array.isArray(r.dns_names)
     ? r.dns_names
         .filter((name): name is string => typeof name === "string")
-        .map((name) => name.toLowerCase())
+        .map(normalizeDnsName)
         .filter(isDnsName)
         .slice(0, 1000)
     : [];
@@ -58,6 +58,12 @@ export function readIssuance(raw: unknown): Issuance | null {
  * 1-63 characters each, 253 in all, the first possibly `*`. A name with anything else (a space, a line
  * break, a terminal escape) names no host: it is not kept, so no event or notification carries it.
  */
+/** A logged name as names are compared: lower case, without the trailing dot of an absolute name. */
+export function normalizeDnsName(name: string): string {
+  const lower = name.toLowerCase();
+  return lower.endsWith(".") ? lower.slice(0, -1) : lower;
+}
+
 export function isDnsName(name: string): boolean {
   return DNS_NAME.test(name);
 }
