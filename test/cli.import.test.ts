@@ -25,6 +25,17 @@ describe("the import file", () => {
     ]);
   });
 
+  test("a plain list: a comment after a space ends the line's name; an IPv6 address takes a port in brackets, and is passed whole without", () => {
+    expect(parseImportFile("shop.example:443 # prod\nblog.example\t#staging\n[2001:db8::1]:8443\n2001:db8::2\n[2001:db8::3]\nodd#name.example\n")).toEqual([
+      { line: 1, body: { domain: "shop.example", port: 443 } },
+      { line: 2, body: { domain: "blog.example" } },
+      { line: 3, body: { domain: "2001:db8::1", port: 8443 } },
+      { line: 4, body: { domain: "2001:db8::2" } },
+      { line: 5, body: { domain: "2001:db8::3" } },
+      { line: 6, body: { domain: "odd#name.example" } },
+    ]);
+  });
+
   test("CSV: the header names the columns in any order; tags split on ;, quoted cells, empty cells left out", () => {
     const csv = 'name,domain,tags,port,protocol\n"Shop, EU",shop.example,team:web; prod ,8443,\nBlog,blog.example,,,smtp\n"Say ""hi""",hi.example,,x,\n';
     expect(parseImportFile(csv)).toEqual([

@@ -26,13 +26,19 @@ export function parseImportFile(text: string): ImportItem[] {
   return header.includes("domain") ? parseCsv(lines, first, header) : parseList(lines);
 }
 
+/**
+ * One `domain[:port]` a line; `#` starts a comment, at the line's start or after a space. An IPv6
+ * address is written in brackets to carry a port (`[2001:db8::1]:8443`); bare, it is passed on whole
+ * (and judged as POST judges it), never cut at its last colon.
+ */
 function parseList(lines: string[]): ImportItem[] {
   const items: ImportItem[] = [];
   lines.forEach((raw, i) => {
-    const line = raw.trim();
-    if (line === "" || line.startsWith("#")) return;
-    const match = /^(.*?)(?::(\d+))?$/.exec(line)!;
-    items.push({ line: i + 1, body: match[2] === undefined ? { domain: line } : { domain: match[1], port: Number(match[2]) } });
+    const line = raw.replace(/(^|\s)#.*$/, "").trim();
+    if (line === "") return;
+    const bracketed = /^\[([^\]]*)\](?::(\d+))?$/.exec(line);
+    const match = bracketed ?? (line.split(":").length > 2 ? [line, line, undefined] : /^(.*?)(?::(\d+))?$/.exec(line)!);
+    items.push({ line: i + 1, body: match[2] === undefined ? { domain: match[1] } : { domain: match[1], port: Number(match[2]) } });
   });
   return items;
 }
