@@ -78,7 +78,11 @@ function timestamp(value: unknown): number | null {
   const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth || hour > 23 || minute > 59 || second > 60) return null;
   if (parts[8] !== undefined && (Number(parts[8]) > 23 || Number(parts[9]) > 59)) return null;
-  const ms = Date.parse(value);
+  // A leap second (:60, RFC 3339 5.6) is the instant after :59 ends, which ms since the epoch cannot
+  // tell from the next minute's start: read as :59, plus a second (Date.parse refuses :60).
+  const leap = second === 60;
+  const parsed = Date.parse(leap ? `${value.slice(0, 17)}59${value.slice(19)}` : value);
+  const ms = leap ? parsed + 1000 : parsed;
   if (!Number.isFinite(ms)) return null;
   // Year 0000 or 9999 moved by its offset leaves the four-digit years of RFC 3339 (shown: -000001, +010000).
   const utcYear = new Date(ms).getUTCFullYear();
