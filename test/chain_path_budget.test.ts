@@ -16,24 +16,9 @@ import { generateKeyPairSync } from "node:crypto";
 import { judgeChain, parseCertificates, TrustStore } from "../core/tls/mod.ts";
 import { createIntermediateCa, createLeaf, createRootCa, generateKeys } from "./support/pki.ts";
 import { costlyRsaSpki, hostileCertificate } from "./support/hostile_certs.ts";
+import { signatureChecks } from "./support/signature_checks.ts";
 
 const DAY = 86_400_000;
-
-/** How many signatures WebCrypto is asked to verify while `run` runs. */
-async function signatureChecks<T>(run: () => Promise<T>): Promise<{ result: T; checks: number }> {
-  const subtle = globalThis.crypto.subtle;
-  const verify = subtle.verify;
-  let checks = 0;
-  subtle.verify = ((...args: Parameters<typeof verify>) => {
-    checks++;
-    return verify.apply(subtle, args);
-  }) as typeof verify;
-  try {
-    return { result: await run(), checks };
-  } finally {
-    subtle.verify = verify;
-  }
-}
 /** As a check parses what a server sent. */
 const parse = (certs: x509.X509Certificate[]) => parseCertificates(certs.map((cert) => new Uint8Array(cert.rawData)));
 const ALG = { name: "ECDSA", hash: "SHA-256" };
