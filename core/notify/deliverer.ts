@@ -221,7 +221,8 @@ export class Deliverer {
     this.#inFlight.set(key, job.event.organizationId);
     let outcome: AttemptResult;
     try {
-      outcome = (await this.#resolvedSince(job)) ? RESOLVED_SINCE : await this.attempt(job.event, job.channel);
+      // Only a PagerDuty trigger asks the store first; every other delivery goes straight to its attempt.
+      outcome = job.channel.type === "pagerduty" && (await this.#resolvedSince(job)) ? RESOLVED_SINCE : await this.attempt(job.event, job.channel);
     } finally {
       this.#inFlight.delete(key);
     }
@@ -241,7 +242,7 @@ export class Deliverer {
    * incident nothing resolves any more (PagerDuty keeps the last word on a dedup key). It is not sent.
    */
   async #resolvedSince({ event, channel }: DeliveryJob): Promise<boolean> {
-    if (channel.type !== "pagerduty" || event.certificateId === null) return false;
+    if (event.certificateId === null) return false;
     const types = resolvedBy(event.type);
     if (types.length === 0) return false;
     const scope = { organizationId: event.organizationId, mode: event.mode };

@@ -82,7 +82,7 @@ export function pagerdutyRequests(
     operator: true,
   });
   const certificate = certificateOf(event);
-  const source = truncate(certificate ? targetOf(certificate) : sourceOf(event), SOURCE_MAX);
+  const source = cut(certificate ? targetOf(certificate) : sourceOf(event), SOURCE_MAX);
   const trigger = TRIGGERS[event.type];
   const resolves = RESOLVES[event.type];
   if (certificate && event.certificateId && trigger) {
@@ -92,7 +92,7 @@ export function pagerdutyRequests(
         event_action: "trigger",
         dedup_key: dedupKey(event.certificateId, trigger.problem),
         payload: {
-          summary: truncate(described.headline, SUMMARY_MAX),
+          summary: cut(described.headline, SUMMARY_MAX),
           source,
           severity: trigger.severity,
           timestamp: described.createdAt,
@@ -113,7 +113,7 @@ export function pagerdutyRequests(
     post("/v2/change/enqueue", {
       routing_key: options.routingKey,
       payload: {
-        summary: truncate(described.headline, SUMMARY_MAX),
+        summary: cut(described.headline, SUMMARY_MAX),
         source,
         timestamp: described.createdAt,
         custom_details: customDetails(event, described),
@@ -138,4 +138,3 @@ function customDetails(event: EventRecord, described: Described): Record<string,
   return details;
 }
 
-const truncate = cut;
