@@ -3,8 +3,9 @@
  * to note pending deployments and add autoMonitor's names. The follower's commit moves the watch's
  * next poll forward only when no poll holds it (adapters/sql/ct_logs.ts: `CASE WHEN lease_owner IS
  * NULL`). An issuance recorded while a poll is under way (here: while it adds an autoMonitor name that
- * is slow to answer) is read by the poll that follows at once (a poll that added names looks for what
- * was recorded meanwhile), not a whole CERTKEEPER_CT_INTERVAL later: the monitored certificate's
+ * is slow to answer) is read by the poll that follows at once (the poll's end finds the watch's
+ * issuancesSeen moved past what it knew, and makes the next poll due), not a whole
+ * CERTKEEPER_CT_INTERVAL later: the monitored certificate's
  * pending deployment, and so certificate.not_deployed, are not an hour late.
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";

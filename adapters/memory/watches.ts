@@ -85,11 +85,13 @@ export function memoryWatches(state: MemoryState): WatchStore {
       state.write();
       watch.cursor = progress.cursor;
       watch.issuancesSeen += progress.newIssuances;
+      // Issuances the CT follower recorded while this poll held the lease: the next poll is due now.
+      const recordedMeanwhile = progress.release && progress.issuancesSeen !== undefined && watch.issuancesSeen > progress.issuancesSeen;
       watch.baselineDone = progress.baselineDone;
       watch.pendingNames = [...progress.pendingNames];
       watch.lastPolledAt = progress.lastPolledAt;
       watch.lastError = progress.lastError;
-      watch.nextPollAt = progress.nextPollAt;
+      watch.nextPollAt = recordedMeanwhile ? Math.min(progress.nextPollAt, progress.updatedAt) : progress.nextPollAt;
       watch.updatedAt = progress.updatedAt;
       if (progress.release) watch.leaseOwner = null;
       state.addEvents(events);

@@ -123,10 +123,16 @@ export function sqlWatches(db: Executor, bookkeeping: Executor = db): WatchStore
     async savePoll(p, events) {
       return bookkeeping.transaction(async (tx) => {
         const { rowsAffected } = await tx.execute(
+          // SET reads the row as it was: issuances_seen + ? is the count this save leaves.
           `UPDATE watches SET cursor = ?, issuances_seen = issuances_seen + ?, baseline_done = ?, pending_names = ?, last_polled_at = ?,
-             last_error = ?, next_poll_at = ?, updated_at = ?, lease_owner = ${p.release ? "NULL" : "lease_owner"}
+             last_error = ?, next_poll_at = CASE WHEN ? AND issuances_seen + ? > ? THEN MIN(?, ?) ELSE ? END, updated_at = ?,
+             lease_owner = ${p.release ? "NULL" : "lease_owner"}
            WHERE id = ? AND lease_owner = ?`,
-          [p.cursor, p.newIssuances, p.baselineDone ? 1 : 0, JSON.stringify(p.pendingNames), p.lastPolledAt, p.lastError, p.nextPollAt, p.updatedAt, p.id, p.owner],
+          [
+            p.cursor, p.newIssuances, p.baselineDone ? 1 : 0, JSON.stringify(p.pendingNames), p.lastPolledAt, p.lastError,
+            p.release && p.issuancesSeen !== undefined ? 1 : 0, p.newIssuances, p.issuancesSeen ?? 0, p.nextPollAt, p.updatedAt, p.nextPollAt,
+            p.updatedAt, p.id, p.owner,
+          ],
         );
         if (rowsAffected === 0) return false;
         await insertEvents(tx, events);

@@ -553,6 +553,13 @@ export interface WatchPollProgress {
   /** False: the lease is kept (more pages follow). */
   release: boolean;
   updatedAt: number;
+  /**
+   * The watch's issuancesSeen as this poll knows it once this save is written (as claimed, plus its
+   * own newIssuances). A release that finds more makes the next poll due at `updatedAt`: the CT
+   * follower recorded issuances while the lease kept its commit from bringing the poll forward, and
+   * this poll may have read its pages before them.
+   */
+  issuancesSeen?: number;
 }
 
 export interface WatchStore {

@@ -106,6 +106,8 @@ export class WatchPoller {
     const seen = new Set<string>();
     /** When the lease was last extended (the claim, or a progress save). */
     let renewedAt = clock.now();
+    /** The watch's issuancesSeen as this poll left it: more at the end means the follower recorded some meanwhile. */
+    let counted = watch.issuancesSeen;
     const save = async (progress: { newIssuances: number; events: EventRecord[]; done: false } | { done: true; lastError: string | null; nextPollAt: number; baselineDone: boolean }) => {
       const now = clock.now();
       const saved = await store.watches.savePoll(
@@ -122,6 +124,10 @@ export class WatchPoller {
               nextPollAt: progress.nextPollAt,
               release: true,
               updatedAt: now,
+              // Under the logs, issuances the follower recorded while this poll held the lease (its
+              // commit could not bring the poll forward then) make the next poll due at once: this one
+              // may have read its pages before them. Not an interval later, nor the deployment's seenAt.
+              ...(records ? {} : { issuancesSeen: counted }),
             }
           : {
               id: watch.id,
@@ -140,6 +146,7 @@ export class WatchPoller {
       );
       if (saved && !progress.done) logEventsRaised(this.options.logger, progress.events);
       if (saved && !progress.done) renewedAt = now;
+      if (saved && !progress.done) counted += progress.newIssuances;
       if (saved && !progress.done && progress.events.length > 0) this.options.onEvents?.();
       return saved;
     };
@@ -210,22 +217,10 @@ export class WatchPoller {
       }
     }
     // Names tried (an add takes up to a TLS time limit, whether it succeeds or not). A re-poll comes
-    // only for issuances recorded meanwhile, as the follower brings one for each when no poll runs.
-    const added = pending.length > 0;
+    // only for issuances recorded meanwhile (adding names takes seconds; the CT follower writes as it
+    // reads), which the save below sees.
     pending = stillPending;
-    // Adding names takes seconds: issuances recorded meanwhile (the CT follower writes as it reads)
-    // are read at once by the next poll, not an interval later. One page tells whether there are any.
-    let next = clock.now() + intervalMs;
-    if (added) {
-      try {
-        if ((await client.page({ watchId: watch.id, domain: watch.domain, includeSubdomains: watch.includeSubdomains, after: cursor })).length > 0) next = clock.now();
-      } catch (error) {
-        if (!(error instanceof CtFailure)) throw error;
-        // A rate limit longer than the interval is honoured.
-        if (error.retryAfterMs !== null) next = Math.max(next, clock.now() + error.retryAfterMs);
-      }
-    }
-    await save({ done: true, lastError, nextPollAt: next, baselineDone: true });
+    await save({ done: true, lastError, nextPollAt: clock.now() + intervalMs, baselineDone: true });
     return this.#report("ok");
   }
 

@@ -278,5 +278,40 @@ export function describeCtLogs(get: () => Store) {
       expect(await store.ctLogs.watchesVersion()).not.toBe(changed);
       expect((await store.ctLogs.allWatches()).some((w) => w.id === mine.id)).toBe(false);
     });
+
+    test("an issuance recorded while a poll holds its watch makes the next poll due as that poll ends (its pages may have been read before it)", async () => {
+      const store = get();
+      const { owner, now } = await holdLease(store);
+      const { live } = await newOrganization(store);
+      const watch = watchRecord(live, { nextPollAt: now, baselineDone: true });
+      await store.watches.insert(watch, { limit: 10 });
+      const url = `https://${hex(4)}.ct.example/log/`;
+      await store.ctLogs.setListed(owner, [{ url, kind: "tiled" }], now);
+      await store.ctLogs.startLog(owner, url, { position: 0, compactRange: [], updatedAt: now });
+      const poll = async (recordMeanwhile: boolean, at: number) => {
+        const claimed = (await store.watches.claimDue({ owner: "poller", now: at, leaseUntil: at + 60_000, limit: 1000 })).find((w) => w.id === watch.id);
+        expect(claimed).toBeDefined();
+        if (recordMeanwhile) {
+          const position = (await store.ctLogs.list()).find((log) => log.url === url)!.position!;
+          expect((await store.ctLogs.commit({ ...batch(owner, url, position, position + 10, [{ issuance: issuance(watch.id), event: null }]), updatedAt: at + 1 })).saved).toBe(true);
+        }
+        const saved = await store.watches.savePoll(
+          {
+            id: watch.id, owner: "poller", cursor: "logs:0", newIssuances: 0, baselineDone: true, pendingNames: [], lastPolledAt: at + 2,
+            lastError: null, nextPollAt: at + 3_600_000, release: true, updatedAt: at + 2, issuancesSeen: claimed!.issuancesSeen,
+          },
+          [],
+        );
+        expect(saved).toBe(true);
+        return (await store.watches.get(live, watch.id))!;
+      };
+      // Nothing recorded meanwhile: the next poll an interval on.
+      expect((await poll(false, now)).nextPollAt).toBe(now + 3_600_000);
+      // Recorded while the lease kept the commit from bringing the poll forward: due as the poll ends.
+      const after = await poll(true, now + 3_600_000);
+      expect([after.nextPollAt, after.issuancesSeen]).toEqual([now + 3_600_000 + 2, 1]);
+      // And the poll that reads it plans the next one an interval on again.
+      expect((await poll(false, now + 3_600_000 + 2)).nextPollAt).toBe(now + 7_200_000 + 2);
+    });
   });
 }
