@@ -76,7 +76,7 @@ test("an organization runs at most 10 imports at once: the 11th is 429 with Retr
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     // As every 429 (CONTRACT §8): nothing more now, however many requests the key has left.
     expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
-    expect(refused.body.error.message).toContain("10 imports running");
+    expect(refused.body.error.message).toContain("10 live imports running");
   }
   const db = new Database(join(h.dir!, "test.db"), { readonly: true });
   expect(db.prepare("SELECT COUNT(*) FROM imports").raw(true).all([])[0]).toEqual([10]);

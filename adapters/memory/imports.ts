@@ -17,7 +17,7 @@ export function memoryImports(state: MemoryState): ImportStore {
   return {
     async create(record, items, maxRunning) {
       let running = 0;
-      for (const i of imports.values()) if (i.record.organizationId === record.organizationId && i.record.status === "running") running++;
+      for (const i of imports.values()) if (inScope(i.record, record) && i.record.status === "running") running++;
       if (running >= maxRunning) return false;
       state.write();
       imports.set(record.id, { record: copy(record), leaseOwner: null, leaseUntil: 0, items: items.map((body) => ({ body, result: null })) });
@@ -76,9 +76,9 @@ export function memoryImports(state: MemoryState): ImportStore {
       for (const stored of old) imports.delete(stored.record.id);
       return old.length;
     },
-    async trim(organizationId, keep) {
+    async trim(scope, keep) {
       const old = [...imports.values()]
-        .filter((i) => i.record.organizationId === organizationId && i.record.status === "finished")
+        .filter((i) => inScope(i.record, scope) && i.record.status === "finished")
         .sort((a, b) => b.record.finishedAt! - a.record.finishedAt! || (a.record.id < b.record.id ? 1 : -1))
         .slice(keep);
       if (old.length > 0) state.write();

@@ -28,7 +28,10 @@ export function sqlImports(db: Executor): ImportStore {
     async create(record, items, maxRunning) {
       return db.transaction(async (tx) => {
         // In the write transaction: a create beside it waits for this one, then counts it.
-        const { rows } = await tx.execute("SELECT COUNT(*) AS running FROM imports WHERE organization_id = ? AND status = 'running'", [record.organizationId]);
+        const { rows } = await tx.execute("SELECT COUNT(*) AS running FROM imports WHERE organization_id = ? AND mode = ? AND status = 'running'", [
+          record.organizationId,
+          record.mode,
+        ]);
         if (Number(rows[0]?.running ?? 0) >= maxRunning) return false;
         await tx.execute(
           `INSERT INTO imports (${COLUMNS}, lease_owner, lease_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
@@ -128,11 +131,11 @@ export function sqlImports(db: Executor): ImportStore {
       });
     },
 
-    async trim(organizationId, keep) {
+    async trim(scope, keep) {
       return db.transaction(async (tx) => {
         const { rows } = await tx.execute(
-          "SELECT id FROM imports WHERE organization_id = ? AND status = 'finished' ORDER BY finished_at DESC, id DESC LIMIT -1 OFFSET ?",
-          [organizationId, keep],
+          "SELECT id FROM imports WHERE organization_id = ? AND mode = ? AND status = 'finished' ORDER BY finished_at DESC, id DESC LIMIT -1 OFFSET ?",
+          [scope.organizationId, scope.mode, keep],
         );
         return deleteImports(tx, rows.map((row) => String(row.id)));
       });

@@ -43,7 +43,7 @@ export const createImport = defineOperation({
     "judged exactly as POST /v1/certificates would judge it (validation, duplicates, plan limits in item order, " +
     "retrieval), with at most CERTKEEPER_CHECK_CONCURRENCY retrievals at once. Bodies up to 2 MiB. An import survives " +
     "a restart of the server and finishes; no certificate is created twice. An organization keeps its last " +
-    `${FINISHED_IMPORTS_KEPT} finished imports (an older one is 404 import_not_found) and runs at most ${MAX_RUNNING_IMPORTS} at once: ` +
+    `${FINISHED_IMPORTS_KEPT} finished imports in each mode (an older one is 404 import_not_found) and runs at most ${MAX_RUNNING_IMPORTS} at once in each: ` +
     "one more is 429 rate_limit_exceeded, with Retry-After, until one has finished.",
   access: "write",
   query: NoQuery,
@@ -73,15 +73,15 @@ export const createImport = defineOperation({
       finishedAt: null,
     };
     const { imports } = services.store;
-    // What one organization's finished imports keep is bounded: its last ones, with their items. Trimmed
-    // first, so that a failure here creates nothing (a retry makes no second import).
-    await imports.trim(record.organizationId, FINISHED_IMPORTS_KEPT);
+    // What one organization's finished imports keep is bounded: its last ones in this mode, with their
+    // items. Trimmed first, so that a failure here creates nothing (a retry makes no second import).
+    await imports.trim(principal.scope, FINISHED_IMPORTS_KEPT);
     // The operator's own imports (the CLI's, an embedding program's) are not held: a CLI import stopped
     // ten times must not keep the next one, which finishes them all, from starting.
     if (!(await imports.create(record, items, host ? Infinity : MAX_RUNNING_IMPORTS))) {
       throw new CertkeeperError(
         "rate_limit_exceeded",
-        `This organization already has ${MAX_RUNNING_IMPORTS} imports running: retry once one has finished (GET /v1/imports/{id} shows their progress).`,
+        `This organization already has ${MAX_RUNNING_IMPORTS} ${principal.scope.mode} imports running: retry once one has finished (GET /v1/imports/{id} shows their progress).`,
         // As every 429 (CONTRACT §8): nothing more now, and when to ask again.
         { headers: { "retry-after": String(RUNNING_IMPORTS_RETRY_SECONDS), "x-ratelimit-remaining": "0" } },
       );

@@ -421,8 +421,9 @@ export type ImportItemOutcome =
 export interface ImportStore {
   /**
    * Stores a new running import and its items (raw JSON text each, by index from 0), unless its
-   * organization (both modes) already has `maxRunning` imports running: then it stores nothing and
-   * answers false. Two creates at once never both pass the count.
+   * organization already has `maxRunning` imports running in its mode (live and test keys see
+   * separate data, and hold each other back in nothing): then it stores nothing and answers false.
+   * Two creates at once never both pass the count.
    */
   create(record: ImportRecord, items: string[], maxRunning: number): Promise<boolean>;
   get(scope: Scope, id: string): Promise<ImportRecord | null>;
@@ -457,11 +458,8 @@ export interface ImportStore {
   settle(importId: string, owner: string, outcomes: ImportItemOutcome[], now: number): Promise<boolean>;
   /** Deletes up to `limit` imports finished before `before`, with their items; returns how many. */
   prune(options: { before: number; limit: number }): Promise<number>;
-  /**
-   * Deletes the organization's finished imports (either mode) but its `keep` last finished, with their
-   * items; returns how many.
-   */
-  trim(organizationId: string, keep: number): Promise<number>;
+  /** Deletes the scope's finished imports but its `keep` last finished, with their items; returns how many. */
+  trim(scope: Scope, keep: number): Promise<number>;
 }
 
 export interface RateLimitStore {

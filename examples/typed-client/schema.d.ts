@@ -122,7 +122,7 @@ export interface paths {
   "/v1/imports": {
     /**
      * Import many certificates at once
-     * @description Answers 202 at once; GET /v1/imports/{id} shows progress and, once finished, each item's outcome. Each item is judged exactly as POST /v1/certificates would judge it (validation, duplicates, plan limits in item order, retrieval), with at most CERTKEEPER_CHECK_CONCURRENCY retrievals at once. Bodies up to 2 MiB. An import survives a restart of the server and finishes; no certificate is created twice. An organization keeps its last 20 finished imports (an older one is 404 import_not_found) and runs at most 10 at once: one more is 429 rate_limit_exceeded, with Retry-After, until one has finished.
+     * @description Answers 202 at once; GET /v1/imports/{id} shows progress and, once finished, each item's outcome. Each item is judged exactly as POST /v1/certificates would judge it (validation, duplicates, plan limits in item order, retrieval), with at most CERTKEEPER_CHECK_CONCURRENCY retrievals at once. Bodies up to 2 MiB. An import survives a restart of the server and finishes; no certificate is created twice. An organization keeps its last 20 finished imports in each mode (an older one is 404 import_not_found) and runs at most 10 at once in each: one more is 429 rate_limit_exceeded, with Retry-After, until one has finished.
      */
     post: operations["createImport"];
   };
@@ -4084,7 +4084,7 @@ export interface operations {
   };
   /**
    * Import many certificates at once
-   * @description Answers 202 at once; GET /v1/imports/{id} shows progress and, once finished, each item's outcome. Each item is judged exactly as POST /v1/certificates would judge it (validation, duplicates, plan limits in item order, retrieval), with at most CERTKEEPER_CHECK_CONCURRENCY retrievals at once. Bodies up to 2 MiB. An import survives a restart of the server and finishes; no certificate is created twice. An organization keeps its last 20 finished imports (an older one is 404 import_not_found) and runs at most 10 at once: one more is 429 rate_limit_exceeded, with Retry-After, until one has finished.
+   * @description Answers 202 at once; GET /v1/imports/{id} shows progress and, once finished, each item's outcome. Each item is judged exactly as POST /v1/certificates would judge it (validation, duplicates, plan limits in item order, retrieval), with at most CERTKEEPER_CHECK_CONCURRENCY retrievals at once. Bodies up to 2 MiB. An import survives a restart of the server and finishes; no certificate is created twice. An organization keeps its last 20 finished imports in each mode (an older one is 404 import_not_found) and runs at most 10 at once in each: one more is 429 rate_limit_exceeded, with Retry-After, until one has finished.
    */
   createImport: {
     requestBody: {

@@ -65,18 +65,22 @@ export function describeImports(get: () => Store) {
       expect(await store.imports.results(record.id)).toEqual([]);
     });
 
-    test("create() stores nothing and answers false when the organization (both modes) already runs that many; a finished one frees its place", async () => {
+    test("create() stores nothing and answers false when the organization's mode already runs that many; a finished one frees its place", async () => {
       const store = get();
       const { live, test: testScope } = await newOrganization(store);
       const { live: elsewhere } = await newOrganization(store);
       const first = importRecord(live, { total: 1 });
       expect(await store.imports.create(first, ["{}"], 2)).toBe(true);
-      expect(await store.imports.create(importRecord(testScope), ["{}"], 2)).toBe(true);
+      expect(await store.imports.create(importRecord(live), ["{}"], 2)).toBe(true);
       const refused = importRecord(live);
       expect(await store.imports.create(refused, ["{}"], 2)).toBe(false);
       expect(await store.imports.get(live, refused.id)).toBeNull();
       expect(await store.imports.pending(refused.id, { afterIndex: -1, limit: 10 })).toEqual([]);
-      // Another organization's count is its own.
+      // The other mode's count is its own (CONTRACT §3: live and test keys see separate data), and so
+      // is another organization's.
+      expect(await store.imports.create(importRecord(testScope), ["{}"], 2)).toBe(true);
+      expect(await store.imports.create(importRecord(testScope), ["{}"], 2)).toBe(true);
+      expect(await store.imports.create(importRecord(testScope), ["{}"], 2)).toBe(false);
       expect(await store.imports.create(importRecord(elsewhere), ["{}"], 2)).toBe(true);
       // Two at once for the last place: one stored.
       const racing = [importRecord(live), importRecord(live)];
@@ -149,16 +153,19 @@ export function describeImports(get: () => Store) {
       for (const [record, owner] of [[underWay, "A"], [waiting, "B"], [other, "B"]] as const) await store.imports.renew(record.id, owner, PARKED);
     });
 
-    test("trim() deletes an organization's finished imports (both modes) but its last ones, with their items; running ones stay", async () => {
+    test("trim() deletes a scope's finished imports but its last ones, with their items; running ones and the other mode's stay", async () => {
       const store = get();
-      const { org, live, test: testScope } = await newOrganization(store);
+      const { live, test: testScope } = await newOrganization(store);
       const { live: elsewhere } = await newOrganization(store);
       const finished: ImportRecord[] = [];
       for (let i = 0; i < 4; i++) {
-        const record = importRecord(i % 2 === 0 ? live : testScope, { total: 1 });
+        const record = importRecord(live, { total: 1 });
         await store.imports.create(record, ["{}"], ANY);
         finished.push(record);
       }
+      // The test mode's finished imports: never the live mode's trim to make (CONTRACT §3).
+      const otherMode = importRecord(testScope, { total: 1 });
+      await store.imports.create(otherMode, ["{}"], ANY);
       const running = importRecord(live, { total: 1 });
       await store.imports.create(running, ["{}"], ANY);
       const theirs = importRecord(elsewhere, { total: 1 });
@@ -166,17 +173,20 @@ export function describeImports(get: () => Store) {
       // Leased (with any other test's import left claimable, parked), then finished one after another.
       const claimed = (await store.imports.claim({ owner: "A", now: NOW, leaseUntil: PARKED, limit: 1000 })).map((record) => record.id);
       for (const record of [...finished, running, theirs]) expect(claimed).toContain(record.id);
+      expect(await store.imports.settle(otherMode.id, "A", [{ index: 0, kind: "failed", error: DUP }], NOW - 1)).toBe(true);
       for (const [i, record] of finished.entries()) {
         expect(await store.imports.settle(record.id, "A", [{ index: 0, kind: "failed", error: DUP }], NOW + i)).toBe(true);
       }
-      expect(await store.imports.trim(org.id, 2)).toBe(2);
+      expect(await store.imports.trim(live, 2)).toBe(2);
       const scopeOf = (record: ImportRecord) => ({ organizationId: record.organizationId, mode: record.mode });
       const left = await Promise.all(finished.map((record) => store.imports.get(scopeOf(record), record.id)));
       expect(left.map((record) => record !== null)).toEqual([false, false, true, true]);
       expect(await store.imports.results(finished[0]!.id)).toEqual([]);
       expect(await store.imports.get(live, running.id)).not.toBeNull();
       expect(await store.imports.get(elsewhere, theirs.id)).not.toBeNull();
-      expect(await store.imports.trim(org.id, 2)).toBe(0);
+      expect(await store.imports.get(testScope, otherMode.id)).not.toBeNull();
+      expect(await store.imports.trim(live, 2)).toBe(0);
+      expect(await store.imports.trim(testScope, 1)).toBe(0);
     });
 
     test("claim() leases a running import to one owner until its lease runs out; renew() keeps it; the other takes it after", async () => {
