@@ -64,22 +64,22 @@ test("imports posted again and again: what the organization keeps stops growing 
   console.log(`20 more imports of ${(body.length / 1e6).toFixed(2)} MB after the first 30: the database's files went from ${(settled / 1e6).toFixed(1)} MB to ${(databaseBytes(h.dir!) / 1e6).toFixed(1)} MB`);
 }, 120_000);
 
-test("an organization runs at most 10 imports at once: the 11th is 429 with Retry-After and stores nothing; a finished one frees a place; other organizations are not held", async () => {
+test("an organization runs at most 10 imports at once in each mode: the 11th is 429 with Retry-After and stores nothing; a finished one frees a place; other organizations are not held", async () => {
   h = await createHarness({ store: "libsql" });
   const post = (key?: string, i = 0) => h.request("POST", "/v1/imports", { ...(key ? { key } : {}), body: { certificates: [invalid(i)] } });
   const ids: string[] = [];
-  // Five in each mode: the organization's ten (the worker is not running: all stay running).
-  for (let i = 0; i < 10; i++) ids.push(expectData(await post(i % 2 ? h.keys.test.key : undefined, i), 202).id);
-  for (const key of [undefined, h.keys.test.key]) {
+  // Ten in each mode (the worker is not running: all stay running).
+  for (let i = 0; i < 20; i++) ids.push(expectData(await post(i % 2 ? h.keys.test.key : undefined, i), 202).id);
+  for (const [key, mode] of [[undefined, "live"], [h.keys.test.key, "test"]] as const) {
     const refused = await post(key, 99);
     expectError(refused, 429, "rate_limit_exceeded");
     expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
     // As every 429 (CONTRACT §8): nothing more now, however many requests the key has left.
     expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
-    expect(refused.body.error.message).toContain("10 live imports running");
+    expect(refused.body.error.message).toContain(`10 ${mode} imports running`);
   }
   const db = new Database(join(h.dir!, "test.db"), { readonly: true });
-  expect(db.prepare("SELECT COUNT(*) FROM imports").raw(true).all([])[0]).toEqual([10]);
+  expect(db.prepare("SELECT COUNT(*) FROM imports").raw(true).all([])[0]).toEqual([20]);
   db.close();
   // Another organization is not held by this one's ten.
   const other = await h.core.services.admin.createOrganization({ name: "Other", plan: "pro" });
