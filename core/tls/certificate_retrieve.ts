@@ -36,8 +36,11 @@ JNlfcqn9BHN2jtH/8r4hXdaJOshk03En59x7T3aD
 
 let inertContext: SecureContext | undefined;
 
-/** A server sends a handful of certificates; anything past this is malformed or hostile. */
-const MAX_CHAIN_LENGTH = 10;
+/**
+ * A server sends a handful of certificates; past this many the rest are not read (the path search has
+ * its own budget of signature checks, whatever is sent).
+ */
+const MAX_CHAIN_LENGTH = 32;
 
 /**
  * Connects to `domain:port` with the domain as SNI and returns the chain it sent. Trust is judged
@@ -70,14 +73,16 @@ export async function retrieveChain(domain: string, port: number, options: Retri
 export function chainOf(peer: PeerCertificate | undefined, domain: string, port: number): RetrievedChain {
   const ders: Uint8Array[] = [];
   const fingerprints: string[] = [];
-  // The issuer links are circular at a self-signed certificate; stop on a repeat and at a depth limit.
+  // The certificates as sent, linked in order; the link is circular at the last one when it is
+  // self-signed (it names itself). A certificate sent twice (a cert file and a full chain concatenated)
+  // is another object, read like any other: what follows it is part of the chain too.
+  const read = new Set<PeerCertificate>();
   let current: PeerCertificate | undefined = peer;
-  while (current?.raw && ders.length < MAX_CHAIN_LENGTH) {
+  while (current?.raw && !read.has(current) && ders.length < MAX_CHAIN_LENGTH) {
+    read.add(current);
     // The TLS layer has already computed each certificate's SHA-256; hashing the chain again would
     // cost more than the rest of a re-check's bookkeeping.
-    const fingerprint = current.fingerprint256 || createHash("sha256").update(current.raw).digest("hex");
-    if (fingerprints.includes(fingerprint)) break;
-    fingerprints.push(fingerprint);
+    fingerprints.push(current.fingerprint256 || createHash("sha256").update(current.raw).digest("hex"));
     ders.push(current.raw);
     current = (current as { issuerCertificate?: PeerCertificate }).issuerCertificate;
   }

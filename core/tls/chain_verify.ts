@@ -18,8 +18,9 @@ import type { ChainCertificate, ChainProblem } from "../base/records.ts";
 export interface ChainJudgement {
   problem: ChainProblem | null;
   /**
-   * When the trusted path found stops being valid (its earliest-expiring intermediate), in ms; null
-   * when no intermediate bounds it. Until then, the same chain gets the same judgement.
+   * When the trusted path found stops being valid (its earliest-expiring certificate above the leaf,
+   * the anchoring root included), in ms; null when nothing above the leaf bounds it (the leaf is itself
+   * an anchor). Until then, the same chain gets the same judgement.
    */
   pathValidUntil: number | null;
   /** The certificate above the leaf on the trusted path, anchor included, that expires first; null without one. */
@@ -50,8 +51,9 @@ export async function judgeChain(certs: Certificate[], domain: string, trust: Tr
     const selfSigned = leaf.subject === leaf.issuer && (await signedBy(leaf, leaf));
     return { problem: selfSigned ? "self_signed" : "untrusted_issuer", pathValidUntil: null, chainExpiry: null };
   }
-  const sent = path.filter((step) => step.sent);
-  const pathValidUntil = sent.length === 0 ? null : Math.min(...sent.map(({ cert }) => cert.notAfter.getTime()));
+  // Every certificate above the leaf bounds the path, the anchoring root too: once it expires, the
+  // chain is judged again (and may then find no path).
+  const pathValidUntil = path.length === 0 ? null : Math.min(...path.map(({ cert }) => cert.notAfter.getTime()));
   const earliest = path.reduce<Certificate | null>((first, { cert }) => (!first || cert.notAfter < first.notAfter ? cert : first), null);
   return {
     problem: matchesHostname(dnsNames(leaf), domain) ? null : "hostname_mismatch",
@@ -89,6 +91,8 @@ async function trustedPath(
 ): Promise<PathStep[] | undefined> {
   if (await trust.isAnchor(cert)) return [];
   for (const anchor of await trust.anchorsFor(cert)) {
+    // An expired (or not yet valid) root anchors nothing, as OpenSSL holds it: another path may.
+    if (now < anchor.notBefore.getTime() || now > anchor.notAfter.getTime()) continue;
     if (budget.checks-- <= 0) return undefined;
     if (await signedBy(cert, anchor)) return [{ cert: anchor, sent: false }];
   }
