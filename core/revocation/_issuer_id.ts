@@ -40,14 +40,23 @@ export function digest(hash: string, data: Uint8Array): Buffer {
   return createHash(hash).update(data).digest();
 }
 
-/** The serial as bytes without a leading sign byte, for comparing serials however they were encoded. */
+/**
+ * A serial's INTEGER content bytes in their shortest two's-complement form (DER's own), as hex: serials
+ * compared as the numbers they are, sign included. A positive serial whose first byte has its top bit
+ * set keeps its leading 00 (`008f…`); without it, `8f…` is a negative number, another serial, and an
+ * OCSP responder asked about it answers for that one (or `unknown`).
+ */
 export function serialBytes(serial: ArrayBuffer | Uint8Array): string {
   let bytes = Buffer.from(serial instanceof Uint8Array ? serial : new Uint8Array(serial));
-  while (bytes.length > 1 && bytes[0] === 0) bytes = bytes.subarray(1);
+  // Only redundant sign bytes go: 00 before a byte whose top bit is clear, FF before one whose top bit is set.
+  while (bytes.length > 1 && ((bytes[0] === 0x00 && bytes[1]! < 0x80) || (bytes[0] === 0xff && bytes[1]! >= 0x80))) bytes = bytes.subarray(1);
   return bytes.toString("hex");
 }
 
-/** A certificate's serial (x509's hex form) in the same normalized form. */
+/**
+ * A certificate's serial in the same form, from its INTEGER as encoded (x509's `serialNumber` is a
+ * display form that drops the sign byte of `00 8f…`).
+ */
 export function serialOf(cert: Certificate): string {
-  return serialBytes(Buffer.from(cert.serialNumber.length % 2 ? `0${cert.serialNumber}` : cert.serialNumber, "hex"));
+  return serialBytes(cert.serialNumberOctets);
 }

@@ -70,7 +70,9 @@ export function ocspAnswer(options: OcspAnswerOptions): Uint8Array {
   const signer = options.signer ?? options.issuer;
   const thisUpdate = options.thisUpdate ?? new Date(Date.now() - 60_000);
   const nextUpdate = options.nextUpdate === null ? undefined : (options.nextUpdate ?? new Date(thisUpdate.getTime() + 86_400_000));
-  const serialHex = options.serial ?? options.leaf.cert.serialNumber;
+  // The serial as the certificate encodes it (x509's serialNumber drops the sign byte of 00 8f…).
+  const asn = (options.leaf.cert as unknown as { asn?: { tbsCertificate: { serialNumber: ArrayBuffer } } }).asn;
+  const serialHex = options.serial ?? (asn ? Buffer.from(asn.tbsCertificate.serialNumber).toString("hex") : options.leaf.cert.serialNumber);
   const certID = new CertID({
     hashAlgorithm: new AlgorithmIdentifier({ algorithm: SHA1, parameters: null }),
     issuerNameHash: new OctetString(createHash("sha1").update(subjectDer(options.issuer)).digest()),
