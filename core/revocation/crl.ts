@@ -8,7 +8,7 @@ import { CertificateList, id_ce_cRLNumber, id_ce_authorityKeyIdentifier, id_ce_d
 import { x509, type Certificate } from "../tls/x509.ts";
 import { serialBytes, serialOf } from "./_issuer_id.ts";
 import { signatureVerifies } from "./_signature.ts";
-import { CLOCK_SKEW_MS, reasonName, RevocationFailure, validUntil, type RevocationAnswer } from "./revocation_answer.ts";
+import { assertCurrent, reasonName, RevocationFailure, validUntil, type RevocationAnswer } from "./revocation_answer.ts";
 
 /** A CRL verified against one issuer: what is needed to answer for any serial of that issuer. */
 export interface VerifiedCrl {
@@ -52,8 +52,7 @@ export function readCrl(der: Uint8Array, options: { issuer: Certificate; now: nu
   }
   const thisUpdate = crl.tbsCertList.thisUpdate.getTime().getTime();
   const nextUpdate = crl.tbsCertList.nextUpdate?.getTime().getTime();
-  if (thisUpdate > now + CLOCK_SKEW_MS) throw new RevocationFailure("the CRL is dated in the future");
-  if (nextUpdate !== undefined && nextUpdate < now) throw new RevocationFailure("the CRL is out of date (nextUpdate has passed)");
+  assertCurrent("CRL", thisUpdate, nextUpdate, now);
   checkScope(crl.tbsCertList.crlExtensions ?? [], options.url);
   const revoked = new Map<string, { revokedAt: number; reason: string | null }>();
   for (const entry of crl.tbsCertList.revokedCertificates ?? []) {
@@ -97,8 +96,8 @@ function checkScope(extensions: Extension[], url: string | undefined): void {
 export function crlAnswer(crl: VerifiedCrl, options: { leaf: Certificate; now: number }): RevocationAnswer {
   const { leaf, now } = options;
   if (crl.issuerName !== leaf.issuer) throw new RevocationFailure("the CRL is about another issuer");
-  if (crl.nextUpdate !== undefined && crl.nextUpdate < now) throw new RevocationFailure("the CRL is out of date (nextUpdate has passed)");
-  const base = { source: "crl" as const, checkedAt: now, validUntil: validUntil(now, crl.nextUpdate) };
+  assertCurrent("CRL", crl.thisUpdate, crl.nextUpdate, now);
+  const base = { source: "crl" as const, checkedAt: now, validUntil: validUntil(now, crl.nextUpdate, crl.thisUpdate) };
   const entry = crl.revoked.get(serialOf(leaf));
   if (!entry) return { ...base, status: "good", revokedAt: null, reason: null };
   return { ...base, status: "revoked", revokedAt: entry.revokedAt, reason: entry.reason };

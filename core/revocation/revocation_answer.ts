@@ -37,7 +37,21 @@ export function reasonName(code: number | undefined): string | null {
   return code === undefined ? null : (REASONS[code] ?? "unspecified");
 }
 
-/** How long an answer made at `now` with this nextUpdate may be reused. */
-export function validUntil(now: number, nextUpdate: number | undefined): number {
-  return Math.min(nextUpdate ?? now + DEFAULT_CACHE_MS, now + MAX_CACHE_MS);
+/**
+ * Throws unless an OCSP answer or a CRL with these times is current at `now`: thisUpdate not in the
+ * future, nextUpdate not past, and without a nextUpdate (newer information is always available, RFC
+ * 6960 §4.2.2.1; RFC 5280 requires one of CRLs) made within the last 7 days: an old signed "good",
+ * replayed over plain HTTP, must not hide a revocation made since.
+ */
+export function assertCurrent(what: "answer" | "CRL", thisUpdate: number, nextUpdate: number | undefined, now: number): void {
+  if (thisUpdate > now + CLOCK_SKEW_MS) throw new RevocationFailure(`the ${what} is dated in the future`);
+  if (nextUpdate !== undefined && nextUpdate < now) throw new RevocationFailure(`the ${what} is out of date (nextUpdate has passed)`);
+  if (nextUpdate === undefined && thisUpdate < now - MAX_CACHE_MS) {
+    throw new RevocationFailure(`the ${what} has no nextUpdate and was made more than 7 days ago (${new Date(thisUpdate).toISOString()})`);
+  }
+}
+
+/** How long an answer made at `now` with these times may be reused (one without nextUpdate: an hour, within its 7 days). */
+export function validUntil(now: number, nextUpdate: number | undefined, thisUpdate: number): number {
+  return Math.min(nextUpdate ?? Math.min(now + DEFAULT_CACHE_MS, thisUpdate + MAX_CACHE_MS), now + MAX_CACHE_MS);
 }

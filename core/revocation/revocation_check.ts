@@ -143,7 +143,7 @@ export class RevocationChecker {
     this.#crls.set(key, entry);
     crl.then(
       (verified) => {
-        entry.validUntil = validUntil(now, verified.nextUpdate);
+        entry.validUntil = validUntil(now, verified.nextUpdate, verified.thisUpdate);
         // Keep the most recent few: a CRL of many entries is large.
         while (this.#crls.size > MAX_KEPT_CRLS) this.#crls.delete(this.#crls.keys().next().value!);
       },
