@@ -3,7 +3,8 @@
  * operators renew on time, late, or let them lapse, whose servers go down for hours or days, and some of
  * which drop single connections at random (flapping). A fifth of the names are served by 2-4 nodes
  * renewed at different moments (in a third of those, one node is forgotten and keeps its first
- * certificate all year), and a tenth carry an intermediate that expires before the leaf (announced by
+ * certificate all year; in a third, one node is down for hours or days while the others answer, some
+ * from before the name is added), and a tenth carry an intermediate that expires before the leaf (announced by
  * `certificate.chain_expiring`). The clock is injected and moved an hour at a time; the network is a
  * deterministic model (test/support/simulated_internet.ts); the store, monitor, scheduler and
  * deliverer are the real ones, delivering to a channel whose receiver refuses 10 % of attempts.
@@ -79,6 +80,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   const revocationRandom = seededRandom(13);
   const renewalRandom = seededRandom(2027);
   const caaRandom = seededRandom(8659);
+  const nodeOutageRandom = seededRandom(2028);
   const delivered: Delivered[] = [];
   let attempts = 0;
   const receiverRandom = seededRandom(99);
@@ -141,6 +143,13 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
       ...(alertPolicy === "renewal" ? { lifetime: LIFETIMES[Math.floor(renewalRandom() * LIFETIMES.length)]! } : {}),
     });
     alertPolicyOf.set(domain, alertPolicy);
+    // A third of the names of several nodes have one node down for an hour to four days while the
+    // others answer; a tenth of those from before the name is added until some time after.
+    if (server.nodes.length > 1 && nodeOutageRandom() < 0.33) {
+      const node = Math.floor(nodeOutageRandom() * server.nodes.length);
+      const from = nodeOutageRandom() < 0.1 ? START - DAY : START + HOUR + Math.floor(nodeOutageRandom() * 360 * DAY);
+      server.nodeOutages = [{ node, from, to: from + HOUR + Math.floor(nodeOutageRandom() * 4 * DAY) }];
+    }
     // Its CA asks for early replacement before a mass revocation: a fifth of single-node ARI names, at a
     // moment before the served certificate's usual window; replaced 2-5 days later, or never.
     let requested = false;
@@ -209,7 +218,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   const renewal = judgeRenewal(events, internet, renewalDomains, config.checkIntervalMs);
   const requests = judgeRequests(events, internet, certificateOf);
   const deterministic = new Set(
-    [...internet.servers.values()].filter((server) => server.nodes.length > 1 && server.outages.length === 0 && server.flakiness === 0 && !server.nodes.some((n) => n.alternating)).map((server) => server.domain),
+    [...internet.servers.values()].filter((server) => server.nodes.length > 1 && server.outages.length === 0 && !SimulatedInternet.partial(server) && !server.nodes.some((n) => n.alternating)).map((server) => server.domain),
   );
   const deployments = judgeDeployments(events, internet, certificateOf, deterministic);
   const blocked = judgeBlocked(events, internet, certificateOf);
@@ -247,7 +256,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
         lateAlerts: late.length,
         unwantedAlerts: unwanted.length,
         chainAlertsOwed: chainAlerts,
-        names: { multiAddress: [...internet.servers.values()].filter((s) => s.nodes.length > 1).length, withForgottenNode: [...internet.servers.values()].filter((s) => s.nodes.some((n) => n.certificates.length === 1) && s.nodes.length > 1).length, shortIntermediate: [...internet.servers.values()].filter((s) => s.certificates.some((c) => c.intermediate)).length },
+        names: { multiAddress: [...internet.servers.values()].filter((s) => s.nodes.length > 1).length, withNodeOutage: [...internet.servers.values()].filter((s) => (s.nodeOutages?.length ?? 0) > 0).length, withForgottenNode: [...internet.servers.values()].filter((s) => s.nodes.some((n) => n.certificates.length === 1) && s.nodes.length > 1).length, shortIntermediate: [...internet.servers.values()].filter((s) => s.certificates.some((c) => c.intermediate)).length },
         deliveredTwice,
         undelivered: undelivered.length,
         failedAfterEveryAttemptRefused: gaveUp.length,
@@ -677,7 +686,7 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
           result.overdueOwed++;
           if (announced.length === 0) result.overdueMissed.push(`${serial} deadline ${new Date(deadline).toISOString()} seen ${new Date(seen.at).toISOString()}`);
           else if (announced[0]! > seen.at + TOLERANCE) result.overdueLate.push(`${serial} ${Math.round((announced[0]! - seen.at) / HOUR)} h late`);
-          else if (server.flakiness === 0) {
+          else if (!SimulatedInternet.partial(server)) {
             const due = overdueDueBy(server, cert, deadline, intervalMs);
             if (due !== null && announced[0]! > due) result.overdueLate.push(`${serial} ${Math.round((announced[0]! - due) / HOUR)} h after due (deadline ${new Date(deadline).toISOString()})`);
           }
@@ -920,7 +929,7 @@ function judgeRenewed(events: EventRecord[], internet: SimulatedInternet, certif
       current = Math.max(current, round);
     }
     result.rounds += completions.length;
-    if (ownLeaves || !rounds || server.flakiness > 0 || server.nodes.some((node) => node.alternating)) continue;
+    if (ownLeaves || !rounds || SimulatedInternet.partial(server) || server.nodes.some((node) => node.alternating)) continue;
     // Every node answers every check here: an announcement needs a round completed since the one
     // before (or since the year began), else it announced a leaf that was served already.
     let lastRound = roundAt(START);

@@ -65,6 +65,11 @@ export interface SimulatedServer {
   certificates: ServedCertificate[];
   /** [from, to) periods in which every connection fails. */
   outages: Array<[number, number]>;
+  /**
+   * [from, to) periods in which one node of several (its index in `nodes`) fails every connection
+   * while the others answer: a node down for maintenance, or down when the name was added.
+   */
+  nodeOutages?: Array<{ node: number; from: number; to: number }>;
   /** Probability that any one connection fails on its own (a flapping node). */
   flakiness: number;
   alertThresholds: number[];
@@ -455,6 +460,11 @@ export class SimulatedInternet implements CertificateSource {
     return current;
   }
 
+  /** Whether some node of `server` may not answer though the name does: it flaps, or has outages of its own. */
+  static partial(server: SimulatedServer): boolean {
+    return server.flakiness > 0 || (server.nodeOutages?.length ?? 0) > 0;
+  }
+
   static down(server: SimulatedServer, at: number): boolean {
     return server.outages.some(([from, to]) => from <= at && at < to);
   }
@@ -490,8 +500,9 @@ export class SimulatedInternet implements CertificateSource {
     if (!log) this.log.set(domain, (log = new CheckLog()));
     const down = SimulatedInternet.down(server, now);
     const endpoints: EndpointOutcome[] = [];
-    for (const node of server.nodes) {
-      endpoints.push(await this.#node(domain, node, down || this.random() < server.flakiness, known, now));
+    for (const [index, node] of server.nodes.entries()) {
+      const nodeDown = server.nodeOutages?.some((outage) => outage.node === index && outage.from <= now && now < outage.to) ?? false;
+      endpoints.push(await this.#node(domain, node, down || nodeDown || this.random() < server.flakiness, known, now));
     }
     if (server.nodes.length > 1) {
       const answered = endpoints.map((endpoint) => endpoint.details?.serialNumber ?? null);
