@@ -186,14 +186,14 @@ export function memoryEvents(state: MemoryState): EventStore {
       if (old.length > 0) state.eventsBySeq = state.eventsBySeq.filter((event) => state.events.has(event.id));
       return old.length;
     },
-    async completeDelivery(owner, update) {
+    async completeDelivery(owner, update, { health = true } = {}) {
       const delivery = state.deliveries.get(`${update.eventId} ${update.channelId}`);
       if (!delivery || delivery.leaseOwner !== owner || delivery.status !== "pending") return false;
       state.write();
       Object.assign(delivery, copy(update), { leaseOwner: null });
       if (delivery.status !== "pending") state.pending.delete(`${update.eventId} ${update.channelId}`);
       // The channel's health with it, as the SQL store does in one transaction.
-      await channels.recordAttempt(update.channelId, { at: update.updatedAt, status: update.status, error: update.lastError });
+      if (health) await channels.recordAttempt(update.channelId, { at: update.updatedAt, status: update.status, error: update.lastError });
       return true;
     },
   };

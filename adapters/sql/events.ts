@@ -233,7 +233,7 @@ export function sqlEvents(db: Executor): EventStore {
       });
     },
 
-    async completeDelivery(owner, u) {
+    async completeDelivery(owner, u, { health = true } = {}) {
       // The outcome and the channel's health in one transaction: a crash between two writes left a
       // channel failing after its delivery went through. The health moves only if the outcome was written.
       const [outcome] = await urgent.batch([
@@ -242,14 +242,14 @@ export function sqlEvents(db: Executor): EventStore {
                 WHERE event_id = ? AND channel_id = ? AND lease_owner = ? AND status = 'pending'`,
           args: [u.status, u.attempts, u.nextAttemptAt, u.lastError, u.updatedAt, u.eventId, u.channelId, owner],
         },
-        healthStatement(
+        ...(health ? [healthStatement(
           u.channelId,
           { at: u.updatedAt, status: u.status, error: u.lastError },
           {
             sql: "EXISTS (SELECT 1 FROM deliveries WHERE event_id = ? AND channel_id = ? AND lease_owner IS NULL AND attempts = ? AND updated_at = ?)",
             args: [u.eventId, u.channelId, u.attempts, u.updatedAt],
           },
-        ),
+        )] : []),
       ]);
       return outcome!.rowsAffected > 0;
     },

@@ -254,7 +254,9 @@ export class Deliverer {
   /** Writes down an attempt's outcome, and the channel's health with it, while the lease is still ours. */
   async #record({ delivery, event, channel }: DeliveryJob, outcome: AttemptResult): Promise<void> {
     const { store, clock, owner, retryMs, logger } = this.options;
-    const attempts = delivery.attempts + 1;
+    // A trigger not sent is no attempt: the delivery ends, its count and the channel's health stay.
+    const attempted = outcome !== RESOLVED_SINCE;
+    const attempts = attempted ? delivery.attempts + 1 : delivery.attempts;
     const now = clock.now();
     let status: DeliveryRecord["status"] = "delivered";
     let nextAttemptAt = now;
@@ -273,15 +275,11 @@ export class Deliverer {
         nextAttemptAt = now + Math.max(this.#jitter(wait), Math.min(outcome.retryAfterMs ?? 0, retryMs.at(-1)!));
       }
     }
-    const recorded = await store.events.completeDelivery(owner, {
-      eventId: event.id,
-      channelId: channel.id,
-      status,
-      attempts,
-      nextAttemptAt,
-      lastError: status === "delivered" ? null : lastError,
-      updatedAt: now,
-    });
+    const recorded = await store.events.completeDelivery(
+      owner,
+      { eventId: event.id, channelId: channel.id, status, attempts, nextAttemptAt, lastError: status === "delivered" ? null : lastError, updatedAt: now },
+      { health: attempted },
+    );
     // The channel's health was written with the outcome (one transaction): a crash cannot part them.
     if (!recorded) logger.warn("delivery outcome not recorded: the lease was lost", { eventId: event.id, channelId: channel.id });
     else this.#logAttempt(channel, event, { attempt: attempts, status, error: lastError, attemptError: outcome.error });

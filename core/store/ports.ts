@@ -383,11 +383,14 @@ export interface EventStore {
   /**
    * Records an attempt's outcome, only while `owner` still holds the lease (false otherwise), and with
    * it, atomically, the channel's health as {@link ChannelStore.recordAttempt} moves it (at
-   * `updatedAt`, the delivery's status and error).
+   * `updatedAt`, the delivery's status and error). `health: false`: the delivery ends without an
+   * attempt (a PagerDuty trigger whose problem was resolved since), and the channel's health, which
+   * only attempts move, stays as it is.
    */
   completeDelivery(
     owner: string,
     update: Pick<DeliveryRecord, "eventId" | "channelId" | "status" | "attempts" | "nextAttemptAt" | "lastError" | "updatedAt">,
+    options?: { health?: boolean },
   ): Promise<boolean>;
 }
 
