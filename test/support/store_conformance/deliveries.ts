@@ -252,6 +252,23 @@ export function describeDeliveries(get: () => Store) {
       expect(await health()).toEqual({ lastDeliveryAt: NOW + 20, lastStatus: "delivered", lastError: null, failingSince: null });
     });
 
+    test("completeDelivery() with health false ends the delivery and leaves the channel's health as it was (no attempt was made)", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const channel = await addChannel(store, channelRecord(live));
+      const health = async () => (await store.channels.get(live, channel.id))!.health;
+      const { event } = await eventWithDeliveries(store, live, [channel.id]);
+      await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      const retry = { eventId: event.id, channelId: channel.id, status: "pending" as const, attempts: 1, nextAttemptAt: NOW + 10, lastError: "HTTP 503", updatedAt: NOW + 1 };
+      expect(await store.events.completeDelivery("one", retry)).toBe(true);
+      const failing = await health();
+      await store.events.claimDueDeliveries({ owner: "two", now: NOW + 10, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(await store.events.completeDelivery("two", { ...retry, status: "delivered", lastError: null, updatedAt: NOW + 20 }, { health: false })).toBe(true);
+      expect(await health()).toEqual(failing);
+      expect((await deliveriesOf(store, live, event.id)).map((d) => [d.status, d.attempts])).toEqual([["delivered", 1]]);
+    });
+
     test("completeDelivery() of a retry leaves it pending until its nextAttemptAt; a lease taken over is lost", async () => {
       const store = get();
       await parkLeftovers(store);
