@@ -354,11 +354,30 @@ async function run(target: Client | Transaction, statement: InStatement): Promis
   }
 }
 
-/** A server's error as the store names it: a request unanswered in time as `no_answer`, else as both executors name theirs. */
+/**
+ * A server's error as the store names it: a request unanswered in time, or a server that cannot be
+ * reached at all (connection refused or cut: sqld stopped or restarting), as `no_answer`, else as
+ * both executors name theirs.
+ */
 function remoteError(error: unknown): unknown {
   if (error instanceof StorageUnavailableError) return error;
-  if (timedOut(error)) return new StorageUnavailableError("no_answer", { cause: error });
+  if (timedOut(error) || unreachable(error)) return new StorageUnavailableError("no_answer", { cause: error });
   return executorError(error);
+}
+
+/** Codes of a connection that could not be made or was cut (Node's and Bun's names for them). */
+const CONNECTION_FAILURES = new Set([
+  "ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT",
+  "ConnectionRefused", "ConnectionClosed", "FailedToOpenSocket", "UND_ERR_SOCKET",
+]);
+
+/** The server could not be reached (anywhere in the chain of causes the client wraps it in). */
+function unreachable(error: unknown): boolean {
+  for (let cause = error, depth = 0; cause && depth < 4; cause = (cause as { cause?: unknown }).cause, depth++) {
+    const code = (cause as { code?: unknown }).code;
+    if (typeof code === "string" && CONNECTION_FAILURES.has(code)) return true;
+  }
+  return false;
 }
 
 /** The request's time limit ran out (anywhere in the chain of causes the client wraps it in). */
