@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { configFromEnv, DEFAULT_CONFIG } from "../core/config/config.ts";
-import { changedSettings, maskUrl } from "../core/config/settings_summary.ts";
+import { changedSettings } from "../core/config/settings_summary.ts";
+import { maskUrl } from "../core/config/mask_url.ts";
 import { redactDatabaseUrl } from "../adapters/elysia/server.ts";
 
 describe("configFromEnv()", () => {

@@ -12,6 +12,7 @@ import type { Client, InStatement, Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
 import { insideTransaction, isSqliteBusy, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
 import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
+import { maskUrl } from "../../core/config/mod.ts";
 import { walChangeToken } from "./wal_token.ts";
 import { LocalExecutor } from "./local_executor.ts";
 import { executorError } from "./storage_failure.ts";
@@ -80,7 +81,7 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
   }
   const filePath = localPath(options.url);
   if (!filePath && !/^(file:)?:memory:$/.test(options.url)) {
-    throw new Error(`Unsupported database URL "${options.url}": use file:PATH, :memory:, http(s):// or libsql://`);
+    throw new Error(`Unsupported database URL "${maskUrl(options.url)}" (CERTKEEPER_DATABASE_URL): use file:PATH, :memory:, http(s):// or libsql://`);
   }
   if (filePath) mkdirSync(dirname(filePath), { recursive: true });
   // A local database gets one connection per process: its calls are synchronous anyway, the executor

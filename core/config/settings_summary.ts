@@ -4,9 +4,10 @@
  * how it was configured without showing a secret.
  */
 import { DEFAULT_CONFIG, type Config } from "./config.ts";
+import { MASK, maskUrl } from "./mask_url.ts";
 import type { ResolveRule } from "./resolve_rules.ts";
 
-export const MASK = "********";
+export { MASK };
 
 /** `{ CERTKEEPER_PORT: "3001", CERTKEEPER_SMTP_URL: "smtp://ops:********@mail:587", … }`, in the config's order. */
 export function changedSettings(config: Config, defaults: Config = DEFAULT_CONFIG): Record<string, string> {
@@ -33,22 +34,6 @@ function render(field: string, value: unknown): string {
   if (typeof value === "string") return maskUrl(value);
   // Any other list or object: every string in it masked as a URL would be, whatever its place.
   return typeof value === "object" ? JSON.stringify(value, (_key, inner: unknown) => (typeof inner === "string" ? maskUrl(inner) : inner)) : String(value);
-}
-
-/**
- * A URL's password and token query parameters masked; anything that is not a URL as it is. The user
- * information ends at the authority's last `@`, as URL parsers (and so the transports) read it: a
- * password holding an `@` is masked whole. A user without a password is taken for a token and masked.
- */
-export function maskUrl(text: string): string {
-  let masked = text;
-  // Greedy up to the end of the authority (the first /, ? or #): its last @.
-  const userinfo = /^([a-z][a-z0-9+.-]*:\/\/)([^/?#]*)@/i.exec(text);
-  if (userinfo) {
-    const colon = userinfo[2]!.indexOf(":");
-    masked = `${userinfo[1]}${colon >= 0 ? `${userinfo[2]!.slice(0, colon)}:${MASK}` : MASK}@${text.slice(userinfo[0].length)}`;
-  }
-  return masked.replace(/([?&](?:authToken|token|password|secret)=)[^&#]*/gi, `$1${MASK}`);
 }
 
 /** 21600000 → "6h", 1500 → "1500ms": the shortest exact spelling of CONTRACT §1's durations. */

@@ -1,0 +1,21 @@
+/** Credentials in a URL masked, wherever one is shown (the settings line at start, errors, logs). */
+
+export const MASK = "********";
+
+/**
+ * A URL's password and token query parameters masked; anything that is not a URL as it is. The user
+ * information ends at the authority's last `@`, as URL parsers (and so the transports) read it: a
+ * password holding an `@` is masked whole. A user without a password is taken for a token and masked.
+ * A URL mistyped without its scheme's colon (`https//user:pass@host`) is masked alike: it is quoted
+ * back in the error that refuses it.
+ */
+export function maskUrl(text: string): string {
+  let masked = text;
+  // Greedy up to the end of the authority (the first /, ? or #): its last @.
+  const userinfo = /^((?:[a-z][a-z0-9+.-]*:?)?\/\/)([^/?#]*)@/i.exec(text);
+  if (userinfo) {
+    const colon = userinfo[2]!.indexOf(":");
+    masked = `${userinfo[1]}${colon >= 0 ? `${userinfo[2]!.slice(0, colon)}:${MASK}` : MASK}@${text.slice(userinfo[0].length)}`;
+  }
+  return masked.replace(/([?&](?:authToken|token|password|secret)=)[^&#]*/gi, `$1${MASK}`);
+}
