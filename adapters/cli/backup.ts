@@ -20,8 +20,8 @@ export const backupCommand: CommandSpec = {
   async run({ config, flags }) {
     const to = resolve(requiredFlag(flags, "to"));
     // Loaded here, not at the CLI's start: help and usage errors need none of it.
-    const [{ backupLibsqlFile }, { isRemoteUrl }] = await Promise.all([import("../libsql/backup.ts"), import("../libsql/mod.ts")]);
-    if (isRemoteUrl(config.databaseUrl) || !config.databaseUrl.startsWith("file:")) {
+    const [{ backupLibsqlFile }, { fileUrl, isRemoteUrl, localPath }] = await Promise.all([import("../libsql/backup.ts"), import("../libsql/mod.ts")]);
+    if (isRemoteUrl(config.databaseUrl) || localPath(config.databaseUrl) === null) {
       throw new CertkeeperError(
         "invalid_request",
         `backup copies a local database file, and CERTKEEPER_DATABASE_URL is not one (a libSQL server or :memory:): back up a libSQL server with sqld's own tools.`,
@@ -32,7 +32,7 @@ export const backupCommand: CommandSpec = {
     const { bytes } = await backupLibsqlFile(config.databaseUrl, to);
     return {
       json: { to, bytes },
-      text: `Backed up to ${to} (${bytes.toLocaleString("en")} bytes).\nTo use it: CERTKEEPER_DATABASE_URL=file:${to} npm start`,
+      text: `Backed up to ${to} (${bytes.toLocaleString("en")} bytes).\nTo use it: CERTKEEPER_DATABASE_URL=${fileUrl(to)} npm start`,
     };
   },
 };

@@ -1,7 +1,7 @@
 /** A consistent copy of a local libSQL (SQLite) database file, taken while others read and write it. */
 import { existsSync, linkSync, renameSync, rmSync, statSync } from "node:fs";
 import Database from "libsql";
-import { PAGE_SIZE } from "./mod.ts";
+import { localPath, PAGE_SIZE } from "./mod.ts";
 
 /**
  * Copies the database at `url` (a `file:` URL) to the new file `to` with `VACUUM INTO`: one snapshot,
@@ -13,7 +13,9 @@ import { PAGE_SIZE } from "./mod.ts";
  * that would open as an empty database, only a `.partial` file to remove.
  */
 export async function backupLibsqlFile(url: string, to: string): Promise<{ bytes: number }> {
-  const source = url.slice("file:".length).split("?")[0]!;
+  // Read as the server reads it: %-escapes decoded, a `//localhost` authority dropped.
+  const source = localPath(url);
+  if (source === null) throw new Error("the database is not a local file (CERTKEEPER_DATABASE_URL)");
   if (!existsSync(source)) throw new Error(`the database file "${source}" does not exist (CERTKEEPER_DATABASE_URL)`);
   // One connection of libSQL's own driver: the page size asked for is that connection's, and VACUUM
   // INTO reads it (the source keeps its own: it is not empty, and VACUUM INTO never writes it).

@@ -175,10 +175,15 @@ function freeBytes(path: string): number | null {
 }
 
 /** The file path of a `file:` URL, or null for memory and remote databases. */
-function localPath(url: string): string | null {
+export function localPath(url: string): string | null {
   if (!url.startsWith("file:")) return null;
   const path = decodeURIComponent(url.slice("file:".length).replace(/^\/\/(localhost)?(?=\/)/, "").split("?")[0]!);
   return path === ":memory:" || path === "" ? null : path;
+}
+
+/** The `file:` URL that {@link localPath} reads back as `path` (a `%`, `?`, `#` or space in it escaped: copy-pasteable in a shell). */
+export function fileUrl(path: string): string {
+  return `file:${path.replace(/[%?# ]/g, (c) => encodeURIComponent(c))}`;
 }
 
 /**
