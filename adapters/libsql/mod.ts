@@ -6,7 +6,7 @@
  * @example
  * const store = await openLibsqlStore({ url: "file:./data/certkeeper.db" });
  */
-import { mkdirSync, statfsSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Client, InStatement, Transaction } from "@libsql/client";
 import { createSqlStore } from "../sql/mod.ts";
@@ -83,7 +83,7 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
   if (!filePath && !/^(file:)?:memory:$/.test(options.url)) {
     throw new Error(`Unsupported database URL "${maskUrl(options.url)}" (CERTKEEPER_DATABASE_URL): use file:PATH, :memory:, http(s):// or libsql://`);
   }
-  if (filePath) mkdirSync(dirname(filePath), { recursive: true });
+  if (filePath) createPrivately(filePath);
   // A local database gets one connection per process: its calls are synchronous anyway, the executor
   // queues statements behind an open transaction, and the connection-level pragmas below then hold
   // for every statement.
@@ -179,6 +179,20 @@ export function localPath(url: string): string | null {
   if (!url.startsWith("file:")) return null;
   const path = decodeURIComponent(url.slice("file:".length).replace(/^\/\/(localhost)?(?=\/)/, "").split("?")[0]!);
   return path === ":memory:" || path === "" ? null : path;
+}
+
+/**
+ * A new database file, and the folders made for it, readable by this user alone (0600, 0700): the
+ * database holds channels' signing secrets and tokens. SQLite gives its -wal and -shm files the
+ * database file's permissions. An existing file or folder keeps the permissions it has.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, "wx", 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  }
 }
 
 /** The `file:` URL that {@link localPath} reads back as `path` (a `%`, `?`, `#` or space in it escaped: copy-pasteable in a shell). */
