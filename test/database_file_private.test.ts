@@ -1,13 +1,14 @@
 /**
  * A database file certkeeper creates is readable by its user alone (0600, and its -wal and -shm files
- * with it; a folder made for it 0700): it holds channels' signing secrets, chat URLs and tokens. An
- * existing file keeps its own permissions (an operator may have chosen them).
+ * with it; a folder made for it 0700), and so is a backup's copy: it holds channels' signing secrets,
+ * chat URLs and tokens. An existing file keeps its own permissions (an operator may have chosen them).
  */
 import { afterAll, expect, test } from "bun:test";
 import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { backupLibsqlFile } from "../adapters/libsql/backup.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "certkeeper-private-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -36,4 +37,14 @@ test("an existing database file keeps the permissions it has", async () => {
   } finally {
     await store.close();
   }
+});
+
+test("a backup's copy is readable by its user alone too", async () => {
+  const path = join(dir, "source.db");
+  const store = await openLibsqlStore({ url: `file:${path}` });
+  await store.ping();
+  await store.close();
+  const to = join(dir, "copy.db");
+  await backupLibsqlFile(`file:${path}`, to);
+  expect(mode(to)).toBe(0o600);
 });

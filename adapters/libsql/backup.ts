@@ -1,5 +1,5 @@
 /** A consistent copy of a local libSQL (SQLite) database file, taken while others read and write it. */
-import { existsSync, linkSync, renameSync, rmSync, statSync } from "node:fs";
+import { closeSync, existsSync, linkSync, openSync, renameSync, rmSync, statSync } from "node:fs";
 import Database from "libsql";
 import { localPath, PAGE_SIZE } from "./mod.ts";
 
@@ -24,6 +24,8 @@ export async function backupLibsqlFile(url: string, to: string): Promise<{ bytes
   const partial = `${to}.${process.pid}.partial`;
   rmSync(partial, { force: true });
   rmSync(`${partial}-journal`, { force: true });
+  // Readable by this user alone, as the database it copies (VACUUM INTO fills an empty file).
+  closeSync(openSync(partial, "wx", 0o600));
   const db = new Database(source, { timeout: 10_000 });
   try {
     db.exec(`PRAGMA page_size = ${PAGE_SIZE}`);
