@@ -1,6 +1,7 @@
 /**
- * The plain-text part of a STARTTLS exchange, bounded: one reply may hold at most MAX_REPLY bytes and
- * the whole exchange at most MAX_EXCHANGE, so a hostile server (an endless greeting, a line of
+ * The plain-text part of a STARTTLS exchange, bounded: one line (or binary reply, or element waited
+ * for) may hold at most MAX_REPLY bytes and the whole exchange at most MAX_EXCHANGE (a multi-line
+ * reply, such as a long FTP banner, is bounded by the exchange), so a hostile server (an endless greeting, a line of
  * megabytes) costs a small buffer and, at worst, the caller's deadline, which destroys the socket.
  */
 import type net from "node:net";

@@ -5,7 +5,8 @@
 import type { Conversation } from "./_conversation.ts";
 
 const TLS_NS = "urn:ietf:params:xml:ns:xmpp-tls";
-const TLS_NAMESPACE = new RegExp(`xmlns=(['"])${TLS_NS}\\1`);
+/** The TLS namespace declared on an element: as the default one, or bound to a prefix (`xmlns:tls=`), spaces allowed around `=`. */
+const TLS_NAMESPACE = new RegExp(`xmlns(?::[A-Za-z_][\\w.-]*)?\\s*=\\s*(['"])${TLS_NS}\\1`);
 
 export function streamHeader(domain: string): string {
   return `<?xml version='1.0'?><stream:stream to='${domain}' version='1.0' xml:lang='en' xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams'>`;
@@ -17,17 +18,31 @@ export function streamHeader(domain: string): string {
  * from every `<` hold the event loop.
  */
 
-/** Where the first tag `<name` (followed by a space, `/` or `>`) of one of `names` starts, from `from`, or -1. */
-function tagStart(text: string, names: readonly string[], from = 0): { at: number; name: string } | null {
+/**
+ * Where the first tag `<name` (followed by a space, `/` or `>`) of one of `names` starts, from `from`,
+ * or null; with `prefixed`, also `<p:name` under any prefix (Namespaces in XML: the same element), the
+ * tag's full name then given as found.
+ */
+function tagStart(text: string, names: readonly string[], from = 0, prefixed = false): { at: number; name: string } | null {
   let first: { at: number; name: string } | null = null;
+  const consider = (at: number, name: string, end: number) => {
+    const next = text[end];
+    if (next === undefined) return false;
+    if (next === "/" || next === ">" || /\s/.test(next)) {
+      if (!first || at < first.at) first = { at, name };
+      return true;
+    }
+    return false;
+  };
   for (const name of names) {
     for (let at = text.indexOf(`<${name}`, from); at >= 0; at = text.indexOf(`<${name}`, at + 1)) {
-      const next = text[at + name.length + 1];
-      if (next === undefined) break;
-      if (next === "/" || next === ">" || /\s/.test(next)) {
-        if (!first || at < first.at) first = { at, name };
-        break;
-      }
+      if (consider(at, name, at + name.length + 1) || text[at + name.length + 1] === undefined) break;
+    }
+    if (!prefixed) continue;
+    for (let colon = text.indexOf(`:${name}`, from); colon >= 0; colon = text.indexOf(`:${name}`, colon + 1)) {
+      const open = text.lastIndexOf("<", colon);
+      if (open < from || !/^[A-Za-z_][\w.-]*$/.test(text.slice(open + 1, colon))) continue;
+      if (consider(open, text.slice(open + 1, colon + name.length + 1), colon + name.length + 1) || text[colon + name.length + 1] === undefined) break;
     }
   }
   return first;
@@ -44,9 +59,9 @@ function closingTagEnd(text: string, name: string, from: number): number {
   return -1;
 }
 
-/** The first element named one of `names`: which, and where it ends (self-closed, or at its closing tag; -1 while incomplete). */
-function element(text: string, names: readonly string[]): { name: string; end: number } | null {
-  const start = tagStart(text, names);
+/** The first element named one of `names` (under any prefix, with `prefixed`): which, and where it ends (self-closed, or at its closing tag; -1 while incomplete). */
+function element(text: string, names: readonly string[], prefixed = false): { name: string; end: number } | null {
+  const start = tagStart(text, names, 0, prefixed);
   if (!start) return null;
   const close = text.indexOf(">", start.at);
   if (close < 0) return { name: start.name, end: -1 };
@@ -60,26 +75,49 @@ function streamErrorEnd(text: string): number {
   return error < 0 ? closed : closed < 0 ? error : Math.min(error, closed);
 }
 
-/** Whether a `<starttls>` among the features names the TLS namespace. */
+/** Whether a `<starttls>` among the features (under any prefix) names the TLS namespace. */
 function offersStarttls(features: string): boolean {
-  for (let start = tagStart(features, ["starttls"]); start; ) {
+  for (let start = tagStart(features, ["starttls"], 0, true); start; ) {
     const close = features.indexOf(">", start.at);
     if (TLS_NAMESPACE.test(features.slice(start.at, close < 0 ? features.length : close))) return true;
     if (close < 0) return false;
-    start = tagStart(features, ["starttls"], close + 1);
+    start = tagStart(features, ["starttls"], close + 1, true);
   }
   return false;
+}
+
+/**
+ * Where the server's stream header ends when it announces no version 1.0 or later, or -1: a pre-1.0
+ * stream (RFC 6120 §4.7.5, taken as 0.9) sends no stream features, so it never offers STARTTLS.
+ */
+function oldStreamEnd(text: string): number {
+  const header = tagStart(text, ["stream:stream"]);
+  if (!header) return -1;
+  const close = text.indexOf(">", header.at);
+  if (close < 0) return -1;
+  const version = /\sversion\s*=\s*(['"])(\d+)\.\d+\1/.exec(text.slice(header.at, close));
+  return version && Number(version[2]) >= 1 ? -1 : close + 1;
 }
 
 export async function upgradeXmpp(c: Conversation, domain: string): Promise<void> {
   c.write(streamHeader(domain));
   const features = await c.until((text) => {
     const error = streamErrorEnd(text);
-    return error >= 0 ? error : (element(text, ["features", "stream:features"])?.end ?? -1);
+    if (error >= 0) return error;
+    const old = oldStreamEnd(text);
+    return old >= 0 ? old : (element(text, ["features", "stream:features"])?.end ?? -1);
   });
   if (streamErrorEnd(features) >= 0) throw c.refused("closed the stream with an error instead of offering features");
+  if (oldStreamEnd(features) >= 0) throw c.refused("answered with a stream older than XMPP 1.0, which offers no STARTTLS");
   if (!offersStarttls(features)) throw c.refused("does not offer STARTTLS among its stream features");
   c.write(`<starttls xmlns='${TLS_NS}'/>`);
-  const answer = await c.until((text) => element(text, ["proceed", "failure"])?.end ?? -1);
-  if (element(answer, ["proceed", "failure"])!.name !== "proceed") throw c.refused("answered <starttls/> with <failure/>");
+  // <proceed/>, <failure/>, or the stream ended with an error instead (RFC 6120 §4.9).
+  const answer = await c.until((text) => {
+    const error = streamErrorEnd(text);
+    const reply = element(text, ["proceed", "failure"], true)?.end ?? -1;
+    return error >= 0 && (reply < 0 || error < reply) ? error : reply;
+  });
+  const reply = element(answer, ["proceed", "failure"], true);
+  if (!reply || reply.end < 0) throw c.refused("answered <starttls/> with a stream error");
+  if (!reply.name.endsWith("proceed")) throw c.refused("answered <starttls/> with <failure/>");
 }

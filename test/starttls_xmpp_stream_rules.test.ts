@@ -1,0 +1,147 @@
+/**
+ * CONTRACT §12, RFC 6120: XMPP servers that answer but do not offer or refuse the upgrade
+ * must give `statusReason: "starttls_refused"`; a server offering STARTTLS in namespace-correct XML
+ * must be upgraded. Observed through POST /v1/certificates and POST /v1/certificates/{id}/check: each
+ * certificate is added while its server upgrades normally, then the server changes behaviour.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import net from "node:net";
+import tls from "node:tls";
+import { chainPem, createLeaf } from "./support/pki.ts";
+import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+
+const TLS_NS = "urn:ietf:params:xml:ns:xmpp-tls";
+const HEADER = `<?xml version='1.0'?><stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' id='r1' from='${TEST_DOMAIN}' version='1.0' xml:lang='en'>`;
+const closers: Array<() => void> = [];
+let h: Harness;
+let tlsPort = 0;
+
+interface Session {
+  socket: net.Socket;
+  read(until: (text: string) => boolean): Promise<string>;
+  write(data: string): void;
+  upgrade(): void;
+}
+type Script = (s: Session) => Promise<void>;
+
+beforeAll(async () => {
+  const { rsaIntermediate } = await testPki();
+  const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`*.${TEST_DOMAIN}`] });
+  const tlsSide = tls.createServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem }, (s) => {
+    s.on("error", () => {});
+    s.end();
+  });
+  tlsSide.on("tlsClientError", () => {});
+  await new Promise<void>((r) => tlsSide.listen(0, "127.0.0.1", () => r()));
+  tlsPort = (tlsSide.address() as net.AddressInfo).port;
+  closers.push(() => tlsSide.close());
+  h = await createHarness();
+});
+afterAll(async () => {
+  closers.forEach((close) => close());
+  await h.close();
+});
+
+/** A plain-text server running `current.script` on each connection (changeable between checks). */
+async function scriptedServer(first: Script): Promise<{ port: number; current: { script: Script } }> {
+  const current = { script: first };
+  const server = net.createServer((socket) => {
+    socket.on("error", () => {});
+    let buffer = "";
+    let waiting: (() => void) | null = null;
+    const onData = (chunk: Buffer) => {
+      buffer += chunk.toString("latin1");
+      waiting?.();
+    };
+    socket.on("data", onData);
+    const session: Session = {
+      socket,
+      async read(until) {
+        while (!until(buffer)) {
+          if (socket.destroyed) throw new Error("closed");
+          await new Promise<void>((resolve) => {
+            waiting = resolve;
+            socket.once("close", resolve);
+          });
+        }
+        const text = buffer;
+        buffer = "";
+        return text;
+      },
+      write: (data) => void socket.write(data),
+      upgrade() {
+        socket.pause();
+        socket.off("data", onData);
+        const relay = net.connect(tlsPort, "127.0.0.1", () => {
+          socket.pipe(relay);
+          relay.pipe(socket);
+        });
+        relay.on("error", () => socket.destroy());
+        socket.on("close", () => relay.destroy());
+      },
+    };
+    current.script(session).catch(() => socket.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  closers.push(() => server.close());
+  return { port: (server.address() as net.AddressInfo).port, current };
+}
+
+/** RFC 6120 §5.4: features offering STARTTLS, `<starttls/>`, `<proceed/>`, TLS. */
+const upgrading: Script = async (s) => {
+  await s.read((t) => t.includes("<stream:stream"));
+  s.write(`${HEADER}<stream:features><starttls xmlns='${TLS_NS}'><required/></starttls></stream:features>`);
+  await s.read((t) => t.includes("<starttls"));
+  s.write(`<proceed xmlns='${TLS_NS}'/>`);
+  s.upgrade();
+};
+
+/** Adds the certificate with an upgrading server, switches the server to `then`, checks again. */
+async function checkAfter(name: string, then: Script): Promise<{ status: string; statusReason: string | null; endpointReason: string | null }> {
+  const server = await scriptedServer(upgrading);
+  const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain: `${name}.${TEST_DOMAIN}`, port: server.port, protocol: "xmpp" } }), 201);
+  server.current.script = then;
+  const checked = expectData(await h.request("POST", `/v1/certificates/${created.id}/check`), 200);
+  return { status: checked.status, statusReason: checked.statusReason, endpointReason: checked.endpoints[0].statusReason };
+}
+
+const REFUSED = { status: "unreachable", statusReason: "starttls_refused", endpointReason: "starttls_refused" };
+
+test("a stream error in answer to <starttls/>, then the stream closed (RFC 6120 §4.9): starttls_refused", async () => {
+  const result = await checkAfter("xmpp-error-close", async (s) => {
+    await s.read((t) => t.includes("<stream:stream"));
+    s.write(`${HEADER}<stream:features><starttls xmlns='${TLS_NS}'/></stream:features>`);
+    await s.read((t) => t.includes("<starttls"));
+    s.socket.end(`<stream:error><policy-violation xmlns='urn:ietf:params:xml:ns:xmpp-streams'/></stream:error></stream:stream>`);
+  });
+  expect(result).toEqual(REFUSED);
+});
+
+test("a stream error in answer to <starttls/>, the TCP connection left open: starttls_refused, not a timeout", async () => {
+  const result = await checkAfter("xmpp-error-open", async (s) => {
+    await s.read((t) => t.includes("<stream:stream"));
+    s.write(`${HEADER}<stream:features><starttls xmlns='${TLS_NS}'/></stream:features>`);
+    await s.read((t) => t.includes("<starttls"));
+    s.write(`<stream:error><not-authorized xmlns='urn:ietf:params:xml:ns:xmpp-streams'/></stream:error></stream:stream>`);
+  });
+  expect(result).toEqual(REFUSED);
+});
+
+test("a server answering with a pre-1.0 stream (no version attribute, RFC 6120 §4.7.5: no features, no STARTTLS): starttls_refused, not a timeout", async () => {
+  const result = await checkAfter("xmpp-09", async (s) => {
+    await s.read((t) => t.includes("<stream:stream"));
+    s.write(`<?xml version='1.0'?><stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' id='r2' from='${TEST_DOMAIN}'>`);
+  });
+  expect(result).toEqual(REFUSED);
+});
+
+test("STARTTLS offered and accepted with a namespace prefix (same XML element, Namespaces in XML): the certificate is read", async () => {
+  const result = await checkAfter("xmpp-prefix", async (s) => {
+    await s.read((t) => t.includes("<stream:stream"));
+    s.write(`${HEADER}<stream:features><tls:starttls xmlns:tls='${TLS_NS}'><tls:required/></tls:starttls></stream:features>`);
+    await s.read((t) => t.includes("<starttls"));
+    s.write(`<tls:proceed xmlns:tls='${TLS_NS}'/>`);
+    s.upgrade();
+  });
+  expect(result).toEqual({ status: "valid", statusReason: null, endpointReason: null });
+});
