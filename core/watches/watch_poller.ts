@@ -169,9 +169,12 @@ export class WatchPoller {
       }
       pages++;
       if (issuances.length === 0) break;
-      if (wentBack(issuances, cursor, seen)) {
-        // A service that ignores `after` would page forever and announce old issuances again.
-        const message = "The CT service returned issuances it had already returned (it ignored `after`)";
+      const back = wentBack(issuances, cursor, seen);
+      if (back) {
+        // A service that ignores `after` would page forever and announce old issuances again; one whose
+        // ids go back within a page would leave the cursor behind an issuance announced, which the
+        // next poll would bring (and announce) again. Nothing of such a page is taken.
+        const message = back;
         await save({ done: true, lastError: message, nextPollAt: clock.now() + intervalMs, baselineDone });
         this.options.logger.warn("Certificate Transparency poll failed", { watchId: watch.id, error: message });
         return this.#report("failed");
@@ -246,17 +249,24 @@ function readCursor(stored: string | null, source: CursorSource): { cursor: stri
 const writeCursor = (cursor: string | null, source: CursorSource): string | null => (cursor === null ? null : `${source}:${cursor}`);
 
 /**
- * Whether a page holds an issuance returned before: one this poll saw, the cursor itself, or (ids
- * being Cert Spotter's increasing decimal numbers) one not after the cursor. Records the page's ids.
+ * Why a page cannot be taken, or null: it holds an issuance returned before (one this poll saw, the
+ * cursor itself, or, ids being Cert Spotter's increasing decimal numbers, one not after the cursor),
+ * or its ids do not increase. Records the page's ids.
  */
-function wentBack(issuances: ReadonlyArray<{ id: string }>, cursor: string | null, seen: Set<string>): boolean {
+function wentBack(issuances: ReadonlyArray<{ id: string }>, cursor: string | null, seen: Set<string>): string | null {
   const decimal = /^\d{1,30}$/;
+  const again = "The CT service returned issuances it had already returned (it ignored `after`)";
+  let previous: string | null = null;
   for (const { id } of issuances) {
-    if (seen.has(id) || id === cursor) return true;
-    if (cursor && decimal.test(id) && decimal.test(cursor) && BigInt(id) <= BigInt(cursor)) return true;
+    if (seen.has(id) || id === cursor) return again;
+    if (cursor && decimal.test(id) && decimal.test(cursor) && BigInt(id) <= BigInt(cursor)) return again;
+    if (previous !== null && decimal.test(id) && decimal.test(previous) && BigInt(id) <= BigInt(previous)) {
+      return "The CT service returned a page whose issuance ids do not increase";
+    }
     seen.add(id);
+    previous = id;
   }
-  return false;
+  return null;
 }
 
 /** The issuances of a search page that carry the key the follower records under (`tbs_sha256`), as it records them. */
