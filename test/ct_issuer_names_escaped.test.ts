@@ -65,4 +65,11 @@ describe("allowedIssuers against issuer names with odd characters (logs source)"
     expect(nameAttributes("CN=caf\\C3\\A9, 2.5.4.10=Org")).toEqual({ o: ["Org"], cn: ["café"] });
     expect(nameAttributes("C=US; O=Let's Encrypt; CN=R3")).toEqual({ o: ["Let's Encrypt"], cn: ["R3"] });
   });
+
+  test("a multi-valued RDN (RFC 4514 §2.2: attributes joined by +): each attribute read, an escaped + kept in its value", () => {
+    expect(nameAttributes("CN=R11+O=Let's Encrypt,C=US")).toEqual({ o: ["Let's Encrypt"], cn: ["R11"] });
+    expect(nameAttributes("O=A\\+B+CN=R1, C=US")).toEqual({ o: ["A+B"], cn: ["R1"] });
+    const issuance = { id: "1", dnsNames: ["x.test"], issuerFriendlyName: null, issuerName: "CN=R11+O=Let's Encrypt,C=US", notBefore: 0, notAfter: 1, certSha256: null, tbsSha256: null };
+    expect([authorizedIssuer(issuance, ["let's encrypt"]), authorizedIssuer(issuance, ["R11"])]).toEqual([true, true]);
+  });
 });

@@ -129,7 +129,7 @@ function dnAttributes(dn: string): Array<[string, string]> {
     const c = dn[i]!;
     if (!inValue) {
       if (c === "=") inValue = true;
-      else if (c === "," || c === ";") type = "";
+      else if (c === "," || c === ";" || c === "+") type = "";
       else type += c;
       continue;
     }
@@ -156,7 +156,8 @@ function dnAttributes(dn: string): Array<[string, string]> {
       chars = [];
       continue;
     }
-    if (c === "," || c === ";") {
+    // `+` joins the attributes of a multi-valued RDN (RFC 4514 §2.2): `CN=R11+O=Let's Encrypt`.
+    if (c === "," || c === ";" || c === "+") {
       end();
       continue;
     }
