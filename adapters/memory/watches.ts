@@ -1,10 +1,12 @@
 /** Certificate Transparency watches and the shared revocation cache, in memory. */
-import type { RevocationCache, WatchStore } from "../../core/store/mod.ts";
+import { LONGEST_RETRY_AFTER_MS, type RevocationCache, type WatchStore } from "../../core/store/mod.ts";
 import type { RevocationAnswer, WatchRecord } from "../../core/base/mod.ts";
 import { copy, inScope, type MemoryState } from "./state.ts";
 
 export function memoryWatches(state: MemoryState): WatchStore {
   const watches = state.watches;
+  /** Watches whose last poll the CT service rate-limited: until when (the SQL store's retry_at). */
+  const retryAts = new Map<string, number>();
   return {
     async insert(record, { limit }) {
       const scoped = [...watches.values()].filter((w) => inScope(w, record));
@@ -45,9 +47,12 @@ export function memoryWatches(state: MemoryState): WatchStore {
     async pollSoon(scope, id, at) {
       const watch = watches.get(id);
       if (!watch || !inScope(watch, scope)) return null;
-      if (watch.leaseOwner === null && at < watch.nextPollAt) {
+      // Not before the end of a wait the CT service asked for (unless planned on a clock since set back).
+      const retryAt = retryAts.get(id);
+      const earliest = retryAt === undefined || retryAt > at + LONGEST_RETRY_AFTER_MS ? at : Math.max(at, retryAt);
+      if (watch.leaseOwner === null && earliest < watch.nextPollAt) {
         state.write();
-        watch.nextPollAt = at;
+        watch.nextPollAt = earliest;
       }
       return strip(watch);
     },
@@ -94,6 +99,8 @@ export function memoryWatches(state: MemoryState): WatchStore {
       watch.nextPollAt = recordedMeanwhile ? Math.min(progress.nextPollAt, progress.updatedAt) : progress.nextPollAt;
       watch.updatedAt = progress.updatedAt;
       if (progress.release) watch.leaseOwner = null;
+      if (progress.release && progress.rateLimited) retryAts.set(progress.id, progress.nextPollAt);
+      else if (progress.release) retryAts.delete(progress.id);
       state.addEvents(events);
       return true;
     },

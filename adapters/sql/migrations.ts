@@ -408,6 +408,9 @@ export const MIGRATIONS: Step[][] = [
     `CREATE INDEX certificates_listing ON certificates (organization_id, mode, not_after, id, domain)`,
     `DROP INDEX certificates_expiry`,
   ],
+  // A watch's poll rate-limited by the CT service (429 with Retry-After): not asked before this time,
+  // even when a poll is asked for through the API.
+  [`ALTER TABLE watches ADD COLUMN retry_at INTEGER`],
 ];
 
 /**

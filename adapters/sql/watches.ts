@@ -1,5 +1,5 @@
 /** Certificate Transparency watches and the shared revocation cache in SQL. */
-import type { RevocationCache, WatchStore } from "../../core/store/mod.ts";
+import { LONGEST_RETRY_AFTER_MS, type RevocationCache, type WatchStore } from "../../core/store/mod.ts";
 import type { RevocationAnswer, WatchRecord } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type Row } from "./executor.ts";
 import { insertEvents } from "./events.ts";
@@ -96,9 +96,10 @@ export function sqlWatches(db: Executor, bookkeeping: Executor = db): WatchStore
       return rowsAffected > 0;
     },
     async pollSoon(scope, id, at) {
+      const earliest = `CASE WHEN retry_at IS NULL OR retry_at > ? THEN ? ELSE MAX(?, retry_at) END`;
       await bookkeeping.execute(
-        "UPDATE watches SET next_poll_at = MIN(next_poll_at, ?) WHERE id = ? AND organization_id = ? AND mode = ? AND lease_owner IS NULL",
-        [at, id, scope.organizationId, scope.mode],
+        `UPDATE watches SET next_poll_at = MIN(next_poll_at, ${earliest}) WHERE id = ? AND organization_id = ? AND mode = ? AND lease_owner IS NULL`,
+        [at + LONGEST_RETRY_AFTER_MS, at, at, id, scope.organizationId, scope.mode],
       );
       return store.get(scope, id);
     },
@@ -126,12 +127,12 @@ export function sqlWatches(db: Executor, bookkeeping: Executor = db): WatchStore
           // SET reads the row as it was: issuances_seen + ? is the count this save leaves.
           `UPDATE watches SET cursor = ?, issuances_seen = issuances_seen + ?, baseline_done = ?, pending_names = ?, last_polled_at = ?,
              last_error = ?, next_poll_at = CASE WHEN ? AND issuances_seen + ? > ? THEN MIN(?, ?) ELSE ? END, updated_at = ?,
-             lease_owner = ${p.release ? "NULL" : "lease_owner"}
+             lease_owner = ${p.release ? "NULL" : "lease_owner"}${p.release ? ", retry_at = ?" : ""}
            WHERE id = ? AND lease_owner = ?`,
           [
             p.cursor, p.newIssuances, p.baselineDone ? 1 : 0, JSON.stringify(p.pendingNames), p.lastPolledAt, p.lastError,
             p.release && p.issuancesSeen !== undefined ? 1 : 0, p.newIssuances, p.issuancesSeen ?? 0, p.nextPollAt, p.updatedAt, p.nextPollAt,
-            p.updatedAt, p.id, p.owner,
+            p.updatedAt, ...(p.release ? [p.rateLimited ? p.nextPollAt : null] : []), p.id, p.owner,
           ],
         );
         if (rowsAffected === 0) return false;

@@ -539,6 +539,9 @@ export interface WatchListQuery {
 }
 
 /** What one page of a poll changes, written only while the poller still holds the watch's lease. */
+/** A CT service's wait (Retry-After) is honoured up to a day; pollSoon ignores one further ahead than this (a clock set back). */
+export const LONGEST_RETRY_AFTER_MS = 24 * 60 * 60 * 1000 + 10 * 60 * 1000;
+
 export interface WatchPollProgress {
   id: string;
   owner: string;
@@ -561,6 +564,11 @@ export interface WatchPollProgress {
    * this poll may have read its pages before them.
    */
   issuancesSeen?: number;
+  /**
+   * With `release`: the CT service asked for this wait (429 with Retry-After) until `nextPollAt`, which
+   * a poll asked for through the API (pollSoon) then does not bring forward.
+   */
+  rateLimited?: boolean;
 }
 
 export interface WatchStore {
@@ -577,7 +585,10 @@ export interface WatchStore {
   remove(scope: Scope, id: string): Promise<boolean>;
   /**
    * Makes the watch due at `at` (or keeps an earlier time) unless a poll of it is under way; returns the
-   * watch, or null when it is not in the scope. The "Poll now" of the settings area.
+   * watch, or null when it is not in the scope. The "Poll now" of the API and the settings area. A wait
+   * the CT service asked for (its last poll rate-limited: savePoll's `rateLimited`) is kept: due at its
+   * end at the earliest (CONTRACT §15: a 429's Retry-After holds for that watch's next request), unless
+   * that end is more than a day and a clock step's slack past `at` (planned on a clock since set back).
    */
   pollSoon(scope: Scope, id: string, at: number): Promise<WatchRecord | null>;
   /** Leases up to `limit` due watches to `owner` (their nextPollAt moves to `leaseUntil`), as claimDue does. */

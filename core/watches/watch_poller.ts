@@ -108,7 +108,9 @@ export class WatchPoller {
     let renewedAt = clock.now();
     /** The watch's issuancesSeen as this poll left it: more at the end means the follower recorded some meanwhile. */
     let counted = watch.issuancesSeen;
-    const save = async (progress: { newIssuances: number; events: EventRecord[]; done: false } | { done: true; lastError: string | null; nextPollAt: number; baselineDone: boolean }) => {
+    const save = async (
+      progress: { newIssuances: number; events: EventRecord[]; done: false } | { done: true; lastError: string | null; nextPollAt: number; baselineDone: boolean; rateLimited?: boolean },
+    ) => {
       const now = clock.now();
       const saved = await store.watches.savePoll(
         progress.done
@@ -128,6 +130,7 @@ export class WatchPoller {
               // commit could not bring the poll forward then) make the next poll due at once: this one
               // may have read its pages before them. Not an interval later, nor the deployment's seenAt.
               ...(records ? {} : { issuancesSeen: counted }),
+              ...(progress.rateLimited ? { rateLimited: true } : {}),
             }
           : {
               id: watch.id,
@@ -163,7 +166,7 @@ export class WatchPoller {
       } catch (error) {
         if (!(error instanceof CtFailure)) throw error;
         const wait = Math.max(error.retryAfterMs ?? intervalMs, 1000);
-        await save({ done: true, lastError: error.message, nextPollAt: clock.now() + wait, baselineDone });
+        await save({ done: true, lastError: error.message, nextPollAt: clock.now() + wait, baselineDone, rateLimited: error.retryAfterMs !== null });
         this.options.logger.warn("Certificate Transparency poll failed", { watchId: watch.id, error: error.message });
         return this.#report(error.retryAfterMs !== null ? "rate_limited" : "failed");
       }
