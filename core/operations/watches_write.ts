@@ -59,7 +59,7 @@ export const pollWatch = defineOperation({
   summary: "Poll a watch now",
   description:
     "Makes the watch due now: a server process asks the Certificate Transparency service at once (unless a poll of " +
-    "it is already under way) and records the result in lastPolledAt and lastError, as a scheduled poll would. " +
+    "it is already under way, or the service asked this watch to wait with a 429's or 503's Retry-After: then when that wait ends) and records the result in lastPolledAt and lastError, as a scheduled poll would. " +
     "Answers the watch as it is when asked; GET it again to see the result.",
   access: "write",
   params: IdParams,

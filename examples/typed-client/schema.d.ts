@@ -108,7 +108,7 @@ export interface paths {
   "/v1/watches/{id}/poll": {
     /**
      * Poll a watch now
-     * @description Makes the watch due now: a server process asks the Certificate Transparency service at once (unless a poll of it is already under way) and records the result in lastPolledAt and lastError, as a scheduled poll would. Answers the watch as it is when asked; GET it again to see the result.
+     * @description Makes the watch due now: a server process asks the Certificate Transparency service at once (unless a poll of it is already under way, or the service asked this watch to wait with a 429's or 503's Retry-After: then when that wait ends) and records the result in lastPolledAt and lastError, as a scheduled poll would. Answers the watch as it is when asked; GET it again to see the result.
      */
     post: operations["pollWatch"];
   };
@@ -3771,7 +3771,7 @@ export interface operations {
   };
   /**
    * Poll a watch now
-   * @description Makes the watch due now: a server process asks the Certificate Transparency service at once (unless a poll of it is already under way) and records the result in lastPolledAt and lastError, as a scheduled poll would. Answers the watch as it is when asked; GET it again to see the result.
+   * @description Makes the watch due now: a server process asks the Certificate Transparency service at once (unless a poll of it is already under way, or the service asked this watch to wait with a 429's or 503's Retry-After: then when that wait ends) and records the result in lastPolledAt and lastError, as a scheduled poll would. Answers the watch as it is when asked; GET it again to see the result.
    */
   pollWatch: {
     parameters: {
