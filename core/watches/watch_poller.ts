@@ -101,6 +101,9 @@ export class WatchPoller {
     // Such a pass is a baseline: one that needs more than a poll goes on silently in the next.
     const baselineDone = watch.baselineDone && !silent;
     let pending = watch.autoMonitor ? [...watch.pendingNames] : [];
+    // autoMonitor turned on after issuances were read without it: their names are read again, up to
+    // where the cursor was then (a names pass: no events, nothing counted), besides the new ones.
+    let names: NamesState = !watch.autoMonitor ? "missing" : kept.names === "missing" && cursor !== null && !silent ? { until: cursor, at: null } : kept.names === "missing" ? "collected" : kept.names;
     let pages = 0;
     /** Issuance ids returned in this poll. */
     const seen = new Set<string>();
@@ -117,7 +120,7 @@ export class WatchPoller {
           ? {
               id: watch.id,
               owner,
-              cursor: writeCursor(cursor, source),
+              cursor: writeCursor(cursor, source, names),
               newIssuances: 0,
               baselineDone: progress.baselineDone,
               pendingNames: pending,
@@ -135,7 +138,7 @@ export class WatchPoller {
           : {
               id: watch.id,
               owner,
-              cursor: writeCursor(cursor, source),
+              cursor: writeCursor(cursor, source, names),
               newIssuances: progress.newIssuances,
               baselineDone,
               pendingNames: pending,
@@ -208,6 +211,34 @@ export class WatchPoller {
       if (!(await save({ newIssuances: records && !silent ? issuances.length : 0, events, done: false }))) return this.#report("failed"); // the lease was lost
     }
 
+    // The names pass, where one is owed: pages from its place up to where the cursor was when autoMonitor came on.
+    while (typeof names === "object") {
+      if (pages === MAX_PAGES_PER_POLL) {
+        await save({ done: true, lastError: null, nextPollAt: clock.now(), baselineDone });
+        return this.#report("ok");
+      }
+      const pass: { until: string; at: string | null } = names;
+      let issuances;
+      try {
+        issuances = await client.page({ watchId: watch.id, domain: watch.domain, includeSubdomains: watch.includeSubdomains, after: pass.at });
+      } catch (error) {
+        if (!(error instanceof CtFailure)) throw error;
+        const wait = Math.max(error.retryAfterMs ?? intervalMs, 1000);
+        await save({ done: true, lastError: error.message, nextPollAt: clock.now() + wait, baselineDone, rateLimited: error.retryAfterMs !== null });
+        this.options.logger.warn("Certificate Transparency poll failed", { watchId: watch.id, error: error.message });
+        return this.#report(error.retryAfterMs !== null ? "rate_limited" : "failed");
+      }
+      pages++;
+      const now = clock.now();
+      const upTo = issuances.findIndex((issuance) => !idBefore(issuance.id, pass.until));
+      const read = upTo < 0 ? issuances : issuances.slice(0, upTo + 1);
+      pending = [...new Set([...pending, ...read.flatMap((issuance) => namesToMonitor(issuance, watch, now))])].slice(0, MAX_PENDING_NAMES);
+      const last = read.at(-1)?.id;
+      // Done at the cursor of then, at the end, or at a page that does not move on (a service ignoring `after`).
+      names = upTo >= 0 || last === undefined || (pass.at !== null && !idBefore(pass.at, last)) ? "collected" : { until: pass.until, at: last };
+      if (!(await save({ newIssuances: 0, events: [], done: false }))) return this.#report("failed"); // the lease was lost
+    }
+
     let lastError: string | null = null;
     const stillPending: string[] = [];
     // Each add may take a whole TLS time limit: renew the lease as it runs out, as the pages do.
@@ -239,17 +270,44 @@ export class WatchPoller {
 type CursorSource = "search" | "logs";
 
 /**
+ * Whether the names of the issuances read up to the cursor were gathered for autoMonitor: "collected",
+ * "missing" (read while it was off), or a names pass under way (from `at` up to `until`, the cursor
+ * when it came on).
+ */
+type NamesState = "collected" | "missing" | { until: string; at: string | null };
+
+/**
  * A watch's stored cursor, `search:<id>` or `logs:<position>`, read for `source`: switched when it was
  * kept under the other one (then null: start over). An untagged cursor, kept before cursors named their
- * source, counts in the source followed now.
+ * source, counts in the source followed now. Between the source and the colon, what autoMonitor's
+ * names are owed: `~` (read without it) or `@until@at` (a names pass; each part %-encoded, `at` empty
+ * at its start); nothing when collected.
  */
-function readCursor(stored: string | null, source: CursorSource): { cursor: string | null; switched: boolean } {
-  const tagged = stored === null ? null : /^(search|logs):([\s\S]*)$/.exec(stored);
-  if (!tagged) return { cursor: stored, switched: false };
-  return tagged[1] === source ? { cursor: tagged[2]!, switched: false } : { cursor: null, switched: true };
+function readCursor(stored: string | null, source: CursorSource): { cursor: string | null; switched: boolean; names: NamesState } {
+  const tagged = stored === null ? null : /^(search|logs)(~|@[^@:]*@[^@:]*)?:([\s\S]*)$/.exec(stored);
+  if (!tagged) return { cursor: stored, switched: false, names: "collected" };
+  if (tagged[1] !== source) return { cursor: null, switched: true, names: "collected" };
+  const flag = tagged[2];
+  let names: NamesState = "collected";
+  if (flag === "~") names = "missing";
+  else if (flag) {
+    const [, until, at] = flag.split("@");
+    names = { until: decodeURIComponent(until!), at: at === "" ? null : decodeURIComponent(at!) };
+  }
+  return { cursor: tagged[3]!, switched: false, names };
 }
 
-const writeCursor = (cursor: string | null, source: CursorSource): string | null => (cursor === null ? null : `${source}:${cursor}`);
+function writeCursor(cursor: string | null, source: CursorSource, names: NamesState): string | null {
+  if (cursor === null) return null;
+  const flag = names === "collected" ? "" : names === "missing" ? "~" : `@${encodeURIComponent(names.until)}@${names.at === null ? "" : encodeURIComponent(names.at)}`;
+  return `${source}${flag}:${cursor}`;
+}
+
+/** Whether issuance id `a` comes before `b`: as decimal numbers (Cert Spotter's ids, the follower's positions), else as unequal strings. */
+function idBefore(a: string, b: string): boolean {
+  const decimal = /^\d{1,30}$/;
+  return decimal.test(a) && decimal.test(b) ? BigInt(a) < BigInt(b) : a !== b;
+}
 
 /**
  * Why a page cannot be taken, or null: it holds an issuance returned before (one this poll saw, the
