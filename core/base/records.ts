@@ -360,6 +360,12 @@ export interface AlertMemory {
    * certificate-level one, so only thresholds crossed later are raised. The most recent first.
    */
   overdueThresholds?: Array<{ serial: string; threshold: number }>;
+  /**
+   * The certificate-level serial's thresholds covered by its renewal_overdue (CONTRACT §18), and the
+   * lowest one truly raised before it (null: none): covered is not raised, so a switch to `days`
+   * raises §7's lowest crossed threshold then. Gone once a later threshold is raised.
+   */
+  covered?: { serial: string; raised: number | null };
   /** `serial@windowEnd` of each `certificate.renewal_requested` announced, the most recent first. */
   requested?: string[];
   /** `serial|CAA set key` pairs announced by `certificate.renewal_blocked`, the most recent first. */

@@ -382,10 +382,19 @@ export function applyCheck(
         coverOverdue(next, now);
       }
     } else {
+      // Switched to days: thresholds the overdue alert covered were never raised (CONTRACT §18: the
+      // lowest crossed threshold not yet raised for the serial is raised now).
+      const covered = next.alertMemory.covered;
+      if (alertPolicy === "days" && covered) {
+        if (covered.serial === serialNumber) next.alertedThreshold = covered.raised;
+        next.alertMemory = withoutCovered(next.alertMemory);
+      }
       const threshold = thresholdToAnnounce(next.alertThresholds, notAfter, next.alertedThreshold, now);
       if (threshold !== null) {
         drafts.push({ type: "certificate.expiring", extra: { threshold } });
         next.alertedThreshold = threshold;
+        // A threshold raised: those above it stay unraised, never owed (only the lowest crossed is).
+        if (next.alertMemory.covered) next.alertMemory = withoutCovered(next.alertMemory);
       }
     }
   }
@@ -542,7 +551,9 @@ function coverOverdue(record: CertificateRecord, now: number): void {
   const overdue = [serialNumber, ...(record.alertMemory.overdue ?? []).filter((serial) => serial !== serialNumber)];
   record.alertMemory = { ...record.alertMemory, overdue: overdue.slice(0, RENEWAL_MEMORY_SIZE) };
   const crossed = thresholdToAnnounce(record.alertThresholds, notAfter, record.alertedThreshold, now);
-  if (crossed !== null) record.alertedThreshold = crossed;
+  if (crossed === null) return;
+  record.alertMemory = { ...record.alertMemory, covered: { serial: serialNumber, raised: record.alertedThreshold } };
+  record.alertedThreshold = crossed;
 }
 
 /**
@@ -678,6 +689,11 @@ function presumedServed(memory: AlertMemory, key: string, now: number, howeverLo
 
 function withoutRenewing(memory: AlertMemory): AlertMemory {
   const { renewing: _, ...rest } = memory;
+  return rest;
+}
+
+function withoutCovered(memory: AlertMemory): AlertMemory {
+  const { covered: _, ...rest } = memory;
   return rest;
 }
 
