@@ -212,9 +212,10 @@ export class WatchPoller {
     }
 
     // The names pass, where one is owed: pages from its place up to where the cursor was when autoMonitor came on.
+    // The new issuances are all read by now: a pass cut short keeps the baseline done.
     while (typeof names === "object") {
       if (pages === MAX_PAGES_PER_POLL) {
-        await save({ done: true, lastError: null, nextPollAt: clock.now(), baselineDone });
+        await save({ done: true, lastError: null, nextPollAt: clock.now(), baselineDone: true });
         return this.#report("ok");
       }
       const pass: { until: string; at: string | null } = names;
@@ -224,7 +225,7 @@ export class WatchPoller {
       } catch (error) {
         if (!(error instanceof CtFailure)) throw error;
         const wait = Math.max(error.retryAfterMs ?? intervalMs, 1000);
-        await save({ done: true, lastError: error.message, nextPollAt: clock.now() + wait, baselineDone, rateLimited: error.retryAfterMs !== null });
+        await save({ done: true, lastError: error.message, nextPollAt: clock.now() + wait, baselineDone: true, rateLimited: error.retryAfterMs !== null });
         this.options.logger.warn("Certificate Transparency poll failed", { watchId: watch.id, error: error.message });
         return this.#report(error.retryAfterMs !== null ? "rate_limited" : "failed");
       }
