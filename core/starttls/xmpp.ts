@@ -5,6 +5,8 @@
 import type { Conversation } from "./_conversation.ts";
 
 const TLS_NS = "urn:ietf:params:xml:ns:xmpp-tls";
+/** The longest namespace prefix read (`tls` in `<tls:starttls`); real ones are a few characters. */
+const MAX_PREFIX = 64;
 /** The TLS namespace declared on an element: as the default one, or bound to a prefix (`xmlns:tls=`), spaces allowed around `=`. */
 const TLS_NAMESPACE = new RegExp(`xmlns(?::[A-Za-z_][\\w.-]*)?\\s*=\\s*(['"])${TLS_NS}\\1`);
 
@@ -40,8 +42,16 @@ function tagStart(text: string, names: readonly string[], from = 0, prefixed = f
     }
     if (!prefixed) continue;
     for (let colon = text.indexOf(`:${name}`, from); colon >= 0; colon = text.indexOf(`:${name}`, colon + 1)) {
-      const open = text.lastIndexOf("<", colon);
-      if (open < from || !/^[A-Za-z_][\w.-]*$/.test(text.slice(open + 1, colon))) continue;
+      // A prefix is a short name right after `<`: looked for within MAX_PREFIX characters only, so each
+      // `:name` costs a bounded scan, and the whole text stays linear to search whatever it holds.
+      let open = -1;
+      for (let i = colon - 1; i >= Math.max(from, colon - MAX_PREFIX - 1); i--) {
+        if (text[i] === "<") {
+          open = i;
+          break;
+        }
+      }
+      if (open < 0 || !/^[A-Za-z_][\w.-]*$/.test(text.slice(open + 1, colon))) continue;
       if (consider(open, text.slice(open + 1, colon + name.length + 1), colon + name.length + 1) || text[colon + name.length + 1] === undefined) break;
     }
   }
