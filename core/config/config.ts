@@ -5,7 +5,7 @@ import { parseResolveRules, type ResolveRule } from "./resolve_rules.ts";
 import type { AlertPolicy } from "../base/records.ts";
 import { parseCaaIdentities, parseDnsServers, type CaaIdentity, type DnsServersSetting } from "./dns_settings.ts";
 import { splitEscaped } from "./escaped_list.ts";
-import { maskUrl } from "./mask_url.ts";
+import { maskUrl, maskUrlsIn } from "./mask_url.ts";
 
 import type { LogFormat, LogLevel } from "../base/log.ts";
 export type { LogFormat, LogLevel };
@@ -131,7 +131,7 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
       return read(value);
     } catch (error) {
       // A value refused is quoted back: never with the credentials it may carry.
-      throw new ConfigError(name, (error as Error).message.replaceAll(value, maskUrl(value)));
+      throw new ConfigError(name, maskUrlsIn((error as Error).message.replaceAll(value, maskUrl(value))));
     }
   };
   const d = DEFAULT_CONFIG;

@@ -9,6 +9,19 @@ export const MASK = "********";
  * A URL mistyped without its scheme's colon (`https//user:pass@host`) is masked alike: it is quoted
  * back in the error that refuses it.
  */
+/**
+ * Every URL's credentials in a text masked, wherever they stand in it (an error quoting one URL of a
+ * list): the user information after each `//` (up to its `@`), and token query parameters.
+ */
+export function maskUrlsIn(text: string): string {
+  return text
+    .replace(/\/\/([^\s"'/?#@]*)@/g, (_match, userinfo: string) => {
+      const colon = userinfo.indexOf(":");
+      return `//${colon >= 0 ? `${userinfo.slice(0, colon)}:${MASK}` : MASK}@`;
+    })
+    .replace(/([?&](?:authToken|token|password|secret)=)[^&#\s"']*/gi, `$1${MASK}`);
+}
+
 export function maskUrl(text: string): string {
   let masked = text;
   // Greedy up to the end of the authority (the first /, ? or #): its last @.
