@@ -47,7 +47,8 @@ export class TileReader implements LogReader {
     const body = await getFromLog(this.http, `${this.spec.url}checkpoint`, { maxBytes: CHECKPOINT_BYTES, accept: "text/plain" });
     let text: string;
     try {
-      text = new TextDecoder("utf-8", { fatal: true }).decode(body);
+      // ignoreBOM: a leading byte-order mark stays, and the first line is then not the origin (its bytes are compared).
+      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(body);
     } catch {
       throw new HeadError("its checkpoint is not UTF-8");
     }
