@@ -3,13 +3,6 @@
 export const MASK = "********";
 
 /**
- * A URL's password and token query parameters masked; anything that is not a URL as it is. The user
- * information ends at the authority's last `@`, as URL parsers (and so the transports) read it: a
- * password holding an `@` is masked whole. A user without a password is taken for a token and masked.
- * A URL mistyped without its scheme's colon (`https//user:pass@host`) is masked alike: it is quoted
- * back in the error that refuses it.
- */
-/**
  * Every URL's credentials in a text masked, wherever they stand in it (an error quoting one URL of a
  * list): the user information after each `//` (up to its `@`), and token query parameters.
  */
@@ -22,6 +15,13 @@ export function maskUrlsIn(text: string): string {
     .replace(/([?&](?:authToken|token|password|secret)=)[^&#\s"']*/gi, `$1${MASK}`);
 }
 
+/**
+ * A URL's password and token query parameters masked; anything that is not a URL as it is. The user
+ * information ends at the authority's last `@`, as URL parsers (and so the transports) read it: a
+ * password holding an `@` is masked whole. A user without a password is taken for a token and masked.
+ * A URL mistyped without its scheme's colon (`https//user:pass@host`) is masked alike: it is quoted
+ * back in the error that refuses it.
+ */
 export function maskUrl(text: string): string {
   let masked = text;
   // Greedy up to the end of the authority (the first /, ? or #): its last @.
