@@ -32,3 +32,9 @@ test("CERTKEEPER_ACME_DIRECTORIES with a mistyped URL carrying a token: refused 
   const message = refusal({ CERTKEEPER_ACME_DIRECTORIES: `Internal CA=https//ca.internal/directory?token=${SECRET}` });
   expect(message).not.toContain(SECRET);
 });
+
+test("a password holding an @ is masked whole", () => {
+  const message = refusal({ CERTKEEPER_ACME_DIRECTORIES: `Internal CA=https//acme:S3cret@Passw0rdXYZ@ca.internal/directory` });
+  expect(message).not.toContain("S3cret");
+  expect(message).not.toContain("Passw0rdXYZ");
+});

@@ -8,7 +8,8 @@ export const MASK = "********";
  */
 export function maskUrlsIn(text: string): string {
   return text
-    .replace(/\/\/([^\s"'/?#@]*)@/g, (_match, userinfo: string) => {
+    // Greedy to the authority's last @, as URL parsers read it: a password holding an @ is masked whole.
+    .replace(/\/\/([^\s"'/?#]*)@/g, (_match, userinfo: string) => {
       const colon = userinfo.indexOf(":");
       return `//${colon >= 0 ? `${userinfo.slice(0, colon)}:${MASK}` : MASK}@`;
     })
