@@ -83,7 +83,8 @@ export function asCertkeeperError(error: unknown): CertkeeperError {
 
 /** Quotes a caller-supplied value for an error message, shortened so messages stay readable. */
 export function quote(value: unknown): string {
-  const text = typeof value === "string" ? value : JSON.stringify(value) ?? String(value);
+  // A number JSON has no spelling for (1e400 is read as Infinity) is named as it is, not as null.
+  const text = typeof value === "string" ? value : typeof value === "number" && !Number.isFinite(value) ? String(value) : (JSON.stringify(value) ?? String(value));
   const characters = [...text]; // by code point, so an emoji is never cut in half
   return JSON.stringify(characters.length > 80 ? `${characters.slice(0, 77).join("")}...` : text);
 }

@@ -180,7 +180,7 @@ function checkHeaders(value: unknown, previous: Record<string, string> | undefin
     if (raw === MASK) {
       headerValue = previous && Object.entries(previous).find(([prior]) => prior.toLowerCase() === lower)?.[1];
       if (headerValue === undefined) {
-        throw invalidConfig(`Header ${quote(name)} is masked: send its value again (it is kept only while the URL's host stays the same).`);
+        throw invalidConfig(`Header ${quote(name)} is masked: send its value again (it is kept only while the URL's origin, its scheme, host and port, stays the same).`);
       }
     }
     // What HTTP can carry (RFC 9110 field-value: visible ASCII, space, tab, and bytes 0x80-0xFF);

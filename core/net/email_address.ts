@@ -1,9 +1,10 @@
 /**
  * Whether `text` is an email address certkeeper will send to or sign in with: `local@domain`, at most
  * 254 characters; the local part 1–64 characters, none a space, a control, a zero-width or bidi
- * character, or one of `@<>()[]\,;:"`; the
- * domain two or more labels of 1–63 letters, digits or hyphens (not at either end; letters of any
- * script, as internationalised domains have them), with no empty label.
+ * character, or one of `@<>()[]\,;:"`, and no dot at either end or two in a row (RFC 5322's
+ * dot-atom); the domain two or more labels of 1–63 letters, digits or hyphens (not at either end;
+ * letters of any script, as internationalised domains have them), with no empty label, the last not
+ * all digits (an IP address is no domain).
  */
 export function isEmailAddress(text: string): boolean {
   if (text.length > 254) return false;
@@ -11,7 +12,8 @@ export function isEmailAddress(text: string): boolean {
   if (at <= 0 || at > 64) return false;
   const local = text.slice(0, at);
   const labels = text.slice(at + 1).split(".");
-  return LOCAL_PART.test(local) && labels.length >= 2 && labels.every((label) => DOMAIN_LABEL.test(label));
+  if (local.startsWith(".") || local.endsWith(".") || local.includes("..")) return false;
+  return LOCAL_PART.test(local) && labels.length >= 2 && labels.every((label) => DOMAIN_LABEL.test(label)) && !/^\d+$/.test(labels.at(-1)!);
 }
 
 /**

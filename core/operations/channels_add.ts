@@ -32,7 +32,8 @@ function parseAddChannel(raw: unknown, services: Services): AddChannelInput {
   const body = raw as Record<string, unknown>;
   rejectUnknownFields(AddChannelBody, body);
   const type = parseChannelType(body.type);
-  const { name } = validate(NameOnly, { name: body.name });
+  // Absent is absent (named as missing), not a value of the wrong type.
+  const { name } = validate(NameOnly, body.name === undefined ? {} : { name: body.name });
   const config = parseChannelConfig(type, body.config, { allowPrivateTargets: services.config.allowPrivateTargets });
   return { type, name, config, filter: parseFilter(body.filter) ?? null };
 }

@@ -34,11 +34,15 @@ export function validate<T extends TSchema>(schema: T, value: unknown, code: Err
   throw new CertkeeperError(code, describeError(error));
 }
 
+/** Half of a UTF-16 surrogate pair: a high one not followed by a low one, or a low one not after a high one. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
 /**
- * `value`, unless one of its strings (or keys) holds U+0000: no field of the API has a use for it,
- * and the SQL store would keep only what comes before it (a name answered whole, then shown cut, or
- * empty). Throws `code` (default `invalid_request`) naming the field, under `field` when given (the
- * value is that field's: `config`).
+ * `value`, unless one of its strings (or keys) holds U+0000 or half of a UTF-16 surrogate pair: no
+ * field of the API has a use for them, and the SQL store would keep only what comes before a NUL (a
+ * name answered whole, then shown cut, or empty) and U+FFFD for the half pair. Throws `code`
+ * (default `invalid_request`) naming the field, under `field` when given (the value is that
+ * field's: `config`).
  */
 export function refuseNul<T>(value: T, options: { code?: ErrorCode; field?: string } = {}): T {
   const code = options.code ?? "invalid_request";
@@ -47,9 +51,12 @@ export function refuseNul<T>(value: T, options: { code?: ErrorCode; field?: stri
     const [item, path] = next;
     if (typeof item === "string") {
       if (item.includes("\u0000")) throw new CertkeeperError(code, `Field ${quote(fieldName(path))} must not contain the NUL character (U+0000).`);
+      // Half of a surrogate pair is no character: the database would keep U+FFFD in its place.
+      if (LONE_SURROGATE.test(item)) throw new CertkeeperError(code, `Field ${quote(fieldName(path))} must be well-formed Unicode (it holds half of a UTF-16 surrogate pair).`);
     } else if (typeof item === "object" && item !== null) {
       for (const [key, inner] of Object.entries(item)) {
         if (key.includes("\u0000")) throw new CertkeeperError(code, `Field names must not contain the NUL character (U+0000); got ${quote(key)}.`);
+        if (LONE_SURROGATE.test(key)) throw new CertkeeperError(code, "Field names must be well-formed Unicode (one holds half of a UTF-16 surrogate pair).");
         pending.push([inner, `${path}/${key}`]);
       }
     }
