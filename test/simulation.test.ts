@@ -10,7 +10,7 @@
  * deliverer are the real ones, delivering to a channel whose receiver refuses 10 % of attempts.
  *
  * Two fifths of the certificates are on the `days` alert policy: 90- and 365-day certificates judged
- * at fixed thresholds. The rest are on `renewal`, with today's lifetimes (160 hours, 45, 90, 200 and
+ * at fixed thresholds. The rest are on `renewal`, with today's lifetimes (24 and 160 hours, 45, 90, 200 and
  * 398 days) and ACME clients that renew at two thirds of the lifetime (half under 10 days) with jitter,
  * or late, or stall silently, or let them lapse. Three in ten names of either policy have a CA that
  * publishes renewal information (ARI), and a fifth of those single-node names see their CA move the
@@ -51,7 +51,16 @@ const TOLERANCE = 4 * STEP;
 
 const THRESHOLD_SETS = [[30, 14, 7, 3, 1], [30, 14, 7, 3, 1], [30, 14, 7, 3, 1], [21, 7, 1], [60, 30, 10, 5, 2, 0], [7], []];
 /** Today's lifetimes, for certificates on the renewal policy. */
-const LIFETIMES = [160 * HOUR, 45 * DAY, 90 * DAY, 200 * DAY, 398 * DAY];
+const LIFETIMES = [24 * HOUR, 160 * HOUR, 45 * DAY, 90 * DAY, 200 * DAY, 398 * DAY];
+/**
+ * A lifetime for a draw in [0, 1): 24 hours for one name in twenty-five (renewed twice a day and
+ * checked every two hours, each such name costs the year as much as twelve of the others), the rest
+ * evenly among the others.
+ */
+function lifetimeOf(draw: number): number {
+  if (draw < 0.04) return LIFETIMES[0]!;
+  return LIFETIMES[1 + Math.floor(((draw - 0.04) / 0.96) * (LIFETIMES.length - 1))]!;
+}
 /** A CA's request for early replacement is seen when ARI is next asked: within two checks' time. */
 const REQUEST_TOLERANCE = 13 * HOUR + TOLERANCE;
 
@@ -140,7 +149,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
       // the same record, once with another).
       ...(caaRandom() < 0.1 ? { caa: caaPeriods(caaRandom) } : {}),
       ari,
-      ...(alertPolicy === "renewal" ? { lifetime: LIFETIMES[Math.floor(renewalRandom() * LIFETIMES.length)]! } : {}),
+      ...(alertPolicy === "renewal" ? { lifetime: lifetimeOf(renewalRandom()) } : {}),
     });
     alertPolicyOf.set(domain, alertPolicy);
     // A third of the names of several nodes have one node down for an hour to four days while the
@@ -228,6 +237,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   // A healthy rotation is not news: certificate.renewed and nothing else.
   const unhealthy = events.filter((e) => healthy.has((e.data.certificate as { domain?: string } | undefined)?.domain ?? "") && e.type !== "certificate.renewed");
   const revocations = judgeRevocations(events, internet, certificateOf, responder, config.checkIntervalMs);
+  const rules = judgeEventRules(events, internet, certificateOf);
   const deliveredTwice = delivered.length - new Set(delivered.map((d) => d.eventId)).size;
   const deliveredIds = new Set(delivered.map((d) => d.eventId));
   // A delivery whose every attempt the receiver refused (it refuses 10 % at random) ends `failed` after
@@ -330,6 +340,14 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           responderQuestions: revocations.questions,
           askedBeforeNextUpdate: revocations.tooOften.length,
         },
+        eventRules: {
+          checked: rules.checked,
+          notLowestThreshold: rules.notLowest.length,
+          repeatedTransitions: rules.repeated.length,
+          recoveredUnowed: rules.recoveredUnowed.length,
+          wrongOverdueData: rules.wrongData.length,
+          validWhileAlerted: rules.valid.length,
+        },
         wallSeconds: Math.round(elapsed / 100) / 10,
       },
       null,
@@ -349,6 +367,12 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   }
   expect(missed.slice(0, 5)).toEqual([]);
   expect(duplicates.slice(0, 5)).toEqual([]);
+  // Only the lowest threshold crossed; transitions raised once; overdue data from the world.
+  expect(rules.notLowest.slice(0, 5)).toEqual([]);
+  expect(rules.repeated.slice(0, 5)).toEqual([]);
+  expect(rules.recoveredUnowed.slice(0, 5)).toEqual([]);
+  expect(rules.wrongData.slice(0, 5)).toEqual([]);
+  expect(rules.valid.slice(0, 5)).toEqual([]);
   expect(late.slice(0, 5)).toEqual([]);
   expect(unwanted.slice(0, 5)).toEqual([]);
   // Renewal, not age: nothing unwanted, nothing missed, nothing late, nothing twice.
@@ -507,6 +531,64 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
     }
   }
   return { missed, duplicates, late, unwanted, chainAlerts };
+}
+
+/**
+ * Rules every event obeys whatever the name (judged against the world and the contract, never the
+ * product's own state):
+ * - CONTRACT §7: of the thresholds crossed, only the lowest is raised: a certificate.expiring for a
+ *   threshold while a lower one of the list was already crossed is unwanted;
+ * - certificate.unreachable, certificate.invalid and certificate.recovered are changes of status: the
+ *   same one never twice in a row for a certificate (unreachable again only once the name answered in
+ *   between), and recovered only after one of the others;
+ * - §18: renewal_overdue's data names the leaf's deadline (the world's: the ARI window's end, else the
+ *   lifetime rule) and its daysUntilExpiry, and the certificate it carries is not `valid`; §19: a
+ *   renewal_requested's certificate is not `valid` either.
+ */
+function judgeEventRules(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
+  const result = { notLowest: [] as string[], repeated: [] as string[], recoveredUnowed: [] as string[], wrongData: [] as string[], valid: [] as string[], checked: 0 };
+  /** The last of unreachable, invalid and recovered raised, per certificate, and when. */
+  const open = new Map<string, { type: string; at: number }>();
+  // The store lists events newest first: oldest first, ties in the order they were raised.
+  const chronological = [...events].reverse().sort((a, b) => a.createdAt - b.createdAt);
+  for (const event of chronological) {
+    const certificate = event.data.certificate as { id?: string; domain: string; serialNumber: string; status: string; statusReason: string | null } | undefined;
+    if (!certificate || event.certificateId === null || !certificateOf.has(event.certificateId)) continue;
+    const server = internet.servers.get(certificate.domain)!;
+    const at = new Date(event.createdAt).toISOString();
+    if (event.type === "certificate.expiring") {
+      const cert = server.certificates.find((c) => c.serial === certificate.serialNumber);
+      const threshold = event.data.threshold as number;
+      result.checked++;
+      if (cert && server.alertThresholds.some((t) => t < threshold && crossing(cert.notAfter, t) <= event.createdAt)) {
+        result.notLowest.push(`${certificate.serialNumber} ${threshold} at ${at}: a lower threshold was crossed`);
+      }
+    } else if (event.type === "certificate.unreachable" || event.type === "certificate.invalid" || event.type === "certificate.recovered") {
+      // Each is a change of status: never the same one twice in a row (invalid, unreachable, invalid
+      // again is three changes), and recovered only from one of the other two.
+      // A name that answered in between (back with a status that raises nothing: expired, revoked)
+      // changed status twice: unreachable again is owed then.
+      const last = open.get(event.certificateId);
+      const answeredSince = last !== undefined && internet.checksOf(certificate.domain).find((check) => check.serial !== null, last.at + 1, event.createdAt - 1) !== undefined;
+      if (last?.type === event.type && !(event.type === "certificate.unreachable" && answeredSince)) result.repeated.push(`${certificate.domain} ${event.type} again at ${at}`);
+      if (event.type === "certificate.recovered" && last === undefined) result.recoveredUnowed.push(`${certificate.domain} recovered at ${at}`);
+      open.set(event.certificateId, { type: event.type, at: event.createdAt });
+    } else if (event.type === "certificate.renewal_overdue") {
+      const endpoint = event.data.endpoint as { serialNumber: string } | undefined;
+      const serial = endpoint?.serialNumber ?? certificate.serialNumber;
+      const cert = server.certificates.find((c) => c.serial === serial);
+      result.checked++;
+      if (!cert) continue;
+      const deadline = Date.parse(event.data.deadline as string);
+      if (Math.abs(deadline - deadlineOf(cert, server)) > 1000) result.wrongData.push(`${serial} overdue at ${at}: deadline ${event.data.deadline}, the world's ${new Date(deadlineOf(cert, server)).toISOString()}`);
+      if (event.data.daysUntilExpiry !== Math.floor((cert.notAfter - event.createdAt) / DAY)) result.wrongData.push(`${serial} overdue at ${at}: daysUntilExpiry ${event.data.daysUntilExpiry}`);
+      if (certificate.status === "valid") result.valid.push(`${serial} overdue at ${at}, the certificate valid`);
+    } else if (event.type === "certificate.renewal_requested") {
+      result.checked++;
+      if (certificate.status === "valid") result.valid.push(`${certificate.serialNumber} requested at ${at}, the certificate valid`);
+    }
+  }
+  return result;
 }
 
 /**

@@ -344,8 +344,9 @@ export class SimulatedInternet implements CertificateSource {
     const short = lifetime < 10 * DAY;
     // When a stalling client stops: somewhere in the year.
     const stalledAt = options.policy === "stalls" ? options.start + Math.floor(r() * (options.end - options.start)) : undefined;
-    // The first certificate was issued somewhere in the lifetime before the start; every node has it.
-    const firstNotBefore = options.start - Math.floor(r() * (lifetime - 2 * DAY));
+    // The first certificate was issued somewhere in the lifetime before the start (in its first half,
+    // for a lifetime of a few days or less); every node has it.
+    const firstNotBefore = options.start - Math.floor(r() * (lifetime > 4 * DAY ? lifetime - 2 * DAY : lifetime / 2));
     const nodeCount = options.nodes ?? 1;
     const forgotten = options.forgottenNode ? Math.floor(r() * nodeCount) : -1;
     const nodes: SimulatedNode[] = [];
