@@ -224,6 +224,8 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   const daysDomains = new Map([...certificateOf].filter(([, domain]) => alertPolicyOf.get(domain) === "days"));
   const renewalDomains = new Map([...certificateOf].filter(([, domain]) => alertPolicyOf.get(domain) === "renewal"));
   const { missed, duplicates, late, unwanted, chainAlerts } = judge(events, internet, daysDomains);
+  // CONTRACT §18: chain_expiring is unchanged under the renewal policy: judged there too, as under days.
+  const renewalChain = judge(events, internet, new Map([...certificateOf].filter(([, domain]) => alertPolicyOf.get(domain) === "renewal")), { chainOnly: true });
   const renewal = judgeRenewal(events, internet, renewalDomains, config.checkIntervalMs);
   const requests = judgeRequests(events, internet, certificateOf);
   const deterministic = new Set(
@@ -266,6 +268,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
         lateAlerts: late.length,
         unwantedAlerts: unwanted.length,
         chainAlertsOwed: chainAlerts,
+        chainAlertsOwedUnderRenewal: renewalChain.chainAlerts,
         names: { multiAddress: [...internet.servers.values()].filter((s) => s.nodes.length > 1).length, withNodeOutage: [...internet.servers.values()].filter((s) => (s.nodeOutages?.length ?? 0) > 0).length, withForgottenNode: [...internet.servers.values()].filter((s) => s.nodes.some((n) => n.certificates.length === 1) && s.nodes.length > 1).length, shortIntermediate: [...internet.servers.values()].filter((s) => s.certificates.some((c) => c.intermediate)).length },
         deliveredTwice,
         undelivered: undelivered.length,
@@ -367,6 +370,8 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   }
   expect(missed.slice(0, 5)).toEqual([]);
   expect(duplicates.slice(0, 5)).toEqual([]);
+  expect([...renewalChain.missed, ...renewalChain.late, ...renewalChain.duplicates].slice(0, 5)).toEqual([]);
+  expect(renewalChain.chainAlerts).toBeGreaterThan(0);
   // Only the lowest threshold crossed; transitions raised once; overdue data from the world.
   expect(rules.notLowest.slice(0, 5)).toEqual([]);
   expect(rules.repeated.slice(0, 5)).toEqual([]);
@@ -457,13 +462,13 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
  *   any certificate.renewal_overdue (CONTRACT §18: `days` is Part I and II behaviour exactly; the
  *   overdue alert is the `renewal` policy's, and is not among the events "unchanged under both").
  */
-function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
+function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>, options: { chainOnly?: boolean } = {}) {
   const missed: string[] = [];
   const late: string[] = [];
   const duplicates: string[] = [];
   const unwanted: string[] = [];
   const domains = new Set(certificateOf.values());
-  for (const event of events) {
+  for (const event of options.chainOnly ? [] : events) {
     const certificate = event.data.certificate as { domain: string; serialNumber: string } | undefined;
     if (!certificate || !domains.has(certificate.domain)) continue;
     const server = internet.servers.get(certificate.domain)!;
@@ -481,6 +486,7 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
   const announced = new Map<string, Array<{ threshold: number; at: number }>>();
   for (const event of events) {
     if (event.type !== "certificate.expiring" && event.type !== "certificate.expired" && event.type !== "certificate.chain_expiring") continue;
+    if (options.chainOnly && event.type !== "certificate.chain_expiring") continue;
     const serial =
       event.type === "certificate.chain_expiring"
         ? (event.data.chainCertificate as { serialNumber: string }).serialNumber
@@ -518,6 +524,7 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
           else missed.push(`${above.serialNumber} ${t} at ${new Date(at).toISOString()}`);
         }
       }
+      if (options.chainOnly) continue;
       const moments: Array<[string, number, number]> = server.alertThresholds.map((t) => [String(t), t, cert.notAfter - (t + 1) * DAY + 1]);
       moments.push(["expired", -1, cert.notAfter + 1]);
       for (const [label, threshold, at] of moments) {
