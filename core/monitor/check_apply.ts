@@ -35,8 +35,12 @@ export type CheckOutcome =
     }
   | { ok: false; reason: NetFailureReason; message: string; endpoints?: EndpointRecord[]; at?: number };
 
-/** Most certificates (leaves, or chain certificates) whose announced alerts are remembered. */
-const MEMORY_SIZE = 8;
+/**
+ * Most certificates (leaves, or chain certificates) whose announced alerts are remembered. A node
+ * that keeps an expired leaf and falls silent for days, while the others renew 24-hour certificates
+ * twice a day, comes back after a dozen leaves or more: its leaf's alerts must still be remembered then.
+ */
+const MEMORY_SIZE = 32;
 /** Leaves remembered as served at the last renewal announced (AlertMemory.generation). */
 const GENERATION_SIZE = 16;
 /**
