@@ -97,10 +97,20 @@ export async function startPlainServer(): Promise<TestServer> {
 
 /** A port on 127.0.0.1 with nothing listening: connections to it are refused. */
 export async function refusedPort(): Promise<number> {
-  const server = net.createServer();
-  const port = await listen(server);
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  // Below the ephemeral range (32768 and up on Linux), where every test server listening on port 0
+  // lands: a port freed there could be taken by another test's server before it is used (the suite
+  // runs files side by side), and then it would answer. Nothing listens on a fixed port down here.
+  for (;;) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = net.createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once("error", () => resolve(false));
+      server.listen(port, "127.0.0.1", () => resolve(true));
+    });
+    if (!free) continue;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
 }
 
 export interface DelayingFront extends TestServer {
