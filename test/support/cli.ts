@@ -3,10 +3,10 @@
  * its stdout, stderr and exit code; and `serve` as a long-running process on a free port.
  */
 import { afterAll, expect } from "bun:test";
-import net from "node:net";
 import { mkdtempSync, rmSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { unusedPort } from "./servers.ts";
 
 export const CLI_MAIN = resolve(import.meta.dir, "../../adapters/cli/main.ts");
 
@@ -178,16 +178,9 @@ export async function orgWithUser(env: Record<string, string>, role = "owner") {
   return { org, user };
 }
 
-/** A TCP port on 127.0.0.1 free at the time of asking. */
+/** A TCP port on 127.0.0.1 free at the time of asking, that no test server listening on port 0 takes meanwhile. */
 export function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = net.createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolvePort(port));
-    });
-  });
+  return unusedPort();
 }
 
 export interface ServeProcess {

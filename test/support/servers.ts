@@ -96,10 +96,17 @@ export async function startPlainServer(): Promise<TestServer> {
 }
 
 /** A port on 127.0.0.1 with nothing listening: connections to it are refused. */
-export async function refusedPort(): Promise<number> {
-  // Below the ephemeral range (32768 and up on Linux), where every test server listening on port 0
-  // lands: a port freed there could be taken by another test's server before it is used (the suite
-  // runs files side by side), and then it would answer. Nothing listens on a fixed port down here.
+export function refusedPort(): Promise<number> {
+  return unusedPort();
+}
+
+/**
+ * A TCP port of 127.0.0.1 free now, for a server to listen on later, or for nothing to listen on.
+ * Below the ephemeral range (32768 and up on Linux), where every test server listening on port 0
+ * lands: a port freed there could be taken by another test's server before it is used (the suite runs
+ * files side by side). Nothing listens on a fixed port down here.
+ */
+export async function unusedPort(): Promise<number> {
   for (;;) {
     const port = 20_000 + Math.floor(Math.random() * 12_000);
     const server = net.createServer();

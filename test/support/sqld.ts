@@ -14,10 +14,10 @@
  * await store.close();
  * await sqld.close();
  */
-import net from "node:net";
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { unusedPort } from "./servers.ts";
 import type { Subprocess } from "bun";
 
 export interface SqldServer {
@@ -168,14 +168,7 @@ function readLog(path: string): string {
   }
 }
 
-/** A TCP port of 127.0.0.1 free at the time of asking. */
+/** A TCP port of 127.0.0.1 free at the time of asking, that no test server listening on port 0 takes meanwhile. */
 function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = net.createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolvePort(port));
-    });
-  });
+  return unusedPort();
 }
