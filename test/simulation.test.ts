@@ -1,5 +1,5 @@
 /**
- * A year of monitoring, simulated: 400 certificates (10,000 in `npm run bench:simulation`) whose
+ * A year of monitoring, simulated: 300 certificates (10,000 in `npm run bench:simulation`) whose
  * operators renew on time, late, or let them lapse, whose servers go down for hours or days, and some of
  * which drop single connections at random (flapping). A fifth of the names are served by 2-4 nodes
  * renewed at different moments (in a third of those, one node is forgotten and keeps its first
@@ -42,7 +42,7 @@ import { RevocationChecker } from "../core/revocation/mod.ts";
 import { AriClient } from "../core/ari/mod.ts";
 import type { AlertPolicy } from "../core/base/records.ts";
 
-const CERTIFICATES = Number(process.env.SIM_CERTIFICATES ?? 400);
+const CERTIFICATES = Number(process.env.SIM_CERTIFICATES ?? 300);
 const START = Date.UTC(2026, 0, 1);
 const END = START + 365 * DAY;
 const STEP = HOUR;
