@@ -1,8 +1,13 @@
 /**
- * CONTRACT §15: with autoMonitor, every DNS name of a currently valid issuance not yet monitored is
- * added. A watch whose autoMonitor is turned on after its issuances were read gets their names too
- * (a names pass over what was read before, raising nothing and counting nothing), besides those of
- * issuances found from then on; issuances found meanwhile are announced once, as ever.
+ * Watches against a scripted search service (Cert Spotter's issuances API, as a test server answering
+ * each request from a script), CONTRACT §15:
+ * - each issuance is seen once: a service whose ids go back within a page (105, then 103) would leave
+ *   the cursor at 103, behind an issuance announced, and the next poll would bring 105 (and announce
+ *   it) again: such a page is not taken; the watch shows why in lastError;
+ * - with autoMonitor, every DNS name of a currently valid issuance not yet monitored is added: a watch
+ *   whose autoMonitor is turned on after its issuances were read gets their names too (a names pass
+ *   over what was read before, raising nothing and counting nothing), besides those of issuances found
+ *   from then on; issuances found meanwhile are announced once, as ever.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
@@ -88,6 +93,28 @@ async function setup() {
   const issued = async (): Promise<EventRecord[]> => (await store.events.list(scope, { limit: 100 })).filter((e) => e.type === "certificate.issued").reverse();
   return { store, scope, watch, pollOnce, issued, added };
 }
+
+describe("ids going backwards within a page", () => {
+  test("a page whose ids go backwards never leads to one issuance announced twice", async () => {
+    const s = await setup();
+    const w = await s.watch({ domain: "back.test" });
+    script = [page(issuance("100", ["back.test"])), page()];
+    expect(await s.pollOnce(w)).toBe("ok"); // baseline
+    // A later poll: a page whose ids go backwards (105 then 103), then the end.
+    script = [page(issuance("105", ["a.back.test"]), issuance("103", ["b.back.test"])), page()];
+    await s.pollOnce(w);
+    // Next poll: after=103, the service (ordering by id) returns 105 again.
+    script = [page(issuance("105", ["a.back.test"])), page()];
+    await s.pollOnce(w);
+    const names = (await s.issued()).map((e) => (e.data as any).dnsNames[0]);
+    expect(names.filter((n: string) => n === "a.back.test").length).toBe(1);
+    expect(names).toEqual(["a.back.test"]);
+    // The page out of order was refused, and said so; the next one in order was taken.
+    script = [page(issuance("110", ["c.back.test"]), issuance("107", ["d.back.test"]))];
+    expect(await s.pollOnce(w)).toBe("failed");
+    expect((await s.store.watches.get(s.scope, w.id))!.lastError).toBe("The CT service returned a page whose issuance ids do not increase");
+  });
+});
 
 describe("autoMonitor switched on later", () => {
   test("PATCH autoMonitor true after the baseline adds the names of currently valid issuances", async () => {

@@ -1,8 +1,11 @@
 /**
- * CONTRACT §12, RFC 6120: XMPP servers that answer but do not offer or refuse the upgrade
- * must give `statusReason: "starttls_refused"`; a server offering STARTTLS in namespace-correct XML
- * must be upgraded. Observed through POST /v1/certificates and POST /v1/certificates/{id}/check: each
- * certificate is added while its server upgrades normally, then the server changes behaviour.
+ * STARTTLS against scripted servers (CONTRACT §12). RFC 6120: XMPP servers that answer but do not
+ * offer or refuse the upgrade give `statusReason: "starttls_refused"`; a server offering STARTTLS in
+ * namespace-correct XML is upgraded. RFC 5321, RFC 959: a long multi-line SMTP or FTP banner (many
+ * short lines) is read while each line fits in 8 KiB and the exchange in 64 KiB; past that it is cut
+ * off (`tls_error`, docs/watching.md). Observed through POST /v1/certificates and POST
+ * /v1/certificates/{id}/check: each certificate is added while its server upgrades normally, then the
+ * server changes behaviour.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import net from "node:net";
@@ -144,4 +147,46 @@ test("STARTTLS offered and accepted with a namespace prefix (same XML element, N
     s.upgrade();
   });
   expect(result).toEqual({ status: "valid", statusReason: null, endpointReason: null });
+});
+
+const line = (t: string) => t.includes("\n");
+/** 20 KiB of continuation lines of one reply (each line short), then its last line. */
+const longReply = (code: number) => `${code}-${"x".repeat(76)}\r\n`.repeat(256) + `${code} ready\r\n`;
+
+const smtp = (greeting: string): Script => async (s) => {
+  s.write(greeting);
+  await s.read(line);
+  s.write("250-mx.test\r\n250 STARTTLS\r\n");
+  await s.read(line);
+  s.write("220 2.0.0 go ahead\r\n");
+  s.upgrade();
+};
+const ftp = (greeting: string): Script => async (s) => {
+  s.write(greeting);
+  await s.read(line);
+  s.write("234 AUTH TLS ok\r\n");
+  s.upgrade();
+};
+
+async function checkProtocolAfter(name: string, protocol: string, first: Script, then: Script) {
+  const server = await scriptedServer(first);
+  const created = expectData(await h.request("POST", "/v1/certificates", { body: { domain: `${name}.${TEST_DOMAIN}`, port: server.port, protocol } }), 201);
+  server.current.script = then;
+  const checked = expectData(await h.request("POST", `/v1/certificates/${created.id}/check`), 200);
+  return { status: checked.status, statusReason: checked.statusReason, endpointReason: checked.endpoints[0].statusReason };
+}
+
+const READ = { status: "valid", statusReason: null, endpointReason: null };
+const CUT_OFF = { status: "unreachable", statusReason: "tls_error", endpointReason: "tls_error" };
+const hugeReply = (code: number) => `${code}-${"x".repeat(76)}\r\n`.repeat(900) + `${code} ready\r\n`;
+
+test("smtp: a 20 KiB multi-line 220 greeting upgrades; a 70 KiB one is cut off", async () => {
+  expect(longReply(220).length).toBeGreaterThan(20 * 1024);
+  expect(await checkProtocolAfter("smtp-long", "smtp", smtp("220 mx.test ESMTP\r\n"), smtp(longReply(220)))).toEqual(READ);
+  expect(await checkProtocolAfter("smtp-huge", "smtp", smtp("220 mx.test ESMTP\r\n"), smtp(hugeReply(220)))).toEqual(CUT_OFF);
+});
+
+test("ftp: a 20 KiB multi-line 220 greeting upgrades; a 70 KiB one is cut off", async () => {
+  expect(await checkProtocolAfter("ftp-long", "ftp", ftp("220 ready\r\n"), ftp(longReply(220)))).toEqual(READ);
+  expect(await checkProtocolAfter("ftp-huge", "ftp", ftp("220 ready\r\n"), ftp(hugeReply(220)))).toEqual(CUT_OFF);
 });
