@@ -8,86 +8,35 @@
  * server changes behaviour.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import net from "node:net";
-import tls from "node:tls";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./support/harness.ts";
+import { startStarttlsServer, type Session } from "./support/starttls_servers.ts";
 
 const TLS_NS = "urn:ietf:params:xml:ns:xmpp-tls";
 const HEADER = `<?xml version='1.0'?><stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' id='r1' from='${TEST_DOMAIN}' version='1.0' xml:lang='en'>`;
-const closers: Array<() => void> = [];
+const closers: Array<() => Promise<void> | void> = [];
 let h: Harness;
-let tlsPort = 0;
+let chain: { cert: string; key: string };
 
-interface Session {
-  socket: net.Socket;
-  read(until: (text: string) => boolean): Promise<string>;
-  write(data: string): void;
-  upgrade(): void;
-}
 type Script = (s: Session) => Promise<void>;
 
 beforeAll(async () => {
   const { rsaIntermediate } = await testPki();
   const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`*.${TEST_DOMAIN}`] });
-  const tlsSide = tls.createServer({ cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem }, (s) => {
-    s.on("error", () => {});
-    s.end();
-  });
-  tlsSide.on("tlsClientError", () => {});
-  await new Promise<void>((r) => tlsSide.listen(0, "127.0.0.1", () => r()));
-  tlsPort = (tlsSide.address() as net.AddressInfo).port;
-  closers.push(() => tlsSide.close());
+  chain = { cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem };
   h = await createHarness();
 });
 afterAll(async () => {
-  closers.forEach((close) => close());
+  for (const close of closers) await close();
   await h.close();
 });
 
 /** A plain-text server running `current.script` on each connection (changeable between checks). */
 async function scriptedServer(first: Script): Promise<{ port: number; current: { script: Script } }> {
   const current = { script: first };
-  const server = net.createServer((socket) => {
-    socket.on("error", () => {});
-    let buffer = "";
-    let waiting: (() => void) | null = null;
-    const onData = (chunk: Buffer) => {
-      buffer += chunk.toString("latin1");
-      waiting?.();
-    };
-    socket.on("data", onData);
-    const session: Session = {
-      socket,
-      async read(until) {
-        while (!until(buffer)) {
-          if (socket.destroyed) throw new Error("closed");
-          await new Promise<void>((resolve) => {
-            waiting = resolve;
-            socket.once("close", resolve);
-          });
-        }
-        const text = buffer;
-        buffer = "";
-        return text;
-      },
-      write: (data) => void socket.write(data),
-      upgrade() {
-        socket.pause();
-        socket.off("data", onData);
-        const relay = net.connect(tlsPort, "127.0.0.1", () => {
-          socket.pipe(relay);
-          relay.pipe(socket);
-        });
-        relay.on("error", () => socket.destroy());
-        socket.on("close", () => relay.destroy());
-      },
-    };
-    current.script(session).catch(() => socket.destroy());
-  });
-  await new Promise<void>((r) => server.listen(0, "127.0.0.1", () => r()));
+  const server = await startStarttlsServer("smtp", { ...chain, script: () => current.script });
   closers.push(() => server.close());
-  return { port: (server.address() as net.AddressInfo).port, current };
+  return { port: server.port, current };
 }
 
 /** RFC 6120 §5.4: features offering STARTTLS, `<starttls/>`, `<proceed/>`, TLS. */

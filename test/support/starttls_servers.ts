@@ -22,7 +22,7 @@ export interface StarttlsServer {
   close(): Promise<void>;
 }
 
-interface Session {
+export interface Session {
   socket: net.Socket;
   /** Waits for the client's next bytes matching `until`, returns everything read so far and clears it. */
   read(until: (text: string) => boolean): Promise<string>;
@@ -147,10 +147,14 @@ const SCRIPTS: Record<StarttlsProtocol, Script> = {
   },
 };
 
-/** A server of `protocol` that upgrades to TLS with `cert`/`key` (or refuses, or stays silent). */
+/**
+ * A server of `protocol` that upgrades to TLS with `cert`/`key` (or refuses, or stays silent); with
+ * `script`, each connection runs the script it gives at that moment instead (a server that changes
+ * behaviour between checks).
+ */
 export async function startStarttlsServer(
   protocol: StarttlsProtocol,
-  options: { cert: string; key: string; behaviour?: Behaviour; host?: string; port?: number },
+  options: { cert: string; key: string; behaviour?: Behaviour; host?: string; port?: number; script?: () => (s: Session) => Promise<void> },
 ): Promise<StarttlsServer> {
   const behaviour = options.behaviour ?? "ok";
   // The TLS side runs in its own server; an upgraded connection is relayed to it byte for byte, so
@@ -210,7 +214,7 @@ export async function startStarttlsServer(
         socket.on("close", () => relay.destroy());
       },
     };
-    SCRIPTS[protocol](session, behaviour).catch(() => socket.destroy());
+    (options.script ? options.script()(session) : SCRIPTS[protocol](session, behaviour)).catch(() => socket.destroy());
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
