@@ -301,6 +301,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           unowed: deployments.unowed.length,
           duplicates: deployments.duplicates.length,
           wrongLagging: deployments.wrongLagging.length,
+          missingLagging: deployments.missingLagging.length,
           noneLagging: deployments.noneLagging.length,
           renewedTwice: renewedTwice.length,
         },
@@ -396,6 +397,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(deployments.unowed.slice(0, 5)).toEqual([]);
   expect(deployments.duplicates.slice(0, 5)).toEqual([]);
   expect(deployments.wrongLagging.slice(0, 5)).toEqual([]);
+  expect(deployments.missingLagging.slice(0, 5)).toEqual([]);
   expect(renewedTwice.slice(0, 5)).toEqual([]);
   expect(deployments.noneLagging.slice(0, 5)).toEqual([]);
   // One certificate.renewed a round, none while a node still serves a leaf of an earlier round, none missed.
@@ -711,8 +713,8 @@ function deadlineOf(cert: ServedCertificate, server: SimulatedServer): number {
  *   answering node (and not expired), unless its CA's request for early replacement covered it; raised
  *   exactly once, then (named in data.endpoint when it is not the certificate-level leaf);
  * - and not late against the deadline itself (not against the product's check): on names whose nodes
- *   never drop a connection, by TOLERANCE after the deadline when the leaf is surely the
- *   certificate-level one then (a check is made at the deadline, CONTRACT §18); when it becomes so
+ *   never drop a connection, by one step (the clock's hour) after the deadline when the leaf is surely
+ *   the certificate-level one then (a check is made at the deadline, CONTRACT §18); when it becomes so
  *   only later (another node's earlier-expiring leaf replaced), or the servers are down at the
  *   deadline, by one check interval (plus TOLERANCE) after that moment or the outage's end. On
  *   flapping names a run of lost connections legitimately delays it: only the first rule applies;
@@ -862,7 +864,8 @@ function overdueDueBy(server: SimulatedServer, cert: ServedCertificate, deadline
     .sort((a, b) => a - b);
   const moment = moments.find(level);
   if (moment === undefined) return null;
-  return seenBy(server, moment, moment === deadline ? 0 : intervalMs, intervalMs);
+  // The deadline's own check (CONTRACT §18) comes at the first step at or after it: within one step.
+  return moment === deadline ? seenBy(server, moment, 0, intervalMs, STEP) : seenBy(server, moment, intervalMs, intervalMs);
 }
 
 /**
@@ -870,8 +873,8 @@ function overdueDueBy(server: SimulatedServer, cert: ServedCertificate, deadline
  * that the next check may come `wait` later: `at + wait + TOLERANCE`, moved past every outage that
  * begins before then (a check after an outage comes within one check interval of its end).
  */
-function seenBy(server: SimulatedServer, at: number, wait: number, intervalMs: number): number {
-  let due = at + wait + TOLERANCE;
+function seenBy(server: SimulatedServer, at: number, wait: number, intervalMs: number, tolerance = TOLERANCE): number {
+  let due = at + wait + tolerance;
   for (let moved = true; moved; ) {
     moved = false;
     for (const [from, to] of server.outages) {
@@ -1049,8 +1052,8 @@ function duplicatesOf(keys: string[]): string[] {
  * whose nodes never fail and never alternate, an issuance that a node still lags behind three hours
  * after the grace is owed exactly one certificate.not_deployed, announced from the grace's end on; one
  * that every node serves when the grace ends is owed none (issuances followed by the next one before then
- * are not judged). On every name, each announcement is once per issuance and names only addresses that
- * served an older certificate then.
+ * are not judged), naming every node behind then. On every name, each announcement is once per issuance
+ * and names only addresses that served an older certificate then.
  */
 function judgeDeployments(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>, deterministic: Set<string>) {
   const announced = new Map<string, EventRecord[]>();
@@ -1060,7 +1063,7 @@ function judgeDeployments(events: EventRecord[], internet: SimulatedInternet, ce
     const key = `${domain} ${Date.parse((event.data.deployment as { issuedAt: string }).issuedAt)}`;
     announced.set(key, [...(announced.get(key) ?? []), event]);
   }
-  const result = { owed: 0, announced: 0, missed: [] as string[], late: [] as string[], unowed: [] as string[], duplicates: [] as string[], wrongLagging: [] as string[], noneLagging: [] as string[] };
+  const result = { owed: 0, announced: 0, missed: [] as string[], late: [] as string[], unowed: [] as string[], duplicates: [] as string[], wrongLagging: [] as string[], missingLagging: [] as string[], noneLagging: [] as string[] };
   for (const [key, list] of announced) {
     result.announced += list.length;
     if (list.length > 1) result.duplicates.push(`${key} ${list.length} times`);
@@ -1080,6 +1083,14 @@ function judgeDeployments(events: EventRecord[], internet: SimulatedInternet, ce
         const newer = (serial: string | null | undefined) => serial !== null && serial !== undefined && notBeforeOf.get(serial)! >= Number(issuedAtText) - 1000;
         if (!node || (!node.alternating && SimulatedInternet.servedAt(node, event.createdAt).notBefore >= Number(issuedAtText) - 1000) || checks.every((answers) => newer(answers[index]))) {
           result.wrongLagging.push(`${key} ${address}`);
+        }
+      }
+      // Where every node answers every check as its schedule says, every node behind then is named.
+      if (deterministic.has(domain!)) {
+        for (const node of server.nodes) {
+          if (SimulatedInternet.servedAt(node, event.createdAt).notBefore < Number(issuedAtText) - 1000 && !lagging.includes(node.address)) {
+            result.missingLagging.push(`${key} ${node.address} at ${new Date(event.createdAt).toISOString()}`);
+          }
         }
       }
     }
