@@ -61,6 +61,8 @@ function lifetimeOf(draw: number): number {
   if (draw < 0.04) return LIFETIMES[0]!;
   return LIFETIMES[1 + Math.floor(((draw - 0.04) / 0.96) * (LIFETIMES.length - 1))]!;
 }
+/** The CAA record set that permits the simulated CA (any other forbids it). */
+const PERMITTING_CAA = `0 issue "sim-ca.example"`;
 /** A CA's request for early replacement is seen when ARI is next asked: within two checks' time. */
 const REQUEST_TOLERANCE = 13 * HOUR + TOLERANCE;
 
@@ -350,6 +352,8 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           repeatedTransitions: rules.repeated.length,
           recoveredUnowed: rules.recoveredUnowed.length,
           wrongOverdueData: rules.wrongData.length,
+          overdueReasonsJudged: rules.reasonsJudged,
+          wrongOverdueReason: rules.wrongReason.length,
           validWhileAlerted: rules.valid.length,
         },
         wallSeconds: Math.round(elapsed / 100) / 10,
@@ -378,6 +382,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(rules.repeated.slice(0, 5)).toEqual([]);
   expect(rules.recoveredUnowed.slice(0, 5)).toEqual([]);
   expect(rules.wrongData.slice(0, 5)).toEqual([]);
+  expect(rules.wrongReason.slice(0, 5)).toEqual([]);
   expect(rules.valid.slice(0, 5)).toEqual([]);
   expect(late.slice(0, 5)).toEqual([]);
   expect(unwanted.slice(0, 5)).toEqual([]);
@@ -552,10 +557,12 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
  *   between), and recovered only after one of the others;
  * - §18: renewal_overdue's data names the leaf's deadline (the world's: the ARI window's end, else the
  *   lifetime rule) and its daysUntilExpiry, and the certificate it carries is not `valid`; §19: a
- *   renewal_requested's certificate is not `valid` either.
+ *   renewal_requested's certificate is not `valid` either;
+ * - §22: an overdue certificate whose check found CAA forbidding its CA is `renewal_blocked`, not
+ *   `renewal_overdue` (and the other way round).
  */
 function judgeEventRules(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
-  const result = { notLowest: [] as string[], repeated: [] as string[], recoveredUnowed: [] as string[], wrongData: [] as string[], valid: [] as string[], checked: 0 };
+  const result = { notLowest: [] as string[], repeated: [] as string[], recoveredUnowed: [] as string[], wrongData: [] as string[], wrongReason: [] as string[], reasonsJudged: { renewal_overdue: 0, renewal_blocked: 0 }, valid: [] as string[], checked: 0 };
   /** The last of unreachable, invalid and recovered raised, per certificate, and when. */
   const open = new Map<string, { type: string; at: number }>();
   // The store lists events newest first: oldest first, ties in the order they were raised.
@@ -565,6 +572,17 @@ function judgeEventRules(events: EventRecord[], internet: SimulatedInternet, cer
     if (!certificate || event.certificateId === null || !certificateOf.has(event.certificateId)) continue;
     const server = internet.servers.get(certificate.domain)!;
     const at = new Date(event.createdAt).toISOString();
+    // §22: while the name's CAA forbids its CA, an overdue certificate is `renewal_blocked`, else
+    // `renewal_overdue` (judged on every event that carries one of them, where the check that raised it
+    // had its CAA lookup answered).
+    if (certificate.status === "expiring" && (certificate.statusReason === "renewal_overdue" || certificate.statusReason === "renewal_blocked")) {
+      const seen = internet.checksOf(certificate.domain).find((check) => check.serial === certificate.serialNumber, event.createdAt, event.createdAt);
+      if (seen && seen.caa !== null) {
+        const owed = seen.caa !== undefined && seen.caa !== PERMITTING_CAA ? "renewal_blocked" : "renewal_overdue";
+        result.reasonsJudged[owed]++;
+        if (certificate.statusReason !== owed) result.wrongReason.push(`${certificate.serialNumber} ${event.type} at ${at}: statusReason ${certificate.statusReason}, CAA ${seen.caa ?? "none"}`);
+      }
+    }
     if (event.type === "certificate.expiring") {
       const cert = server.certificates.find((c) => c.serial === certificate.serialNumber);
       const threshold = event.data.threshold as number;
@@ -1151,7 +1169,7 @@ function judgeBlocked(events: EventRecord[], internet: SimulatedInternet, certif
     const server = internet.servers.get(domain)!;
     if (!server.caa) continue;
     for (const check of internet.checksOf(domain)) {
-      if (check.serial === null || !check.caa || check.caa === `0 issue "${"sim-ca.example"}"`) continue;
+      if (check.serial === null || !check.caa || check.caa === PERMITTING_CAA) continue;
       const key = `${check.serial}|${check.caa}`;
       if (!owedAt.has(key)) owedAt.set(key, check.at);
     }
