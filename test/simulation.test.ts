@@ -21,7 +21,8 @@
  * threshold) within a few hours of the crossing, every expiry likewise. Under `renewal`: a healthy
  * rotation raises nothing but certificate.renewed; a leaf still served when its renewal deadline has
  * passed raises exactly one certificate.renewal_overdue, at the first check that sees it so; later
- * thresholds follow; a CA's request raises exactly one certificate.renewal_requested. Nothing may be
+ * thresholds follow; a CA's request raises exactly one certificate.renewal_requested; each issuance
+ * after the watch's first poll raises exactly one certificate.issued, at the next poll. Nothing may be
  * announced twice, or delivered twice, or announced unowed.
  */
 import { expect, test } from "bun:test";
@@ -235,6 +236,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   );
   const deployments = judgeDeployments(events, internet, certificateOf, deterministic);
   const blocked = judgeBlocked(events, internet, certificateOf);
+  const issued = judgeIssued(events, internet);
   // Rollouts never flap: each new certificate is announced renewed once.
   const renewed = judgeRenewed(events, internet, certificateOf, config.checkIntervalMs);
   const renewedTwice = duplicatesOf(events.filter((e) => e.type === "certificate.renewed").map((e) => `${e.certificateId} ${(e.data.certificate as { serialNumber: string }).serialNumber}`));
@@ -314,6 +316,15 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           missed: renewed.missed.length,
           unwanted: renewed.unwanted.length,
           doubled: renewed.doubled.length,
+        },
+        issued: {
+          owed: issued.owed,
+          announced: issued.announced,
+          missed: issued.missed.length,
+          late: issued.late.length,
+          unowed: issued.unowed.length,
+          duplicates: issued.duplicates.length,
+          wrongData: issued.wrongData.length,
         },
         renewalBlocked: {
           namesWithCaa: [...internet.servers.values()].filter((server) => server.caa).length,
@@ -411,6 +422,13 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(renewed.missed.slice(0, 5)).toEqual([]);
   expect(renewed.owed).toBeGreaterThan(CERTIFICATES);
   expect(deployments.owed).toBeGreaterThan(0);
+  // Issuances: each announced once by the watch, at its first poll after it, with the world's data.
+  expect(issued.missed.slice(0, 5)).toEqual([]);
+  expect(issued.late.slice(0, 5)).toEqual([]);
+  expect(issued.unowed.slice(0, 5)).toEqual([]);
+  expect(issued.duplicates.slice(0, 5)).toEqual([]);
+  expect(issued.wrongData.slice(0, 5)).toEqual([]);
+  expect(issued.owed).toBeGreaterThan(CERTIFICATES);
   expect(blocked.missed.slice(0, 5)).toEqual([]);
   expect(blocked.late.slice(0, 5)).toEqual([]);
   expect(blocked.unowed.slice(0, 5)).toEqual([]);
@@ -1134,6 +1152,53 @@ function judgeDeployments(events: EventRecord[], internet: SimulatedInternet, ce
         result.unowed.push(`${issuance.serial} issued ${new Date(issuance.notBefore).toISOString()}`);
       }
     });
+  }
+  return result;
+}
+
+/**
+ * New certificates for the watched domain (CONTRACT §15), against the CAs' issuances: the watch's
+ * first poll (at the year's start) records those issued by then without events; each one issued after
+ * it is owed exactly one certificate.issued, at the first poll at or after its notBefore (the watch is
+ * polled every step), with the issuance's names, issuer, validity and fingerprint (`cert_sha256` in
+ * upper-case colon form) and `authorizedIssuer` null (the watch allows any issuer); nothing else is
+ * announced.
+ */
+function judgeIssued(events: EventRecord[], internet: SimulatedInternet) {
+  const announced = new Map<string, EventRecord[]>();
+  for (const event of events) {
+    if (event.type !== "certificate.issued") continue;
+    const key = `${(event.data.dnsNames as string[]).join(",")} ${Math.floor(Date.parse(event.data.notBefore as string) / 1000) * 1000}`;
+    announced.set(key, [...(announced.get(key) ?? []), event]);
+  }
+  const result = { owed: 0, announced: 0, missed: [] as string[], late: [] as string[], unowed: [] as string[], duplicates: [] as string[], wrongData: [] as string[] };
+  const owed = new Set<string>();
+  for (const server of internet.servers.values()) {
+    for (const cert of server.certificates) {
+      if (cert.notBefore <= START || cert.notBefore > END) continue;
+      // Times are announced at second precision (RFC 3339).
+      const key = `${server.domain} ${Math.floor(cert.notBefore / 1000) * 1000}`;
+      owed.add(key);
+      result.owed++;
+      const list = announced.get(key) ?? [];
+      if (list.length === 0) {
+        result.missed.push(`${cert.serial} issued ${new Date(cert.notBefore).toISOString()}`);
+        continue;
+      }
+      if (list.length > 1) result.duplicates.push(`${cert.serial} ${list.length} times`);
+      const event = list[0]!;
+      const pollAt = START + Math.ceil((cert.notBefore - START) / STEP) * STEP;
+      if (event.createdAt < cert.notBefore || event.createdAt > pollAt) result.late.push(`${cert.serial} issued ${new Date(cert.notBefore).toISOString()}, announced ${new Date(event.createdAt).toISOString()}`);
+      const fingerprint = [...Buffer.from(cert.serial.padEnd(32, "#")).subarray(0, 32)].map((b) => b.toString(16).padStart(2, "0").toUpperCase()).join(":");
+      const data = event.data as { domain: string; issuer: string; notAfter: string; fingerprintSha256: string | null; authorizedIssuer: boolean | null };
+      if (data.domain !== "sim.example" || data.issuer !== "Simulated CA" || Math.abs(Date.parse(data.notAfter) - cert.notAfter) >= 1000 || data.fingerprintSha256 !== fingerprint || data.authorizedIssuer !== null) {
+        result.wrongData.push(`${cert.serial}: ${JSON.stringify(data)}`);
+      }
+    }
+  }
+  for (const [key, list] of announced) {
+    result.announced += list.length;
+    if (!owed.has(key)) result.unowed.push(`${key} at ${new Date(list[0]!.createdAt).toISOString()}`);
   }
   return result;
 }
