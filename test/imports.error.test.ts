@@ -114,6 +114,20 @@ describe("POST /v1/imports refuses, creating nothing", () => {
     const done = expectData(await h.request("GET", `/v1/imports/${id}`), 200);
     expect(done.results[1]).toEqual({ index: 1, status: "failed", certificateId: null, error: post.body.error });
   });
+
+  test("an item over POST's 64 KiB fails alone with POST's 413 payload_too_large, not with what its fields would get; one just under is read", async () => {
+    const over = { domain: "oversized.example.com", name: "x".repeat(70_000) };
+    const under = { domain: "under.example.com", name: "é".repeat(32_000) };
+    const post = await h.request("POST", "/v1/certificates", { body: over });
+    expectError(post, 413, "payload_too_large");
+    const { id } = expectData(await h.request("POST", "/v1/imports", { body: { certificates: [over, under] } }), 202);
+    await h.core.services.imports!.loop.runDue();
+    const done = expectData(await h.request("GET", `/v1/imports/${id}`), 200);
+    expect(done.results[0]).toEqual({ index: 0, status: "failed", certificateId: null, error: post.body.error });
+    // 64,044 bytes: under the limit, so judged on its fields (a name over 200 characters).
+    expect(done.results[1].error.code).toBe("invalid_request");
+    expect(done.results[1].error.message).toContain("name");
+  });
 });
 
 describe("GET /v1/imports/{id}", () => {

@@ -88,3 +88,12 @@ export function quote(value: unknown): string {
   const characters = [...text]; // by code point, so an emoji is never cut in half
   return JSON.stringify(characters.length > 80 ? `${characters.slice(0, 77).join("")}...` : text);
 }
+
+/** Most bytes of a request body an operation reads unless it says otherwise (CONTRACT §4). */
+export const MAX_BODY_BYTES = 64 * 1024;
+
+/** 413 `payload_too_large`: a body (or an import item, judged as that body) over `maxBytes`. */
+export function payloadTooLarge(maxBytes: number = MAX_BODY_BYTES): CertkeeperError {
+  const size = maxBytes >= 1024 * 1024 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes / 1024} KiB`;
+  return new CertkeeperError("payload_too_large", `The request body is larger than ${size}.`);
+}

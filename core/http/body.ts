@@ -1,7 +1,7 @@
 /** Reading a JSON request body safely: declared type, bounded size, clear errors. */
-import { CertkeeperError } from "../base/errors.ts";
+import { CertkeeperError, MAX_BODY_BYTES, payloadTooLarge as tooLarge } from "../base/errors.ts";
 
-export const MAX_BODY_BYTES = 64 * 1024;
+export { MAX_BODY_BYTES };
 
 /** The parsed JSON body of `request`, or throws 415, 413 or 400 as CONTRACT §4 says. */
 export async function readJsonBody(request: Request, maxBytes: number = MAX_BODY_BYTES, maxDepth: number = MAX_BODY_DEPTH): Promise<unknown> {
@@ -78,7 +78,3 @@ export async function readBounded(request: Request, maxBytes: number = MAX_BODY_
   return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
 }
 
-function tooLarge(maxBytes: number = MAX_BODY_BYTES): CertkeeperError {
-  const size = maxBytes >= 1024 * 1024 ? `${maxBytes / (1024 * 1024)} MiB` : `${maxBytes / 1024} KiB`;
-  return new CertkeeperError("payload_too_large", `The request body is larger than ${size}.`);
-}
