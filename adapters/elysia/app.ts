@@ -24,13 +24,11 @@ export function createHttpApp(core: Core): Elysia {
     methodsByPath.set(operation.path, [...(methodsByPath.get(operation.path) ?? []), operation.method]);
   }
   const docs = createDocumentation(core);
-  /** Responses made outside the pipeline get their X-Request-Id and request line from core. */
+  /** Responses made outside the pipeline get their X-Request-Id, request line and a sent key's rate limit from core. */
   const finished =
     (handle: (request: Request, params: Record<string, string>) => Response | Promise<Response>, level: "info" | "debug" = "info") =>
-    async ({ request, params }: { request: Request; params: Record<string, string> }) => {
-      const started = performance.now();
-      return core.api.finish(request, await handle(request, params), { started, level });
-    };
+    ({ request, params }: { request: Request; params: Record<string, string> }) =>
+      core.api.keyless(request, () => handle(request, params), { level });
   // Health probes come every few seconds: their request lines are debug, not info.
   app.get("/healthz", finished(() => healthz(), "debug"));
   app.get("/readyz", finished(() => readyz(core.services.store), "debug"));

@@ -7,6 +7,7 @@ import { asCertkeeperError, CertkeeperError, errorBody, quote } from "../base/er
 import { newId } from "../base/ids.ts";
 import { MAX_BODY_DEPTH, readJsonBody } from "./body.ts";
 import { admit, callerFields, envelopeJson, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
+import type { Principal } from "../auth/authenticate.ts";
 import type { LogFields } from "../base/log.ts";
 import type { Operation } from "../operations/operation.ts";
 import type { Services } from "../operations/services.ts";
@@ -32,6 +33,12 @@ export interface Api {
    * `fields` (a page's user id and error code).
    */
   finish(request: Request, response: Response, options?: { started?: number; level?: "info" | "debug"; fields?: LogFields }): Response;
+  /**
+   * A route that needs no key (health, documentation, metrics), answered by `produce`: a valid API key
+   * sent to it is still counted and shown its rate limit (CONTRACT §8), and over the limit refused with
+   * 429; then {@link Api.finish}.
+   */
+  keyless(request: Request, produce: () => Response | Promise<Response>, options?: { level?: "info" | "debug" }): Promise<Response>;
 }
 
 export function createApi(services: Services): Api {
@@ -115,6 +122,20 @@ export function createApi(services: Services): Api {
       return respond(500, errorBody(asCertkeeperError(undefined)), requestId);
     },
 
+    async keyless(request, produce, options = {}) {
+      const started = performance.now();
+      const key = await presentedKey(request);
+      if (key.limited) {
+        const requestId = newId("req");
+        const response = respond(key.limited.status, errorBody(key.limited), requestId, key.headers);
+        logRequest(request, response.status, requestId, started, "info", { code: key.limited.code, ...callerFields(key.principal) });
+        return response;
+      }
+      const response = await produce();
+      for (const name in key.headers) response.headers.set(name, key.headers[name]!);
+      return this.finish(request, response, { started, level: options.level, fields: callerFields(key.principal) });
+    },
+
     finish(request, response, options = {}) {
       let requestId = response.headers.get("x-request-id");
       if (!requestId) {
@@ -134,24 +155,30 @@ export function createApi(services: Services): Api {
   async function refuseRoute(request: Request, refusal: CertkeeperError): Promise<Response> {
     const started = performance.now();
     const requestId = newId("req");
-    let headers: Record<string, string> = {};
-    let error = refusal;
-    let principal: Awaited<ReturnType<typeof principalOf>> | null = null;
-    const authorization = request.headers.get("authorization");
-    if (authorization) {
-      const caller: Caller = { kind: "api_key", authorization };
-      principal = await principalOf(services, caller).catch(() => null);
-      if (principal) {
-        try {
-          headers = await admit(services, principal);
-        } catch (limited) {
-          error = asCertkeeperError(limited);
-        }
-      }
-    }
-    const response = respond(error.status, errorBody(error), requestId, { ...headers, ...error.headers });
-    logRequest(request, response.status, requestId, started, "info", { code: error.code, ...callerFields(principal ?? undefined) });
+    const key = await presentedKey(request);
+    const error = key.limited ?? refusal;
+    const response = respond(error.status, errorBody(error), requestId, { ...key.headers, ...error.headers });
+    logRequest(request, response.status, requestId, started, "info", { code: error.code, ...callerFields(key.principal) });
     return response;
+  }
+
+  /**
+   * The API key a request outside any operation carries, if it is a valid one: counted against its
+   * rate limit, with the headers to show it (`limited`: the 429 when over the limit). Anything else in
+   * Authorization (no key, a revoked or unknown one, the metrics token) counts nothing.
+   */
+  async function presentedKey(request: Request): Promise<{ principal?: Principal; headers: Record<string, string>; limited?: CertkeeperError }> {
+    const authorization = request.headers.get("authorization");
+    if (!authorization) return { headers: {} };
+    const caller: Caller = { kind: "api_key", authorization };
+    const principal = await principalOf(services, caller).catch(() => undefined);
+    if (!principal) return { headers: {} };
+    try {
+      return { principal, headers: await admit(services, principal) };
+    } catch (limited) {
+      const error = asCertkeeperError(limited);
+      return { principal, headers: error.headers ?? {}, limited: error };
+    }
   }
 }
 
