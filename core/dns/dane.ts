@@ -6,6 +6,8 @@
  */
 import { createHash, createPublicKey, X509Certificate, type KeyObject } from "node:crypto";
 import type * as dnsPacket from "dns-packet";
+import { AsnConvert } from "@peculiar/asn1-schema";
+import { Certificate as AsnCertificate } from "@peculiar/asn1-x509";
 import type { DaneVerdict, DnsFindings, TlsaRecord } from "../base/records.ts";
 import type { Deadline } from "../net/deadline.ts";
 import { matchesHostname } from "../tls/chain_verify.ts";
@@ -113,9 +115,25 @@ export function daneVerdict(finding: TlsaFinding, chain: ServedChain): DaneVerdi
 
 /** The selected part of `cert` hashed by the record's matching type, in lower-case hex. */
 function digest(record: TlsaRecord, cert: X509Certificate): string {
-  const selected = record.selector === 0 ? cert.raw : cert.publicKey.export({ type: "spki", format: "der" });
+  const selected = record.selector === 0 ? cert.raw : spkiOf(cert);
   if (record.matchingType === 0) return Buffer.from(selected).toString("hex");
   return createHash(record.matchingType === 1 ? "sha256" : "sha512").update(selected).digest("hex");
+}
+
+const spkis = new WeakMap<X509Certificate, Uint8Array>();
+
+/**
+ * The SubjectPublicKeyInfo exactly as the certificate encodes it (RFC 6698, selector 1): the key's
+ * export by the platform is not it (an EC point published compressed comes back uncompressed, and a
+ * record computed over the certificate's bytes, as every DANE tool does, would never match).
+ */
+function spkiOf(cert: X509Certificate): Uint8Array {
+  let spki = spkis.get(cert);
+  if (!spki) {
+    spki = new Uint8Array(AsnConvert.serialize(AsnConvert.parse(cert.raw, AsnCertificate).tbsCertificate.subjectPublicKeyInfo));
+    spkis.set(cert, spki);
+  }
+  return spki;
 }
 
 /**
