@@ -11,7 +11,8 @@
  *
  * Two fifths of the certificates are on the `days` alert policy: 90- and 365-day certificates judged
  * at fixed thresholds. The rest are on `renewal`, with today's lifetimes (24 and 160 hours, 45, 90, 200 and
- * 398 days) and ACME clients that renew at two thirds of the lifetime (half under 10 days) with jitter,
+ * 398 days; for one name in seven the CA moves to a shorter one during the year) and ACME clients that
+ * renew at two thirds of the lifetime (half under 10 days) with jitter,
  * or late, or stall silently, or let them lapse. Three in ten names of either policy have a CA that
  * publishes renewal information (ARI), and a fifth of those single-node names see their CA move the
  * window into the past before a mass revocation, the certificate then replaced days later, or never.
@@ -64,6 +65,19 @@ function lifetimeOf(draw: number): number {
 }
 /** The CAA record set that permits the simulated CA (any other forbids it). */
 const PERMITTING_CAA = `0 issue "sim-ca.example"`;
+/**
+ * For one renewal name in seven, the CA moving it to a shorter lifetime (as CAs are moving to 45 days
+ * and less) on a day of the year: its certificates issued from then on live that long. 24 hours is
+ * not a target (each such name costs the year a dozen others).
+ */
+function changedLifetime(lifetime: number, random: () => number): { at: number; lifetime: number } | undefined {
+  const draw = random();
+  const at = START + 20 * DAY + Math.floor(random() * 300 * DAY);
+  const shorter = LIFETIMES.slice(1).filter((l) => l < lifetime);
+  const target = shorter[Math.floor(random() * shorter.length)];
+  return draw < 1 / 7 && target !== undefined ? { at, lifetime: target } : undefined;
+}
+
 /** A CA's request for early replacement is seen when ARI is next asked: within two checks' time. */
 const REQUEST_TOLERANCE = 13 * HOUR + TOLERANCE;
 
@@ -93,6 +107,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   const renewalRandom = seededRandom(2027);
   const caaRandom = seededRandom(8659);
   const nodeOutageRandom = seededRandom(2028);
+  const lifetimeChangeRandom = seededRandom(2029);
   const delivered: Delivered[] = [];
   let attempts = 0;
   const receiverRandom = seededRandom(99);
@@ -130,12 +145,19 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   const alertPolicyOf = new Map<string, AlertPolicy>();
   /** Names whose every part is healthy: on-time renewals, no outage, no flapping, one node, nothing revoked, requested or blocked by CAA. */
   const healthy = new Set<string>();
+  /** Names whose CA moves them to a shorter lifetime during the year. */
+  const movedLifetime = new Set<string>();
   for (let i = 0; i < CERTIFICATES; i++) {
     const domain = `site-${i}.sim.example`;
     const alertPolicy: AlertPolicy = i % 5 < 2 ? "days" : "renewal";
     const multi = random() < 0.2;
     const policy = alertPolicy === "days" ? policies[Math.floor(random() * policies.length)]! : renewalPolicies[Math.floor(renewalRandom() * renewalPolicies.length)]!;
     const ari = renewalRandom() < 0.3;
+    // (Drawn in the order the year has always drawn them: its world stays the same.)
+    const alternating = multi && renewalRandom() < 0.33;
+    const lifetime = alertPolicy === "renewal" ? lifetimeOf(renewalRandom()) : undefined;
+    const lifetimeChange = lifetime === undefined ? undefined : changedLifetime(lifetime, lifetimeChangeRandom);
+    if (lifetimeChange) movedLifetime.add(domain);
     const server = internet.addServer(domain, {
       start: START,
       end: END,
@@ -147,12 +169,13 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
       forgottenNode: multi && random() < 0.33,
       shortIntermediate: random() < 0.1,
       // A CDN rolling a renewal out: one node serves the old or the new certificate at random for hours.
-      alternatingNode: multi && renewalRandom() < 0.33,
+      alternatingNode: alternating,
       // A tenth of the names publish CAA; in some, a change forbids the simulated CA for days (twice with
       // the same record, once with another).
       ...(caaRandom() < 0.1 ? { caa: caaPeriods(caaRandom) } : {}),
       ari,
-      ...(alertPolicy === "renewal" ? { lifetime: lifetimeOf(renewalRandom()) } : {}),
+      ...(lifetime !== undefined ? { lifetime } : {}),
+      ...(lifetimeChange ? { lifetimeChange } : {}),
     });
     alertPolicyOf.set(domain, alertPolicy);
     // A third of the names of several nodes have one node down for an hour to four days while the
@@ -281,6 +304,8 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           certificates: renewalDomains.size,
           byLifetimeHours: Object.fromEntries(LIFETIMES.map((l) => [l / HOUR, [...renewalDomains.values()].filter((d) => { const c = internet.servers.get(d)!.certificates[0]!; return c.notAfter - c.notBefore === l; }).length])),
           healthyNames: healthy.size,
+          movedToShorterLifetime: movedLifetime.size,
+          healthyMoved: [...healthy].filter((domain) => movedLifetime.has(domain)).length,
           eventsOfHealthyNames: events.filter((e) => healthy.has((e.data.certificate as { domain?: string } | undefined)?.domain ?? "")).length,
           unwantedForHealthyNames: unhealthy.length,
           overdueOwed: renewal.overdueOwed,
@@ -438,6 +463,8 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(requests.unowed.slice(0, 5)).toEqual([]);
   expect(requests.duplicates.slice(0, 5)).toEqual([]);
   expect(healthy.size).toBeGreaterThan(CERTIFICATES / 20);
+  // Some healthy names rotate through their CA's move to a shorter lifetime: still no news.
+  expect([...healthy].filter((domain) => movedLifetime.has(domain)).length).toBeGreaterThan(0);
   expect(renewal.overdueOwed).toBeGreaterThan(CERTIFICATES / 50);
   expect(requests.owed).toBeGreaterThan(0);
   expect([deliveredTwice, undelivered.length]).toEqual([0, 0]);

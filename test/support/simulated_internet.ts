@@ -190,6 +190,8 @@ export interface ServerOptions {
   alternatingNode?: boolean;
   /** The certificates' lifetime; default 90 days (365 for "yearly"). */
   lifetime?: number;
+  /** The CA moves the name to another lifetime: certificates issued from `at` on live `lifetime`. */
+  lifetimeChange?: { at: number; lifetime: number };
   /** The CA publishes renewal information (ARI) for them. */
   ari?: boolean;
   /** The name's CAA records, with periods in which they forbid the simulated CA (see SimulatedServer.caa). */
@@ -341,7 +343,8 @@ export class SimulatedInternet implements CertificateSource {
   addServer(domain: string, options: ServerOptions): SimulatedServer {
     const r = this.random;
     const lifetime = options.lifetime ?? (options.policy === "yearly" ? 365 * DAY : 90 * DAY);
-    const short = lifetime < 10 * DAY;
+    /** The lifetime of a certificate issued at `notBefore`: the CA's new one from its change on. */
+    const lifetimeAt = (notBefore: number) => (options.lifetimeChange && notBefore >= options.lifetimeChange.at ? options.lifetimeChange.lifetime : lifetime);
     // When a stalling client stops: somewhere in the year.
     const stalledAt = options.policy === "stalls" ? options.start + Math.floor(r() * (options.end - options.start)) : undefined;
     // The first certificate was issued somewhere in the lifetime before the start (in its first half,
@@ -357,7 +360,9 @@ export class SimulatedInternet implements CertificateSource {
       let notBefore = firstNotBefore;
       let from = options.start - 400 * DAY;
       while (from < options.end) {
-        const notAfter = notBefore + lifetime;
+        const life = lifetimeAt(notBefore);
+        const short = life < 10 * DAY;
+        const notAfter = notBefore + life;
         // Nodes renewed together get the same certificate (one serial); the first node sets it.
         let cert = [...bySerial.values()].find((c) => c.notBefore === notBefore);
         if (!cert) {
@@ -370,11 +375,11 @@ export class SimulatedInternet implements CertificateSource {
         certificates.push({ ...cert, from });
         if (n === forgotten) break; // never renewed: serves its first certificate all year
         // Each node is renewed at its own moment, hours to days apart.
-        const deadline = notBefore + lifetime * (short ? 2 / 3 : 3 / 4);
+        const deadline = notBefore + life * (short ? 2 / 3 : 3 / 4);
         // With renewal information, the client renews inside the CA's window (55-70 % of the lifetime).
         const onTime = options.ari
-          ? notBefore + lifetime * (0.55 + r() * 0.14)
-          : notBefore + lifetime * (short ? 1 / 2 : 2 / 3) + (r() - 0.5) * 0.1 * lifetime;
+          ? notBefore + life * (0.55 + r() * 0.14)
+          : notBefore + life * (short ? 1 / 2 : 2 / 3) + (r() - 0.5) * 0.1 * life;
         const renewAt =
           options.policy === "late"
             ? notAfter - Math.floor(r() * Math.min(10 * DAY, (notAfter - deadline) * 0.9))
