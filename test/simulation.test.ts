@@ -839,7 +839,7 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
         if (seen && seen.at <= END - TOLERANCE) {
           result.overdueOwed++;
           if (announced.length === 0) result.overdueMissed.push(`${serial} deadline ${new Date(deadline).toISOString()} seen ${new Date(seen.at).toISOString()}`);
-          else if (announced[0]! > seen.at + TOLERANCE) result.overdueLate.push(`${serial} ${Math.round((announced[0]! - seen.at) / HOUR)} h late`);
+          else if (announced[0]! > seen.at) result.overdueLate.push(`${serial} ${Math.round((announced[0]! - seen.at) / HOUR)} h late`);
           else if (!SimulatedInternet.partial(server)) {
             const due = overdueDueBy(server, cert, deadline, intervalMs);
             if (due !== null && announced[0]! > due) result.overdueLate.push(`${serial} ${Math.round((announced[0]! - due) / HOUR)} h after due (deadline ${new Date(deadline).toISOString()})`);
