@@ -258,6 +258,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
     [...internet.servers.values()].filter((server) => server.nodes.length > 1 && server.outages.length === 0 && !SimulatedInternet.partial(server) && !server.nodes.some((n) => n.alternating)).map((server) => server.domain),
   );
   const deployments = judgeDeployments(events, internet, certificateOf, deterministic);
+  const replayed = replayDeployments(events, internet, certificateOf);
   const blocked = judgeBlocked(events, internet, certificateOf);
   const issued = judgeIssued(events, internet);
   // Rollouts never flap: each new certificate is announced renewed once.
@@ -328,6 +329,10 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           missed: deployments.missed.length,
           late: deployments.late.length,
           unowed: deployments.unowed.length,
+          replayedNames: replayed.names,
+          replayedOwed: replayed.owed,
+          replayedMissed: replayed.missed.length,
+          replayedOther: replayed.wrong.length,
           duplicates: deployments.duplicates.length,
           wrongLagging: deployments.wrongLagging.length,
           missingLagging: deployments.missingLagging.length,
@@ -436,6 +441,9 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   expect(deployments.missed.slice(0, 5)).toEqual([]);
   expect(deployments.late.slice(0, 5)).toEqual([]);
   expect(deployments.unowed.slice(0, 5)).toEqual([]);
+  expect(replayed.missed.slice(0, 5)).toEqual([]);
+  expect(replayed.wrong.slice(0, 5)).toEqual([]);
+  expect(replayed.owed).toBeGreaterThan(0);
   expect(deployments.duplicates.slice(0, 5)).toEqual([]);
   expect(deployments.wrongLagging.slice(0, 5)).toEqual([]);
   expect(deployments.missingLagging.slice(0, 5)).toEqual([]);
@@ -1226,6 +1234,68 @@ function judgeIssued(events: EventRecord[], internet: SimulatedInternet) {
   for (const [key, list] of announced) {
     result.announced += list.length;
     if (!owed.has(key)) result.unowed.push(`${key} at ${new Date(list[0]!.createdAt).toISOString()}`);
+  }
+  return result;
+}
+
+/**
+ * Issued but not deployed (CONTRACT §20) on every name whose nodes do not alternate, node outages and
+ * flapping included, replayed from what each check's nodes answered (the world's record): an issuance
+ * is recorded at the first watch poll at or after its notBefore (every step), and is pending when the
+ * certificate-level leaf of the last answered check before then is older; it is settled at the first
+ * check after that at which every answering node serves it or a later one; otherwise the first check
+ * at or after the grace's end at which an answering node serves an older leaf owes exactly one
+ * certificate.not_deployed, at that check. Issuances followed by the next one within two days of their
+ * grace's end are not judged (the pending one moves to the next).
+ */
+function replayDeployments(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
+  const announced = new Map<string, number[]>();
+  for (const event of events) {
+    if (event.type !== "certificate.not_deployed") continue;
+    const domain = (event.data.certificate as { domain: string }).domain;
+    const key = `${domain} ${Date.parse((event.data.deployment as { issuedAt: string }).issuedAt)}`;
+    announced.set(key, [...(announced.get(key) ?? []), event.createdAt]);
+  }
+  const result = { names: 0, owed: 0, missed: [] as string[], wrong: [] as string[] };
+  for (const domain of certificateOf.values()) {
+    const server = internet.servers.get(domain)!;
+    if (server.nodes.some((node) => node.alternating)) continue;
+    result.names++;
+    const log = internet.checksOf(domain);
+    const notBeforeOf = new Map(server.certificates.map((c) => [c.serial, c.notBefore]));
+    const issuances = [...server.certificates].sort((a, b) => a.notBefore - b.notBefore);
+    issuances.forEach((issuance, k) => {
+      const key = `${domain} ${Math.floor(issuance.notBefore / 1000) * 1000}`;
+      const times = announced.get(key) ?? [];
+      const grace = Math.min(24 * HOUR, Math.floor((issuance.notAfter - issuance.notBefore) / 10));
+      const seenAt = START + Math.ceil((issuance.notBefore - START) / STEP) * STEP;
+      const next = issuances[k + 1];
+      if (issuance.notBefore <= START || seenAt + grace + 2 * DAY > END || (next && next.notBefore < seenAt + grace + 2 * DAY)) return;
+      const older = (serial: string | null) => serial !== null && notBeforeOf.get(serial)! < issuance.notBefore;
+      // Pending from the poll: the certificate-level leaf then (the last check that saw one) is older.
+      let before: CheckRecord | undefined;
+      for (let i = log.firstAtOrAfter(seenAt) - 1; i >= 0 && !before; i--) if (log.get(i).serial !== null) before = log.get(i);
+      let owedAt: number | null = null;
+      if (before && older(before.serial)) {
+        for (let i = log.firstAtOrAfter(seenAt); i < log.length; i++) {
+          const check = log.get(i);
+          if (check.serial === null) continue;
+          const answers = internet.answersAt(domain, check.at).flat().filter((serial) => serial !== null);
+          if (!answers.some(older)) break; // settled: every answering node serves it or a later one
+          if (check.at >= seenAt + grace) {
+            owedAt = check.at;
+            break;
+          }
+        }
+      }
+      if (owedAt !== null) {
+        result.owed++;
+        if (times.length === 0) result.missed.push(`${issuance.serial} issued ${new Date(issuance.notBefore).toISOString()}, owed at ${new Date(owedAt).toISOString()}`);
+        else if (times.length > 1 || times[0] !== owedAt) result.wrong.push(`${issuance.serial} announced ${times.map((t) => new Date(t).toISOString()).join(", ")}, owed at ${new Date(owedAt).toISOString()}`);
+      } else if (times.length > 0) {
+        result.wrong.push(`${issuance.serial} announced ${new Date(times[0]!).toISOString()}, owed none`);
+      }
+    });
   }
   return result;
 }
