@@ -692,13 +692,13 @@ function decidedAt(log: CheckLog, serial: string, at: number, field: "serial" | 
 }
 
 /**
- * How long an alert for moment `at` may take: TOLERANCE from the moment, or, when the servers were down
- * then, from the earlier of the check that decided it and the outage's end (a check that fails after the
- * leaf last seen expired must raise it from what it knows; one that can first see it after an outage,
- * at once).
+ * How long an alert for moment `at` may take: until the check that decided it (the alert comes with
+ * the check that sees it), and never later than TOLERANCE from the moment, or, when the servers were
+ * down then, from the outage's end (a check that fails after the leaf last seen expired must raise it
+ * from what it knows; one that can first see it after an outage, at once).
  */
 function dueBy(server: SimulatedServer, decided: number, at: number): number {
-  return Math.min(decided, observableFrom(server, at)) + TOLERANCE;
+  return Math.min(decided, observableFrom(server, at) + TOLERANCE);
 }
 
 /**
