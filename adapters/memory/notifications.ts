@@ -3,7 +3,12 @@ import { fairShare, type ChannelStore, type DeliveryJob, type EventStore, type E
 import type { DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { copy, copyJson, inScope, withoutLease, type MemoryState } from "./state.ts";
 
+const CANCELLED = "Cancelled: the channel was disabled or deleted";
+
 export function memoryChannels(state: MemoryState): ChannelStore {
+  /** A channel switched off: its deliveries waiting for an attempt are cancelled at once (one in flight is settled by its outcome). */
+  const cancelWaiting = (channelId: string, at: number) =>
+    state.cancelDeliveries((d) => d.channelId === channelId && !(d as { leaseOwner?: string | null }).leaseOwner, CANCELLED, at);
   return {
     async insert(record, { limit }) {
       if ([...state.channels.values()].filter((c) => inScope(c, record)).length >= limit) return false;
@@ -31,6 +36,7 @@ export function memoryChannels(state: MemoryState): ChannelStore {
       const { updatedAt, ...fields } = copy(patch);
       for (const [key, value] of Object.entries(fields)) if (value !== undefined) Object.assign(channel, { [key]: value });
       channel.updatedAt = updatedAt;
+      if (patch.enabled === false) cancelWaiting(id, updatedAt);
       return copy(channel);
     },
     async remove(scope, id, at) {
@@ -47,6 +53,7 @@ export function memoryChannels(state: MemoryState): ChannelStore {
       state.write();
       channel.enabled = false;
       channel.updatedAt = at;
+      cancelWaiting(id, at);
     },
     async recordAttempt(id, attempt) {
       const channel = state.channels.get(id);
@@ -134,7 +141,7 @@ export function memoryEvents(state: MemoryState): EventStore {
         if (delivery.nextAttemptAt > now) continue;
         if (!state.channels.get(delivery.channelId)?.enabled) {
           state.write();
-          Object.assign(delivery, { status: "failed", lastError: "Cancelled: the channel was disabled or deleted", updatedAt: now });
+          Object.assign(delivery, { status: "failed", lastError: CANCELLED, updatedAt: now });
           state.pending.delete(key);
           continue;
         }

@@ -1,8 +1,9 @@
 /** Notification channels in SQL. */
 import type { ChannelStore } from "../../core/store/mod.ts";
+import type { ChannelRecord, Scope } from "../../core/base/mod.ts";
 import type { Executor } from "./executor.ts";
 import { CHANNEL_HEALTH_COLUMNS, channelFrom, healthStatement, placeholders } from "./rows.ts";
-import { CHANNEL_COLUMNS } from "./events.ts";
+import { CANCELLED, CHANNEL_COLUMNS } from "./events.ts";
 
 const SELECT = `SELECT ${CHANNEL_COLUMNS}, ${CHANNEL_HEALTH_COLUMNS} FROM channels`;
 
@@ -55,24 +56,8 @@ export function sqlChannels(db: Executor): ChannelStore {
     },
 
     async update(scope, id, patch) {
-      const { rows } = await db.execute(
-        `UPDATE channels SET name = COALESCE(?, name), enabled = COALESCE(?, enabled), config = COALESCE(?, config),
-           filter = CASE WHEN ? THEN ? ELSE filter END, updated_at = ?
-         WHERE id = ? AND organization_id = ? AND mode = ?
-         RETURNING ${CHANNEL_COLUMNS}, ${CHANNEL_HEALTH_COLUMNS}`,
-        [
-          patch.name ?? null,
-          patch.enabled === undefined ? null : patch.enabled ? 1 : 0,
-          patch.config === undefined ? null : JSON.stringify(patch.config),
-          patch.filter === undefined ? 0 : 1,
-          patch.filter ? JSON.stringify(patch.filter) : null,
-          patch.updatedAt,
-          id,
-          scope.organizationId,
-          scope.mode,
-        ],
-      );
-      return rows[0] ? channelFrom(rows[0]) : null;
+      if (patch.enabled === false) return db.transaction(async (tx) => cancelWaiting(tx, id, patch.updatedAt, await updateChannel(tx, scope, id, patch)));
+      return updateChannel(db, scope, id, patch);
     },
 
     async remove(scope, id, at) {
@@ -93,7 +78,10 @@ export function sqlChannels(db: Executor): ChannelStore {
     },
 
     async disable(id, at) {
-      await db.execute("UPDATE channels SET enabled = 0, updated_at = ? WHERE id = ?", [at, id]);
+      await db.transaction(async (tx) => {
+        await tx.execute("UPDATE channels SET enabled = 0, updated_at = ? WHERE id = ?", [at, id]);
+        await cancelWaiting(tx, id, at, null);
+      });
     },
 
     async recordAttempt(id, attempt) {
@@ -103,3 +91,39 @@ export function sqlChannels(db: Executor): ChannelStore {
   };
 }
 
+
+type ChannelPatch = Parameters<ChannelStore["update"]>[2];
+
+async function updateChannel(db: Executor, scope: Scope, id: string, patch: ChannelPatch): Promise<ChannelRecord | null> {
+  const { rows } = await db.execute(
+    `UPDATE channels SET name = COALESCE(?, name), enabled = COALESCE(?, enabled), config = COALESCE(?, config),
+       filter = CASE WHEN ? THEN ? ELSE filter END, updated_at = ?
+     WHERE id = ? AND organization_id = ? AND mode = ?
+     RETURNING ${CHANNEL_COLUMNS}, ${CHANNEL_HEALTH_COLUMNS}`,
+    [
+      patch.name ?? null,
+      patch.enabled === undefined ? null : patch.enabled ? 1 : 0,
+      patch.config === undefined ? null : JSON.stringify(patch.config),
+      patch.filter === undefined ? 0 : 1,
+      patch.filter ? JSON.stringify(patch.filter) : null,
+      patch.updatedAt,
+      id,
+      scope.organizationId,
+      scope.mode,
+    ],
+  );
+  return rows[0] ? channelFrom(rows[0]) : null;
+}
+
+/**
+ * A channel switched off: its deliveries waiting for an attempt are cancelled at once, as the
+ * deliverer would at their time (one in flight is settled by its outcome); `result` passed through.
+ */
+async function cancelWaiting<T>(tx: Executor, channelId: string, at: number, result: T): Promise<T> {
+  await tx.execute(
+    `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
+     WHERE channel_id = ? AND status = 'pending' AND lease_owner IS NULL`,
+    [CANCELLED, at, channelId],
+  );
+  return result;
+}

@@ -7,7 +7,7 @@ import { channelFrom, deliveryFrom, eventFrom, healthStatement, makeDueNow, plac
 
 const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
 const DELIVERY_COLUMNS = "event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at";
-const CANCELLED = "Cancelled: the channel was disabled or deleted";
+export const CANCELLED = "Cancelled: the channel was disabled or deleted";
 const CHANNEL_COLUMNS = "id, organization_id, mode, type, name, enabled, config, signing_secret, created_at, updated_at, filter";
 
 /**

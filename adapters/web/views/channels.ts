@@ -76,7 +76,7 @@ function health(channel: ChannelView): Html {
   if (h.failingSince) {
     return html`<span class="health-failing">Failing since ${when(h.failingSince)} (${ago(h.failingSince)})</span>${
       h.lastError ? html`<div class="small">${h.lastError}</div>` : ""
-    }<div class="muted small">last attempt ${ago(h.lastDeliveryAt)}${h.lastStatus === "pending" ? ", will retry" : h.lastStatus === "failed" ? ", given up" : ""}</div>`;
+    }<div class="muted small">last attempt ${ago(h.lastDeliveryAt)}${!channel.enabled ? ", no retry while disabled" : h.lastStatus === "pending" ? ", will retry" : h.lastStatus === "failed" ? ", given up" : ""}</div>`;
   }
   return html`<span class="health-ok">Delivered ${ago(h.lastDeliveryAt)}</span>`;
 }

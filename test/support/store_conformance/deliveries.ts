@@ -94,6 +94,35 @@ export function describeDeliveries(get: () => Store) {
       expect(await store.events.nextDeliveryAt()).toBe(NOW + MINUTE);
     });
 
+    test("switching a channel off (update() enabled false, or disable()) cancels its waiting deliveries at once; one in flight is left to its outcome", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const patched = await addChannel(store, channelRecord(live));
+      const gone = await addChannel(store, channelRecord(live));
+      const other = await addChannel(store, channelRecord(live));
+      const inFlight = await eventWithDeliveries(store, live, [patched.id]);
+      const jobs = await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(jobs.map((j) => j.delivery.eventId)).toEqual([inFlight.event.id]);
+      // Waiting for a retry an hour away, or due now but not yet claimed.
+      const waiting = await eventWithDeliveries(store, live, [patched.id, gone.id, other.id], { nextAttemptAt: NOW + HOUR, attempts: 1 });
+
+      await store.channels.update(live, patched.id, { enabled: false, updatedAt: NOW + 5 });
+      await store.channels.disable(gone.id, NOW + 6);
+      const after = await deliveriesOf(store, live, waiting.event.id);
+      expect(after.find((d) => d.channelId === patched.id)).toMatchObject({ status: "failed", attempts: 1, updatedAt: NOW + 5, lastError: expect.stringContaining("Cancelled") });
+      expect(after.find((d) => d.channelId === gone.id)).toMatchObject({ status: "failed", attempts: 1, updatedAt: NOW + 6, lastError: expect.stringContaining("Cancelled") });
+      expect(after.find((d) => d.channelId === other.id)).toEqual(waiting.deliveries.find((d) => d.channelId === other.id)!);
+      // The attempt in flight records what it came to.
+      const outcome = { eventId: inFlight.event.id, channelId: patched.id, status: "delivered" as const, attempts: 1, nextAttemptAt: NOW, lastError: null, updatedAt: NOW + 7 };
+      expect(await store.events.completeDelivery("one", outcome)).toBe(true);
+      expect(await deliveriesOf(store, live, inFlight.event.id)).toEqual([outcome]);
+      // Switched on again, nothing cancelled comes back.
+      await store.channels.update(live, patched.id, { enabled: true, updatedAt: NOW + 8 });
+      expect((await deliveriesOf(store, live, waiting.event.id)).find((d) => d.channelId === patched.id)?.status).toBe("failed");
+      expect(await store.events.nextDeliveryAt()).toBe(NOW + HOUR);
+    });
+
     /** One delivery per event, due at `at`, to one channel of its own per organization. */
     async function dueDeliveries(store: Store, scope: Scope, times: number[]): Promise<string[]> {
       const channel = await addChannel(store, channelRecord(scope));
