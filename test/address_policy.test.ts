@@ -91,4 +91,11 @@ describe("CERTKEEPER_RESOLVE rules", () => {
   test.each(["noequals", "=1.2.3.4", "a.test=not-an-ip", "a.test=1.2.3.4|nope", "a.test=1.2.3.4|", "a.*.test=1.2.3.4", "*.=1.2.3.4"])("refuses the malformed rule %p", (text) => {
     expect(() => parseResolveRules(text)).toThrow();
   });
+
+  test.each(["app.internal:8443=127.0.0.1", "*.app.internal:443=127.0.0.1", "https://app.internal=127.0.0.1", "app internal=127.0.0.1"])(
+    "refuses %p, whose name is no host name (it would never match), saying why",
+    (text) => {
+      expect(() => parseResolveRules(text)).toThrow(/is not a host name \(a rule names a host alone, without a port/);
+    },
+  );
 });

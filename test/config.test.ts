@@ -139,6 +139,8 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_LOG_FORMAT", "yaml"],
     ["CERTKEEPER_ALLOW_PRIVATE_TARGETS", "maybe"],
     ["CERTKEEPER_RESOLVE", "a.test"],
+    ["CERTKEEPER_RESOLVE", "app.internal:8443=127.0.0.1"],
+    ["CERTKEEPER_RESOLVE", "https://app.internal=127.0.0.1"],
     ["CERTKEEPER_SMTP_URL", "http://mail"],
     ["CERTKEEPER_DELIVERY_RETRY", "5s,,1m"],
     ["CERTKEEPER_REVOCATION", "sometimes"],

@@ -27,6 +27,10 @@ export function parseResolveRules(text: string): ResolveRule[] {
       if (eq <= 0 || pattern === "" || pattern === "*." || (pattern.includes("*") && !/^\*\.[^*]+$/.test(pattern))) {
         throw new Error(`"${part}" is not a rule: write host=address or *.domain=address`);
       }
+      // A rule decides what a name resolves to, whatever the port: "host:port=" would never match.
+      if (/[:/@\s\[\]]/.test(pattern)) {
+        throw new Error(`"${part}" is not a rule: "${pattern}" is not a host name (a rule names a host alone, without a port, scheme or path: write host=address)`);
+      }
       if (address === "none") return { pattern, address: null, addresses: [] };
       const addresses = address.split("|").map((one) => one.trim());
       for (const one of addresses) {
