@@ -220,6 +220,17 @@ describe("channels", () => {
     const empty = await runCli(["channel", "list", "--org", "Acme", "--mode", "test"], { env: ws.env });
     expect(empty.stdout).toContain("alerts go nowhere");
   });
+
+  test("channel test run without the server's CERTKEEPER_ALLOW_PRIVATE_TARGETS says that is why a loopback receiver was not reached", async () => {
+    const channels = await runCliJson(["channel", "list", "--org", "Acme"], { env: ws.env });
+    const hook = channels.find((c: any) => c.name === "Hook");
+    const failed = await runCli(["channel", "test", "--id", hook.id], { env: { ...ws.env, CERTKEEPER_ALLOW_PRIVATE_TARGETS: "false" } });
+    expect(failed.code).toBe(1);
+    expect(messagesOf(failed.stderr)).toMatch(/^Why: 127\.0\.0\.1 resolves to a loopback address, which certkeeper does not connect to\nThis test ran with this shell's settings, without CERTKEEPER_ALLOW_PRIVATE_TARGETS=true: if the server has it, run the command with the server's settings/);
+    // With them, it reaches the receiver (and the channel's health is right again).
+    const delivered = await runCli(["channel", "test", "--id", hook.id], { env: ws.env });
+    expect(delivered.code).toBe(0);
+  });
 });
 
 describe("the CLI itself", () => {

@@ -106,7 +106,17 @@ export const channelTestCommand: CommandSpec = {
       text: delivered
         ? `The test notification reached "${channel.name}" (${channel.type})${how} at ${iso(Date.now())}.`
         : `The test notification to "${channel.name}" (${channel.type}) failed.`,
-      notes: delivered ? [] : [`Why: ${result.error ?? "no answer"}`],
+      notes: delivered
+        ? []
+        : [
+            `Why: ${result.error ?? "no answer"}`,
+            // The test ran in this process, with this shell's settings: a server allowed private targets still reaches them.
+            ...(!config.allowPrivateTargets && /does not connect to/.test(result.error ?? "")
+              ? [
+                  "This test ran with this shell's settings, without CERTKEEPER_ALLOW_PRIVATE_TARGETS=true: if the server has it, run the command with the server's settings (its environment or .env) and test again, as the channel's health now shows this failure.",
+                ]
+              : []),
+          ],
       exitCode: delivered ? 0 : 1,
     };
   },
