@@ -29,3 +29,24 @@ test.each([
   expectError(response, 404, code);
   expect(response.body.error.message).toContain(`"${path.split("/")[3]}"`);
 });
+
+test("over HTTP, where the server's own router reads the path, a broken escape is named as written too (not as U+FFFD)", async () => {
+  h.app.listen({ port: 0, hostname: "127.0.0.1" });
+  try {
+    const base = `http://127.0.0.1:${h.app.server!.port}`;
+    const seen: Array<[number, string]> = [];
+    for (const id of ["abc%ZZdef", "%E0%A4%A", "ab%C3%A9", "%EF%BF%BD"]) {
+      const response = await fetch(`${base}/v1/certificates/${id}`, { headers: { authorization: `Bearer ${h.keys.owner.key}` } });
+      seen.push([response.status, (await response.json()).error.message.split(":")[0]]);
+    }
+    expect(seen).toEqual([
+      [404, 'No certificate with id "abc%ZZdef"'],
+      [404, 'No certificate with id "%E0%A4%A"'],
+      // Escapes that decode are read decoded, U+FFFD itself included.
+      [404, 'No certificate with id "abé"'],
+      [404, 'No certificate with id "\uFFFD"'],
+    ]);
+  } finally {
+    await h.app.stop();
+  }
+});

@@ -184,20 +184,23 @@ export function createApi(services: Services): Api {
 
 /**
  * A route's parameters as the router decoded them, except each one it could not decode (a broken
- * %-escape: the router gives null): that one as the URL spells it. An id of that spelling exists
+ * %-escape: Elysia's router gives null, Bun's a U+FFFD in its place): that one as the URL spells it. An id of that spelling exists
  * nowhere, so the operation (or page) answers its own not-found, as for any unknown id (one decoding
  * to U+0000 is written so by the pipeline, for every face). `template` is the route's path
  * (`/v1/certificates/:id`).
  */
 export function routeParams(template: string, url: string, params: Record<string, string>): Record<string, string> {
   let decoded = true;
-  for (const key in params) if (typeof params[key] !== "string") decoded = false;
+  // Bun's own router decodes a broken escape to U+FFFD rather than giving null: told apart below.
+  for (const key in params) if (typeof params[key] !== "string" || params[key].includes("\uFFFD")) decoded = false;
   if (decoded) return params;
   const segments = pathOf(url).split("/");
   const result: Record<string, string> = { ...params };
   template.split("/").forEach((part, i) => {
     const name = part.startsWith(":") ? part.slice(1) : null;
-    if (name !== null && typeof result[name] !== "string") result[name] = segments[i] ?? "";
+    if (name === null) return;
+    const spelled = segments[i] ?? "";
+    if (typeof result[name] !== "string" || (result[name].includes("\uFFFD") && !decodes(spelled))) result[name] = spelled;
   });
   return result;
 }
@@ -228,4 +231,14 @@ function queryOf(url: string): Record<string, string | string[]> {
     else query[key] = [seen, value];
   }
   return query;
+}
+
+/** Whether a path segment's %-escapes all decode (to UTF-8). */
+function decodes(segment: string): boolean {
+  try {
+    decodeURIComponent(segment);
+    return true;
+  } catch {
+    return false;
+  }
 }
