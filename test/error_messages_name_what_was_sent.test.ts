@@ -29,3 +29,15 @@ test("a channel without a name: the message says the field is required, not that
   expect(response.body.error.message).toContain('"name"');
   expect(response.body.error.message).not.toContain("undefined");
 });
+
+test.each([
+  ["a JSON null", { name: null }, 'got null.'],
+  ["a number", { name: 5 }, 'got 5.'],
+  ["a string too long", { name: "x".repeat(101) }, `got "${"x".repeat(77)}...".`],
+])("a channel name that is %s: the message shows what was sent as JSON writes it, a string in quotes and nothing else", async (_, patch, ending) => {
+  const created = await h.request("POST", "/v1/channels", { body: { type: "email", name: "ops", config: { email: "ops@example.com" } } });
+  const response = await h.request("PATCH", `/v1/channels/${created.body.data.id}`, { body: patch });
+  expectError(response, 400, "invalid_request");
+  expect(response.body.error.message).toEndWith(ending);
+  await h.request("DELETE", `/v1/channels/${created.body.data.id}`);
+});

@@ -81,12 +81,20 @@ export function asCertkeeperError(error: unknown): CertkeeperError {
   return new CertkeeperError("internal_error", INTERNAL_ERROR_MESSAGE, { cause: error });
 }
 
-/** Quotes a caller-supplied value for an error message, shortened so messages stay readable. */
+/**
+ * Quotes a caller-supplied value for an error message, shortened so messages stay readable: a string
+ * in quotes, anything else as JSON writes it (`0`, `null`, `[1]`), so the string "443" and the number
+ * 443 read apart.
+ */
 export function quote(value: unknown): string {
+  const shorten = (text: string) => {
+    const characters = [...text]; // by code point, so an emoji is never cut in half
+    return characters.length > 80 ? `${characters.slice(0, 77).join("")}...` : text;
+  };
+  if (typeof value === "string") return JSON.stringify(shorten(value));
   // A number JSON has no spelling for (1e400 is read as Infinity) is named as it is, not as null.
-  const text = typeof value === "string" ? value : typeof value === "number" && !Number.isFinite(value) ? String(value) : (JSON.stringify(value) ?? String(value));
-  const characters = [...text]; // by code point, so an emoji is never cut in half
-  return JSON.stringify(characters.length > 80 ? `${characters.slice(0, 77).join("")}...` : text);
+  if (typeof value === "number" && !Number.isFinite(value)) return String(value);
+  return shorten(JSON.stringify(value) ?? String(value));
 }
 
 /** Most bytes of a request body an operation reads unless it says otherwise (CONTRACT §4). */
