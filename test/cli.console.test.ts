@@ -69,12 +69,12 @@ describe("self-hosted limits", () => {
     expect((await api("POST", "/v1/certificates", { domain: domain("one"), port: ports.one })).status).toBe(201);
     const refused = await api("POST", "/v1/certificates", { domain: domain("two"), port: ports.two });
     expect(refused.status).toBe(402);
-    expect(refused.json.error.message).toContain(`certkeeper org update --id ${org.id} --certificate-limit N`);
+    expect(refused.json.error.message).toContain(`npm run certkeeper -- org update --id ${org.id} --certificate-limit N`);
     const channel = await api("POST", "/v1/channels", { type: "webhook", name: "Hook", config: { url: `${receiver.url}/hook` } });
     expect(channel.status).toBe(201);
     const second = await api("POST", "/v1/channels", { type: "email", name: "Mail", config: { email: "ops@acme.example" } });
     expect([second.status, second.json.error.code]).toEqual([402, "channel_limit_reached"]);
-    expect(second.json.error.message).toContain(`certkeeper org update --id ${org.id} --channel-limit N`);
+    expect(second.json.error.message).toContain(`npm run certkeeper -- org update --id ${org.id} --channel-limit N`);
 
     const updated = await runCliJson(["org", "update", "--id", "Acme", "--certificate-limit", "5", "--channel-limit", "3"], { env: ws.env });
     // What org create prints.

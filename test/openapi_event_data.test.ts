@@ -38,6 +38,6 @@ test("the examples of the *_limit_reached errors name org update, as the errors 
   expect([...examples.keys()].sort()).toEqual(["certificate_limit_reached", "channel_limit_reached", "watch_limit_reached"]);
   for (const [code, message] of examples) {
     const flag = code.replace("_reached", "").replace("_", "-");
-    expect(message).toMatch(new RegExp(`^Your organization allows \\d+ \\w+ and all are in use: delete one, or have the operator raise the limit with: certkeeper org update --id org_\\w+ --${flag} N\\.$`));
+    expect(message).toMatch(new RegExp(`^Your organization allows \\d+ \\w+ and all are in use: delete one, or have the operator raise the limit with: npm run certkeeper -- org update --id org_\\w+ --${flag} N\\.$`));
   }
 });

@@ -68,7 +68,7 @@ describe("POST /v1/watches: conflict and limits", () => {
     const refused = await h.request("POST", "/v1/watches", { body: { domain: "free2.limit.test" }, key: owner.key });
     expectError(refused, 402, "watch_limit_reached");
     expect(refused.body.error.message).toBe(
-      `Your organization allows 1 watch and all are in use: delete one, or have the operator raise the limit with: certkeeper org update --id ${org.id} --watch-limit N.`,
+      `Your organization allows 1 watch and all are in use: delete one, or have the operator raise the limit with: npm run certkeeper -- org update --id ${org.id} --watch-limit N.`,
     );
   });
 });

@@ -90,6 +90,6 @@ export function limitMessage(options: { limit: number; what: string; flag: strin
   const { limit, what, flag, organizationId } = options;
   return (
     `Your organization allows ${limit} ${what} and all are in use: delete one, or have the operator raise the limit ` +
-    `with: certkeeper org update --id ${organizationId} --${flag} N`
+    `with: npm run certkeeper -- org update --id ${organizationId} --${flag} N`
   ) + ".";
 }

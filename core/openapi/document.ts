@@ -123,7 +123,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
           type: "http",
           scheme: "bearer",
           bearerFormat: "ck_live_… or ck_test_…",
-          description: "An API key: `ck_live_` or `ck_test_` and at least 32 base62 characters. Create one with `certkeeper key create`.",
+          description: "An API key: `ck_live_` or `ck_test_` and at least 32 base62 characters. Create one with `npm run certkeeper -- key create`.",
         },
         ...(options.metrics ? METRICS_SECURITY_SCHEME : {}),
       },
