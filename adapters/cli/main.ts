@@ -200,7 +200,15 @@ async function serve(config: Config): Promise<number> {
     // Loaded here: the HTTP server and the settings area are half of the CLI's start-up time, and
     // only serve needs them (cron jobs run check and list commands many times a day).
     const { startServer } = await import("../elysia/server.ts");
-    server = await startServer(config);
+    // A stop asked for while start-up still waits (for a database server, say) is a stop: the start is
+    // left where it is, and the process ends.
+    const starting = startServer(config);
+    const first = await Promise.race([starting, stopping.then(() => null)]);
+    if (first === null) {
+      starting.then((started) => started.stop()).catch(() => {});
+      return 0;
+    }
+    server = first;
   } catch (error) {
     shutdown();
     // A busy port or an unreachable database: say so in one line, not with a stack trace.

@@ -375,27 +375,28 @@ async function run(target: Client | Transaction, statement: InStatement): Promis
 }
 
 /**
- * A server's error as the store names it: a request unanswered in time, or a server that cannot be
- * reached at all (connection refused or cut: sqld stopped or restarting), as `no_answer`, else as
- * both executors name theirs.
+ * A server's error as the store names it: a server no connection could be made to (sqld stopped, not
+ * yet started, a wrong address) as `unreachable` (nothing was sent); a request unanswered in time, or
+ * a connection cut under it, as `no_answer` (whether it was applied is not known); else as both
+ * executors name theirs.
  */
 function remoteError(error: unknown): unknown {
   if (error instanceof StorageUnavailableError) return error;
-  if (timedOut(error) || unreachable(error)) return new StorageUnavailableError("no_answer", { cause: error });
+  if (connectionFailure(error, NEVER_CONNECTED)) return new StorageUnavailableError("unreachable", { cause: error });
+  if (timedOut(error) || connectionFailure(error, CUT)) return new StorageUnavailableError("no_answer", { cause: error });
   return executorError(error);
 }
 
-/** Codes of a connection that could not be made or was cut (Node's and Bun's names for them). */
-const CONNECTION_FAILURES = new Set([
-  "ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "EPIPE", "EHOSTUNREACH", "ENETUNREACH", "ETIMEDOUT",
-  "ConnectionRefused", "ConnectionClosed", "FailedToOpenSocket", "UND_ERR_SOCKET",
-]);
+/** Codes of a connection that could not be made (Node's and Bun's names for them). */
+const NEVER_CONNECTED = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ConnectionRefused", "FailedToOpenSocket"]);
+/** Codes of a connection cut or stalled under a request. */
+const CUT = new Set(["ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "ConnectionClosed", "UND_ERR_SOCKET"]);
 
-/** The server could not be reached (anywhere in the chain of causes the client wraps it in). */
-function unreachable(error: unknown): boolean {
+/** Whether one of `codes` is anywhere in the chain of causes the client wraps the error in. */
+function connectionFailure(error: unknown, codes: Set<string>): boolean {
   for (let cause = error, depth = 0; cause && depth < 4; cause = (cause as { cause?: unknown }).cause, depth++) {
     const code = (cause as { code?: unknown }).code;
-    if (typeof code === "string" && CONNECTION_FAILURES.has(code)) return true;
+    if (typeof code === "string" && codes.has(code)) return true;
   }
   return false;
 }

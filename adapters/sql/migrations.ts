@@ -499,19 +499,25 @@ export async function migrate(executor: Executor, options: { until?: number; wai
   // Another process upgrading a large database holds the write lock for longer than a write waits
   // (migration 8 recomputes every certificate's timeline: 7 s at 40,000): this one waits it out, then
   // finds the work done.
-  const deadline = Date.now() + (options.waitMs ?? MIGRATION_WAIT_MS);
+  const started = Date.now();
+  const deadline = started + (options.waitMs ?? MIGRATION_WAIT_MS);
   for (;;) {
     try {
       return await migrateOnce(executor, options.until);
     } catch (error) {
-      if (!isBusy(error) || Date.now() >= deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      // A server no connection can be made to is waited for briefly (one started beside this
+      // process, as a compose file does), not as long as another process's upgrade.
+      const unreachable = (error as { reason?: string })?.reason === "unreachable";
+      if (!(isBusy(error) || unreachable) || Date.now() >= (unreachable ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline)) throw error;
+      await new Promise((resolve) => setTimeout(resolve, unreachable ? 500 : 100));
     }
   }
 }
 
 /** How long a process starting beside another that is upgrading the database waits for it, at most. */
 const MIGRATION_WAIT_MS = 10 * 60_000;
+/** How long a process waits at start for a database server that refuses connections. */
+const UNREACHABLE_WAIT_MS = 10_000;
 
 /**
  * SQLite's "another connection holds the lock" (by code locally, in the message from a server), or a

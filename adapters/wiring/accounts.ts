@@ -3,18 +3,26 @@
  * organization, user and key commands need. Loading core's checks, transports and routes costs a
  * command about as much CPU as its whole work, so these commands start in half the time.
  */
-import type { Config } from "../../core/config/mod.ts";
+import { maskUrl, type Config } from "../../core/config/mod.ts";
 import { Admin, type PasswordHasher } from "../../core/accounts/mod.ts";
 import { systemClock, type Logger } from "../../core/base/mod.ts";
-import type { Store } from "../../core/store/mod.ts";
+import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
 import { openLibsqlStore } from "../libsql/mod.ts";
 
 /**
  * The configured database, opened (and migrated when new or older). `brief`: opened for one command,
  * without the threads a long-running process keeps (the connection's and the background checkpointer's).
  */
-export function openConfiguredStore(config: Config, options: { brief?: boolean } = {}): Promise<Store> {
-  return openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, backgroundCheckpoints: !options.brief, thread: !options.brief });
+export async function openConfiguredStore(config: Config, options: { brief?: boolean } = {}): Promise<Store> {
+  try {
+    return await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, backgroundCheckpoints: !options.brief, thread: !options.brief });
+  } catch (error) {
+    // A server that is not there, said as such (the store's own words are about a change not saved).
+    if (error instanceof StorageUnavailableError && error.reason === "unreachable") {
+      throw new Error(`no connection could be made to the database server at ${maskUrl(config.databaseUrl)} (CERTKEEPER_DATABASE_URL): start it, or correct the URL`, { cause: error });
+    }
+    throw error;
+  }
 }
 
 export interface Accounts {

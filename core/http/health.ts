@@ -8,6 +8,7 @@ const READY_REASONS: Record<StorageUnavailableError["reason"], string> = {
   read_only: "The database refuses writes: it is read-only.",
   busy: "The database stays busy with other processes' writes.",
   no_answer: "The database does not answer.",
+  unreachable: "The database server cannot be reached.",
 };
 
 export function healthz(): Response {

@@ -45,6 +45,7 @@ const STORAGE_UNAVAILABLE = {
   read_only: "The database is read-only, so nothing can be saved: nothing was changed. Try again once it accepts writes.",
   busy: "The database stayed busy with other processes' writes, so this one was not taken: nothing was changed. Try again in a moment.",
   no_answer: "The database server did not answer in time, so whether this change was saved is not known. Look before trying again.",
+  unreachable: "The database server could not be reached (no connection could be made), so nothing was changed. Try again once it is back.",
 };
 
 /**
@@ -56,7 +57,7 @@ const STORAGE_UNAVAILABLE = {
  */
 export class StorageUnavailableError extends CertkeeperError {
   constructor(
-    readonly reason: "full" | "read_only" | "busy" | "no_answer",
+    readonly reason: "full" | "read_only" | "busy" | "no_answer" | "unreachable",
     options: { cause?: unknown } = {},
   ) {
     super("storage_unavailable", STORAGE_UNAVAILABLE[reason], options);
