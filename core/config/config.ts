@@ -141,7 +141,7 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     databaseUrl: get("CERTKEEPER_DATABASE_URL") ?? d.databaseUrl,
     databaseAuthToken: get("CERTKEEPER_DATABASE_AUTH_TOKEN"),
     checkIntervalMs: parse("CERTKEEPER_CHECK_INTERVAL", d.checkIntervalMs, positiveDuration),
-    tlsTimeoutMs: parse("CERTKEEPER_TLS_TIMEOUT", d.tlsTimeoutMs, positiveDuration),
+    tlsTimeoutMs: parse("CERTKEEPER_TLS_TIMEOUT", d.tlsTimeoutMs, timeLimit),
     checkConcurrency: parse("CERTKEEPER_CHECK_CONCURRENCY", d.checkConcurrency, (v) => integer(v, 1, 1024)),
     checkThreads: parse("CERTKEEPER_CHECK_THREADS", d.checkThreads, (v) => integer(v, 0, 64)),
     logLevel: parse("CERTKEEPER_LOG_LEVEL", d.logLevel, logLevel),
@@ -152,7 +152,7 @@ export function configFromEnv(env: Record<string, string | undefined>): Config {
     smtpUrl: parse("CERTKEEPER_SMTP_URL", d.smtpUrl, smtpUrl),
     mailFrom: parse("CERTKEEPER_MAIL_FROM", d.mailFrom, mailAddress),
     deliveryRetryMs: parse("CERTKEEPER_DELIVERY_RETRY", d.deliveryRetryMs, (v) => v.split(",").map(positiveDuration)),
-    deliveryTimeoutMs: parse("CERTKEEPER_DELIVERY_TIMEOUT", d.deliveryTimeoutMs, positiveDuration),
+    deliveryTimeoutMs: parse("CERTKEEPER_DELIVERY_TIMEOUT", d.deliveryTimeoutMs, timeLimit),
     metricsToken: get("CERTKEEPER_METRICS_TOKEN"),
     revocation: parse("CERTKEEPER_REVOCATION", d.revocation, boolean),
     ctUrl: parse("CERTKEEPER_CT_URL", d.ctUrl, httpUrl),
@@ -227,7 +227,8 @@ function acmeDirectories(text: string): Array<{ issuer: string; url: string }> {
 }
 
 function integer(text: string, min: number, max: number): number {
-  const value = Number(text);
+  // Digits only: Number() would also read 0x1F90, 0b11 and 3e3.
+  const value = /^\s*[+-]?\d+\s*$/.test(text) ? Number(text) : NaN;
   if (!Number.isInteger(value) || value < min || value > max) {
     throw new Error(`"${text}" is not a whole number from ${min} to ${max}`);
   }
@@ -237,6 +238,15 @@ function integer(text: string, min: number, max: number): number {
 function positiveDuration(text: string): number {
   const ms = parseDuration(text);
   if (ms <= 0) throw new Error(`"${text}" must be longer than zero`);
+  return ms;
+}
+
+/** Longest time limit of one attempt (a retrieval, a delivery): beyond it, a limit protects nothing. */
+const MAX_TIME_LIMIT_MS = 10 * MINUTE;
+
+function timeLimit(text: string): number {
+  const ms = positiveDuration(text);
+  if (ms > MAX_TIME_LIMIT_MS) throw new Error(`"${text}" is longer than the most a time limit may be, 10m`);
   return ms;
 }
 
