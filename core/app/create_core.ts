@@ -337,12 +337,9 @@ export function createCore(options: CoreOptions): Core {
       usageTimer = undefined;
       clearTimeout(soonTimer);
       soonTimer = undefined;
-      await scheduler.stop();
-      await watchPoller?.loop.stop();
-      await follower?.stop();
-      await deliverer?.loop.stop();
-      await services.retention.stop();
-      await imports.stop();
+      // Every worker told at once to take nothing new, then waited for: one after another, an import
+      // kept starting items while the scheduler's check in flight ran out its time limit.
+      await Promise.all([scheduler.stop(), watchPoller?.loop.stop(), follower?.stop(), deliverer?.loop.stop(), services.retention.stop(), imports.stop()]);
       await flushUsage();
       // Last: a store that outlives this core (an embedding host's) must not keep its cache (started
       // again, from empty, with the core).

@@ -23,6 +23,7 @@ import { WorkLoop } from "../base/work_loop.ts";
 import type { Monitor } from "../monitor/monitor.ts";
 import { duplicate, limitReached, parseAddCertificate, unreachable } from "../certificates/add_rules.ts";
 import { firstCheck } from "../monitor/first_check.ts";
+import { CheckCancelled } from "../tls/endpoint_retrieve.ts";
 import { logEventsRaised } from "../base/journal.ts";
 
 export interface ImportWorkerOptions {
@@ -48,6 +49,8 @@ const PAGE = 500;
 export class ImportWorker {
   readonly loop: WorkLoop<ImportRecord>;
   #stopping = false;
+  /** Aborted at stop: items still waiting for a connection are given up then (handed back), not started. */
+  #cancel = new AbortController();
 
   constructor(private readonly options: ImportWorkerOptions) {
     const { store, owner, leaseMs, clock } = options;
@@ -71,6 +74,7 @@ export class ImportWorker {
 
   start(): void {
     this.#stopping = false;
+    this.#cancel = new AbortController();
     this.loop.start();
   }
 
@@ -80,6 +84,7 @@ export class ImportWorker {
    */
   async stop(): Promise<void> {
     this.#stopping = true;
+    this.#cancel.abort();
     await this.loop.stop();
   }
 
@@ -164,6 +169,8 @@ export class ImportWorker {
       while (next < items.length && held && !failed && !interrupted()) {
         const i = next++;
         const outcome = await this.#judge(record, items[i]!, { full, taken });
+        // Stopping while it waited for a connection: not judged, handed back with the rest.
+        if (outcome === null) return;
         outcomes[i] = outcome;
         void writeReady();
       }
@@ -179,7 +186,7 @@ export class ImportWorker {
     record: ImportRecord,
     item: { index: number; body: string },
     page: { full: boolean; taken: Set<string> },
-  ): Promise<ImportItemOutcome> {
+  ): Promise<ImportItemOutcome | null> {
     const { clock, monitor, logger } = this.options;
     const failed = (error: unknown): Extract<ImportItemOutcome, { kind: "failed" }> => {
       const known = asCertkeeperError(error);
@@ -193,7 +200,7 @@ export class ImportWorker {
       const scope = { organizationId: record.organizationId, mode: record.mode };
       if (page.taken.has(targetKey(input))) return failed(duplicate(input));
       if (page.full) return failed(limitReached(record.certificateLimit, record.organizationId));
-      const outcome = await monitor.inspect(input, undefined, { background: true });
+      const outcome = await monitor.inspect(input, undefined, { background: true, cancel: this.#cancel.signal });
       if (!outcome.ok) {
         return {
           ...failed(unreachable(input, outcome.message)),
@@ -214,6 +221,7 @@ export class ImportWorker {
         limitReached: errorBody(limitReached(record.certificateLimit, record.organizationId)).error,
       };
     } catch (error) {
+      if (error instanceof CheckCancelled) return null;
       return failed(error);
     }
   }
