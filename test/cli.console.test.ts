@@ -91,7 +91,7 @@ describe("self-hosted limits", () => {
     expect({ code: text.code, stderr: messagesOf(text.stderr) }).toEqual({ code: 0, stderr: "" });
     expect(text.stdout).toBe(`Organization Plans Inc updated: ${other.id}\nPlan pro: 500 certificates, 50 channels, 90 requests per minute per key, 3 watches.\n`);
     expectUsageError(await runCli(["org", "update", "--id", other.id], { env: ws.env }), /needs something to change/);
-    expectFailure(await runCli(["org", "update", "--id", other.id, "--plan", "gold"], { env: ws.env }), 1, /Plan "gold" does not exist/);
+    expectUsageError(await runCli(["org", "update", "--id", other.id, "--plan", "gold"], { env: ws.env }), /--plan must be free, pro or enterprise; got "gold"/);
     expectFailure(await runCli(["org", "update", "--id", "Nobody", "--rate-limit", "5"], { env: ws.env }), 1, /No organization with id or name "Nobody": see org list/);
   });
 

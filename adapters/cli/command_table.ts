@@ -66,3 +66,11 @@ export function modeFlag(flags: Flags): "live" | "test" {
   if (mode !== "live" && mode !== "test") throw new UsageError(`--mode must be live or test; got "${mode}"`);
   return mode;
 }
+
+/** A flag that takes one of `allowed` (absent: undefined); another value is a wrong call naming the flag. */
+export function choiceFlag<T extends string>(flags: Flags, name: string, allowed: readonly T[]): T | undefined {
+  const value = flags[name];
+  if (value === undefined) return undefined;
+  if (typeof value !== "string" || !allowed.includes(value as T)) throw new UsageError(`--${name} must be ${allowed.join(", ").replace(/, ([^,]*)$/, " or $1")}; got "${value}"`);
+  return value as T;
+}

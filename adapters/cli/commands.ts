@@ -4,14 +4,14 @@
  */
 import { spawnSync } from "node:child_process";
 import type { Config } from "../../core/config/mod.ts";
-import { presentKey, type Admin, type OrganizationUsage } from "../../core/accounts/mod.ts";
+import { PLANS, presentKey, ROLES, type Admin, type OrganizationUsage } from "../../core/accounts/mod.ts";
 import { CertkeeperError, createLogger, printable, silentLogger, type Limits, type Logger, type Mode, type OrganizationRecord } from "../../core/base/mod.ts";
 import type { Principal } from "../../core/auth/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
 import type { Wired } from "../wiring/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
 import { loadTrust } from "./trust.ts";
-import { optionalInteger, requiredFlag, UsageError, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
+import { choiceFlag, optionalInteger, requiredFlag, UsageError, type CommandContext, type CommandOutcome, type CommandSpec, type Flags } from "./command_table.ts";
 
 /**
  * The logger of `check`, which keeps nothing (its store lives in memory for the one command): none.
@@ -141,7 +141,7 @@ const orgCreate: CommandSpec = {
         }
         if (named.length === 1) return { org: named[0]!, existed: true };
       }
-      return { org: await admin.createOrganization({ name, plan: flags.plan as string | undefined, limits: limitFlags(flags) }), existed: false };
+      return { org: await admin.createOrganization({ name, plan: choiceFlag(flags, "plan", PLANS), limits: limitFlags(flags) }), existed: false };
     });
     return organizationOutcome(org, existed ? "exists already (nothing changed)" : "created");
   },
@@ -158,7 +158,7 @@ const orgUpdate: CommandSpec = {
   async run({ config, flags }) {
     const ref = requiredFlag(flags, "id");
     const limits = limitFlags(flags);
-    const changes = { name: flags.name as string | undefined, plan: flags.plan as string | undefined, limits };
+    const changes = { name: flags.name as string | undefined, plan: choiceFlag(flags, "plan", PLANS), limits };
     if (changes.name === undefined && changes.plan === undefined && Object.values(limits).every((v) => v === undefined)) {
       throw new UsageError(`org update needs something to change: --name, --plan or a limit flag (${LIMIT_FLAGS.map((f) => `--${f}`).join(", ")})`);
     }
@@ -220,7 +220,8 @@ const userCreate: CommandSpec = {
     const { config, flags } = context;
     const ref = requiredFlag(flags, "org");
     const email = requiredFlag(flags, "email");
-    const role = requiredFlag(flags, "role");
+    requiredFlag(flags, "role");
+    const role = choiceFlag(flags, "role", ROLES)!;
     const { user, existed } = await withAdmin(config, async (admin, store) => {
       const org = await admin.findOrganization(ref);
       if (flags["if-missing"]) {
