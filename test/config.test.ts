@@ -193,6 +193,7 @@ describe("credentials in the settings line and the database URL logged at start"
     ["smtp://ops:s3cret@Tail-Of-Password@mail.example:587", "smtp://ops:********@mail.example:587", "s3cret@Tail-Of-Password"],
     ["smtp://ops:plain@mail.example:587", "smtp://ops:********@mail.example:587", "plain"],
     ["libsql://t0ken-only@db.example?authToken=abc#x", "libsql://********@db.example?authToken=********#x", "t0ken-only"],
+    ["https://ct.example/v1?key=k3yValue&region=eu&api_key=other&sig=s1g", "https://ct.example/v1?key=********&region=eu&api_key=********&sig=********", null],
     ["http://user:p@ss/word@db.example/path", "http://user:********@ss/word@db.example/path", null],
     ["file:./data/certkeeper.db", "file:./data/certkeeper.db", null],
   ])("maskUrl(%p) is %p", (url, masked, password) => {

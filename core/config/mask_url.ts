@@ -2,6 +2,9 @@
 
 export const MASK = "********";
 
+/** Query parameters that carry a credential (named as services name them). */
+const SECRET_PARAMETERS = /([?&](?:authToken|token|access_token|password|secret|key|apikey|api_key|api-key|sig|signature)=)[^&#\s"']*/gi;
+
 /**
  * Every URL's credentials in a text masked, wherever they stand in it (an error quoting one URL of a
  * list): the user information after each `//` (up to its `@`), and token query parameters.
@@ -13,7 +16,7 @@ export function maskUrlsIn(text: string): string {
       const colon = userinfo.indexOf(":");
       return `//${colon >= 0 ? `${userinfo.slice(0, colon)}:${MASK}` : MASK}@`;
     })
-    .replace(/([?&](?:authToken|token|password|secret)=)[^&#\s"']*/gi, `$1${MASK}`);
+    .replace(SECRET_PARAMETERS, `$1${MASK}`);
 }
 
 /**
@@ -31,5 +34,5 @@ export function maskUrl(text: string): string {
     const colon = userinfo[2]!.indexOf(":");
     masked = `${userinfo[1]}${colon >= 0 ? `${userinfo[2]!.slice(0, colon)}:${MASK}` : MASK}@${text.slice(userinfo[0].length)}`;
   }
-  return masked.replace(/([?&](?:authToken|token|password|secret)=)[^&#]*/gi, `$1${MASK}`);
+  return masked.replace(SECRET_PARAMETERS, `$1${MASK}`);
 }
