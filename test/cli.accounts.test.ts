@@ -104,6 +104,11 @@ describe("org create", () => {
   test("org create refuses a limit that is not a whole number as a usage error (exit 2)", async () => {
     expectUsageError(await runCli(["org", "create", "--name", "X", "--rate-limit", "ten", "--json"], { env: shared.env }), /--rate-limit/);
     expectUsageError(await runCli(["org", "create", "--name", "X", "--watch-limit", "many", "--json"], { env: shared.env }), /--watch-limit/);
+    // A number past any limit (and past what a double keeps exactly) is refused, not stored rounded.
+    expectUsageError(
+      await runCli(["org", "create", "--name", "X", "--certificate-limit", "99999999999999999999", "--json"], { env: shared.env }),
+      /--certificate-limit must be a whole number from 0 to 1,000,000,000; got "99999999999999999999"/,
+    );
   });
 });
 

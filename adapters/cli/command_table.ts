@@ -54,10 +54,15 @@ export function requiredFlag(flags: Flags, name: string): string {
   return value;
 }
 
+/** The largest number a flag takes (a limit beyond it limits nothing, and beyond 2^53 is not kept exactly). */
+const MAX_FLAG_NUMBER = 1_000_000_000;
+
 export function optionalInteger(flags: Flags, name: string): number | undefined {
   const value = flags[name];
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !/^\d+$/.test(value)) throw new UsageError(`--${name} must be a whole number; got "${value}"`);
+  if (typeof value !== "string" || !/^\d+$/.test(value) || Number(value) > MAX_FLAG_NUMBER) {
+    throw new UsageError(`--${name} must be a whole number from 0 to ${MAX_FLAG_NUMBER.toLocaleString("en")}; got "${value}"`);
+  }
   return Number(value);
 }
 
