@@ -97,8 +97,8 @@ describe("org create", () => {
     expect(() => JSON.parse(result.stdout)).toThrow();
   });
 
-  test("org create refuses an unknown plan: exit 1, the reason on stderr, stdout empty", async () => {
-    expectFailure(await runCli(["org", "create", "--name", "X", "--plan", "gold", "--json"], { env: shared.env }), 1, /"gold"/);
+  test("org create refuses an unknown plan as a usage error (exit 2) naming --plan, stdout empty", async () => {
+    expectUsageError(await runCli(["org", "create", "--name", "X", "--plan", "gold", "--json"], { env: shared.env }), /--plan must be free, pro or enterprise; got "gold"/);
   });
 
   test("org create refuses a limit that is not a whole number as a usage error (exit 2)", async () => {
@@ -125,11 +125,11 @@ describe("user create", () => {
     );
   });
 
-  test("user create refuses a role that does not exist: exit 1, stderr names it, stdout empty", async () => {
+  test("user create refuses a role that does not exist as a usage error (exit 2) naming --role, stdout empty", async () => {
     const result = await runCli(["user", "create", "--org", sharedOrg.id, "--email", "boss@users.test", "--role", "superuser", "--json"], {
       env: shared.env,
     });
-    expectFailure(result, 1, /"superuser"/);
+    expectUsageError(result, /--role must be owner, admin or member; got "superuser"/);
   });
 
   test("user create refuses an address that is not an email address", async () => {
