@@ -849,7 +849,9 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
           if (announced.length === 0) result.overdueMissed.push(`${serial} deadline ${new Date(deadline).toISOString()} seen ${new Date(seen.at).toISOString()}`);
           else if (announced[0]! > seen.at) result.overdueLate.push(`${serial} ${Math.round((announced[0]! - seen.at) / HOUR)} h late`);
           else if (!SimulatedInternet.partial(server)) {
-            const due = overdueDueBy(server, cert, deadline, intervalMs);
+            // Its deadline has a check of its own once a check has seen the leaf served before it.
+            const known = log.find(servedBy, -Infinity, deadline - 1) !== undefined;
+            const due = overdueDueBy(server, cert, deadline, intervalMs, known);
             if (due !== null && announced[0]! > due) result.overdueLate.push(`${serial} ${Math.round((announced[0]! - due) / HOUR)} h after due (deadline ${new Date(deadline).toISOString()})`);
           }
         }
@@ -908,12 +910,13 @@ function servedSpan(server: SimulatedServer, serial: string): [number, number] |
  * When renewal_overdue for `cert` is due at the latest, from the servers' schedules alone (a name whose
  * nodes never drop a connection): the first moment from its deadline on when it is surely the
  * certificate-level leaf (every node answering serves it or a leaf expiring later, a node mid-rollout
- * counted with both its leaves) — TOLERANCE after the deadline if that is the deadline itself (a check
- * is made then), else one check interval (plus TOLERANCE) after that moment (or the year's start, for
+ * counted with both its leaves) — one step after the deadline if that is the deadline itself and a
+ * check saw the leaf before it (a check is made then), else one check interval (plus TOLERANCE) after
+ * that moment (or the year's start, for
  * a deadline passed before it); an outage meanwhile moves it past the outage (seenBy). Null when it
  * never surely is before it expires.
  */
-function overdueDueBy(server: SimulatedServer, cert: ServedCertificate, deadline: number, intervalMs: number): number | null {
+function overdueDueBy(server: SimulatedServer, cert: ServedCertificate, deadline: number, intervalMs: number, known: boolean): number | null {
   const possible = (node: SimulatedServer["nodes"][number], t: number): { sure: ServedCertificate; also: ServedCertificate | null } => {
     const sure = SimulatedInternet.servedAt(node, t);
     const index = node.certificates.indexOf(sure);
@@ -935,8 +938,9 @@ function overdueDueBy(server: SimulatedServer, cert: ServedCertificate, deadline
     .sort((a, b) => a - b);
   const moment = moments.find(level);
   if (moment === undefined) return null;
-  // The deadline's own check (CONTRACT §18) comes at the first step at or after it: within one step.
-  return moment === deadline ? seenBy(server, moment, 0, intervalMs, STEP) : seenBy(server, moment, intervalMs, intervalMs);
+  // The deadline's own check (CONTRACT §18) comes at the first step at or after it: within one step
+  // (of a leaf a check has seen; one first served unseen, during an outage, is seen by the next check).
+  return moment === deadline && known ? seenBy(server, moment, 0, intervalMs, STEP) : seenBy(server, moment, intervalMs, intervalMs);
 }
 
 /**
