@@ -45,6 +45,8 @@ describe("normalizeDomain()", () => {
     ["exa mple.com", "spaces"],
     [" example.com", "spaces"],
     ["localhost", "two labels"],
+    ["localhost", "name it with CERTKEEPER_RESOLVE, such as app.internal=127.0.0.1"],
+    ["intranet", "two labels"],
     ["-a.com", "hyphen"],
     ["a-.com", "hyphen"],
     ["a..com", "empty label"],

@@ -46,7 +46,12 @@ function reasonInvalid(input: string): string | null {
   }
   if (ascii.length > 253) return "it is longer than 253 characters";
   const labels = ascii.split(".");
-  if (labels.length < 2) return "give a fully qualified name with at least two labels, such as \"example.com\"";
+  if (labels.length < 2) {
+    return (
+      "give a fully qualified name with at least two labels, such as \"example.com\"" +
+      (ascii === "localhost" ? " (a server on this machine: name it with CERTKEEPER_RESOLVE, such as app.internal=127.0.0.1, and monitor that name)" : "")
+    );
+  }
   const bad = labels.find((label) => !LABEL.test(label));
   if (bad !== undefined) {
     return bad === ""
