@@ -94,9 +94,13 @@ export function bearerKey(authorization: string | null | undefined): string {
   // key to judge (and refuse as invalid when malformed).
   const match = /^\s*bearer(?:\s+(.*?))?\s*$/i.exec(authorization ?? "");
   if (!match?.[1]) {
+    // A key sent bare, without its scheme (a common slip): said as such.
+    const bare = /^\s*ck_(?:live|test)_/.test(authorization ?? "");
     throw new CertkeeperError(
       "missing_api_key",
-      "No API key provided: include the header \"Authorization: Bearer <API_KEY>\".",
+      bare
+        ? "No API key provided: the Authorization header holds a key without its scheme; send \"Authorization: Bearer <API_KEY>\"."
+        : "No API key provided: include the header \"Authorization: Bearer <API_KEY>\".",
     );
   }
   return match[1]!;

@@ -15,6 +15,11 @@ export function describeAuthCases(route: string, harness: () => Harness, send: (
         expectError(await call({ authorization }), 401, "missing_api_key");
       }
     });
+    test("a key sent without its scheme: 401 missing_api_key, saying the scheme is missing", async () => {
+      const response = await call({ authorization: harness().keys.owner.key });
+      expectError(response, 401, "missing_api_key");
+      expect(response.body.error.message).toContain("holds a key without its scheme");
+    });
     test("a malformed key, a bad checksum or an unknown key: 401 invalid_api_key", async () => {
       const valid = harness().keys.owner.key;
       const badChecksum = valid.slice(0, -1) + (valid.endsWith("A") ? "B" : "A");
