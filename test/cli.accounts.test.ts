@@ -278,6 +278,9 @@ describe("API keys", () => {
     }
     expect(listText.code).toBe(0);
     expect(listText.stdout).toContain(live.id);
+    // A table, headed as the other lists are.
+    expect(listText.stdout.split("\n")[0]).toMatch(/^ID\s+KEY\s+NAME\s+CREATED\s+STATE$/);
+    expect(listText.stdout.split("\n").find((line) => line.startsWith(live.id))).toMatch(/ck_live_…\w{4}\s+live one\s+\d{4}-.*\s+revoked \d{4}-/);
 
     // The database holds no key either (CONTRACT §3): look at the raw bytes of every file of it.
     for (const file of readdirSync(ws.dir).filter((f) => f.startsWith("db.sqlite"))) {

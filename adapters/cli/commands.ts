@@ -336,10 +336,14 @@ const keyList: CommandSpec = {
       const { userId: _, ...view } = presentKey(key);
       return view;
     });
-    const rows = json.map(
-      (k) => `${k.id}  ${k.prefix}…${k.last4}  ${k.name}  created ${k.createdAt}  ${k.revokedAt ? `revoked ${k.revokedAt}` : k.lastUsedAt ? `last used ${k.lastUsedAt}` : "never used"}`,
-    );
-    return { json, text: rows.length === 0 ? "No API keys." : rows.join("\n") };
+    const rows = json.map((k) => [
+      k.id,
+      `${k.prefix}…${k.last4}`,
+      k.name,
+      k.createdAt,
+      k.revokedAt ? `revoked ${k.revokedAt}` : k.lastUsedAt ? `last used ${k.lastUsedAt}` : "never used",
+    ]);
+    return { json, text: rows.length === 0 ? "No API keys." : table(["ID", "KEY", "NAME", "CREATED", "STATE"], rows) };
   },
 };
 
