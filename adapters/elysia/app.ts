@@ -26,12 +26,19 @@ export function createHttpApp(core: Core): Elysia {
   const docs = createDocumentation(core);
   /** Responses made outside the pipeline get their X-Request-Id, request line and a sent key's rate limit from core. */
   const finished =
-    (handle: (request: Request, params: Record<string, string>) => Response | Promise<Response>, level: "info" | "debug" = "info") =>
+    (handle: (request: Request, params: Record<string, string>) => Response | Promise<Response>) =>
     ({ request, params }: { request: Request; params: Record<string, string> }) =>
-      core.api.keyless(request, () => handle(request, params), { level });
-  // Health probes come every few seconds: their request lines are debug, not info.
-  app.get("/healthz", finished(() => healthz(), "debug"));
-  app.get("/readyz", finished(() => readyz(core.services.store), "debug"));
+      core.api.keyless(request, () => handle(request, params));
+  /**
+   * Health probes come every few seconds: their request lines are debug, not info, and they read no key
+   * (/healthz answers while the process is up, whatever the database does).
+   */
+  const probe = (handle: () => Response | Promise<Response>) => async ({ request }: { request: Request }) => {
+    const started = performance.now();
+    return core.api.finish(request, await handle(), { started, level: "debug" });
+  };
+  app.get("/healthz", probe(() => healthz()));
+  app.get("/readyz", probe(() => readyz(core.services.store)));
   app.get("/v1/openapi.json", finished(() => docs.document()));
   app.get("/docs", finished(() => docs.page()));
   app.get("/docs/:asset", finished((request, params) => docs.asset(request, params.asset!)));

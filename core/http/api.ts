@@ -34,11 +34,11 @@ export interface Api {
    */
   finish(request: Request, response: Response, options?: { started?: number; level?: "info" | "debug"; fields?: LogFields }): Response;
   /**
-   * A route that needs no key (health, documentation, metrics), answered by `produce`: a valid API key
-   * sent to it is still counted and shown its rate limit (CONTRACT §8), and over the limit refused with
-   * 429; then {@link Api.finish}.
+   * A route that needs no key (documentation, metrics), answered by `produce`: a valid API key sent to
+   * it is still counted and shown its rate limit (CONTRACT §8), and over the limit refused with 429;
+   * then {@link Api.finish}. (Health probes do not read keys: they answer whatever the database does.)
    */
-  keyless(request: Request, produce: () => Response | Promise<Response>, options?: { level?: "info" | "debug" }): Promise<Response>;
+  keyless(request: Request, produce: () => Response | Promise<Response>): Promise<Response>;
 }
 
 export function createApi(services: Services): Api {
@@ -122,7 +122,7 @@ export function createApi(services: Services): Api {
       return respond(500, errorBody(asCertkeeperError(undefined)), requestId);
     },
 
-    async keyless(request, produce, options = {}) {
+    async keyless(request, produce) {
       const started = performance.now();
       const key = await presentedKey(request);
       if (key.limited) {
@@ -133,7 +133,7 @@ export function createApi(services: Services): Api {
       }
       const response = await produce();
       for (const name in key.headers) response.headers.set(name, key.headers[name]!);
-      return this.finish(request, response, { started, level: options.level, fields: callerFields(key.principal) });
+      return this.finish(request, response, { started, fields: callerFields(key.principal) });
     },
 
     finish(request, response, options = {}) {
@@ -175,8 +175,10 @@ export function createApi(services: Services): Api {
     if (!principal) return { headers: {} };
     try {
       return { principal, headers: await admit(services, principal) };
-    } catch (limited) {
-      const error = asCertkeeperError(limited);
+    } catch (refused) {
+      const error = asCertkeeperError(refused);
+      // Over the limit: refused. A database that cannot count (down, full) costs the route nothing.
+      if (error.code !== "rate_limit_exceeded") return { headers: {} };
       return { principal, headers: error.headers ?? {}, limited: error };
     }
   }
