@@ -194,6 +194,8 @@ describe("credentials in the settings line and the database URL logged at start"
     ["smtp://ops:plain@mail.example:587", "smtp://ops:********@mail.example:587", "plain"],
     ["libsql://t0ken-only@db.example?authToken=abc#x", "libsql://********@db.example?authToken=********#x", "t0ken-only"],
     ["https://ct.example/v1?key=k3yValue&region=eu&api_key=other&sig=s1g", "https://ct.example/v1?key=********&region=eu&api_key=********&sig=********", null],
+    // A query may hold an apostrophe: a URL's token is masked up to the next parameter whatever it holds.
+    ["https://ct.example/v1?token=ab'cd&x=1", "https://ct.example/v1?token=********&x=1", null],
     ["http://user:p@ss/word@db.example/path", "http://user:********@ss/word@db.example/path", null],
     ["file:./data/certkeeper.db", "file:./data/certkeeper.db", null],
   ])("maskUrl(%p) is %p", (url, masked, password) => {

@@ -389,7 +389,7 @@ function remoteError(error: unknown): unknown {
 
 /** Codes of a connection that could not be made (Node's and Bun's names for them). */
 const NEVER_CONNECTED = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ConnectionRefused", "FailedToOpenSocket"]);
-/** Codes of a connection cut or stalled under a request. */
+/** Codes of a connection cut or stalled under a request (whether it was applied is not known). */
 const CUT = new Set(["ECONNRESET", "ECONNABORTED", "EPIPE", "ETIMEDOUT", "ConnectionClosed", "UND_ERR_SOCKET"]);
 
 /** Whether one of `codes` is anywhere in the chain of causes the client wraps the error in. */

@@ -1,5 +1,5 @@
 /** Certificates in memory, with the SQL store's ordering, leasing and compare-and-swap semantics. */
-import { targetKey, type CertificateStore, type CertificateTarget } from "../../core/store/mod.ts";
+import { DELIVERY_CANCELLED, targetKey, type CertificateStore, type CertificateTarget } from "../../core/store/mod.ts";
 import type { CertificateRecord } from "../../core/base/mod.ts";
 import { certificateRenewalState, certificateStatus } from "../../core/certificates/mod.ts";
 import { awaitsIssuance } from "../../core/deployment/mod.ts";
@@ -122,7 +122,7 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       state.certificates.delete(id);
       state.unindexNames(id);
       const eventIds = new Set([...state.events.values()].filter((e) => e.certificateId === id).map((e) => e.id));
-      state.cancelDeliveries((d) => eventIds.has(d.eventId), "Cancelled: the certificate was deleted", at);
+      state.cancelDeliveries((d) => eventIds.has(d.eventId), DELIVERY_CANCELLED.certificateDeleted, at);
       return true;
     },
 

@@ -1,14 +1,14 @@
 /** Channels, events and deliveries in memory. */
-import { fairShare, type ChannelStore, type DeliveryJob, type EventStore, type EventWithDeliveries, type FairShareCandidate } from "../../core/store/mod.ts";
+import { DELIVERY_CANCELLED, fairShare, type ChannelStore, type DeliveryJob, type EventStore, type EventWithDeliveries, type FairShareCandidate } from "../../core/store/mod.ts";
 import type { DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { copy, copyJson, inScope, withoutLease, type MemoryState } from "./state.ts";
 
-const CANCELLED = "Cancelled: the channel was disabled or deleted";
+const CANCELLED = DELIVERY_CANCELLED.channelOff;
 
 export function memoryChannels(state: MemoryState): ChannelStore {
   /** A channel switched off: its deliveries waiting for an attempt are cancelled at once (one in flight is settled by its outcome). */
   const cancelWaiting = (channelId: string, at: number) =>
-    state.cancelDeliveries((d) => d.channelId === channelId && !(d as { leaseOwner?: string | null }).leaseOwner, CANCELLED, at);
+    state.cancelDeliveries((d) => d.channelId === channelId && !d.leaseOwner, CANCELLED, at);
   return {
     async insert(record, { limit }) {
       if ([...state.channels.values()].filter((c) => inScope(c, record)).length >= limit) return false;
@@ -44,7 +44,7 @@ export function memoryChannels(state: MemoryState): ChannelStore {
       if (!channel || !inScope(channel, scope)) return false;
       state.write();
       state.channels.delete(id);
-      state.cancelDeliveries((d) => d.channelId === id, "Cancelled: the channel was deleted", at);
+      state.cancelDeliveries((d) => d.channelId === id, DELIVERY_CANCELLED.channelDeleted, at);
       return true;
     },
     async disable(id, at) {
@@ -198,6 +198,8 @@ export function memoryEvents(state: MemoryState): EventStore {
       if (!delivery || delivery.leaseOwner !== owner || delivery.status !== "pending") return false;
       state.write();
       Object.assign(delivery, copy(update), { leaseOwner: null });
+      // A retry to a channel switched off (or deleted) during the attempt is cancelled instead.
+      if (delivery.status === "pending" && !state.channels.get(update.channelId)?.enabled) Object.assign(delivery, { status: "failed", lastError: CANCELLED });
       if (delivery.status !== "pending") state.pending.delete(`${update.eventId} ${update.channelId}`);
       // The channel's health with it, as the SQL store does in one transaction.
       if (health) await channels.recordAttempt(update.channelId, { at: update.updatedAt, status: update.status, error: update.lastError });

@@ -116,7 +116,7 @@ export class MemoryState {
     this.deliveriesByEvent.set(eventId, [...(this.deliveriesByEvent.get(eventId) ?? []), key]);
   }
 
-  cancelDeliveries(match: (d: DeliveryRecord) => boolean, reason: string, at: number): void {
+  cancelDeliveries(match: (d: DeliveryRecord & { leaseOwner: string | null }) => boolean, reason: string, at: number): void {
     for (const key of this.pending) {
       const delivery = this.deliveries.get(key)!;
       if (match(delivery)) {

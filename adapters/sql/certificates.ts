@@ -1,5 +1,5 @@
 /** Certificates in SQL: keyset listing, leases for the scheduler, and check results written atomically. */
-import { targetKey, type CertificateKey, type CertificateStore, type CertificateTarget, type InsertCertificateResult } from "../../core/store/mod.ts";
+import { DELIVERY_CANCELLED, targetKey, type CertificateKey, type CertificateStore, type CertificateTarget, type InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Mode, Protocol, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type Row, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, makeDueNow, placeholders, powerOfTwoRuns, statusPeriods } from "./rows.ts";
@@ -393,9 +393,9 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
         if (rowsAffected === 0) return false;
         await tx.execute("DELETE FROM certificate_tags WHERE certificate_id = ?", [id]);
         await tx.execute(
-          `UPDATE deliveries SET status = 'failed', last_error = 'Cancelled: the certificate was deleted', updated_at = ?
+          `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
            WHERE status = 'pending' AND event_id IN (SELECT id FROM events WHERE certificate_id = ?)`,
-          [at, id],
+          [DELIVERY_CANCELLED.certificateDeleted, at, id],
         );
         return true;
       });

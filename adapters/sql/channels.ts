@@ -1,9 +1,9 @@
 /** Notification channels in SQL. */
-import type { ChannelStore } from "../../core/store/mod.ts";
+import { DELIVERY_CANCELLED, type ChannelStore } from "../../core/store/mod.ts";
 import type { ChannelRecord, Scope } from "../../core/base/mod.ts";
 import type { Executor } from "./executor.ts";
 import { CHANNEL_HEALTH_COLUMNS, channelFrom, healthStatement, placeholders } from "./rows.ts";
-import { CANCELLED, CHANNEL_COLUMNS } from "./events.ts";
+import { CHANNEL_COLUMNS } from "./events.ts";
 
 const SELECT = `SELECT ${CHANNEL_COLUMNS}, ${CHANNEL_HEALTH_COLUMNS} FROM channels`;
 
@@ -56,8 +56,13 @@ export function sqlChannels(db: Executor): ChannelStore {
     },
 
     async update(scope, id, patch) {
-      if (patch.enabled === false) return db.transaction(async (tx) => cancelWaiting(tx, id, patch.updatedAt, await updateChannel(tx, scope, id, patch)));
-      return updateChannel(db, scope, id, patch);
+      if (patch.enabled !== false) return updateChannel(db, scope, id, patch);
+      return db.transaction(async (tx) => {
+        const updated = await updateChannel(tx, scope, id, patch);
+        // Only a channel of this scope: another's is left as it is, its deliveries too.
+        if (updated) await cancelWaiting(tx, { channelId: id, at: patch.updatedAt });
+        return updated;
+      });
     },
 
     async remove(scope, id, at) {
@@ -69,9 +74,9 @@ export function sqlChannels(db: Executor): ChannelStore {
         ]);
         if (rowsAffected === 0) return false;
         await tx.execute(
-          `UPDATE deliveries SET status = 'failed', last_error = 'Cancelled: the channel was deleted', updated_at = ?
+          `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
            WHERE channel_id = ? AND status = 'pending'`,
-          [at, id],
+          [DELIVERY_CANCELLED.channelDeleted, at, id],
         );
         return true;
       });
@@ -80,7 +85,7 @@ export function sqlChannels(db: Executor): ChannelStore {
     async disable(id, at) {
       await db.transaction(async (tx) => {
         await tx.execute("UPDATE channels SET enabled = 0, updated_at = ? WHERE id = ?", [at, id]);
-        await cancelWaiting(tx, id, at, null);
+        await cancelWaiting(tx, { channelId: id, at });
       });
     },
 
@@ -90,7 +95,6 @@ export function sqlChannels(db: Executor): ChannelStore {
     },
   };
 }
-
 
 type ChannelPatch = Parameters<ChannelStore["update"]>[2];
 
@@ -117,13 +121,12 @@ async function updateChannel(db: Executor, scope: Scope, id: string, patch: Chan
 
 /**
  * A channel switched off: its deliveries waiting for an attempt are cancelled at once, as the
- * deliverer would at their time (one in flight is settled by its outcome); `result` passed through.
+ * deliverer would at their time (one in flight is settled with its outcome).
  */
-async function cancelWaiting<T>(tx: Executor, channelId: string, at: number, result: T): Promise<T> {
+async function cancelWaiting(tx: Executor, { channelId, at }: { channelId: string; at: number }): Promise<void> {
   await tx.execute(
     `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
      WHERE channel_id = ? AND status = 'pending' AND lease_owner IS NULL`,
-    [CANCELLED, at, channelId],
+    [DELIVERY_CANCELLED.channelOff, at, channelId],
   );
-  return result;
 }

@@ -1,5 +1,5 @@
 /** Events and their deliveries (the outbox) in SQL. */
-import { candidatesPerOrganization, fairShare, type DeliveryJob, type EventStore, type EventWithDeliveries } from "../../core/store/mod.ts";
+import { candidatesPerOrganization, DELIVERY_CANCELLED, fairShare, type DeliveryJob, type EventStore, type EventWithDeliveries } from "../../core/store/mod.ts";
 import type { ChannelRecord, DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { isMuted, routeEvent } from "../../core/channels/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
@@ -7,7 +7,7 @@ import { channelFrom, deliveryFrom, eventFrom, healthStatement, makeDueNow, plac
 
 const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
 const DELIVERY_COLUMNS = "event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at";
-export const CANCELLED = "Cancelled: the channel was disabled or deleted";
+const CANCELLED = DELIVERY_CANCELLED.channelOff;
 const CHANNEL_COLUMNS = "id, organization_id, mode, type, name, enabled, config, signing_secret, created_at, updated_at, filter";
 
 /**
@@ -238,9 +238,13 @@ export function sqlEvents(db: Executor): EventStore {
       // channel failing after its delivery went through. The health moves only if the outcome was written.
       const [outcome] = await urgent.batch([
         {
-          sql: `UPDATE deliveries SET status = ?, attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ?, lease_owner = NULL
+          // A retry to a channel switched off (or deleted) during the attempt is cancelled instead.
+          sql: `UPDATE deliveries SET
+                  status = CASE WHEN off THEN 'failed' ELSE ? END, attempts = ?, next_attempt_at = ?,
+                  last_error = CASE WHEN off THEN ? ELSE ? END, updated_at = ?, lease_owner = NULL
+                FROM (SELECT ? = 'pending' AND NOT EXISTS (SELECT 1 FROM channels WHERE id = ? AND enabled = 1) AS off)
                 WHERE event_id = ? AND channel_id = ? AND lease_owner = ? AND status = 'pending'`,
-          args: [u.status, u.attempts, u.nextAttemptAt, u.lastError, u.updatedAt, u.eventId, u.channelId, owner],
+          args: [u.status, u.attempts, u.nextAttemptAt, CANCELLED, u.lastError, u.updatedAt, u.status, u.channelId, u.eventId, u.channelId, owner],
         },
         ...(health ? [healthStatement(
           u.channelId,

@@ -3,7 +3,11 @@
 export const MASK = "********";
 
 /** Query parameters that carry a credential (named as services name them). */
-const SECRET_PARAMETERS = /([?&](?:authToken|token|access_token|password|secret|key|apikey|api_key|api-key|sig|signature)=)[^&#\s"']*/gi;
+const SECRET_NAMES = "authToken|token|access_token|password|secret|key|apikey|api_key|api-key|sig|signature";
+/** Their values in a URL: up to the next parameter or the fragment. */
+const SECRET_IN_URL = new RegExp(`([?&](?:${SECRET_NAMES})=)[^&#]*`, "gi");
+/** Their values in free text, where a URL ends at a space or a quote. */
+const SECRET_IN_TEXT = new RegExp(`([?&](?:${SECRET_NAMES})=)[^&#\\s"']*`, "gi");
 
 /**
  * Every URL's credentials in a text masked, wherever they stand in it (an error quoting one URL of a
@@ -16,7 +20,7 @@ export function maskUrlsIn(text: string): string {
       const colon = userinfo.indexOf(":");
       return `//${colon >= 0 ? `${userinfo.slice(0, colon)}:${MASK}` : MASK}@`;
     })
-    .replace(SECRET_PARAMETERS, `$1${MASK}`);
+    .replace(SECRET_IN_TEXT, `$1${MASK}`);
 }
 
 /**
@@ -34,5 +38,5 @@ export function maskUrl(text: string): string {
     const colon = userinfo[2]!.indexOf(":");
     masked = `${userinfo[1]}${colon >= 0 ? `${userinfo[2]!.slice(0, colon)}:${MASK}` : MASK}@${text.slice(userinfo[0].length)}`;
   }
-  return masked.replace(SECRET_PARAMETERS, `$1${MASK}`);
+  return masked.replace(SECRET_IN_URL, `$1${MASK}`);
 }

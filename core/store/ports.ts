@@ -65,6 +65,14 @@ export class StorageUnavailableError extends CertkeeperError {
   }
 }
 
+/** Why a delivery was cancelled, as every store writes it in `lastError`. */
+export const DELIVERY_CANCELLED = {
+  /** Its channel was switched off, or deleted, before an attempt. */
+  channelOff: "Cancelled: the channel was disabled or deleted",
+  channelDeleted: "Cancelled: the channel was deleted",
+  certificateDeleted: "Cancelled: the certificate was deleted",
+} as const;
+
 /**
  * Thrown by users.update() and users.remove() called with `keepOwner` when the change would leave the
  * user's organization without an owner; nothing is changed. The check and the write are one atomic step.

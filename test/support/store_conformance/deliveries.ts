@@ -123,6 +123,40 @@ export function describeDeliveries(get: () => Store) {
       expect(await store.events.nextDeliveryAt()).toBe(NOW + HOUR);
     });
 
+    test("completeDelivery() of a retry to a channel switched off (or deleted) during the attempt cancels it instead; a delivered outcome stands", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const off = await addChannel(store, channelRecord(live));
+      const gone = await addChannel(store, channelRecord(live));
+      const delivered = await addChannel(store, channelRecord(live));
+      const { event } = await eventWithDeliveries(store, live, [off.id, gone.id, delivered.id]);
+      expect(await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 })).toHaveLength(3);
+      await store.channels.update(live, off.id, { enabled: false, updatedAt: NOW + 1 });
+      await store.channels.update(live, delivered.id, { enabled: false, updatedAt: NOW + 1 });
+      await store.channels.remove(live, gone.id, NOW + 1);
+      const retry = { eventId: event.id, status: "pending" as const, attempts: 1, nextAttemptAt: NOW + HOUR, lastError: "The endpoint answered HTTP 500", updatedAt: NOW + 2 };
+      expect(await store.events.completeDelivery("one", { ...retry, channelId: off.id })).toBe(true);
+      await store.events.completeDelivery("one", { ...retry, channelId: gone.id });
+      expect(await store.events.completeDelivery("one", { ...retry, channelId: delivered.id, status: "delivered", lastError: null })).toBe(true);
+      const after = await deliveriesOf(store, live, event.id);
+      expect(after.find((d) => d.channelId === off.id)).toMatchObject({ status: "failed", attempts: 1, lastError: expect.stringContaining("Cancelled") });
+      expect(after.find((d) => d.channelId === gone.id)).toMatchObject({ status: "failed", lastError: expect.stringContaining("Cancelled") });
+      expect(after.find((d) => d.channelId === delivered.id)).toMatchObject({ status: "delivered", lastError: null });
+    });
+
+    test("switching a channel off through another scope changes nothing: update() is null, its waiting deliveries stay", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live, test: testScope } = await newOrganization(store);
+      const { live: stranger } = await newOrganization(store);
+      const channel = await addChannel(store, channelRecord(live));
+      const waiting = await eventWithDeliveries(store, live, [channel.id], { nextAttemptAt: NOW + HOUR, attempts: 1 });
+      for (const scope of [stranger, testScope]) expect(await store.channels.update(scope, channel.id, { enabled: false, updatedAt: NOW + 5 })).toBeNull();
+      expect((await store.channels.get(live, channel.id))?.enabled).toBe(true);
+      expect(await deliveriesOf(store, live, waiting.event.id)).toEqual(waiting.deliveries);
+    });
+
     /** One delivery per event, due at `at`, to one channel of its own per organization. */
     async function dueDeliveries(store: Store, scope: Scope, times: number[]): Promise<string[]> {
       const channel = await addChannel(store, channelRecord(scope));
