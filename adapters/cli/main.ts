@@ -200,15 +200,13 @@ async function serve(config: Config): Promise<number> {
     // Loaded here: the HTTP server and the settings area are half of the CLI's start-up time, and
     // only serve needs them (cron jobs run check and list commands many times a day).
     const { startServer } = await import("../elysia/server.ts");
-    // A stop asked for while start-up still waits (for a database server, say) is a stop: the start is
-    // left where it is, and the process ends.
-    const starting = startServer(config);
+    // A stop asked for while start-up still waits (for a database server, say) is a stop: nothing is
+    // served yet, and the process ends. Once it listens, the start is finished and stopped cleanly.
+    let listening = false;
+    const starting = startServer(config, {}, { onListening: () => (listening = true) });
     const first = await Promise.race([starting, stopping.then(() => null)]);
-    if (first === null) {
-      starting.then((started) => started.stop()).catch(() => {});
-      return 0;
-    }
-    server = first;
+    if (first === null && !listening) return 0;
+    server = first ?? (await starting);
   } catch (error) {
     shutdown();
     // A busy port or an unreachable database: say so in one line, not with a stack trace.

@@ -32,7 +32,7 @@ export type ServerOptions = Omit<WireOptions, "outboxDir">;
  */
 export const MAX_HEADER_BYTES = 256 * 1024;
 
-export async function startServer(config: Config, options: ServerOptions = {}): Promise<RunningServer> {
+export async function startServer(config: Config, options: ServerOptions = {}, hooks: { onListening?: () => void } = {}): Promise<RunningServer> {
   const wired = await wire(config, { passwords: bunPasswords, ...options });
   const { core, logger, store } = wired;
   const app = createHttpApp(core);
@@ -46,6 +46,7 @@ export async function startServer(config: Config, options: ServerOptions = {}): 
     throw portError(config, error);
   }
   const server = app.server!;
+  hooks.onListening?.();
   core.start();
   const url = `http://${server.hostname}:${server.port}`;
   logger.info("certkeeper is listening", { url, database: redactDatabaseUrl(config.databaseUrl) });
