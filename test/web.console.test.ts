@@ -211,7 +211,7 @@ describe("a certificate's page", () => {
 
   test("the edit form changes name, thresholds, tags and mute through PATCH; the API's refusal is shown with the input kept", async () => {
     const page = await owner.browser.get(`/certificates/${certificateId}?mode=live`);
-    expect(page.text).toContain(`<form class="card" method="post" action="/certificates/${certificateId}/edit" id="edit"`);
+    expect(page.text).toContain(`<form class="card" method="post" action="/certificates/${certificateId}/edit#edit" id="edit"`);
     const saved = await owner.browser.post(`/certificates/${certificateId}/edit`, {
       mode: "live", name: "Mail server", alertThresholds: "21, 7", tags: "team:mail env:prod", connectTo: "", mute: "7d",
     });

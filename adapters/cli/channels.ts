@@ -104,7 +104,9 @@ export const channelTestCommand: CommandSpec = {
     return {
       json: result,
       text: delivered
-        ? `The test notification reached "${channel.name}" (${channel.type})${how} at ${iso(Date.now())}.`
+        ? channel.type === "email" && config.smtpUrl === undefined
+          ? `The test email to "${channel.name}" was written to the outbox folder (./data/outbox), not sent: set CERTKEEPER_SMTP_URL for email to reach anyone.`
+          : `The test notification reached "${channel.name}" (${channel.type})${how} at ${iso(Date.now())}.`
         : `The test notification to "${channel.name}" (${channel.type}) failed.`,
       notes: delivered
         ? []

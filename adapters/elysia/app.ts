@@ -11,7 +11,7 @@ import type { Core } from "../../core/app/mod.ts";
 import { healthz, readyz, routeParams } from "../../core/http/mod.ts";
 import { metricsResponse } from "../../core/metrics/mod.ts";
 import { createDocumentation } from "./docs.ts";
-import { clientAddress, createWebRoutes, notFoundPage, requestFacts, wantsPage } from "../web/mod.ts";
+import { clientAddress, createWebRoutes, notFoundPage, pageAbove, requestFacts, wantsPage } from "../web/mod.ts";
 
 export function createHttpApp(core: Core): Elysia {
   const app = new Elysia();
@@ -44,7 +44,10 @@ export function createHttpApp(core: Core): Elysia {
   app.get("/docs/:asset", finished((request, params) => docs.asset(request, params.asset!)));
   for (const path of ["/healthz", "/readyz", "/v1/openapi.json", "/docs", "/docs/:asset"]) methodsByPath.set(path, ["GET"]);
   // The settings area and dashboard (adapters/web): web-standard handlers, the peer's address for the sign-in slowdown.
-  for (const route of createWebRoutes(core)) {
+  const webRoutes = createWebRoutes(core);
+  const pages = webRoutes.filter((route) => route.method === "GET").map((route) => route.path);
+  const forms = new Set(webRoutes.filter((route) => route.method !== "GET").map((route) => route.path));
+  for (const route of webRoutes) {
     app.route(
       route.method,
       route.path,
@@ -64,7 +67,11 @@ export function createHttpApp(core: Core): Elysia {
     methodsByPath.set("/metrics", ["GET"]);
   }
   for (const [path, methods] of methodsByPath) {
-    app.all(path, ({ request }) => core.api.methodNotAllowed(request, methods));
+    // A browser at an address a form posts to (typed again, or through history) is sent to the page above it.
+    const formOnly = forms.has(path) && !methods.includes("GET");
+    app.all(path, ({ request }) =>
+      formOnly && wantsPage(request) ? core.api.finish(request, pageAbove(request, pages)) : core.api.methodNotAllowed(request, methods),
+    );
   }
   app.onError(({ code, request, error }) => {
     // A browser asking for a page gets a page; API clients (JSON, curl's */*) get the API's 404.

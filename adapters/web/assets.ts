@@ -25,6 +25,7 @@ h1 { font-size: 1.5em; margin: .3em 0 .6em; overflow-wrap: anywhere; } h2 { font
 section.card, form.card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: 14px 16px; margin: 12px 0; }
 .table-wrap { position: relative; overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
 table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: 8px 10px; border-bottom: 1px solid var(--line); vertical-align: top; }
+td[data-label="Certificate"], td[data-label="Name"], td[data-label="Sends to"] { overflow-wrap: anywhere; min-width: 12ch; }
 th { font-size: .85em; color: var(--muted); font-weight: 600; } tr:last-child td { border-bottom: 0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; } .muted { color: var(--muted); } .small { font-size: .85em; }
 code, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, monospace; font-size: .92em; overflow-wrap: anywhere; }

@@ -1,6 +1,6 @@
 /** The page shell every page shares, and the headers every page carries. */
 import { type SignedIn, mayManageMembers } from "../../core/accounts/mod.ts";
-import { DAY, newId, relativeDays } from "../../core/base/mod.ts";
+import { DAY, newId, relativeDays, type Mode } from "../../core/base/mod.ts";
 import { OPERATIONS } from "../../core/operations/mod.ts";
 import { ASSET_VERSION } from "./assets.ts";
 import { html, type Html, type HtmlValue } from "./html.ts";
@@ -25,12 +25,15 @@ export interface PageOptions {
   /** An error to show above the content. */
   error?: string | null;
   narrow?: boolean;
+  /** The data shown (live when absent): the Dashboard, Channels and Watches tabs keep test data shown. */
+  mode?: Mode;
 }
 
 export function page(options: PageOptions, content: HtmlValue): Html {
   const { me } = options;
   const tab = (id: Tab, href: string, label: string) =>
     html`<a href="${href}"${options.tab === id ? html` aria-current="page"` : ""}>${label}</a>`;
+  const shown = options.mode === "test" ? "?mode=test" : "";
   return html`<!doctype html>
 <html lang="en">
 <head>
@@ -46,8 +49,8 @@ ${
   me
     ? html`<header class="top">
 <a class="brand" href="/">certkeeper</a><span class="org">${me.organization.name}</span>
-<nav aria-label="Main">${tab("dashboard", "/", "Dashboard")} ${tab("channels", "/channels", "Channels")}
-${WATCHES ? tab("watches", "/watches", "Watches") : ""} ${tab("api-keys", "/settings/api-keys", "API Keys")}
+<nav aria-label="Main">${tab("dashboard", `/${shown}`, "Dashboard")} ${tab("channels", `/channels${shown}`, "Channels")}
+${WATCHES ? tab("watches", `/watches${shown}`, "Watches") : ""} ${tab("api-keys", "/settings/api-keys", "API Keys")}
 ${mayManageMembers(me.user.role) ? tab("members", "/settings/members", "Members") : ""} ${tab("account", "/settings/account", "Account")}</nav>
 <form method="post" action="/sign-out">${formToken(me)}<span>${me.user.email} (${me.user.role})</span><button type="submit">Sign out</button></form>
 </header>`

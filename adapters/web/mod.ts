@@ -63,6 +63,25 @@ export function wantsPage(request: Request): boolean {
   return request.method === "GET" && /\btext\/html\b/i.test(request.headers.get("accept") ?? "");
 }
 
+/**
+ * Where a browser asking for an address that only takes a form (the address a form posted to, typed
+ * again or reached through history) is sent: the nearest page above it, by `pages` (the GET routes'
+ * paths, `:name` for a parameter); the dashboard when none is.
+ */
+export function pageAbove(request: Request, pages: readonly string[]): Response {
+  const segments = new URL(request.url).pathname.split("/");
+  const served = (candidate: string[]) =>
+    pages.some((page) => {
+      const parts = page.split("/");
+      return parts.length === candidate.length && parts.every((part, i) => part.startsWith(":") || part === candidate[i]);
+    });
+  for (let end = segments.length - 1; end > 1; end--) {
+    const candidate = segments.slice(0, end);
+    if (served(candidate)) return new Response(null, { status: 303, headers: { location: candidate.join("/") } });
+  }
+  return new Response(null, { status: 303, headers: { location: "/" } });
+}
+
 /** The 404 a browser gets: a page saying what is missing and where to go. */
 export function notFoundPage(request: Request): Response {
   const path = new URL(request.url).pathname;

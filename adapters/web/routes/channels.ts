@@ -149,7 +149,13 @@ export function channelRoutes(core: Core): WebRoute[] {
         const name = channels.find((channel) => channel.id === result.channelId)?.name ?? result.channelId;
         if (result.status === "delivered") {
           const how = result.responseStatus === null ? "" : ` (it answered ${result.responseStatus})`;
-          return htmlResponse(channelsPage({ me, mode, channels, notice: `The test notification reached “${name}”${how}.` }));
+          const type = channels.find((channel) => channel.id === result.channelId)?.type;
+          // Without a mail server, mail goes to files on the server: nobody receives it.
+          const notice =
+            type === "email" && core.services.config.smtpUrl === undefined
+              ? `The test email to “${name}” was written to the server's outbox folder (./data/outbox), not sent: set CERTKEEPER_SMTP_URL for email to reach anyone.`
+              : `The test notification reached “${name}”${how}.`;
+          return htmlResponse(channelsPage({ me, mode, channels, notice }));
         }
         return htmlResponse(channelsPage({ me, mode, channels, error: `The test notification to “${name}” failed: ${result.error ?? "no answer"}.` }));
       }),

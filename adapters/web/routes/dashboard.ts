@@ -12,10 +12,13 @@ export function modeOf(value: string | null | undefined): Mode {
   return value === "test" ? "test" : "live";
 }
 
-/** The filters of the address, as typed (the list operation validates them and names what is wrong). */
+/**
+ * The filters of the address, as typed (the list operation validates them and names what is wrong);
+ * tags are stored lower-case, so the one typed is looked for so too.
+ */
 function filtersOf(url: URL): DashboardFilters {
   const get = (name: string) => url.searchParams.get(name)?.trim() || undefined;
-  return { domain: get("domain"), status: get("status"), tag: get("tag"), renewal: get("renewal"), cursor: get("cursor") };
+  return { domain: get("domain"), status: get("status"), tag: get("tag")?.toLowerCase(), renewal: get("renewal"), cursor: get("cursor") };
 }
 
 /**

@@ -32,7 +32,7 @@ export function certificatePage(view: CertificatePageView): Html {
   const c = detail.certificate as CertificateView & Record<string, unknown>;
   const write = mayWrite(me.user.role);
   return page(
-    { title: c.domain, me, tab: "dashboard", notice: view.notice },
+    { title: c.domain, me, tab: "dashboard", mode, notice: view.notice },
     html`<p><a href="/?mode=${mode}">← Dashboard (${mode})</a></p>
 <h1>${c.name} <span class="badge status-${c.status}">${c.status}</span></h1>
 <p class="verdict" id="verdict" data-status="${c.status}">${explainCertificate(c)}</p>
@@ -112,7 +112,7 @@ function editForm(me: SignedIn, mode: Mode, c: CertificateView & Record<string, 
   const form = view.form ?? {};
   const value = (name: string, fallback: string) => (name in form ? form[name]! : fallback);
   const mutedNow = c.mutedUntil && Date.parse(c.mutedUntil) > Date.now();
-  return html`<form class="card" method="post" action="/certificates/${c.id}/edit" id="edit" aria-labelledby="edit-heading">
+  return html`<form class="card" method="post" action="/certificates/${c.id}/edit#edit" id="edit" aria-labelledby="edit-heading">
 <h2 id="edit-heading">Edit</h2>
 ${view.error ? html`<div class="error" role="alert">${view.error}</div>` : ""}
 ${formToken(me)}<input type="hidden" name="mode" value="${mode}">

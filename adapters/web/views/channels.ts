@@ -27,10 +27,10 @@ export function channelsPage(view: ChannelsView): Html {
   const enabled = channels.filter((channel) => channel.enabled);
   const failing = enabled.filter((channel) => channel.health?.failingSince);
   return page(
-    { title: "Channels", me, tab: "channels", notice: view.notice, error: view.error },
+    { title: "Channels", me, tab: "channels", mode, notice: view.notice, error: view.error },
     html`<h1>Notification channels</h1>
 <nav class="toggle" aria-label="Data shown">${modeLink("live", "Live data")}${modeLink("test", "Test data")}</nav>
-${alertBanners({ channels: channels.length, enabled: enabled.length, failing }, mode, false)}
+${alertBanners({ channels: channels.length, enabled: enabled.length, failing }, mode, write)}
 <p class="muted">Every event of the ${mode} data goes to each enabled channel whose filter takes it. Secrets are shown masked.${
       write ? " “Send test” sends a test event to one channel now and shows how it went." : ""
     }</p>

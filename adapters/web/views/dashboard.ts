@@ -53,7 +53,7 @@ export function dashboardPage(view: DashboardView): Html {
   const modeLink = (m: Mode, label: string) => html`<a href="/?mode=${m}"${m === mode ? html` aria-current="page"` : ""}>${label}</a>`;
   const filtered = Boolean(filters.domain || filters.status || filters.tag || filters.renewal);
   return page(
-    { title: "Dashboard", me, tab: "dashboard", notice: view.notice, error: view.error },
+    { title: "Dashboard", me, tab: "dashboard", mode, notice: view.notice, error: view.error },
     html`<h1>Dashboard</h1>
 <nav class="toggle" aria-label="Data shown">${modeLink("live", "Live data")}${modeLink("test", "Test data")}</nav>
 ${alertBanners(data.alerts, mode, write)}

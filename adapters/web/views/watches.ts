@@ -23,7 +23,7 @@ export function watchesPage(view: WatchesView): Html {
   const modeLink = (m: Mode, text: string) => html`<a href="/watches?mode=${m}"${m === mode ? html` aria-current="page"` : ""}>${text}</a>`;
   const rows = view.watches;
   return page(
-    { title: "Watches", me, tab: "watches", notice: view.notice, error: view.error },
+    { title: "Watches", me, tab: "watches", mode, notice: view.notice, error: view.error },
     html`<h1>Certificate Transparency watches</h1>
 <nav class="toggle" aria-label="Data shown">${modeLink("live", "Live data")}${modeLink("test", "Test data")}</nav>
 <p class="muted">Each watch looks for new certificates issued for a domain, and alerts when one appears.${

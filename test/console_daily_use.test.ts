@@ -1,0 +1,83 @@
+/**
+ * What an operator meets in the console every day (CONTRACT §23), found by using it: an address a form
+ * posted to, reached again by a browser, leads to a page (not a JSON 405); the Channels tab offers an
+ * owner the way to add a channel; the top navigation keeps test data shown; a tag typed in capitals is
+ * found; an email test without a mail server says the mail went to the outbox; a refused edit comes
+ * back at the edit form.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { quickPasswords } from "./support/passwords.ts";
+import { createHarness, expectData, loopbackTransports, type Harness } from "./support/harness.ts";
+import { certificateRecord } from "./support/store_conformance/factories.ts";
+import { signedInUser, type WebUser } from "./support/web_users.ts";
+
+let h: Harness;
+let transports: Awaited<ReturnType<typeof loopbackTransports>>;
+let owner: WebUser;
+const page = { accept: "text/html,application/xhtml+xml" };
+
+beforeAll(async () => {
+  transports = await loopbackTransports();
+  h = await createHarness({ passwords: quickPasswords, transports, limits: { requestsPerMinute: 100_000 } });
+  owner = await signedInUser(h, "owner");
+});
+afterAll(async () => {
+  await h?.close();
+  await transports?.close();
+});
+
+test("a browser at an address a form posts to is sent to the page above it; an API client still gets 405", async () => {
+  const record = certificateRecord({ organizationId: h.org.id, mode: "live" }, { tags: ["mail"] });
+  expect(await h.store.certificates.insert(record, { limit: 1000, events: [] })).toBe("created");
+  const channel = expectData(await h.request("POST", "/v1/channels", { body: { type: "email", name: "Ops", config: { email: "ops@acme.test" } } }), 201);
+  const seen = [];
+  for (const path of ["/dashboard/certificates", `/certificates/${record.id}/edit`, `/channels/${channel.id}/test`]) {
+    const answer = await owner.browser.get(path, page);
+    seen.push([path, answer.status, answer.headers.get("location")]);
+  }
+  expect(seen).toEqual([
+    ["/dashboard/certificates", 303, "/"],
+    [`/certificates/${record.id}/edit`, 303, `/certificates/${record.id}`],
+    [`/channels/${channel.id}/test`, 303, "/channels"],
+  ]);
+  const api = await owner.browser.get("/dashboard/certificates", { accept: "application/json" });
+  expect(api.status).toBe(405);
+});
+
+test("the Channels tab with no channel tells an owner to add one there, not to ask an owner", async () => {
+  const answer = await owner.browser.get("/channels?mode=test", page);
+  expect(answer.text).toContain('<a href="/channels?mode=test#add-channel">Add a channel</a>');
+  expect(answer.text).not.toContain("Ask an owner or admin");
+});
+
+test("with test data shown, the top navigation's Dashboard, Channels and Watches keep showing test data", async () => {
+  const answer = await owner.browser.get("/channels?mode=test", page);
+  const nav = answer.text.slice(answer.text.indexOf('<nav aria-label="Main">'), answer.text.indexOf("</nav>", answer.text.indexOf('<nav aria-label="Main">')));
+  expect(nav).toContain('href="/?mode=test"');
+  expect(nav).toContain('href="/channels?mode=test"');
+  expect(nav).toContain('href="/watches?mode=test"');
+  const live = await owner.browser.get("/channels", page);
+  expect(live.text).toContain('<a href="/channels" aria-current="page">Channels</a>');
+});
+
+test("a tag typed in capitals in the dashboard's filter finds the certificates carrying it", async () => {
+  const answer = await owner.browser.get("/?tag=MAIL", page);
+  expect(answer.status).toBe(200);
+  expect(answer.text).toContain('data-label="Certificate"');
+});
+
+test("an email test without CERTKEEPER_SMTP_URL says the mail went to the outbox folder, not that it reached anyone", async () => {
+  const channels = (await h.request("GET", "/v1/channels")).body.data as Array<{ id: string; name: string }>;
+  const ops = channels.find((c) => c.name === "Ops")!;
+  await owner.browser.get("/channels", page);
+  const sent = await owner.browser.post(`/channels/${ops.id}/test`, { mode: "live" });
+  expect(sent.status).toBe(200);
+  expect(sent.text).toContain("The test email to “Ops” was written to the server&#39;s outbox folder (./data/outbox), not sent: set CERTKEEPER_SMTP_URL");
+  expect(sent.text).not.toContain("reached");
+});
+
+test("the edit form posts back to itself at the form (#edit), so a refusal is shown where it was typed", async () => {
+  const list = (await h.request("GET", "/v1/certificates")).body.data as Array<{ id: string }>;
+  const answer = await owner.browser.get(`/certificates/${list[0]!.id}`, page);
+  expect(answer.text).toContain(`action="/certificates/${list[0]!.id}/edit#edit" id="edit"`);
+});
