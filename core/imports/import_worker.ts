@@ -146,9 +146,15 @@ export class ImportWorker {
     const writeReady = () => {
       writing = writing.then(async () => {
         const batch: ImportItemOutcome[] = [];
-        while (written < items.length && outcomes[written]) batch.push(outcomes[written++]!);
+        // Events are stamped when saved (written in item order, judged in any): the events list then
+        // stays in the order they were raised, by time as by position.
+        const at = clock.now();
+        while (written < items.length && outcomes[written]) {
+          const outcome = outcomes[written++]!;
+          batch.push(outcome.kind === "create" ? { ...outcome, events: outcome.events.map((event) => ({ ...event, createdAt: at })) } : outcome);
+        }
         if (batch.length === 0 || !held) return;
-        held = await store.imports.settle(record.id, owner, batch, clock.now());
+        held = await store.imports.settle(record.id, owner, batch, at);
         if (batch.some((o) => o.kind === "create")) createdAny = true;
         if (held) for (const outcome of batch) if (outcome.kind === "create") logEventsRaised(this.options.logger, outcome.events);
       });
