@@ -2,7 +2,8 @@
  * GET /v1/events's cursor tells nothing of other organizations or of the other mode: it names the
  * page's last event by id, never the installation-wide sequence number (whose gaps between two of A's
  * cursors counted the events everyone else raised meanwhile). It pages on through A's own events, and
- * presented by another organization (or the other mode) it leads to no page of theirs.
+ * presented by another organization (or the other mode) it leads to no page of theirs: it is refused
+ * as a cursor naming no event of theirs, exactly as a made-up one is.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTransports } from "../adapters/notify/mod.ts";
@@ -56,7 +57,7 @@ async function pagesOfA(store: StoreKind, others: number, elsewhere: "other orga
       newest: newest.map((e: { id: string }) => e.id),
       older: expectData(second, 200).map((e: { id: string }) => e.id),
       end: second.body.meta.nextCursor,
-      theirs: expectData(theirs, 200),
+      theirs: [theirs.status, theirs.body.error?.code],
     };
   } finally {
     await h.close();
@@ -74,7 +75,7 @@ for (const store of ["memory", "libsql"] as const) {
           expect(seen.older).toHaveLength(1);
           expect(seen.older).not.toEqual(seen.newest);
           expect(seen.end).toBeNull();
-          expect(seen.theirs).toEqual([]);
+          expect(seen.theirs).toEqual([400, "invalid_request"]);
         }
       });
     }
@@ -89,6 +90,25 @@ test("a cursor holding a sequence number (as versions before named a page's end)
       const answer = await h.request("GET", `/v1/events?cursor=${cursor}`);
       expect([answer.status, answer.body.error?.code]).toEqual([400, "invalid_request"]);
     }
+  } finally {
+    await h.close();
+  }
+});
+
+test("a cursor naming no event (made up, or removed by retention since) is refused as invalid_request, not taken for the end of the list", async () => {
+  const h = await createHarness({ transports, config: { deliveryTimeoutMs: 1000 } });
+  try {
+    const made = Buffer.from(JSON.stringify(["evt_doesnotexist0000000"])).toString("base64url");
+    const refused = await h.request("GET", `/v1/events?cursor=${made}`);
+    expect([refused.status, refused.body.error.code]).toEqual([400, "invalid_request"]);
+    expect(refused.body.error.message).toContain("list again from the newest, without a cursor");
+    // A cursor of a real event at the end of the list: an empty last page, as ever.
+    const channel = expectData(await h.request("POST", "/v1/channels", { body: { type: "webhook", name: "hook", config: { url: `${receiver.url}/ok` } } }), 201).id;
+    expectData(await h.request("POST", `/v1/channels/${channel}/test`), 200);
+    const [only] = expectData(await h.request("GET", "/v1/events?limit=100"), 200) as Array<{ id: string }>;
+    const last = Buffer.from(JSON.stringify([only!.id])).toString("base64url");
+    const end = await h.request("GET", `/v1/events?cursor=${last}`);
+    expect([end.status, expectData(end, 200), end.body.meta.nextCursor]).toEqual([200, [], null]);
   } finally {
     await h.close();
   }
