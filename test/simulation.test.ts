@@ -695,10 +695,14 @@ function decidedAt(log: CheckLog, serial: string, at: number, field: "serial" | 
  * How long an alert for moment `at` may take: until the check that decided it (the alert comes with
  * the check that sees it), and never later than TOLERANCE from the moment, or, when the servers were
  * down then, from the outage's end (a check that fails after the leaf last seen expired must raise it
- * from what it knows; one that can first see it after an outage, at once).
+ * from what it knows; one that can first see it after an outage, at once). While a node rolls a
+ * renewal out (answering the old leaf or the new one from check to check, CONTRACT §20), one check
+ * seeing the old leaf decides nothing on its own: TOLERANCE from the moment then.
  */
 function dueBy(server: SimulatedServer, decided: number, at: number): number {
-  return Math.min(decided, observableFrom(server, at) + TOLERANCE);
+  const latest = observableFrom(server, at) + TOLERANCE;
+  const rolling = server.nodes.some((node) => node.alternating && node.certificates.some((c, i) => i > 0 && c.from < Math.max(decided, at) && c.from + 12 * HOUR > at));
+  return rolling ? latest : Math.min(decided, latest);
 }
 
 /**
