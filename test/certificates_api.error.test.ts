@@ -253,3 +253,20 @@ describe("order of checks: authentication, rate limit, permission, validation, e
     expectError(await h.request("PATCH", "/v1/certificates/cert_00000000000000000000", { body: { name: "" } }), 400, "invalid_request");
   });
 });
+
+test("over HTTP, a method /v1/certificates/summary does not take is 405 with Allow: GET, not taken for a certificate id \"summary\"", async () => {
+  // Listening, the server's own router reads the path (in process, Elysia's does).
+  h.app.listen({ port: 0, hostname: "127.0.0.1" });
+  try {
+    for (const method of ["DELETE", "PATCH", "POST"]) {
+      const response = await fetch(`http://127.0.0.1:${h.app.server!.port}/v1/certificates/summary`, {
+        method,
+        headers: { authorization: `Bearer ${h.keys.owner.key}`, "content-type": "application/json" },
+        ...(method === "DELETE" ? {} : { body: "{}" }),
+      });
+      expect([method, response.status, response.headers.get("allow"), (await response.json()).error.code]).toEqual([method, 405, "GET", "method_not_allowed"]);
+    }
+  } finally {
+    await h.app.stop();
+  }
+});

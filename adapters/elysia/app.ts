@@ -13,6 +13,8 @@ import { metricsResponse } from "../../core/metrics/mod.ts";
 import { createDocumentation } from "./docs.ts";
 import { clientAddress, createWebRoutes, notFoundPage, pageAbove, requestFacts, wantsPage } from "../web/mod.ts";
 
+const WRITE_METHODS = ["POST", "PUT", "PATCH", "DELETE"];
+
 export function createHttpApp(core: Core): Elysia {
   const app = new Elysia();
   const methodsByPath = new Map<string, string[]>();
@@ -69,9 +71,12 @@ export function createHttpApp(core: Core): Elysia {
   for (const [path, methods] of methodsByPath) {
     // A browser at an address a form posts to (typed again, or through history) is sent to the page above it.
     const formOnly = forms.has(path) && !methods.includes("GET");
-    app.all(path, ({ request }) =>
-      formOnly && wantsPage(request) ? core.api.finish(request, pageAbove(request, pages)) : core.api.methodNotAllowed(request, methods),
-    );
+    const refuse = ({ request }: { request: Request }) =>
+      formOnly && wantsPage(request) ? core.api.finish(request, pageAbove(request, pages)) : core.api.methodNotAllowed(request, methods);
+    app.all(path, refuse);
+    // A fixed path beside a parameter's (/v1/certificates/summary beside /v1/certificates/:id) is
+    // refused by method, or the router takes the other methods for the parameter's route.
+    if (!path.includes(":")) for (const method of WRITE_METHODS) if (!methods.includes(method)) app.route(method, path, refuse, { parse: "none" } as never);
   }
   app.onError(({ code, request, error }) => {
     // A browser asking for a page gets a page; API clients (JSON, curl's */*) get the API's 404.
