@@ -81,3 +81,25 @@ test("the edit form posts back to itself at the form (#edit), so a refusal is sh
   const answer = await owner.browser.get(`/certificates/${list[0]!.id}`, page);
   expect(answer.text).toContain(`action="/certificates/${list[0]!.id}/edit#edit" id="edit"`);
 });
+
+test("two edit forms open on one certificate: saving the older one changes only what it changed, not back what the other saved", async () => {
+  const record = certificateRecord({ organizationId: h.org.id, mode: "live" }, { name: "Old", tags: [], alertThresholds: [30, 14, 7, 3, 1] });
+  expect(await h.store.certificates.insert(record, { limit: 1000, events: [] })).toBe("created");
+  /** The edit form's fields as the page shows them (a browser posts them all). */
+  const formOf = (text: string): Record<string, string> => {
+    const form = text.slice(text.indexOf('id="edit"'), text.indexOf("</form>", text.indexOf('id="edit"')));
+    const fields: Record<string, string> = {};
+    for (const [, name, value] of form.matchAll(/<input[^>]*name="([^"]+)"[^>]*value="([^"]*)"/g)) fields[name!] = value!.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, "&");
+    fields.mute = "";
+    return fields;
+  };
+  const tabA = formOf((await owner.browser.get(`/certificates/${record.id}?mode=live`, page)).text);
+  const tabB = formOf((await owner.browser.get(`/certificates/${record.id}?mode=live`, page)).text);
+  expect((await owner.browser.post(`/certificates/${record.id}/edit`, { ...tabB, tags: "urgent", alertThresholds: "10" })).status).toBe(303);
+  expect((await owner.browser.post(`/certificates/${record.id}/edit`, { ...tabA, name: "Renamed" })).status).toBe(303);
+  const saved = expectData(await h.request("GET", `/v1/certificates/${record.id}`), 200);
+  expect({ name: saved.name, tags: saved.tags, alertThresholds: saved.alertThresholds }).toEqual({ name: "Renamed", tags: ["urgent"], alertThresholds: [10] });
+  // Saved unchanged: said so, nothing written.
+  const same = await owner.browser.post(`/certificates/${record.id}/edit`, formOf((await owner.browser.get(`/certificates/${record.id}?mode=live`, page)).text));
+  expect(same.headers.get("location")).toContain("notice=certificate-unchanged");
+});

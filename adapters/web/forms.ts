@@ -61,10 +61,22 @@ export function patchCertificateBody(form: Form, options: { alertPolicy: boolean
     tags: listField(form.tags),
     connectTo: form.connectTo?.trim() ? form.connectTo.trim() : null,
   };
+  if (options.alertPolicy && form.alertPolicy?.trim()) body.alertPolicy = form.alertPolicy.trim();
+  // Only what the form changed from what it showed (its `was.` fields): a form opened before someone
+  // else's save does not put back what they changed in the fields left alone.
+  for (const field of Object.keys(body)) {
+    const was = form[`was.${field}`];
+    if (was !== undefined && sameField(field, was, form[field] ?? "")) delete body[field];
+  }
   const mutedUntil = mutedUntilField(form.mute);
   if (mutedUntil !== undefined) body.mutedUntil = mutedUntil;
-  if (options.alertPolicy && form.alertPolicy?.trim()) body.alertPolicy = form.alertPolicy.trim();
   return body;
+}
+
+/** Whether two spellings of a certificate form's field say the same (lists item by item). */
+function sameField(field: string, a: string, b: string): boolean {
+  if (field === "alertThresholds" || field === "tags") return listField(a).join(",") === listField(b).join(",");
+  return a.trim() === b.trim();
 }
 
 /** The config fields each channel type's form shows: name, label, input type, whether it is a secret. */

@@ -131,6 +131,7 @@ const NOTICES: Record<string, string> = {
   "member-removed": "The user was removed; their API keys are revoked and their sessions ended.",
   "certificate-added": "The certificate was added and is now monitored.",
   "certificate-updated": "The certificate's settings were saved.",
+  "certificate-unchanged": "Nothing was changed: the form holds the certificate's settings as they were.",
   "channel-added": "The channel was added. Send it a test to see that alerts arrive.",
   "channel-updated": "The channel was saved.",
   "channel-enabled": "The channel is enabled: alerts go to it again.",

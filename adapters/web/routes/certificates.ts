@@ -36,8 +36,10 @@ export function certificateRoutes(core: Core): WebRoute[] {
       handle: change(core, async ({ params }, me, form) => {
         const mode = modeOf(form.mode);
         const id = params.id!;
+        const body = patchCertificateBody(form, { alertPolicy: TAKES_ALERT_POLICY });
+        if (Object.keys(body).length === 0) return redirect(`/certificates/${encodeURIComponent(id)}?mode=${mode}&notice=certificate-unchanged#edit`);
         try {
-          await console.as(me, mode).run("patchCertificate", { params: { id }, body: patchCertificateBody(form, { alertPolicy: TAKES_ALERT_POLICY }) });
+          await console.as(me, mode).run("patchCertificate", { params: { id }, body });
         } catch (error) {
           if (!refusesInput(error) || error.status === 404) throw error;
           const detail = await workspace.as(me, mode).certificate(id);

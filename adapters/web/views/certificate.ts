@@ -112,10 +112,19 @@ function editForm(me: SignedIn, mode: Mode, c: CertificateView & Record<string, 
   const form = view.form ?? {};
   const value = (name: string, fallback: string) => (name in form ? form[name]! : fallback);
   const mutedNow = c.mutedUntil && Date.parse(c.mutedUntil) > Date.now();
+  // What the fields show when the form is opened (kept through a refusal): only those changed are saved.
+  const shownFields: Array<[string, string]> = [
+    ["name", c.name],
+    ["alertThresholds", c.alertThresholds.join(", ")],
+    ["tags", c.tags.join(", ")],
+    ["connectTo", c.connectTo ?? ""],
+    ...(TAKES_ALERT_POLICY ? ([["alertPolicy", typeof c.alertPolicy === "string" ? c.alertPolicy : ""]] as Array<[string, string]>) : []),
+  ];
   return html`<form class="card" method="post" action="/certificates/${c.id}/edit#edit" id="edit" aria-labelledby="edit-heading">
 <h2 id="edit-heading">Edit</h2>
 ${view.error ? html`<div class="error" role="alert">${view.error}</div>` : ""}
 ${formToken(me)}<input type="hidden" name="mode" value="${mode}">
+${shownFields.map(([name, shown]) => html`<input type="hidden" name="was.${name}" value="${value(`was.${name}`, shown)}">`)}
 <div class="row">
 <div><label for="edit-name">Name</label><input id="edit-name" name="name" type="text" maxlength="100" required value="${value("name", c.name)}"></div>
 <div><label for="edit-thresholds">Alert thresholds <span class="muted">(days before expiry)</span></label><input id="edit-thresholds" name="alertThresholds" type="text"
