@@ -10,6 +10,7 @@ import { quickPasswords } from "./support/passwords.ts";
 import { createHarness, expectData, loopbackTransports, type Harness } from "./support/harness.ts";
 import { certificateRecord } from "./support/store_conformance/factories.ts";
 import { signedInUser, type WebUser } from "./support/web_users.ts";
+import { SITE, WebClient } from "./support/web_client.ts";
 
 let h: Harness;
 let transports: Awaited<ReturnType<typeof loopbackTransports>>;
@@ -102,4 +103,16 @@ test("two edit forms open on one certificate: saving the older one changes only 
   // Saved unchanged: said so, nothing written.
   const same = await owner.browser.post(`/certificates/${record.id}/edit`, formOf((await owner.browser.get(`/certificates/${record.id}?mode=live`, page)).text));
   expect(same.headers.get("location")).toContain("notice=certificate-unchanged");
+});
+
+test("a form sent after the session ended is sent to sign in, told nothing was saved, and brought back to the page it was on", async () => {
+  const stranger = new WebClient(h.app);
+  const sent = await stranger.post("/dashboard/certificates", { domain: "kept.example.com", mode: "test" }, { csrf: "ft_stale", referer: `${SITE}/channels?mode=test` });
+  expect([sent.status, sent.headers.get("location")]).toEqual([303, "/sign-in?notice=session-ended&next=%2Fchannels%3Fmode%3Dtest"]);
+  const signIn = await stranger.follow(sent);
+  expect(signIn.text).toContain("Your session had ended, so what you sent was not saved: sign in, then do it again.");
+  expect(signIn.text).toContain('name="next" value="/channels?mode=test"');
+  // Without a page of this site to go back to: the sign-in page, with the notice.
+  const bare = await stranger.post("/dashboard/certificates", { domain: "kept.example.com" }, { csrf: "ft_stale" });
+  expect(bare.headers.get("location")).toBe("/sign-in?notice=session-ended");
 });

@@ -116,15 +116,35 @@ async function rendered(me: SignedIn, handle: () => Promise<Response>): Promise<
   }
 }
 
+/**
+ * To sign in, and back: to the page asked for, or, for a form sent once the session had ended, to the
+ * page the form was on (this site's, by its Referer), saying that nothing was saved.
+ */
 function toSignIn(request: Request): Response {
   const url = new URL(request.url);
-  const next = request.method === "GET" ? url.pathname + url.search : "/";
+  if (request.method !== "GET") {
+    const from = sameSitePath(request.headers.get("referer"), url.origin);
+    return redirect(`/sign-in?notice=session-ended${from && from !== "/" ? `&next=${encodeURIComponent(from)}` : ""}`);
+  }
+  const next = url.pathname + url.search;
   return redirect(next === "/" ? "/sign-in" : `/sign-in?next=${encodeURIComponent(next)}`);
+}
+
+/** The path (and query) of `referer` when it is a page of `origin`; null otherwise. */
+function sameSitePath(referer: string | null, origin: string): string | null {
+  if (!referer) return null;
+  try {
+    const from = new URL(referer);
+    return from.origin === origin ? from.pathname + from.search : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The confirmation a redirect after a change shows, by a fixed name: no text of the URL reaches the page. */
 const NOTICES: Record<string, string> = {
   "signed-out": "You are signed out.",
+  "session-ended": "Your session had ended, so what you sent was not saved: sign in, then do it again.",
   "key-revoked": "The API key was revoked: every request with it is refused from now on.",
   "member-added": "The user was added. Tell them their initial password through a channel you trust.",
   "role-changed": "The role was changed; it applies at once, to their API keys too.",
