@@ -116,3 +116,29 @@ test("a form sent after the session ended is sent to sign in, told nothing was s
   const bare = await stranger.post("/dashboard/certificates", { domain: "kept.example.com" }, { csrf: "ft_stale" });
   expect(bare.headers.get("location")).toBe("/sign-in?notice=session-ended");
 });
+
+test("a create form sent again (the page showing the new secret reloaded) creates nothing more, and says it was done", async () => {
+  const onceOf = (text: string) => /name="once" value="([^"]+)"/.exec(text)?.[1];
+  // An API key.
+  const keys = await owner.browser.get("/settings/api-keys", page);
+  const keyForm = { name: "ci-key", mode: "live", once: onceOf(keys.text)! };
+  const first = await owner.browser.post("/settings/api-keys", keyForm);
+  expect(first.text).toMatch(/ck_live_[0-9A-Za-z]{30,}/);
+  const again = await owner.browser.post("/settings/api-keys", keyForm);
+  expect(again.text).toContain("This form was sent already: the key was created then");
+  expect(again.text).not.toMatch(/ck_live_[0-9A-Za-z]{30,}/);
+  const named = (await h.core.services.admin.listApiKeys(h.org.id)).filter((key) => key.name === "ci-key");
+  expect(named).toHaveLength(1);
+  // A webhook channel (its signing secret shown once).
+  const form = await owner.browser.get("/channels/new?type=webhook&mode=live", page);
+  const channelForm = { mode: "live", type: "webhook", name: "Reload hook", "config.url": "https://hooks.example.com/x", once: onceOf(form.text)! };
+  expect((await owner.browser.post("/channels", channelForm)).status).toBe(200);
+  const replay = await owner.browser.post("/channels", channelForm);
+  expect(replay.text).toContain("This form was sent already: the channel was added then");
+  const hooks = ((await h.request("GET", "/v1/channels?limit=100")).body.data as Array<{ name: string }>).filter((c) => c.name === "Reload hook");
+  expect(hooks).toHaveLength(1);
+  // A form refused (a name missing) may be sent again once corrected: its id was given back.
+  const refusedForm = { ...channelForm, name: "", once: onceOf((await owner.browser.get("/channels/new?type=webhook&mode=live", page)).text)! };
+  expect((await owner.browser.post("/channels", refusedForm)).status).toBe(400);
+  expect((await owner.browser.post("/channels", { ...refusedForm, name: "Second hook" })).status).toBe(200);
+});

@@ -2,6 +2,7 @@
 import { type KeyListItem, type SignedIn, mayManageKeys, type ApiKeyView } from "../../../core/accounts/mod.ts";
 import { html, type Html } from "../html.ts";
 import { formToken, page, when } from "../layout.ts";
+import { onceField } from "../once.ts";
 
 export interface ApiKeysView {
   me: SignedIn;
@@ -50,7 +51,7 @@ function createForm(me: SignedIn, form: ApiKeysView["form"] = {}): Html {
   const mode = form.mode === "test" ? "test" : "live";
   return html`<form class="card" method="post" action="/settings/api-keys" aria-labelledby="create-heading">
 <h2 id="create-heading">Create API Key</h2>
-${formToken(me)}
+${formToken(me)}${onceField()}
 <label for="key-name">Name</label>
 <input id="key-name" name="name" type="text" required maxlength="100" value="${form.name ?? ""}" aria-describedby="key-name-hint">
 <p id="key-name-hint" class="muted small">Say where it is used, such as “Production deploy pipeline”.</p>

@@ -11,6 +11,7 @@ import { html, type Html } from "../html.ts";
 import { ago, formToken, page, when } from "../layout.ts";
 import { CHANNEL_FIELDS, CHANNEL_TYPE_NAMES, FILTER_EVENTS, headersText } from "../forms.ts";
 import { alertBanners } from "./dashboard.ts";
+import { onceField } from "../once.ts";
 
 export interface ChannelsView {
   me: SignedIn;
@@ -137,7 +138,7 @@ export function channelFormPage(view: ChannelFormView): Html {
     html`<p><a href="/channels?mode=${mode}">← Channels (${mode})</a></p>
 <h1>${title}</h1>
 <form class="card" method="post" action="${action}" id="channel-form">
-${formToken(me)}<input type="hidden" name="mode" value="${mode}"><input type="hidden" name="type" value="${type}">
+${formToken(me)}<input type="hidden" name="mode" value="${mode}"><input type="hidden" name="type" value="${type}">${channel ? "" : onceField()}
 <label for="channel-name">Name</label><input id="channel-name" name="name" type="text" required maxlength="100" value="${value("name", channel?.name ?? "")}">
 ${CHANNEL_FIELDS[type].map((field) => {
   const id = `config-${field.name}`;
