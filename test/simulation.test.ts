@@ -870,9 +870,12 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
       }
       if (new Set(alerts.map((a) => a.threshold)).size !== alerts.length) result.duplicates.push(`${serial} a threshold twice`);
       if (coverAt !== null) {
+        // Once a node serves its replacement, a rollout is under way: the old leaf's thresholds are not
+        // raised again for it (CONTRACT §20), so none is owed from then on (none is unwanted either).
+        const replacedFrom = Math.min(...server.nodes.flatMap((node) => node.certificates.filter((c) => c.notBefore > cert.notBefore).map((c) => c.from)));
         for (const t of server.alertThresholds) {
           const at = crossing(cert.notAfter, t);
-          const decided = at <= coverAt || at > END - TOLERANCE ? null : decidedAt(log, serial, at);
+          const decided = at <= coverAt || at > END - TOLERANCE || at >= replacedFrom ? null : decidedAt(log, serial, at);
           if (decided === null) continue;
           result.thresholdsOwed++;
           if (!alerts.some((a) => a.threshold <= t && a.at >= at && a.at <= dueBy(server, decided, at))) result.thresholdsMissed.push(`${serial} ${t} at ${new Date(at).toISOString()}`);
