@@ -7,7 +7,7 @@ import type { Core } from "../../core/app/mod.ts";
 import type { SignedIn } from "../../core/accounts/mod.ts";
 import { CertkeeperError } from "../../core/base/mod.ts";
 import { html } from "./html.ts";
-import { FormError, SESSION_COOKIE, cookie, fromThisSite, readForm, redirect } from "./http.ts";
+import { FormError, SESSION_COOKIE, cookie, fromThisSite, readForm, redirect, siteOrigin } from "./http.ts";
 import { htmlResponse, page } from "./layout.ts";
 
 export interface WebRequest {
@@ -122,20 +122,20 @@ async function rendered(me: SignedIn, handle: () => Promise<Response>): Promise<
  */
 function toSignIn(request: Request): Response {
   const url = new URL(request.url);
-  if (request.method !== "GET") {
-    const from = sameSitePath(request.headers.get("referer"), url.origin);
+  if (request.method !== "GET" && request.method !== "HEAD") {
+    const from = sameSitePath(request.headers.get("referer"), siteOrigin(request));
     return redirect(`/sign-in?notice=session-ended${from && from !== "/" ? `&next=${encodeURIComponent(from)}` : ""}`);
   }
   const next = url.pathname + url.search;
   return redirect(next === "/" ? "/sign-in" : `/sign-in?next=${encodeURIComponent(next)}`);
 }
 
-/** The path (and query) of `referer` when it is a page of `origin`; null otherwise. */
+/** The path (and query) of `referer` when it is a page of `origin` (this site as its visitors see it); null otherwise. */
 function sameSitePath(referer: string | null, origin: string): string | null {
   if (!referer) return null;
   try {
     const from = new URL(referer);
-    return from.origin === origin ? from.pathname + from.search : null;
+    return from.origin.toLowerCase() === origin ? from.pathname + from.search : null;
   } catch {
     return null;
   }

@@ -1,32 +1,51 @@
 /**
  * Forms that create something shown only once (an API key, a channel's signing secret) carry a
  * one-time id. Sent again (the page that showed the secret reloaded, or history), the form creates
- * nothing: the page says it was done already. The ids are kept in this process, the latest 10,000.
+ * nothing: the page says it was done already. Sent twice at once, the second waits for the first: it
+ * is "done already" only if the first did create it. The ids are kept in this process, the latest 10,000.
  *
  * @example
  * html`<form …>${onceField()}…</form>`;
- * if (!claimOnce(form.once)) return alreadyDone();
+ * const sending = await sendOnce(form.once);
+ * if (sending === "done already") return alreadyDone();
+ * try { create(); sending.finished(true); } catch (error) { sending.finished(false); throw error; }
  */
 import { html, type Html } from "./html.ts";
 
 const KEPT = 10_000;
-const claimed = new Set<string>();
+/** Each id sent: whether its sending created what it was for (pending while it runs). */
+const sent = new Map<string, Promise<boolean>>();
 
 /** The hidden field that makes a form's submission one of a kind. */
 export function onceField(): Html {
   return html`<input type="hidden" name="once" value="${crypto.randomUUID()}">`;
 }
 
-/** True the first time `once` is sent (and a form without one, as always); false when it was sent before. */
-export function claimOnce(once: string | undefined): boolean {
-  if (!once) return true;
-  if (claimed.has(once)) return false;
-  claimed.add(once);
-  if (claimed.size > KEPT) claimed.delete(claimed.values().next().value!);
-  return true;
+/** A sending of a one-time form: to be told how it finished (created, or refused and so sendable again). */
+export interface Sending {
+  finished(created: boolean): void;
 }
 
-/** Gives `once` back: what it was to create was not created (the form was refused), so it may be sent again. */
-export function releaseOnce(once: string | undefined): void {
-  if (once) claimed.delete(once);
+/** This sending of `once`, or "done already" when an earlier one created what the form was for. */
+export async function sendOnce(once: string | undefined): Promise<Sending | "done already"> {
+  if (!once) return { finished: () => {} };
+  for (;;) {
+    const earlier = sent.get(once);
+    if (earlier === undefined) break;
+    if (await earlier) return "done already";
+    // The earlier sending was refused and gave the id back (or another waiter took it since): look again.
+  }
+  let finish!: (created: boolean) => void;
+  sent.set(once, new Promise<boolean>((resolve) => (finish = resolve)));
+  if (sent.size > KEPT) sent.delete(sent.keys().next().value!);
+  let told = false;
+  return {
+    // The first word is the one kept: a failure after the creation (rendering the page) does not give the id back.
+    finished(created) {
+      if (told) return;
+      told = true;
+      if (!created) sent.delete(once);
+      finish(created);
+    },
+  };
 }

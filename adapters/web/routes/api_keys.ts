@@ -6,7 +6,7 @@ import { change, errorPage, noticeOf, signedIn, type WebRoute } from "../guard.t
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { apiKeysPage, revokeKeyPage } from "../views/api_keys.ts";
-import { claimOnce, releaseOnce } from "../once.ts";
+import { sendOnce } from "../once.ts";
 
 export function apiKeyRoutes(core: Core): WebRoute[] {
   const { apiKeys } = core.accounts;
@@ -27,16 +27,18 @@ export function apiKeyRoutes(core: Core): WebRoute[] {
       path: "/settings/api-keys",
       handle: change(core, async (_input, me, form) => {
         if (!mayManageKeys(me.user.role)) return notAllowed(me);
-        if (!claimOnce(form.once)) {
+        const sending = await sendOnce(form.once);
+        if (sending === "done already") {
           const error = "This form was sent already: the key was created then, and its secret shown that once. If it was not copied, revoke that key and create another.";
           return htmlResponse(apiKeysPage({ me, keys: await apiKeys.list(me.user), error }));
         }
         try {
           const created = await apiKeys.create(me.user, { name: form.name ?? "", mode: form.mode ?? "live" });
+          sending.finished(true);
           // Answered here, not redirected: the secret must not travel through a URL or be fetchable again.
           return htmlResponse(apiKeysPage({ me, keys: await apiKeys.list(me.user), created }));
         } catch (error) {
-          releaseOnce(form.once);
+          sending.finished(false);
           if (!(error instanceof CertkeeperError) || error.code !== "invalid_request") throw error;
           const page = apiKeysPage({ me, keys: await apiKeys.list(me.user), error: error.message, form });
           return htmlResponse(page, { status: 400 });

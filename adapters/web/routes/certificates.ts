@@ -1,6 +1,7 @@
 /** A certificate's page, its "Check now" and its edit form: GET /certificates/:id, POST …/check, POST …/edit. */
 import type { Core } from "../../../core/app/mod.ts";
 import { TAKES_ALERT_POLICY } from "../../../core/workspace/mod.ts";
+import { authorize } from "../../../core/auth/mod.ts";
 import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
@@ -37,7 +38,12 @@ export function certificateRoutes(core: Core): WebRoute[] {
         const mode = modeOf(form.mode);
         const id = params.id!;
         const body = patchCertificateBody(form, { alertPolicy: TAKES_ALERT_POLICY });
-        if (Object.keys(body).length === 0) return redirect(`/certificates/${encodeURIComponent(id)}?mode=${mode}&notice=certificate-unchanged#edit`);
+        if (Object.keys(body).length === 0) {
+          // Nothing to change is still a change asked for: refused to a member, and of a certificate that is there.
+          authorize(me.user.role, "write");
+          await workspace.as(me, mode).certificate(id);
+          return redirect(`/certificates/${encodeURIComponent(id)}?mode=${mode}&notice=certificate-unchanged#edit`);
+        }
         try {
           await console.as(me, mode).run("patchCertificate", { params: { id }, body });
         } catch (error) {

@@ -13,7 +13,7 @@ import { htmlResponse } from "../layout.ts";
 import { CHANNEL_FIELDS, channelConfig, channelFilter } from "../forms.ts";
 import { channelCreatedPage, channelFormPage, channelsPage, removeChannelPage } from "../views/channels.ts";
 import { modeOf, refusesInput } from "./dashboard.ts";
-import { claimOnce, releaseOnce } from "../once.ts";
+import { sendOnce } from "../once.ts";
 
 function typeOf(value: string | null | undefined): ChannelType {
   if (!(CHANNEL_TYPES as readonly string[]).includes(value ?? "")) {
@@ -55,7 +55,8 @@ export function channelRoutes(core: Core): WebRoute[] {
         const type = (form.type ?? "") as ChannelType;
         // The role first, as the API's order has it: a member's form is refused whatever it holds.
         authorize(me.user.role, "write");
-        if (!claimOnce(form.once)) {
+        const sending = await sendOnce(form.once);
+        if (sending === "done already") {
           const channels = await console.as(me, mode).channels();
           return htmlResponse(channelsPage({ me, mode, channels, error: "This form was sent already: the channel was added then (its signing secret, if it has one, was shown that once). It is in the list below." }));
         }
@@ -63,8 +64,9 @@ export function channelRoutes(core: Core): WebRoute[] {
         try {
           const body = { type, name: (form.name ?? "").trim(), config: channelConfig(type, form), ...withFilter(form) };
           created = (await console.as(me, mode).run("addChannel", { body })).data as ChannelView;
+          sending.finished(true);
         } catch (error) {
-          releaseOnce(form.once);
+          sending.finished(false);
           if (!refusesInput(error) || !(CHANNEL_TYPES as readonly string[]).includes(type)) throw error;
           return htmlResponse(channelFormPage({ me, mode, type, form: withoutSecrets(type, form), error: error.message }), { status: error.status });
         }
