@@ -142,3 +142,14 @@ test("a create form sent again (the page showing the new secret reloaded) create
   expect((await owner.browser.post("/channels", refusedForm)).status).toBe(400);
   expect((await owner.browser.post("/channels", { ...refusedForm, name: "Second hook" })).status).toBe(200);
 });
+
+test("adding a name already monitored says so in the console's words and lists that certificate below", async () => {
+  const record = certificateRecord({ organizationId: h.org.id, mode: "live" }, { domain: "twice.example.com", port: 443 });
+  expect(await h.store.certificates.insert(record, { limit: 1000, events: [] })).toBe("created");
+  await owner.browser.get("/", page);
+  const answer = await owner.browser.post("/dashboard/certificates", { domain: "twice.example.com", port: "443", mode: "live" });
+  expect(answer.status).toBe(409);
+  expect(answer.text).toContain("“twice.example.com” is already monitored with these settings: it is listed below.");
+  expect(answer.text).not.toContain("GET /v1/certificates");
+  expect(answer.text).toContain(`/certificates/${record.id}?mode=live`);
+});

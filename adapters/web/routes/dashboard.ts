@@ -56,9 +56,13 @@ export function dashboardRoutes(core: Core): WebRoute[] {
         } catch (error) {
           // The API's own refusal (bad domain, duplicate, unreachable, plan limit), shown on the page with the input kept.
           if (!refusesInput(error)) throw error;
-          const data = await console.as(me, mode).dashboard({});
+          // Already monitored: the list below shows that one, in the console's words rather than the API's.
+          const duplicate = error.code === "duplicate_domain" && form.domain?.trim();
+          const filters = duplicate ? { domain: form.domain!.trim().toLowerCase() } : {};
+          const data = await console.as(me, mode).dashboard(filters);
+          const message = duplicate ? `“${form.domain!.trim()}” is already monitored with these settings: it is listed below.` : error.message;
           const input: CertificateFormInput = form;
-          return htmlResponse(dashboardPage({ me, mode, data, filters: {}, error: error.message, form: input }), { status: error.status });
+          return htmlResponse(dashboardPage({ me, mode, data, filters, error: message, form: input }), { status: error.status });
         }
         return redirect(`/certificates/${encodeURIComponent(created.id)}?mode=${mode}&notice=certificate-added`);
       }),
