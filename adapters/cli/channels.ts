@@ -9,6 +9,7 @@ import { modeFlag, requiredFlag, type CommandSpec } from "./command_table.ts";
 import { ownerOf, table, withWired } from "./commands.ts";
 import { operation } from "./certificates.ts";
 import { findByIdOrName } from "./find_record.ts";
+import { refusedAsPrivate } from "./check_targets.ts";
 
 const PAGE = 100;
 
@@ -113,7 +114,7 @@ export const channelTestCommand: CommandSpec = {
         : [
             `Why: ${result.error ?? "no answer"}`,
             // The test ran in this process, with this shell's settings: a server allowed private targets still reaches them.
-            ...(!config.allowPrivateTargets && /does not connect to/.test(result.error ?? "")
+            ...(refusedAsPrivate(config, result.error)
               ? [
                   "This test ran with this shell's settings, without CERTKEEPER_ALLOW_PRIVATE_TARGETS=true: if the server has it, run the command with the server's settings (its environment or .env) and test again, as the channel's health now shows this failure.",
                 ]

@@ -104,7 +104,7 @@ async function checkOne(source: CertificateSource, config: Config, target: Targe
     return { view: view as CheckResult["view"], explanation: explainProblem(view, config) };
   }
   let explanation = `${target.domain}:${target.port}: no certificate could be retrieved: ${outcome.message}.`;
-  if (outcome.reason === "connection_refused" && !config.allowPrivateTargets && /does not connect to/.test(outcome.message)) {
+  if (outcome.reason === "connection_refused" && refusedAsPrivate(config, outcome.message)) {
     explanation += " To check servers on loopback or private addresses (a local or internal server), set CERTKEEPER_ALLOW_PRIVATE_TARGETS=true.";
   }
   if (outcome.reason === "dns_error") explanation += " To point a name at an address yourself, set CERTKEEPER_RESOLVE=name=address.";
@@ -193,4 +193,12 @@ async function mapLimited<T, R>(items: T[], limit: number, fn: (item: T) => Prom
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
   return results;
+}
+
+/**
+ * Whether `message` is this process refusing a loopback or private address because its settings do not
+ * allow one (`CERTKEEPER_ALLOW_PRIVATE_TARGETS`): what a server with other settings may well reach.
+ */
+export function refusedAsPrivate(config: Pick<Config, "allowPrivateTargets">, message: string | null): boolean {
+  return !config.allowPrivateTargets && /does not connect to/.test(message ?? "");
 }

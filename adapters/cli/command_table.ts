@@ -72,9 +72,14 @@ export function modeFlag(flags: Flags): "live" | "test" {
   return mode;
 }
 
-/** A flag that takes one of `allowed` (absent: undefined); another value is a wrong call naming the flag. */
-export function choiceFlag<T extends string>(flags: Flags, name: string, allowed: readonly T[]): T | undefined {
-  const value = flags[name];
+/**
+ * A flag that takes one of `allowed` (absent: undefined, or a wrong call when `required`); another value
+ * is a wrong call naming the flag.
+ */
+export function choiceFlag<T extends string>(flags: Flags, name: string, allowed: readonly T[], options: { required: true }): T;
+export function choiceFlag<T extends string>(flags: Flags, name: string, allowed: readonly T[]): T | undefined;
+export function choiceFlag<T extends string>(flags: Flags, name: string, allowed: readonly T[], options: { required?: boolean } = {}): T | undefined {
+  const value = options.required ? requiredFlag(flags, name) : flags[name];
   if (value === undefined) return undefined;
   if (typeof value !== "string" || !allowed.includes(value as T)) throw new UsageError(`--${name} must be ${allowed.join(", ").replace(/, ([^,]*)$/, " or $1")}; got "${value}"`);
   return value as T;

@@ -220,8 +220,7 @@ const userCreate: CommandSpec = {
     const { config, flags } = context;
     const ref = requiredFlag(flags, "org");
     const email = requiredFlag(flags, "email");
-    requiredFlag(flags, "role");
-    const role = choiceFlag(flags, "role", ROLES)!;
+    const role = choiceFlag(flags, "role", ROLES, { required: true });
     const { user, existed } = await withAdmin(config, async (admin, store) => {
       const org = await admin.findOrganization(ref);
       if (flags["if-missing"]) {

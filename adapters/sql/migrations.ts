@@ -508,7 +508,8 @@ export async function migrate(executor: Executor, options: { until?: number; wai
       // A server no connection can be made to is waited for briefly (one started beside this
       // process, as a compose file does), not as long as another process's upgrade.
       const unreachable = (error as { reason?: string })?.reason === "unreachable";
-      if (!(isBusy(error) || unreachable) || Date.now() >= (unreachable ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline)) throw error;
+      const until = unreachable ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline;
+      if (!(unreachable || isBusy(error)) || Date.now() >= until) throw error;
       await new Promise((resolve) => setTimeout(resolve, unreachable ? 500 : 100));
     }
   }
