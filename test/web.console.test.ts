@@ -231,7 +231,7 @@ describe("a certificate's page", () => {
 
     const refused = await owner.browser.post(`/certificates/${certificateId}/edit`, { mode: "live", name: "Mail server", alertThresholds: "7", tags: "Team:Mail", mute: "" });
     expect(refused.status).toBe(400);
-    expect(refused.text).toMatch(/<div class="error" role="alert">[^<]*tags[^<]*<\/div>/);
+    expect(refused.text).toMatch(/<div class="error" role="alert">“Tags” \(its first value\) must be [^<]*<\/div>/);
     expect(refused.text).toContain('name="tags" type="text" autocapitalize="off" spellcheck="false" value="Team:Mail"');
   });
 

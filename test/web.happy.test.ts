@@ -339,7 +339,7 @@ describe("dashboard", () => {
 
     const badPort = await owner.browser.post("/dashboard/certificates", { mode: "live", domain, port: "seventy", name: "" });
     expect(badPort.status).toBe(400);
-    expect(badPort.text).toMatch(/role="alert">[^<]*port/);
+    expect(badPort.text).toMatch(/role="alert">“Port” must be a whole number from 1 to 65535/);
   });
 
   test("the Channels tab lists the organization's channels of the mode shown", async () => {

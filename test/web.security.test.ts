@@ -596,6 +596,8 @@ describe("dashboard rate limit", () => {
       expect(refused.headers.get("content-type")).toBe("text/html; charset=utf-8");
       expect(refused.text).toContain("<h1>Too many requests</h1>");
       expect(refused.text).toContain("your organization allows 5 per minute");
+      // The dashboard is refused too until the wait is over: the page does not send the user there.
+      expect(refused.text).not.toContain(">Back to the dashboard<");
       expect(expectData(await limited.request("GET", "/v1/certificates"), 200).length).toBe(4);
 
       // Reading counts too, in either mode, and so does a removal.

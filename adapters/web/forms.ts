@@ -4,7 +4,9 @@
  * empty is "not given", except where the form says otherwise.
  */
 import { CertkeeperError, EVENT_TYPES, HOUR, DAY, type ChannelType } from "../../core/base/mod.ts";
-import type { Form } from "./guard.ts";
+
+/** A form as read: each field's first value. */
+type Form = Record<string, string>;
 
 /** "a, b c" → ["a", "b", "c"]: commas or spaces between items. */
 export function listField(text: string | undefined): string[] {

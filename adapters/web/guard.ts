@@ -9,6 +9,7 @@ import { CertkeeperError } from "../../core/base/mod.ts";
 import { html } from "./html.ts";
 import { FormError, SESSION_COOKIE, cookie, fromThisSite, readForm, redirect, siteOrigin } from "./http.ts";
 import { htmlResponse, page } from "./layout.ts";
+import { inConsoleWords } from "./words.ts";
 
 export interface WebRequest {
   request: Request;
@@ -91,7 +92,12 @@ export function errorPage(
   error: { status: number; title: string; message: string; headers?: Record<string, string> },
 ): Response {
   const { status, title, message } = error;
-  const body = page({ title, me, narrow: !me }, html`<h1>${title}</h1><p>${message}</p><p><a href="/">Back to the dashboard</a></p>`);
+  // Past the rate limit, the dashboard is refused as well until the wait is over: no link to it.
+  const next =
+    status === 429
+      ? html`<p>Every page is refused until then; this one can be reloaded after the wait.</p>`
+      : html`<p><a href="/">Back to the dashboard</a></p>`;
+  const body = page({ title, me, narrow: !me }, html`<h1>${title}</h1><p>${message}</p>${next}`);
   return htmlResponse(body, { status, headers: error.headers });
 }
 
@@ -112,7 +118,7 @@ async function rendered(me: SignedIn, handle: () => Promise<Response>): Promise<
           : error.status === 404
             ? "Not found"
             : "That did not work";
-    return noted(errorPage(me, { status: error.status, title, message: error.message, headers: error.headers }), { code: error.code });
+    return noted(errorPage(me, { status: error.status, title, message: inConsoleWords(error.message), headers: error.headers }), { code: error.code });
   }
 }
 

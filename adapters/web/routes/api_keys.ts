@@ -7,6 +7,7 @@ import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { apiKeysPage, revokeKeyPage } from "../views/api_keys.ts";
 import { sendOnce } from "../once.ts";
+import { inConsoleWords } from "../words.ts";
 
 export function apiKeyRoutes(core: Core): WebRoute[] {
   const { apiKeys } = core.accounts;
@@ -40,7 +41,7 @@ export function apiKeyRoutes(core: Core): WebRoute[] {
         } catch (error) {
           sending.finished(false);
           if (!(error instanceof CertkeeperError) || error.code !== "invalid_request") throw error;
-          const page = apiKeysPage({ me, keys: await apiKeys.list(me.user), error: error.message, form });
+          const page = apiKeysPage({ me, keys: await apiKeys.list(me.user), error: inConsoleWords(error.message), form });
           return htmlResponse(page, { status: 400 });
         }
       }),

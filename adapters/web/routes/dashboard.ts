@@ -7,6 +7,7 @@ import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { addCertificateBody } from "../forms.ts";
 import { dashboardPage, removeCertificatePage, type CertificateFormInput, type DashboardFilters } from "../views/dashboard.ts";
+import { inConsoleWords } from "../words.ts";
 
 export function modeOf(value: string | null | undefined): Mode {
   return value === "test" ? "test" : "live";
@@ -60,7 +61,7 @@ export function dashboardRoutes(core: Core): WebRoute[] {
           const duplicate = error.code === "duplicate_domain" && form.domain?.trim();
           const filters = duplicate ? { domain: form.domain!.trim().toLowerCase() } : {};
           const data = await console.as(me, mode).dashboard(filters);
-          const message = duplicate ? `“${form.domain!.trim()}” is already monitored with these settings: it is listed below.` : error.message;
+          const message = duplicate ? `“${form.domain!.trim()}” is already monitored with these settings: it is listed below.` : inConsoleWords(error.message);
           const input: CertificateFormInput = form;
           return htmlResponse(dashboardPage({ me, mode, data, filters, error: message, form: input }), { status: error.status });
         }
