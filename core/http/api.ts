@@ -5,7 +5,7 @@
  */
 import { asCertkeeperError, CertkeeperError, errorBody, quote } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
-import { MAX_BODY_DEPTH, readJsonBody } from "./body.ts";
+import { MAX_BODY_DEPTH, readJsonBody, readNoBody } from "./body.ts";
 import { admit, callerFields, envelopeJson, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
 import type { Principal } from "../auth/authenticate.ts";
 import type { LogFields } from "../base/log.ts";
@@ -97,7 +97,11 @@ export function createApi(services: Services): Api {
         ...(size > MAX_QUERY_BYTES
           ? { queryError: new CertkeeperError("invalid_request", `The query string is ${size} bytes long; at most ${MAX_QUERY_BYTES} are accepted.`) }
           : { query: queryOf(url) }),
-        readBody: () => readJsonBody(request, operation.maxBodyBytes, MAX_BODY_DEPTH + (operation.bodyWrapLevels ?? 0)),
+        readBody: operation.body
+          ? () => readJsonBody(request, operation.maxBodyBytes, MAX_BODY_DEPTH + (operation.bodyWrapLevels ?? 0))
+          : operation.method === "GET"
+            ? undefined
+            : () => readNoBody(request),
         requestId,
       });
       const response = answer(outcome, requestId, request);

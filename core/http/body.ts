@@ -1,17 +1,22 @@
 /** Reading a JSON request body safely: declared type, bounded size, clear errors. */
-import { CertkeeperError, MAX_BODY_BYTES, payloadTooLarge as tooLarge } from "../base/errors.ts";
+import { CertkeeperError, MAX_BODY_BYTES, payloadTooLarge as tooLarge, quote } from "../base/errors.ts";
 
 export { MAX_BODY_BYTES };
+
+/** `application/json`, or a `+json` type. */
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+
+function notJson(type: string): CertkeeperError {
+  return new CertkeeperError(
+    "unsupported_media_type",
+    `The request body must be JSON: send it with "Content-Type: application/json"${type ? ` (got "${type.slice(0, 60)}")` : ""}.`,
+  );
+}
 
 /** The parsed JSON body of `request`, or throws 415, 413 or 400 as CONTRACT §4 says. */
 export async function readJsonBody(request: Request, maxBytes: number = MAX_BODY_BYTES, maxDepth: number = MAX_BODY_DEPTH): Promise<unknown> {
   const type = request.headers.get("content-type") ?? "";
-  if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type.trim())) {
-    throw new CertkeeperError(
-      "unsupported_media_type",
-      `The request body must be JSON: send it with "Content-Type: application/json"${type ? ` (got "${type.slice(0, 60)}")` : ""}.`,
-    );
-  }
+  if (!JSON_TYPE.test(type.trim())) throw notJson(type);
   const declared = Number(request.headers.get("content-length") ?? "0");
   if (declared > maxBytes) throw tooLarge(maxBytes);
   const text = await readBounded(request, maxBytes);
@@ -26,6 +31,33 @@ export async function readJsonBody(request: Request, maxBytes: number = MAX_BODY
     throw new CertkeeperError("invalid_request", `The request body nests arrays and objects more than ${maxDepth} levels deep.`);
   }
   return body;
+}
+
+/**
+ * The body of a request that takes none (a re-check, a test, a poll, a removal): none at all, an empty
+ * one, or `{}` or `null` as some client libraries send, is nothing. Anything else is refused as any
+ * body's mistake is: not JSON (415), broken JSON or a field (400: the request would not do what the
+ * caller meant, and saying so beats ignoring it).
+ */
+export async function readNoBody(request: Request): Promise<undefined> {
+  if (!request.body || request.headers.get("content-length") === "0") return undefined;
+  const text = await readBounded(request, MAX_BODY_BYTES);
+  if (text.trim() === "") return undefined;
+  const type = request.headers.get("content-type") ?? "";
+  if (!JSON_TYPE.test(type.trim())) throw notJson(type);
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw new CertkeeperError("invalid_request", `The request body is not valid JSON: ${(error as Error).message} (this request takes no body: send none).`);
+  }
+  if (body === null) return undefined;
+  if (typeof body === "object" && !Array.isArray(body)) {
+    const [field] = Object.keys(body);
+    if (field === undefined) return undefined;
+    throw new CertkeeperError("invalid_request", `Unknown field ${quote(field)}: this request takes no body (send none, or {}).`);
+  }
+  throw new CertkeeperError("invalid_request", "This request takes no body: send none, or {}.");
 }
 
 /**

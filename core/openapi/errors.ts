@@ -7,19 +7,22 @@ import { limitMessage } from "../certificates/add_rules.ts";
 import { COMMON_ERRORS, type Operation } from "../operations/operation.ts";
 import type { JsonSchema } from "./schemas.ts";
 
-/** The codes only an operation with a request body can answer. */
+/**
+ * The codes of reading a request body: an operation with one, and one that takes none but a GET (it
+ * refuses a body it would otherwise ignore).
+ */
 const BODY_ERRORS: ErrorCode[] = ["payload_too_large", "unsupported_media_type"];
 
 /**
  * Every error `operation` can answer: the ones the pipeline gives every authenticated operation, the
- * permission check of writes, the body reading of operations with a body, and its own.
+ * permission check of writes, the body reading of every operation but a GET, and its own.
  */
 export function errorsOf(operation: Operation): ErrorCode[] {
   const codes = new Set<ErrorCode>(COMMON_ERRORS);
   if (operation.access === "write") codes.add("permission_denied");
   for (const code of operation.errors) codes.add(code);
   for (const code of BODY_ERRORS) {
-    if (operation.body) codes.add(code);
+    if (operation.body || operation.method !== "GET") codes.add(code);
     else codes.delete(code);
   }
   return [...codes];

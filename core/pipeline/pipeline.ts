@@ -67,7 +67,8 @@ export async function runOperation(services: Services, call: Call): Promise<Outc
     // The embedding host is the process itself: it is not rate limited.
     if (!call.admitted && call.caller.kind !== "host") headers = await admit(services, principal);
     authorize(principal.role, operation.access);
-    const raw = operation.body && call.readBody ? await call.readBody() : call.body;
+    // Over HTTP, read for every operation but a GET: one that takes no body refuses one it would ignore.
+    const raw = call.readBody ? await call.readBody() : call.body;
     const params = operation.params ? (validate(operation.params, spelledParams(call.params ?? {})) as Record<string, string>) : {};
     if (call.queryError) throw call.queryError;
     const query = validateQuery(operation.query, call.query ?? {}) as Record<string, unknown>;

@@ -1422,6 +1422,38 @@ export interface operations {
           };
         };
       };
+      /** @description The request body is too large: `payload_too_large`. */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "payload_too_large";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not JSON: `unsupported_media_type`. */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "unsupported_media_type";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
       /** @description Rate limit exceeded: `rate_limit_exceeded`. */
       429: {
         headers: {
@@ -1778,6 +1810,38 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "certificate_not_found";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is too large: `payload_too_large`. */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "payload_too_large";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not JSON: `unsupported_media_type`. */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "unsupported_media_type";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
@@ -2371,6 +2435,38 @@ export interface operations {
           };
         };
       };
+      /** @description The request body is too large: `payload_too_large`. */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "payload_too_large";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not JSON: `unsupported_media_type`. */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "unsupported_media_type";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
       /** @description Rate limit exceeded: `rate_limit_exceeded`. */
       429: {
         headers: {
@@ -2701,6 +2797,38 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "channel_not_found";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is too large: `payload_too_large`. */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "payload_too_large";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not JSON: `unsupported_media_type`. */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "unsupported_media_type";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
@@ -3502,6 +3630,38 @@ export interface operations {
           };
         };
       };
+      /** @description The request body is too large: `payload_too_large`. */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "payload_too_large";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not JSON: `unsupported_media_type`. */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "unsupported_media_type";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
       /** @description Rate limit exceeded: `rate_limit_exceeded`. */
       429: {
         headers: {
@@ -3878,6 +4038,38 @@ export interface operations {
             error: {
               /** @enum {string} */
               code: "watch_not_found";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is too large: `payload_too_large`. */
+      413: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "payload_too_large";
+              /** @description Sentence case; names the field or value and what to do next. */
+              message: string;
+            };
+          };
+        };
+      };
+      /** @description The request body is not JSON: `unsupported_media_type`. */
+      415: {
+        headers: {
+          "X-Request-Id": components["headers"]["X-Request-Id"];
+        };
+        content: {
+          "application/json": {
+            error: {
+              /** @enum {string} */
+              code: "unsupported_media_type";
               /** @description Sentence case; names the field or value and what to do next. */
               message: string;
             };
