@@ -200,6 +200,16 @@ describe("GET /v1/certificates", () => {
     expect(domains).toEqual([`e.list.${TEST_DOMAIN}`]);
   });
 
+  test("a list's parameter given twice adds up; a single value's given twice is refused, not one of them taken", async () => {
+    const statuses = async (query: string) => expectData(await l.request("GET", `/v1/certificates?${query}`), 200).map((c: any) => c.status);
+    expect(await statuses("status=expiring&status=expired")).toEqual(["expired", "expiring"]);
+    for (const query of ["domain=e.list&domain=zzz", "limit=1&limit=2"]) {
+      const refused = await l.request("GET", `/v1/certificates?${query}`);
+      expect([refused.status, refused.body.error.code]).toEqual([400, "invalid_request"]);
+      expect(refused.body.error.message).toBe(`Query parameter "${query.split("=")[0]}" is given 2 times: give it once.`);
+    }
+  });
+
   test("a cursor neither skips nor repeats an item while others are added or removed", async () => {
     const first = await l.request("GET", "/v1/certificates?limit=2");
     const firstPage = expectData(first, 200).map((c: any) => c.domain);

@@ -85,7 +85,7 @@ export function validateQuery<T extends TObject>(schema: T, raw: Record<string, 
           : `Unknown query parameter ${quote(key)}: the allowed ones are ${allowed.join(", ")}.`,
       );
     }
-    query[key] = queryValue(property, value);
+    query[key] = queryValue(key, property, value);
   }
   if (check(schema, query)) return query as Static<T>;
   const error = firstError(schema, query)!;
@@ -98,15 +98,16 @@ export function validateQuery<T extends TObject>(schema: T, raw: Record<string, 
   throw new CertkeeperError("invalid_request", `Query parameter ${quote(name)} must be ${expectation(error.schema)}; got ${quote(error.value)}.`);
 }
 
-function queryValue(schema: TSchema, value: unknown): unknown {
+function queryValue(key: string, schema: TSchema, value: unknown): unknown {
   if (schema.type === "array") {
     const parts = Array.isArray(value) ? value : [value];
     return parts.flatMap((part) => (typeof part === "string" ? part.split(",").map((item) => item.trim()) : [part]));
   }
-  // A single-valued parameter given twice in a URL counts once: the last one.
-  const single = Array.isArray(value) ? value.at(-1) : value;
-  if (schema.type === "integer" && typeof single === "string" && /^\d{1,15}$/.test(single)) return Number(single);
-  return single;
+  // A single-valued parameter given twice (`domain=a&domain=b`) is refused: taking either one would
+  // answer a question the caller did not ask. A list's (`status=a&status=b`) adds up, as a comma list.
+  if (Array.isArray(value)) throw new CertkeeperError("invalid_request", `Query parameter ${quote(key)} is given ${value.length} times: give it once.`);
+  if (schema.type === "integer" && typeof value === "string" && /^\d{1,15}$/.test(value)) return Number(value);
+  return value;
 }
 
 /** Throws `invalid_request` for the first property of `value` that `schema` does not declare. */
