@@ -2,11 +2,13 @@
  * Forms that create something shown only once (an API key, a channel's signing secret) carry a
  * one-time id. Sent again (the page that showed the secret reloaded, or history), the form creates
  * nothing: the page says it was done already. Sent twice at once, the second waits for the first: it
- * is "done already" only if the first did create it. The ids are kept in this process, the latest 10,000.
+ * is "done already" only if the first did create it. The ids are kept in this process, the latest 10,000,
+ * each with the user who sent it: an id another user sends is another id, and a value no form carries
+ * (not a UUID) is not kept at all.
  *
  * @example
  * html`<form …>${onceField()}…</form>`;
- * const sending = await sendOnce(form.once);
+ * const sending = await sendOnce(form.once, me.user.id);
  * if (sending === "done already") return alreadyDone();
  * try { create(); sending.finished(true); } catch (error) { sending.finished(false); throw error; }
  */
@@ -26,9 +28,13 @@ export interface Sending {
   finished(created: boolean): void;
 }
 
-/** This sending of `once`, or "done already" when an earlier one created what the form was for. */
-export async function sendOnce(once: string | undefined): Promise<Sending | "done already"> {
-  if (!once) return { finished: () => {} };
+/** The shape of the ids `onceField` writes. */
+const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** `userId`'s sending of `form`'s `once`, or "done already" when an earlier one created what it was for. */
+export async function sendOnce(form: string | undefined, userId: string): Promise<Sending | "done already"> {
+  if (!form || !ID.test(form)) return { finished: () => {} };
+  const once = `${userId} ${form}`;
   for (;;) {
     const earlier = sent.get(once);
     if (earlier === undefined) break;

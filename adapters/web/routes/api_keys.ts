@@ -28,7 +28,7 @@ export function apiKeyRoutes(core: Core): WebRoute[] {
       path: "/settings/api-keys",
       handle: change(core, async (_input, me, form) => {
         if (!mayManageKeys(me.user.role)) return notAllowed(me);
-        const sending = await sendOnce(form.once);
+        const sending = await sendOnce(form.once, me.user.id);
         if (sending === "done already") {
           const error = "This form was sent already: the key was created then, and its secret shown that once. If it was not copied, revoke that key and create another.";
           return htmlResponse(apiKeysPage({ me, keys: await apiKeys.list(me.user), error }));

@@ -56,7 +56,7 @@ export function channelRoutes(core: Core): WebRoute[] {
         const type = (form.type ?? "") as ChannelType;
         // The role first, as the API's order has it: a member's form is refused whatever it holds.
         authorize(me.user.role, "write");
-        const sending = await sendOnce(form.once);
+        const sending = await sendOnce(form.once, me.user.id);
         if (sending === "done already") {
           const channels = await console.as(me, mode).channels();
           return htmlResponse(channelsPage({ me, mode, channels, error: "This form was sent already: the channel was added then (its signing secret, if it has one, was shown that once). It is in the list below." }));
