@@ -3,4 +3,4 @@ export { configFromEnv, ConfigError, listenHost, listenPort, DEFAULT_CONFIG, DEF
 export { matchResolveRule, parseResolveRules, type ResolveRule } from "./resolve_rules.ts";
 export { parseCaaIdentities, parseDnsServers, type CaaIdentity, type DnsServer, type DnsServersSetting } from "./dns_settings.ts";
 export { changedSettings, variableOf } from "./settings_summary.ts";
-export { maskUrl } from "./mask_url.ts";
+export { maskUrl, maskUrlsIn } from "./mask_url.ts";

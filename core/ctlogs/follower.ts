@@ -15,6 +15,7 @@ import { readFile } from "node:fs/promises";
 import type { Clock } from "../base/time.ts";
 import { DAY, HOUR, latestLiveLease, MINUTE, SECOND } from "../base/time.ts";
 import type { Logger } from "../base/log.ts";
+import { maskUrl, maskUrlsIn } from "../config/mod.ts";
 import type { Store } from "../store/ports.ts";
 import type { HttpFetcher } from "../net/mod.ts";
 import { getFromLog, type LogHttp } from "./_log_http.ts";
@@ -188,7 +189,8 @@ export class CtFollower {
           logs = { abort, done: Promise.all(list.logs.map((spec) => this.#followOne(spec, abort.signal, lost))) };
         }
       } catch (error) {
-        logger.warn("could not read the CT log list", { list: this.options.logList, error: (error as Error).message });
+        // The list's URL may carry a token or a password (the settings line masks them as well).
+        logger.warn("could not read the CT log list", { list: maskUrl(this.options.logList), error: maskUrlsIn((error as Error).message) });
         if (!logs) wait = LIST_RETRY_MS;
       }
       await clock.sleep(wait, signal);
