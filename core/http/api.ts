@@ -36,7 +36,9 @@ export interface Api {
   /**
    * A route that needs no key (documentation, metrics), answered by `produce`: a valid API key sent to
    * it is still counted and shown its rate limit (CONTRACT §8), and over the limit refused with 429;
-   * then {@link Api.finish}. (Health probes do not read keys: they answer whatever the database does.)
+   * then {@link Api.finish}. A `CertkeeperError` thrown by `produce` (a wrong metrics token, an unknown
+   * file) is answered as the API's error envelope, its code in the request line. (Health probes do not
+   * read keys: they answer whatever the database does.)
    */
   keyless(request: Request, produce: () => Response | Promise<Response>): Promise<Response>;
 }
@@ -58,7 +60,7 @@ export function createApi(services: Services): Api {
   /** The request line (CONTRACT §10, §23): with the error code of a failed request, and who made it (key id or user id). */
   function logRequest(request: Request, status: number, requestId: string, started: number, level: "info" | "debug" = "info", fields?: LogFields, url = request.url) {
     if (!logger.enabled(level)) return;
-    const line: LogFields = { requestId, method: request.method, path: pathOf(url), status, ms: Math.round((performance.now() - started) * 100) / 100 };
+    const line: LogFields = { requestId, method: request.method, path: loggedPath(pathOf(url)), status, ms: Math.round((performance.now() - started) * 100) / 100 };
     for (const key in fields) line[key] = fields[key];
     logger[level]("request", line);
   }
@@ -74,10 +76,10 @@ export function createApi(services: Services): Api {
   /** The response to an outcome; an unexpected failure is logged with the request id, never shown. */
   function answer(outcome: Outcome, requestId: string, request: Request): Response {
     if (!outcome.ok && outcome.error.code === "internal_error") {
-      logger.error("request failed", { requestId, method: request.method, path: pathOf(request.url), error: outcome.error.cause });
+      logger.error("request failed", { requestId, method: request.method, path: loggedPath(pathOf(request.url)), error: outcome.error.cause });
     } else if (!outcome.ok && outcome.error.code === "storage_unavailable") {
       // Not the caller's doing and not a bug: the operator has to free space or make the database writable.
-      logger.error("the database refuses writes", { requestId, method: request.method, path: pathOf(request.url), message: outcome.error.message });
+      logger.error("the database refuses writes", { requestId, method: request.method, path: loggedPath(pathOf(request.url)), message: outcome.error.message });
     }
     const { status, json } = envelopeJson(outcome, requestId);
     return respondJson(status, json, requestId, outcome.headers);
@@ -135,7 +137,17 @@ export function createApi(services: Services): Api {
         logRequest(request, response.status, requestId, started, "info", { code: key.limited.code, ...callerFields(key.principal) });
         return response;
       }
-      const response = await produce();
+      let response: Response;
+      try {
+        response = await produce();
+      } catch (thrown) {
+        if (!(thrown instanceof CertkeeperError)) throw thrown;
+        const error = thrown;
+        const requestId = newId("req");
+        const refused = respond(error.status, errorBody(error), requestId, { ...key.headers, ...error.headers });
+        logRequest(request, refused.status, requestId, started, "info", { code: error.code, ...callerFields(key.principal) });
+        return refused;
+      }
       for (const name in key.headers) response.headers.set(name, key.headers[name]!);
       return this.finish(request, response, { started, fields: callerFields(key.principal) });
     },
@@ -216,6 +228,15 @@ function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   const end = url.indexOf("?", start);
   return start === -1 ? "/" : url.slice(start, end === -1 ? undefined : end);
+}
+
+/**
+ * A path as the request line shows it: an API key a client put in it (a URL built wrongly) masked, as
+ * the log never holds a key; its prefix kept, so the mistake can be found. Only a path that may hold
+ * one is searched.
+ */
+function loggedPath(path: string): string {
+  return path.includes("ck_") ? path.replace(/ck_(live|test)_[0-9A-Za-z]{6,}/g, "ck_$1_********") : path;
 }
 
 /** Bytes of the query string of a request URL (0 without one). */

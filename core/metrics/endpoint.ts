@@ -1,21 +1,21 @@
 /**
  * GET /metrics as a web-standard handler: the bearer token of CERTKEEPER_METRICS_TOKEN, compared in
  * constant time, then the exposition streamed from {@link scrapeMetrics}. An HTTP adapter mounts it only
- * when the token is set; without one, /metrics is no route at all. It logs no request line: the
- * adapter passes its response through core.api.finish, which does, once.
+ * when the token is set; without one, /metrics is no route at all. A refusal is thrown as the API's
+ * error, for the adapter's core.api.keyless to answer; it logs no request line: keyless does, once.
  *
  * @example
- * if (core.services.config.metricsToken) app.get("/metrics", ({ request }) => metricsResponse(core.services, request));
+ * if (core.services.config.metricsToken) app.get("/metrics", ({ request }) => core.api.keyless(request, () => metricsResponse(core.services, request)));
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { CertkeeperError, errorBody } from "../base/errors.ts";
+import { asCertkeeperError, CertkeeperError } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
 import { METRICS_CONTENT_TYPE } from "./exposition.ts";
 import { scrapeMetrics } from "./scrape.ts";
 import type { ServiceMetrics } from "./scrape.ts";
 import type { Config } from "../config/config.ts";
 import type { Logger } from "../base/log.ts";
-import type { Store } from "../store/ports.ts";
+import { StorageUnavailableError, type Store } from "../store/ports.ts";
 import type { Clock } from "../base/time.ts";
 
 /** What GET /metrics reads of the services (core.services has it all). */
@@ -32,30 +32,49 @@ export async function metricsResponse(services: MetricsServices, request: Reques
   // The request line is written once, by the HTTP face that answers (core.api.finish), with this id.
   const requestId = newId("req");
 
+  // Answered as the API's error envelope, its code in the request line, by the HTTP face (core.api.keyless).
   const refusal = refuse(request.headers.get("authorization"), config.metricsToken);
-  if (refusal) {
-    return new Response(JSON.stringify(errorBody(refusal)), {
-      status: refusal.status,
-      headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId },
-    });
-  }
+  if (refusal) throw refusal;
 
   const chunks = scrapeMetrics({ store, metrics, now: clock.now(), followsLogs: config.ctSource === "logs" });
+  const failed = (error: unknown) => {
+    // One line, without the stack of a database that is down: the operator's action is the database's.
+    logger.error("metrics scrape failed", { requestId, error: error instanceof StorageUnavailableError ? error.message : error });
+  };
+  // The first page read before answering: a database that is down is a 503 with its code, not a 200 cut short.
+  let first: IteratorResult<string>;
+  try {
+    first = await chunks.next();
+  } catch (error) {
+    failed(error);
+    throw asCertkeeperError(error);
+  }
   const encoder = new TextEncoder();
+  let cancelled = false;
   const body = new ReadableStream<Uint8Array>({
+    start(controller) {
+      if (first.done) controller.close();
+      else controller.enqueue(encoder.encode(first.value));
+    },
     // Pulled as the client reads: a slow scraper holds one page in memory, not the whole exposition.
     async pull(controller) {
+      let next: IteratorResult<string>;
       try {
-        const { value, done } = await chunks.next();
-        if (done) controller.close();
-        else controller.enqueue(encoder.encode(value));
+        next = await chunks.next();
       } catch (error) {
+        if (cancelled) return;
+        failed(error);
         // Cut the response rather than end it cleanly: a truncated exposition must not pass as a scrape.
-        logger.error("metrics scrape failed", { requestId, error });
-        controller.error(error);
+        controller.error(new Error("metrics scrape failed"));
+        return;
       }
+      // The scraper hung up while the page was read: nothing to send it, nothing failed.
+      if (cancelled) return;
+      if (next.done) controller.close();
+      else controller.enqueue(encoder.encode(next.value));
     },
     async cancel() {
+      cancelled = true;
       await chunks.return(undefined);
     },
   });

@@ -117,6 +117,8 @@ export interface ScrapeOptions {
 export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<string> {
   const { store, metrics, now } = options;
   const pageSize = options.pageSize ?? PAGE_SIZE;
+  // The database first, before the first chunk: one that is down fails the scrape before anything is sent.
+  const pending = await store.events.countPending();
   yield processMetrics(metrics);
   yield (
     metrics.checks.render() +
@@ -143,7 +145,7 @@ export async function* scrapeMetrics(options: ScrapeOptions): AsyncGenerator<str
     "certkeeper_deliveries_pending",
     "gauge",
     "Notification deliveries waiting for their first attempt or a retry, in the whole database.",
-  ) + sampleLine("certkeeper_deliveries_pending", {}, await store.events.countPending());
+  ) + sampleLine("certkeeper_deliveries_pending", {}, pending);
 
   const byStatus = new Map<CertificateStatus, number>(CERTIFICATE_STATUSES.map((status) => [status, 0]));
   const family = (name: string, help: string, samples: (record: CertificateRecord) => string) =>
