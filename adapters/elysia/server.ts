@@ -48,7 +48,8 @@ export async function startServer(config: Config, options: ServerOptions = {}, h
   const server = app.server!;
   hooks.onListening?.();
   core.start();
-  const url = `http://${server.hostname}:${server.port}`;
+  // An IPv6 address in a URL is written in brackets (http://[::1]:3000): printed so, it can be opened.
+  const url = `http://${server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname}:${server.port}`;
   logger.info("certkeeper is listening", { url, database: redactDatabaseUrl(config.databaseUrl) });
   const changed = changedSettings(config);
   logger.info(Object.keys(changed).length === 0 ? "settings: every one at its default" : "settings that differ from the defaults", changed);
