@@ -158,7 +158,11 @@ describe("certificates", () => {
     expect(lines.find((line) => line.startsWith(added.id))).toMatch(new RegExp(`^${added.id}\\s+valid\\s+120 days\\s+\\S+\\s+-\\s+${domain("three").replace(/\./g, "\\.")}:${ports.three}\\s+env:prod,team:web\\s+Three$`));
 
     const text = await runCli(["certificate", "remove", "--id", added.id], { env: ws.env });
-    expect(text).toEqual({ code: 0, stderr: "", stdout: `Removed ${domain("three")}:${ports.three} (${added.id}): it is no longer monitored.\n` });
+    expect({ ...text, stderr: logLinesOf(text.stderr).map((line) => [line.msg, line.certificateId]) }).toEqual({
+      code: 0,
+      stderr: [["certificate removed", added.id]],
+      stdout: `Removed ${domain("three")}:${ports.three} (${added.id}): it is no longer monitored.\n`,
+    });
     expect((await api("GET", `/v1/certificates/${added.id}`)).status).toBe(404);
     expectFailure(await runCli(["certificate", "remove", "--id", added.id], { env: ws.env }), 1, /No certificate with id/);
   });

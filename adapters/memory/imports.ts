@@ -92,6 +92,7 @@ export function memoryImports(state: MemoryState): ImportStore {
       // The organization's limit as it is now (an operator may have changed it since the POST), as POST judges.
       const limit = state.organizations.get(stored.record.organizationId)?.limits.certificates ?? stored.record.certificateLimit;
       const record = stored.record;
+      const created: string[] = [];
       for (const outcome of outcomes) {
         const item = stored.items[outcome.index];
         if (!item || item.result) continue;
@@ -104,7 +105,7 @@ export function memoryImports(state: MemoryState): ImportStore {
         }
         if (outcome.kind === "create") {
           const result = await certificates.insert(outcome.record, { limit, events: outcome.events });
-          if (result === "created") certificateId = outcome.record.id;
+          if (result === "created") created.push((certificateId = outcome.record.id));
           else error = result === "duplicate" ? outcome.duplicate : outcome.limitReached;
         }
         item.result = { index: outcome.index, status: error ? "failed" : "created", certificateId, error: error ? copy(error) : null };
@@ -117,7 +118,7 @@ export function memoryImports(state: MemoryState): ImportStore {
         record.finishedAt = now;
         stored.leaseOwner = null;
       }
-      return true;
+      return created;
     },
   };
 }

@@ -153,7 +153,8 @@ export function sqlImports(db: Executor): ImportStore {
            FROM imports WHERE id = ? AND lease_owner = ? AND status = 'running'`,
           [importId, owner],
         );
-        if (!rows[0] || outcomes.length === 0) return rows.length > 0;
+        if (!rows[0]) return false;
+        if (outcomes.length === 0) return [];
         const limit = Number(rows[0].certificate_limit);
         // Inside this write transaction nobody else adds: the count is kept here rather than re-counted per insert.
         let count = Number(rows[0].certificates);
@@ -199,7 +200,7 @@ export function sqlImports(db: Executor): ImportStore {
           settled.push({ index: outcome.index, certificateId, error });
         }
         await insertJudged(tx, additions);
-        if (settled.length === 0) return true;
+        if (settled.length === 0) return [];
         for (const run of powerOfTwoRuns(settled)) {
           await tx.execute(
             `INSERT INTO import_items (import_id, idx, body, status, certificate_id, error_code, error_message)
@@ -219,7 +220,7 @@ export function sqlImports(db: Executor): ImportStore {
            WHERE id = ?`,
           [settled.length, created, failed, settled.length, settled.length, now, settled.length, importId],
         );
-        return true;
+        return settled.flatMap((item) => (item.error ? [] : [item.certificateId!]));
       });
     },
   };

@@ -10,7 +10,9 @@ import { rejectUnknownFields, validate } from "../schemas/validate.ts";
 import { AddCertificateBody } from "../schemas/certificate.ts";
 import { DEFAULT_ALERT_THRESHOLDS } from "./status.ts";
 import { sortTags } from "../schemas/tags.ts";
-import type { AlertPolicy, Protocol } from "../base/records.ts";
+import type { AlertPolicy, CertificateRecord, Protocol } from "../base/records.ts";
+import type { Logger } from "../base/log.ts";
+import { certificateStatus } from "./status.ts";
 
 export interface AddCertificateInput {
   domain: string;
@@ -92,4 +94,17 @@ export function limitMessage(options: { limit: number; what: string; flag: strin
     `Your organization allows ${limit} ${what} and all are in use: delete one, or have the operator raise the limit ` +
     `with: npm run certkeeper -- org update --id ${organizationId} --${flag} N`
   ) + ".";
+}
+
+/** The log line of a certificate added, by POST or by an import (`importId`), the same either way. */
+export function logCertificateAdded(logger: Logger, record: CertificateRecord, now: number, importId?: string): void {
+  logger.info("certificate added", {
+    certificateId: record.id,
+    domain: record.domain,
+    port: record.port,
+    status: certificateStatus(record, now).status,
+    organizationId: record.organizationId,
+    mode: record.mode,
+    ...(importId ? { importId } : {}),
+  });
 }

@@ -21,7 +21,7 @@ import { targetKey, type CertificateTarget, type ImportItemOutcome, type Store }
 import { asCertkeeperError, errorBody, MAX_BODY_BYTES, payloadTooLarge } from "../base/errors.ts";
 import { WorkLoop } from "../base/work_loop.ts";
 import type { Monitor } from "../monitor/monitor.ts";
-import { duplicate, limitReached, parseAddCertificate, unreachable } from "../certificates/add_rules.ts";
+import { duplicate, limitReached, logCertificateAdded, parseAddCertificate, unreachable } from "../certificates/add_rules.ts";
 import { firstCheck } from "../monitor/first_check.ts";
 import { CheckCancelled } from "../tls/endpoint_retrieve.ts";
 import { logEventsRaised } from "../base/journal.ts";
@@ -154,9 +154,10 @@ export class ImportWorker {
           batch.push(outcome.kind === "create" ? { ...outcome, events: outcome.events.map((event) => ({ ...event, createdAt: at })) } : outcome);
         }
         if (batch.length === 0 || !held) return;
-        held = await store.imports.settle(record.id, owner, batch, at);
+        const created = await store.imports.settle(record.id, owner, batch, at);
+        held = created !== false;
         if (batch.some((o) => o.kind === "create")) createdAny = true;
-        if (held) for (const outcome of batch) if (outcome.kind === "create") logEventsRaised(this.options.logger, outcome.events);
+        if (created && created.length > 0) this.#logCreated(record, batch, new Set(created), at);
       });
       // Handled here, so that a write the workers do not wait for never ends the process as an
       // unhandled rejection; the await after the workers throws it.
@@ -185,6 +186,16 @@ export class ImportWorker {
     await writeReady();
     if (createdAny) this.options.onCreated?.();
     return held;
+  }
+
+  /** The log lines of what a write created, as POST writes them: each certificate added, then its events. */
+  #logCreated(record: ImportRecord, batch: ImportItemOutcome[], created: Set<string>, now: number): void {
+    const { logger } = this.options;
+    for (const outcome of batch) {
+      if (outcome.kind !== "create" || !created.has(outcome.record.id)) continue;
+      logCertificateAdded(logger, outcome.record, now, record.id);
+      logEventsRaised(logger, outcome.events);
+    }
   }
 
   /** One item, judged as POST /v1/certificates would judge it as the body. */

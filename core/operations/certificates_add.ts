@@ -2,11 +2,10 @@
 import { AddCertificateBody, CreatedCertificate } from "../schemas/certificate.ts";
 import { Envelope } from "../schemas/common.ts";
 import { presentCreated } from "../certificates/present.ts";
-import { duplicate, limitReached, parseAddCertificate, unreachable, type AddCertificateInput } from "../certificates/add_rules.ts";
+import { duplicate, limitReached, logCertificateAdded, parseAddCertificate, unreachable, type AddCertificateInput } from "../certificates/add_rules.ts";
 import { firstCheck } from "../monitor/first_check.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
 import { logEventsRaised } from "../base/journal.ts";
-import { certificateStatus } from "../certificates/status.ts";
 
 export { parseAddCertificate, sortThresholds, type AddCertificateInput } from "../certificates/add_rules.ts";
 
@@ -55,14 +54,7 @@ export const addCertificate = defineOperation({
     if (result === "duplicate") throw duplicate(input);
     if (result === "limit_reached") throw limitReached(limit, scope.organizationId);
     scheduler.poke();
-    services.logger.info("certificate added", {
-      certificateId: record.id,
-      domain: record.domain,
-      port: record.port,
-      status: certificateStatus(record, now).status,
-      organizationId: record.organizationId,
-      mode: record.mode,
-    });
+    logCertificateAdded(services.logger, record, now);
     logEventsRaised(services.logger, events);
     if (events.length > 0) services.deliveries?.poke();
     return { data: presentCreated(record, now) };

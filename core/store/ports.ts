@@ -466,8 +466,9 @@ export interface ImportStore {
    * given, so limits fall in item order. An item is
    * settled at most once (one already settled is left alone), so no certificate is created twice. The
    * counters move with the items; the import is finished, at `now`, when every item is settled.
+   * Answers the ids of the certificates it created (for the log), or false when not held.
    */
-  settle(importId: string, owner: string, outcomes: ImportItemOutcome[], now: number): Promise<boolean>;
+  settle(importId: string, owner: string, outcomes: ImportItemOutcome[], now: number): Promise<string[] | false>;
   /** Deletes up to `limit` imports finished before `before`, with their items; returns how many. */
   prune(options: { before: number; limit: number }): Promise<number>;
   /** Deletes the scope's finished imports but its `keep` last finished, with their items; returns how many. */

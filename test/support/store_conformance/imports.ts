@@ -85,7 +85,7 @@ export function describeImports(get: () => Store) {
       // Two at once for the last place: one stored.
       const racing = [importRecord(live), importRecord(live)];
       expect(await claimOnly(store, first.id, "A", NOW, NOW + 100)).toHaveLength(1);
-      expect(await store.imports.settle(first.id, "A", [{ index: 0, kind: "failed", error: DUP }], NOW + 1)).toBe(true);
+      expect(await store.imports.settle(first.id, "A", [{ index: 0, kind: "failed", error: DUP }], NOW + 1)).toEqual([]);
       expect((await store.imports.get(live, first.id))?.status).toBe("finished");
       const answers = await Promise.all(racing.map((record) => store.imports.create(record, ["{}"], 2)));
       expect(answers.sort()).toEqual([false, true]);
@@ -173,9 +173,9 @@ export function describeImports(get: () => Store) {
       // Leased (with any other test's import left claimable, parked), then finished one after another.
       const claimed = (await store.imports.claim({ owner: "A", now: NOW, leaseUntil: PARKED, limit: 1000 })).map((record) => record.id);
       for (const record of [...finished, running, theirs]) expect(claimed).toContain(record.id);
-      expect(await store.imports.settle(otherMode.id, "A", [{ index: 0, kind: "failed", error: DUP }], NOW - 1)).toBe(true);
+      expect(await store.imports.settle(otherMode.id, "A", [{ index: 0, kind: "failed", error: DUP }], NOW - 1)).toEqual([]);
       for (const [i, record] of finished.entries()) {
-        expect(await store.imports.settle(record.id, "A", [{ index: 0, kind: "failed", error: DUP }], NOW + i)).toBe(true);
+        expect(await store.imports.settle(record.id, "A", [{ index: 0, kind: "failed", error: DUP }], NOW + i)).toEqual([]);
       }
       expect(await store.imports.trim(live, 2)).toBe(2);
       const scopeOf = (record: ImportRecord) => ({ organizationId: record.organizationId, mode: record.mode });
@@ -220,7 +220,7 @@ export function describeImports(get: () => Store) {
         { index: 1, kind: "failed", error: none, unlessBlocked: blocked("taken.example.com") },
         create(live, 2),
       ];
-      expect(await store.imports.settle(record.id, "A", outcomes, NOW)).toBe(true);
+      expect(await store.imports.settle(record.id, "A", outcomes, NOW)).toEqual([(outcomes[2] as Extract<ImportItemOutcome, { kind: "create" }>).record.id]);
       expect((await store.imports.results(record.id)).map((r) => r.error?.code ?? r.status)).toEqual(["certificate_not_found", "duplicate_domain", "created"]);
     });
 
@@ -244,7 +244,7 @@ export function describeImports(get: () => Store) {
         { ...(create(live, 2, "mail.example.com") as Extract<ImportItemOutcome, { kind: "create" }>), record: certificateRecord(live, { domain: "mail.example.com", port: 25, protocol: "smtp" }) },
         failed(3, { domain: "mail.example.com", port: 25 }), // TLS from the first byte: not the SMTP target just added
       ];
-      expect(await store.imports.settle(record.id, "A", outcomes, NOW)).toBe(true);
+      expect(await store.imports.settle(record.id, "A", outcomes, NOW)).toEqual([(outcomes[2] as Extract<ImportItemOutcome, { kind: "create" }>).record.id]);
       expect((await store.imports.results(record.id)).map((r) => r.error?.code ?? r.status)).toEqual(["certificate_not_found", "duplicate_domain", "created", "certificate_not_found"]);
     });
 
@@ -257,9 +257,9 @@ export function describeImports(get: () => Store) {
       await store.imports.create(record, ["{}", "{}", "{}", "{}", "{}"], ANY);
       await claimOnly(store, record.id, "A", PARKED - 1000, PARKED - 500);
       const first = create(live, 0);
-      expect(await store.imports.settle(record.id, "A", [first, create(live, 1, "taken.example.com")], NOW)).toBe(true);
+      expect(await store.imports.settle(record.id, "A", [first, create(live, 1, "taken.example.com")], NOW)).toEqual([(first as Extract<ImportItemOutcome, { kind: "create" }>).record.id]);
       // Settled again (a process that lost its lease and came back): left alone, nothing created twice.
-      expect(await store.imports.settle(record.id, "A", [{ ...create(live, 0), index: 0 }], NOW)).toBe(true);
+      expect(await store.imports.settle(record.id, "A", [{ ...create(live, 0), index: 0 }], NOW)).toEqual([]);
       expect(await store.imports.get(live, record.id)).toMatchObject({ status: "running", processed: 2, created: 1, failed: 1 });
       const unreachable = { code: "certificate_not_found", message: "none" };
       expect(
@@ -269,7 +269,7 @@ export function describeImports(get: () => Store) {
           [create(live, 2), { index: 3, kind: "failed", error: unreachable, unlessBlocked: { target: { domain: "free.example.com", port: 443 }, duplicate: DUP, limitReached: FULL } }, create(live, 4)],
           NOW + 1,
         ),
-      ).toBe(true);
+      ).toHaveLength(1);
       expect(await store.imports.get(live, record.id)).toEqual({ ...record, status: "finished", processed: 5, created: 2, failed: 3, finishedAt: NOW + 1 });
       expect(await store.imports.results(record.id)).toEqual([
         { index: 0, status: "created", certificateId: first.kind === "create" ? first.record.id : "", error: null },
@@ -304,7 +304,7 @@ export function describeImports(get: () => Store) {
         tagged(LARGE + 4, "over.batch.example.com"),
         tagged(LARGE + 5, "n9.batch.example.com"), // taken, the plan full: a duplicate, as POST answers
       ];
-      expect(await store.imports.settle(record.id, "A", outcomes, NOW)).toBe(true);
+      expect(await store.imports.settle(record.id, "A", outcomes, NOW)).not.toBe(false);
       const results = await store.imports.results(record.id);
       expect(results.slice(0, LARGE).every((r) => r.status === "created")).toBe(true);
       expect(results.slice(LARGE).map((r) => r.error?.code ?? r.status)).toEqual(["duplicate_domain", "created", "duplicate_domain", "created", "certificate_limit_reached", "duplicate_domain"]);
@@ -325,7 +325,7 @@ export function describeImports(get: () => Store) {
       await store.imports.create(old, ["{}"], ANY);
       await store.imports.create(running, ["{}"], ANY);
       await claimOnly(store, old.id, "A", PARKED - 1000, PARKED - 500);
-      expect(await store.imports.settle(old.id, "A", [{ index: 0, kind: "failed", error: DUP }], past - 5)).toBe(true);
+      expect(await store.imports.settle(old.id, "A", [{ index: 0, kind: "failed", error: DUP }], past - 5)).toEqual([]);
       expect(await store.imports.prune({ before: past - 5, limit: 10 })).toBe(0);
       expect(await store.imports.prune({ before: past, limit: 10 })).toBe(1);
       expect(await store.imports.get(live, old.id)).toBeNull();
