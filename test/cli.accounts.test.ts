@@ -109,6 +109,13 @@ describe("org create", () => {
       await runCli(["org", "create", "--name", "X", "--certificate-limit", "99999999999999999999", "--json"], { env: shared.env }),
       /--certificate-limit must be a whole number from 0 to 1,000,000,000; got "99999999999999999999"/,
     );
+    // A rate limit of 0 would refuse every request of the organization: a typo, not a setting.
+    expectUsageError(
+      await runCli(["org", "create", "--name", "X", "--rate-limit", "0", "--json"], { env: shared.env }),
+      /--rate-limit must be a whole number from 1 to 1,000,000,000 \(at 0 every request of the organization would be refused\); got "0"/,
+    );
+    const org = await runCliJson(["org", "create", "--name", "Zero certificates", "--certificate-limit", "0"], { env: shared.env });
+    expect(org.limits.certificates).toBe(0);
   });
 });
 

@@ -57,11 +57,13 @@ export function requiredFlag(flags: Flags, name: string): string {
 /** The largest number a flag takes (a limit beyond it limits nothing, and beyond 2^53 is not kept exactly). */
 const MAX_FLAG_NUMBER = 1_000_000_000;
 
-export function optionalInteger(flags: Flags, name: string): number | undefined {
+/** A whole-number flag from `min` (0 unless said) to MAX_FLAG_NUMBER; `why` says why it starts at `min`. */
+export function optionalInteger(flags: Flags, name: string, options: { min?: number; why?: string } = {}): number | undefined {
   const value = flags[name];
   if (value === undefined) return undefined;
-  if (typeof value !== "string" || !/^\d+$/.test(value) || Number(value) > MAX_FLAG_NUMBER) {
-    throw new UsageError(`--${name} must be a whole number from 0 to ${MAX_FLAG_NUMBER.toLocaleString("en")}; got "${value}"`);
+  const min = options.min ?? 0;
+  if (typeof value !== "string" || !/^\d+$/.test(value) || Number(value) > MAX_FLAG_NUMBER || Number(value) < min) {
+    throw new UsageError(`--${name} must be a whole number from ${min} to ${MAX_FLAG_NUMBER.toLocaleString("en")}${options.why ? ` (${options.why})` : ""}; got "${value}"`);
   }
   return Number(value);
 }

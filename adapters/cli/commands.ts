@@ -103,7 +103,7 @@ function limitFlags(flags: Flags): Partial<Limits> {
   return {
     certificates: optionalInteger(flags, "certificate-limit"),
     channels: optionalInteger(flags, "channel-limit"),
-    requestsPerMinute: optionalInteger(flags, "rate-limit"),
+    requestsPerMinute: optionalInteger(flags, "rate-limit", { min: 1, why: "at 0 every request of the organization would be refused" }),
     watches: optionalInteger(flags, "watch-limit"),
   };
 }
