@@ -200,12 +200,19 @@ async function serve(config: Config): Promise<number> {
     // Loaded here: the HTTP server and the settings area are half of the CLI's start-up time, and
     // only serve needs them (cron jobs run check and list commands many times a day).
     const { startServer } = await import("../elysia/server.ts");
+    const { createLogger } = await import("../../core/base/mod.ts");
+    const { resolveLogFormat } = await import("../wiring/mod.ts");
+    const logger = createLogger(config.logLevel, { format: resolveLogFormat(config.logFormat) });
     // A stop asked for while start-up still waits (for a database server, say) is a stop: nothing is
-    // served yet, and the process ends. Once it listens, the start is finished and stopped cleanly.
+    // served yet (but /healthz), and the process ends. Once the API listens, the start is finished and
+    // stopped cleanly.
     let listening = false;
-    const starting = startServer(config, {}, { onListening: () => (listening = true) });
+    const starting = startServer(config, { logger }, { onListening: () => (listening = true) });
     const first = await Promise.race([starting, stopping.then(() => null)]);
-    if (first === null && !listening) return 0;
+    if (first === null && !listening) {
+      logger.info("certkeeper stopped", { during: "start-up: nothing was served but /healthz" });
+      return 0;
+    }
     server = first ?? (await starting);
   } catch (error) {
     shutdown();

@@ -8,6 +8,8 @@
  */
 import http from "node:http";
 import { resolve } from "node:path";
+import type { Server } from "bun";
+import { CertkeeperError, errorBody, newId } from "../../core/base/mod.ts";
 import { changedSettings, maskUrl, type Config } from "../../core/config/mod.ts";
 import type { Core } from "../../core/app/mod.ts";
 import { wire, type WireOptions } from "../wiring/mod.ts";
@@ -33,14 +35,30 @@ export type ServerOptions = Omit<WireOptions, "outboxDir">;
 export const MAX_HEADER_BYTES = 256 * 1024;
 
 export async function startServer(config: Config, options: ServerOptions = {}, hooks: { onListening?: () => void } = {}): Promise<RunningServer> {
-  const wired = await wire(config, { passwords: bunPasswords, ...options });
+  // The port is taken first: a busy one is said at once, and while the database is opened (a server
+  // waited for, another process's upgrade waited out: up to minutes) /healthz says the process is up.
+  const starting = listenWhileStarting(config);
+  let wired;
+  try {
+    wired = await wire(config, { passwords: bunPasswords, ...options });
+  } catch (error) {
+    starting.stop(true);
+    throw error;
+  }
   const { core, logger, store } = wired;
   const app = createHttpApp(core);
   // Bun.serve reads node:http's process-wide limit (set before listening; it only ever grows here).
   if (http.maxHeaderSize < MAX_HEADER_BYTES) (http as { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;
+  // The same port (the one chosen, for port 0), handed over from the listener of the start.
+  const port = starting.port!;
+  // Compiled before the hand-over (listen would otherwise compile while nothing listens): the port
+  // then refuses connections for the few milliseconds Bun takes to listen anew.
+  app.compile();
+  // Not forced: a probe being answered is answered (each answer closes its connection, so none is reused).
+  void starting.stop();
   // reusePort off: a second server on the same port must fail to start, not silently take half the traffic.
   try {
-    app.listen({ hostname: config.host, port: config.port, idleTimeout: 30, reusePort: false });
+    app.listen({ hostname: config.host, port, idleTimeout: 30, reusePort: false });
   } catch (error) {
     await wired.release();
     throw portError(config, error);
@@ -111,6 +129,34 @@ function commandDatabaseUrl(databaseUrl: string): string | null {
 }
 
 /** A listen that failed, in one sentence; a port in use names the variable that chooses another. */
+/**
+ * The port's listener until the service is built: `/healthz` 200 (the process is up), `/readyz` and
+ * every other request 503, saying the database is being opened, with `Retry-After`.
+ */
+function listenWhileStarting(config: Config): Server<undefined> {
+  const starting = "certkeeper is starting: its database is being opened (another process may be upgrading it).";
+  const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+    new Response(JSON.stringify(body), {
+      status,
+      headers: { "content-type": "application/json; charset=utf-8", "x-request-id": newId("req"), connection: "close", ...headers },
+    });
+  try {
+    return Bun.serve({
+      hostname: config.host,
+      port: config.port,
+      reusePort: false,
+      fetch(request) {
+        const path = new URL(request.url).pathname;
+        if (path === "/healthz") return json(200, { status: "ok" });
+        if (path === "/readyz") return json(503, { status: "unavailable", reason: starting });
+        return json(503, errorBody(new CertkeeperError("storage_unavailable", `${starting} Retry in a few seconds.`)), { "retry-after": "5" });
+      },
+    });
+  } catch (error) {
+    throw portError(config, error);
+  }
+}
+
 function portError(config: Config, error: unknown): Error {
   const message = (error as Error)?.message ?? String(error);
   if ((error as { code?: string })?.code === "EADDRINUSE" || /in use|EADDRINUSE/i.test(message)) {

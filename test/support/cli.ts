@@ -193,7 +193,10 @@ export interface ServeProcess {
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number>;
 }
 
-/** Starts `certkeeper serve` on a free port of 127.0.0.1 and waits until /healthz answers 200. */
+/**
+ * Starts `certkeeper serve` on a free port of 127.0.0.1 and waits until the API answers (its OpenAPI
+ * document: /healthz answers already while the database is opened).
+ */
 export async function startServe(options: { env: Record<string, string>; cwd?: string; readyTimeoutMs?: number }): Promise<ServeProcess> {
   const port = await freePort();
   const child = Bun.spawn([process.execPath, CLI_MAIN, "serve"], {
@@ -238,7 +241,8 @@ export async function startServe(options: { env: Record<string, string>; cwd?: s
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
     try {
-      const response = await fetch(`${url}/healthz`);
+      const response = await fetch(`${url}/v1/openapi.json`);
+      await response.arrayBuffer();
       if (response.status === 200) return process_;
     } catch {}
     await Bun.sleep(50);
