@@ -32,10 +32,14 @@ test("while start-up waits for another process's hold on the database, /healthz 
   expect(new TextDecoder().decode((await reader.read()).value)).toContain("held");
   const port = await freePort();
   child = Bun.spawn([process.execPath, CLI_MAIN, "serve"], {
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CERTKEEPER_DATABASE_URL: `file:${path}`, CERTKEEPER_PORT: String(port), CERTKEEPER_LOG_LEVEL: "error", CERTKEEPER_DNS_SERVERS: "off" },
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CERTKEEPER_DATABASE_URL: `file:${path}`, CERTKEEPER_PORT: String(port), CERTKEEPER_LOG_LEVEL: "warn", CERTKEEPER_LOG_FORMAT: "json", CERTKEEPER_DNS_SERVERS: "off" },
     stdout: "pipe",
     stderr: "pipe",
   });
+  let output = "";
+  void (async () => {
+    for await (const chunk of child.stdout as ReadableStream<Uint8Array>) output += new TextDecoder().decode(chunk);
+  })();
   const seen: Record<string, number | string> = {};
   try {
     const deadline = Date.now() + 5_000;
@@ -45,6 +49,8 @@ test("while start-up waits for another process's hold on the database, /healthz 
     }
     seen.readyz = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.status, () => "refused");
     seen.stillRunning = child.exitCode === null ? "yes" : `exited ${child.exitCode}`;
+    // Held long enough for the wait to be said (after 2 s).
+    for (let i = 0; i < 100 && !output.includes("waiting for the database"); i++) await Bun.sleep(50);
   } finally {
     holder.stdin.write("release\n");
     holder.stdin.flush();
@@ -57,6 +63,10 @@ test("while start-up waits for another process's hold on the database, /healthz 
     if (ready !== 200) await Bun.sleep(100);
   }
   expect({ ...seen, readyAfterRelease: ready } as Record<string, unknown>).toEqual({ healthz: 200, readyz: 503, stillRunning: "yes", readyAfterRelease: 200 });
+  // The wait was said as it began, once, with how long it may last.
+  const waits = output.split("\n").filter((line) => line.includes("waiting for the database")).map((line) => JSON.parse(line));
+  expect(waits).toEqual([expect.objectContaining({ level: "warn", msg: "waiting for the database: another process holds it (upgrading it, or a long write), or it is slow to answer" })]);
+  expect(waits[0].upToSeconds).toBeGreaterThan(590);
 });
 
 test("from its first answer on, /healthz answers every probe through the start but during the hand-over to the API, of milliseconds", async () => {

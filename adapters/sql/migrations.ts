@@ -495,28 +495,59 @@ async function backfillStatusPeriods(tx: Executor): Promise<void> {
  * Applies the migrations this database lacks (up to `options.until`, default all); safe when several
  * processes start at once.
  */
-export async function migrate(executor: Executor, options: { until?: number; waitMs?: number } = {}): Promise<void> {
+export async function migrate(executor: Executor, options: { until?: number; waitMs?: number; onWait?: OnDatabaseWait } = {}): Promise<void> {
   // Another process upgrading a large database holds the write lock for longer than a write waits
   // (migration 8 recomputes every certificate's timeline: 7 s at 40,000): this one waits it out, then
   // finds the work done.
   const started = Date.now();
   const deadline = started + (options.waitMs ?? MIGRATION_WAIT_MS);
+  let told = false;
+  const tell = (reason: "unreachable" | "busy") => {
+    if (!told) options.onWait?.({ reason, upToMs: Math.max(0, (reason === "unreachable" ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline) - Date.now()) });
+    told = true;
+  };
+  // A wait inside one attempt (SQLite's busy timeout, a server's answer delayed) is said as well.
+  const slow = setTimeout(() => tell("busy"), WAIT_NOTICE_MS);
+  try {
+    return await migrateWaiting(executor, options.until, started, deadline, tell);
+  } finally {
+    clearTimeout(slow);
+  }
+}
+
+async function migrateWaiting(
+  executor: Executor,
+  until: number | undefined,
+  started: number,
+  deadline: number,
+  tell: (reason: "unreachable" | "busy") => void,
+): Promise<void> {
   for (;;) {
     try {
-      return await migrateOnce(executor, options.until);
+      return await migrateOnce(executor, until);
     } catch (error) {
       // A server no connection can be made to is waited for briefly (one started beside this
       // process, as a compose file does), not as long as another process's upgrade.
       const unreachable = (error as { reason?: string })?.reason === "unreachable";
-      const until = unreachable ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline;
-      if (!(unreachable || isBusy(error)) || Date.now() >= until) throw error;
+      const end = unreachable ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline;
+      if (!(unreachable || isBusy(error)) || Date.now() >= end) throw error;
+      // Said once, as the wait begins: a process waiting minutes in silence looks hung.
+      tell(unreachable ? "unreachable" : "busy");
       await new Promise((resolve) => setTimeout(resolve, unreachable ? 500 : 100));
     }
   }
 }
 
+/**
+ * Told once when opening the database has to wait: for a server no connection can be made to
+ * (`unreachable`), or for another process's hold on it (`busy`: an upgrade, a long write), at most `upToMs`.
+ */
+export type OnDatabaseWait = (wait: { reason: "unreachable" | "busy"; upToMs: number }) => void;
+
 /** How long a process starting beside another that is upgrading the database waits for it, at most. */
 const MIGRATION_WAIT_MS = 10 * 60_000;
+/** How long opening the database may take before the wait is said (an upgrade of a small one takes less). */
+const WAIT_NOTICE_MS = 2000;
 /** How long a process waits at start for a database server that refuses connections. */
 const UNREACHABLE_WAIT_MS = 10_000;
 

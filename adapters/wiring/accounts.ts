@@ -8,14 +8,26 @@ import { Admin, type PasswordHasher } from "../../core/accounts/mod.ts";
 import { systemClock, type Logger } from "../../core/base/mod.ts";
 import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
 import { openLibsqlStore } from "../libsql/mod.ts";
+import type { OnDatabaseWait } from "../sql/mod.ts";
 
 /**
  * The configured database, opened (and migrated when new or older). `brief`: opened for one command,
  * without the threads a long-running process keeps (the connection's and the background checkpointer's).
  */
-export async function openConfiguredStore(config: Config, options: { brief?: boolean } = {}): Promise<Store> {
+export async function openConfiguredStore(config: Config, options: { brief?: boolean; logger?: Logger } = {}): Promise<Store> {
+  const { logger } = options;
+  // A wait of minutes said as it begins, and why: in silence the process would look hung.
+  const onWait: OnDatabaseWait | undefined = logger
+    ? ({ reason, upToMs }) =>
+        logger.warn(
+          reason === "unreachable"
+            ? "waiting for the database server: no connection can be made to it yet"
+            : "waiting for the database: another process holds it (upgrading it, or a long write), or it is slow to answer",
+          { database: maskUrl(config.databaseUrl), upToSeconds: Math.round(upToMs / 1000) },
+        )
+    : undefined;
   try {
-    return await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, backgroundCheckpoints: !options.brief, thread: !options.brief });
+    return await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, backgroundCheckpoints: !options.brief, thread: !options.brief, onWait });
   } catch (error) {
     // A server that is not there, said as such (the store's own words are about a change not saved).
     if (error instanceof StorageUnavailableError && error.reason === "unreachable") {
@@ -33,6 +45,6 @@ export interface Accounts {
 
 /** The configured database with the admin operations over it, as `wire()` gives them (`core.services.admin`). */
 export async function openAccounts(config: Config, options: { passwords?: PasswordHasher; logger: Logger }): Promise<Accounts> {
-  const store = await openConfiguredStore(config, { brief: true });
+  const store = await openConfiguredStore(config, { brief: true, logger: options.logger });
   return { store, admin: new Admin(store, systemClock, options), release: () => store.close() };
 }

@@ -54,7 +54,7 @@ export async function wire(config: Config, options: WireOptions = {}): Promise<W
   const store =
     storeOption === "memory"
       ? createMemoryStore()
-      : (storeOption ?? (await openConfiguredStore(config, { brief })));
+      : (storeOption ?? (await openConfiguredStore(config, { brief, logger })));
   const trust = options.trust ?? TrustStore.system(config.extraCaFile);
   const transports = createTransports(config, trust, { outboxDir });
   // Handshakes on the event loop and CERTKEEPER_CHECK_THREADS threads beside it, unless a source or
