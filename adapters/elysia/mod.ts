@@ -12,4 +12,4 @@
  * await server.stop();
  */
 export { createHttpApp } from "./app.ts";
-export { redactDatabaseUrl, startServer, type RunningServer, type ServerOptions } from "./server.ts";
+export { startServer, type RunningServer, type ServerOptions } from "./server.ts";

@@ -68,7 +68,7 @@ export async function startServer(config: Config, options: ServerOptions = {}, h
   core.start();
   // An IPv6 address in a URL is written in brackets (http://[::1]:3000): printed so, it can be opened.
   const url = `http://${server.hostname?.includes(":") ? `[${server.hostname}]` : server.hostname}:${server.port}`;
-  logger.info("certkeeper is listening", { url, database: redactDatabaseUrl(config.databaseUrl) });
+  logger.info("certkeeper is listening", { url, database: maskUrl(config.databaseUrl) });
   const changed = changedSettings(config);
   logger.info(Object.keys(changed).length === 0 ? "settings: every one at its default" : "settings that differ from the defaults", changed);
   if ((await store.organizations.list()).length === 0) logger.info(...firstStartHint(config, url));
@@ -114,7 +114,7 @@ export function firstStartHint(config: Config, url: string): [string, Record<str
         "Run them in certkeeper's folder. The second reads the password (at least 10 characters): type it (it is not shown) and press Enter." +
         (credentials ? " Put the database's credentials where the URL shows ********." : "") +
         (config.databaseAuthToken ? " Set CERTKEEPER_DATABASE_AUTH_TOKEN as for the server." : ""),
-      database: redactDatabaseUrl(config.databaseUrl),
+      database: maskUrl(config.databaseUrl),
       signIn: `${url}/sign-in`,
     },
   ];
@@ -169,8 +169,3 @@ function portError(config: Config, error: unknown): Error {
   return new Error(`cannot listen on ${config.host} port ${config.port} (CERTKEEPER_HOST, CERTKEEPER_PORT): ${message}`);
 }
 
-/** The database URL without credentials, for logs. */
-export function redactDatabaseUrl(url: string): string {
-  // The user information ends at the authority's last @ (a password may hold one).
-  return url.replace(/\/\/[^/?#]*@/, "//***@").replace(/([?&](authToken|token)=)[^&#]*/gi, "$1***");
-}
