@@ -15,7 +15,7 @@ import type { AriClient } from "../../core/ari/mod.ts";
 import { judgeCaa, presentCaaRecord } from "../../core/dns/mod.ts";
 import type { FetchRequest, FetchResult, HttpFetcher } from "../../core/net/mod.ts";
 import type { Clock } from "../../core/base/time.ts";
-import { DAY, HOUR } from "../../core/base/time.ts";
+import { DAY, HOUR, MINUTE } from "../../core/base/time.ts";
 
 /** mulberry32: a small seeded PRNG, so every run simulates the same year. */
 export function seededRandom(seed: number): () => number {
@@ -308,7 +308,8 @@ export class SimulatedInternet implements CertificateSource {
     cert.incidentAt = at;
     served.incidentAt = at;
     if (replaceAfter !== null) {
-      const from = at + replaceAfter;
+      // Whole seconds, as X.509 times are.
+      const from = Math.floor((at + replaceAfter) / 1000) * 1000;
       const lifetime = cert.notAfter - cert.notBefore;
       const replacement = { serial: `${cert.serial}-reissued`, from, notBefore: from - HOUR, notAfter: from - HOUR + lifetime, intermediate: null };
       insertByFrom(node, replacement);
@@ -319,20 +320,25 @@ export class SimulatedInternet implements CertificateSource {
   }
 
   /**
-   * Revokes the certificate the single node of `server` serves at `at`; with `replaceAfter`, the
-   * operator replaces it that long after (a new serial, valid 90 days), else it keeps being served until
-   * its planned renewal.
+   * Revokes the certificate node `nodeIndex` of `server` serves at `at`, on every node that serves it
+   * (nodes renewed together share one); with `replaceAfter`, the operator replaces it that long after
+   * (a new serial, valid 90 days) on each node that served it then, rolled out node after node a few
+   * minutes apart, else it keeps being served until each node's planned renewal.
    */
-  revoke(server: SimulatedServer, at: number, replaceAfter: number | null): ServedCertificate {
-    const node = server.nodes[0]!;
-    const served = SimulatedInternet.servedAt(node, at);
+  revoke(server: SimulatedServer, at: number, replaceAfter: number | null, nodeIndex = 0): ServedCertificate {
+    const served = SimulatedInternet.servedAt(server.nodes[nodeIndex]!, at);
     const cert = server.certificates.find((c) => c.serial === served.serial)!;
     cert.revokedAt = at;
-    served.revokedAt = at;
+    for (const node of server.nodes) for (const copy of node.certificates) if (copy.serial === cert.serial) copy.revokedAt = at;
     if (replaceAfter !== null) {
-      const from = at + replaceAfter;
+      // Whole seconds, as X.509 times are.
+      const from = Math.floor((at + replaceAfter) / 1000) * 1000;
       const replacement = { serial: `${cert.serial}-replacement`, from, notBefore: from - HOUR, notAfter: from + 90 * DAY, intermediate: null };
-      insertByFrom(node, replacement);
+      let rolled = 0;
+      for (const node of server.nodes) {
+        if (SimulatedInternet.servedAt(node, at).serial !== cert.serial) continue;
+        insertByFrom(node, { ...replacement, from: from + rolled++ * 5 * MINUTE });
+      }
       server.certificates.push({ ...replacement });
       this.#bySerial.set(replacement.serial, server.certificates.at(-1)!);
     }
