@@ -63,6 +63,7 @@ test("a database that cannot count the key (down) costs the keyless routes nothi
     shared: true,
     rateLimits: {
       hit: (...args: Parameters<Store["rateLimits"]["hit"]>) => (down ? Promise.reject(new StorageUnavailableError("no_answer")) : memory.rateLimits.hit(...args)),
+      prune: (before: number) => memory.rateLimits.prune(before),
     },
   };
   const shared = await createHarness({ store });

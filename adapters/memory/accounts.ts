@@ -134,6 +134,14 @@ export function memoryAccounts(state: MemoryState): {
       window.count++;
       return { ...window };
     },
+    async prune(before) {
+      let deleted = 0;
+      for (const [keyId, window] of state.rateLimits) {
+        if (window.windowStart < before && state.rateLimits.delete(keyId)) deleted++;
+      }
+      if (deleted > 0) state.write();
+      return deleted;
+    },
   };
 
   return { organizations, users, apiKeys, rateLimits };

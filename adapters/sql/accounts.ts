@@ -202,5 +202,8 @@ export function sqlRateLimits(db: Executor): RateLimitStore {
       );
       return { count: Number(rows[0]!.count), windowStart: Number(rows[0]!.window_start) };
     },
+    async prune(before) {
+      return (await db.execute("DELETE FROM rate_limits WHERE window_start < ?", [before])).rowsAffected;
+    },
   };
 }

@@ -55,3 +55,4 @@ export type { SignInResult } from "./sign_in.ts";
 export type { PasswordChangeResult } from "./password_change.ts";
 export { Admin, MIN_PASSWORD_LENGTH, PLANS, presentKey, ROLES, type AdminOptions, type ApiKeyView, type OrganizationUsage, type PasswordHasher } from "./admin.ts";
 export { tokensMatch } from "./session_token.ts";
+export { SIGN_IN_THROTTLE } from "./sign_in_throttle.ts";

@@ -482,6 +482,11 @@ export interface RateLimitStore {
    * since set back).
    */
   hit(keyId: string, now: number, windowMs: number, aheadMs: number): Promise<{ count: number; windowStart: number }>;
+  /**
+   * Deletes the windows opened before `before` (long over: a key's next request opens a new one), so
+   * that revoked keys and removed users leave nothing behind; returns how many.
+   */
+  prune(before: number): Promise<number>;
 }
 
 /** Browser sessions of the settings area, shared by every process of one database. */

@@ -37,6 +37,19 @@ export function describeRateLimits(get: () => Store) {
       expect(await store.rateLimits.hit(key, NOW - 24 * 60 * MINUTE, window, AHEAD)).toEqual({ count: 1, windowStart: NOW - 24 * 60 * MINUTE });
     });
 
+    test("prune() deletes the windows opened before a time, and a key pruned counts from 1 again", async () => {
+      const store = get();
+      const old = newId("key");
+      const recent = newId("key");
+      await store.rateLimits.hit(old, NOW - 2 * 60 * MINUTE, MINUTE, AHEAD);
+      await store.rateLimits.hit(recent, NOW - MINUTE / 2, MINUTE, AHEAD);
+      await store.rateLimits.hit(recent, NOW - MINUTE / 2 + 1, MINUTE, AHEAD);
+      // This test's old window, and any other test's opened as long before (a clock set back a day).
+      expect(await store.rateLimits.prune(NOW - 60 * MINUTE)).toBeGreaterThanOrEqual(1);
+      expect(await store.rateLimits.hit(recent, NOW - MINUTE / 2 + 2, MINUTE, AHEAD)).toEqual({ count: 3, windowStart: NOW - MINUTE / 2 });
+      expect(await store.rateLimits.hit(old, NOW, MINUTE, AHEAD)).toEqual({ count: 1, windowStart: NOW });
+    });
+
     test("hit() counts concurrent requests of one key exactly", async () => {
       const store = get();
       const key = newId("key");
