@@ -5,10 +5,8 @@
  * per line on stdout, no stack trace printed by the runtime on stderr.
  */
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
-import { Admin } from "../core/accounts/admin.ts";
-import { systemClock } from "../core/base/time.ts";
-import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { startSqld, type SqldServer } from "./support/sqld.ts";
+import { seedOwner } from "./support/accounts.ts";
 import { callServe, startServe, type ServeProcess } from "./support/cli.ts";
 
 setDefaultTimeout(60_000);
@@ -22,12 +20,7 @@ afterAll(async () => {
 
 test("sqld killed: a /metrics scrape is logged as JSON lines on stdout, with nothing (no stack trace) on stderr", async () => {
   sqld = await startSqld();
-  const store = await openLibsqlStore({ url: sqld.url });
-  const admin = new Admin(store, systemClock);
-  const org = await admin.createOrganization({ name: "Org", plan: "pro", limits: {} });
-  const user = await admin.createUser({ organizationId: org.id, email: "o@acme.test", role: "owner" });
-  const key = (await admin.createApiKey({ userId: user.id, name: "k", mode: "live" })).key;
-  await store.close();
+  const { key } = await seedOwner(sqld.url, { plan: "pro" });
   serve = await startServe({ env: { CERTKEEPER_DATABASE_URL: sqld.url, CERTKEEPER_DNS_SERVERS: "off", CERTKEEPER_METRICS_TOKEN: TOKEN, CERTKEEPER_LOG_LEVEL: "info" } });
   expect((await callServe(serve, key, "GET", "/v1/certificates")).status).toBe(200);
   const before = await fetch(`${serve.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
