@@ -63,5 +63,6 @@ export class ConstraintError extends Error {
 
 /** SQLite's "another connection holds the lock", by code (a local connection) or in the message (a server). */
 export function isSqliteBusy(error: unknown): boolean {
-  return /SQLITE_BUSY|database is locked/i.test(`${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`);
+  // sqld's TRANSACTION_TIMEOUT: it ended a transaction that held the write lock while another waited (rolled back).
+  return /SQLITE_BUSY|database is locked|TRANSACTION_TIMEOUT/i.test(`${(error as { code?: string })?.code ?? ""} ${(error as Error)?.message ?? ""}`);
 }
