@@ -279,14 +279,15 @@ type NamesState = "collected" | "missing" | { until: string; at: string | null }
 
 /**
  * A watch's stored cursor, `search:<id>` or `logs:<position>`, read for `source`: switched when it was
- * kept under the other one (then null: start over). An untagged cursor, kept before cursors named their
- * source, counts in the source followed now. Between the source and the colon, what autoMonitor's
+ * kept under the other one (then null: start over). An untagged cursor was kept before cursors named
+ * their source, when the search service was the only one: it is a `search:` cursor (read under `logs`,
+ * it named no position of the follower's and skipped every record). Between the source and the colon, what autoMonitor's
  * names are owed: `~` (read without it) or `@until@at` (a names pass; each part %-encoded, `at` empty
  * at its start); nothing when collected.
  */
 function readCursor(stored: string | null, source: CursorSource): { cursor: string | null; switched: boolean; names: NamesState } {
-  const tagged = stored === null ? null : /^(search|logs)(~|@[^@:]*@[^@:]*)?:([\s\S]*)$/.exec(stored);
-  if (!tagged) return { cursor: stored, switched: false, names: "collected" };
+  if (stored === null) return { cursor: null, switched: false, names: "collected" };
+  const tagged = /^(search|logs)(~|@[^@:]*@[^@:]*)?:([\s\S]*)$/.exec(stored) ?? [stored, "search", undefined, stored];
   if (tagged[1] !== source) return { cursor: null, switched: true, names: "collected" };
   const flag = tagged[2];
   let names: NamesState = "collected";
