@@ -9,7 +9,7 @@
 import { closeSync, mkdirSync, openSync, statfsSync } from "node:fs";
 import { dirname } from "node:path";
 import type { Client, InStatement, Transaction } from "@libsql/client";
-import { createSqlStore, type OnDatabaseWait } from "../sql/mod.ts";
+import { createSqlStore, type MigrationReport } from "../sql/mod.ts";
 import { insideTransaction, isSqliteBusy, type Executor, type ResultSet, type SqlValue, type Statement } from "../sql/executor.ts";
 import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
 import { maskUrl } from "../../core/config/mod.ts";
@@ -23,8 +23,8 @@ export interface LibsqlOptions {
   /** `file:path`, `:memory:`, `http(s)://…` or `libsql://…`. */
   url: string;
   authToken?: string;
-  /** Told once when opening has to wait for the database (a server not there yet, another process's upgrade). */
-  onWait?: OnDatabaseWait;
+  /** Told of an upgrade of the database, and of a long wait for it (a server not there yet, another process's upgrade). */
+  report?: MigrationReport;
   /**
    * How long a write waits for another process's write lock (default 10 s): a local file's, or, with a
    * libSQL server, for as long as the server refuses it as busy.
@@ -79,7 +79,7 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
     const timedFetch = (request: Request) => fetch(request, { signal: AbortSignal.any([request.signal, AbortSignal.timeout(requestTimeoutMs)]) });
     const client = createClient({ url: options.url, authToken: options.authToken, fetch: timedFetch });
     // Remote: nothing can tell us cheaply what other processes wrote, so nothing is cached.
-    return createSqlStore(new LibsqlExecutor(client, { busyTimeoutMs, requestTimeoutMs }), { shared: true, onWait: options.onWait });
+    return createSqlStore(new LibsqlExecutor(client, { busyTimeoutMs, requestTimeoutMs }), { shared: true, report: options.report });
   }
   const filePath = localPath(options.url);
   if (!filePath && !/^(file:)?:memory:$/.test(options.url)) {
@@ -140,7 +140,7 @@ export async function openLibsqlStore(options: LibsqlOptions): Promise<Store> {
     // Quiet writes (a check's save and lease) are told to the caches by the store, only where the
     // token can leave them out: a file's connection on its thread.
     const quiet = wal && executor.ownWrites ? executor.quiet() : undefined;
-    store = await createSqlStore(executor, { shared: false, changeToken, quiet, onWait: options.onWait });
+    store = await createSqlStore(executor, { shared: false, changeToken, quiet, report: options.report });
   } catch (error) {
     // E.g. a database migrated by a newer certkeeper: its connection and threads are not left behind.
     await executor.close();

@@ -499,56 +499,60 @@ async function backfillStatusPeriods(tx: Executor): Promise<void> {
 
 /**
  * Applies the migrations this database lacks (up to `options.until`, default all); safe when several
- * processes start at once.
+ * processes start at once. `options.report` is told what an operator should see: an upgrade as it
+ * begins and once done, and a wait longer than WAIT_NOTICE_MS for the database (not this process's
+ * own upgrade).
  */
-export async function migrate(executor: Executor, options: { until?: number; waitMs?: number; onWait?: OnDatabaseWait } = {}): Promise<void> {
+export async function migrate(executor: Executor, options: { until?: number; waitMs?: number; report?: MigrationReport } = {}): Promise<void> {
   // Another process upgrading a large database holds the write lock for longer than a write waits
   // (migration 8 recomputes every certificate's timeline: 7 s at 40,000): this one waits it out, then
   // finds the work done.
   const started = Date.now();
   const deadline = started + (options.waitMs ?? MIGRATION_WAIT_MS);
-  let told = false;
-  const tell = (reason: "unreachable" | "busy") => {
-    if (!told) options.onWait?.({ reason, upToMs: Math.max(0, (reason === "unreachable" ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline) - Date.now()) });
-    told = true;
-  };
-  // A wait inside one attempt (SQLite's busy timeout, a server's answer delayed) is said as well.
-  const slow = setTimeout(() => tell("busy"), WAIT_NOTICE_MS);
+  const { report } = options;
+  // Why the last attempt failed (none yet: waiting inside the first, for SQLite's busy timeout or a
+  // server's answer), and whether this process is upgrading the database itself.
+  let reason: "unreachable" | "busy" = "busy";
+  let upgrading = false;
+  const slow = setTimeout(() => {
+    if (upgrading) return;
+    const end = reason === "unreachable" ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline;
+    report?.waiting({ reason, upToMs: Math.max(0, end - Date.now()) });
+  }, WAIT_NOTICE_MS);
   try {
-    return await migrateWaiting(executor, options.until, started, deadline, tell);
+    for (;;) {
+      try {
+        return await migrateOnce(executor, options.until, (from, to) => {
+          upgrading = true;
+          report?.upgrading({ from, to });
+          const began = Date.now();
+          return () => report?.upgraded({ from, to, ms: Date.now() - began });
+        });
+      } catch (error) {
+        upgrading = false;
+        // A server no connection can be made to is waited for briefly (one started beside this
+        // process, as a compose file does), not as long as another process's upgrade.
+        const unreachable = (error as { reason?: string })?.reason === "unreachable";
+        const end = unreachable ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline;
+        if (!(unreachable || isBusy(error)) || Date.now() >= end) throw error;
+        reason = unreachable ? "unreachable" : "busy";
+        await new Promise((resolve) => setTimeout(resolve, unreachable ? 500 : 100));
+      }
+    }
   } finally {
     clearTimeout(slow);
   }
 }
 
-async function migrateWaiting(
-  executor: Executor,
-  until: number | undefined,
-  started: number,
-  deadline: number,
-  tell: (reason: "unreachable" | "busy") => void,
-): Promise<void> {
-  for (;;) {
-    try {
-      return await migrateOnce(executor, until);
-    } catch (error) {
-      // A server no connection can be made to is waited for briefly (one started beside this
-      // process, as a compose file does), not as long as another process's upgrade.
-      const unreachable = (error as { reason?: string })?.reason === "unreachable";
-      const end = unreachable ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline;
-      if (!(unreachable || isBusy(error)) || Date.now() >= end) throw error;
-      // Said once, as the wait begins: a process waiting minutes in silence looks hung.
-      tell(unreachable ? "unreachable" : "busy");
-      await new Promise((resolve) => setTimeout(resolve, unreachable ? 500 : 100));
-    }
-  }
+/** What opening a database tells the operator (the wiring logs it): see {@link migrate}. */
+export interface MigrationReport {
+  /** A wait for a server no connection can be made to (`unreachable`), or for another process's hold on it (`busy`), at most `upToMs` more. */
+  waiting(wait: { reason: "unreachable" | "busy"; upToMs: number }): void;
+  /** This process begins upgrading the database from schema `from` to `to`. */
+  upgrading(upgrade: { from: number; to: number }): void;
+  /** ... and has committed it. */
+  upgraded(upgrade: { from: number; to: number; ms: number }): void;
 }
-
-/**
- * Told once when opening the database has to wait: for a server no connection can be made to
- * (`unreachable`), or for another process's hold on it (`busy`: an upgrade, a long write), at most `upToMs`.
- */
-export type OnDatabaseWait = (wait: { reason: "unreachable" | "busy"; upToMs: number }) => void;
 
 /**
  * Sets `columns` of each certificate of `rows` (`[id, ...values]`) in one statement, with `also` added
@@ -583,10 +587,15 @@ function isBusy(error: unknown): boolean {
   return reason === "busy" || reason === "no_answer" || isSqliteBusy(error);
 }
 
-async function migrateOnce(executor: Executor, until: number | undefined): Promise<void> {
+/**
+ * One attempt. `upgrading` is called inside the transaction once there is something to apply (never
+ * for a new database: nothing is upgraded there), and the function it returns once committed.
+ */
+async function migrateOnce(executor: Executor, until: number | undefined, upgrading: (from: number, to: number) => () => void): Promise<void> {
   await executor.execute(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)",
   );
+  let done: (() => void) | undefined;
   await executor.transaction(async (tx) => {
     const { rows } = await tx.execute("SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations");
     const current = Number(rows[0]!.version);
@@ -596,7 +605,9 @@ async function migrateOnce(executor: Executor, until: number | undefined): Promi
         `the database was last migrated by a newer certkeeper (schema ${current}; this one knows ${MIGRATIONS.length}): run that version or newer, not an older one`,
       );
     }
-    for (let version = current + 1; version <= (until ?? MIGRATIONS.length); version++) {
+    const target = until ?? MIGRATIONS.length;
+    if (current > 0 && current < target) done = upgrading(current, target);
+    for (let version = current + 1; version <= target; version++) {
       for (const step of MIGRATIONS[version - 1]!) {
         if (typeof step === "string") await tx.execute(step);
         else await step(tx);
@@ -604,6 +615,7 @@ async function migrateOnce(executor: Executor, until: number | undefined): Promi
       await tx.execute("INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)", [version, Date.now()]);
     }
   });
+  done?.();
 }
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -4,7 +4,7 @@
  */
 import type { CertificateKey, Store } from "../../core/store/mod.ts";
 import type { Executor } from "./executor.ts";
-import { migrate, type OnDatabaseWait } from "./migrations.ts";
+import { migrate, type MigrationReport } from "./migrations.ts";
 import { sqlApiKeys, sqlOrganizations, sqlRateLimits, sqlUsers } from "./accounts.ts";
 import { sqlCertificates } from "./certificates.ts";
 import { sqlChannels } from "./channels.ts";
@@ -25,13 +25,13 @@ export interface SqlStoreOptions {
    * lease go through it and are told to Store.onCertificatesWritten listeners instead.
    */
   quiet?: Executor;
-  /** Told when migrating has to wait for the database (see OnDatabaseWait). */
-  onWait?: OnDatabaseWait;
+  /** Told of an upgrade and of a long wait for the database while migrating (see MigrationReport). */
+  report?: MigrationReport;
 }
 
 /** Migrates the database, then returns the store over it. */
 export async function createSqlStore(db: Executor, options: SqlStoreOptions): Promise<Store> {
-  await migrate(db, { onWait: options.onWait });
+  await migrate(db, { report: options.report });
   const written: Array<(certificates: readonly CertificateKey[]) => void> = [];
   const quiet = options.quiet && options.changeToken ? { db: options.quiet, told: (keys: readonly CertificateKey[]) => written.forEach((listener) => listener(keys)) } : undefined;
   // Writes that change no key grant and no certificate (what a cache keyed by the change token holds)
@@ -78,5 +78,5 @@ export async function createSqlStore(db: Executor, options: SqlStoreOptions): Pr
 }
 
 export type { Executor, ResultSet, Row, SqlValue, Statement } from "./executor.ts";
-export type { OnDatabaseWait } from "./migrations.ts";
+export type { MigrationReport } from "./migrations.ts";
 export { ConstraintError, insideTransaction } from "./executor.ts";

@@ -8,7 +8,7 @@ import { Admin, type PasswordHasher } from "../../core/accounts/mod.ts";
 import { systemClock, type Logger } from "../../core/base/mod.ts";
 import { StorageUnavailableError, type Store } from "../../core/store/mod.ts";
 import { openLibsqlStore } from "../libsql/mod.ts";
-import type { OnDatabaseWait } from "../sql/mod.ts";
+import type { MigrationReport } from "../sql/mod.ts";
 
 /**
  * The configured database, opened (and migrated when new or older). `brief`: opened for one command,
@@ -16,18 +16,22 @@ import type { OnDatabaseWait } from "../sql/mod.ts";
  */
 export async function openConfiguredStore(config: Config, options: { brief?: boolean; logger?: Logger } = {}): Promise<Store> {
   const { logger } = options;
-  // A wait of minutes said as it begins, and why: in silence the process would look hung.
-  const onWait: OnDatabaseWait | undefined = logger
-    ? ({ reason, upToMs }) =>
-        logger.warn(
-          reason === "unreachable"
-            ? "waiting for the database server: no connection can be made to it yet"
-            : "waiting for the database: another process holds it (upgrading it, or a long write), or it is slow to answer",
-          { database: maskUrl(config.databaseUrl), upToSeconds: Math.round(upToMs / 1000) },
-        )
-    : undefined;
+  const database = maskUrl(config.databaseUrl);
+  // An upgrade cannot be undone (an older release refuses the database then): said as it begins and
+  // once done; a wait of minutes said as it begins, and why: in silence the process would look hung.
+  const report: MigrationReport | undefined = logger && {
+    waiting: ({ reason, upToMs }) =>
+      logger.warn(
+        reason === "unreachable"
+          ? "waiting for the database server: no connection can be made to it yet"
+          : "waiting for the database: another process holds it (upgrading it, or a long write), or it is slow to answer",
+        { database, upToSeconds: Math.round(upToMs / 1000) },
+      ),
+    upgrading: ({ from, to }) => logger.info("upgrading the database", { database, fromSchema: from, toSchema: to }),
+    upgraded: ({ from, to, ms }) => logger.info("database upgraded", { database, fromSchema: from, toSchema: to, ms }),
+  };
   try {
-    return await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, backgroundCheckpoints: !options.brief, thread: !options.brief, onWait });
+    return await openLibsqlStore({ url: config.databaseUrl, authToken: config.databaseAuthToken, backgroundCheckpoints: !options.brief, thread: !options.brief, report });
   } catch (error) {
     // A server that is not there, said as such (the store's own words are about a change not saved).
     if (error instanceof StorageUnavailableError && error.reason === "unreachable") {
