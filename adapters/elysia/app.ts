@@ -28,9 +28,9 @@ export function createHttpApp(core: Core): Elysia {
   const docs = createDocumentation(core);
   /** Responses made outside the pipeline get their X-Request-Id, request line and a sent key's rate limit from core. */
   const finished =
-    (handle: (request: Request, params: Record<string, string>) => Response | Promise<Response>) =>
+    (handle: (request: Request, params: Record<string, string>, requestId: string) => Response | Promise<Response>) =>
     ({ request, params }: { request: Request; params: Record<string, string> }) =>
-      core.api.keyless(request, () => handle(request, params));
+      core.api.keyless(request, (requestId) => handle(request, params, requestId));
   /**
    * Health probes come every few seconds: their request lines are debug, not info, and they read no key
    * (/healthz answers while the process is up, whatever the database does).
@@ -65,7 +65,7 @@ export function createHttpApp(core: Core): Elysia {
   }
   // Without CERTKEEPER_METRICS_TOKEN there is no /metrics route at all: 404 exactly as any unknown path.
   if (core.services.config.metricsToken !== undefined) {
-    app.get("/metrics", finished((request) => metricsResponse(core.services, request)));
+    app.get("/metrics", finished((request, _params, requestId) => metricsResponse(core.services, request, requestId)));
     methodsByPath.set("/metrics", ["GET"]);
   }
   for (const [path, methods] of methodsByPath) {

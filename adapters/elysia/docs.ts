@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Core } from "../../core/app/mod.ts";
-import { CertkeeperError, newId, quote } from "../../core/base/mod.ts";
+import { newId } from "../../core/base/mod.ts";
 import { buildOpenApiDocument } from "../../core/openapi/mod.ts";
 import packageJson from "../../package.json" with { type: "json" };
 import { DOCS_ASSETS, DOCS_CONTENT_SECURITY_POLICY, DOCS_SCRIPT, docsPage } from "./docs_page.ts";
@@ -47,7 +47,7 @@ export function createDocumentation(core: Core): Documentation {
     asset(request, name) {
       const asset = Object.hasOwn(DOCS_ASSETS, name) ? DOCS_ASSETS[name] : undefined;
       // Answered (and its request line written) by the route's core.api.keyless, once.
-      if (!asset) throw new CertkeeperError("not_found", `No route ${quote(`${request.method} ${new URL(request.url).pathname}`)}: see /docs for the API.`);
+      if (!asset) throw core.api.noRoute(request);
       let body = files.get(name);
       if (body === undefined) {
         body = asset.from === "inline" ? DOCS_SCRIPT : readFileSync(packageFile(asset.from, asset.file));

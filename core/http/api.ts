@@ -24,6 +24,8 @@ export interface Api {
   /** Answers one request for `operation`; `params` are the path parameters the router matched. */
   handle(operation: Operation, request: Request, params?: Record<string, string>): Promise<Response>;
   notFound(request: Request): Promise<Response>;
+  /** The refusal of a path no route serves (thrown inside {@link Api.keyless}, answered as notFound's). */
+  noRoute(request: Request): CertkeeperError;
   methodNotAllowed(request: Request, allowed: string[]): Promise<Response>;
   /** The envelope for a failure outside any operation (the HTTP adapter's last resort). */
   internalError(request: Request): Response;
@@ -36,11 +38,12 @@ export interface Api {
   /**
    * A route that needs no key (documentation, metrics), answered by `produce`: a valid API key sent to
    * it is still counted and shown its rate limit (CONTRACT §8), and over the limit refused with 429;
-   * then {@link Api.finish}. A `CertkeeperError` thrown by `produce` (a wrong metrics token, an unknown
-   * file) is answered as the API's error envelope, its code in the request line. (Health probes do not
-   * read keys: they answer whatever the database does.)
+   * then {@link Api.finish}. `produce` is given the request's id, for its answer and what it logs. A
+   * `CertkeeperError` it throws (a wrong metrics token, an unknown file) is answered as the API's error
+   * envelope with that id, its code in the request line. (Health probes do not read keys: they answer
+   * whatever the database does.)
    */
-  keyless(request: Request, produce: () => Response | Promise<Response>): Promise<Response>;
+  keyless(request: Request, produce: (requestId: string) => Response | Promise<Response>): Promise<Response>;
 }
 
 export function createApi(services: Services): Api {
@@ -85,6 +88,8 @@ export function createApi(services: Services): Api {
     return respondJson(status, json, requestId, outcome.headers);
   }
 
+  const noRoute = (request: Request) => new CertkeeperError("not_found", `No route ${quote(`${request.method} ${pathOf(request.url)}`)}: see /docs for the API.`);
+
   return {
     async handle(operation, request, params) {
       const started = performance.now();
@@ -111,8 +116,9 @@ export function createApi(services: Services): Api {
       return response;
     },
 
-    notFound: (request) =>
-      refuseRoute(request, new CertkeeperError("not_found", `No route ${quote(`${request.method} ${pathOf(request.url)}`)}: see /docs for the API.`)),
+    notFound: (request) => refuseRoute(request, noRoute(request)),
+
+    noRoute,
 
     methodNotAllowed: (request, allowed) =>
       refuseRoute(
@@ -130,25 +136,25 @@ export function createApi(services: Services): Api {
 
     async keyless(request, produce) {
       const started = performance.now();
+      const requestId = newId("req");
       const key = await presentedKey(request);
       if (key.limited) {
-        const requestId = newId("req");
         const response = respond(key.limited.status, errorBody(key.limited), requestId, key.headers);
         logRequest(request, response.status, requestId, started, "info", { code: key.limited.code, ...callerFields(key.principal) });
         return response;
       }
       let response: Response;
       try {
-        response = await produce();
+        response = await produce(requestId);
       } catch (thrown) {
         if (!(thrown instanceof CertkeeperError)) throw thrown;
         const error = thrown;
-        const requestId = newId("req");
         const refused = respond(error.status, errorBody(error), requestId, { ...key.headers, ...error.headers });
         logRequest(request, refused.status, requestId, started, "info", { code: error.code, ...callerFields(key.principal) });
         return refused;
       }
       for (const name in key.headers) response.headers.set(name, key.headers[name]!);
+      response.headers.set("x-request-id", requestId);
       return this.finish(request, response, { started, fields: callerFields(key.principal) });
     },
 

@@ -5,11 +5,10 @@
  * error, for the adapter's core.api.keyless to answer; it logs no request line: keyless does, once.
  *
  * @example
- * if (core.services.config.metricsToken) app.get("/metrics", ({ request }) => core.api.keyless(request, () => metricsResponse(core.services, request)));
+ * if (core.services.config.metricsToken) app.get("/metrics", ({ request }) => core.api.keyless(request, (id) => metricsResponse(core.services, request, id)));
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { asCertkeeperError, CertkeeperError } from "../base/errors.ts";
-import { newId } from "../base/ids.ts";
 import { METRICS_CONTENT_TYPE } from "./exposition.ts";
 import { scrapeMetrics } from "./scrape.ts";
 import type { ServiceMetrics } from "./scrape.ts";
@@ -27,10 +26,9 @@ export interface MetricsServices {
   clock: Clock;
 }
 
-export async function metricsResponse(services: MetricsServices, request: Request): Promise<Response> {
+/** The scrape of `request`, whose id (`requestId`) its answer and what it logs carry. */
+export async function metricsResponse(services: MetricsServices, request: Request, requestId: string): Promise<Response> {
   const { config, logger, store, metrics, clock } = services;
-  // The request line is written once, by the HTTP face that answers (core.api.finish), with this id.
-  const requestId = newId("req");
 
   // Answered as the API's error envelope, its code in the request line, by the HTTP face (core.api.keyless).
   const refusal = refuse(request.headers.get("authorization"), config.metricsToken);
