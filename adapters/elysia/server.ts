@@ -9,10 +9,11 @@
 import http from "node:http";
 import { resolve } from "node:path";
 import type { Server } from "bun";
-import { CertkeeperError, errorBody, newId } from "../../core/base/mod.ts";
+import { CertkeeperError, createLogger, errorBody, newId, type Logger } from "../../core/base/mod.ts";
+import { requestLine } from "../../core/http/mod.ts";
 import { changedSettings, maskUrl, type Config } from "../../core/config/mod.ts";
 import type { Core } from "../../core/app/mod.ts";
-import { wire, type WireOptions } from "../wiring/mod.ts";
+import { resolveLogFormat, wire, type WireOptions } from "../wiring/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
 import { createHttpApp } from "./app.ts";
 
@@ -37,15 +38,16 @@ export const MAX_HEADER_BYTES = 256 * 1024;
 export async function startServer(config: Config, options: ServerOptions = {}, hooks: { onListening?: () => void } = {}): Promise<RunningServer> {
   // The port is taken first: a busy one is said at once, and while the database is opened (a server
   // waited for, another process's upgrade waited out: up to minutes) /healthz says the process is up.
-  const starting = listenWhileStarting(config);
+  const logger = options.logger ?? createLogger(config.logLevel, { format: resolveLogFormat(config.logFormat) });
+  const starting = listenWhileStarting(config, logger);
   let wired;
   try {
-    wired = await wire(config, { passwords: bunPasswords, ...options });
+    wired = await wire(config, { passwords: bunPasswords, ...options, logger });
   } catch (error) {
     starting.stop(true);
     throw error;
   }
-  const { core, logger, store } = wired;
+  const { core, store } = wired;
   const app = createHttpApp(core);
   // Bun.serve reads node:http's process-wide limit (set before listening; it only ever grows here).
   if (http.maxHeaderSize < MAX_HEADER_BYTES) (http as { maxHeaderSize: number }).maxHeaderSize = MAX_HEADER_BYTES;
@@ -131,25 +133,37 @@ function commandDatabaseUrl(databaseUrl: string): string | null {
 /** A listen that failed, in one sentence; a port in use names the variable that chooses another. */
 /**
  * The port's listener until the service is built: `/healthz` 200 (the process is up), `/readyz` and
- * every other request 503, saying the database is being opened, with `Retry-After`.
+ * every other request 503, saying the database is being opened, with `Retry-After`; each with its
+ * request line, as the API's (a probe's at debug).
  */
-function listenWhileStarting(config: Config): Server<undefined> {
+function listenWhileStarting(config: Config, logger: Logger): Server<undefined> {
   const starting = "certkeeper is starting: its database is being opened (another process may be upgrading it).";
-  const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-    new Response(JSON.stringify(body), {
+  const answer = (request: Request, started: number, status: number, body: unknown, headers: Record<string, string> = {}, code?: string) => {
+    const requestId = newId("req");
+    const probe = /^\/(healthz|readyz)$/.test(new URL(request.url).pathname);
+    const level = probe ? "debug" : "info";
+    if (logger.enabled(level)) logger[level]("request", { ...requestLine(request, status, requestId, started), ...(code ? { code } : {}) });
+    return new Response(JSON.stringify(body), {
       status,
-      headers: { "content-type": "application/json; charset=utf-8", "x-request-id": newId("req"), connection: "close", ...headers },
+      headers: { "content-type": "application/json; charset=utf-8", "x-request-id": requestId, connection: "close", ...headers },
     });
+  };
   try {
     return Bun.serve({
       hostname: config.host,
       port: config.port,
       reusePort: false,
       fetch(request) {
+        const started = performance.now();
         const path = new URL(request.url).pathname;
-        if (path === "/healthz") return json(200, { status: "ok" });
-        if (path === "/readyz") return json(503, { status: "unavailable", reason: starting });
-        return json(503, errorBody(new CertkeeperError("storage_unavailable", `${starting} Retry in a few seconds.`)), { "retry-after": "5" });
+        if ((path === "/healthz" || path === "/readyz") && request.method !== "GET" && request.method !== "HEAD") {
+          const refused = new CertkeeperError("method_not_allowed", `${request.method} is not allowed on "${path}": use GET.`);
+          return answer(request, started, 405, errorBody(refused), { allow: "GET" }, refused.code);
+        }
+        if (path === "/healthz") return answer(request, started, 200, { status: "ok" });
+        if (path === "/readyz") return answer(request, started, 503, { status: "unavailable", reason: starting });
+        const refused = new CertkeeperError("storage_unavailable", `${starting} Retry in a few seconds.`);
+        return answer(request, started, 503, errorBody(refused), { "retry-after": "5" }, refused.code);
       },
     });
   } catch (error) {
@@ -157,6 +171,7 @@ function listenWhileStarting(config: Config): Server<undefined> {
   }
 }
 
+/** The error of a port that could not be listened on, naming the variables that choose another. */
 function portError(config: Config, error: unknown): Error {
   const message = (error as Error)?.message ?? String(error);
   if ((error as { code?: string })?.code === "EADDRINUSE" || /in use|EADDRINUSE/i.test(message)) {

@@ -63,7 +63,7 @@ export function createApi(services: Services): Api {
   /** The request line (CONTRACT §10, §23): with the error code of a failed request, and who made it (key id or user id). */
   function logRequest(request: Request, status: number, requestId: string, started: number, level: "info" | "debug" = "info", fields?: LogFields, url = request.url) {
     if (!logger.enabled(level)) return;
-    const line: LogFields = { requestId, method: request.method, path: loggedPath(pathOf(url)), status, ms: Math.round((performance.now() - started) * 100) / 100 };
+    const line = requestLine(request, status, requestId, started, url);
     for (const key in fields) line[key] = fields[key];
     logger[level]("request", line);
   }
@@ -234,6 +234,15 @@ function pathOf(url: string): string {
   const start = url.indexOf("/", url.indexOf("//") + 2);
   const end = url.indexOf("?", start);
   return start === -1 ? "/" : url.slice(start, end === -1 ? undefined : end);
+}
+
+/**
+ * A request line's own fields (CONTRACT §10, §23), for the line every face writes for a request (the
+ * callers add the error code and who made it): its id, method, path (a key in it masked), status and
+ * time taken since `started` (a performance.now()).
+ */
+export function requestLine(request: Request, status: number, requestId: string, started: number, url = request.url): LogFields {
+  return { requestId, method: request.method, path: loggedPath(pathOf(url)), status, ms: Math.round((performance.now() - started) * 100) / 100 };
 }
 
 /**
