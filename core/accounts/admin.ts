@@ -276,12 +276,17 @@ function parsePlan(text: string): Plan {
   return text as Plan;
 }
 
-/** `base` with every limit `overrides` gives, each a whole number of at least 0. */
+/**
+ * `base` with every limit `overrides` gives, each a whole number of at least 0, but the rate limit at
+ * least 1: at 0 every request of the organization would be refused (0 certificates, channels or
+ * watches is a setting: an organization that may only read).
+ */
 function withOverrides(base: Limits, overrides: Partial<Limits> = {}): Limits {
   const limits = { ...base };
   for (const [field, value] of Object.entries(overrides) as Array<[keyof Limits, number | undefined]>) {
     if (value === undefined) continue;
-    if (!Number.isInteger(value) || value < 0) invalid(`Limit ${field} must be a whole number of at least 0; got ${quote(value)}.`);
+    const least = field === "requestsPerMinute" ? 1 : 0;
+    if (!Number.isInteger(value) || value < least) invalid(`Limit ${field} must be a whole number of at least ${least}; got ${quote(value)}.`);
     limits[field] = value;
   }
   return limits;
