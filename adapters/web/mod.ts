@@ -9,6 +9,7 @@
  * }
  */
 import type { Core } from "../../core/app/mod.ts";
+import { loggedPath } from "../../core/http/mod.ts";
 import { ASSET_VERSION, SCRIPT, STYLESHEET } from "./assets.ts";
 import { errorPage, noted, type WebHandler, type WebRoute } from "./guard.ts";
 import { apiKeyRoutes } from "./routes/api_keys.ts";
@@ -47,7 +48,7 @@ function lastResort(core: Core, handle: WebHandler): WebHandler {
       return await handle(input);
     } catch (error) {
       const url = new URL(input.request.url);
-      core.services.logger.error("web page failed", { method: input.request.method, path: url.pathname, error });
+      core.services.logger.error("web page failed", { method: input.request.method, path: loggedPath(url.pathname), error });
       return noted(errorPage(undefined, { status: 500, title: "Something went wrong", message: "Something went wrong on our side; try again in a moment." }), {
         code: "internal_error",
       });

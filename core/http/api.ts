@@ -250,7 +250,7 @@ export function requestLine(request: Request, status: number, requestId: string,
  * the log never holds a key; its prefix kept, so the mistake can be found. Only a path that may hold
  * one is searched.
  */
-function loggedPath(path: string): string {
+export function loggedPath(path: string): string {
   return path.includes("ck_") ? path.replace(/ck_(live|test)_[0-9A-Za-z]{6,}/g, "ck_$1_********") : path;
 }
 
