@@ -9,6 +9,7 @@ import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { CLI_MAIN, freePort } from "./support/cli.ts";
+import { holdWriteLock } from "./support/write_lock_holder.ts";
 import { temporaryDirectory } from "./support/temp.ts";
 
 setDefaultTimeout(60_000);
@@ -24,12 +25,7 @@ test("while start-up waits for another process's hold on the database, /healthz 
   const first = await openLibsqlStore({ url: `file:${path}` });
   await first.close();
   // Another process holding the write lock, as one upgrading a large database does, until told to stop.
-  const holder = Bun.spawn(
-    [process.execPath, "-e", `const { Database } = require("bun:sqlite"); const db = new Database(${JSON.stringify(path)}); db.exec("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS held (x INTEGER);"); console.log("held"); process.stdin.on("data", () => { db.exec("COMMIT"); db.close(); process.exit(0); });`],
-    { stdin: "pipe", stdout: "pipe", stderr: "inherit" },
-  );
-  const reader = holder.stdout.getReader();
-  expect(new TextDecoder().decode((await reader.read()).value)).toContain("held");
+  const holder = await holdWriteLock(path);
   const port = await freePort();
   child = Bun.spawn([process.execPath, CLI_MAIN, "serve"], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CERTKEEPER_DATABASE_URL: `file:${path}`, CERTKEEPER_PORT: String(port), CERTKEEPER_LOG_LEVEL: "warn", CERTKEEPER_LOG_FORMAT: "json", CERTKEEPER_DNS_SERVERS: "off" },
@@ -52,9 +48,7 @@ test("while start-up waits for another process's hold on the database, /healthz 
     // Held long enough for the wait to be said (after 2 s).
     for (let i = 0; i < 100 && !output.includes("waiting for the database"); i++) await Bun.sleep(50);
   } finally {
-    holder.stdin.write("release\n");
-    holder.stdin.flush();
-    await holder.exited;
+    await holder.release();
   }
   // Once the lock is released, it starts and becomes ready: it was waiting, not broken.
   let ready: number | string = "refused";

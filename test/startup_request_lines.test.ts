@@ -10,29 +10,24 @@ import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { join } from "node:path";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 import { CLI_MAIN, freePort } from "./support/cli.ts";
+import { holdWriteLock, type WriteLockHolder } from "./support/write_lock_holder.ts";
 import { temporaryDirectory } from "./support/temp.ts";
 
 setDefaultTimeout(60_000);
 const dir = temporaryDirectory("certkeeper-startup-request-lines-");
 let child: ReturnType<typeof Bun.spawn> | undefined;
-let holder: ReturnType<typeof Bun.spawn> | undefined;
+let holder: WriteLockHolder | undefined;
 afterAll(async () => {
   child?.kill("SIGKILL");
-  holder?.kill("SIGKILL");
   await child?.exited;
-  await holder?.exited;
+  await holder?.kill();
 });
 
 test("a request answered 503 while the database is opened at start is logged as a request line with its code and request id", async () => {
   const path = join(dir, "db.sqlite");
   await (await openLibsqlStore({ url: `file:${path}` })).close();
   // Another process holding the write lock (as one upgrading the database does) until told to stop.
-  holder = Bun.spawn(
-    [process.execPath, "-e", `const { Database } = require("bun:sqlite"); const db = new Database(${JSON.stringify(path)}); db.exec("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS held (x INTEGER);"); console.log("held"); process.stdin.on("data", () => { db.exec("COMMIT"); db.close(); process.exit(0); });`],
-    { stdin: "pipe", stdout: "pipe", stderr: "inherit" },
-  );
-  const reader = holder.stdout.getReader();
-  expect(new TextDecoder().decode((await reader.read()).value)).toContain("held");
+  holder = await holdWriteLock(path);
   const port = await freePort();
   child = Bun.spawn([process.execPath, CLI_MAIN, "serve"], {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", CERTKEEPER_DATABASE_URL: `file:${path}`, CERTKEEPER_PORT: String(port), CERTKEEPER_LOG_LEVEL: "info", CERTKEEPER_LOG_FORMAT: "json", CERTKEEPER_DNS_SERVERS: "off" },
@@ -52,9 +47,7 @@ test("a request answered 503 while the database is opened at start is logged as 
       else await Bun.sleep(100);
     }
   } finally {
-    holder.stdin.write("release\n");
-    holder.stdin.flush();
-    await holder.exited;
+    await holder.release();
   }
   expect(answered).toMatchObject({ status: 503, code: "storage_unavailable" });
   // Once started, it is stopped, and its whole log read.
