@@ -40,7 +40,7 @@ test("a channel test with broken JSON, a field or an array is refused and sends 
   expect(await testEvents()).toBe(before);
 });
 
-test("no body, an empty one, {} and null are nothing: the test is sent each time", async () => {
+test("no body, an empty one, {} and null are nothing, whatever their type: the test is sent each time", async () => {
   const before = await testEvents();
   const answers = [
     await h.request("POST", `/v1/channels/${channelId}/test`),
@@ -48,9 +48,11 @@ test("no body, an empty one, {} and null are nothing: the test is sent each time
     await h.request("POST", `/v1/channels/${channelId}/test`, { rawBody: " \n", headers: json }),
     await h.request("POST", `/v1/channels/${channelId}/test`, { body: {} }),
     await h.request("POST", `/v1/channels/${channelId}/test`, { rawBody: "null", headers: json }),
+    // As `curl -d '{}'` sends it: a form's type.
+    await h.request("POST", `/v1/channels/${channelId}/test`, { rawBody: "{}", headers: { "content-type": "application/x-www-form-urlencoded" } }),
   ];
-  expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200]);
-  expect(await testEvents()).toBe(before + 5);
+  expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200, 200, 200, 200]);
+  expect(await testEvents()).toBe(before + 6);
 });
 
 test("a removal with a body it does not take removes nothing", async () => {

@@ -42,7 +42,8 @@ export async function readJsonBody(request: Request, maxBytes: number = MAX_BODY
 export async function readNoBody(request: Request): Promise<undefined> {
   if (!request.body || request.headers.get("content-length") === "0") return undefined;
   const text = await readBounded(request, MAX_BODY_BYTES);
-  if (text.trim() === "") return undefined;
+  // Nothing, whatever type it was sent as (`curl -d '{}'` sends a form's).
+  if (/^\s*(\{\s*\}|null)?\s*$/.test(text)) return undefined;
   const type = request.headers.get("content-type") ?? "";
   if (!JSON_TYPE.test(type.trim())) throw notJson(type);
   let body: unknown;
