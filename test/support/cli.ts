@@ -194,8 +194,9 @@ export interface ServeProcess {
 }
 
 /**
- * Starts `certkeeper serve` on a free port of 127.0.0.1 and waits until the API answers (its OpenAPI
- * document: /healthz answers already while the database is opened).
+ * Starts `certkeeper serve` on a free port of 127.0.0.1 and waits until it is ready (/readyz 200:
+ * /healthz answers already while the database is opened; a probe's request line is debug, so the
+ * wait writes nothing to the log).
  */
 export async function startServe(options: { env: Record<string, string>; cwd?: string; readyTimeoutMs?: number }): Promise<ServeProcess> {
   const port = await freePort();
@@ -241,7 +242,7 @@ export async function startServe(options: { env: Record<string, string>; cwd?: s
   while (Date.now() < deadline) {
     if (child.exitCode !== null) break;
     try {
-      const response = await fetch(`${url}/v1/openapi.json`);
+      const response = await fetch(`${url}/readyz`);
       await response.arrayBuffer();
       if (response.status === 200) return process_;
     } catch {}
