@@ -163,6 +163,19 @@ export function printable(text: string, layout = true): string {
   });
 }
 
+/**
+ * A name a server or a CA chose (an issuer's, a chain certificate's, a log's), as certkeeper shows it
+ * to people: on one line, every control or reordering character written out, at most `max` characters
+ * (a hostile certificate may carry 90 KB in one).
+ */
+export function nameShown(name: string, max = 256): string {
+  const shown = printable(name, false);
+  if (shown.length <= max) return shown;
+  // Never half a character: a cut between the two halves of a surrogate pair moves before it.
+  const end = /[\uD800-\uDBFF]/.test(shown[max - 2] ?? "") ? max - 2 : max - 1;
+  return `${shown.slice(0, end)}…`;
+}
+
 /** Errors serialise as name, message and stack (stacks go to logs, never to responses). */
 function errorReplacer(_key: string, value: unknown): unknown {
   if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };

@@ -17,6 +17,6 @@ export {
 export { BASE62, isId, newId, randomBase62, type IdPrefix } from "./ids.ts";
 export { nameKey } from "./names.ts";
 export { DAY, dayCount, daysAgo, daysLeft, daysUntil, HOUR, relativeDays, iso, MINUTE, parseDuration, SECOND, systemClock, type Clock } from "./time.ts";
-export { createLogger, printable, silentLogger, type LogFields, type LogFormat, type Logger, type LoggerOptions, type LogLevel } from "./log.ts";
+export { createLogger, nameShown, printable, silentLogger, type LogFields, type LogFormat, type Logger, type LoggerOptions, type LogLevel } from "./log.ts";
 export { logEventsRaised } from "./journal.ts";
 export { WorkLoop, type LastStep, type WorkLoopOptions, type WorkSource } from "./work_loop.ts";

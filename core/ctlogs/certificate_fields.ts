@@ -6,7 +6,8 @@
  */
 import { createHash } from "node:crypto";
 import { bytesEqual, DerError, derHeader, readString, readTime, readTlv, type Tlv } from "./_der.ts";
-import { isDnsName, issuerNameShown, normalizeDnsName } from "../watches/mod.ts";
+import { isDnsName, normalizeDnsName } from "../watches/mod.ts";
+import { nameShown } from "../base/log.ts";
 
 export interface TbsFields {
   /** Lower-case, without a trailing dot, distinct, in certificate order (SAN first, then the CN). */
@@ -142,8 +143,8 @@ export function readTbs(bytes: Uint8Array, tbs: Tlv): TbsFields {
   }
   return {
     dnsNames: names,
-    issuerOrganization: issuer.o === null ? null : issuerNameShown(issuer.o),
-    issuerCommonName: issuer.cn === null ? null : issuerNameShown(issuer.cn),
+    issuerOrganization: issuer.o === null ? null : nameShown(issuer.o),
+    issuerCommonName: issuer.cn === null ? null : nameShown(issuer.cn),
     notBefore: readTime(bytes, notBeforeTlv),
     notAfter: readTime(bytes, notAfterTlv),
   };

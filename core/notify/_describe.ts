@@ -3,6 +3,7 @@
  * summary, and labelled facts. Each renderer (webhook aside) escapes these for its own markup.
  */
 import type { EventRecord, EventType } from "../base/records.ts";
+import { nameShown } from "../base/log.ts";
 import { dayCount as days, relativeDays as relative } from "../base/time.ts";
 import type { CertificateView } from "../schemas/certificate.ts";
 import { httpHref } from "../net/mod.ts";
@@ -70,7 +71,31 @@ export function targetOf(certificate: Pick<CertificateView, "domain" | "port">):
   return certificate.port === 443 ? certificate.domain : `${certificate.domain}:${certificate.port}`;
 }
 
-export function describeEvent(event: EventRecord): Described {
+/**
+ * The event as people's channels show it (every one but the webhook, which gets it as recorded): each string of its data
+ * on one line, control and reordering characters written out (a line break or U+202E in an issuer's
+ * name forged lines or reversed text), and bounded: 1,024 characters, a name a server or a CA chose 256
+ * (a hostile certificate may carry 90 KB in one: PagerDuty refused the event over 512 KB and Teams
+ * dropped a card over 28 KB, the alert lost; and headlines start with the name); lists at most 100.
+ */
+function shownEvent(event: EventRecord): EventRecord {
+  return { ...event, data: shownValue(event.data, 0) as EventRecord["data"] };
+}
+
+/** The fields holding a name a server or a CA chose (a certificate's, its chain's, a logged issuer's). */
+const NAME_FIELDS = new Set(["issuer", "subject", "issuerOrganization", "issuerCommonName", "issuerFriendlyName"]);
+
+function shownValue(value: unknown, depth: number, key?: string): unknown {
+  if (typeof value === "string") return nameShown(value, key !== undefined && NAME_FIELDS.has(key) ? 256 : 1024);
+  if (typeof value !== "object" || value === null || depth > 8) return value;
+  if (Array.isArray(value)) return value.slice(0, 100).map((item) => shownValue(item, depth + 1, key));
+  const shown: Record<string, unknown> = {};
+  for (const [field, inner] of Object.entries(value)) shown[field] = shownValue(inner, depth + 1, field);
+  return shown;
+}
+
+export function describeEvent(recorded: EventRecord): Described {
+  const event = shownEvent(recorded);
   const createdAt = new Date(event.createdAt).toISOString();
   const label = EVENT_LABELS[event.type];
   if (event.type === "certificate.issued") return describeIssued(event, label, createdAt);

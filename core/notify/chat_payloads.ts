@@ -84,10 +84,11 @@ export function slackPayload(event: EventRecord, described: Described): Record<s
       text: { type: "mrkdwn", text: truncate(`*${escapeSlack(d.label)}*\n${escapeSlack(d.summary)}`, SECTION_TEXT_MAX) },
     },
   ];
-  if (d.facts.length > 0) {
+  // A section holds at most 10 fields: the facts past them go on in another (a message holds 50 blocks).
+  for (let first = 0; first < d.facts.length; first += SECTION_FIELDS_MAX) {
     blocks.push({
       type: "section",
-      fields: d.facts.slice(0, SECTION_FIELDS_MAX).map((fact) => ({
+      fields: d.facts.slice(first, first + SECTION_FIELDS_MAX).map((fact) => ({
         type: "mrkdwn",
         text: truncate(`*${escapeSlack(fact.name)}*\n${escapeSlack(fact.value)}`, FIELD_TEXT_MAX),
       })),
@@ -108,9 +109,13 @@ export function escapeDiscord(text: string): string {
   return text.replace(/[\\*_~`|[\]<]/g, "\\$&").replace(/^([#>-])/gm, "\\$1");
 }
 
-/** Slack's mrkdwn needs only these three escaped (https://api.slack.com/reference/surfaces/formatting). */
+/**
+ * Slack's mrkdwn needs only these three escaped (https://api.slack.com/reference/surfaces/formatting).
+ * Mattermost and Rocket.Chat, which take the same payload, notify on `@name`, `@channel`, `@all` and
+ * `@here` in plain text: an @ before a name gets a word joiner (U+2060), unseen, so that none is a mention.
+ */
 export function escapeSlack(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/@(?=[\p{L}\p{N}_.-])/gu, "@\u2060");
 }
 
 /** Cut to a limit; the text is markup with its specials escaped. */

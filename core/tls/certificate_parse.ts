@@ -1,6 +1,7 @@
 /** Turns DER certificates into the fields of SPEC.md 2.2, formatted as CONTRACT §5 says. */
 import { createHash } from "node:crypto";
 import { Certificate, x509 } from "./x509.ts";
+import { nameShown } from "../base/log.ts";
 import type { CertificateDetails, CertificateWarning, ChainCertificate } from "../base/records.ts";
 import { isWeakKey, publicKeyInfo } from "./public_key.ts";
 
@@ -69,14 +70,14 @@ export function describeChain(certs: Certificate[]): CertificateDetails {
     serialNumber: formatSerial(leaf.serialNumber),
     notBefore: leaf.notBefore.getTime(),
     notAfter: leaf.notAfter.getTime(),
-    issuer: firstField(leaf.issuerName, ["O", "CN"]) ?? leaf.issuer,
+    issuer: nameShown(firstField(leaf.issuerName, ["O", "CN"]) ?? leaf.issuer),
     issuerNames: ["O", "CN"].flatMap((field) => leaf.issuerName.getField(field).slice(0, 1)),
-    subject: firstField(leaf.subjectName, ["CN"]) ?? dnsNames(leaf)[0] ?? leaf.subject,
+    subject: nameShown(firstField(leaf.subjectName, ["CN"]) ?? dnsNames(leaf)[0] ?? leaf.subject),
     subjectAlternativeNames: alternativeNames(leaf),
     signatureAlgorithm: SIGNATURE_NAMES[leaf.signatureOid] ?? leaf.signatureOid,
     chain: certs.map((cert) => ({
-      subject: firstField(cert.subjectName, ["CN", "O"]) ?? cert.subject,
-      issuer: firstField(cert.issuerName, ["CN", "O"]) ?? cert.issuer,
+      subject: nameShown(firstField(cert.subjectName, ["CN", "O"]) ?? cert.subject),
+      issuer: nameShown(firstField(cert.issuerName, ["CN", "O"]) ?? cert.issuer),
       validFrom: cert.notBefore.toISOString(),
       validTo: cert.notAfter.toISOString(),
       serialNumber: formatSerial(cert.serialNumber),
@@ -96,8 +97,8 @@ export function fingerprintOf(cert: Certificate): string {
 /** A chain certificate as the `certificate.chain_expiring` event names it. */
 export function chainCertificate(cert: Certificate): ChainCertificate {
   return {
-    subject: firstField(cert.subjectName, ["CN", "O"]) ?? cert.subject,
-    issuer: firstField(cert.issuerName, ["CN", "O"]) ?? cert.issuer,
+    subject: nameShown(firstField(cert.subjectName, ["CN", "O"]) ?? cert.subject),
+    issuer: nameShown(firstField(cert.issuerName, ["CN", "O"]) ?? cert.issuer),
     serialNumber: formatSerial(cert.serialNumber),
     notAfter: cert.notAfter.getTime(),
   };

@@ -4,7 +4,7 @@
  * names autoMonitor may add.
  */
 import { iso } from "../base/time.ts";
-import { printable } from "../base/log.ts";
+import { nameShown } from "../base/log.ts";
 
 export interface Issuance {
   id: string;
@@ -44,8 +44,8 @@ export function readIssuance(raw: unknown): Issuance | null {
   return {
     id: r.id,
     dnsNames,
-    issuerFriendlyName: typeof issuer.friendly_name === "string" && issuer.friendly_name !== "" ? issuerNameShown(issuer.friendly_name) : null,
-    issuerName: typeof issuer.name === "string" && issuer.name !== "" ? issuerNameShown(issuer.name, 1024) : null,
+    issuerFriendlyName: typeof issuer.friendly_name === "string" && issuer.friendly_name !== "" ? nameShown(issuer.friendly_name) : null,
+    issuerName: typeof issuer.name === "string" && issuer.name !== "" ? nameShown(issuer.name, 1024) : null,
     notBefore,
     notAfter,
     certSha256,
@@ -69,16 +69,6 @@ export function isDnsName(name: string): boolean {
 }
 
 const DNS_NAME = /^(?=.{1,253}$)(?:\*\.)?[a-z0-9_-]{1,63}(?:\.[a-z0-9_-]{1,63})*$/;
-
-/**
- * An issuer's name as logged (a CA writes what it likes), as events and notifications show it: every
- * character a terminal or a text would act on written out (`\x0a`), and at most `max` characters (a
- * CA's name is tens; a notification channel refuses what is too large).
- */
-export function issuerNameShown(name: string, max = 256): string {
-  const shown = printable(name, false);
-  return shown.length > max ? `${shown.slice(0, max - 1)}…` : shown;
-}
 
 /**
  * The O and CN attributes of a distinguished name written as RFC 4514 (and Go's RFC 2253 writer) does:
