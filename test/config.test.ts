@@ -214,4 +214,9 @@ describe("credentials in the settings line and the database URL logged at start"
     expect(logged.CERTKEEPER_ACME_DIRECTORIES).toStartWith("Internal CA=https://acme.internal.example/directory?token=********");
     expect(JSON.stringify(logged)).not.toMatch(/t0kenValue123/);
   });
+
+  test("the settings line writes switches as the variables are spelled: off, false", () => {
+    const logged = changedSettings(configFromEnv({ CERTKEEPER_REVOCATION: "off", CERTKEEPER_ARI: "off", CERTKEEPER_ALLOW_PRIVATE_TARGETS: "true" }));
+    expect([logged.CERTKEEPER_REVOCATION, logged.CERTKEEPER_ARI, logged.CERTKEEPER_ALLOW_PRIVATE_TARGETS]).toEqual(["off", "off", "true"]);
+  });
 });

@@ -25,8 +25,13 @@ export function variableOf(field: string): string {
   return `CERTKEEPER_${field.replace(/Ms$/, "").replace(/([a-z0-9])([A-Z])/g, "$1_$2").toUpperCase()}`;
 }
 
+/** The switches documented as `on` and `off` (the others, as `true` and `false`). */
+const ON_OFF = new Set(["revocation", "ari"]);
+
 function render(field: string, value: unknown): string {
   if (value === undefined || value === null) return "(unset)";
+  // Written as the documentation spells them: CERTKEEPER_REVOCATION=off, CERTKEEPER_ARI=off.
+  if (ON_OFF.has(field)) return value ? "on" : "off";
   if (/token|password|secret/i.test(field)) return MASK;
   if (/Ms$/.test(field)) return Array.isArray(value) ? value.map((ms) => duration(Number(ms))).join(",") : duration(Number(value));
   if (field === "resolve") return (value as ResolveRule[]).map((rule) => `${rule.pattern}=${rule.address === null ? "none" : (rule.addresses ?? [rule.address]).join("|")}`).join(",");

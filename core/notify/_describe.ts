@@ -273,12 +273,19 @@ export function describeEvent(recorded: EventRecord): Described {
       }
       facts.push({ name: "Still serving the old certificate", value: lagging.join(", ") || "unknown" });
       const where = lagging.length === 1 ? lagging[0]! : `${lagging.length} addresses`;
+      // The old certificate is what the lagging addresses serve (the certificate-level leaf may be the
+      // new one: a shorter-lived replacement expires first); the first of them to expire, if several.
+      const old = (c.endpoints ?? [])
+        .filter((endpoint) => lagging.includes(endpoint.address) && endpoint.expiresAt !== null)
+        .map((endpoint) => endpoint.expiresAt!)
+        .sort()[0] ?? c.expiresAt;
+      const oldExpiry = `${Date.parse(old) <= event.createdAt ? "expired" : "expires"} on ${formatDate(old)}`;
       return {
         label,
         headline: `${t}: new certificate not deployed on ${where}`,
         summary:
           `A certificate was issued for ${t} on ${issued}, but ${lagging.length === 1 ? `${lagging[0]} still serves` : `${lagging.join(", ")} still serve`} ` +
-          `the old one, which expires on ${expires}. Install the new certificate there (and reload the server that serves it).`,
+          `the old one, which ${oldExpiry}. Install the new certificate there (and reload the server that serves it).`,
         facts,
         createdAt,
       };

@@ -36,7 +36,7 @@ export function expiryChart(weeks: CertificateSummaryView["expiringPerWeek"], mo
   const description =
     total === 0
       ? "No certificate expires in the next 12 weeks."
-      : `${total} certificate${total === 1 ? "" : "s"} expire in the next 12 weeks: ` +
+      : `${total} certificate${total === 1 ? "" : "s"} ${total === 1 ? "expires" : "expire"} in the next 12 weeks: ` +
         weeks.filter((w) => w.count > 0).map((w) => `${w.count} in the week from ${day(w.from)}`).join(", ") + ".";
   return html`<figure class="chart">
 <figcaption id="chart-caption">Certificates expiring in each of the next 12 weeks (${mode})</figcaption>
