@@ -11,6 +11,7 @@ import { createHarness, expectData, loopbackTransports, type Harness } from "./s
 import { certificateRecord } from "./support/store_conformance/factories.ts";
 import { signedInUser, type WebUser } from "./support/web_users.ts";
 import { SITE, WebClient } from "./support/web_client.ts";
+import { formFields } from "./support/form_fields.ts";
 
 let h: Harness;
 let transports: Awaited<ReturnType<typeof loopbackTransports>>;
@@ -77,10 +78,16 @@ test("an email test without CERTKEEPER_SMTP_URL says the mail went to the outbox
   expect(sent.text).not.toContain("reached");
 });
 
-test("the edit form posts back to itself at the form (#edit), so a refusal is shown where it was typed", async () => {
+test("a refused edit is shown where it was typed: the field in error is focused (autofocus), at the form", async () => {
   const list = (await h.request("GET", "/v1/certificates")).body.data as Array<{ id: string }>;
   const answer = await owner.browser.get(`/certificates/${list[0]!.id}`, page);
-  expect(answer.text).toContain(`action="/certificates/${list[0]!.id}/edit#edit" id="edit"`);
+  expect(answer.text).toContain(`action="/certificates/${list[0]!.id}/edit" id="edit"`);
+  const refused = await owner.browser.post(`/certificates/${list[0]!.id}/edit`, { ...formFields(answer.text, `/certificates/${list[0]!.id}/edit`), alertThresholds: "soon" });
+  expect(refused.status).toBe(400);
+  const field = /<input [^>]*id="edit-thresholds"[^>]*>/.exec(refused.text)![0];
+  expect(field).toContain('aria-invalid="true" autofocus');
+  expect(field).toContain('aria-describedby="form-error edit-thresholds-hint"');
+  expect(refused.text).toContain('<div class="error" role="alert" id="form-error" tabindex="-1">');
 });
 
 test("two edit forms open on one certificate: saving the older one changes only what it changed, not back what the other saved", async () => {

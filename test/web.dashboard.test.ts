@@ -185,7 +185,7 @@ describe("a certificate's page", () => {
     expect(page.text).toContain('<h2 id="chain-heading">Chain sent by the server</h2>');
     expect(page.text).toContain('<td data-label="Subject">certkeeper Test RSA CA</td>');
     // Added with 5 days left: one certificate.expiring event, for the 7-day threshold.
-    expect(page.text).toMatch(/<td><code>certificate\.expiring<\/code><\/td><td>threshold 7 days<\/td>/);
+    expect(page.text).toMatch(/<td data-label="Event"><code>certificate\.expiring<\/code><\/td><td data-label="Details">threshold 7 days<\/td>/);
     // A member reads, without the button.
     expect(page.text).not.toContain(">Check now</button>");
   });

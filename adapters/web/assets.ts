@@ -1,7 +1,8 @@
 /**
  * The web face's one stylesheet and one small script, served from this server (the
- * Content-Security-Policy allows nothing else). The script only adds the copy button's behaviour:
- * every page works without it.
+ * Content-Security-Policy allows nothing else). The script only adds the copy buttons (shown only
+ * with it) and focuses a refused form's field where the browser's autofocus does not: every page works
+ * without it.
  */
 
 export const STYLESHEET = `
@@ -15,7 +16,7 @@ a { color: var(--accent); }
 .skip { position: absolute; left: -999px; } .skip:focus { left: 8px; top: 8px; background: #fff; padding: 6px; z-index: 2; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 header.top { display: flex; flex-wrap: wrap; gap: 8px 20px; align-items: center; padding: 10px 16px; background: #14213d; color: #fff; }
-header.top a { color: #fff; } .brand { font-weight: 700; text-decoration: none; } .org { opacity: .8; }
+header.top a { color: #fff; } header.top :focus-visible { outline-color: #fff; } .brand { font-weight: 700; text-decoration: none; } .org { opacity: .8; }
 header.top nav { display: flex; gap: 4px 14px; flex-wrap: wrap; }
 header.top nav a[aria-current="page"] { font-weight: 700; text-decoration-thickness: 3px; }
 header.top form { margin-left: auto; display: flex; gap: 8px; align-items: center; font-size: .9em; }
@@ -34,6 +35,7 @@ fieldset label { display: inline-block; font-weight: 400; margin-right: 16px; } 
 input[type=text], input[type=email], input[type=password], input[type=search], input:not([type]), select { width: 100%; max-width: 32em; padding: 8px; font: inherit;
   border: 1px solid #8b93a3; border-radius: 6px; background: #fff; }
 .row { display: flex; flex-wrap: wrap; gap: 0 16px; } .row > div { flex: 1 1 12em; }
+[hidden] { display: none !important; }
 button, .button { display: inline-block; font: inherit; padding: 8px 14px; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent);
   color: #fff; cursor: pointer; text-decoration: none; margin-top: 10px; }
 button.secondary, .button.secondary { background: #fff; color: var(--accent); } button.danger { background: var(--bad); border-color: var(--bad); }
@@ -100,6 +102,12 @@ details.more { margin: 10px 0; } details.more summary { cursor: pointer; color: 
 `.trim();
 
 export const SCRIPT = `
+// Copy buttons are shown only where this script runs: without it, the text is selected and copied by hand.
+for (const button of document.querySelectorAll("[data-copy][hidden]")) button.hidden = false;
+// A refused form's field (autofocus) is focused also where the address names a place in the page
+// (a form posted to .../edit#edit), where browsers do not autofocus.
+const refused = document.querySelector("[autofocus]");
+if (refused && document.activeElement === document.body) refused.focus();
 document.addEventListener("click", async (event) => {
   const button = event.target instanceof Element ? event.target.closest("[data-copy]") : null;
   if (!button) return;

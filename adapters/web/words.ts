@@ -55,3 +55,21 @@ export function inConsoleWords(message: string): string {
       .replace(/: (?:list your \w+|get it) with GET \/v1\/\S*$/, ".")
   );
 }
+
+/** The refusals that name no field in their words, by the API's code: the form field each is about. */
+const FIELD_OF_CODE: Record<string, string> = {
+  invalid_domain: "domain",
+  duplicate_domain: "domain",
+  duplicate_watch: "domain",
+  certificate_unreachable: "domain",
+  invalid_channel_type: "type",
+};
+
+/**
+ * The form field a refusal is about (its `name` on the form), when one can be told: the one its message
+ * names (`Field "config.url" …`, a list's item as the list), else the one its code is about.
+ */
+export function fieldOfRefusal(error: { code: string; message: string }): string | undefined {
+  const named = /(?:Field |needs )"([A-Za-z]+(?:\.[A-Za-z]+)?)(?:\[\d+\])?"/.exec(error.message)?.[1];
+  return named ?? FIELD_OF_CODE[error.code];
+}

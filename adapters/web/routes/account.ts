@@ -5,13 +5,15 @@ import { change, noticeOf, signedIn, type WebRoute } from "../guard.ts";
 import { SESSION_COOKIE, redirect, setCookie } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { accountPage } from "../views/account.ts";
+import { refusedAt } from "../refused.ts";
 
+/** Each refusal's answer, and the form field it is about (its `name`). */
 const REFUSALS = {
-  wrong_current: { status: 400, error: "The current password is wrong; nothing was changed." },
-  mismatch: { status: 400, error: "The two new passwords differ; nothing was changed." },
-  too_short: { status: 400, error: `The new password must have ${MIN_PASSWORD_LENGTH} to 1024 characters; nothing was changed.` },
-  same: { status: 400, error: "The new password is the current one; choose another." },
-  unavailable: { status: 503, error: "Passwords cannot be changed on this server: it has no password hasher." },
+  wrong_current: { status: 400, error: "The current password is wrong; nothing was changed.", field: "current" },
+  mismatch: { status: 400, error: "The two new passwords differ; nothing was changed.", field: "confirm" },
+  too_short: { status: 400, error: `The new password must have ${MIN_PASSWORD_LENGTH} to 1024 characters; nothing was changed.`, field: "next" },
+  same: { status: 400, error: "The new password is the current one; choose another.", field: "next" },
+  unavailable: { status: 503, error: "Passwords cannot be changed on this server: it has no password hasher.", field: undefined },
 } as const;
 
 export function accountRoutes(core: Core): WebRoute[] {
@@ -38,7 +40,7 @@ export function accountRoutes(core: Core): WebRoute[] {
           return htmlResponse(accountPage({ me, error }), { status: 429, headers: { "retry-after": String(seconds) } });
         }
         const refusal = REFUSALS[result.reason];
-        return htmlResponse(accountPage({ me, error: refusal.error }), { status: refusal.status });
+        return htmlResponse(refusedAt(accountPage({ me, error: refusal.error }), refusal.field), { status: refusal.status });
       }),
     },
   ];

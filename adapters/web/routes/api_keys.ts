@@ -7,7 +7,8 @@ import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { apiKeysPage, revokeKeyPage } from "../views/api_keys.ts";
 import { sendOnce } from "../once.ts";
-import { inConsoleWords } from "../words.ts";
+import { fieldOfRefusal, inConsoleWords } from "../words.ts";
+import { refusedAt } from "../refused.ts";
 
 export function apiKeyRoutes(core: Core): WebRoute[] {
   const { apiKeys } = core.accounts;
@@ -42,7 +43,7 @@ export function apiKeyRoutes(core: Core): WebRoute[] {
           sending.finished(false);
           if (!(error instanceof CertkeeperError) || error.code !== "invalid_request") throw error;
           const page = apiKeysPage({ me, keys: await apiKeys.list(me.user), error: inConsoleWords(error.message), form });
-          return htmlResponse(page, { status: 400 });
+          return htmlResponse(refusedAt(page, fieldOfRefusal(error) ?? "name"), { status: 400 });
         }
       }),
     },

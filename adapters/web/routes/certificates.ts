@@ -8,7 +8,8 @@ import { htmlResponse } from "../layout.ts";
 import { patchCertificateBody } from "../forms.ts";
 import { certificatePage } from "../views/certificate.ts";
 import { modeOf, refusesInput } from "./dashboard.ts";
-import { inConsoleWords } from "../words.ts";
+import { fieldOfRefusal, inConsoleWords } from "../words.ts";
+import { refusedAt } from "../refused.ts";
 
 export function certificateRoutes(core: Core): WebRoute[] {
   const { workspace, console } = core.accounts;
@@ -50,7 +51,7 @@ export function certificateRoutes(core: Core): WebRoute[] {
         } catch (error) {
           if (!refusesInput(error) || error.status === 404) throw error;
           const detail = await workspace.as(me, mode).certificate(id);
-          return htmlResponse(certificatePage({ me, mode, detail, error: inConsoleWords(error.message), form }), { status: error.status });
+          return htmlResponse(refusedAt(certificatePage({ me, mode, detail, error: inConsoleWords(error.message), form }), fieldOfRefusal(error), "edit"), { status: error.status });
         }
         return redirect(`/certificates/${encodeURIComponent(id)}?mode=${mode}&notice=certificate-updated#edit`);
       }),

@@ -14,7 +14,8 @@ import { CHANNEL_FIELDS, channelConfig, channelFilter } from "../forms.ts";
 import { channelCreatedPage, channelFormPage, channelsPage, removeChannelPage } from "../views/channels.ts";
 import { modeOf, refusesInput } from "./dashboard.ts";
 import { sendOnce } from "../once.ts";
-import { inConsoleWords } from "../words.ts";
+import { fieldOfRefusal, inConsoleWords } from "../words.ts";
+import { refusedAt } from "../refused.ts";
 
 function typeOf(value: string | null | undefined): ChannelType {
   if (!(CHANNEL_TYPES as readonly string[]).includes(value ?? "")) {
@@ -69,7 +70,7 @@ export function channelRoutes(core: Core): WebRoute[] {
         } catch (error) {
           sending.finished(false);
           if (!refusesInput(error) || !(CHANNEL_TYPES as readonly string[]).includes(type)) throw error;
-          return htmlResponse(channelFormPage({ me, mode, type, form: withoutSecrets(type, form), error: inConsoleWords(error.message) }), { status: error.status });
+          return htmlResponse(refusedAt(channelFormPage({ me, mode, type, form: withoutSecrets(type, form), error: inConsoleWords(error.message) }), fieldOfRefusal(error)), { status: error.status });
         }
         const secret = (created.config as { signingSecret?: unknown }).signingSecret;
         // Answered here, not redirected: the secret must not travel through a URL or be fetchable again.
@@ -106,7 +107,7 @@ export function channelRoutes(core: Core): WebRoute[] {
           await acting.run("patchChannel", { params: { id: channel.id }, body });
         } catch (error) {
           if (!refusesInput(error) || error.status === 404) throw error;
-          return htmlResponse(channelFormPage({ me, mode, type: channel.type, channel, form: withoutSecrets(channel.type, form), error: inConsoleWords(error.message) }), {
+          return htmlResponse(refusedAt(channelFormPage({ me, mode, type: channel.type, channel, form: withoutSecrets(channel.type, form), error: inConsoleWords(error.message) }), fieldOfRefusal(error)), {
             status: error.status,
           });
         }

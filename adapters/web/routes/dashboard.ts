@@ -7,7 +7,8 @@ import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { addCertificateBody } from "../forms.ts";
 import { dashboardPage, removeCertificatePage, type CertificateFormInput, type DashboardFilters } from "../views/dashboard.ts";
-import { inConsoleWords } from "../words.ts";
+import { fieldOfRefusal, inConsoleWords } from "../words.ts";
+import { refusedAt } from "../refused.ts";
 
 export function modeOf(value: string | null | undefined): Mode {
   return value === "test" ? "test" : "live";
@@ -63,7 +64,8 @@ export function dashboardRoutes(core: Core): WebRoute[] {
           const data = await console.as(me, mode).dashboard(filters);
           const message = duplicate ? `“${form.domain!.trim()}” is already monitored with these settings: it is listed below.` : inConsoleWords(error.message);
           const input: CertificateFormInput = form;
-          return htmlResponse(dashboardPage({ me, mode, data, filters, error: message, form: input }), { status: error.status });
+          const page = dashboardPage({ me, mode, data, filters, error: message, form: input });
+          return htmlResponse(refusedAt(page, duplicate ? "domain" : fieldOfRefusal(error), "add-certificate"), { status: error.status });
         }
         return redirect(`/certificates/${encodeURIComponent(created.id)}?mode=${mode}&notice=certificate-added`);
       }),

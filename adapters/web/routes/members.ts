@@ -6,6 +6,8 @@ import { change, errorPage, noticeOf, signedIn, type WebRoute } from "../guard.t
 import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { membersPage, removeMemberPage } from "../views/members.ts";
+import { refusedAt } from "../refused.ts";
+import { fieldOfRefusal } from "../words.ts";
 
 export function memberRoutes(core: Core): WebRoute[] {
   const { members } = core.accounts;
@@ -13,7 +15,9 @@ export function memberRoutes(core: Core): WebRoute[] {
   /** The tab again with a refusal the user can act on (a bad field, the last owner), keeping their input. */
   async function withError(me: SignedIn, error: unknown, form?: { email?: string; role?: string }): Promise<Response> {
     if (!(error instanceof CertkeeperError) || error.code !== "invalid_request") throw error;
-    return htmlResponse(membersPage({ me, members: await members.list(me.user), error: error.message, form }), { status: 400 });
+    // The address taken, or else the field the message names (the password's length).
+    const field = /already exists/.test(error.message) ? "email" : /password/i.test(error.message) ? "password" : fieldOfRefusal(error);
+    return htmlResponse(refusedAt(membersPage({ me, members: await members.list(me.user), error: error.message, form }), field, "add-member"), { status: 400 });
   }
 
   return [

@@ -11,7 +11,8 @@ import { htmlResponse } from "../layout.ts";
 import { watchBody } from "../forms.ts";
 import { removeWatchPage, watchFormPage, watchesPage } from "../views/watches.ts";
 import { modeOf, refusesInput } from "./dashboard.ts";
-import { inConsoleWords } from "../words.ts";
+import { fieldOfRefusal, inConsoleWords } from "../words.ts";
+import { refusedAt } from "../refused.ts";
 
 export function watchRoutes(core: Core): WebRoute[] {
   const { console } = core.accounts;
@@ -40,7 +41,7 @@ export function watchRoutes(core: Core): WebRoute[] {
           await console.as(me, mode).run("addWatch", { body: watchBody(form, { withDomain: true }) });
         } catch (error) {
           if (!refusesInput(error)) throw error;
-          return htmlResponse(watchesPage({ me, mode, watches: await list(me, mode), error: inConsoleWords(error.message), form }), { status: error.status });
+          return htmlResponse(refusedAt(watchesPage({ me, mode, watches: await list(me, mode), error: inConsoleWords(error.message), form }), fieldOfRefusal(error), "add-watch"), { status: error.status });
         }
         return redirect(`/watches?mode=${mode}&notice=watch-added`);
       }),
@@ -62,7 +63,7 @@ export function watchRoutes(core: Core): WebRoute[] {
           await console.as(me, mode).run("patchWatch", { params: { id: params.id! }, body: watchBody(form, { withDomain: false }) });
         } catch (error) {
           if (!refusesInput(error) || error.status === 404) throw error;
-          return htmlResponse(watchFormPage({ me, mode, watch: await watchOf(me, mode, params.id!), form, error: inConsoleWords(error.message) }), { status: error.status });
+          return htmlResponse(refusedAt(watchFormPage({ me, mode, watch: await watchOf(me, mode, params.id!), form, error: inConsoleWords(error.message) }), fieldOfRefusal(error)), { status: error.status });
         }
         return redirect(`/watches?mode=${mode}&notice=watch-updated`);
       }),

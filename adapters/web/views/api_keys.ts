@@ -41,7 +41,7 @@ function createdKey(created: { view: ApiKeyView; key: string }): Html {
 If you lose it, revoke it and create a new one.</p>
 <label for="new-key">API key (${created.view.mode})</label>
 <div class="secret"><input id="new-key" type="text" readonly value="${created.key}" autocomplete="off" spellcheck="false" data-new-key>
-<button type="button" data-copy="new-key">Copy</button></div>
+<button type="button" data-copy="new-key" hidden>Copy</button></div>
 <p aria-live="polite" class="small" data-copy-status></p>
 <a class="button secondary" href="/settings/api-keys">Done</a>
 </section>`;

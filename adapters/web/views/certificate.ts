@@ -60,7 +60,7 @@ ${
     : html`<div class="table-wrap"><table class="stack" aria-labelledby="events-heading" id="events"><thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Details</th><th scope="col">Deliveries</th></tr></thead>
 <tbody>${detail.events.map(
         (event) =>
-          html`<tr><td data-label="When">${ago(event.createdAt)} <span class="muted small">(${when(event.createdAt)})</span></td><td><code>${event.type}</code></td><td>${eventDetails(event.data)}</td><td>${deliveries(
+          html`<tr><td data-label="When">${ago(event.createdAt)} <span class="muted small">(${when(event.createdAt)})</span></td><td data-label="Event"><code>${event.type}</code></td><td data-label="Details">${eventDetails(event.data)}</td><td data-label="Deliveries">${deliveries(
             event.deliveries,
           )}</td></tr>`,
       )}</tbody></table></div>`
@@ -120,7 +120,7 @@ function editForm(me: SignedIn, mode: Mode, c: CertificateView & Record<string, 
     ["connectTo", c.connectTo ?? ""],
     ...(TAKES_ALERT_POLICY ? ([["alertPolicy", typeof c.alertPolicy === "string" ? c.alertPolicy : ""]] as Array<[string, string]>) : []),
   ];
-  return html`<form class="card" method="post" action="/certificates/${c.id}/edit#edit" id="edit" aria-labelledby="edit-heading">
+  return html`<form class="card" method="post" action="/certificates/${c.id}/edit" id="edit" aria-labelledby="edit-heading">
 <h2 id="edit-heading">Edit</h2>
 ${view.error ? html`<div class="error" role="alert">${view.error}</div>` : ""}
 ${formToken(me)}<input type="hidden" name="mode" value="${mode}">

@@ -183,7 +183,7 @@ export function channelCreatedPage(me: SignedIn, mode: Mode, channel: ChannelVie
 <code>webhook-signature</code> with it (Standard Webhooks).</p>
 <label for="signing-secret">Signing secret</label>
 <div class="secret"><input id="signing-secret" type="text" readonly value="${signingSecret}" autocomplete="off" spellcheck="false">
-<button type="button" data-copy="signing-secret">Copy</button></div>
+<button type="button" data-copy="signing-secret" hidden>Copy</button></div>
 <p aria-live="polite" class="small" data-copy-status></p>
 <div class="actions"><form method="post" action="/channels/${channel.id}/test">${formToken(me)}<input type="hidden" name="mode" value="${mode}">
 <button type="submit">Send test<span class="visually-hidden"> to ${channel.name}</span></button></form>

@@ -32,7 +32,7 @@ act with their role, and are revoked when the user is removed.</p>
 <div class="table-wrap"><table class="stack" aria-labelledby="members-heading">
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Added</th><th scope="col">Sign-in</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
 <tbody>${view.members.map((member) => memberRow(member, { me, roles, owners }))}</tbody></table></div>
-<form class="card" method="post" action="/settings/members" aria-labelledby="add-heading">
+<form class="card" method="post" action="/settings/members" id="add-member" aria-labelledby="add-heading">
 <h2 id="add-heading">Add a user</h2>
 ${formToken(me)}
 <div class="row">
@@ -76,7 +76,7 @@ function memberActions(member: MemberView, { me, roles, owners }: RowContext): H
       ? html`<form method="post" action="/settings/members/${member.id}/role">${formToken(me)}
 <label class="visually-hidden" for="role-${member.id}">New role for ${member.email}</label>
 <select id="role-${member.id}" name="role">${changeable.map((role) => html`<option value="${role}">${role}</option>`)}</select>
-<button type="submit" class="secondary">Change role</button></form>`
+<button type="submit" class="secondary">Change role<span class="visually-hidden"> of ${member.email}</span></button></form>`
       : ""
   }
 ${mayChangeMember(me.user.role, member.role, null) ? html`<a href="/settings/members/${member.id}/remove">Remove<span class="visually-hidden"> ${member.email}</span></a>` : ""}`;
