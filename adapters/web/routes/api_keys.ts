@@ -43,7 +43,8 @@ export function apiKeyRoutes(core: Core): WebRoute[] {
           sending.finished(false);
           if (!(error instanceof CertkeeperError) || error.code !== "invalid_request") throw error;
           const page = apiKeysPage({ me, keys: await apiKeys.list(me.user), error: inConsoleWords(error.message), form });
-          return htmlResponse(refusedAt(page, fieldOfRefusal(error) ?? "name"), { status: 400 });
+          // The name (its own words name it), or the mode (a crafted post: the form offers two).
+          return htmlResponse(refusedAt(page, fieldOfRefusal(error) ?? (error.message.startsWith("Mode ") ? "mode" : undefined)), { status: 400 });
         }
       }),
     },

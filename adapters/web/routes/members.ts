@@ -7,16 +7,17 @@ import { redirect } from "../http.ts";
 import { htmlResponse } from "../layout.ts";
 import { membersPage, removeMemberPage } from "../views/members.ts";
 import { refusedAt } from "../refused.ts";
-import { fieldOfRefusal } from "../words.ts";
 
 export function memberRoutes(core: Core): WebRoute[] {
   const { members } = core.accounts;
 
-  /** The tab again with a refusal the user can act on (a bad field, the last owner), keeping their input. */
+  /**
+   * The tab again with a refusal the user can act on (a bad field, the last owner), keeping their input;
+   * a refusal of the add form (`form` given) marks the field it is about.
+   */
   async function withError(me: SignedIn, error: unknown, form?: { email?: string; role?: string }): Promise<Response> {
     if (!(error instanceof CertkeeperError) || error.code !== "invalid_request") throw error;
-    // The address taken, or else the field the message names (the password's length).
-    const field = /already exists/.test(error.message) ? "email" : /password/i.test(error.message) ? "password" : fieldOfRefusal(error);
+    const field = form ? addFieldOf(error.message) : undefined;
     return htmlResponse(refusedAt(membersPage({ me, members: await members.list(me.user), error: error.message, form }), field, "add-member"), { status: 400 });
   }
 
@@ -76,4 +77,15 @@ export function memberRoutes(core: Core): WebRoute[] {
       }),
     },
   ];
+}
+
+/**
+ * The add form's field a refusal of it is about, by the refusal's own words around what it quotes (what
+ * was typed is quoted as JSON, so it cannot pass for them): the address, the role or the password.
+ */
+function addFieldOf(message: string): string | undefined {
+  if (/^".*" is not an email address\.$/.test(message) || /^A user with email ".*" already exists\.$/.test(message)) return "email";
+  if (message.startsWith("Role ")) return "role";
+  if (message.startsWith("A password must have ")) return "password";
+  return undefined;
 }
