@@ -10,7 +10,7 @@
 import { expect, test } from "bun:test";
 import type { EventRecord } from "../core/base/records.ts";
 import { describeEvent } from "../core/notify/_describe.ts";
-import { slackPayload } from "../core/notify/chat_payloads.ts";
+import { escapeSlack, slackPayload } from "../core/notify/chat_payloads.ts";
 
 const e: EventRecord = {
   id: "evt_a1B2c3D4e5F6g7H8",
@@ -47,4 +47,9 @@ test("Slack payload (as Mattermost and Rocket.Chat read it): no @-mention from t
   const body = JSON.stringify(slackPayload(e, describeEvent(e)));
   expect(body).toContain("example.com");
   expect(body).not.toMatch(/(^|[^\w@])@(channel|all|here|alice)\b/);
+});
+
+test("an @ inside a word, an address or a URL is left whole (no mention there), in Slack's payload", () => {
+  expect(escapeSlack("see https://ca.example/@incident and ops@example.com")).toBe("see https://ca.example/@incident and ops@example.com");
+  expect(escapeSlack("(@channel) @here")).toBe("(@\u2060channel) @\u2060here");
 });

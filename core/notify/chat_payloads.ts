@@ -112,10 +112,11 @@ export function escapeDiscord(text: string): string {
 /**
  * Slack's mrkdwn needs only these three escaped (https://api.slack.com/reference/surfaces/formatting).
  * Mattermost and Rocket.Chat, which take the same payload, notify on `@name`, `@channel`, `@all` and
- * `@here` in plain text: an @ before a name gets a word joiner (U+2060), unseen, so that none is a mention.
+ * `@here` in plain text: an @ that begins a word before a name gets a word joiner (U+2060), unseen, so
+ * that none is a mention (one inside a word, an address or a URL is none already, and is left whole).
  */
 export function escapeSlack(text: string): string {
-  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/@(?=[\p{L}\p{N}_.-])/gu, "@\u2060");
+  return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/(^|[\s(])@(?=[\p{L}\p{N}_.-])/gu, "$1@\u2060");
 }
 
 /** Cut to a limit; the text is markup with its specials escaped. */
