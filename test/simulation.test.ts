@@ -629,6 +629,8 @@ function judgeEventRules(events: EventRecord[], internet: SimulatedInternet, cer
   const result = { notLowest: [] as string[], repeated: [] as string[], recoveredUnowed: [] as string[], wrongData: [] as string[], wrongReason: [] as string[], reasonsJudged: { renewal_overdue: 0, renewal_blocked: 0 }, valid: [] as string[], checked: 0 };
   /** The last of unreachable, invalid and recovered raised, per certificate, and when. */
   const open = new Map<string, { type: string; at: number }>();
+  /** The statuses every event of a certificate carried since that last one. */
+  const statusesSince = new Map<string, Set<string>>();
   // The store lists events newest first: oldest first, ties in the order they were raised.
   const chronological = [...events].reverse().sort((a, b) => a.createdAt - b.createdAt);
   for (const event of chronological) {
@@ -636,6 +638,8 @@ function judgeEventRules(events: EventRecord[], internet: SimulatedInternet, cer
     if (!certificate || event.certificateId === null || !certificateOf.has(event.certificateId)) continue;
     const server = internet.servers.get(certificate.domain)!;
     const at = new Date(event.createdAt).toISOString();
+    const since = statusesSince.get(event.certificateId);
+    since?.add(certificate.status);
     // §22: while the name's CAA forbids its CA, an overdue certificate is `renewal_blocked`, else
     // `renewal_overdue` (judged on every event that carries one of them, where the check that raised it
     // had its CAA lookup answered).
@@ -658,12 +662,15 @@ function judgeEventRules(events: EventRecord[], internet: SimulatedInternet, cer
       // Each is a change of status: never the same one twice in a row (invalid, unreachable, invalid
       // again is three changes), and recovered only from one of the other two.
       // A name that answered in between (back with a status that raises nothing: expired, revoked)
-      // changed status twice: unreachable again is owed then.
+      // changed status twice: unreachable again is owed then. So is invalid again after events that
+      // carried another status (revoked while another node's leaf was, then expiring, then invalid).
       const last = open.get(event.certificateId);
       const answeredSince = last !== undefined && internet.checksOf(certificate.domain).find((check) => check.serial !== null, last.at + 1, event.createdAt - 1) !== undefined;
-      if (last?.type === event.type && !(event.type === "certificate.unreachable" && answeredSince)) result.repeated.push(`${certificate.domain} ${event.type} again at ${at}`);
+      const movedSince = event.type === "certificate.invalid" && [...(since ?? [])].some((status) => status !== "invalid");
+      if (last?.type === event.type && !(event.type === "certificate.unreachable" && answeredSince) && !movedSince) result.repeated.push(`${certificate.domain} ${event.type} again at ${at}`);
       if (event.type === "certificate.recovered" && last === undefined) result.recoveredUnowed.push(`${certificate.domain} recovered at ${at}`);
       open.set(event.certificateId, { type: event.type, at: event.createdAt });
+      statusesSince.set(event.certificateId, new Set([certificate.status]));
     } else if (event.type === "certificate.renewal_overdue") {
       const endpoint = event.data.endpoint as { serialNumber: string } | undefined;
       const serial = endpoint?.serialNumber ?? certificate.serialNumber;
