@@ -8,7 +8,7 @@
  * 1. One organization has `--dead` (200) deliveries queued to black holes (10 events, each to 20
  *    webhook channels pointing at them; each attempt waits the full 10 s timeout). They are written to
  *    the database file before `serve` starts, through the real store (`openLibsqlStore` on that file,
- *    then closed): a server restarting onto a full outbox. Once `serve` answers /healthz and holds
+ *    then closed): a server restarting onto a full outbox. Once `serve` answers /readyz and holds
  *    connections open to the black holes, another organization (an owner key made with the CLI, its
  *    webhook channel created with POST /v1/channels) adds a certificate with POST /v1/certificates
  *    (`alertPolicy: "days"`) whose TLS server (bench/support/tls_server.ts `--days-left 5`, another
@@ -21,12 +21,12 @@
  *    as `org create` makes them, channels and events through the store), then `serve` starts on it.
  *    Prints how long from the serve process's start (spawn) until all are delivered (and the rate), the
  *    copies received (must be 0), the p99 delay per organization (best/median/worst) and the latest of
- *    the organizations' first deliveries, all from the spawn; the startup (spawn to /healthz answering)
+ *    the organizations' first deliveries, all from the spawn; the startup (spawn to /readyz answering)
  *    is printed beside them. After `serve` stops, the outbox is read again: no delivery may be pending.
  *    The floors, in this process, 32 in flight (as many as certkeeper's deliverer keeps): POSTs of as
  *    many bodies of the same size to the same receivers, each recorded by one UPDATE of an outbox row
  *    in a database file kept as certkeeper keeps it (the least a delivery that is written down needs),
- *    and the same POSTs bare; the ratios are certkeeper's rate from /healthz against each.
+ *    and the same POSTs bare; the ratios are certkeeper's rate from /readyz against each.
  *
  * Timestamps are wall clock (Date.now()) in each process of the one machine. Figures on a shared
  * machine are noisy. certkeeper's logs are left in the workspace (removed at the end) as
@@ -251,9 +251,9 @@ try {
     const seconds = (finished - spawned) / 1000;
     console.log(
       `2. ${CERTIFICATES} certificates of ${ORGANIZATIONS} organizations crossing a threshold at once, in the outbox when serve starts ` +
-        `(written in ${writeSeconds.toFixed(1)} s); times from the serve process's start, /healthz answering after ${((ready - spawned) / 1000).toFixed(2)} s`,
+        `(written in ${writeSeconds.toFixed(1)} s); times from the serve process's start, /readyz answering after ${((ready - spawned) / 1000).toFixed(2)} s`,
     );
-    console.log(`   all ${delivered.length} delivered in ${seconds.toFixed(2)} s (${(delivered.length / seconds).toFixed(0)}/s; ${(delivered.length / ((finished - ready) / 1000)).toFixed(0)}/s from /healthz), ${copies} copies, ${pending} pending after stop`);
+    console.log(`   all ${delivered.length} delivered in ${seconds.toFixed(2)} s (${(delivered.length / seconds).toFixed(0)}/s; ${(delivered.length / ((finished - ready) / 1000)).toFixed(0)}/s from /readyz), ${copies} copies, ${pending} pending after stop`);
     const serverCpu = new Map([...cpuAtEnd].map(([name, seconds]) => [name, seconds - (cpuAtReady.get(name) ?? 0)]));
     const serverSeconds = [...serverCpu.values()].reduce((a, b) => a + b, 0);
     const busy = (machineAtEnd.busy - machineAtReady.busy) / (machineAtEnd.busy - machineAtReady.busy + machineAtEnd.idle - machineAtReady.idle);
@@ -300,7 +300,7 @@ try {
     console.log(
       `   floors (${DELIVERY_CONCURRENCY} POSTs in flight of a ${body.length}-byte body to the same receivers, from this process): ` +
         `each recorded by one UPDATE ${recordedRate.toFixed(0)}/s, bare ${bareRate.toFixed(0)}/s; ` +
-        `certkeeper from /healthz ${(rateFromReady / recordedRate).toFixed(2)}x the first, ${(rateFromReady / bareRate).toFixed(2)}x the bare one`,
+        `certkeeper from /readyz ${(rateFromReady / recordedRate).toFixed(2)}x the first, ${(rateFromReady / bareRate).toFixed(2)}x the bare one`,
     );
   }
   console.log(`(the whole bench: ${((performance.now() - benchStarted) / 1000).toFixed(0)} s)`);

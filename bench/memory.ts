@@ -61,7 +61,7 @@ async function serve(databaseUrl: string, port: number): Promise<Server> {
   });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 200; i++) {
-    if ((await fetch(`${url}/healthz`).catch(() => null))?.ok) break;
+    if ((await fetch(`${url}/readyz`).catch(() => null))?.ok) break;
     await Bun.sleep(50);
   }
   return {

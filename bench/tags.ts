@@ -58,7 +58,7 @@ const child = Bun.spawn([process.execPath, resolve(import.meta.dir, "../adapters
   stderr: "inherit",
 });
 const base = `http://127.0.0.1:${port}`;
-for (let i = 0; i < 400 && !(await fetch(`${base}/healthz`).catch(() => null))?.ok; i++) await Bun.sleep(50);
+for (let i = 0; i < 400 && !(await fetch(`${base}/readyz`).catch(() => null))?.ok; i++) await Bun.sleep(50);
 
 async function get(path: string): Promise<{ ms: number; body: { data: Array<{ tags: string[] }>; meta: { nextCursor: string | null } } }> {
   const started = performance.now();

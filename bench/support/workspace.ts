@@ -31,7 +31,7 @@ export interface BenchWorkspace {
   /**
    * `certkeeper serve` as `npm start` runs it: a process of its own, with `env` (its CERTKEEPER_PORT
    * from {@link serverPort}) over this process's environment, its output in certkeeper.log. Resolves
-   * once /healthz answers; throws with the log's end if it exits first or takes longer than 20 s.
+   * once /readyz answers (the API served, the database open); throws with the log's end if it exits first or takes longer than 20 s.
    */
   serve(env: Record<string, string>, options?: { profiler?: string[] }): Promise<{ child: ReturnType<typeof Bun.spawn>; base: string }>;
 }
@@ -100,7 +100,7 @@ export function benchWorkspace(prefix: string): BenchWorkspace {
       const log = join(dir, "certkeeper.log");
       const child = track(Bun.spawn([process.execPath, ...(options.profiler ?? []), CLI, "serve"], { cwd: dir, env: { ...process.env, ...env }, stdout: Bun.file(log), stderr: "inherit" }));
       const base = `http://127.0.0.1:${env.CERTKEEPER_PORT}`;
-      for (let tries = 0; (await fetch(`${base}/healthz`).catch(() => null))?.status !== 200; tries++) {
+      for (let tries = 0; (await fetch(`${base}/readyz`).catch(() => null))?.status !== 200; tries++) {
         if (tries > 400 || child.exitCode !== null) throw new Error(`certkeeper did not start: ${(await Bun.file(log).text()).slice(-2000)}`);
         await Bun.sleep(50);
       }
