@@ -71,3 +71,31 @@ test("an upgrade is said as it begins and once done, and a long one of this proc
   }
   expect(said).toEqual([["upgrading", [7, SCHEMA_VERSION]], ["upgraded", [7, SCHEMA_VERSION]]]);
 });
+
+test("an upgrade of this process's own ended by another process's (after 2 s) is said once, and the wait that follows too", async () => {
+  const executor = executorOver(createClient({ url: ":memory:" }));
+  const { said, report } = recorder();
+  try {
+    await migrate(executor, { until: 7 });
+    let attempts = 0;
+    // The first attempt upgrades for 2.3 s, then loses its transaction to another process (rolled back).
+    const contested: Executor = {
+      ...executor,
+      transaction: async (fn) => {
+        if (++attempts > 1) return executor.transaction(fn);
+        await executor
+          .transaction(async (tx) => {
+            await fn(tx);
+            await Bun.sleep(2300);
+            throw new Error("ended by the other process");
+          })
+          .catch(() => {});
+        throw new StorageUnavailableError("busy");
+      },
+    };
+    await migrate(contested, { report });
+  } finally {
+    await executor.close();
+  }
+  expect(said).toEqual([["upgrading", [7, SCHEMA_VERSION]], ["waiting", "busy"], ["upgraded", [7, SCHEMA_VERSION]]]);
+});

@@ -514,17 +514,25 @@ export async function migrate(executor: Executor, options: { until?: number; wai
   // server's answer), and whether this process is upgrading the database itself.
   let reason: "unreachable" | "busy" = "busy";
   let upgrading = false;
-  const slow = setTimeout(() => {
-    if (upgrading) return;
+  let upgradeSaid = false;
+  // The wait is said once, when it has lasted WAIT_NOTICE_MS, or at the first failed attempt after
+  // that moment if this process was upgrading then (its upgrade since lost to another's).
+  let waitSaid = false;
+  const sayWait = () => {
+    if (waitSaid || upgrading || Date.now() - started < WAIT_NOTICE_MS) return;
+    waitSaid = true;
     const end = reason === "unreachable" ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline;
     report?.waiting({ reason, upToMs: Math.max(0, end - Date.now()) });
-  }, WAIT_NOTICE_MS);
+  };
+  const slow = setTimeout(sayWait, WAIT_NOTICE_MS);
   try {
     for (;;) {
       try {
         return await migrateOnce(executor, options.until, (from, to) => {
           upgrading = true;
-          report?.upgrading({ from, to });
+          // Said once however many attempts it takes (an attempt ended by another process is tried again).
+          if (!upgradeSaid) report?.upgrading({ from, to });
+          upgradeSaid = true;
           const began = Date.now();
           return () => report?.upgraded({ from, to, ms: Date.now() - began });
         });
@@ -536,6 +544,7 @@ export async function migrate(executor: Executor, options: { until?: number; wai
         const end = unreachable ? Math.min(deadline, started + UNREACHABLE_WAIT_MS) : deadline;
         if (!(unreachable || isBusy(error)) || Date.now() >= end) throw error;
         reason = unreachable ? "unreachable" : "busy";
+        sayWait();
         await new Promise((resolve) => setTimeout(resolve, unreachable ? 500 : 100));
       }
     }
