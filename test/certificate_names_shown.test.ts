@@ -7,6 +7,7 @@
 import { expect, test } from "bun:test";
 import { describeChain, parseCertificates } from "../core/tls/mod.ts";
 import { createLeaf } from "./support/pki.ts";
+import { nameShown } from "../core/base/mod.ts";
 
 test("a self-signed leaf whose organization holds a bidi override and 5,000 characters is described within 256 characters, on one line", async () => {
   const hostile = `Evil\u202eAC${"x".repeat(5000)}`;
@@ -19,4 +20,11 @@ test("a self-signed leaf whose organization holds a bidi override and 5,000 char
   expect(details.issuer).toStartWith("Evil\\u202eAC");
   expect(details.issuer).toEndWith("…");
   expect(details.subject).toBe("names.example");
+});
+
+test("every bidirectional mark is written out (the marks U+200E, U+200F, U+061C as the overrides), and a cut never splits an escape's character pair", () => {
+  expect(nameShown("a\u200fb\u200ec\u061cd\u202ee")).toBe("a\\u200fb\\u200ec\\u061cd\\u202ee");
+  const cut = nameShown(`${"x".repeat(250)}🔒🔒🔒🔒`, 256);
+  expect(cut.length).toBeLessThanOrEqual(256);
+  expect(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/.test(cut)).toBe(false);
 });
