@@ -7,46 +7,14 @@
  * could be made to read "Status: valid". Every channel shows such characters written out (`\x0a`).
  */
 import { expect, test } from "bun:test";
-import type { ChannelRecord, ChannelType, EventRecord } from "../core/base/records.ts";
+import type { ChannelRecord } from "../core/base/records.ts";
 import { renderNotification } from "../core/notify/payloads.ts";
+import { CREATED, certificateView, channelOf, eventOf } from "./support/notify_events.ts";
 
-const CREATED = Date.parse("2026-05-05T09:00:00.000Z");
 const FORGED = "Evil CA\n\nStatus: valid\nExpires: 2099-01-01 00:00 UTC (in 26,000 days)\n\u202eyrtne dilav";
 
-const invalid: EventRecord = {
-  id: "evt_a1B2c3D4e5F6g7H8",
-  organizationId: "org_a1B2c3D4e5F6g7H8",
-  mode: "live",
-  type: "certificate.invalid",
-  certificateId: "cert_3kT9vQm2Xy7LpA0bN5cZ",
-  data: {
-    certificate: {
-      id: "cert_3kT9vQm2Xy7LpA0bN5cZ",
-      domain: "example.com",
-      name: "example.com",
-      status: "invalid",
-      statusReason: "untrusted_issuer",
-      daysUntilExpiry: 29,
-      expiresAt: "2026-06-04T09:00:00.000Z",
-      issuedAt: "2026-05-04T09:00:00.000Z",
-      issuer: FORGED,
-      subject: "example.com",
-      subjectAlternativeNames: ["example.com"],
-      serialNumber: "01",
-      signatureAlgorithm: "ecdsa-with-SHA256",
-      port: 443,
-      alertThresholds: [30, 14, 7, 3, 1],
-      chain: [],
-      tags: [],
-      mutedUntil: null,
-    },
-  },
-  createdAt: CREATED,
-};
-
-function channel(type: ChannelType, config: Record<string, unknown>): ChannelRecord {
-  return { id: "ch_Z9y8X7w6V5u4T3s2", organizationId: "org_a1B2c3D4e5F6g7H8", mode: "live", type, name: type, enabled: true, filter: null, config, signingSecret: null, createdAt: CREATED, updatedAt: CREATED } as ChannelRecord;
-}
+const invalid = eventOf("certificate.invalid", { certificate: certificateView({ issuer: FORGED }) });
+const channel = channelOf;
 const render = (ch: ChannelRecord) => renderNotification(invalid, ch, { now: CREATED, mailFrom: "certkeeper@alerts.example" });
 
 /** Lines of `text` that state a status, as certkeeper's own fact line does. */

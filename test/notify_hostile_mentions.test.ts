@@ -8,40 +8,11 @@
  * protected by `allowed_mentions: { parse: [] }`; the Slack payload's text carries no live mention.
  */
 import { expect, test } from "bun:test";
-import type { EventRecord } from "../core/base/records.ts";
 import { describeEvent } from "../core/notify/_describe.ts";
 import { escapeSlack, slackPayload } from "../core/notify/chat_payloads.ts";
+import { certificateView, eventOf } from "./support/notify_events.ts";
 
-const e: EventRecord = {
-  id: "evt_a1B2c3D4e5F6g7H8",
-  organizationId: "org_a1B2c3D4e5F6g7H8",
-  mode: "live",
-  type: "certificate.invalid",
-  certificateId: "cert_3kT9vQm2Xy7LpA0bN5cZ",
-  data: {
-    certificate: {
-      id: "cert_3kT9vQm2Xy7LpA0bN5cZ",
-      domain: "example.com",
-      name: "example.com",
-      status: "invalid",
-      statusReason: "untrusted_issuer",
-      daysUntilExpiry: 29,
-      expiresAt: "2026-06-04T09:00:00.000Z",
-      issuedAt: "2026-05-04T09:00:00.000Z",
-      issuer: "@channel @all @here @alice",
-      subject: "example.com",
-      subjectAlternativeNames: ["example.com"],
-      serialNumber: "01",
-      signatureAlgorithm: "ecdsa-with-SHA256",
-      port: 443,
-      alertThresholds: [30, 14, 7, 3, 1],
-      chain: [],
-      tags: [],
-      mutedUntil: null,
-    },
-  },
-  createdAt: Date.parse("2026-05-05T09:00:00.000Z"),
-};
+const e = eventOf("certificate.invalid", { certificate: certificateView({ issuer: "@channel @all @here @alice" }) });
 
 test("Slack payload (as Mattermost and Rocket.Chat read it): no @-mention from the certificate's issuer stays live", () => {
   const body = JSON.stringify(slackPayload(e, describeEvent(e)));

@@ -11,44 +11,15 @@
  *   known issues and limitations), after the workflow answered 202: recorded delivered, posted nowhere.
  */
 import { expect, test } from "bun:test";
-import type { ChannelRecord, ChannelType, EventRecord, EventType } from "../core/base/records.ts";
+import type { ChannelRecord, EventRecord } from "../core/base/records.ts";
 import { renderNotification } from "../core/notify/payloads.ts";
+import { CREATED, certificateView, channelOf, eventOf } from "./support/notify_events.ts";
 
-const CREATED = Date.parse("2026-05-05T09:00:00.000Z");
 const PAGERDUTY_EVENT_MAX = 512 * 1024;
 const TEAMS_MESSAGE_MAX = 28 * 1024;
-
-function certificate(overrides: Record<string, unknown>) {
-  return {
-    id: "cert_3kT9vQm2Xy7LpA0bN5cZ",
-    domain: "example.com",
-    name: "example.com",
-    status: "invalid",
-    statusReason: "untrusted_issuer",
-    daysUntilExpiry: 29,
-    expiresAt: "2026-06-04T09:00:00.000Z",
-    issuedAt: "2026-05-04T09:00:00.000Z",
-    issuer: "Evil CA",
-    subject: "example.com",
-    subjectAlternativeNames: ["example.com"],
-    serialNumber: "01",
-    signatureAlgorithm: "ecdsa-with-SHA256",
-    port: 443,
-    alertThresholds: [30, 14, 7, 3, 1],
-    chain: [],
-    tags: [],
-    mutedUntil: null,
-    ...overrides,
-  };
-}
-
-function event(type: EventType, data: Record<string, unknown>): EventRecord {
-  return { id: "evt_a1B2c3D4e5F6g7H8", organizationId: "org_a1B2c3D4e5F6g7H8", mode: "live", type, certificateId: "cert_3kT9vQm2Xy7LpA0bN5cZ", data, createdAt: CREATED };
-}
-
-function channel(type: ChannelType, config: Record<string, unknown>): ChannelRecord {
-  return { id: "ch_Z9y8X7w6V5u4T3s2", organizationId: "org_a1B2c3D4e5F6g7H8", mode: "live", type, name: type, enabled: true, filter: null, config, signingSecret: null, createdAt: CREATED, updatedAt: CREATED } as ChannelRecord;
-}
+const certificate = certificateView;
+const event = eventOf;
+const channel = channelOf;
 
 function bodies(e: EventRecord, ch: ChannelRecord): string[] {
   const rendered = renderNotification(e, ch, { now: CREATED, mailFrom: "certkeeper@alerts.example" });
