@@ -146,9 +146,8 @@ export function createApi(services: Services): Api {
       let response: Response;
       try {
         response = await produce(requestId);
-      } catch (thrown) {
-        if (!(thrown instanceof CertkeeperError)) throw thrown;
-        const error = thrown;
+      } catch (error) {
+        if (!(error instanceof CertkeeperError)) throw error;
         const refused = respond(error.status, errorBody(error), requestId, { ...key.headers, ...error.headers });
         logRequest(request, refused.status, requestId, started, "info", { code: error.code, ...callerFields(key.principal) });
         return refused;
