@@ -130,7 +130,6 @@ function commandDatabaseUrl(databaseUrl: string): string | null {
   return file ? `file:${resolve(file[1]!)}` : databaseUrl;
 }
 
-/** A listen that failed, in one sentence; a port in use names the variable that chooses another. */
 /**
  * The port's listener until the service is built: `/healthz` 200 (the process is up), `/readyz` and
  * every other request 503, saying the database is being opened, with `Retry-After`; each with its
@@ -171,7 +170,7 @@ function listenWhileStarting(config: Config, logger: Logger): Server<undefined> 
   }
 }
 
-/** The error of a port that could not be listened on, naming the variables that choose another. */
+/** A listen that failed, in one sentence; a port in use names the variable that chooses another. */
 function portError(config: Config, error: unknown): Error {
   const message = (error as Error)?.message ?? String(error);
   if ((error as { code?: string })?.code === "EADDRINUSE" || /in use|EADDRINUSE/i.test(message)) {
