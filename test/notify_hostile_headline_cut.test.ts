@@ -11,41 +11,28 @@
  * - an email subject is one line of at most 998 characters (RFC 5322 §2.1.1).
  */
 import { expect, test } from "bun:test";
-import type { EventRecord, EventType } from "../core/base/records.ts";
+import type { EventRecord } from "../core/base/records.ts";
+import { certificateView, eventOf } from "./support/notify_events.ts";
 import { describeEvent } from "../core/notify/_describe.ts";
 import { pagerdutyRequests } from "../core/notify/pagerduty_payload.ts";
 import { telegramPayload } from "../core/notify/telegram_payload.ts";
 
-const CREATED = Date.parse("2026-05-05T09:00:00.000Z");
 const LONG = "Intermediate Certification Authority ".repeat(150); // 5,550 characters, all printable
 
-function certificate(overrides: Record<string, unknown> = {}) {
-  return {
-    id: "cert_3kT9vQm2Xy7LpA0bN5cZ",
-    domain: "example.com",
-    name: "example.com",
+/** A valid certificate's snapshot, names chosen by `overrides`. */
+const certificate = (overrides: Record<string, unknown> = {}) =>
+  certificateView({
     status: "valid",
     statusReason: null,
     daysUntilExpiry: 60,
     expiresAt: "2026-07-04T10:00:00.000Z",
     issuedAt: "2026-04-04T10:00:00.000Z",
     issuer: "Let's Encrypt",
-    subject: "example.com",
-    subjectAlternativeNames: ["example.com"],
     serialNumber: "04:A3:1F:9C",
     signatureAlgorithm: "sha256WithRSAEncryption",
-    port: 443,
-    alertThresholds: [30, 14, 7, 3, 1],
-    chain: [],
-    tags: [],
-    mutedUntil: null,
     ...overrides,
-  };
-}
-
-function event(type: EventType, data: Record<string, unknown>): EventRecord {
-  return { id: "evt_a1B2c3D4e5F6g7H8", organizationId: "org_a1B2c3D4e5F6g7H8", mode: "live", type, certificateId: "cert_3kT9vQm2Xy7LpA0bN5cZ", data, createdAt: CREATED };
-}
+  });
+const event = eventOf;
 
 const chainExpiring = event("certificate.chain_expiring", {
   certificate: certificate(),

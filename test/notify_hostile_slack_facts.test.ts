@@ -10,13 +10,11 @@ import { expect, test } from "bun:test";
 import type { EventRecord, EventType } from "../core/base/records.ts";
 import { describeEvent } from "../core/notify/_describe.ts";
 import { slackPayload } from "../core/notify/chat_payloads.ts";
+import { certificateView, eventOf } from "./support/notify_events.ts";
 
-const CREATED = Date.parse("2026-05-05T09:00:00.000Z");
 const endpoint = { address: "10.0.0.2", serialNumber: "0C:01", expiresAt: "2026-06-01T00:00:00.000Z" };
 
-const certificate = {
-  id: "cert_3kT9vQm2Xy7LpA0bN5cZ",
-  domain: "example.com",
+const certificate = certificateView({
   name: "Shop front",
   status: "expiring",
   statusReason: "renewal_overdue",
@@ -24,21 +22,11 @@ const certificate = {
   expiresAt: "2026-05-25T09:00:00.000Z",
   issuedAt: "2026-02-24T09:00:00.000Z",
   issuer: "Let's Encrypt",
-  subject: "example.com",
-  subjectAlternativeNames: ["example.com"],
   serialNumber: "04:A3:1F:9C",
-  signatureAlgorithm: "ecdsa-with-SHA256",
-  port: 443,
-  alertThresholds: [30, 14, 7, 3, 1],
-  chain: [],
-  tags: [],
-  mutedUntil: null,
   revocation: { status: "revoked", source: "crl", checkedAt: "2026-05-05T09:00:00.000Z", revokedAt: "2026-05-04T00:00:00.000Z", reason: "keyCompromise" },
-};
+});
 
-function event(type: EventType, data: Record<string, unknown>): EventRecord {
-  return { id: "evt_a1B2c3D4e5F6g7H8", organizationId: "org_a1B2c3D4e5F6g7H8", mode: "live", type, certificateId: certificate.id, data: { certificate, ...data }, createdAt: CREATED };
-}
+const event = (type: EventType, data: Record<string, unknown>) => eventOf(type, { certificate, ...data });
 
 const CASES: Array<[string, EventRecord]> = [
   ["renewal_overdue at another address", event("certificate.renewal_overdue", { deadline: "2026-05-04T00:00:00.000Z", source: "ari", window: null, daysUntilExpiry: 26, endpoint })],

@@ -9,7 +9,6 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import type { Core } from "../../core/app/mod.ts";
-import { newId } from "../../core/base/mod.ts";
 import { buildOpenApiDocument } from "../../core/openapi/mod.ts";
 import packageJson from "../../package.json" with { type: "json" };
 import { DOCS_ASSETS, DOCS_CONTENT_SECURITY_POLICY, DOCS_SCRIPT, docsPage } from "./docs_page.ts";
@@ -34,7 +33,8 @@ export function createDocumentation(core: Core): Documentation {
 
   const respond = (body: BodyInit, type: string, headers: Record<string, string> = {}) =>
     new Response(body, {
-      headers: { "content-type": type, "x-request-id": newId("req"), "x-content-type-options": "nosniff", ...headers },
+      // Its X-Request-Id is the route's (core.api.keyless, which answers and logs it).
+      headers: { "content-type": type, "x-content-type-options": "nosniff", ...headers },
     });
 
   return {
