@@ -13,11 +13,23 @@ import { DEFAULT_CONFIG, silentLogger } from "certkeeper";
 import { createCertkeeper } from "certkeeper/embed";
 import { openLibsqlStore } from "../adapters/libsql/mod.ts";
 
-function retained(): { maps: number; bytes: number } {
-  Bun.gc(true);
-  Bun.gc(true);
-  const stats = heapStats();
-  return { maps: stats.objectTypeCounts.Map ?? 0, bytes: stats.heapSize };
+/**
+ * What stays after full collections, once the timers a closed certkeeper may leave pending (a work
+ * loop's next turn, under a second) have run: the least of three looks. Measured at once, a run in six
+ * or so still found a hundred-odd Maps of caches dropped but not yet collectable (the code before this
+ * stop's changes alike), and failed.
+ */
+async function retained(): Promise<{ maps: number; bytes: number }> {
+  let least = { maps: Infinity, bytes: Infinity };
+  for (let look = 0; look < 3; look++) {
+    await Bun.sleep(look === 0 ? 1500 : 5);
+    Bun.gc(true);
+    Bun.gc(true);
+    const stats = heapStats();
+    const maps = stats.objectTypeCounts.Map ?? 0;
+    if (maps < least.maps) least = { maps, bytes: stats.heapSize };
+  }
+  return least;
 }
 
 test("closing a certkeeper built on a shared store frees its read cache", async () => {
@@ -31,9 +43,9 @@ test("closing a certkeeper built on a shared store frees its read cache", async 
   };
   try {
     for (let i = 0; i < 20; i++) await cycle(); // warm up
-    const before = retained();
+    const before = await retained();
     for (let i = 0; i < 200; i++) await cycle();
-    const after = retained();
+    const after = await retained();
     console.log("Maps retained before/after 200 create+close cycles:", before.maps, after.maps, "heap bytes:", before.bytes, after.bytes);
     // Nothing a closed certkeeper held should stay: allow some slack for lazily built module state.
     expect(after.maps - before.maps).toBeLessThan(100);
