@@ -34,7 +34,7 @@ test("the same issuance recorded twice keeps its first seenAt, and not_deployed 
   const issuedAt = Math.floor((now - HOUR) / 1000) * 1000;
   const note = (seenAt: number) => {
     const deployment = { issuedAt, notAfter: issuedAt + 90 * DAY, fingerprintSha256: null, issuer: "certkeeper Test RSA CA", seenAt, announced: false };
-    return h.store.certificates.noteIssuance(scope, { namesKey: namesKey([domain]), deployment, dueAt: seenAt + 24 * HOUR });
+    return h.store.certificates.noteIssuance(scope, { namesKey: namesKey([domain]), deployment });
   };
   await note(now);
   clock.set(now + 20 * HOUR);

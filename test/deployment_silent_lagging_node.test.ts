@@ -27,7 +27,7 @@ test("not_deployed, then the lagging node goes silent: deployment null and certi
   const scope = { organizationId: h.org.id, mode: "live" as const };
   // A watch recorded the new issuance (what the CT poller notes); node .1 serves it, node .2 lags.
   const deployment = { issuedAt: start - HOUR, notAfter: start - HOUR + 90 * DAY, fingerprintSha256: null, issuer: "certkeeper intermediates", seenAt: start, announced: false };
-  expect(await h.store.certificates.noteIssuance(scope, { namesKey: namesKey([domain]), deployment, dueAt: start + 24 * HOUR })).toBe(1);
+  expect(await h.store.certificates.noteIssuance(scope, { namesKey: namesKey([domain]), deployment })).toBe(1);
   await world.replace(a, fresh);
   const events = async () =>
     (expectData(await h.request("GET", "/v1/events?limit=100"), 200) as any[]).filter((e) => e.certificateId === added.id).reverse().map((e) => [e.type, e.data.lagging ?? null]);

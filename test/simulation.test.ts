@@ -338,6 +338,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
           unowed: deployments.unowed.length,
           replayedNames: replayed.names,
           replayedOwed: replayed.owed,
+          replayedOwedThoughReplaced: replayed.owedThoughReplaced,
           replayedMissed: replayed.missed.length,
           replayedOther: replayed.wrong.length,
           duplicates: deployments.duplicates.length,
@@ -1286,8 +1287,9 @@ function judgeIssued(events: EventRecord[], internet: SimulatedInternet) {
  * certificate-level leaf of the last answered check before then is older; it is settled at the first
  * check after that at which every answering node serves it or a later one; otherwise the first check
  * at or after the grace's end at which an answering node serves an older leaf owes exactly one
- * certificate.not_deployed, at that check. Issuances followed by the next one within two days of their
- * grace's end are not judged (the pending one moves to the next).
+ * certificate.not_deployed, at that check, even when a later issuance was recorded before then (unless
+ * an earlier one still open is the one kept). Issuances followed by the next one within two days of
+ * their grace's end are not judged.
  */
 function replayDeployments(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
   const announced = new Map<string, number[]>();
@@ -1297,7 +1299,7 @@ function replayDeployments(events: EventRecord[], internet: SimulatedInternet, c
     const key = `${domain} ${Date.parse((event.data.deployment as { issuedAt: string }).issuedAt)}`;
     announced.set(key, [...(announced.get(key) ?? []), event.createdAt]);
   }
-  const result = { names: 0, owed: 0, missed: [] as string[], wrong: [] as string[] };
+  const result = { names: 0, owed: 0, owedThoughReplaced: 0, missed: [] as string[], wrong: [] as string[] };
   for (const domain of certificateOf.values()) {
     const server = internet.servers.get(domain)!;
     if (server.nodes.some((node) => node.alternating)) continue;
@@ -1305,38 +1307,43 @@ function replayDeployments(events: EventRecord[], internet: SimulatedInternet, c
     const log = internet.checksOf(domain);
     const notBeforeOf = new Map(server.certificates.map((c) => [c.serial, c.notBefore]));
     const issuances = [...server.certificates].sort((a, b) => a.notBefore - b.notBefore);
+    const pollOf = (notBefore: number) => START + Math.ceil((notBefore - START) / STEP) * STEP;
+    // Each issuance's course: pending from its poll when the certificate-level leaf of the last
+    // answered check before then is older; then settled (every answering node serves it or a later
+    // one) or owed (the first check from its grace's end on at which an answering node is behind it).
+    const courses = issuances.map((issuance) => {
+      const grace = Math.min(24 * HOUR, Math.floor((issuance.notAfter - issuance.notBefore) / 10));
+      const seenAt = pollOf(issuance.notBefore);
+      const older = (serial: string | null) => serial !== null && notBeforeOf.get(serial)! < issuance.notBefore;
+      let before: CheckRecord | undefined;
+      for (let i = log.firstAtOrAfter(seenAt) - 1; i >= 0 && !before; i--) if (log.get(i).serial !== null) before = log.get(i);
+      if (issuance.notBefore <= START || !before || !older(before.serial)) return { pending: false, grace, seenAt, owedAt: null, endedAt: null };
+      for (let i = log.firstAtOrAfter(seenAt); i < log.length; i++) {
+        const check = log.get(i);
+        if (check.serial === null) continue;
+        const answers = internet.answersAt(domain, check.at).flat().filter((serial) => serial !== null);
+        if (!answers.some(older)) return { pending: true, grace, seenAt, owedAt: null, endedAt: check.at };
+        if (check.at >= seenAt + grace) return { pending: true, grace, seenAt, owedAt: check.at, endedAt: check.at };
+      }
+      return { pending: true, grace, seenAt, owedAt: null, endedAt: null };
+    });
     issuances.forEach((issuance, k) => {
       const key = `${domain} ${Math.floor(issuance.notBefore / 1000) * 1000}`;
       const times = announced.get(key) ?? [];
-      const grace = Math.min(24 * HOUR, Math.floor((issuance.notAfter - issuance.notBefore) / 10));
-      const seenAt = START + Math.ceil((issuance.notBefore - START) / STEP) * STEP;
+      const { grace, seenAt, owedAt } = courses[k]!;
       const next = issuances[k + 1];
       if (issuance.notBefore <= START || seenAt + grace + 2 * DAY > END || (next && next.notBefore < seenAt + grace + 2 * DAY)) return;
-      const older = (serial: string | null) => serial !== null && notBeforeOf.get(serial)! < issuance.notBefore;
-      // Pending from the poll: the certificate-level leaf then (the last check that saw one) is older.
-      let before: CheckRecord | undefined;
-      for (let i = log.firstAtOrAfter(seenAt) - 1; i >= 0 && !before; i--) if (log.get(i).serial !== null) before = log.get(i);
-      let owedAt: number | null = null;
-      if (before && older(before.serial)) {
-        for (let i = log.firstAtOrAfter(seenAt); i < log.length; i++) {
-          const check = log.get(i);
-          if (check.serial === null) continue;
-          const answers = internet.answersAt(domain, check.at).flat().filter((serial) => serial !== null);
-          if (!answers.some(older)) break; // settled: every answering node serves it or a later one
-          if (check.at >= seenAt + grace) {
-            owedAt = check.at;
-            break;
-          }
-        }
-      }
-      // A later issuance recorded by the poll at that very step (after an outage that delayed the
-      // deciding check) supersedes it: pending is the latest issuance, announced in its turn. Whether
-      // the check or the poll of that step came first decides; either is right.
-      const superseded = owedAt !== null && next !== undefined && START + Math.ceil((next.notBefore - START) / STEP) * STEP <= owedAt;
-      if (owedAt !== null && superseded && times.length === 0) {
-        // Owed nothing: the later issuance's own not_deployed names the same addresses.
+      // A later issuance recorded by the poll at or before the deciding check replaces it as the one
+      // pending, but the earliest issuance not yet announced nor settled is kept and announced in its
+      // turn: this one is owed all the same unless an earlier one was still open then (whether the
+      // check or the poll of a step came first decides; either is right).
+      const replacedAt = next ? pollOf(next.notBefore) : Infinity;
+      const earlierOpen = owedAt !== null && replacedAt <= owedAt && courses.slice(0, k).some((c) => c.pending && c.seenAt <= replacedAt && (c.endedAt === null || c.endedAt >= replacedAt));
+      if (owedAt !== null && earlierOpen && times.length === 0) {
+        // Owed nothing: the earlier issuance kept pending is announced instead, naming the same addresses.
       } else if (owedAt !== null) {
         result.owed++;
+        if (replacedAt <= owedAt) result.owedThoughReplaced++;
         if (times.length === 0) result.missed.push(`${issuance.serial} issued ${new Date(issuance.notBefore).toISOString()}, owed at ${new Date(owedAt).toISOString()}`);
         else if (times.length > 1 || times[0] !== owedAt) result.wrong.push(`${issuance.serial} announced ${times.map((t) => new Date(t).toISOString()).join(", ")}, owed at ${new Date(owedAt).toISOString()}`);
       } else if (times.length > 0) {

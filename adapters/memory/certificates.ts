@@ -2,7 +2,7 @@
 import { DELIVERY_CANCELLED, targetKey, type CertificateStore, type CertificateTarget } from "../../core/store/mod.ts";
 import type { CertificateRecord } from "../../core/base/mod.ts";
 import { certificateRenewalState, certificateStatus } from "../../core/certificates/mod.ts";
-import { awaitsIssuance } from "../../core/deployment/mod.ts";
+import { awaitsIssuance, deploymentCheckAt, supersedeDeployment } from "../../core/deployment/mod.ts";
 import { copyCertificate, deepFreeze, inScope, readCertificate, sharedParts, type MemoryState } from "./state.ts";
 
 type Stored = CertificateRecord & { leaseOwner: string | null };
@@ -168,14 +168,14 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       return moved;
     },
 
-    async noteIssuance(scope, { namesKey, deployment, dueAt }) {
+    async noteIssuance(scope, { namesKey, deployment }) {
       let changed = 0;
       for (const id of state.idsWithNames(namesKey)) {
         const record = state.certificates.get(id)!;
         if (!inScope(record, scope) || !awaitsIssuance(record, { namesKey, issuedAt: deployment.issuedAt })) continue;
         if (changed++ === 0) state.write();
-        record.deployment = deepFreeze({ ...deployment });
-        record.nextCheckAt = Math.min(record.nextCheckAt, dueAt);
+        record.deployment = deepFreeze(supersedeDeployment(record.deployment, deployment));
+        record.nextCheckAt = Math.min(record.nextCheckAt, deploymentCheckAt(record.deployment));
         record.version++;
       }
       return changed;

@@ -3,7 +3,7 @@ import { DELIVERY_CANCELLED, targetKey, type CertificateKey, type CertificateSto
 import type { CertificateRecord, EventRecord, Mode, Protocol, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type Row, type SqlValue } from "./executor.ts";
 import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, makeDueNow, placeholders, powerOfTwoRuns, statusPeriods } from "./rows.ts";
-import { awaitsIssuance, leafNamesKey } from "../../core/deployment/mod.ts";
+import { awaitsIssuance, deploymentCheckAt, leafNamesKey, supersedeDeployment } from "../../core/deployment/mod.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
 import { RecentSaves } from "./recent_saves.ts";
@@ -476,13 +476,12 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
       return rowsAffected;
     },
 
-    async noteIssuance(scope, { namesKey, deployment, dueAt }) {
+    async noteIssuance(scope, { namesKey, deployment }) {
       // Which certificates take it is core's rule (awaitsIssuance, over every endpoint's leaf), not SQL's;
       // the names index narrows it to the rows whose own leaf has these names, usually none or one.
       // Each is written only if no one wrote it since it was read; one that a check saved meanwhile is
       // read and judged again.
       const issuance = { namesKey, issuedAt: deployment.issuedAt };
-      const value = JSON.stringify(deployment);
       let changed = 0;
       let ids: string[] | null = null;
       for (;;) {
@@ -496,10 +495,13 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
         const taking = rows.map(certificateFrom).filter((record) => awaitsIssuance(record, issuance));
         if (taking.length === 0) return changed;
         const written = await db.batch(
-          taking.map((record) => ({
-            sql: "UPDATE certificates SET deployment = ?, next_check_at = MIN(next_check_at, ?), version = version + 1 WHERE id = ? AND version = ?",
-            args: [value, dueAt, record.id, record.version],
-          })),
+          taking.map((record) => {
+            const pending = supersedeDeployment(record.deployment, deployment);
+            return {
+              sql: "UPDATE certificates SET deployment = ?, next_check_at = MIN(next_check_at, ?), version = version + 1 WHERE id = ? AND version = ?",
+              args: [JSON.stringify(pending), deploymentCheckAt(pending), record.id, record.version],
+            };
+          }),
         );
         for (const record of taking) recent.forget(record.id);
         changed += written.reduce((sum, result) => sum + result.rowsAffected, 0);

@@ -438,6 +438,11 @@ export interface PendingDeployment {
   seenAt: number;
   /** True once `certificate.not_deployed` was raised for it. */
   announced: boolean;
+  /**
+   * The earliest issuance this one replaced before it was announced or served everywhere: an endpoint
+   * still behind it when its own grace ends is announced then, not a grace later. Absent or null: none.
+   */
+  superseded?: Omit<PendingDeployment, "superseded"> | null;
 }
 
 /** What the service last announced about a certificate's health, so each change is announced once. */

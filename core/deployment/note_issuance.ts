@@ -1,7 +1,7 @@
 /** Notes the issuances a watch recorded as pending deployments of its scope's certificates (CONTRACT §20). */
 import type { PendingDeployment, Scope } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
-import { deploymentDueAt, namesKey } from "./pending.ts";
+import { namesKey } from "./pending.ts";
 
 /** An issuance as a watch records it, whatever its source (a CT search service, or the logs themselves). */
 export interface RecordedIssuance {
@@ -15,8 +15,8 @@ export interface RecordedIssuance {
 
 /**
  * Every certificate of `scope` whose served leaf has exactly these DNS names and an earlier notBefore
- * gets the issuance as its pending deployment (a later issuance replaces an earlier one), seen at
- * `now`, and is checked when its grace ends. Noting an issuance twice changes nothing. Returns how many
+ * gets the issuance as its pending deployment (a later issuance replaces an earlier one, keeping the
+ * earliest not yet announced), seen at `now`, and is checked when its grace ends. Noting an issuance twice changes nothing. Returns how many
  * certificates it touched.
  */
 export async function noteIssuances(store: Store, scope: Scope, issuances: readonly RecordedIssuance[], now: number): Promise<number> {
@@ -32,7 +32,7 @@ export async function noteIssuances(store: Store, scope: Scope, issuances: reado
       seenAt: now,
       announced: false,
     };
-    touched += await store.certificates.noteIssuance(scope, { namesKey: key, deployment, dueAt: deploymentDueAt(deployment) });
+    touched += await store.certificates.noteIssuance(scope, { namesKey: key, deployment });
   }
   return touched;
 }

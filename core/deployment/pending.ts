@@ -15,9 +15,35 @@ export function deploymentGrace(deployment: Pick<PendingDeployment, "issuedAt" |
   return Math.min(MAX_GRACE, Math.max(0, Math.floor((deployment.notAfter - deployment.issuedAt) / 10)));
 }
 
-/** When the grace of a pending deployment ends: the moment its check is due. */
-export function deploymentDueAt(deployment: PendingDeployment): number {
+/** When the grace of a pending deployment ends. */
+export function deploymentDueAt(deployment: Pick<PendingDeployment, "seenAt" | "issuedAt" | "notAfter">): number {
   return deployment.seenAt + deploymentGrace(deployment);
+}
+
+/**
+ * When the endpoints must next be looked at for a pending deployment: the earliest end of a grace not
+ * yet announced (its own, or that of the issuance it replaced); Infinity when none is left.
+ */
+export function deploymentCheckAt(deployment: PendingDeployment | null): number {
+  if (!deployment) return Infinity;
+  const own = deployment.announced ? Infinity : deploymentDueAt(deployment);
+  return Math.min(own, deployment.superseded ? deploymentDueAt(deployment.superseded) : Infinity);
+}
+
+/**
+ * The pending deployment once a later issuance replaces `current` (which awaitsIssuance allowed): the
+ * later one, keeping the earliest issuance not yet announced, so that an endpoint that lags behind it
+ * is still announced when that issuance's grace ends (a later issuance recorded during an outage, or
+ * soon after the first, would otherwise put the announcement off by a whole grace).
+ */
+export function supersedeDeployment(current: PendingDeployment | null, later: PendingDeployment): PendingDeployment {
+  const { superseded: _ignored, ...incoming } = later;
+  let earliest: Omit<PendingDeployment, "superseded"> | null = current?.superseded ?? null;
+  if (!earliest && current && !current.announced) {
+    const { superseded: _none, ...own } = current;
+    earliest = own;
+  }
+  return earliest ? { ...incoming, superseded: earliest } : incoming;
 }
 
 /**
@@ -92,22 +118,47 @@ export interface DeploymentView {
   endpoints: number;
 }
 
+/** A `certificate.not_deployed`'s data: the issuance as the API shows it, and the addresses behind it. */
+export type NotDeployed = {
+  deployment: DeploymentView;
+  lagging: string[];
+};
+
 /**
  * What a check that reached the endpoints means for the pending deployment: null once every answering
- * endpoint serves it (or a later leaf); marked announced, with the event's data, when its grace has
- * passed while an endpoint still serves an older leaf; else unchanged.
+ * endpoint serves it (or a later leaf); announced (once, with the event's data) when its grace has passed
+ * while an endpoint still serves an older leaf; else unchanged. The issuance it replaced is judged the
+ * same way first, and forgotten once served everywhere or announced.
  */
 export function judgeDeployment(
   deployment: PendingDeployment | null,
   endpoints: readonly EndpointRecord[],
   now: number,
-): { deployment: PendingDeployment | null; notDeployed: { deployment: DeploymentView; lagging: string[] } | null } {
-  if (!deployment) return { deployment, notDeployed: null };
+): { deployment: PendingDeployment | null; notDeployed: NotDeployed[] } {
+  if (!deployment) return { deployment, notDeployed: [] };
   const answering = endpoints.filter((endpoint) => endpoint.details !== null);
-  if (answering.length === 0) return { deployment, notDeployed: null };
+  if (answering.length === 0) return { deployment, notDeployed: [] };
   const lagging = laggingEndpoints(deployment, answering);
-  if (lagging.length === 0) return { deployment: null, notDeployed: null };
-  if (deployment.announced || now < deploymentDueAt(deployment)) return { deployment, notDeployed: null };
-  const announced = { ...deployment, announced: true };
-  return { deployment: announced, notDeployed: { deployment: presentDeployment(announced, endpoints)!, lagging: lagging.map((endpoint) => endpoint.address) } };
+  // Every endpoint serves it or a later leaf: later than the one it replaced too.
+  if (lagging.length === 0) return { deployment: null, notDeployed: [] };
+  const notDeployed: NotDeployed[] = [];
+  let next = deployment;
+  const earlier = deployment.superseded;
+  if (earlier) {
+    const behind = laggingEndpoints(earlier, answering);
+    if (behind.length === 0 || now >= deploymentDueAt(earlier)) {
+      const { superseded: _judged, ...rest } = next;
+      next = rest;
+      if (behind.length > 0) notDeployed.push(announcement({ ...earlier, announced: true }, endpoints, behind));
+    }
+  }
+  if (!next.announced && now >= deploymentDueAt(next)) {
+    next = { ...next, announced: true };
+    notDeployed.push(announcement(next, endpoints, lagging));
+  }
+  return { deployment: next, notDeployed };
+}
+
+function announcement(deployment: PendingDeployment, endpoints: readonly EndpointRecord[], lagging: EndpointRecord[]): NotDeployed {
+  return { deployment: presentDeployment(deployment, endpoints)!, lagging: lagging.map((endpoint) => endpoint.address) };
 }

@@ -10,7 +10,7 @@ import { DAY, daysUntil, iso } from "../base/time.ts";
 import { certificateStatus, isInvalid } from "../certificates/status.ts";
 import { presentCertificate } from "../certificates/present.ts";
 import { checkIntervalFor, renewalDeadline } from "../renewal/mod.ts";
-import { deploymentDueAt, judgeDeployment } from "../deployment/mod.ts";
+import { deploymentCheckAt, judgeDeployment } from "../deployment/mod.ts";
 import { httpHref } from "../net/mod.ts";
 import { nextAlertAt, thresholdToAnnounce } from "./threshold_crossings.ts";
 import { regularCheckAt } from "./check_phase.ts";
@@ -298,7 +298,7 @@ export function applyCheck(
     // announced once when its grace passes while one still serves an older leaf.
     const deployment = judgeDeployment(next.deployment ?? null, next.endpoints, now);
     next.deployment = deployment.deployment;
-    if (deployment.notDeployed) drafts.push({ type: "certificate.not_deployed", extra: deployment.notDeployed });
+    for (const extra of deployment.notDeployed) drafts.push({ type: "certificate.not_deployed", extra });
     if (outcome.dns !== undefined) next.dns = outcome.dns;
     // CAA that will make the next renewal fail (CONTRACT §22): once per serial and record set, and
     // only on answers of this check: DNS failures never raise an event.
@@ -519,7 +519,7 @@ export function applyCheck(
   // The end of a pending deployment's grace: the endpoints are looked at then. Once it has passed
   // unjudged (no endpoint answered), the next check on the usual schedule judges it: a dead host is
   // not re-checked at every turn of the scheduler.
-  const deploymentAt = next.deployment && !next.deployment.announced ? deploymentDueAt(next.deployment) : Infinity;
+  const deploymentAt = deploymentCheckAt(next.deployment ?? null);
   if (deploymentAt > now) due = Math.min(due, deploymentAt);
   // The regular re-check falls on the certificate's own phase of its interval (check_phase.ts): never
   // later than one interval from now, and spread with the others.

@@ -278,11 +278,12 @@ export interface CertificateStore {
    * Makes `deployment` pending on every certificate of the scope whose certificate-level leaf's DNS
    * names have this key (core/deployment namesKey) and that awaitsIssuance (core/deployment) says
    * takes it: a leaf one of its endpoints serves has these names and an earlier notBefore, and no
-   * issuance as recent is pending already (a later one replaces an earlier one); each is due at
-   * `dueAt` at the latest and its version moves (a check computed before then applies again). Returns
-   * how many certificates it changed.
+   * issuance as recent is pending already. What it becomes is supersedeDeployment(current, deployment)
+   * (a later one replaces an earlier one, keeping the earliest not yet announced); each is due at its
+   * deploymentCheckAt at the latest and its version moves (a check computed before then applies
+   * again). Returns how many certificates it changed.
    */
-  noteIssuance(scope: Scope, options: { namesKey: string; deployment: PendingDeployment; dueAt: number }): Promise<number>;
+  noteIssuance(scope: Scope, options: { namesKey: string; deployment: PendingDeployment }): Promise<number>;
 }
 
 export interface ChannelListQuery {

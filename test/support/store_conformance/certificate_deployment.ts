@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import type { CertificateDetails, CertificateRecord, EndpointRecord, PendingDeployment } from "../../../core/base/records.ts";
 import type { Store } from "../../../core/store/ports.ts";
 import { DAY, HOUR } from "../../../core/base/time.ts";
-import { namesKey } from "../../../core/deployment/mod.ts";
+import { deploymentDueAt, namesKey } from "../../../core/deployment/mod.ts";
 import { certificateDetails, certificateRecord, NOW } from "./factories.ts";
 import { addCertificate, newOrganization } from "./_helpers.ts";
 
@@ -40,12 +40,11 @@ export function describeCertificateDeployment(get: () => Store) {
       const endpoints = [endpoint("192.0.2.1", fresh), endpoint("192.0.2.2", old), endpoint("192.0.2.3", old)];
       const record = await addCertificate(store, certificateRecord(live, { domain, details: fresh, endpoints }));
       const deployment = issuance(fresh);
-      const dueAt = NOW + 14 * HOUR;
 
-      expect(await store.certificates.noteIssuance(live, { namesKey: namesKey([domain]), deployment, dueAt })).toBe(1);
+      expect(await store.certificates.noteIssuance(live, { namesKey: namesKey([domain]), deployment })).toBe(1);
       expect(await store.certificates.get(live, record.id)).toEqual({ ...record, deployment, nextCheckAt: record.nextCheckAt, version: 1 });
       // Noted again: nothing changes.
-      expect(await store.certificates.noteIssuance(live, { namesKey: namesKey([domain]), deployment, dueAt })).toBe(0);
+      expect(await store.certificates.noteIssuance(live, { namesKey: namesKey([domain]), deployment })).toBe(0);
     });
 
     test("noteIssuance() leaves a certificate whose answering endpoints all serve it (or a later leaf), or whose older leaf has other names", async () => {
@@ -65,13 +64,13 @@ export function describeCertificateDeployment(get: () => Store) {
         certificateRecord(live, { domain: renamed, details: b.fresh, endpoints: [endpoint("192.0.2.1", b.fresh), endpoint("192.0.2.2", oldOtherNames)] }),
       );
 
-      expect(await store.certificates.noteIssuance(live, { namesKey: namesKey([served]), deployment: issuance(a.fresh), dueAt: NOW })).toBe(0);
-      expect(await store.certificates.noteIssuance(live, { namesKey: namesKey([renamed]), deployment: issuance(b.fresh), dueAt: NOW })).toBe(0);
+      expect(await store.certificates.noteIssuance(live, { namesKey: namesKey([served]), deployment: issuance(a.fresh) })).toBe(0);
+      expect(await store.certificates.noteIssuance(live, { namesKey: namesKey([renamed]), deployment: issuance(b.fresh) })).toBe(0);
       expect(await store.certificates.get(live, everywhere.id)).toEqual(everywhere);
       expect(await store.certificates.get(live, otherNames.id)).toEqual(otherNames);
     });
 
-    test("noteIssuance(): only its scope and names, a newer notBefore than a served leaf, a later issuance replacing an earlier one; due at dueAt at the latest", async () => {
+    test("noteIssuance(): only its scope and names, a newer notBefore than a served leaf, a later issuance replacing an earlier one and keeping it until its grace is judged; due when the earlier grace ends at the latest", async () => {
       const store = get();
       const { live, test: testMode } = await newOrganization(store);
       const domain = "pending.example.com";
@@ -80,18 +79,22 @@ export function describeCertificateDeployment(get: () => Store) {
       const record = await addCertificate(store, certificateRecord(live, { domain, details: old, endpoints: [endpoint("192.0.2.1", null)] }));
       const key = namesKey([domain]);
 
-      expect(await store.certificates.noteIssuance(testMode, { namesKey: key, deployment: issuance(fresh), dueAt: NOW })).toBe(0);
-      expect(await store.certificates.noteIssuance(live, { namesKey: namesKey([domain, `www.${domain}`]), deployment: issuance(fresh), dueAt: NOW })).toBe(0);
-      expect(await store.certificates.noteIssuance(live, { namesKey: key, deployment: issuance(old), dueAt: NOW })).toBe(0);
+      expect(await store.certificates.noteIssuance(testMode, { namesKey: key, deployment: issuance(fresh) })).toBe(0);
+      expect(await store.certificates.noteIssuance(live, { namesKey: namesKey([domain, `www.${domain}`]), deployment: issuance(fresh) })).toBe(0);
+      expect(await store.certificates.noteIssuance(live, { namesKey: key, deployment: issuance(old) })).toBe(0);
       expect(await store.certificates.get(live, record.id)).toEqual(record);
 
       const first = issuance(fresh);
-      expect(await store.certificates.noteIssuance(live, { namesKey: key, deployment: first, dueAt: NOW })).toBe(1);
+      expect(await store.certificates.noteIssuance(live, { namesKey: key, deployment: first })).toBe(1);
       const later = issuance({ ...fresh, notBefore: fresh.notBefore + HOUR, fingerprintSha256: "AB:CD" }, NOW + HOUR);
-      expect(await store.certificates.noteIssuance(live, { namesKey: key, deployment: later, dueAt: NOW + 2 * HOUR })).toBe(1);
-      expect(await store.certificates.noteIssuance(live, { namesKey: key, deployment: first, dueAt: NOW })).toBe(0);
+      expect(await store.certificates.noteIssuance(live, { namesKey: key, deployment: later })).toBe(1);
+      expect(await store.certificates.noteIssuance(live, { namesKey: key, deployment: first })).toBe(0);
       const stored = (await store.certificates.get(live, record.id)) as CertificateRecord;
-      expect(stored).toEqual({ ...record, deployment: later, nextCheckAt: Math.min(record.nextCheckAt, NOW), version: 2 });
+      expect(stored).toEqual({ ...record, deployment: { ...later, superseded: first }, nextCheckAt: Math.min(record.nextCheckAt, deploymentDueAt(first)), version: 2 });
+      // A third keeps the earliest one not yet announced.
+      const third = issuance({ ...fresh, notBefore: fresh.notBefore + 2 * HOUR, fingerprintSha256: "EF:01" }, NOW + 2 * HOUR);
+      expect(await store.certificates.noteIssuance(live, { namesKey: key, deployment: third })).toBe(1);
+      expect(((await store.certificates.get(live, record.id)) as CertificateRecord).deployment).toEqual({ ...third, superseded: first });
     });
   });
 }
