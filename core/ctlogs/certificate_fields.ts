@@ -5,7 +5,7 @@
  * CT poison and SCT-list extensions, which a precertificate and its certificate share.
  */
 import { createHash } from "node:crypto";
-import { bytesEqual, DerError, derHeader, readString, readTime, readTlv, type Tlv } from "./_der.ts";
+import { bytesEqual, DerError, derHeader, readString, readTime, readTlv, type Tlv } from "../base/der.ts";
 import { isDnsName, normalizeDnsName } from "../watches/mod.ts";
 import { nameShown } from "../base/log.ts";
 

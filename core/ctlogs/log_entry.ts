@@ -6,7 +6,7 @@
  * entry is caught when the hashes are checked against its signed head.
  */
 import { createHash } from "node:crypto";
-import { DerError, readTlv, type Tlv } from "./_der.ts";
+import { DerError, readTlv, type Tlv } from "../base/der.ts";
 import { certificateTbs, issuanceKey, readTbs, type TbsFields } from "./certificate_fields.ts";
 import { leafHash } from "./merkle.ts";
 

@@ -4,21 +4,9 @@
  * so that verifying a signature under it costs a full 16384-bit exponentiation before it is refused.
  */
 import { randomBytes } from "node:crypto";
+import { oid, seq, SHA256_RSA, tlv } from "./forged_certs.ts";
 
-function len(n: number): Buffer {
-  if (n < 0x80) return Buffer.from([n]);
-  const b: number[] = [];
-  for (let r = n; r > 0; r = Math.floor(r / 256)) b.unshift(r % 256);
-  return Buffer.from([0x80 | b.length, ...b]);
-}
-const tlv = (tag: number, ...parts: Buffer[]) => {
-  const v = Buffer.concat(parts);
-  return Buffer.concat([Buffer.from([tag]), len(v.length), v]);
-};
-const seq = (...p: Buffer[]) => tlv(0x30, ...p);
 const int = (b: Buffer) => tlv(0x02, b[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b);
-const oid = (hex: string) => tlv(0x06, Buffer.from(hex, "hex"));
-const SHA256_RSA = seq(oid("2a864886f70d01010b"), Buffer.from([5, 0]));
 const RSA = seq(oid("2a864886f70d010101"), Buffer.from([5, 0]));
 const name = (cn: string) => seq(tlv(0x31, seq(oid("550403"), tlv(0x0c, Buffer.from(cn)))));
 const time = (s: string) => tlv(0x18, Buffer.from(s));

@@ -1,8 +1,9 @@
 /**
- * A minimal DER reader over a byte array: tag, length, bounds. The follower reads a handful of fields
- * from every certificate of every log (millions a day); a full ASN.1 object model per entry (as
+ * A minimal DER reader over a byte array: tag, length, bounds. The CT follower reads a handful of
+ * fields from every certificate of every log (millions a day); a full ASN.1 object model per entry (as
  * @peculiar/asn1-schema builds) costs many times more than walking the bytes to those fields. Tests
- * hold what this reads against @peculiar/x509's reading of the same certificates.
+ * hold what this reads against @peculiar/x509's reading of the same certificates. Certificates' validity
+ * times are read here too (core/tls/x509.ts): the ASN.1 library misreads those with a UTC offset.
  */
 
 export class DerError extends Error {
@@ -89,17 +90,33 @@ export function readString(bytes: Uint8Array, tlv: Tlv): string | null {
   }
 }
 
-/** UTCTime (two-digit years 1950–2049) or GeneralizedTime, in ms since the epoch. */
+/**
+ * UTCTime (two-digit years 1950–2049) or GeneralizedTime, in ms since the epoch. RFC 5280 asks for
+ * seconds and `Z`; a time without seconds or with an offset from UTC (`+hhmm`, `-hhmm`), which a CA may
+ * still have written, is read as OpenSSL reads it: the instant it names.
+ */
 export function readTime(bytes: Uint8Array, tlv: Tlv): number {
   const text = latin1.decode(bytes.subarray(tlv.valueStart, tlv.end));
   let match: RegExpExecArray | null;
-  if (tlv.tag === 0x17 && (match = /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})?Z$/.exec(text))) {
+  if (tlv.tag === 0x17 && (match = /^(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})?(Z|[+-]\d{4})$/.exec(text))) {
     const yy = Number(match[1]);
-    return Date.UTC(yy < 50 ? 2000 + yy : 1900 + yy, Number(match[2]) - 1, Number(match[3]), Number(match[4]), Number(match[5]), Number(match[6] ?? 0));
+    return instant(yy < 50 ? 2000 + yy : 1900 + yy, match[2]!, match[3]!, match[4]!, match[5]!, match[6], 0, match[7]!, text);
   }
-  if (tlv.tag === 0x18 && (match = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.(\d{1,9}))?Z$/.exec(text))) {
+  if (tlv.tag === 0x18 && (match = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{4})$/.exec(text))) {
     const ms = match[7] ? Math.floor(Number(`0.${match[7]}`) * 1000) : 0;
-    return Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]), Number(match[4]), Number(match[5]), Number(match[6])) + ms;
+    return instant(Number(match[1]), match[2]!, match[3]!, match[4]!, match[5]!, match[6], ms, match[8]!, text);
   }
   throw new DerError(`unreadable time "${text}"`);
+}
+
+function instant(year: number, month: string, day: string, hour: string, minute: string, second: string | undefined, ms: number, zone: string, text: string): number {
+  const [m, d, h, min, s] = [Number(month), Number(day), Number(hour), Number(minute), Number(second ?? 0)];
+  if (m < 1 || m > 12 || d < 1 || d > 31 || h > 23 || min > 59 || s > 60) throw new DerError(`unreadable time "${text}"`);
+  // setUTCFullYear, not Date.UTC: the years 0–99 are years of the first century, not of the 1900s.
+  const date = new Date(0);
+  date.setUTCFullYear(year, m - 1, d);
+  date.setUTCHours(h, min, s, ms);
+  if (zone === "Z") return date.getTime();
+  const offset = (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(3, 5))) * 60_000;
+  return date.getTime() - (zone[0] === "+" ? offset : -offset);
 }
