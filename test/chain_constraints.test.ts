@@ -77,6 +77,20 @@ describe("name constraints", () => {
     const leaf = await createLeaf({ issuer: excluding, dnsNames: [domain], freshKey: true });
     expect(await statusOf(domain, chainPem(leaf, excluding), leaf.keyPem)).toEqual(["invalid", "untrusted_issuer"]);
   });
+
+  test("a CA whose constraints would cost more than 250,000 comparisons with the leaf's names vouches for nothing (as Go bounds them); below that it does", async () => {
+    const { root } = await testPki();
+    // 3,000 excluded subtrees none of the names is in: 101 names cost 303,000 comparisons, 51 cost 153,000.
+    const subtrees = Array.from({ length: 3000 }, (_, i) => `elsewhere${i}.example`);
+    const many = await ca(root, "CN=Many Constraints CA, O=review", [dnsConstraint("excludedSubtrees", ...subtrees)], 0);
+    const names = (domain: string, count: number) => [domain, ...Array.from({ length: count }, (_, i) => `n${i}.${domain}`)];
+    const costly = `costly.${TEST_DOMAIN}`;
+    const costlyLeaf = await createLeaf({ issuer: many, dnsNames: names(costly, 100), freshKey: true });
+    expect(await statusOf(costly, chainPem(costlyLeaf, many), costlyLeaf.keyPem)).toEqual(["invalid", "untrusted_issuer"]);
+    const within = `within.${TEST_DOMAIN}`;
+    const withinLeaf = await createLeaf({ issuer: many, dnsNames: names(within, 50), freshKey: true });
+    expect(await statusOf(within, chainPem(withinLeaf, many), withinLeaf.keyPem)).toEqual(["valid", null]);
+  });
 });
 
 describe("path length", () => {

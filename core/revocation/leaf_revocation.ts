@@ -8,7 +8,7 @@
 import type { RevocationState } from "../base/records.ts";
 import type { Certificate } from "../tls/x509.ts";
 import type { TrustStore } from "../tls/trust_store.ts";
-import { signedBy } from "../tls/mod.ts";
+import { sameName, signedBy } from "../tls/mod.ts";
 import { NOT_CHECKED, type RevocationChecker } from "./revocation_check.ts";
 
 export interface LeafRevocationQuestion {
@@ -65,7 +65,7 @@ export async function askAboutChain(
 }
 
 async function findIssuer(leaf: Certificate, sent: Certificate[], trust: TrustStore): Promise<Certificate | null> {
-  for (const candidate of [...sent.filter((cert) => cert.subject === leaf.issuer), ...(await trust.anchorsFor(leaf))]) {
+  for (const candidate of [...sent.filter((cert) => sameName(cert.subject, leaf.issuer)), ...(await trust.anchorsFor(leaf))]) {
     if (await signedBy(leaf, candidate)) return candidate;
   }
   return null;

@@ -17,6 +17,7 @@ import {
   TBSRequest,
 } from "@peculiar/asn1-ocsp";
 import { Certificate, x509 } from "../tls/x509.ts";
+import { sameName } from "../tls/mod.ts";
 import { digest, HASH_OIDS, issuerIdentity, serialBytes, serialOf } from "./_issuer_id.ts";
 import { signatureVerifies } from "./_signature.ts";
 import {
@@ -114,7 +115,7 @@ function findSigner(basic: BasicOCSPResponse, issuer: Certificate, now: number):
       const keyBits = issuerIdentity(cert).keyBits;
       return digest("sha1", keyBits).equals(Buffer.from(responder.byKey.buffer));
     }
-    if (responder.byName) return new x509.Name(AsnConvert.serialize(responder.byName)).toString() === cert.subject;
+    if (responder.byName) return sameName(new x509.Name(AsnConvert.serialize(responder.byName)).toString(), cert.subject);
     return false;
   };
   if (matches(issuer)) return issuer;
@@ -127,7 +128,7 @@ function findSigner(basic: BasicOCSPResponse, issuer: Certificate, now: number):
     }
     if (!matches(cert)) continue;
     const parsed = AsnConvert.parse(cert.rawData, AsnCertificate);
-    if (cert.issuer !== issuer.subject || !parsed.tbsCertificateRaw) continue;
+    if (!sameName(cert.issuer, issuer.subject) || !parsed.tbsCertificateRaw) continue;
     if (!signatureVerifies(parsed.tbsCertificateRaw, parsed.signatureValue, cert.signatureOid, issuer)) continue;
     if (now < cert.notBefore.getTime() || now > cert.notAfter.getTime()) continue;
     const usage = cert.getExtension(x509.ExtendedKeyUsageExtension);

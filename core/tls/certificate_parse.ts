@@ -4,6 +4,7 @@ import { Certificate, x509 } from "./x509.ts";
 import { nameShown } from "../base/log.ts";
 import type { CertificateDetails, CertificateWarning, ChainCertificate } from "../base/records.ts";
 import { isWeakKey, publicKeyInfo } from "./public_key.ts";
+import { sameName } from "./name_match.ts";
 
 /** OpenSSL's long names (LN_ in its obj_mac.h) of the signature algorithms certificates use. */
 const SIGNATURE_NAMES: Record<string, string> = {
@@ -40,13 +41,20 @@ const SIGNATURE_NAMES: Record<string, string> = {
   "2.16.840.1.101.3.4.3.15": "RSA-SHA3-384",
   "2.16.840.1.101.3.4.3.16": "RSA-SHA3-512",
   "1.2.156.10197.1.501": "SM2-with-SM3",
+  // The OIW and TeleTrust forms, which some old CAs used.
+  "1.3.14.3.2.3": "md5WithRSA",
+  "1.3.14.3.2.13": "dsaWithSHA",
+  "1.3.14.3.2.15": "shaWithRSAEncryption",
+  "1.3.14.3.2.27": "dsaWithSHA1-old",
+  "1.3.14.3.2.29": "sha1WithRSA",
+  "1.3.36.3.3.1.2": "ripemd160WithRSA",
 };
 
 export function parseCertificates(ders: Uint8Array[]): Certificate[] {
   return ders.map((der) => new Certificate(new Uint8Array(der)));
 }
 
-/** Signature algorithms whose hash is broken (SHA-1, MD5, and older). */
+/** Signature algorithms whose hash is broken (SHA-1, MD5, SHA-0 and older). */
 const WEAK_SIGNATURES = new Set([
   "1.2.840.113549.1.1.2",
   "1.2.840.113549.1.1.3",
@@ -54,6 +62,10 @@ const WEAK_SIGNATURES = new Set([
   "1.2.840.113549.1.1.5",
   "1.2.840.10045.4.1",
   "1.2.840.10040.4.3",
+  "1.3.14.3.2.3",
+  "1.3.14.3.2.13",
+  "1.3.14.3.2.15",
+  "1.3.14.3.2.27",
   "1.3.14.3.2.29",
 ]);
 
@@ -65,7 +77,7 @@ export function describeChain(certs: Certificate[]): CertificateDetails {
   const warnings: CertificateWarning[] = [];
   if (isWeakKey(publicKey)) warnings.push("weak_key");
   // A root's own signature is never checked by anyone; every other certificate's is.
-  if (certs.some((cert) => cert.issuer !== cert.subject && WEAK_SIGNATURES.has(cert.signatureOid))) warnings.push("weak_signature");
+  if (certs.some((cert) => !sameName(cert.issuer, cert.subject) && WEAK_SIGNATURES.has(cert.signatureOid))) warnings.push("weak_signature");
   return {
     serialNumber: formatSerial(leaf.serialNumber),
     notBefore: leaf.notBefore.getTime(),

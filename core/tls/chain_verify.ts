@@ -12,6 +12,7 @@ import { x509, type Certificate } from "./x509.ts";
 import { isUsableSigningKey } from "./public_key.ts";
 import type { TrustStore } from "./trust_store.ts";
 import { chainCertificate, dnsNames } from "./certificate_parse.ts";
+import { sameName } from "./name_match.ts";
 import type { ChainCertificate, ChainProblem } from "../base/records.ts";
 
 
@@ -36,6 +37,29 @@ const MAX_DEPTH = 8;
  * checks the chain is untrusted; an honest chain, cross-signed intermediates and all, needs a handful.
  */
 const MAX_SIGNATURE_CHECKS = 100;
+/**
+ * The name-constraint comparisons (a name against a subtree) one CA may cost, as Go's crypto/x509
+ * bounds them: a server can send a leaf of thousands of names under a CA of thousands of subtrees
+ * (tens of millions of comparisons, seconds of the event loop). Past it the CA issues nothing.
+ */
+const MAX_CONSTRAINT_COMPARISONS = 250_000;
+
+/**
+ * Extensions a browser processes, so that marked critical they do not make a certificate unusable
+ * (RFC 5280 §4.2: a certificate with a critical extension the verifier does not recognise MUST be
+ * rejected; Chromium consumes exactly these).
+ */
+const UNDERSTOOD_CRITICAL = new Set([
+  "2.5.29.15", // keyUsage
+  "2.5.29.17", // subjectAltName
+  "2.5.29.19", // basicConstraints
+  "2.5.29.30", // nameConstraints
+  "2.5.29.32", // certificatePolicies
+  "2.5.29.33", // policyMappings
+  "2.5.29.36", // policyConstraints
+  "2.5.29.37", // extKeyUsage
+  "2.5.29.54", // inhibitAnyPolicy
+]);
 
 /**
  * The first problem of a chain at `now`, or null when it is trusted and names `domain`. A self-signed
@@ -45,11 +69,14 @@ export async function judgeChain(certs: Certificate[], domain: string, trust: Tr
   const leaf = certs[0]!;
   // A leaf whose extended key usage leaves out TLS servers is refused by every browser, whoever signed it.
   const budget = { checks: MAX_SIGNATURE_CHECKS };
-  const path = forServers(leaf) ? await trustedPath(leaf, certs.slice(1), trust, now, 0, { below: 0, names: dnsNames(leaf) }, budget) : undefined;
+  const usable = forServers(leaf) && understood(leaf);
+  const path = usable ? await trustedPath(leaf, certs.slice(1), trust, now, 0, { below: 0, names: dnsNames(leaf) }, budget) : undefined;
   if (path === undefined) {
     // Self-signed: its own key verifies its signature (a signature that cannot even be read does not).
-    const selfSigned = leaf.subject === leaf.issuer && (await signedBy(leaf, leaf));
-    return { problem: selfSigned ? "self_signed" : "untrusted_issuer", pathValidUntil: null, chainExpiry: null };
+    const selfSigned = sameName(leaf.subject, leaf.issuer) && (await signedBy(leaf, leaf));
+    // Judged again once a certificate the server sent (or a root it names) becomes valid: time alone
+    // can make such a chain trusted.
+    return { problem: selfSigned ? "self_signed" : "untrusted_issuer", pathValidUntil: await nextValidFrom(certs, trust, now), chainExpiry: null };
   }
   // Every certificate above the leaf bounds the path, the anchoring root too: once it expires, the
   // chain is judged again (and may then find no path).
@@ -98,9 +125,10 @@ async function trustedPath(
   }
   if (depth >= MAX_DEPTH) return undefined;
   for (const [index, candidate] of pool.entries()) {
-    if (candidate.subject !== cert.issuer || !canIssue(candidate, now, below)) continue;
+    if (!sameName(candidate.subject, cert.issuer) || !canIssue(candidate, now, below)) continue;
     if (budget.checks-- <= 0) return undefined;
-    if (!(await signedBy(cert, candidate))) continue;
+    // The signature first: a CA that did not sign it costs nothing more, however many constraints it lists.
+    if (!(await signedBy(cert, candidate)) || !namesAllowed(candidate, below.names)) continue;
     const rest = pool.filter((_, i) => i !== index); // each sent certificate once per path: no loops
     const above = { ...below, below: below.below + (candidate.subject === candidate.issuer ? 0 : 1) };
     const further = await trustedPath(candidate, rest, trust, now, depth + 1, above, budget);
@@ -110,8 +138,9 @@ async function trustedPath(
 }
 
 /**
- * A CA certificate, allowed to sign certificates, within its validity period, whose path length and
- * DNS name constraints allow what is below it.
+ * A CA certificate, allowed to sign certificates, within its validity period, whose path length allows
+ * what is below it, with no critical extension a browser would not understand. (Its DNS name
+ * constraints are judged once its signature is: {@link namesAllowed}.)
  */
 function canIssue(cert: Certificate, now: number, below: Below): boolean {
   if (now < cert.notBefore.getTime() || now > cert.notAfter.getTime()) return false;
@@ -120,7 +149,26 @@ function canIssue(cert: Certificate, now: number, below: Below): boolean {
   if (basic.pathLength !== undefined && below.below > basic.pathLength) return false;
   const keyUsage = cert.getExtension(x509.KeyUsagesExtension);
   if (keyUsage && (keyUsage.usages & x509.KeyUsageFlags.keyCertSign) === 0) return false;
-  return forServers(cert) && namesAllowed(cert, below.names);
+  return forServers(cert) && understood(cert);
+}
+
+/** Whether every critical extension of `cert` is one browsers process ({@link UNDERSTOOD_CRITICAL}). */
+function understood(cert: Certificate): boolean {
+  return cert.extensions.every((ext) => !ext.critical || UNDERSTOOD_CRITICAL.has(ext.type));
+}
+
+/**
+ * When an untrusted chain may next be judged otherwise by time alone: the earliest notBefore still to
+ * come among the certificates the server sent above the leaf and the roots they name; null when none
+ * is in the future.
+ */
+async function nextValidFrom(certs: Certificate[], trust: TrustStore, now: number): Promise<number | null> {
+  let next = Infinity;
+  for (const cert of certs) {
+    if (cert !== certs[0] && cert.notBefore.getTime() > now) next = Math.min(next, cert.notBefore.getTime());
+    for (const anchor of await trust.anchorsFor(cert)) if (anchor.notBefore.getTime() > now) next = Math.min(next, anchor.notBefore.getTime());
+  }
+  return next === Infinity ? null : next;
 }
 
 const SERVER_AUTH = "1.3.6.1.5.5.7.3.1";
@@ -161,6 +209,7 @@ function namesAllowed(cert: Certificate, names: string[]): boolean {
     (subtrees ?? []).map((subtree) => subtree.base.dNSName).filter((name): name is string => name !== undefined).map((name) => name.toLowerCase());
   const permitted = dns(constraints.permittedSubtrees);
   const excluded = dns(constraints.excludedSubtrees);
+  if (names.length * (permitted.length + excluded.length) > MAX_CONSTRAINT_COMPARISONS) return false;
   const within = (name: string, subtree: string) =>
     subtree === "" || (subtree.startsWith(".") ? name.endsWith(subtree) : name === subtree || name.endsWith(`.${subtree}`));
   return names.every((raw) => {

@@ -4,3 +4,4 @@ export { retrieveChain, type RetrievedChain, type RetrieveOptions } from "./cert
 export { connectEndpoints, type EndpointConnector, type EndpointRetrieval, type EndpointsRequest } from "./endpoint_retrieve.ts";
 export { judgeChain, matchesHostname, signedBy, type ChainJudgement } from "./chain_verify.ts";
 export { TrustStore } from "./trust_store.ts";
+export { sameName } from "./name_match.ts";

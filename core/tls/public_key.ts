@@ -49,13 +49,16 @@ export function isWeakKey(key: PublicKeyInfo): boolean {
   return (key.algorithm === "RSA" && key.size < 2048) || (key.algorithm === "EC" && key.size < 256);
 }
 
-/** RSA keys larger than any CA uses, or with a larger exponent: a signature under one verifies nothing. */
+/**
+ * RSA keys larger than any CA uses, or with a larger exponent: a signature under one verifies nothing.
+ * The exponent's bound is BoringSSL's (33 bits), so a key it verifies under (2^32 + 1, say) is not refused.
+ */
 const MAX_RSA_BITS = 8192;
-const MAX_RSA_EXPONENT = 0xffffffffn;
+const MAX_RSA_EXPONENT = (1n << 33n) - 1n;
 
 /**
  * Whether a signature is worth checking under `key`: not an RSA key over 8,192 bits or with an exponent
- * over 2^32. A server (or its zone) can send such keys to make each check cost tens of milliseconds of
+ * of more than 33 bits. A server (or its zone) can send such keys to make each check cost tens of milliseconds of
  * signature checks; nothing honest comes near either bound. Used by path building and by DANE.
  */
 export function isUsableSigningKey(key: KeyObject): boolean {

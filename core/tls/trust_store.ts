@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import * as tls from "node:tls";
 import { createHash, X509Certificate as PlatformCertificate } from "node:crypto";
 import { Certificate } from "./x509.ts";
+import { nameKey, sameName } from "./name_match.ts";
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 /** Parsing every root (see #bySubjectString) goes on for at most this long before it lets the event loop run. */
@@ -14,7 +15,8 @@ const SLICE_MS = 4;
  * start; the platform's own X.509 parser reads their subjects in about 6 ms. So the roots are indexed
  * by the subject as the platform renders it, and a root is parsed with `@peculiar/x509` only when a
  * chain first names it (then kept). A certificate is looked up by its issuer as the same parser
- * renders it, so both sides of the comparison come from one renderer. What the platform's parser
+ * renders it, so both sides of the comparison come from one renderer; names are compared without
+ * regard to case or runs of spaces (name_match.ts), as RFC 5280 compares them. What the platform's parser
  * cannot read (a root or a certificate of a chain) is compared by `@peculiar/x509`'s subject string,
  * as before. The names only choose which roots to try: a path is trusted when the root's key verifies
  * the signature (chain_verify.ts), and a certificate is an anchor when its DER is a root's.
@@ -82,15 +84,15 @@ export class TrustStore {
     const names = this.#platformNames(cert);
     // Not readable by the platform (a hostile server can send such a certificate): @peculiar/x509's
     // string is compared with every root's, parsed once, a slice at a time.
-    if (!names) return (await this.#bySubjectString()).get(wanted) ?? [];
+    if (!names) return (await this.#bySubjectString()).get(nameKey(wanted)) ?? [];
     const found: Certificate[] = [];
-    for (const pem of bySubject.get(names[which]) ?? []) {
+    for (const pem of bySubject.get(nameKey(names[which])) ?? []) {
       const anchor = this.#parse(pem);
       if (anchor) found.push(anchor);
     }
     for (const pem of unread) {
       const anchor = this.#parse(pem);
-      if (anchor && anchor.subject === wanted) found.push(anchor);
+      if (anchor && sameName(anchor.subject, wanted)) found.push(anchor);
     }
     return found;
   }
@@ -111,7 +113,7 @@ export class TrustStore {
         }
         const anchor = this.#parse(pem);
         if (!anchor) continue;
-        addTo(index, anchor.subject, anchor);
+        addTo(index, nameKey(anchor.subject), anchor);
       }
       return index;
     })());
@@ -129,7 +131,7 @@ export class TrustStore {
         unread.push(pem);
         continue;
       }
-      addTo(bySubject, subject, pem);
+      addTo(bySubject, nameKey(subject), pem);
     }
     return (this.#index = { bySubject, unread });
   }
