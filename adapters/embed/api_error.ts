@@ -17,21 +17,24 @@ export class CertkeeperApiError extends Error {
   readonly code: PublicErrorCode;
   /** The HTTP status the API answers with this error. */
   readonly status: number;
+  /** The call's request id, as the HTTP API's `meta.requestId`: an `internal_error`'s log line carries it. */
+  readonly requestId: string | undefined;
 
   /** `status` defaults to the code's in the API's table; `certificate_not_found` is 422 when add() retrieved nothing. */
-  constructor(code: PublicErrorCode, message: string, options: { status?: number; cause?: unknown } = {}) {
+  constructor(code: PublicErrorCode, message: string, options: { status?: number; cause?: unknown; requestId?: string } = {}) {
     super(message, { cause: options.cause });
     this.name = "CertkeeperApiError";
     this.code = code;
     this.status = options.status ?? ERROR_STATUS[code];
+    this.requestId = options.requestId;
   }
 }
 
 /** Renders anything an operation threw as the HTTP API would, through core's one renderer. */
-export function toApiError(thrown: unknown, logger: Logger): CertkeeperApiError {
+export function toApiError(thrown: unknown, logger: Logger, requestId?: string): CertkeeperApiError {
   const error = asCertkeeperError(thrown);
-  if (error.code === "internal_error") logger.error("embedded call failed", { error: error.cause ?? error });
+  if (error.code === "internal_error") logger.error("embedded call failed", { requestId, error: error.cause ?? error });
   const { code, message } = errorBody(error).error;
   const cause = error.code === "internal_error" ? (error.cause ?? error) : error;
-  return new CertkeeperApiError(code, message, { status: error.status, cause });
+  return new CertkeeperApiError(code, message, { status: error.status, cause, requestId });
 }

@@ -26,7 +26,7 @@
  */
 import type { Static } from "@sinclair/typebox";
 import { ConfigError, DEFAULT_CONFIG, type Config } from "../../core/config/mod.ts";
-import { createLogger, type Logger, type Mode, type OrganizationRecord, type Plan } from "../../core/base/mod.ts";
+import { CertkeeperError, createLogger, MAX_BODY_DEPTH, nestedDeeperThan, newId, type Logger, type Mode, type OrganizationRecord, type Plan } from "../../core/base/mod.ts";
 import type { Principal } from "../../core/auth/mod.ts";
 import type { Store } from "../../core/store/mod.ts";
 import { OPERATIONS } from "../../core/operations/mod.ts";
@@ -114,12 +114,14 @@ export interface Certkeeper extends EmbedFunctions {
  * }
  */
 export async function createCertkeeper(options: CertkeeperOptions = {}): Promise<Certkeeper> {
-  const config: Config = { ...DEFAULT_CONFIG, ...options.config };
+  // A key given as undefined overrides nothing (Partial<Config> allows it).
+  const overrides = Object.fromEntries(Object.entries(options.config ?? {}).filter(([, value]) => value !== undefined)) as Partial<Config>;
+  const database = options.database ?? overrides.databaseUrl ?? DEFAULT_CONFIG.databaseUrl;
+  const config: Config = { ...DEFAULT_CONFIG, ...overrides, ...(typeof database === "string" ? { databaseUrl: database } : {}) };
   const mode = options.mode ?? "live";
   if (mode !== "live" && mode !== "test") throw new ConfigError("mode", `${JSON.stringify(mode)} is not a mode: use "live" or "test".`);
   const logger = options.logger ?? createLogger(config.logLevel, (line) => console.error(line));
-  const database = options.database ?? config.databaseUrl;
-  const wired = await wire(typeof database === "string" ? { ...config, databaseUrl: database } : config, {
+  const wired = await wire(config, {
     store: typeof database !== "string" ? database : database === ":memory:" ? "memory" : undefined,
     logger,
     outboxDir: options.outboxDir,
@@ -129,7 +131,9 @@ export async function createCertkeeper(options: CertkeeperOptions = {}): Promise
 
   let organization: OrganizationRecord;
   try {
-    organization = await resolveOrganization(services.store, services.admin, options.organization);
+    // The host's own Store object is what two certkeepers share (each wires its own around it).
+    const shared = typeof database === "string" ? services.store : database;
+    organization = await oneAtATime(shared, () => resolveOrganization(services.store, services.admin, options.organization));
   } catch (error) {
     await wired.release();
     throw error;
@@ -142,14 +146,30 @@ export async function createCertkeeper(options: CertkeeperOptions = {}): Promise
     return { keyId: "embedded", userId: "embedded", role: "owner", scope: { organizationId: org.id, mode }, limits: org.limits };
   };
 
-  const functions = embedFunctions(OPERATIONS, async (operation, input) => {
-    if (closed) throw new Error("This certkeeper is closed: create another with createCertkeeper().");
-    try {
-      const caller = { kind: "host", principal: await principal() } as const;
-      return await core.call({ operation, caller, params: input.params, query: input.query, body: input.body });
-    } catch (error) {
-      throw toApiError(error, logger);
-    }
+  /** Calls under way: close() lets them finish before it closes the store. */
+  const inFlight = new Set<Promise<unknown>>();
+  const functions = embedFunctions(OPERATIONS, (operation, input) => {
+    if (closed) return Promise.reject(new Error(CLOSED));
+    const requestId = newId("req");
+    const call = (async () => {
+      try {
+        // As deep as the HTTP API reads a body: validation walks the value again on its stack.
+        const maxDepth = MAX_BODY_DEPTH + (operation.bodyWrapLevels ?? 0);
+        if (nestedDeeperThan(input.body, maxDepth) || nestedDeeperThan(input.query, MAX_BODY_DEPTH)) {
+          throw new CertkeeperError("invalid_request", `The input nests arrays and objects more than ${maxDepth} levels deep.`);
+        }
+        const caller = { kind: "host", principal: await principal() } as const;
+        // The host's input and the answer are copies: neither side sees the other change them later.
+        const result = await core.call({ operation, caller, params: input.params, query: copied(input.query), body: copied(input.body), requestId });
+        return { ...result, data: structuredClone(result.data) };
+      } catch (error) {
+        throw toApiError(error, logger, requestId);
+      }
+    })();
+    inFlight.add(call);
+    const settled = () => inFlight.delete(call);
+    call.then(settled, settled);
+    return call;
   });
 
   return {
@@ -158,13 +178,40 @@ export async function createCertkeeper(options: CertkeeperOptions = {}): Promise
     mode,
     config,
     async start() {
-      if (closed) throw new Error("This certkeeper is closed: create another with createCertkeeper().");
+      if (closed) throw new Error(CLOSED);
       core.start();
     },
     stop: () => core.stop(),
     close() {
-      closed ??= wired.close();
+      closed ??= (async () => {
+        await Promise.allSettled([...inFlight]);
+        await wired.close();
+      })();
       return closed;
     },
   };
 }
+
+const CLOSED = "This certkeeper is closed: create another with createCertkeeper().";
+
+/** A structured copy of the host's input; what cannot be copied (a function) is left for validation to refuse. */
+function copied<T>(value: T): T {
+  try {
+    return structuredClone(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * Runs `work` after the one under way for the same store: two certkeepers created together over one
+ * host Store would each find no organization and create one.
+ */
+function oneAtATime<T>(store: Store, work: () => Promise<T>): Promise<T> {
+  const before = resolving.get(store) ?? Promise.resolve();
+  const run = before.then(work, work);
+  resolving.set(store, run.catch(() => undefined));
+  return run;
+}
+
+const resolving = new WeakMap<Store, Promise<unknown>>();

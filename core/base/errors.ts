@@ -94,7 +94,41 @@ export function quote(value: unknown): string {
   if (typeof value === "string") return JSON.stringify(shorten(value));
   // A number JSON has no spelling for (1e400 is read as Infinity) is named as it is, not as null.
   if (typeof value === "number" && !Number.isFinite(value)) return String(value);
-  return shorten(JSON.stringify(value) ?? String(value));
+  // What JSON cannot write (a BigInt, an object that holds itself: the embedding API's callers can pass
+  // them) is named as JavaScript writes it; the refusal must not fail.
+  if (typeof value === "bigint") return `${value}n`;
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch {
+    json = undefined;
+  }
+  return shorten(json ?? String(value));
+}
+
+/**
+ * Levels of arrays and objects a body may nest (the API's own bodies nest a few). A parser reads far
+ * deeper than code that walks the value again, serialising or validating it, can follow on its stack.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+/**
+ * Whether `value` nests arrays and objects more than `limit` levels deep; walked without recursion (an
+ * object met again, in a value that holds itself, is not walked twice).
+ */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<[unknown, number]> = [[value, 1]];
+  const seen = new WeakSet<object>();
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    const [item, depth] = next;
+    if (typeof item !== "object" || item === null || seen.has(item)) continue;
+    if (depth > limit) return true;
+    seen.add(item);
+    for (const inner of Array.isArray(item) ? item : Object.values(item)) {
+      if (typeof inner === "object" && inner !== null) pending.push([inner, depth + 1]);
+    }
+  }
+  return false;
 }
 
 /** Most bytes of a request body an operation reads unless it says otherwise (CONTRACT §4). */

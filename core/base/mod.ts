@@ -9,6 +9,8 @@ export {
   ERROR_STATUS,
   errorBody,
   INTERNAL_ERROR_MESSAGE,
+  MAX_BODY_DEPTH,
+  nestedDeeperThan,
   quote,
   type ErrorBody,
   type ErrorCode,

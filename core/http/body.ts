@@ -1,7 +1,7 @@
 /** Reading a JSON request body safely: declared type, bounded size, clear errors. */
-import { CertkeeperError, MAX_BODY_BYTES, payloadTooLarge as tooLarge, quote } from "../base/errors.ts";
+import { CertkeeperError, MAX_BODY_BYTES, MAX_BODY_DEPTH, nestedDeeperThan, payloadTooLarge as tooLarge, quote } from "../base/errors.ts";
 
-export { MAX_BODY_BYTES };
+export { MAX_BODY_BYTES, MAX_BODY_DEPTH };
 
 /** `application/json`, or a `+json` type. */
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
@@ -59,26 +59,6 @@ export async function readNoBody(request: Request): Promise<undefined> {
     throw new CertkeeperError("invalid_request", `Unknown field ${quote(field)}: this request takes no body (send none, or {}).`);
   }
   throw new CertkeeperError("invalid_request", "This request takes no body: send none, or {}.");
-}
-
-/**
- * Levels of arrays and objects a body may nest (the API's own bodies nest a few). A parser reads far
- * deeper than code that walks the value again, serialising or validating it, can follow on its stack.
- */
-export const MAX_BODY_DEPTH = 32;
-
-/** Whether `value` nests arrays and objects more than `limit` levels deep; walked without recursion. */
-function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const pending: Array<[unknown, number]> = [[value, 1]];
-  for (let next = pending.pop(); next; next = pending.pop()) {
-    const [item, depth] = next;
-    if (typeof item !== "object" || item === null) continue;
-    if (depth > limit) return true;
-    for (const inner of Array.isArray(item) ? item : Object.values(item)) {
-      if (typeof inner === "object" && inner !== null) pending.push([inner, depth + 1]);
-    }
-  }
-  return false;
 }
 
 /**

@@ -47,8 +47,14 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 export function refuseNul<T>(value: T, options: { code?: ErrorCode; field?: string } = {}): T {
   const code = options.code ?? "invalid_request";
   const pending: Array<[unknown, string]> = [[value, options.field ? `/${options.field}` : ""]];
+  const seen = new WeakSet<object>();
   for (let next = pending.pop(); next; next = pending.pop()) {
     const [item, path] = next;
+    if (typeof item === "object" && item !== null) {
+      // Only the embedding API's callers can pass a value that holds itself; no JSON can.
+      if (seen.has(item)) throw new CertkeeperError(code, `Field ${quote(fieldName(path))} holds itself: give a value JSON can write.`);
+      seen.add(item);
+    }
     if (typeof item === "string") {
       if (item.includes("\u0000")) throw new CertkeeperError(code, `Field ${quote(fieldName(path))} must not contain the NUL character (U+0000).`);
       // Half of a surrogate pair is no character: the database would keep U+FFFD in its place.

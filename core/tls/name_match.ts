@@ -6,10 +6,10 @@
  * names are). The names only choose which certificates to try; a signature decides.
  */
 export function sameName(a: string, b: string): boolean {
-  return a === b || nameKey(a) === nameKey(b);
+  return a === b || dnKey(a) === dnKey(b);
 }
 
 /** {@link sameName}'s form of a rendered name: lower case, each run of white space one space. */
-export function nameKey(name: string): string {
+export function dnKey(name: string): string {
   return name.toLowerCase().replace(/\s+/g, " ").trim();
 }

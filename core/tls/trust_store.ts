@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import * as tls from "node:tls";
 import { createHash, X509Certificate as PlatformCertificate } from "node:crypto";
 import { Certificate } from "./x509.ts";
-import { nameKey, sameName } from "./name_match.ts";
+import { dnKey, sameName } from "./name_match.ts";
 
 const PEM_BLOCK = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g;
 /** Parsing every root (see #bySubjectString) goes on for at most this long before it lets the event loop run. */
@@ -84,9 +84,9 @@ export class TrustStore {
     const names = this.#platformNames(cert);
     // Not readable by the platform (a hostile server can send such a certificate): @peculiar/x509's
     // string is compared with every root's, parsed once, a slice at a time.
-    if (!names) return (await this.#bySubjectString()).get(nameKey(wanted)) ?? [];
+    if (!names) return (await this.#bySubjectString()).get(dnKey(wanted)) ?? [];
     const found: Certificate[] = [];
-    for (const pem of bySubject.get(nameKey(names[which])) ?? []) {
+    for (const pem of bySubject.get(dnKey(names[which])) ?? []) {
       const anchor = this.#parse(pem);
       if (anchor) found.push(anchor);
     }
@@ -113,7 +113,7 @@ export class TrustStore {
         }
         const anchor = this.#parse(pem);
         if (!anchor) continue;
-        addTo(index, nameKey(anchor.subject), anchor);
+        addTo(index, dnKey(anchor.subject), anchor);
       }
       return index;
     })());
@@ -131,7 +131,7 @@ export class TrustStore {
         unread.push(pem);
         continue;
       }
-      addTo(bySubject, nameKey(subject), pem);
+      addTo(bySubject, dnKey(subject), pem);
     }
     return (this.#index = { bySubject, unread });
   }
