@@ -1,6 +1,8 @@
 /** Turns DER certificates into the fields of SPEC.md 2.2, formatted as CONTRACT §5 says. */
 import { createHash } from "node:crypto";
+import { AsnIpConverter, id_ce_subjectAltName } from "@peculiar/asn1-x509";
 import { Certificate, x509 } from "./x509.ts";
+import { DerError, readTlv } from "../base/der.ts";
 import { nameShown } from "../base/log.ts";
 import type { CertificateDetails, CertificateWarning, ChainCertificate } from "../base/records.ts";
 import { isWeakKey, publicKeyInfo } from "./public_key.ts";
@@ -132,8 +134,53 @@ function firstField(name: x509.Name, fields: string[]): string | undefined {
   return undefined;
 }
 
-function sanItems(cert: Certificate): readonly x509.GeneralName[] {
-  return cert.getExtension(x509.SubjectAlternativeNameExtension)?.names.items ?? [];
+interface SanItem {
+  type: "dns" | "ip";
+  value: string;
+}
+
+/**
+ * The DNS names and IP addresses of the SAN extension, read from its DER (the library's typed reading
+ * costs about 20 µs a name); an extension this reader refuses is left to the library, which throws on
+ * what it cannot read either. Kept per certificate: path building, matching and describing ask again.
+ */
+function sanItems(cert: Certificate): readonly SanItem[] {
+  let items = sanCache.get(cert);
+  if (!items) {
+    const extension = cert.extensions.find((ext) => ext.type === id_ce_subjectAltName);
+    items = extension ? readSan(new Uint8Array(extension.value), extension) : [];
+    sanCache.set(cert, items);
+  }
+  return items;
+}
+
+const sanCache = new WeakMap<Certificate, readonly SanItem[]>();
+
+function readSan(bytes: Uint8Array, extension: x509.Extension): SanItem[] {
+  try {
+    const names = readTlv(bytes, 0, bytes.length);
+    if (names.tag !== 0x30 || names.end !== bytes.length) throw new DerError("not a sequence of names");
+    const items: SanItem[] = [];
+    for (let at = names.valueStart; at < names.end; ) {
+      const name = readTlv(bytes, at, names.end);
+      at = name.end;
+      const value = bytes.subarray(name.valueStart, name.end);
+      if (name.tag === 0x82) items.push({ type: "dns", value: charCodes(value) }); // dNSName, IA5String
+      else if (name.tag === 0x87) items.push({ type: "ip", value: AsnIpConverter.fromASN({ valueBlock: { valueHexView: value } } as never) }); // iPAddress
+    }
+    return items;
+  } catch (error) {
+    if (!(error instanceof DerError)) throw error;
+    const typed = new x509.SubjectAlternativeNameExtension(extension.rawData);
+    return typed.names.items.flatMap((item) => (item.type === "dns" || item.type === "ip" ? [{ type: item.type, value: item.value }] : []));
+  }
+}
+
+/** Each byte as the character of that code, as the ASN.1 library reads an IA5String. */
+function charCodes(bytes: Uint8Array): string {
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 4096) text += String.fromCharCode(...bytes.subarray(i, i + 4096));
+  return text;
 }
 
 /** DNS names and IP addresses of the SAN extension, in certificate order. */

@@ -4,6 +4,8 @@
  */
 import "reflect-metadata";
 import * as x509 from "@peculiar/x509";
+import { AsnConvert } from "@peculiar/asn1-schema";
+import { id_ce_subjectAltName } from "@peculiar/asn1-x509";
 import { DerError, readTime, readTlv } from "../base/der.ts";
 
 x509.cryptoProvider.set(globalThis.crypto);
@@ -14,6 +16,20 @@ x509.cryptoProvider.set(globalThis.crypto);
  */
 export class Certificate extends x509.X509Certificate {
   #validity: { notBefore: Date; notAfter: Date } | undefined;
+  #extensions: x509.Extension[] | undefined;
+
+  /**
+   * The extensions, each typed as the library types it but the subject alternative names, left a plain
+   * Extension: the library's typed reading of them costs about 20 µs a name (a second for a hostile
+   * leaf's thousands), and certificate_parse.ts reads the names from the DER instead.
+   */
+  override get extensions(): x509.Extension[] {
+    this.#extensions ??= (this.asn.tbsCertificate.extensions ?? []).map((extension) => {
+      const raw = AsnConvert.serialize(extension);
+      return extension.extnID === id_ce_subjectAltName ? new x509.Extension(raw) : x509.ExtensionFactory.create(raw, this.parseOptions);
+    });
+    return this.#extensions;
+  }
 
   override get notBefore(): Date {
     return this.#read().notBefore;
