@@ -14,7 +14,7 @@ import { basicConstraints, CN, dn, dnsName, forge, ipName, sanExt, tlv, utcTime 
 
 /** What the library's own typed reading of the extension gives. */
 function libraryNames(der: Uint8Array): { all: string[]; dns: string[] } {
-  const cert = new x509.X509Certificate(der);
+  const cert = new x509.X509Certificate(new Uint8Array(der));
   const items = cert.getExtension(x509.SubjectAlternativeNameExtension)?.names.items ?? [];
   return {
     all: items.filter((item) => item.type === "dns" || item.type === "ip").map((item) => item.value),
