@@ -1,9 +1,9 @@
 /**
  * GET /v1/events's cursor tells nothing of other organizations or of the other mode: it names the
- * page's last event by id, never the installation-wide sequence number (whose gaps between two of A's
- * cursors counted the events everyone else raised meanwhile). It pages on through A's own events, and
- * presented by another organization (or the other mode) it leads to no page of theirs: it is refused
- * as a cursor naming no event of theirs, exactly as a made-up one is.
+ * page's last event by id and creation time, never the installation-wide sequence number (whose gaps
+ * between two of A's cursors counted the events everyone else raised meanwhile). It pages on through
+ * A's own events, and presented by another organization (or the other mode) it leads to no page of
+ * theirs: it is refused as a cursor made for another list, as a made-up one is.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createTransports } from "../adapters/notify/mod.ts";
@@ -47,14 +47,15 @@ async function pagesOfA(store: StoreKind, others: number, elsewhere: "other orga
     for (let i = 0; i < others; i++) expectData(await h.request("POST", `/v1/channels/${b}/test`, { key: bKey }), 200);
     expectData(await h.request("POST", `/v1/channels/${a}/test`, { key: aKey }), 200);
     const first = await h.request("GET", "/v1/events?limit=1", { key: aKey });
-    const newest = expectData(first, 200);
+    const newest = expectData(first, 200) as Array<{ id: string; createdAt: string }>;
     const cursor: string = first.body.meta.nextCursor;
     const second = await h.request("GET", `/v1/events?limit=1&cursor=${cursor}`, { key: aKey });
     // The other side presenting A's cursor learns nothing from it: no page of its own events.
     const theirs = await h.request("GET", `/v1/events?limit=1&cursor=${cursor}`, { key: bKey });
     return {
       held: JSON.parse(Buffer.from(cursor, "base64url").toString()),
-      newest: newest.map((e: { id: string }) => e.id),
+      newest: newest.map((e) => e.id),
+      newestAt: Date.parse(newest[0]!.createdAt),
       older: expectData(second, 200).map((e: { id: string }) => e.id),
       end: second.body.meta.nextCursor,
       theirs: [theirs.status, theirs.body.error?.code],
@@ -70,8 +71,9 @@ for (const store of ["memory", "libsql"] as const) {
       test(`A's events cursor names A's own event, whatever ${elsewhere === "other organization" ? "another organization" : "A's live mode"} raised meanwhile, and pages on`, async () => {
         for (const others of [0, 5]) {
           const seen = await pagesOfA(store, others, elsewhere);
-          // The page's last event, by id: no number that counts anyone's events.
-          expect(seen.held).toEqual(seen.newest);
+          // The list, the digest of its filters, the page's last event's time and id: no number that
+          // counts anyone's events.
+          expect(seen.held).toEqual(["events", expect.any(String), seen.newestAt, seen.newest[0]]);
           expect(seen.older).toHaveLength(1);
           expect(seen.older).not.toEqual(seen.newest);
           expect(seen.end).toBeNull();
@@ -95,20 +97,19 @@ test("a cursor holding a sequence number (as versions before named a page's end)
   }
 });
 
-test("a cursor naming no event (made up, or removed by retention since) is refused as invalid_request, not taken for the end of the list", async () => {
+test("a made-up cursor naming an event is refused as invalid_request; a real one at the end of the list gives the last page", async () => {
   const h = await createHarness({ transports, config: { deliveryTimeoutMs: 1000 } });
   try {
     const made = Buffer.from(JSON.stringify(["evt_doesnotexist0000000"])).toString("base64url");
     const refused = await h.request("GET", `/v1/events?cursor=${made}`);
     expect([refused.status, refused.body.error.code]).toEqual([400, "invalid_request"]);
-    expect(refused.body.error.message).toContain("list again from the newest, without a cursor");
-    // A cursor of a real event at the end of the list: an empty last page, as ever.
+    expect(refused.body.error.message).toContain("pass meta.nextCursor of the previous page");
     const channel = expectData(await h.request("POST", "/v1/channels", { body: { type: "webhook", name: "hook", config: { url: `${receiver.url}/ok` } } }), 201).id;
     expectData(await h.request("POST", `/v1/channels/${channel}/test`), 200);
-    const [only] = expectData(await h.request("GET", "/v1/events?limit=100"), 200) as Array<{ id: string }>;
-    const last = Buffer.from(JSON.stringify([only!.id])).toString("base64url");
-    const end = await h.request("GET", `/v1/events?cursor=${last}`);
-    expect([end.status, expectData(end, 200), end.body.meta.nextCursor]).toEqual([200, [], null]);
+    expectData(await h.request("POST", `/v1/channels/${channel}/test`), 200);
+    const first = await h.request("GET", "/v1/events?limit=1");
+    const end = await h.request("GET", `/v1/events?limit=1&cursor=${first.body.meta.nextCursor}`);
+    expect([end.status, expectData(end, 200).length, end.body.meta.nextCursor]).toEqual([200, 1, null]);
   } finally {
     await h.close();
   }

@@ -93,11 +93,13 @@ export function memoryEvents(state: MemoryState): EventStore {
         state.indexDelivery(d.eventId, d.channelId, d.status);
       }
     },
-    async list(scope, { limit, beforeSeq, beforeId }) {
+    async list(scope, { limit, beforeSeq, beforeId, beforeCreatedAt }) {
+      let createdBefore = Infinity;
       if (beforeId !== undefined) {
         const named = state.events.get(beforeId);
-        if (!named || !inScope(named, scope)) return [];
-        beforeSeq = named.seq;
+        if (named && inScope(named, scope)) beforeSeq = named.seq;
+        else if (beforeCreatedAt !== undefined) createdBefore = beforeCreatedAt;
+        else return [];
       }
       // Newest first: backwards from the last event older than the cursor (found by bisection).
       const bySeq = state.eventsBySeq;
@@ -114,7 +116,7 @@ export function memoryEvents(state: MemoryState): EventStore {
       for (let i = high - 1; i >= 0 && page.length < limit; i--) {
         const event = bySeq[i]!;
         // (Only as it is stored now: never one pruned since, nor an id stored again.)
-        if (inScope(event, scope) && state.events.get(event.id) === event) page.push(withDeliveries(event));
+        if (inScope(event, scope) && event.createdAt < createdBefore && state.events.get(event.id) === event) page.push(withDeliveries(event));
       }
       return page;
     },

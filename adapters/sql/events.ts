@@ -87,17 +87,18 @@ export function sqlEvents(db: Executor): EventStore {
     },
 
     async list(scope, query) {
-      const { rows } =
-        query.beforeId !== undefined
-          ? await db.execute(
-              `SELECT ${EVENT_COLUMNS} FROM events WHERE organization_id = ? AND mode = ? AND seq < ` +
-                `(SELECT seq FROM events WHERE id = ? AND organization_id = ? AND mode = ?) ORDER BY seq DESC LIMIT ?`,
-              [scope.organizationId, scope.mode, query.beforeId, scope.organizationId, scope.mode, query.limit],
-            )
-          : await db.execute(
-              `SELECT ${EVENT_COLUMNS} FROM events WHERE organization_id = ? AND mode = ? AND seq < ? ORDER BY seq DESC LIMIT ?`,
-              [scope.organizationId, scope.mode, query.beforeSeq ?? Number.MAX_SAFE_INTEGER, query.limit],
-            );
+      let after = `seq < ?`;
+      let position: number = query.beforeSeq ?? Number.MAX_SAFE_INTEGER;
+      if (query.beforeId !== undefined) {
+        const named = await db.execute("SELECT seq FROM events WHERE id = ? AND organization_id = ? AND mode = ?", [query.beforeId, scope.organizationId, scope.mode]);
+        if (named.rows[0]) position = Number(named.rows[0].seq);
+        else if (query.beforeCreatedAt !== undefined) [after, position] = ["created_at < ?", query.beforeCreatedAt];
+        else return [];
+      }
+      const { rows } = await db.execute(
+        `SELECT ${EVENT_COLUMNS} FROM events WHERE organization_id = ? AND mode = ? AND ${after} ORDER BY seq DESC LIMIT ?`,
+        [scope.organizationId, scope.mode, position, query.limit],
+      );
       return withDeliveries(db, rows.map((row) => eventFrom(row)));
     },
 

@@ -4,7 +4,7 @@ import { ListEnvelope } from "../schemas/common.ts";
 import type { CertificateStatus, RenewalState } from "../base/records.ts";
 import { certificateJson, presentCertificate } from "../certificates/present.ts";
 import { defineOperation, renderedResult } from "./operation.ts";
-import { decodeCursor, pageLimit, paginate } from "./_page.ts";
+import { listPages, pageLimit } from "./_page.ts";
 
 export const listCertificates = defineOperation({
   id: "listCertificates",
@@ -24,7 +24,8 @@ export const listCertificates = defineOperation({
   errors: [],
   async handle({ principal, services }, { query }) {
     const limit = pageLimit(query.limit);
-    const after = typeof query.cursor === "string" ? decodeCursor(query.cursor, ["number", "string"]) : undefined;
+    const pages = listPages("certificates", query, principal.scope);
+    const after = pages.position(query.cursor, ["number", "string"]);
     const now = services.clock.now();
     const records = await services.store.certificates.list(principal.scope, {
       limit: limit + 1,
@@ -35,7 +36,7 @@ export const listCertificates = defineOperation({
       renewalStates: query.renewal as RenewalState[] | undefined,
       now,
     });
-    const { page, nextCursor } = paginate(records, limit, (r) => [r.details.notAfter, r.id]);
+    const { page, nextCursor } = pages.paginate(records, limit, (r) => [r.details.notAfter, r.id]);
     return renderedResult(
       `[${page.map((record) => certificateJson(record, now)).join(",")}]`,
       () => page.map((record) => presentCertificate(record, now)),

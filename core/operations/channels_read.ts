@@ -3,7 +3,7 @@ import { Channel, ListQuery } from "../schemas/channel.ts";
 import { Envelope, IdParams, ListEnvelope } from "../schemas/common.ts";
 import { presentChannel } from "../channels/present.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
-import { decodeCursor, pageLimit, paginate } from "./_page.ts";
+import { listPages, pageLimit } from "./_page.ts";
 import { findChannel } from "./_channels.ts";
 
 export const listChannels = defineOperation({
@@ -21,12 +21,13 @@ export const listChannels = defineOperation({
   errors: [],
   async handle({ principal, services }, { query }) {
     const limit = pageLimit(query.limit);
-    const before = typeof query.cursor === "string" ? decodeCursor(query.cursor, ["number", "string"]) : undefined;
+    const pages = listPages("channels", query, principal.scope);
+    const before = pages.position(query.cursor, ["number", "string"]);
     const channels = await services.store.channels.list(principal.scope, {
       limit: limit + 1,
       before: before && { createdAt: before[0] as number, id: before[1] as string },
     });
-    const { page, nextCursor } = paginate(channels, limit, (c) => [c.createdAt, c.id]);
+    const { page, nextCursor } = pages.paginate(channels, limit, (c) => [c.createdAt, c.id]);
     return { data: page.map(presentChannel), nextCursor };
   },
 });

@@ -1,11 +1,10 @@
 /** GET /v1/events: recent events, newest first, with their deliveries. */
 import { Event, ListQuery } from "../schemas/channel.ts";
 import { ListEnvelope } from "../schemas/common.ts";
-import { CertkeeperError } from "../base/errors.ts";
 import { iso } from "../base/time.ts";
 import type { EventWithDeliveries } from "../store/ports.ts";
 import { defineOperation } from "./operation.ts";
-import { decodeCursor, pageLimit, paginate } from "./_page.ts";
+import { listPages, pageLimit } from "./_page.ts";
 
 export const listEvents = defineOperation({
   id: "listEvents",
@@ -22,19 +21,16 @@ export const listEvents = defineOperation({
   errors: ["invalid_request"],
   async handle({ principal, services }, { query }) {
     const limit = pageLimit(query.limit);
-    const before = typeof query.cursor === "string" ? decodeCursor(query.cursor, ["string"]) : undefined;
-    // The cursor names the page's last event, not its seq: a seq counts every organization's events.
-    const beforeId = before?.[0] as string | undefined;
-    const events = await services.store.events.list(principal.scope, { limit: limit + 1, beforeId });
-    // An empty page after a cursor naming no event of this scope (made up, or removed by retention
-    // since) is no end of the list: the place is lost, and the client is told so.
-    if (beforeId !== undefined && events.length === 0 && !(await services.store.events.get(principal.scope, beforeId))) {
-      throw new CertkeeperError(
-        "invalid_request",
-        "The cursor names no event of yours (it may have been removed since, by CERTKEEPER_EVENT_RETENTION): list again from the newest, without a cursor.",
-      );
-    }
-    const { page, nextCursor } = paginate(events, limit, (e) => [e.id]);
+    const pages = listPages("events", query, principal.scope);
+    // The cursor names the page's last event and its time, not its seq: a seq counts every
+    // organization's events, which a cursor must not tell. The time places the next page when that
+    // event is gone (removed by retention since, while older ones with deliveries pending are kept).
+    const before = pages.position(query.cursor, ["number", "string"]);
+    const events = await services.store.events.list(principal.scope, {
+      limit: limit + 1,
+      ...(before ? { beforeId: before[1] as string, beforeCreatedAt: before[0] as number } : {}),
+    });
+    const { page, nextCursor } = pages.paginate(events, limit, (e) => [e.createdAt, e.id]);
     return { data: page.map(presentEvent), nextCursor };
   },
 });

@@ -2,7 +2,7 @@
 import { ListWatchesQuery, Watch } from "../schemas/watch.ts";
 import { Envelope, IdParams, ListEnvelope } from "../schemas/common.ts";
 import { defineOperation, NoQuery } from "./operation.ts";
-import { decodeCursor, pageLimit, paginate } from "./_page.ts";
+import { listPages, pageLimit } from "./_page.ts";
 import { findWatch, presentWatch } from "./_watches.ts";
 
 export const listWatches = defineOperation({
@@ -20,12 +20,13 @@ export const listWatches = defineOperation({
   errors: [],
   async handle({ principal, services }, { query }) {
     const limit = pageLimit(query.limit);
-    const before = typeof query.cursor === "string" ? decodeCursor(query.cursor, ["number", "string"]) : undefined;
+    const pages = listPages("watches", query, principal.scope);
+    const before = pages.position(query.cursor, ["number", "string"]);
     const watches = await services.store.watches.list(principal.scope, {
       limit: limit + 1,
       before: before && { createdAt: before[0] as number, id: before[1] as string },
     });
-    const { page, nextCursor } = paginate(watches, limit, (w) => [w.createdAt, w.id]);
+    const { page, nextCursor } = pages.paginate(watches, limit, (w) => [w.createdAt, w.id]);
     return { data: page.map(presentWatch), nextCursor };
   },
 });

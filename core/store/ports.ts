@@ -327,10 +327,12 @@ export interface EventListQuery {
   beforeSeq?: number;
   /**
    * The same position named by an event of the scope (the API's cursor: a seq counts every
-   * organization's events, which a cursor must not tell). None when no such event is stored (another
-   * scope's, or pruned, and with it every older one): the list ends.
+   * organization's events, which a cursor must not tell). When no such event is stored (pruned since,
+   * or another scope's), the events created before `beforeCreatedAt`; without it, none.
    */
   beforeId?: string;
+  /** Where the page continues when the event `beforeId` names is gone: its creation time. */
+  beforeCreatedAt?: number;
 }
 
 /** A delivery leased for sending, with what it needs. */
