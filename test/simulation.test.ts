@@ -15,14 +15,15 @@
  * renew at two thirds of the lifetime (half under 10 days) with jitter,
  * or late, or stall silently, or let them lapse. Three in ten names of either policy have a CA that
  * publishes renewal information (ARI), and a fifth of those single-node names see their CA move the
- * window into the past before a mass revocation, the certificate then replaced days later, or never.
+ * window into the past before a mass revocation, the certificate then replaced days later, or never
+ * (half of those CAs ask again a day later, the window's end earlier still).
  *
  * The oracle judges every alert against the servers' ground truth and the contract alone. Under `days`:
  * every threshold crossed while its certificate was served and known is announced (at or below that
  * threshold) within a few hours of the crossing, every expiry likewise. Under `renewal`: a healthy
  * rotation raises nothing but certificate.renewed; a leaf still served when its renewal deadline has
  * passed raises exactly one certificate.renewal_overdue, at the first check that sees it so; later
- * thresholds follow; a CA's request raises exactly one certificate.renewal_requested; each issuance
+ * thresholds follow; a CA's request raises exactly one certificate.renewal_requested per window end; each issuance
  * after the watch's first poll raises exactly one certificate.issued, at the next poll. Nothing may be
  * announced twice, or delivered twice, or announced unowed.
  */
@@ -193,7 +194,12 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
       const cert = SimulatedInternet.servedAt(server.nodes[0]!, at);
       const lifetime = cert.notAfter - cert.notBefore;
       if (at > cert.notBefore + 0.2 * lifetime && at < cert.notBefore + 0.5 * lifetime && cert.notAfter - at > 2 * REQUEST_TOLERANCE) {
-        internet.incident(server, at, renewalRandom() < 0.5 ? 2 * DAY + Math.floor(renewalRandom() * 3 * DAY) : null);
+        const replaceAfter = renewalRandom() < 0.5 ? 2 * DAY + Math.floor(renewalRandom() * 3 * DAY) : null;
+        // Half of them ask again later (once certkeeper surely saw the first request: ARI is asked every
+        // 6 hours), the window's end earlier still: a second request.
+        const askAgainAfter = REQUEST_TOLERANCE + Math.floor(renewalRandom() * 12 * HOUR);
+        const again = renewalRandom() < 0.5 && cert.notAfter - (at + askAgainAfter) > 2 * REQUEST_TOLERANCE ? askAgainAfter : null;
+        internet.incident(server, at, replaceAfter, again);
         requested = true;
       }
     }
@@ -375,6 +381,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
         },
         renewalRequests: {
           incidents: requests.incidents,
+          askedAgain: requests.askedAgain,
           owed: requests.owed,
           announced: requests.announced,
           missed: requests.missed.length,
@@ -809,7 +816,7 @@ function judgeRevocations(events: EventRecord[], internet: SimulatedInternet, ce
 /** The renewal deadline of a served certificate, from the contract: the CA's window end, else 3/4 (2/3 under 10 days) of the lifetime. */
 function deadlineOf(cert: ServedCertificate, server: SimulatedServer): number {
   const lifetime = cert.notAfter - cert.notBefore;
-  if (server.ari) return SimulatedInternet.ariWindow({ ...cert, incidentAt: undefined }, cert.notBefore).end;
+  if (server.ari) return SimulatedInternet.ariWindow({ ...cert, incidentAt: undefined, askedAgainAt: undefined }, cert.notBefore).end;
   return cert.notBefore + Math.ceil(lifetime * (lifetime < 10 * DAY ? 2 / 3 : 3 / 4));
 }
 
@@ -1022,38 +1029,49 @@ function crossing(notAfter: number, t: number): number {
 
 /**
  * A CA's requests for early replacement (CONTRACT §19), under both policies: one renewal_requested per
- * serial, owed once the certificate is still seen served after ARI was surely asked again (two checks'
- * time after the request), never for a certificate its CA did not ask about, never before it asked.
+ * serial and window end (a CA asking again with the window's end earlier still is a second request),
+ * each owed once the certificate is still seen served after ARI was surely asked again (two checks'
+ * time after the request), with that window in its data; never for a certificate or window its CA did
+ * not ask about, never before it asked.
  */
 function judgeRequests(events: EventRecord[], internet: SimulatedInternet, certificateOf: Map<string, string>) {
   const announced = new Map<string, number[]>();
   for (const event of events) {
     if (event.type !== "certificate.renewal_requested") continue;
     const serial = (event.data.certificate as { serialNumber: string }).serialNumber;
-    announced.set(serial, [...(announced.get(serial) ?? []), event.createdAt]);
+    const key = `${serial} ${Date.parse((event.data.window as { end: string }).end)}`;
+    announced.set(key, [...(announced.get(key) ?? []), event.createdAt]);
   }
-  const result = { incidents: 0, owed: 0, announced: 0, missed: [] as string[], unowed: [] as string[], duplicates: [] as string[] };
-  const incidentAt = new Map<string, number>();
+  const result = { incidents: 0, askedAgain: 0, owed: 0, announced: 0, missed: [] as string[], unowed: [] as string[], duplicates: [] as string[] };
+  const askedAt = new Map<string, number>();
   for (const domain of certificateOf.values()) {
     const server = internet.servers.get(domain)!;
     const log = internet.checksOf(domain);
     for (const cert of server.certificates) {
       if (cert.incidentAt === undefined) continue;
       result.incidents++;
-      incidentAt.set(cert.serial, cert.incidentAt);
-      const seen = log.find((check) => check.serial === cert.serial, cert.incidentAt + REQUEST_TOLERANCE - TOLERANCE, cert.notAfter);
-      const times = announced.get(cert.serial) ?? [];
-      if (seen && seen.at <= END - TOLERANCE) {
-        result.owed++;
-        if (!times.some((at) => at >= cert.incidentAt! && at <= seen.at + TOLERANCE)) result.missed.push(`${cert.serial} asked at ${new Date(cert.incidentAt).toISOString()}`);
+      const requests = [{ at: cert.incidentAt, end: SimulatedInternet.ariWindow(cert, cert.incidentAt).end }];
+      if (cert.askedAgainAt !== undefined) {
+        result.askedAgain++;
+        requests.push({ at: cert.askedAgainAt, end: SimulatedInternet.ariWindow(cert, cert.askedAgainAt).end });
+      }
+      for (const request of requests) {
+        const key = `${cert.serial} ${request.end}`;
+        askedAt.set(key, request.at);
+        const seen = log.find((check) => check.serial === cert.serial, request.at + REQUEST_TOLERANCE - TOLERANCE, cert.notAfter);
+        const times = announced.get(key) ?? [];
+        if (seen && seen.at <= END - TOLERANCE) {
+          result.owed++;
+          if (!times.some((at) => at >= request.at && at <= seen.at + TOLERANCE)) result.missed.push(`${cert.serial} asked at ${new Date(request.at).toISOString()}`);
+        }
       }
     }
   }
-  for (const [serial, times] of announced) {
+  for (const [key, times] of announced) {
     result.announced += times.length;
-    if (times.length > 1) result.duplicates.push(`${serial} ${times.length} times`);
-    const at = incidentAt.get(serial);
-    for (const time of times) if (at === undefined || time < at) result.unowed.push(`${serial} at ${new Date(time).toISOString()}`);
+    if (times.length > 1) result.duplicates.push(`${key} ${times.length} times`);
+    const at = askedAt.get(key);
+    for (const time of times) if (at === undefined || time < at) result.unowed.push(`${key} at ${new Date(time).toISOString()}`);
   }
   return result;
 }

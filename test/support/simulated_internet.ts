@@ -44,6 +44,11 @@ export interface ServedCertificate {
    * ever; the window is then [incidentAt - 2 h, incidentAt - 1 h].
    */
   incidentAt?: number;
+  /**
+   * When its CA, having asked, moved the window's end earlier still, asking again (ground truth), if
+   * ever; the window is then [incidentAt - 4 h, incidentAt - 3 h].
+   */
+  askedAgainAt?: number;
   /** Its fingerprint once its intermediate has lapsed, made once. */
   lapsedFingerprint?: string;
 }
@@ -292,6 +297,9 @@ export class SimulatedInternet implements CertificateSource {
   /** The window the simulated CA suggests for `cert` at `now` (whole seconds, as RFC 3339 carries them). */
   static ariWindow(cert: ServedCertificate, now: number): { start: number; end: number } {
     const second = (ms: number) => Math.floor(ms / 1000) * 1000;
+    if (cert.incidentAt !== undefined && cert.askedAgainAt !== undefined && cert.askedAgainAt <= now) {
+      return { start: second(cert.incidentAt - 4 * HOUR), end: second(cert.incidentAt - 3 * HOUR) };
+    }
     if (cert.incidentAt !== undefined && cert.incidentAt <= now) return { start: second(cert.incidentAt - 2 * HOUR), end: second(cert.incidentAt - HOUR) };
     const lifetime = cert.notAfter - cert.notBefore;
     return { start: second(cert.notBefore + lifetime * 0.55), end: second(cert.notBefore + lifetime * 0.7) };
@@ -300,13 +308,17 @@ export class SimulatedInternet implements CertificateSource {
   readonly #bySerial = new Map<string, ServedCertificate>();
   readonly #ariBodies = new Map<string, Uint8Array>();
 
-  /** The CA of `server` asks, from `at`, for the certificate its single node serves then to be replaced early. */
-  incident(server: SimulatedServer, at: number, replaceAfter: number | null): ServedCertificate {
+  /**
+   * The CA of `server` asks, from `at`, for the certificate its single node serves then to be replaced
+   * early; with `askAgainAfter`, it asks again that long after, the window's end moved earlier still.
+   */
+  incident(server: SimulatedServer, at: number, replaceAfter: number | null, askAgainAfter: number | null = null): ServedCertificate {
     const node = server.nodes[0]!;
     const served = SimulatedInternet.servedAt(node, at);
     const cert = server.certificates.find((c) => c.serial === served.serial)!;
     cert.incidentAt = at;
     served.incidentAt = at;
+    if (askAgainAfter !== null) cert.askedAgainAt = served.askedAgainAt = at + askAgainAfter;
     if (replaceAfter !== null) {
       // Whole seconds, as X.509 times are.
       const from = Math.floor((at + replaceAfter) / 1000) * 1000;
