@@ -38,6 +38,15 @@ export class LeaseLost extends Error {
   }
 }
 
+/**
+ * Matches written per run, at most: a run ends early at the chunk that reaches it, so that a log whose
+ * entries name many watched domains (a burst of issuances, or a log that floods) is written, and its
+ * events raised, a bounded piece at a time.
+ */
+const MAX_RUN_MATCHES = 256;
+/** How long matching may hold the event loop before it lets a turn go by. */
+const MATCH_SLICE_MS = 4;
+
 export interface LogFollowerContext {
   store: Store;
   clock: Clock;
@@ -248,7 +257,7 @@ class LogFollower {
         const from = range.size;
         range = range.clone();
         const matches: CtBatch["matches"] = [];
-        while (range.size < head.size && range.size - from < runEntries) {
+        while (range.size < head.size && range.size - from < runEntries && matches.length < MAX_RUN_MATCHES) {
           const chunk = await feed.take();
           if (this.signal.aborted) break;
           let decoded = chunk.decoded;
@@ -256,9 +265,17 @@ class LogFollower {
           const index = await watches.at(decoded.latest, this.signal);
           if (index.version !== decoded.version) decoded = await chunk.redo(index);
           for (const root of decoded.roots) range.appendSubtree(root.hash, root.size);
+          // Chunks already fetched follow each other as microtasks: entries that name watched domains
+          // (each match an issuance and an event to build, of up to a thousand names) are matched a few
+          // milliseconds at a time, the event loop serving a turn between.
+          let sliceStart = performance.now();
           for (const candidate of decoded.candidates) {
             const matched = index.match(candidate.fields.dnsNames);
             if (matched.length > 0) matches.push(...matchesOf(candidate, matched, clock.now()));
+            if (performance.now() - sliceStart > MATCH_SLICE_MS) {
+              await new Promise((resolve) => setImmediate(resolve));
+              sliceStart = performance.now();
+            }
           }
         }
         if (this.signal.aborted) break;

@@ -68,7 +68,7 @@ export interface ServedChain {
  * (issued by that certificate), the anchor itself not sent (RFC 7671 §5.2.2). `none` when no record
  * is usable.
  */
-export function daneVerdict(finding: TlsaFinding, chain: ServedChain): DaneVerdict {
+export function daneVerdict(finding: TlsaFinding, chain: ServedChain, signatures: SignatureBudget = new SignatureBudget()): DaneVerdict {
   const usable = finding.records.filter(usableTlsa);
   const validated = finding.validated;
   if (usable.length === 0) return { status: "none", validated };
@@ -81,14 +81,22 @@ export function daneVerdict(finding: TlsaFinding, chain: ServedChain): DaneVerdi
   const leaf = certs[0]!;
   // A certificate whose key this runtime cannot read (Ed448, brainpool, RSA-PSS, …) matches nothing
   // and is passed over (RFC 7671 §5.2: unusable elements are skipped), never a failed check.
+  // Each certificate's selected part hashed once per selector and matching type, whatever the number of
+  // records asking for it (a zone can publish hundreds).
+  const digests = new Map<string, string | null>();
   const matches = (record: TlsaRecord, cert: X509Certificate) => {
-    try {
-      return digest(record, cert) === record.data;
-    } catch {
-      return false;
+    const key = `${certs.indexOf(cert)} ${record.selector} ${record.matchingType}`;
+    let value = digests.get(key);
+    if (value === undefined) {
+      try {
+        value = digest(record, cert);
+      } catch {
+        value = null;
+      }
+      digests.set(key, value);
     }
+    return value === record.data;
   };
-  const signatures = new SignatureBudget();
   let path: X509Certificate[] | undefined;
   const namesHost = chain.referenceNames.some((name) => matchesHostname([...chain.leafNames], name));
   const triedKeys = new Set<string>();
@@ -143,7 +151,11 @@ function spkiOf(cert: X509Certificate): Uint8Array {
  * would otherwise cost seconds of signature checks. Beyond this many, or with an RSA key larger than
  * any CA uses, a signature is taken as not verifying: nothing honest comes near either bound.
  */
-class SignatureBudget {
+/**
+ * The signatures DANE judgement may check; one budget serves a whole check (every address of it), so
+ * that a zone of many keys and a host of many addresses do not multiply each other.
+ */
+export class SignatureBudget {
   static readonly MAX_VERIFICATIONS = 32;
   #left = SignatureBudget.MAX_VERIFICATIONS;
 

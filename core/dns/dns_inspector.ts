@@ -21,7 +21,8 @@ import { defaultMailDomain } from "../certificates/domain_name.ts";
 import { caaIssuerNames } from "../renewal/mod.ts";
 import { DnsFailure, type DnsClient } from "./dns_client.ts";
 import { caaClimbStarts, issuerCaaDomain, judgeCaa, relevantCaaSet, type CaaMemo, type CaaSet } from "./caa.ts";
-import { daneVerdict, lookupTlsa, type TlsaFinding } from "./dane.ts";
+import { createHash } from "node:crypto";
+import { daneVerdict, lookupTlsa, SignatureBudget, type TlsaFinding } from "./dane.ts";
 import { fetchStsPolicy, lookupStsRecord, mxMatches, type StsRecord } from "./mta_sts.ts";
 
 /**
@@ -124,9 +125,24 @@ export class DnsInspector {
           if (tlsa) {
             const tlsaFinding = this.#kept("TLSA", target.domain, await tlsa, previous?.tlsa);
             if (tlsaFinding) findings.tlsa = tlsaFinding;
+            // One verdict per distinct chain and one signature budget for the check; each judged in a
+            // turn of its own, so that a host of many addresses does not hold the event loop for all.
+            const byChain = new Map<string, DaneVerdict>();
+            const signatures = new SignatureBudget();
             for (const endpoint of served.endpoints) {
               if (!endpoint.ders || !endpoint.details) continue;
-              dane.set(endpoint.address, tlsaFinding ? judgeDane(tlsaFinding, target.domain, endpoint) : null);
+              if (!tlsaFinding) {
+                dane.set(endpoint.address, null);
+                continue;
+              }
+              const chain = chainKey(endpoint.ders);
+              let verdict = byChain.get(chain);
+              if (!verdict) {
+                if (byChain.size > 0) await new Promise((resolve) => setImmediate(resolve));
+                verdict = judgeDane(tlsaFinding, target.domain, endpoint, signatures);
+                byChain.set(chain, verdict);
+              }
+              dane.set(endpoint.address, verdict);
             }
           }
           if (mtaSts) {
@@ -257,10 +273,17 @@ function settled<T>(promise: Promise<T>): Promise<Settled<T>> {
   );
 }
 
-function judgeDane(finding: TlsaFinding, domain: string, endpoint: ServedEndpoint): DaneVerdict {
+function judgeDane(finding: TlsaFinding, domain: string, endpoint: ServedEndpoint, signatures: SignatureBudget): DaneVerdict {
   const base = finding.name?.replace(/^_\d+\._tcp\./, "");
   const leafNames = endpoint.details!.subjectAlternativeNames;
-  return daneVerdict(finding, { ders: endpoint.ders!, leafNames, referenceNames: base && base !== domain ? [domain, base] : [domain] });
+  return daneVerdict(finding, { ders: endpoint.ders!, leafNames, referenceNames: base && base !== domain ? [domain, base] : [domain] }, signatures);
+}
+
+/** What tells two served chains apart: a digest of their certificates. */
+function chainKey(ders: readonly Uint8Array[]): string {
+  const hash = createHash("sha256");
+  for (const der of ders) hash.update(der).update("|");
+  return hash.digest("hex");
 }
 
 /** An `enforce` policy that names no pattern matching the host, or a served leaf that does not name the host. */

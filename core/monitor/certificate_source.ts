@@ -11,7 +11,7 @@ import type { TrustStore } from "../tls/trust_store.ts";
 import type { CheckOutcome } from "./check_apply.ts";
 import { isTrustedChain, type CertificateDetails, type CertificateRecord, type ChainProblem, type RenewalInfo } from "../base/records.ts";
 import { ariCertId, type AriClient } from "../ari/mod.ts";
-import { askAboutChain, LeafRevocation, type RevocationChecker } from "../revocation/mod.ts";
+import { askAboutChain, LeafRevocation, NOT_CHECKED, type RevocationChecker } from "../revocation/mod.ts";
 import type { Certificate } from "../tls/x509.ts";
 import { outcomeOfEndpoints, type EndpointOutcome } from "./endpoints_outcome.ts";
 import type { DnsCheck, DnsInspector } from "../dns/mod.ts";
@@ -138,14 +138,18 @@ export class TlsCertificateSource implements CertificateSource {
       // The stored details object itself when it is the certificate-level one: nothing to rewrite.
       const base =
         known && prior.details.serialNumber === known.details.serialNumber && prior.details.notAfter === known.details.notAfter ? known.details : prior.details;
-      // A current revocation answer is reused as it is: the common re-check asks nobody.
+      // A current revocation answer is reused as it is: the common re-check asks nobody. An untrusted
+      // chain (this very one) has nothing to ask about; a trusted one is parsed as a new chain is, among
+      // the recent ones and a few milliseconds a turn (a server that sends many chains, each unanswered,
+      // made every check parse them all in one turn).
+      const trusted = isTrustedChain(prior.problem);
       const [revocation, renewalInfo] = await Promise.all([
         this.#revocation.state({
           previous: base.revocation,
-          ask: () => this.#ask(parseCertificates(chain.ders), isTrustedChain(prior.problem), chain.stapled, now),
+          ask: async () => (trusted ? this.#ask((await this.#parse(chain)).certs, true, chain.stapled, now) : NOT_CHECKED),
           now,
         }),
-        this.#renewalInfo(base, base.renewalInfo, isTrustedChain(prior.problem), now),
+        this.#renewalInfo(base, base.renewalInfo, trusted, now),
       ]);
       const same = revocation === base.revocation && renewalInfo === (base.renewalInfo ?? null);
       return { details: same ? base : { ...base, revocation, renewalInfo }, problem: prior.problem };

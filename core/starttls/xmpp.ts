@@ -27,35 +27,58 @@ export function streamHeader(domain: string): string {
  */
 function tagStart(text: string, names: readonly string[], from = 0, prefixed = false): { at: number; name: string } | null {
   let first: { at: number; name: string } | null = null;
-  const consider = (at: number, name: string, end: number) => {
-    const next = text[end];
-    if (next === undefined) return false;
-    if (next === "/" || next === ">" || /\s/.test(next)) {
-      if (!first || at < first.at) first = { at, name };
-      return true;
-    }
-    return false;
-  };
   for (const name of names) {
-    for (let at = text.indexOf(`<${name}`, from); at >= 0; at = text.indexOf(`<${name}`, at + 1)) {
-      if (consider(at, name, at + name.length + 1) || text[at + name.length + 1] === undefined) break;
-    }
-    if (!prefixed) continue;
-    for (let colon = text.indexOf(`:${name}`, from); colon >= 0; colon = text.indexOf(`:${name}`, colon + 1)) {
-      // A prefix is a short name right after `<`: looked for within MAX_PREFIX characters only, so each
-      // `:name` costs a bounded scan, and the whole text stays linear to search whatever it holds.
-      let open = -1;
-      for (let i = colon - 1; i >= Math.max(from, colon - MAX_PREFIX - 1); i--) {
-        if (text[i] === "<") {
-          open = i;
-          break;
-        }
-      }
-      if (open < 0 || !/^[A-Za-z_][\w.-]*$/.test(text.slice(open + 1, colon))) continue;
-      if (consider(open, text.slice(open + 1, colon + name.length + 1), colon + name.length + 1) || text[colon + name.length + 1] === undefined) break;
-    }
+    const found = tagStarts(text, name, from, prefixed).next();
+    if (!found.done && (!first || found.value.at < first.at)) first = found.value;
   }
   return first;
+}
+
+/**
+ * Every tag start of `name` from `from`, in order (`<name`, and with `prefixed` `<p:name`), found in
+ * one pass over the text: each occurrence is looked at once, however many the caller goes through
+ * (a server's features listing thousands of near-misses must not be scanned again for each element).
+ * Stops at a name the text ends in the middle of (more may arrive).
+ */
+function* tagStarts(text: string, name: string, from: number, prefixed: boolean): Generator<{ at: number; name: string }> {
+  const plain = occurrences(text, name, from, false);
+  const withPrefix = prefixed ? occurrences(text, name, from, true) : null;
+  let a = plain.next();
+  let b: IteratorResult<{ at: number; name: string }> = withPrefix ? withPrefix.next() : { done: true, value: undefined };
+  while (!a.done || !b.done) {
+    if (b.done || (!a.done && a.value.at <= b.value.at)) {
+      yield a.value;
+      a = plain.next();
+    } else {
+      yield b.value;
+      b = withPrefix!.next();
+    }
+  }
+}
+
+/** {@link tagStarts} of one form: `<name`, or (`prefixed`) `<p:name`, in order. */
+function* occurrences(text: string, name: string, from: number, prefixed: boolean): Generator<{ at: number; name: string }> {
+  const needle = prefixed ? `:${name}` : `<${name}`;
+  for (let at = text.indexOf(needle, from); at >= 0; at = text.indexOf(needle, at + 1)) {
+    const end = at + needle.length;
+    const next = text[end];
+    if (next === undefined) return;
+    if (next !== "/" && next !== ">" && !/\s/.test(next)) continue;
+    if (!prefixed) {
+      yield { at, name };
+      continue;
+    }
+    // A prefix is a short name right after `<`: looked for within MAX_PREFIX characters only, so each
+    // `:name` costs a bounded scan, and the whole text stays linear to search whatever it holds.
+    let open = -1;
+    for (let i = at - 1; i >= Math.max(from, at - MAX_PREFIX - 1); i--) {
+      if (text[i] === "<") {
+        open = i;
+        break;
+      }
+    }
+    if (open >= 0 && /^[A-Za-z_][\w.-]*$/.test(text.slice(open + 1, at))) yield { at: open, name: text.slice(open + 1, end) };
+  }
 }
 
 /** Where the closing tag `</name>` (spaces allowed before `>`) first ends, from `from`, or -1. */
@@ -87,11 +110,13 @@ function streamErrorEnd(text: string): number {
 
 /** Whether a `<starttls>` among the features (under any prefix) names the TLS namespace. */
 function offersStarttls(features: string): boolean {
-  for (let start = tagStart(features, ["starttls"], 0, true); start; ) {
+  let after = 0;
+  for (const start of tagStarts(features, "starttls", 0, true)) {
+    if (start.at < after) continue; // within the element before
     const close = features.indexOf(">", start.at);
     if (TLS_NAMESPACE.test(features.slice(start.at, close < 0 ? features.length : close))) return true;
     if (close < 0) return false;
-    start = tagStart(features, ["starttls"], close + 1, true);
+    after = close + 1;
   }
   return false;
 }
