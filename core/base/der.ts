@@ -49,6 +49,21 @@ export function derHeader(tag: number, length: number): Uint8Array {
   return Uint8Array.of(tag, 0x80 | octets.length, ...octets);
 }
 
+/** An OBJECT IDENTIFIER's content octets as dotted text (`2.5.29.21`). */
+export function oidText(bytes: Uint8Array): string {
+  if (bytes.length === 0) return "";
+  const parts = [Math.floor(bytes[0]! / 40), bytes[0]! % 40];
+  let value = 0;
+  for (const byte of bytes.subarray(1)) {
+    value = value * 128 + (byte & 0x7f);
+    if ((byte & 0x80) === 0) {
+      parts.push(value);
+      value = 0;
+    }
+  }
+  return parts.join(".");
+}
+
 /** Whether bytes[start, end) equal `expected`. */
 export function bytesEqual(bytes: Uint8Array, start: number, end: number, expected: Uint8Array): boolean {
   if (end - start !== expected.length) return false;

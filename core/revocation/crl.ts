@@ -6,6 +6,8 @@
 import { AsnConvert } from "@peculiar/asn1-schema";
 import { CertificateList, id_ce_cRLNumber, id_ce_authorityKeyIdentifier, id_ce_deltaCRLIndicator, id_ce_issuingDistributionPoint, IssuingDistributionPoint, type Extension } from "@peculiar/asn1-x509";
 import { x509, type Certificate } from "../tls/x509.ts";
+import { sameName } from "../tls/mod.ts";
+import { bytesEqual, derHeader, DerError, oidText, readTime, readTlv, type Tlv } from "../base/der.ts";
 import { serialBytes, serialOf } from "./_issuer_id.ts";
 import { signatureVerifies } from "./_signature.ts";
 import { assertCurrent, reasonName, RevocationFailure, validUntil, type RevocationAnswer } from "./revocation_answer.ts";
@@ -36,33 +38,121 @@ export function readCrl(der: Uint8Array, options: { issuer: Certificate; now: nu
   const { issuer, now } = options;
   let crl: CertificateList;
   let issuerName: string;
+  let parts: CrlParts;
   try {
-    crl = AsnConvert.parse(new Uint8Array(der), CertificateList);
+    parts = crlParts(der);
+    crl = AsnConvert.parse(parts.shell, CertificateList);
     issuerName = new x509.Name(AsnConvert.serialize(crl.tbsCertList.issuer)).toString();
   } catch {
     throw new RevocationFailure("the CRL is not a DER certificate revocation list");
   }
-  if (issuerName !== issuer.subject) throw new RevocationFailure("the CRL is about another issuer");
+  if (!sameName(issuerName, issuer.subject)) throw new RevocationFailure("the CRL is about another issuer");
   const keyUsage = issuer.getExtension(x509.KeyUsagesExtension);
   if (keyUsage && (keyUsage.usages & x509.KeyUsageFlags.cRLSign) === 0) {
     throw new RevocationFailure("the CRL's issuer may not sign CRLs (its key usage leaves out cRLSign)");
   }
-  if (!crl.tbsCertListRaw || !signatureVerifies(crl.tbsCertListRaw, crl.signature, crl.signatureAlgorithm.algorithm, issuer)) {
+  if (!signatureVerifies(new Uint8Array(parts.tbs).buffer, crl.signature, crl.signatureAlgorithm.algorithm, issuer)) {
     throw new RevocationFailure("the CRL's signature does not verify with the issuer's key");
   }
   const thisUpdate = crl.tbsCertList.thisUpdate.getTime().getTime();
   const nextUpdate = crl.tbsCertList.nextUpdate?.getTime().getTime();
   assertCurrent("CRL", thisUpdate, nextUpdate, now);
   checkScope(crl.tbsCertList.crlExtensions ?? [], options.url);
-  const revoked = new Map<string, { revokedAt: number; reason: string | null }>();
-  for (const entry of crl.tbsCertList.revokedCertificates ?? []) {
-    const unknown = (entry.crlEntryExtensions ?? []).find((extension) => extension.critical && extension.extnID !== REASON_CODE && extension.extnID !== INVALIDITY_DATE);
-    if (unknown) throw new RevocationFailure(`the CRL has an entry with a critical extension certkeeper cannot read (${unknown.extnID})`);
-    const parsed = new x509.X509CrlEntry(entry);
-    if (parsed.reason === REMOVE_FROM_CRL) continue;
-    revoked.set(serialBytes(entry.userCertificate), { revokedAt: parsed.revocationDate.getTime(), reason: reasonName(parsed.reason) });
+  return { issuerName, thisUpdate, nextUpdate, revoked: parts.entries ? revokedEntries(der, parts.entries) : new Map() };
+}
+
+/** A CRL split for reading: its TBSCertList as signed, the list without its entries, and where they are. */
+interface CrlParts {
+  tbs: Uint8Array;
+  /** The CertificateList with an empty list of revoked certificates: the ASN.1 library reads it whole. */
+  shell: Uint8Array;
+  /** The revokedCertificates element, read entry by entry by {@link revokedEntries}. */
+  entries: Tlv | null;
+}
+
+/**
+ * The parts of a DER CRL. Its entries are read with the DER reader rather than the ASN.1 library,
+ * which builds objects of ten nodes an entry and refuses more than 10,000 nodes (a CRL of some 3,300
+ * entries: a large CA's, or a shard of Let's Encrypt's, is larger); throws DerError on what is no CRL.
+ */
+function crlParts(der: Uint8Array): CrlParts {
+  const list = readTlv(der, 0, der.length);
+  if (list.tag !== 0x30 || list.end !== der.length) throw new DerError("not a sequence");
+  const tbs = readTlv(der, list.valueStart, list.end);
+  if (tbs.tag !== 0x30) throw new DerError("no TBSCertList");
+  // version?, signature, issuer, thisUpdate, nextUpdate?, revokedCertificates?, [0] crlExtensions?
+  let at = tbs.valueStart;
+  let entries: Tlv | null = null;
+  for (let index = 0; at < tbs.end; index++) {
+    const element = readTlv(der, at, tbs.end);
+    // The first SEQUENCE after the times (the signature algorithm and the issuer are the first two).
+    if (element.tag === 0x30 && index >= 3 && entries === null) {
+      entries = element;
+      break;
+    }
+    at = element.end;
   }
-  return { issuerName, thisUpdate, nextUpdate, revoked };
+  const tbsBytes = der.subarray(tbs.start, tbs.end);
+  if (!entries) return { tbs: tbsBytes, shell: new Uint8Array(der), entries: null };
+  const tbsContent = concat([der.subarray(tbs.valueStart, entries.start), derHeader(0x30, 0), der.subarray(entries.end, tbs.end)]);
+  const shellTbs = concat([derHeader(0x30, tbsContent.length), tbsContent]);
+  const rest = der.subarray(tbs.end, list.end);
+  const shell = concat([derHeader(0x30, shellTbs.length + rest.length), shellTbs, rest]);
+  return { tbs: tbsBytes, shell, entries };
+}
+
+const OID_REASON_CODE = Uint8Array.of(0x55, 0x1d, 0x15);
+const OID_INVALIDITY_DATE = Uint8Array.of(0x55, 0x1d, 0x18);
+
+/** The revoked serials of a CRL's revokedCertificates (RFC 5280 §5.1.2.6, §5.3), removeFromCRL left out. */
+function revokedEntries(der: Uint8Array, list: Tlv): VerifiedCrl["revoked"] {
+  const revoked: VerifiedCrl["revoked"] = new Map();
+  try {
+    for (let at = list.valueStart; at < list.end; ) {
+      const entry = readTlv(der, at, list.end);
+      at = entry.end;
+      const serial = readTlv(der, entry.valueStart, entry.end);
+      const date = readTlv(der, serial.end, entry.end);
+      if (entry.tag !== 0x30 || serial.tag !== 0x02) throw new DerError("not a revoked certificate");
+      let reason: number | undefined;
+      if (date.end < entry.end) {
+        const extensions = readTlv(der, date.end, entry.end);
+        for (let inner = extensions.valueStart; inner < extensions.end; ) {
+          const extension = readTlv(der, inner, extensions.end);
+          inner = extension.end;
+          const oid = readTlv(der, extension.valueStart, extension.end);
+          let value = readTlv(der, oid.end, extension.end);
+          const critical = value.tag === 0x01 && der[value.valueStart] !== 0;
+          if (value.tag === 0x01) value = readTlv(der, value.end, extension.end);
+          const isReason = bytesEqual(der, oid.valueStart, oid.end, OID_REASON_CODE);
+          if (critical && !isReason && !bytesEqual(der, oid.valueStart, oid.end, OID_INVALIDITY_DATE)) {
+            throw new RevocationFailure(`the CRL has an entry with a critical extension certkeeper cannot read (${oidText(der.subarray(oid.valueStart, oid.end))})`);
+          }
+          if (isReason) {
+            const code = readTlv(der, value.valueStart, value.end);
+            if (code.tag !== 0x0a || code.end - code.valueStart !== 1) throw new DerError("not a reason code");
+            reason = der[code.valueStart]!;
+          }
+        }
+      }
+      if (reason === REMOVE_FROM_CRL) continue;
+      revoked.set(serialBytes(der.subarray(serial.valueStart, serial.end)), { revokedAt: readTime(der, date), reason: reasonName(reason) });
+    }
+  } catch (error) {
+    if (error instanceof DerError) throw new RevocationFailure("the CRL is not a DER certificate revocation list");
+    throw error;
+  }
+  return revoked;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+  let at = 0;
+  for (const part of parts) {
+    out.set(part, at);
+    at += part.length;
+  }
+  return out;
 }
 
 const REASON_CODE = "2.5.29.21";
@@ -95,7 +185,7 @@ function checkScope(extensions: Extension[], url: string | undefined): void {
 /** What a verified CRL says about `leaf`, or throws when it is about another issuer or out of date. */
 export function crlAnswer(crl: VerifiedCrl, options: { leaf: Certificate; now: number }): RevocationAnswer {
   const { leaf, now } = options;
-  if (crl.issuerName !== leaf.issuer) throw new RevocationFailure("the CRL is about another issuer");
+  if (!sameName(crl.issuerName, leaf.issuer)) throw new RevocationFailure("the CRL is about another issuer");
   assertCurrent("CRL", crl.thisUpdate, crl.nextUpdate, now);
   const base = { source: "crl" as const, checkedAt: now, validUntil: validUntil(now, crl.nextUpdate, crl.thisUpdate) };
   const entry = crl.revoked.get(serialOf(leaf));

@@ -5,6 +5,7 @@ import { RSAPublicKey } from "@peculiar/asn1-rsa";
 import type { Certificate } from "./x509.ts";
 
 import type { PublicKeyInfo } from "../base/records.ts";
+import { oidText } from "../base/der.ts";
 
 /** Named curves by OID, under the names operators know them by. */
 const CURVES: Record<string, { name: string; size: number }> = {
@@ -30,7 +31,7 @@ export function publicKeyInfo(cert: Certificate): PublicKeyInfo {
     case "1.2.840.10045.2.1": {
       // id-ecPublicKey; parameters: namedCurve OID (06 len …)
       const params = spki.algorithm.parameters ? new Uint8Array(spki.algorithm.parameters) : new Uint8Array();
-      const curveOid = params[0] === 0x06 ? decodeOid(params.subarray(2, 2 + params[1]!)) : "";
+      const curveOid = params[0] === 0x06 ? oidText(params.subarray(2, 2 + params[1]!)) : "";
       const curve = CURVES[curveOid];
       const pointBits = ((new Uint8Array(spki.subjectPublicKey).length - 1) / 2) * 8;
       return { algorithm: "EC", size: curve?.size ?? pointBits, curve: curve?.name ?? (curveOid || null) };
@@ -80,16 +81,3 @@ function rsaBits(der: Uint8Array): number {
   }
 }
 
-function decodeOid(bytes: Uint8Array): string {
-  if (bytes.length === 0) return "";
-  const parts = [Math.floor(bytes[0]! / 40), bytes[0]! % 40];
-  let value = 0;
-  for (const byte of bytes.subarray(1)) {
-    value = value * 128 + (byte & 0x7f);
-    if ((byte & 0x80) === 0) {
-      parts.push(value);
-      value = 0;
-    }
-  }
-  return parts.join(".");
-}
