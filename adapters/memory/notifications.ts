@@ -85,11 +85,11 @@ export function memoryEvents(state: MemoryState): EventStore {
   });
 
   return {
-    async insert(event, deliveries) {
+    async insert(event, deliveries, options) {
       state.write();
       state.putEvent(event);
       for (const d of deliveries) {
-        state.deliveries.set(`${d.eventId} ${d.channelId}`, { ...copy(d), leaseOwner: null });
+        state.deliveries.set(`${d.eventId} ${d.channelId}`, { ...copy(d), leaseOwner: options?.leaseOwner ?? null });
         state.indexDelivery(d.eventId, d.channelId, d.status);
       }
     },

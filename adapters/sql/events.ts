@@ -69,7 +69,8 @@ export function sqlEvents(db: Executor): EventStore {
   // batches): an answered alert is written down at once, so a crash does not send it again.
   const urgent = db.urgent?.() ?? db;
   return {
-    async insert(event, deliveries) {
+    async insert(event, deliveries, options) {
+      const leaseOwner = options?.leaseOwner ?? null;
       await db.transaction(async (tx) => {
         await tx.execute(
           "INSERT INTO events (id, organization_id, mode, type, certificate_id, data, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -79,8 +80,8 @@ export function sqlEvents(db: Executor): EventStore {
         // for an organization with a thousand channels was a thousand statements in one transaction.
         for (const run of powerOfTwoRuns(deliveries)) {
           await tx.execute(
-            `INSERT INTO deliveries (${DELIVERY_COLUMNS}, organization_id) VALUES ${run.map(() => "(?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
-            run.flatMap((d) => [d.eventId, d.channelId, d.status, d.attempts, d.nextAttemptAt, d.lastError, d.updatedAt, event.organizationId]),
+            `INSERT INTO deliveries (${DELIVERY_COLUMNS}, organization_id, lease_owner) VALUES ${run.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}`,
+            run.flatMap((d) => [d.eventId, d.channelId, d.status, d.attempts, d.nextAttemptAt, d.lastError, d.updatedAt, event.organizationId, leaseOwner]),
           );
         }
       });

@@ -154,20 +154,41 @@ export class Deliverer {
       },
       createdAt: now,
     };
-    logEventsRaised(this.options.logger, [event]);
-    const result = await this.attempt(event, channel);
-    const delivery: DeliveryRecord = {
+    // Written down before it is sent, as every event is, its delivery leased to this process: a crash
+    // after the receiver answered cannot leave it unrecorded, and if this process dies before writing
+    // the outcome another one sends it once the lease runs out.
+    const { store, owner, clock } = this.options;
+    const pending: DeliveryRecord = {
       eventId: event.id,
       channelId: channel.id,
-      status: result.delivered ? "delivered" : "failed",
-      attempts: 1,
-      nextAttemptAt: now,
-      lastError: result.error,
-      updatedAt: this.options.clock.now(),
+      status: "pending",
+      attempts: 0,
+      nextAttemptAt: now + deliveryLeaseMs(this.options.timeoutMs),
+      lastError: null,
+      updatedAt: now,
     };
-    await this.options.store.events.insert(event, [delivery]);
-    if (result.gone) await this.options.store.channels.disable(channel.id, this.options.clock.now());
-    await this.#recordHealth(channel, event, { attempt: 1, status: delivery.status, error: result.error, at: delivery.updatedAt });
+    await store.events.insert(event, [pending], { leaseOwner: owner });
+    logEventsRaised(this.options.logger, [event]);
+    const key = `${event.id} ${channel.id}`;
+    this.#inFlight.set(key, event.organizationId);
+    let result: AttemptResult;
+    try {
+      result = await this.attempt(event, channel);
+    } finally {
+      this.#inFlight.delete(key);
+    }
+    this.#recording.add(key);
+    try {
+      const at = clock.now();
+      if (result.gone) await store.channels.disable(channel.id, at);
+      const status = result.delivered ? "delivered" : "failed";
+      // The outcome and the channel's health in one write, as a queued delivery's.
+      const recorded = await store.events.completeDelivery(owner, { eventId: event.id, channelId: channel.id, status, attempts: 1, nextAttemptAt: at, lastError: result.error, updatedAt: at });
+      if (!recorded) this.options.logger.warn("test delivery outcome not recorded: the lease was lost", { eventId: event.id, channelId: channel.id });
+      this.#logAttempt(channel, event, { attempt: 1, status, error: result.error });
+    } finally {
+      this.#recording.delete(key);
+    }
     return { event, result };
   }
 
@@ -262,7 +283,9 @@ export class Deliverer {
     let nextAttemptAt = now;
     let lastError = outcome.error;
     if (!outcome.delivered) {
-      const wait = retryMs[attempts - 1];
+      // A test event left to another process by one that died (CONTRACT §6: a failed test delivery is
+      // not retried) gets this one attempt.
+      const wait = event.type === "test" ? undefined : retryMs[attempts - 1];
       if (outcome.gone) {
         status = "failed";
         lastError = `${outcome.error}: the endpoint is gone, so the channel was disabled`;
@@ -283,27 +306,6 @@ export class Deliverer {
     // The channel's health was written with the outcome (one transaction): a crash cannot part them.
     if (!recorded) logger.warn("delivery outcome not recorded: the lease was lost", { eventId: event.id, channelId: channel.id });
     else this.#logAttempt(channel, event, { attempt: attempts, status, error: lastError, attemptError: outcome.error });
-  }
-
-  /**
-   * What a test delivery's attempt tells about its channel (CONTRACT §23): its health moves (a
-   * delivery's moves with its outcome, in the store), every failed attempt is logged at `warn` (the last
-   * one too, with willRetry: false), and a delivery that ends failed is logged at `error` besides. The errors are already without the channel's secrets (never a URL,
-   * header or key of it): the attempt's own on the `warn` line, the delivery's (why it was given up)
-   * on the `error` line.
-   */
-  async #recordHealth(
-    channel: ChannelRecord,
-    event: EventRecord,
-    outcome: { attempt: number; status: DeliveryRecord["status"]; error: string | null; attemptError?: string | null; at: number },
-  ): Promise<void> {
-    const { store, logger } = this.options;
-    this.#logAttempt(channel, event, outcome);
-    try {
-      await store.channels.recordAttempt(channel.id, { at: outcome.at, status: outcome.status, error: outcome.status === "delivered" ? null : outcome.error });
-    } catch (error) {
-      logger.warn("could not record a channel's delivery health", { channelId: channel.id, error });
-    }
   }
 
   /** An attempt that failed, at `warn`; a delivery that ends failed, at `error` besides (see #recordHealth). */

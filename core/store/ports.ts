@@ -356,8 +356,11 @@ export interface ClaimDeliveriesOptions {
 }
 
 export interface EventStore {
-  /** Inserts an event with exactly these deliveries (a channel test). */
-  insert(event: EventRecord, deliveries: DeliveryRecord[]): Promise<void>;
+  /**
+   * Inserts an event with exactly these deliveries (a channel test), leased to `leaseOwner` when given
+   * (until their nextAttemptAt, as {@link EventStore.claimDueDeliveries} leases them).
+   */
+  insert(event: EventRecord, deliveries: DeliveryRecord[], options?: { leaseOwner?: string }): Promise<void>;
   /** Newest first, with their deliveries. */
   list(scope: Scope, query: EventListQuery): Promise<EventWithDeliveries[]>;
   get(scope: Scope, id: string): Promise<EventWithDeliveries | null>;
