@@ -94,7 +94,7 @@ export function memoryEvents(state: MemoryState): EventStore {
       }
     },
     async list(scope, { limit, beforeSeq, beforeId, beforeCreatedAt }) {
-      let createdBefore = Infinity;
+      let createdBefore = Infinity; // (inclusive)
       if (beforeId !== undefined) {
         const named = state.events.get(beforeId);
         if (named && inScope(named, scope)) beforeSeq = named.seq;
@@ -116,7 +116,7 @@ export function memoryEvents(state: MemoryState): EventStore {
       for (let i = high - 1; i >= 0 && page.length < limit; i--) {
         const event = bySeq[i]!;
         // (Only as it is stored now: never one pruned since, nor an id stored again.)
-        if (inScope(event, scope) && event.createdAt < createdBefore && state.events.get(event.id) === event) page.push(withDeliveries(event));
+        if (inScope(event, scope) && event.createdAt <= createdBefore && state.events.get(event.id) === event) page.push(withDeliveries(event));
       }
       return page;
     },

@@ -93,7 +93,7 @@ export function sqlEvents(db: Executor): EventStore {
       if (query.beforeId !== undefined) {
         const named = await db.execute("SELECT seq FROM events WHERE id = ? AND organization_id = ? AND mode = ?", [query.beforeId, scope.organizationId, scope.mode]);
         if (named.rows[0]) position = Number(named.rows[0].seq);
-        else if (query.beforeCreatedAt !== undefined) [after, position] = ["created_at < ?", query.beforeCreatedAt];
+        else if (query.beforeCreatedAt !== undefined) [after, position] = ["created_at <= ?", query.beforeCreatedAt];
         else return [];
       }
       const { rows } = await db.execute(

@@ -151,10 +151,7 @@ function spkiOf(cert: X509Certificate): Uint8Array {
  * would otherwise cost seconds of signature checks. Beyond this many, or with an RSA key larger than
  * any CA uses, a signature is taken as not verifying: nothing honest comes near either bound.
  */
-/**
- * The signatures DANE judgement may check; one budget serves a whole check (every address of it), so
- * that a zone of many keys and a host of many addresses do not multiply each other.
- */
+/** The signatures DANE judgement of one chain may check: a zone of many keys costs a bounded few. */
 export class SignatureBudget {
   static readonly MAX_VERIFICATIONS = 32;
   #left = SignatureBudget.MAX_VERIFICATIONS;

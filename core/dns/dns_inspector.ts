@@ -125,10 +125,10 @@ export class DnsInspector {
           if (tlsa) {
             const tlsaFinding = this.#kept("TLSA", target.domain, await tlsa, previous?.tlsa);
             if (tlsaFinding) findings.tlsa = tlsaFinding;
-            // One verdict per distinct chain and one signature budget for the check; each judged in a
-            // turn of its own, so that a host of many addresses does not hold the event loop for all.
+            // One verdict per distinct chain, each with its own signature budget (an honest pool of
+            // sixteen nodes, each with its own leaf, needs a few checks each) and in a turn of its own,
+            // so that a host of many addresses does not hold the event loop for all.
             const byChain = new Map<string, DaneVerdict>();
-            const signatures = new SignatureBudget();
             for (const endpoint of served.endpoints) {
               if (!endpoint.ders || !endpoint.details) continue;
               if (!tlsaFinding) {
@@ -139,7 +139,7 @@ export class DnsInspector {
               let verdict = byChain.get(chain);
               if (!verdict) {
                 if (byChain.size > 0) await new Promise((resolve) => setImmediate(resolve));
-                verdict = judgeDane(tlsaFinding, target.domain, endpoint, signatures);
+                verdict = judgeDane(tlsaFinding, target.domain, endpoint, new SignatureBudget());
                 byChain.set(chain, verdict);
               }
               dane.set(endpoint.address, verdict);

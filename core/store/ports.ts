@@ -328,7 +328,8 @@ export interface EventListQuery {
   /**
    * The same position named by an event of the scope (the API's cursor: a seq counts every
    * organization's events, which a cursor must not tell). When no such event is stored (pruned since,
-   * or another scope's), the events created before `beforeCreatedAt`; without it, none.
+   * or another scope's), the events created at or before `beforeCreatedAt` (one of that very
+   * millisecond may come again, none is passed over); without it, none.
    */
   beforeId?: string;
   /** Where the page continues when the event `beforeId` names is gone: its creation time. */

@@ -152,10 +152,17 @@ function canIssue(cert: Certificate, now: number, below: Below): boolean {
   return forServers(cert) && understood(cert);
 }
 
-/** Whether every critical extension of `cert` is one browsers process ({@link UNDERSTOOD_CRITICAL}). */
+/**
+ * Whether every critical extension of `cert` is one browsers process ({@link UNDERSTOOD_CRITICAL});
+ * Microsoft's application policies (which Active Directory Certificate Services writes, often
+ * critical) count as processed beside an extended key usage, as Chromium takes them.
+ */
 function understood(cert: Certificate): boolean {
-  return cert.extensions.every((ext) => !ext.critical || UNDERSTOOD_CRITICAL.has(ext.type));
+  const hasUsages = cert.extensions.some((ext) => ext.type === id_ce_extKeyUsage);
+  return cert.extensions.every((ext) => !ext.critical || UNDERSTOOD_CRITICAL.has(ext.type) || (hasUsages && ext.type === MS_APPLICATION_POLICIES));
 }
+
+const MS_APPLICATION_POLICIES = "1.3.6.1.4.1.311.21.10";
 
 /**
  * When an untrusted chain may next be judged otherwise by time alone: the earliest notBefore still to
