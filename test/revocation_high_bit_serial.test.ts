@@ -129,6 +129,6 @@ test("API: a revoked leaf whose serial has its top bit set shows revoked, with o
 test("a CRL listing a serial with its top bit set revokes that leaf, and only that one", async () => {
   const der = await crl({ issuer: ca, revoked: [{ serial: "008f0102030405060708090a0b0c0d0e", reason: 1 }] });
   const issuer = new Certificate(ca.certPem);
-  expect(verifyCrl(der, { leaf: new Certificate(revoked.certPem), issuer, now: Date.now() })).toMatchObject({ status: "revoked", source: "crl", reason: "keyCompromise" });
-  expect(verifyCrl(der, { leaf: new Certificate(good.certPem), issuer, now: Date.now() })).toMatchObject({ status: "good", source: "crl" });
+  expect(await verifyCrl(der, { leaf: new Certificate(revoked.certPem), issuer, now: Date.now() })).toMatchObject({ status: "revoked", source: "crl", reason: "keyCompromise" });
+  expect(await verifyCrl(der, { leaf: new Certificate(good.certPem), issuer, now: Date.now() })).toMatchObject({ status: "good", source: "crl" });
 });

@@ -9,6 +9,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createIntermediateCa, createLeaf, createRootCa, type Issued } from "./support/pki.ts";
 import { crl, startResponder, type Responder } from "./support/revocation.ts";
 import { checkerFor } from "./support/revocation_harness.ts";
+import { meterEventLoop } from "./support/event_loop_meter.ts";
+import { SHA256_RSA, seq, tlv, utcTime } from "./support/forged_certs.ts";
 
 let ca: Issued;
 let responder: Responder;
@@ -43,3 +45,54 @@ test("a CRL of 4,000 entries: the serial it lists near its end is revoked, with 
     await close();
   }
 });
+
+/** A CRL of `count` entries (serials 0x10_0000 on, one reason code in ten), signed by `issuer` (RSA), written by hand: the generator takes minutes for this many. */
+async function handMadeCrl(issuer: Issued, count: number): Promise<Uint8Array> {
+  const yymmdd = (at: number) => new Date(at).toISOString().slice(2, 19).replace(/[-T:]/g, "") + "Z";
+  const revokedAt = utcTime(yymmdd(Date.now() - 86_400_000));
+  const reason = seq(seq(tlv(0x06, Buffer.from([0x55, 0x1d, 0x15])), tlv(0x04, tlv(0x0a, Buffer.from([1])))));
+  const entries: Buffer[] = [];
+  for (let i = 0; i < count; i++) {
+    const serial = Buffer.alloc(4);
+    serial.writeUInt32BE(0x100000 + i);
+    entries.push(seq(tlv(0x02, serial), revokedAt, ...(i % 10 === 0 ? [reason] : [])));
+  }
+  const tbs = seq(
+    tlv(0x02, Buffer.from([1])),
+    SHA256_RSA,
+    Buffer.from(issuer.cert.subjectName.toArrayBuffer()),
+    utcTime(yymmdd(Date.now() - 60_000)),
+    utcTime(yymmdd(Date.now() + 86_400_000)),
+    seq(...entries),
+  );
+  const key = await crypto.subtle.importKey("pkcs8", await crypto.subtle.exportKey("pkcs8", issuer.keys.privateKey), { name: "RSASSA-PKCS1-v1_5", hash: "SHA-256" }, false, ["sign"]);
+  const signature = Buffer.from(await crypto.subtle.sign("RSASSA-PKCS1-v1_5", key, tbs));
+  return new Uint8Array(seq(tbs, SHA256_RSA, tlv(0x03, Buffer.from([0]), signature)));
+}
+
+test("a CRL of 200,000 entries is read without holding the event loop for the whole list", async () => {
+  const rsaCa = await createIntermediateCa(await createRootCa(), { keyType: "rsa" });
+  const stallOf = async (count: number, serial: string) => {
+    const body = await handMadeCrl(rsaCa, count);
+    const path = `/hand-${count}.crl`;
+    responder.answer = (request) => (request.path === path ? { body } : { status: 404 });
+    const leaf = await createLeaf({ issuer: rsaCa, dnsNames: [`crl-${count}.test`], serial, crlUrls: [`${responder.url}${path}`] });
+    const { ask, close } = checkerFor({ timeoutMs: 20_000 });
+    try {
+      const meter = meterEventLoop(2);
+      const state = await ask(leaf, rsaCa);
+      return { state, stall: meter.stop().longestMs, bytes: body.length };
+    } finally {
+      await close();
+    }
+  };
+  await stallOf(10, "0a0b0c0c"); // warm-up: the first read compiles what the others reuse
+  const honest = await stallOf(10, "0a0b0c0d");
+  // The last entry's serial: revoked, reason keyCompromise (one in ten carries it; 199,990 does).
+  const large = await stallOf(200_000, (0x100000 + 199_990).toString(16));
+  expect(honest.state.status).toBe("good");
+  expect(large.bytes).toBeGreaterThan(4_000_000);
+  expect(large.state).toMatchObject({ status: "revoked", source: "crl", reason: "keyCompromise" });
+  console.log(`longest stall: ${Math.round(large.stall)} ms for ${large.bytes} bytes of CRL, ${Math.round(honest.stall)} ms for a CRL of 10`);
+  expect(large.stall).toBeLessThan(Math.max(150, 10 * honest.stall));
+}, 60_000);

@@ -34,7 +34,7 @@ const REMOVE_FROM_CRL = 8;
  * limits it to CA or attribute certificates, some reasons, another distribution point, or entries of
  * other issuers (RFC 5280 §5.2, §6.3.3).
  */
-export function readCrl(der: Uint8Array, options: { issuer: Certificate; now: number; url?: string }): VerifiedCrl {
+export async function readCrl(der: Uint8Array, options: { issuer: Certificate; now: number; url?: string }): Promise<VerifiedCrl> {
   const { issuer, now } = options;
   let crl: CertificateList;
   let issuerName: string;
@@ -58,7 +58,7 @@ export function readCrl(der: Uint8Array, options: { issuer: Certificate; now: nu
   const nextUpdate = crl.tbsCertList.nextUpdate?.getTime().getTime();
   assertCurrent("CRL", thisUpdate, nextUpdate, now);
   checkScope(crl.tbsCertList.crlExtensions ?? [], options.url);
-  return { issuerName, thisUpdate, nextUpdate, revoked: parts.entries ? revokedEntries(der, parts.entries) : new Map() };
+  return { issuerName, thisUpdate, nextUpdate, revoked: parts.entries ? await revokedEntries(der, parts.entries) : new Map() };
 }
 
 /** A CRL split for reading: its TBSCertList as signed, the list without its entries, and where they are. */
@@ -102,13 +102,24 @@ function crlParts(der: Uint8Array): CrlParts {
 }
 
 const OID_REASON_CODE = Uint8Array.of(0x55, 0x1d, 0x15);
+/** How long reading a CRL's entries may hold the event loop before it lets a turn go by. */
+const SLICE_MS = 4;
 const OID_INVALIDITY_DATE = Uint8Array.of(0x55, 0x1d, 0x18);
 
-/** The revoked serials of a CRL's revokedCertificates (RFC 5280 §5.1.2.6, §5.3), removeFromCRL left out. */
-function revokedEntries(der: Uint8Array, list: Tlv): VerifiedCrl["revoked"] {
+/**
+ * The revoked serials of a CRL's revokedCertificates (RFC 5280 §5.1.2.6, §5.3), removeFromCRL left
+ * out; read a few milliseconds at a time (20 MiB of CRL is hundreds of thousands of entries, about a
+ * second of reading), the event loop serving a turn between.
+ */
+async function revokedEntries(der: Uint8Array, list: Tlv): Promise<VerifiedCrl["revoked"]> {
   const revoked: VerifiedCrl["revoked"] = new Map();
+  let sliceStart = performance.now();
   try {
-    for (let at = list.valueStart; at < list.end; ) {
+    for (let at = list.valueStart, read = 0; at < list.end; read++) {
+      if (read % 256 === 255 && performance.now() - sliceStart > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStart = performance.now();
+      }
       const entry = readTlv(der, at, list.end);
       at = entry.end;
       const serial = readTlv(der, entry.valueStart, entry.end);
@@ -193,7 +204,7 @@ export function crlAnswer(crl: VerifiedCrl, options: { leaf: Certificate; now: n
   return { ...base, status: "revoked", revokedAt: entry.revokedAt, reason: entry.reason };
 }
 
-/** Reads and verifies a DER CRL and answers for `leaf`. Throws {@link RevocationFailure} otherwise. */
-export function verifyCrl(der: Uint8Array, options: { leaf: Certificate; issuer: Certificate; now: number }): RevocationAnswer {
-  return crlAnswer(readCrl(der, options), options);
+/** Reads and verifies a DER CRL and answers for `leaf`. Rejects with {@link RevocationFailure} otherwise. */
+export async function verifyCrl(der: Uint8Array, options: { leaf: Certificate; issuer: Certificate; now: number }): Promise<RevocationAnswer> {
+  return crlAnswer(await readCrl(der, options), options);
 }
