@@ -4,7 +4,7 @@
  * leaf padded to ~91 KB by one opaque extension, under 199 TLSA records: 32 "2 1 0" ones, each a
  * distinct 8,192-bit RSA key with exponent 2^33-1 (each a full verification of the leaf's signature),
  * and 167 "3 0 2" ones (SHA-512 of the whole leaf, none matching). A check judges each distinct chain
- * once, in a turn of its own, with one signature budget for the check, each certificate hashed once a
+ * once, in a turn of its own, with a signature budget of its own, each certificate hashed once a
  * selector and matching type. Yardstick: the same sixteen endpoints with an honest certificate and one
  * TLSA record. Revocation is off in both worlds so that only DANE is measured.
  */

@@ -184,7 +184,7 @@ export class Deliverer {
       const status = result.delivered ? "delivered" : "failed";
       // The outcome and the channel's health in one write, as a queued delivery's.
       const recorded = await store.events.completeDelivery(owner, { eventId: event.id, channelId: channel.id, status, attempts: 1, nextAttemptAt: at, lastError: result.error, updatedAt: at });
-      if (!recorded) this.options.logger.warn("test delivery outcome not recorded: the lease was lost", { eventId: event.id, channelId: channel.id });
+      if (!recorded) this.options.logger.warn("test delivery outcome not recorded: the channel was deleted, or the lease was lost", { eventId: event.id, channelId: channel.id });
       this.#logAttempt(channel, event, { attempt: 1, status, error: result.error });
     } finally {
       this.#recording.delete(key);
