@@ -95,6 +95,17 @@ describe("revocation: OCSP answers that must not be believed", () => {
     responder.answer = () => ({ body: new Uint8Array([0x30, 0x84, 0xff, 0xff, 0xff, 0xff, 0x01]) });
     await expectUnavailable(leaf, /not a DER OCSP response/);
   });
+
+  test("an answer carrying dozens of certificates is refused before it is parsed; one carrying two is read", async () => {
+    // Parsing costs about a millisecond a certificate: 64 KB of them at every ask held the event loop.
+    const leaf = await leafWith("crowded.test", { ocsp: "/ocsp" });
+    responder.answer = () => ({ body: ocspAnswer({ leaf, issuer: ca, status: { good: true }, extraCertificates: Array.from({ length: 40 }, () => otherCa) }) });
+    await expectUnavailable(leaf, /carries 40 certificates/);
+    responder.answer = () => ({ body: ocspAnswer({ leaf, issuer: ca, status: { good: true }, extraCertificates: [ca, root] }) });
+    const { ask, close } = checkerFor();
+    expect(await ask(leaf, ca)).toMatchObject({ status: "good", source: "ocsp" });
+    await close();
+  });
 });
 
 describe("revocation: responders that misbehave on the wire", () => {

@@ -18,6 +18,7 @@ import {
 } from "@peculiar/asn1-ocsp";
 import { Certificate, x509 } from "../tls/x509.ts";
 import { sameName } from "../tls/mod.ts";
+import { DerError, readTlv } from "../base/der.ts";
 import { digest, HASH_OIDS, issuerIdentity, serialBytes, serialOf } from "./_issuer_id.ts";
 import { signatureVerifies } from "./_signature.ts";
 import {
@@ -49,6 +50,30 @@ export function ocspRequest(leaf: Certificate, issuer: Certificate): Uint8Array 
  * Reads and verifies a DER OCSP response about `leaf`. Throws {@link RevocationFailure} for anything
  * that is not a current, correctly signed answer about exactly this certificate.
  */
+/** Certificates an answer may carry: the responder's own and the CAs above it. */
+const MAX_CERTIFICATES = 8;
+
+/** How many certificates a BasicOCSPResponse's `certs` holds (RFC 6960 §4.2.1), read from its DER. */
+function certificatesCarried(der: Uint8Array): number {
+  try {
+    const basic = readTlv(der, 0, der.length);
+    let at = basic.valueStart;
+    for (let index = 0; at < basic.end; index++) {
+      const element = readTlv(der, at, basic.end);
+      at = element.end;
+      if (index < 3 || element.tag !== 0xa0) continue; // tbsResponseData, signatureAlgorithm, signature
+      const list = readTlv(der, element.valueStart, element.end);
+      let count = 0;
+      for (let inner = list.valueStart; inner < list.end; count++) inner = readTlv(der, inner, list.end).end;
+      return count;
+    }
+    return 0;
+  } catch (error) {
+    if (error instanceof DerError) return 0; // left to the parser, which refuses what is no answer
+    throw error;
+  }
+}
+
 export function verifyOcspResponse(
   der: Uint8Array,
   options: { leaf: Certificate; issuer: Certificate; now: number; source: RevocationSource },
@@ -64,7 +89,12 @@ export function verifyOcspResponse(
     if (!response.responseBytes || response.responseBytes.responseType !== id_pkix_ocsp_basic) {
       throw new RevocationFailure("the answer is not a basic OCSP response");
     }
-    basic = AsnConvert.parse(response.responseBytes.response.buffer, BasicOCSPResponse);
+    const bytes = new Uint8Array(response.responseBytes.response.buffer);
+    // Counted before the answer is parsed whole: parsing costs about a millisecond a certificate, and
+    // a responder (which the monitored party may name) can send hundreds in 64 KB at every ask.
+    const carried = certificatesCarried(bytes);
+    if (carried > MAX_CERTIFICATES) throw new RevocationFailure(`the answer carries ${carried} certificates (a responder sends its own and few more)`);
+    basic = AsnConvert.parse(bytes, BasicOCSPResponse);
   } catch (error) {
     if (error instanceof RevocationFailure) throw error;
     throw new RevocationFailure("the answer is not a DER OCSP response");

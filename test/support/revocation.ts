@@ -43,6 +43,8 @@ export interface OcspAnswerOptions {
   serial?: string;
   /** Corrupt the signature after signing. */
   breakSignature?: boolean;
+  /** More certificates carried in the answer (beside a delegated responder's own). */
+  extraCertificates?: Issued[];
 }
 
 function keyBits(issued: Issued): Buffer {
@@ -98,7 +100,10 @@ export function ocspAnswer(options: OcspAnswerOptions): Uint8Array {
     tbsResponseData: data,
     signatureAlgorithm: algorithm,
     signature,
-    certs: signer === options.issuer ? undefined : [AsnConvert.parse(signer.cert.rawData, AsnCertificate)],
+    certs: ((certs) => (certs.length === 0 ? undefined : certs.map((cert) => AsnConvert.parse(cert.cert.rawData, AsnCertificate))))([
+      ...(signer === options.issuer ? [] : [signer]),
+      ...(options.extraCertificates ?? []),
+    ]),
   });
   const response = new OCSPResponse({
     responseStatus: OCSPResponseStatus.successful,
