@@ -26,7 +26,10 @@ afterAll(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
 
-const tick = () => new Promise((resolve) => setTimeout(resolve, 10));
+/** Resolves once `done()` holds (checked every 5 ms), or after 10 s: the expectations then say what was not so. */
+async function until(done: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 10_000; !done() && Date.now() < deadline; ) await new Promise((resolve) => setTimeout(resolve, 5));
+}
 
 function deliverer(store: Store, clock: FakeClock, transports: Transports, owner: string) {
   return new Deliverer({ store, clock, logger: silentLogger, transports, retryMs: [60_000], mailFrom: "a@b.test", owner, timeoutMs: 10_000, pollMs: 1000, concurrency: 4 });
@@ -42,13 +45,17 @@ async function scenario(store: Store, enabled: boolean) {
   // The first process sends the test; its attempt never comes back (the process dies mid-attempt).
   const dead = heldTransport();
   void deliverer(store, clock, dead.transports, "proc_dead").sendTest(channel);
-  await tick();
+  await until(() => dead.held.length > 0);
   expect(dead.held).toHaveLength(1);
   // The next process, once the lease ran out.
   clock.advance(deliveryLeaseMs(10_000) + 1);
   const next = heldTransport();
-  const running = deliverer(store, clock, next.transports, "proc_next").loop.runDue();
-  await tick();
+  let finished = false;
+  const running = deliverer(store, clock, next.transports, "proc_next")
+    .loop.runDue()
+    .finally(() => (finished = true));
+  // Sent once more (held until answered), or the run over without sending.
+  await until(() => next.held.length > 0 || finished);
   const sentAgain = next.held.length;
   for (const h of next.held.splice(0)) h.answer({ status: 200, retryAfterMs: null });
   await running;
@@ -86,7 +93,7 @@ for (const [name, open] of [
       await store.channels.insert(channel, { limit: 10 });
       const { transports, held } = heldTransport();
       const sending = deliverer(store, new FakeClock(NOW), transports, "proc_live").sendTest(channel);
-      await tick();
+      await until(() => held.length > 0);
       held.shift()!.answer({ status: 200, retryAfterMs: null });
       expect((await sending).result.delivered).toBe(true);
       const [event] = await store.events.list(scope, { limit: 1 });
