@@ -61,6 +61,14 @@ interface ParsedChain {
  */
 const RECENT_CHAINS = 32;
 
+/**
+ * Which rules judged a stored chain, kept with the roots' id: a release that judges chains otherwise
+ * (names compared as RFC 5280 compares them, critical extensions, constraint bounds, validity read
+ * from the DER) moves it, so that every chain judged before is judged again once, at its next check,
+ * rather than kept until it changes.
+ */
+const CHAIN_RULES = "r2";
+
 export class TlsCertificateSource implements CertificateSource {
   readonly #revocation: LeafRevocation;
   readonly #turns = new Turns();
@@ -132,8 +140,9 @@ export class TlsCertificateSource implements CertificateSource {
       (known?.fingerprint === fingerprint ? known : undefined) ??
       known?.endpoints?.find((endpoint) => endpoint.fingerprint === fingerprint && endpoint.details);
     // Details stored before ARI lack the leaf's certID, and those judged against other roots (or
-    // stored before roots were named) may be judged otherwise now: parse them once more.
-    const trust = this.options.trust.id;
+    // stored before roots were named), or by rules since changed, may be judged otherwise now: parse
+    // them once more.
+    const trust = `${this.options.trust.id}/${CHAIN_RULES}`;
     if (prior?.details && now <= (prior.details.pathValidUntil ?? Infinity) && prior.details.ariCertId !== undefined && prior.details.trust === trust) {
       // The stored details object itself when it is the certificate-level one: nothing to rewrite.
       const base =
