@@ -30,7 +30,7 @@ describe("refusedAddressReason()", () => {
   test("names the kind of address refused", () => {
     expect(refusedAddressReason("127.0.0.1")).toBe("a loopback address");
     expect(refusedAddressReason("100.64.0.1")).toBe("a carrier-grade NAT address");
-    expect(refusedAddressReason("::ffff:10.0.0.1")).toBe("a private address (embedded in ::ffff:10.0.0.1)");
+    expect(refusedAddressReason("::ffff:10.0.0.1")).toBe("a private address (within an IPv6 address)");
   });
 });
 

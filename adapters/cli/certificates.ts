@@ -3,6 +3,7 @@
  * goes through the API's own operation (POST /v1/certificates, DELETE /v1/certificates/{id}) as an
  * owner of the organization, so the rules, the retrieval and the errors are the route's.
  */
+import { isIP } from "node:net";
 import { CertkeeperError, relativeDays, type CertificateRecord, type Mode } from "../../core/base/mod.ts";
 import type { Operation } from "../../core/operations/mod.ts";
 import type { Wired } from "../wiring/mod.ts";
@@ -21,8 +22,14 @@ const PAGE = 500;
 
 /** `DOMAIN[:PORT]` into the add body's fields; the route judges both (invalid_domain, a bad port). */
 export function targetFields(target: string): { domain: string; port?: number } {
-  const match = /^(.+):(\d{1,6})$/.exec(target.trim());
-  return match ? { domain: match[1]!, port: Number(match[2]) } : { domain: target.trim() };
+  const text = target.trim();
+  // An address is read whole (the route then says an address is not monitored by name), never cut at
+  // its last colon; an IPv6 one with a port is written in brackets.
+  if (isIP(text) !== 0) return { domain: text };
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,6}))?$/.exec(text);
+  if (bracketed) return bracketed[2] === undefined ? { domain: bracketed[1]! } : { domain: bracketed[1]!, port: Number(bracketed[2]) };
+  const match = /^(.+):(\d{1,6})$/.exec(text);
+  return match ? { domain: match[1]!, port: Number(match[2]) } : { domain: text };
 }
 
 /** `--tags a,b` as a list; the route judges each tag. */

@@ -71,7 +71,8 @@ export async function runCheck({ config, args, flags }: CommandContext): Promise
 /** `DOMAIN[:PORT]`, normalized; a usage error (exit 3) naming what to write instead. */
 function parseTarget(input: string, defaultPort = 443): Pick<Target, "domain" | "port"> {
   const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(input);
-  const match = bracketed ?? /^(.*?)(?::(\d+))?$/.exec(input)!;
+  // A bare IPv6 address is read whole, never cut at its last colon.
+  const match = bracketed ?? (isIP(input) === 6 ? [input, input, undefined] : /^(.*?)(?::(\d+))?$/.exec(input)!);
   const host = match[1]!;
   const port = match[2] === undefined ? defaultPort : Number(match[2]);
   if (isIP(host) !== 0 || isIP(input) !== 0) {

@@ -7,7 +7,7 @@ import { isIP } from "node:net";
 import tls from "node:tls";
 import type { Agent } from "undici/index.js";
 import type buildConnector from "undici/types/connector.d.ts";
-import { connectGuarded, deadline, NetFailure, retryAfterMs } from "../../core/net/mod.ts";
+import { connectGuarded, deadline, hostPort, NetFailure, retryAfterMs } from "../../core/net/mod.ts";
 import { loadUndici, type Undici } from "./undici.ts";
 import type { ResolveRule } from "../../core/config/mod.ts";
 import type { HttpResult, HttpTransport, OutgoingHttpRequest } from "../../core/notify/mod.ts";
@@ -150,7 +150,7 @@ export function guardedConnector(options: Pick<HttpTransportOptions, "trust" | "
       },
       (error: unknown) => {
         clearTimeout(timer);
-        callback(asNetFailure(error, `${host}:${port}`), null);
+        callback(asNetFailure(error, hostPort(host, port)), null);
       },
     );
   };

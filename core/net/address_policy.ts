@@ -19,7 +19,8 @@ export function refusedAddressReason(address: string): string | null {
     const embedded = embeddedIpv4(v6);
     if (embedded) {
       const reason = refusedAddressReason(embedded.toString());
-      return reason ? `${reason} (embedded in ${address})` : null;
+      // The kind only, never the address: a refusal must not map the server's network for its caller.
+      return reason ? `${reason} (within an IPv6 address)` : null;
     }
     const range = v6.range();
     return range === "unicast" ? null : describe(range);
@@ -69,4 +70,9 @@ function describe(range: string): string {
     broadcast: "a broadcast address",
   };
   return names[range] ?? `a reserved address (${range})`;
+}
+
+/** `host:port`, an IPv6 address in brackets (RFC 3986): `[::1]:443`, never `::1:443`. */
+export function hostPort(host: string, port: number | string): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]:${port}` : `${host}:${port}`;
 }

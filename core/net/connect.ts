@@ -8,6 +8,7 @@ import net from "node:net";
 import tls from "node:tls";
 import { NetFailure, resolveVetted, type ResolverOptions } from "./resolver.ts";
 import { socketReady, untilAborted } from "./socket_ready.ts";
+import { hostPort } from "./address_policy.ts";
 
 export interface ConnectOptions extends ResolverOptions {
   host: string;
@@ -23,7 +24,7 @@ export interface ConnectOptions extends ResolverOptions {
 /** Resolves, vets and connects; the socket is connected (and handshaken, with TLS) when it resolves. */
 export async function connectGuarded(options: ConnectOptions): Promise<net.Socket> {
   const { host, port, signal } = options;
-  const addresses = await untilAborted(resolveVetted(host, options), signal, `${host}:${port}`);
+  const addresses = await untilAborted(resolveVetted(host, options), signal, hostPort(host, port));
   let lastFailure: NetFailure | undefined;
   for (const { address } of addresses) {
     try {
@@ -42,5 +43,5 @@ function connectAddress(address: string, options: ConnectOptions): Promise<net.S
     ? tls.connect({ servername: host, ...options.tls, host: address, port })
     : net.connect({ host: address, port });
   options.onSocket?.(socket);
-  return socketReady(socket, { signal, peer: `${host}:${port}`, target: `${host}:${port}` });
+  return socketReady(socket, { signal, peer: hostPort(host, port), target: hostPort(host, port) });
 }

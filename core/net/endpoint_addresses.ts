@@ -21,8 +21,10 @@ export interface EndpointAddress {
 export async function endpointAddresses(host: string, options: ResolverOptions): Promise<EndpointAddress[]> {
   const resolved = await resolveHost(host, options.rules);
   if (resolved.length === 1) {
-    // One address (the common case, and every IP literal): nothing to order or deduplicate.
-    const { address, family } = resolved[0]!;
+    // One address (the common case, and every IP literal): nothing to order or deduplicate, but
+    // written as several are (an IPv6 address in its canonical form, whatever the rule spelled).
+    const { family } = resolved[0]!;
+    const address = ipaddr.parse(resolved[0]!.address).toString();
     return [{ address, family, refused: options.allowPrivateTargets ? null : refusedAddressReason(address) }];
   }
   const distinct = new Map<string, { address: string; family: 4 | 6; bytes: number[] }>();

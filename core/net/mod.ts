@@ -1,5 +1,5 @@
 /** Reaching targets: name resolution with overrides, the private-address guard, guarded connects. */
-export { isLoopbackAddress, refusedAddressReason } from "./address_policy.ts";
+export { hostPort, isLoopbackAddress, refusedAddressReason } from "./address_policy.ts";
 export { ConnectionBudget, type Connections } from "./connection_budget.ts";
 export { connectGuarded, type ConnectOptions } from "./connect.ts";
 export { deadline, preciseNow, type Deadline, type DeadlineOptions } from "./deadline.ts";
