@@ -39,11 +39,9 @@ function reasonInvalid(input: string): string | null {
   // URL and IDNA processing would decode "%6d" or drop a "\\" and what follows: the name must be as it is.
   const strange = [...input.toLowerCase()].find((c) => c < "\u0080" && !/[a-z0-9.-]/.test(c));
   if (strange !== undefined) return `character ${quote(strange)} is not allowed: a host name has only letters, digits, hyphens and dots`;
-  const ascii = toAscii(input);
-  if (!ascii) return "it is not a valid host name";
-  if (!sameName(input, ascii)) {
-    return "it contains characters that name processing would change into others (full-width letters, invisible characters, other dots): write the name as it is";
-  }
+  const written = asWritten(input);
+  if ("why" in written) return written.why;
+  const { ascii } = written;
   if (ascii.length > 253) return "it is longer than 253 characters";
   const labels = ascii.split(".");
   if (labels.length < 2) {
@@ -63,21 +61,48 @@ function reasonInvalid(input: string): string | null {
 }
 
 /**
- * Whether the punycode form names what the caller wrote, up to case and Unicode normalization: IDNA
- * maps full-width letters to ASCII, drops soft hyphens and zero-width characters, turns "。" into a
- * dot. Such a name would be stored as another one than given, so it is refused.
+ * The ASCII (punycode) form of a name, when it names what the caller wrote, up to case and Unicode
+ * normalization (NFC): IDNA maps full-width letters to ASCII, drops soft hyphens and zero-width
+ * characters, turns "。" into a dot, reads the Kelvin sign as "k" and the long s as "s". Such a name
+ * would be stored as another one than given, so it is refused, with why. Each label is compared on
+ * its own: one may be written in its ASCII form (`xn--…`) beside others in Unicode.
  */
-function sameName(input: string, ascii: string): boolean {
-  const name = input.toLowerCase().replace(/\.$/, "");
-  if (/^[a-z0-9.-]*$/.test(name)) return true;
-  return domainToUnicode(ascii) === name.normalize("NFC");
+function asWritten(input: string): { ascii: string } | { why: string } {
+  const changed = "it contains characters that name processing would change into others (full-width letters, invisible characters, other dots): write the name as it is";
+  // A character that case or normalization would turn into an ASCII one (the Kelvin sign is "k"):
+  // not the name as written, though IDNA would take it.
+  if ([...input].some((c) => c >= "\u0080" && /^[\x00-\x7f]+$/.test(lowerEach(c.normalize("NFC"))))) return { why: changed };
+  const ascii = toAscii(input);
+  if (!ascii) return { why: "it is not a valid host name" };
+  const given = lowerEach(input.normalize("NFC")).replace(/\.$/, "").split(".");
+  const stored = ascii.split(".");
+  if (given.length !== stored.length) return { why: changed };
+  const same = given.every((label, i) => label === stored[i] || label === domainToUnicode(stored[i]!));
+  return same ? { ascii } : { why: changed };
+}
+
+/** Lower case, a character at a time: a Σ is a σ wherever it stands, as IDNA maps it (no final ς). */
+function lowerEach(text: string): string {
+  return /^[\x00-\x7f]*$/.test(text) ? text.toLowerCase() : [...text].map((c) => c.toLowerCase()).join("");
 }
 
 function toAscii(input: string): string | null {
-  const name = input.toLowerCase().replace(/\.$/, "");
+  const name = lowerEach(input).replace(/\.$/, "");
   if (/^[a-z0-9.-]*$/.test(name)) return name;
-  const ascii = domainToASCII(name);
-  return ascii === "" ? null : ascii.replace(/\.$/, "");
+  // IDNA maps case itself (UTS #46): Σ to σ, never to a final ς as JavaScript's lower case would.
+  const ascii = domainToASCII(input.replace(/\.$/, ""));
+  return ascii === "" ? null : ascii;
+}
+
+/**
+ * A list filter's text as stored names are written: a name (or part of one) typed in Unicode searches
+ * their ASCII form; what cannot be converted is searched as typed (and finds nothing stored).
+ */
+export function searchableDomain(text: string): string {
+  const lower = lowerEach(text);
+  if (/^[\x00-\x7f]*$/.test(lower)) return lower;
+  const ascii = domainToASCII(text);
+  return ascii === "" ? lower : ascii;
 }
 
 /**
@@ -96,9 +121,12 @@ export function normalizeConnectTo(input: unknown): string | null {
   // A zone index (`fe80::1%eth0`) names an interface of this host, not a server: refused like a port.
   if (family === 6 && !bare.includes("%")) return canonicalIpv6(bare);
   if (input === "" || /[\s/:@*%]/.test(input)) throw refuse(`value ${quote(input)} is not a host name or an IP address`);
-  const ascii = toAscii(input);
-  const labels = ascii?.split(".") ?? [];
-  if (!ascii || ascii.length > 253 || labels.some((label) => !LABEL.test(label)) || /^\d+$/.test(labels.at(-1)!)) {
+  // Taken as written, as a domain is: a name IDNA would turn into another is refused, not rewritten.
+  const written = asWritten(input);
+  if ("why" in written) throw refuse(`value ${quote(input)} is not a host name as written (${written.why.replace(/: write the name as it is$/, "")})`);
+  const { ascii } = written;
+  const labels = ascii.split(".");
+  if (ascii.length > 253 || labels.some((label) => !LABEL.test(label)) || /^\d+$/.test(labels.at(-1)!)) {
     throw refuse(`value ${quote(input)} is not a host name or an IP address`);
   }
   return ascii;

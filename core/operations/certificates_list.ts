@@ -3,6 +3,7 @@ import { Certificate, ListCertificatesQuery } from "../schemas/certificate.ts";
 import { ListEnvelope } from "../schemas/common.ts";
 import type { CertificateStatus, RenewalState } from "../base/records.ts";
 import { certificateJson, presentCertificate } from "../certificates/present.ts";
+import { searchableDomain } from "../certificates/domain_name.ts";
 import { defineOperation, renderedResult } from "./operation.ts";
 import { listPages, pageLimit } from "./_page.ts";
 
@@ -31,7 +32,8 @@ export const listCertificates = defineOperation({
       limit: limit + 1,
       after: after && { notAfter: after[0] as number, id: after[1] as string },
       statuses: query.status as CertificateStatus[] | undefined,
-      domainContains: (query.domain as string | undefined)?.toLowerCase() || undefined,
+      // Names are stored in their ASCII form: a name typed in Unicode is searched as that form.
+      domainContains: query.domain ? searchableDomain(query.domain as string) || undefined : undefined,
       tags: query.tag as string[] | undefined,
       renewalStates: query.renewal as RenewalState[] | undefined,
       now,
