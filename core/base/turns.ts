@@ -43,3 +43,35 @@ export class Turns {
     this.#waiting.shift()?.();
   };
 }
+
+/** Lets a turn of the event loop go by: whatever else was ready (a request, a delivery's answer) runs first. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * A long loop over what a remote party sent (a CRL's entries, a log's matches), a few milliseconds of
+ * it per turn of the event loop: `await slice.pause()` between steps lets a turn go by once the budget
+ * since the last one is spent.
+ *
+ * @example
+ * const slice = new TimeSlice();
+ * for (const entry of entries) { read(entry); await slice.pause(); }
+ */
+export class TimeSlice {
+  #started = performance.now();
+
+  constructor(private readonly budgetMs = 4) {}
+
+  /** Whether this slice's budget is spent. */
+  get spent(): boolean {
+    return performance.now() - this.#started > this.budgetMs;
+  }
+
+  /** A turn goes by if the budget is spent; then a new slice begins. */
+  async pause(): Promise<void> {
+    if (!this.spent) return;
+    await nextTurn();
+    this.#started = performance.now();
+  }
+}

@@ -10,6 +10,7 @@
  */
 import type { Clock } from "../base/time.ts";
 import { CLOCK_STEP_SLACK_MS, SECOND, MINUTE, DAY } from "../base/time.ts";
+import { TimeSlice } from "../base/turns.ts";
 import type { Logger } from "../base/log.ts";
 import { logEventsRaised } from "../base/journal.ts";
 import type { CtBatch, CtLogRecord, Store } from "../store/ports.ts";
@@ -44,8 +45,6 @@ export class LeaseLost extends Error {
  * events raised, a bounded piece at a time.
  */
 const MAX_RUN_MATCHES = 256;
-/** How long matching may hold the event loop before it lets a turn go by. */
-const MATCH_SLICE_MS = 4;
 
 export interface LogFollowerContext {
   store: Store;
@@ -268,14 +267,11 @@ class LogFollower {
           // Chunks already fetched follow each other as microtasks: entries that name watched domains
           // (each match an issuance and an event to build, of up to a thousand names) are matched a few
           // milliseconds at a time, the event loop serving a turn between.
-          let sliceStart = performance.now();
+          const slice = new TimeSlice();
           for (const candidate of decoded.candidates) {
             const matched = index.match(candidate.fields.dnsNames);
             if (matched.length > 0) matches.push(...matchesOf(candidate, matched, clock.now()));
-            if (performance.now() - sliceStart > MATCH_SLICE_MS) {
-              await new Promise((resolve) => setImmediate(resolve));
-              sliceStart = performance.now();
-            }
+            await slice.pause();
           }
         }
         if (this.signal.aborted) break;

@@ -13,6 +13,7 @@
 import type { CaaIdentity } from "../config/dns_settings.ts";
 import type { CertificateDetails, DaneVerdict, DnsFindings, MtaStsPolicy, Protocol } from "../base/records.ts";
 import { systemClock, type Clock } from "../base/time.ts";
+import { nextTurn } from "../base/turns.ts";
 import type { Logger } from "../base/log.ts";
 import type { Deadline } from "../net/deadline.ts";
 import type { HttpFetcher } from "../net/http_fetch.ts";
@@ -21,7 +22,6 @@ import { defaultMailDomain } from "../certificates/domain_name.ts";
 import { caaIssuerNames } from "../renewal/mod.ts";
 import { DnsFailure, type DnsClient } from "./dns_client.ts";
 import { caaClimbStarts, issuerCaaDomain, judgeCaa, relevantCaaSet, type CaaMemo, type CaaSet } from "./caa.ts";
-import { createHash } from "node:crypto";
 import { daneVerdict, lookupTlsa, SignatureBudget, type TlsaFinding } from "./dane.ts";
 import { fetchStsPolicy, lookupStsRecord, mxMatches, type StsRecord } from "./mta_sts.ts";
 
@@ -59,6 +59,8 @@ export interface ServedEndpoint {
   address: string;
   /** The chain's DER certificates, leaf first; null when the address gave none. */
   ders: readonly Uint8Array[] | null;
+  /** What tells its chain from another address's (the retrieval's fingerprint): one verdict a chain. */
+  chain: string | null;
   details: CertificateDetails | null;
 }
 
@@ -135,10 +137,10 @@ export class DnsInspector {
                 dane.set(endpoint.address, null);
                 continue;
               }
-              const chain = chainKey(endpoint.ders);
+              const chain = endpoint.chain ?? endpoint.address;
               let verdict = byChain.get(chain);
               if (!verdict) {
-                if (byChain.size > 0) await new Promise((resolve) => setImmediate(resolve));
+                if (byChain.size > 0) await nextTurn();
                 verdict = judgeDane(tlsaFinding, target.domain, endpoint, new SignatureBudget());
                 byChain.set(chain, verdict);
               }
@@ -277,13 +279,6 @@ function judgeDane(finding: TlsaFinding, domain: string, endpoint: ServedEndpoin
   const base = finding.name?.replace(/^_\d+\._tcp\./, "");
   const leafNames = endpoint.details!.subjectAlternativeNames;
   return daneVerdict(finding, { ders: endpoint.ders!, leafNames, referenceNames: base && base !== domain ? [domain, base] : [domain] }, signatures);
-}
-
-/** What tells two served chains apart: a digest of their certificates. */
-function chainKey(ders: readonly Uint8Array[]): string {
-  const hash = createHash("sha256");
-  for (const der of ders) hash.update(der).update("|");
-  return hash.digest("hex");
 }
 
 /** An `enforce` policy that names no pattern matching the host, or a served leaf that does not name the host. */

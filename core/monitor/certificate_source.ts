@@ -227,7 +227,12 @@ export class TlsCertificateSource implements CertificateSource {
 /** The outcome with what DNS says: the findings, and each answering endpoint's DANE verdict. */
 async function withDns(rest: Extract<CheckOutcome, { ok: true }>, ders: Map<string, Uint8Array[]> | undefined, dns: DnsCheck): Promise<CheckOutcome> {
   const endpoints = rest.endpoints ?? [];
-  const served = endpoints.map((endpoint) => ({ address: endpoint.address, details: endpoint.details, ders: (endpoint.details && ders?.get(endpoint.address)) || null }));
+  const served = endpoints.map((endpoint) => ({
+    address: endpoint.address,
+    details: endpoint.details,
+    ders: (endpoint.details && ders?.get(endpoint.address)) || null,
+    chain: endpoint.fingerprint,
+  }));
   const { findings, dane, caaAnswered } = await dns.finish({ details: rest.details, endpoints: served });
   return {
     ...rest,

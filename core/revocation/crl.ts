@@ -8,6 +8,7 @@ import { CertificateList, id_ce_cRLNumber, id_ce_authorityKeyIdentifier, id_ce_d
 import { x509, type Certificate } from "../tls/x509.ts";
 import { sameName } from "../tls/mod.ts";
 import { bytesEqual, derHeader, DerError, oidText, readTime, readTlv, type Tlv } from "../base/der.ts";
+import { TimeSlice } from "../base/turns.ts";
 import { serialBytes, serialOf } from "./_issuer_id.ts";
 import { signatureVerifies } from "./_signature.ts";
 import { assertCurrent, reasonName, RevocationFailure, validUntil, type RevocationAnswer } from "./revocation_answer.ts";
@@ -94,16 +95,15 @@ function crlParts(der: Uint8Array): CrlParts {
   }
   const tbsBytes = der.subarray(tbs.start, tbs.end);
   if (!entries) return { tbs: tbsBytes, shell: new Uint8Array(der), entries: null };
-  const tbsContent = concat([der.subarray(tbs.valueStart, entries.start), derHeader(0x30, 0), der.subarray(entries.end, tbs.end)]);
-  const shellTbs = concat([derHeader(0x30, tbsContent.length), tbsContent]);
+  const tbsContent = Buffer.concat([der.subarray(tbs.valueStart, entries.start), derHeader(0x30, 0), der.subarray(entries.end, tbs.end)]);
+  const shellTbs = Buffer.concat([derHeader(0x30, tbsContent.length), tbsContent]);
   const rest = der.subarray(tbs.end, list.end);
-  const shell = concat([derHeader(0x30, shellTbs.length + rest.length), shellTbs, rest]);
+  // Its own bytes (a small Buffer.concat shares a pool the parser must not read past).
+  const shell = new Uint8Array(Buffer.concat([derHeader(0x30, shellTbs.length + rest.length), shellTbs, rest]));
   return { tbs: tbsBytes, shell, entries };
 }
 
 const OID_REASON_CODE = Uint8Array.of(0x55, 0x1d, 0x15);
-/** How long reading a CRL's entries may hold the event loop before it lets a turn go by. */
-const SLICE_MS = 4;
 const OID_INVALIDITY_DATE = Uint8Array.of(0x55, 0x1d, 0x18);
 
 /**
@@ -113,13 +113,10 @@ const OID_INVALIDITY_DATE = Uint8Array.of(0x55, 0x1d, 0x18);
  */
 async function revokedEntries(der: Uint8Array, list: Tlv): Promise<VerifiedCrl["revoked"]> {
   const revoked: VerifiedCrl["revoked"] = new Map();
-  let sliceStart = performance.now();
+  const slice = new TimeSlice();
   try {
     for (let at = list.valueStart, read = 0; at < list.end; read++) {
-      if (read % 256 === 255 && performance.now() - sliceStart > SLICE_MS) {
-        await new Promise((resolve) => setImmediate(resolve));
-        sliceStart = performance.now();
-      }
+      if (read % 256 === 255) await slice.pause();
       const entry = readTlv(der, at, list.end);
       at = entry.end;
       const serial = readTlv(der, entry.valueStart, entry.end);
@@ -154,16 +151,6 @@ async function revokedEntries(der: Uint8Array, list: Tlv): Promise<VerifiedCrl["
     throw error;
   }
   return revoked;
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  const out = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.length;
-  }
-  return out;
 }
 
 const REASON_CODE = "2.5.29.21";

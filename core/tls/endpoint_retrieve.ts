@@ -7,6 +7,7 @@ import net, { isIP } from "node:net";
 import tls, { createSecureContext, type SecureContext, type TLSSocket } from "node:tls";
 import { NetFailure, type ResolverOptions } from "../net/resolver.ts";
 import { socketReady, untilAborted } from "../net/socket_ready.ts";
+import { hostPort } from "../net/address_policy.ts";
 import { deadline, preciseNow } from "../net/deadline.ts";
 import type { NetFailureReason, Protocol, TlsConnection } from "../base/records.ts";
 import { endpointAddresses, type EndpointAddress } from "../net/endpoint_addresses.ts";
@@ -169,7 +170,7 @@ function connectEach(
 
 async function retrieveFrom(address: string, family: 4 | 6, domain: string, port: number, protocol: Protocol, signal: AbortSignal) {
   const label = `${domain}:${port}`;
-  const ready = { signal, peer: `${label} (${family === 6 ? `[${address}]:${port}` : `${address}:${port}`})`, target: label };
+  const ready = { signal, peer: `${label} (${hostPort(address, port)})`, target: label };
   let socket: TLSSocket;
   if (protocol === "tls") {
     socket = await socketReady(stapling(tls.connect({ host: address, port, servername: domain, secureContext: secureContext(), rejectUnauthorized: false, requestOCSP: true })), ready);
