@@ -346,8 +346,11 @@ export interface DnsFindings {
  * so a name whose nodes flip between an old and a new certificate announces nothing twice.
  */
 export interface AlertMemory {
-  /** Per leaf (`serial@notAfter`): the lowest threshold announced and whether expiry was. */
-  leaves: Array<{ key: string; notAfter: number; alertedThreshold: number | null; expiryAlerted: boolean; chainExpiry?: ChainCertificate | null }>;
+  /**
+   * Per leaf (`serial@notAfter`): the lowest threshold announced and whether expiry was, and its
+   * renewal deadline when it was the certificate-level leaf last (absent in entries kept before it was).
+   */
+  leaves: Array<{ key: string; notAfter: number; alertedThreshold: number | null; expiryAlerted: boolean; chainExpiry?: ChainCertificate | null; deadline?: number }>;
   /** Per chain certificate serial: the lowest threshold announced by `certificate.chain_expiring`. */
   chain: Array<{ serial: string; alertedThreshold: number }>;
   /** Serials announced by `certificate.revoked`, the most recent first (absent: none yet). */

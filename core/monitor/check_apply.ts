@@ -201,6 +201,7 @@ export function applyCheck(
           alertedThreshold: previous.alertedThreshold,
           expiryAlerted: previous.expiryAlerted,
           chainExpiry: previous.details.chainExpiry ?? null,
+          deadline: renewalDeadline(previous.details).deadline,
         }, (e) => e.key);
       const known = leaves.find((entry) => isLeafKeyOf(entry, outcome.details));
       next.alertMemory = { ...next.alertMemory, leaves };
@@ -506,8 +507,13 @@ export function applyCheck(
     const notAfter = remembered?.notAfter ?? served?.notAfter ?? silent!.notAfter;
     const at = nextAlertAt(next.alertThresholds, notAfter, remembered?.alertedThreshold ?? null, remembered?.expiryAlerted ?? false, now);
     if (at !== null) due = Math.min(due, at);
-    // Its renewal deadline: the status of the node serving it changes then.
-    const deadline = served ? renewalDeadline(served).deadline : silent?.deadline;
+    // Its renewal deadline: the status of the node serving it changes then. Also that of a leaf no
+    // node serves now that expires after the certificate-level one (a rollout's new leaf, its node
+    // back on the old one for a while): it is the certificate-level leaf again once the old one goes,
+    // and its deadline's check must not wait for the regular one.
+    const deadline = served
+      ? renewalDeadline(served).deadline
+      : (silent?.deadline ?? (remembered && remembered.notAfter > current.notAfter ? remembered.deadline : undefined));
     if (deadline !== undefined && deadline > now) due = Math.min(due, deadline);
     const chain = remembered ? remembered.chainExpiry : (served?.chainExpiry ?? silent?.chainExpiry ?? null);
     if (chain && chain.notAfter < notAfter) {
