@@ -27,12 +27,12 @@ afterAll(async () => {
   await h.close();
 });
 
-async function ca(parent: Issued, name: string, extensions: x509.Extension[], pathLen: number | undefined = undefined): Promise<Issued> {
+async function ca(parent: Issued, name: string, extensions: x509.Extension[], pathLen: number | undefined = undefined, issuerName = parent.cert.subject): Promise<Issued> {
   const keys = await generateKeys("ec");
   const cert = await x509.X509CertificateGenerator.create({
     serialNumber: Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString("hex").replace(/^[89a-f]/, "1"),
     subject: name,
-    issuer: parent.cert.subject,
+    issuer: issuerName,
     notBefore: new Date(Date.now() - 10 * DAY),
     notAfter: new Date(Date.now() + 1000 * DAY),
     publicKey: keys.publicKey,
@@ -106,6 +106,20 @@ describe("path length", () => {
     const domain1 = `pathlen1.${TEST_DOMAIN}`;
     const leaf1 = await createLeaf({ issuer: below1, dnsNames: [domain1], freshKey: true });
     expect(await statusOf(domain1, chainPem(leaf1, below1, top1), leaf1.keyPem)).toEqual(["valid", null]);
+  });
+
+  test("a self-issued CA (a key rollover) below a CA with pathLenConstraint 0 is not counted, whatever the case of its issuer name", async () => {
+    // RFC 5280 §4.2.1.9 and §6.1.4 (l): self-issued intermediates are not counted; a certificate is
+    // self-issued when its issuer and subject names match, compared as §7.1 compares names (case
+    // folded; OpenSSL's X509_NAME_cmp on canonical encodings agrees).
+    const { root } = await testPki();
+    for (const [label, issuerName] of [["exact", "CN=Rollover CA, O=review"], ["case", "CN=ROLLOVER CA, O=Review"]] as const) {
+      const top = await ca(root, "CN=Rollover CA, O=review", [], 0);
+      const rolled = await ca(top, "CN=Rollover CA, O=review", [], 0, issuerName);
+      const domain = `rollover-${label}.${TEST_DOMAIN}`;
+      const leaf = await createLeaf({ issuer: rolled, dnsNames: [domain], freshKey: true });
+      expect([label, ...(await statusOf(domain, chainPem(leaf, rolled, top), leaf.keyPem))]).toEqual([label, "valid", null]);
+    }
   });
 });
 

@@ -130,7 +130,7 @@ async function trustedPath(
     // The signature first: a CA that did not sign it costs nothing more, however many constraints it lists.
     if (!(await signedBy(cert, candidate)) || !namesAllowed(candidate, below.names)) continue;
     const rest = pool.filter((_, i) => i !== index); // each sent certificate once per path: no loops
-    const above = { ...below, below: below.below + (candidate.subject === candidate.issuer ? 0 : 1) };
+    const above = { ...below, below: below.below + (sameName(candidate.subject, candidate.issuer) ? 0 : 1) };
     const further = await trustedPath(candidate, rest, trust, now, depth + 1, above, budget);
     if (further !== undefined) return [{ cert: candidate, sent: true }, ...further];
   }
