@@ -346,11 +346,15 @@ export interface DnsFindings {
  * so a name whose nodes flip between an old and a new certificate announces nothing twice.
  */
 export interface AlertMemory {
+  /** Per leaf (`serial@notAfter`): the lowest threshold announced and whether expiry was. */
+  leaves: Array<{ key: string; notAfter: number; alertedThreshold: number | null; expiryAlerted: boolean; chainExpiry?: ChainCertificate | null }>;
   /**
-   * Per leaf (`serial@notAfter`): the lowest threshold announced and whether expiry was, and its
-   * renewal deadline when it was the certificate-level leaf last (absent in entries kept before it was).
+   * The leaves answering nodes served at recent checks (`serial@notAfter`), with their notBefore and
+   * renewal deadline as last known, the most recently issued first (absent: none noted yet). A leaf
+   * issued after the certificate-level one that no node serves at a check (a rollout going back and
+   * forth) keeps a check at its deadline.
    */
-  leaves: Array<{ key: string; notAfter: number; alertedThreshold: number | null; expiryAlerted: boolean; chainExpiry?: ChainCertificate | null; deadline?: number }>;
+  servedLately?: Array<{ key: string; notBefore: number; deadline: number }>;
   /** Per chain certificate serial: the lowest threshold announced by `certificate.chain_expiring`. */
   chain: Array<{ serial: string; alertedThreshold: number }>;
   /** Serials announced by `certificate.revoked`, the most recent first (absent: none yet). */

@@ -21,13 +21,16 @@ export function deploymentDueAt(deployment: Pick<PendingDeployment, "seenAt" | "
 }
 
 /**
- * When the endpoints must next be looked at for a pending deployment: the earliest end of a grace not
- * yet announced (its own, or that of the issuance it replaced); Infinity when none is left.
+ * When the endpoints must next be looked at for a pending deployment: the earliest end, later than
+ * `after`, of a grace not yet announced (its own, or that of the issuance it replaced); Infinity when
+ * none is left. (A grace that ended during an outage is judged by the next check that answers; the
+ * other's end, still to come, keeps its own check.)
  */
-export function deploymentCheckAt(deployment: PendingDeployment | null): number {
+export function deploymentCheckAt(deployment: PendingDeployment | null, after = -Infinity): number {
   if (!deployment) return Infinity;
   const own = deployment.announced ? Infinity : deploymentDueAt(deployment);
-  return Math.min(own, deployment.superseded ? deploymentDueAt(deployment.superseded) : Infinity);
+  const replaced = deployment.superseded ? deploymentDueAt(deployment.superseded) : Infinity;
+  return Math.min(own > after ? own : Infinity, replaced > after ? replaced : Infinity);
 }
 
 /**

@@ -41,6 +41,8 @@ export type CheckOutcome =
  * twice a day, comes back after a dozen leaves or more: its leaf's alerts must still be remembered then.
  */
 const MEMORY_SIZE = 32;
+/** Leaves kept in alertMemory.servedLately: more than a name's nodes serve at once in a rollout. */
+const SERVED_LATELY_SIZE = 8;
 /** Leaves remembered as served at the last renewal announced (AlertMemory.generation). */
 const GENERATION_SIZE = 16;
 /**
@@ -164,6 +166,7 @@ export function applyCheck(
     for (const { details } of endpoints) {
       if (details && !served.some((leaf) => sameLeaf(leaf, details))) served.push(details);
     }
+    if (next.endpoints !== previous.endpoints || next.details !== previous.details) noteServedLately(next, served.length > 0 ? served : [next.details]);
     // A pending renewal is announced once its old leaf is gone: no answering node serves it (whatever
     // they serve instead), and no silent node is presumed to (CONTRACT §20). If by then the
     // certificate-level leaf is another than its new one, the move to that one tells it (below).
@@ -201,7 +204,6 @@ export function applyCheck(
           alertedThreshold: previous.alertedThreshold,
           expiryAlerted: previous.expiryAlerted,
           chainExpiry: previous.details.chainExpiry ?? null,
-          deadline: renewalDeadline(previous.details).deadline,
         }, (e) => e.key);
       const known = leaves.find((entry) => isLeafKeyOf(entry, outcome.details));
       next.alertMemory = { ...next.alertMemory, leaves };
@@ -346,29 +348,6 @@ export function applyCheck(
         if (info.requestedEnd <= now && alertPolicy === "renewal") coverOverdue(next, now);
       }
     }
-    // The same request about a leaf another address serves (a rollout under way, the status judged
-    // over every endpoint, CONTRACT §11): once per serial and window end, naming that address in
-    // data.endpoint, as a revocation of such a leaf is.
-    if (outcome.ok) {
-      for (const endpoint of next.endpoints ?? []) {
-        const details = endpoint.details;
-        const other = details?.renewalInfo;
-        if (!details || details.serialNumber === serialNumber || now > details.notAfter || !other || other.requestedEnd === null) continue;
-        const key = `${details.serialNumber}@${other.requestedEnd}`;
-        if ((next.alertMemory.requested ?? []).includes(key)) continue;
-        drafts.push({
-          type: "certificate.renewal_requested",
-          extra: {
-            window: presentWindow(other.window),
-            explanationUrl: explanationShown(other),
-            endpoint: endpointNamed(endpoint.address, details),
-          },
-        });
-        next.alertMemory = { ...next.alertMemory, requested: [key, ...(next.alertMemory.requested ?? [])].slice(0, RENEWAL_MEMORY_SIZE) };
-        // A window that had already ended covers that leaf's overdue alert, as for the certificate-level leaf.
-        if (other.requestedEnd <= now && alertPolicy === "renewal") coverOtherOverdue(next, details, now);
-      }
-    }
     const overdueAnnounced = (next.alertMemory.overdue ?? []).includes(serialNumber);
     if (alertPolicy === "renewal" && !overdueAnnounced) {
       // Before the deadline a leaf is news only if something else is wrong (CONTRACT §18). At the
@@ -404,6 +383,30 @@ export function applyCheck(
     }
   }
 
+  // The same request about a leaf another address serves (a rollout under way, the status judged
+  // over every endpoint, CONTRACT §11): once per serial and window end, naming that address in
+  // data.endpoint, as a revocation of such a leaf is; also while the certificate-level leaf has
+  // expired (a forgotten node still serving it).
+  if (outcome.ok) {
+    for (const endpoint of next.endpoints ?? []) {
+      const details = endpoint.details;
+      const other = details?.renewalInfo;
+      if (!details || details.serialNumber === serialNumber || now > details.notAfter || !other || other.requestedEnd === null) continue;
+      const key = `${details.serialNumber}@${other.requestedEnd}`;
+      if ((next.alertMemory.requested ?? []).includes(key)) continue;
+      drafts.push({
+        type: "certificate.renewal_requested",
+        extra: {
+          window: presentWindow(other.window),
+          explanationUrl: explanationShown(other),
+          endpoint: endpointNamed(endpoint.address, details),
+        },
+      });
+      next.alertMemory = { ...next.alertMemory, requested: [key, ...(next.alertMemory.requested ?? [])].slice(0, RENEWAL_MEMORY_SIZE) };
+      // A window that had already ended covers that leaf's overdue alert, as for the certificate-level leaf.
+      if (other.requestedEnd <= now && alertPolicy === "renewal") coverOtherOverdue(next, details, now);
+    }
+  }
   // The deadline of a leaf another address serves (a rollout stopped half way, a forgotten node) makes
   // the status expiring (renewal_overdue) as the certificate-level leaf's would: one renewal_overdue
   // for it too, once per serial, naming that address in data.endpoint (as a request for early
@@ -507,13 +510,8 @@ export function applyCheck(
     const notAfter = remembered?.notAfter ?? served?.notAfter ?? silent!.notAfter;
     const at = nextAlertAt(next.alertThresholds, notAfter, remembered?.alertedThreshold ?? null, remembered?.expiryAlerted ?? false, now);
     if (at !== null) due = Math.min(due, at);
-    // Its renewal deadline: the status of the node serving it changes then. Also that of a leaf no
-    // node serves now that expires after the certificate-level one (a rollout's new leaf, its node
-    // back on the old one for a while): it is the certificate-level leaf again once the old one goes,
-    // and its deadline's check must not wait for the regular one.
-    const deadline = served
-      ? renewalDeadline(served).deadline
-      : (silent?.deadline ?? (remembered && remembered.notAfter > current.notAfter ? remembered.deadline : undefined));
+    // Its renewal deadline: the status of the node serving it changes then.
+    const deadline = served ? renewalDeadline(served).deadline : silent?.deadline;
     if (deadline !== undefined && deadline > now) due = Math.min(due, deadline);
     const chain = remembered ? remembered.chainExpiry : (served?.chainExpiry ?? silent?.chainExpiry ?? null);
     if (chain && chain.notAfter < notAfter) {
@@ -522,11 +520,17 @@ export function applyCheck(
       if (chainAt !== null) due = Math.min(due, chainAt);
     }
   }
+  // A leaf served lately, issued after the certificate-level one, that no answering node serves now
+  // (a rollout's new leaf, its node back on an older one for a while, or another node's): it is the
+  // certificate-level leaf again, or that node's, as soon as the older one goes, and its deadline's
+  // check must not wait for the regular one.
+  for (const lately of next.alertMemory.servedLately ?? []) {
+    if (lately.notBefore > current.notBefore && lately.deadline > now) due = Math.min(due, lately.deadline);
+  }
   // The end of a pending deployment's grace: the endpoints are looked at then. Once it has passed
   // unjudged (no endpoint answered), the next check on the usual schedule judges it: a dead host is
   // not re-checked at every turn of the scheduler.
-  const deploymentAt = deploymentCheckAt(next.deployment ?? null);
-  if (deploymentAt > now) due = Math.min(due, deploymentAt);
+  due = Math.min(due, deploymentCheckAt(next.deployment ?? null, now));
   // The regular re-check falls on the certificate's own phase of its interval (check_phase.ts): never
   // later than one interval from now, and spread with the others.
   const regular = regularCheckAt(next.id, now, checkIntervalFor(next.details, policy.intervalMs, now, leafTrusted(next)), next.details.renewalInfo?.nextAt);
@@ -538,7 +542,8 @@ export function applyCheck(
 
 /**
  * The next moment something about the leaf `details` becomes due: its renewal deadline, an armed
- * threshold crossing (under the renewal policy, only those after the overdue alert), or its expiry.
+ * threshold crossing (under the renewal policy, only those after the overdue alert), its expiry, or
+ * its notBefore when it is served before it.
  */
 function leafDue(record: CertificateRecord, details: CertificateRecord["details"], alerted: number | null, expiryAlerted: boolean, now: number): number {
   const { deadline } = renewalDeadline(details);
@@ -549,6 +554,8 @@ function leafDue(record: CertificateRecord, details: CertificateRecord["details"
   if (at !== null) due = Math.min(due, at);
   // Expiry is never covered by the deadline: it is due at its moment whatever the deadline says.
   if (!expiryAlerted && details.notAfter + 1 > now) due = Math.min(due, details.notAfter + 1);
+  // A leaf served before its notBefore is valid from then on: certificate.recovered is due then.
+  if (details.notBefore > now) due = Math.min(due, details.notBefore);
   return due;
 }
 
@@ -739,6 +746,24 @@ function rememberSilentNodes(previous: CertificateRecord, next: CertificateRecor
 }
 
 /** `entry` first (replacing an older entry with its key), then the most recent others, MEMORY_SIZE at most. */
+/**
+ * Notes in alertMemory.servedLately the leaves answering nodes serve now, with their renewal deadlines
+ * as known now (an answer from the CA moves one): a new object only when something changed.
+ */
+function noteServedLately(record: CertificateRecord, leaves: readonly CertificateDetails[]): void {
+  const known = record.alertMemory.servedLately ?? [];
+  let list = known;
+  for (const leaf of leaves) {
+    const key = leafKey(leaf);
+    const { deadline } = renewalDeadline(leaf);
+    if (list.some((entry) => entry.key === key && entry.deadline === deadline)) continue;
+    list = [{ key, notBefore: leaf.notBefore, deadline }, ...list.filter((entry) => entry.key !== key)];
+  }
+  if (list === known) return;
+  const servedLately = list.sort((a, b) => b.notBefore - a.notBefore).slice(0, SERVED_LATELY_SIZE);
+  record.alertMemory = { ...record.alertMemory, servedLately };
+}
+
 function remember<T>(list: readonly T[], entry: T, key: (item: T) => string): T[] {
   return [entry, ...list.filter((item) => key(item) !== key(entry))].slice(0, MEMORY_SIZE);
 }
