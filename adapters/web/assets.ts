@@ -71,7 +71,7 @@ dl.fields { display: grid; grid-template-columns: minmax(8em, max-content) 1fr; 
 dl.fields dt { color: var(--muted); font-weight: 600; } dl.fields dd { margin: 0; overflow-wrap: anywhere; }
 dl.nested { display: grid; grid-template-columns: max-content 1fr; gap: 0 10px; margin: 0; } dl.nested dd { margin: 0; }
 .status-revoked { color: var(--bad); background: var(--bad-bg); }
-p.verdict { font-size: 1.1em; border-left: 6px solid var(--line); padding: 10px 14px; background: var(--card); border-radius: 6px; margin: 8px 0 12px; }
+p.verdict { font-size: 1.1em; overflow-wrap: anywhere; border-left: 6px solid var(--line); padding: 10px 14px; background: var(--card); border-radius: 6px; margin: 8px 0 12px; }
 p.verdict[data-status="valid"] { border-left-color: var(--ok); } p.verdict[data-status="expiring"] { border-left-color: var(--warn); }
 p.verdict[data-status="expired"], p.verdict[data-status="invalid"], p.verdict[data-status="revoked"] { border-left-color: var(--bad); }
 p.verdict[data-status="unreachable"] { border-left-color: var(--off); }

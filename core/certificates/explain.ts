@@ -7,6 +7,7 @@
  * Also the dashboard's problems-first order: {@link PROBLEM_GROUPS}.
  */
 import { relativeDays } from "../base/time.ts";
+import { nameShown } from "../base/log.ts";
 
 /** The fields of a certificate view the sentence reads (get and list views have them all). */
 export interface ExplainedCertificate {
@@ -157,7 +158,7 @@ export function explainCertificate(c: ExplainedCertificate): string {
       return `Serves a self-signed certificate${at}: clients do not trust it; install a certificate issued by a trusted certificate authority.`;
     case "untrusted_issuer":
       return (
-        `Serves a certificate whose chain does not lead to a trusted root${c.issuer ? ` (issuer: ${c.issuer})` : ""}${at}: install the full chain ` +
+        `Serves a certificate whose chain does not lead to a trusted root${c.issuer ? ` (issuer: ${nameShown(c.issuer)})` : ""}${at}: install the full chain ` +
         `(the certificate and its intermediates), or, for an internal CA, give certkeeper its root with CERTKEEPER_EXTRA_CA_FILE.`
       );
     case "hostname_mismatch":
@@ -181,7 +182,7 @@ export function explainCertificate(c: ExplainedCertificate): string {
       );
     case "renewal_blocked":
       return (
-        `Should have been renewed by ${date(c.renewal?.deadline)}, and the domain's CAA records do not allow its issuer${c.issuer ? ` (${c.issuer})` : ""} to issue the next one${at}: ` +
+        `Should have been renewed by ${date(c.renewal?.deadline)}, and the domain's CAA records do not allow its issuer${c.issuer ? ` (${nameShown(c.issuer)})` : ""} to issue the next one${at}: ` +
         `allow that certificate authority in CAA (or change CA), then renew it.`
       );
     case null:
@@ -224,7 +225,7 @@ export function explainAttention(c: ExplainedCertificate): string | null {
   }
   if (caa) {
     return (
-      `${expires}, but the domain's CAA records do not allow its issuer${c.issuer ? ` (${c.issuer})` : ""} to issue the next one: ` +
+      `${expires}, but the domain's CAA records do not allow its issuer${c.issuer ? ` (${nameShown(c.issuer)})` : ""} to issue the next one: ` +
       `allow that certificate authority in CAA (or change CA) before it is due for renewal.`
     );
   }

@@ -7,7 +7,8 @@
 import { type SignedIn, mayWrite } from "../../../core/accounts/mod.ts";
 import { type CertificateDetail, TAKES_ALERT_POLICY } from "../../../core/workspace/mod.ts";
 import { explainCertificate } from "../../../core/certificates/mod.ts";
-import { relativeDays, type Mode } from "../../../core/base/mod.ts";
+import { nameShown, relativeDays, type EventRecord, type Mode } from "../../../core/base/mod.ts";
+import { describeEvent } from "../../../core/notify/mod.ts";
 import type { CertificateView } from "../../../core/schemas/mod.ts";
 import { html, type Html } from "../html.ts";
 import { ago, formToken, moment, page, when } from "../layout.ts";
@@ -60,7 +61,7 @@ ${
     : html`<div class="table-wrap"><table class="stack" aria-labelledby="events-heading" id="events"><thead><tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Details</th><th scope="col">Deliveries</th></tr></thead>
 <tbody>${detail.events.map(
         (event) =>
-          html`<tr><td data-label="When">${ago(event.createdAt)} <span class="muted small">(${when(event.createdAt)})</span></td><td data-label="Event"><code>${event.type}</code></td><td data-label="Details">${eventDetails(event.data)}</td><td data-label="Deliveries">${deliveries(
+          html`<tr><td data-label="When">${ago(event.createdAt)} <span class="muted small">(${when(event.createdAt)})</span></td><td data-label="Event"><code>${event.type}</code></td><td data-label="Details">${eventDetails(event, c)}</td><td data-label="Deliveries">${deliveries(
             event.deliveries,
           )}</td></tr>`,
       )}</tbody></table></div>`
@@ -87,7 +88,7 @@ ${row("Last checked", moment(c.lastCheckedAt))}
 ${row("Alerts", c.alertThresholds.length > 0 ? `${c.alertThresholds.join(", ")} days before expiry` : "no alerts by days left")}
 ${typeof c.alertPolicy === "string" ? row("Alert policy", c.alertPolicy === "renewal" ? "when a renewal is overdue" : "at fixed days before expiry") : ""}
 ${renewal?.deadline ? row("Renewal", renewalText(renewal.state, renewal.deadline)) : ""}
-${deployment ? row("Not deployed yet", html`a certificate issued ${moment(deployment.issuedAt)} by ${deployment.issuer} is served by ${deployment.servedBy} of ${deployment.endpoints} addresses`) : ""}
+${deployment ? row("Not deployed yet", html`a certificate issued ${moment(deployment.issuedAt)} by ${nameShown(deployment.issuer)} is served by ${deployment.servedBy} of ${deployment.endpoints} addresses`) : ""}
 ${row("Tags", c.tags.length > 0 ? tagList(c.tags) : "none")}
 ${row("Notifications", muted(c.mutedUntil) || "sent (not muted)")}
 ${row(
@@ -142,13 +143,23 @@ ${TAKES_ALERT_POLICY ? alertPolicySelect("edit-alert-policy", value("alertPolicy
 }
 
 function endpointTable(c: CertificateView): Html {
+  // DANE (smtp): a column of its own once any address has a TLSA verdict, each address's own.
+  const dane = c.endpoints.some((e) => e.dane);
   return html`<div class="table-wrap"><table class="stack" aria-labelledby="endpoints-heading" id="endpoints"><thead><tr><th scope="col">Address</th><th scope="col">Status</th>
-<th scope="col">Expires</th><th scope="col">Serial number</th></tr></thead>
+<th scope="col">Expires</th><th scope="col">Serial number</th>${dane ? html`<th scope="col">DANE</th>` : ""}</tr></thead>
 <tbody>${c.endpoints.map(
     (e) => html`<tr><td data-label="Address" class="mono">${e.address}</td><td data-label="Status"><span class="badge status-${e.status}">${e.status}</span>${
       e.statusReason ? html` <span class="muted small">${e.statusReason.replace(/_/g, " ")}</span>` : ""
-    }</td><td data-label="Expires">${e.expiresAt ? when(e.expiresAt) : "—"}</td><td data-label="Serial number" class="mono small">${e.serialNumber ?? "—"}</td></tr>`,
+    }</td><td data-label="Expires">${e.expiresAt ? when(e.expiresAt) : "—"}</td><td data-label="Serial number" class="mono small">${e.serialNumber ?? "—"}</td>${
+      dane ? html`<td data-label="DANE">${e.dane ? daneShown(e.dane) : "—"}</td>` : ""
+    }</tr>`,
   )}</tbody></table></div>`;
+}
+
+/** An address's DANE verdict in words, and whether the resolver vouched for the answer with DNSSEC. */
+function daneShown(dane: NonNullable<CertificateView["endpoints"][number]["dane"]>): string {
+  const verdict = dane.status === "match" ? "matches a TLSA record" : dane.status === "mismatch" ? "mismatch: no TLSA record matches" : "no TLSA record";
+  return dane.status === "none" ? verdict : `${verdict} (${dane.validated ? "DNSSEC-validated" : "not DNSSEC-validated"})`;
 }
 
 function chainTable(c: CertificateView): Html {
@@ -176,16 +187,33 @@ function show(value: unknown): Html | string {
   return String(value);
 }
 
-function eventDetails(data: unknown): string {
+/**
+ * An event's details in a few words: its threshold, error or previous serial; for the others (a renewal
+ * overdue or requested, an issuance not deployed, a renewal CAA blocks…), the sentence its
+ * notifications carry, naming the addresses, deadlines and windows.
+ */
+function eventDetails(event: CertificateDetail["events"][number], c: CertificateView): string {
+  const data = event.data;
   if (!data || typeof data !== "object") return "";
   const d = data as Record<string, unknown>;
   const parts: string[] = [];
   if (typeof d.threshold === "number") parts.push(`threshold ${d.threshold} days`);
   if (typeof d.error === "string") parts.push(d.error);
   if (d.previous && typeof d.previous === "object") parts.push(`previous serial ${(d.previous as Record<string, unknown>).serialNumber ?? "?"}`);
+  if (parts.length === 0 && SAID_IN_WORDS.has(event.type)) {
+    // (Only its type, data and time are read for the sentence; the certificate as the event saw it, or
+    // as it is now when the event kept too little of it.)
+    const seen = d.certificate as Partial<CertificateView> | undefined;
+    const certificate = typeof seen?.domain === "string" && typeof seen.port === "number" && typeof seen.expiresAt === "string" ? seen : c;
+    const record = { id: event.id, organizationId: "", mode: "live", type: event.type, certificateId: c.id, data: { ...d, certificate }, createdAt: Date.parse(event.createdAt) };
+    parts.push(describeEvent(record as EventRecord).summary);
+  }
   if (d.muted === true) parts.push("muted: delivered nowhere");
   return parts.join("; ");
 }
+
+/** The events whose data the few words above do not cover: their notifications' sentence instead. */
+const SAID_IN_WORDS = new Set(["certificate.renewal_overdue", "certificate.renewal_requested", "certificate.not_deployed", "certificate.renewal_blocked", "certificate.issued"]);
 
 function deliveries(list: CertificateDetail["events"][number]["deliveries"]): Html | string {
   if (list.length === 0) return "none";
