@@ -5,7 +5,7 @@
  * shows progress on a terminal, and prints every item's result at the end; exit 1 when any failed.
  */
 import { readFileSync } from "node:fs";
-import { CertkeeperError } from "../../core/base/mod.ts";
+import { CertkeeperError, printable } from "../../core/base/mod.ts";
 import type { OPERATIONS } from "../../core/operations/mod.ts";
 import { bunPasswords } from "../bun/passwords.ts";
 import { modeFlag, requiredFlag, UsageError, type CommandSpec } from "./command_table.ts";
@@ -116,7 +116,8 @@ function report(file: string, items: ImportItem[], view: ImportView): string {
     .filter((result) => result.status === "failed")
     .map((result) => {
       const item = items[result.index]!;
-      return `${file}:${item.line}  ${String(item.body.domain ?? "")}  ${result.error?.code}: ${result.error?.message}`;
+      // One line per failed row: a line break or tab in the file's cell (or the message quoting it) is written out.
+      return printable(`${file}:${item.line}  ${String(item.body.domain ?? "")}  ${result.error?.code}: ${result.error?.message}`, false);
     });
   const summary = `Import ${view.id}: ${view.total} line${view.total === 1 ? "" : "s"}, ${view.created} created, ${view.failed} failed.`;
   return lines.length === 0 ? summary : `${lines.join("\n")}\n${summary}`;

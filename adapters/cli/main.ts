@@ -73,7 +73,7 @@ const OPTIONS = {
 } as const;
 
 /** `--version`, wherever it stands: with `--json`, one JSON document like every command's. */
-function printVersion(flags: Flags): number {
+function printVersion(flags: Flags): Promise<number> {
   return print(flags.json ? JSON.stringify({ name: "certkeeper", version: packageJson.version }) : `certkeeper ${packageJson.version}`);
 }
 
@@ -168,9 +168,10 @@ async function main(argv: string[]): Promise<number> {
       interactive: Boolean(process.stderr.isTTY),
     });
     // What callers of the API typed (names, tags, a server's error) reaches the terminal shown, never acted on.
-    console.log(flags.json ? JSON.stringify(outcome.json, null, 2) : printable(outcome.text));
+    const written = await writeOut(flags.json ? JSON.stringify(outcome.json, null, 2) : printable(outcome.text));
     // A note is one line (one per target): a line break a server put in its error shows as \x0a.
     for (const note of outcome.notes ?? []) console.error(printable(note, false));
+    if (!written) return spec === checkCommand ? 3 : 1;
     return outcome.exitCode ?? 0;
   } catch (error) {
     if (error instanceof UsageError) return usageFailure(spec, error.message);
@@ -228,9 +229,24 @@ async function serve(config: Config): Promise<number> {
   return 0;
 }
 
-function print(text: string): number {
-  console.log(text);
-  return 0;
+async function print(text: string): Promise<number> {
+  return (await writeOut(text)) ? 0 : 1;
+}
+
+/**
+ * Writes `text` and a line break to stdout, whole. A write that fails (a full disk: a new key shown
+ * once would be lost) is said on stderr and makes the exit code non-zero; a reader that has read all
+ * it wanted (`| head`) is not a failure.
+ */
+async function writeOut(text: string): Promise<boolean> {
+  try {
+    await Bun.write(Bun.stdout, `${text}\n`);
+    return true;
+  } catch (error) {
+    if ((error as { code?: string }).code === "EPIPE") return true;
+    console.error(`Error: the output could not be written: ${(error as Error).message}`);
+    return false;
+  }
 }
 
 function usageFailure(spec: CommandSpec, message: string): number {

@@ -37,8 +37,21 @@ export async function openConfiguredStore(config: Config, options: { brief?: boo
     if (error instanceof StorageUnavailableError && error.reason === "unreachable") {
       throw new Error(`no connection could be made to the database server at ${maskUrl(config.databaseUrl)} (CERTKEEPER_DATABASE_URL): start it, or correct the URL`, { cause: error });
     }
+    // A local file that cannot be one (a folder, a text file, no permission), said with the variable to change.
+    const failure = localFileFailure(config.databaseUrl, error);
+    if (failure) throw new Error(`the database file ${maskUrl(config.databaseUrl)} (CERTKEEPER_DATABASE_URL) ${failure}: give the path of a certkeeper database file, or of one to create`, { cause: error });
     throw error;
   }
+}
+
+/** What SQLite said opening a local database file, in words; null for anything else. */
+function localFileFailure(url: string, error: unknown): string | null {
+  if (!url.startsWith("file:")) return null;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (code === "SQLITE_NOTADB") return "is not a database";
+  if (typeof code === "string" && code.startsWith("SQLITE_")) return `cannot be used (${String(message)})`;
+  if (typeof message === "string" && message.startsWith("ConnectionFailed(")) return "cannot be opened (a folder, a missing folder on its path, or no permission)";
+  return null;
 }
 
 export interface Accounts {
