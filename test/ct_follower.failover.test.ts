@@ -22,6 +22,7 @@ import { issueThroughCt } from "./support/ct_certs.ts";
 import { testPki } from "./support/harness.ts";
 import { createIntermediateCa } from "./support/pki.ts";
 import { startCtWorld } from "./support/ct_world.ts";
+import { until } from "./support/until.ts";
 
 // Processes, a libSQL server, and a backlog read through slow logs.
 setDefaultTimeout(120_000);
@@ -33,16 +34,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => null);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
 
 /** How long after an entry's timestamp a `serve` process's follower waits before matching it against the watches (its default). */
 const WATCH_SETTLE_MS = 5_000;

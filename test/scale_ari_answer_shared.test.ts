@@ -25,6 +25,7 @@ import { startSqld } from "./support/sqld.ts";
 import { callServe, startServe } from "./support/cli.ts";
 import { certIdOf, startAriServer } from "./support/ari_server.ts";
 import { startHttpReceiver } from "./support/receivers.ts";
+import { until } from "./support/until.ts";
 
 setDefaultTimeout(180_000);
 
@@ -34,16 +35,6 @@ afterAll(async () => {
   while (cleanups.length) await cleanups.pop()!().catch(() => {});
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => null);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
 
 describe("a CA's request for early replacement, seen by two processes", () => {
   test("the CA asked once per leaf; one renewal_requested per certificate, delivered once", async () => {

@@ -26,6 +26,7 @@ import { callServe, startServe } from "./support/cli.ts";
 import { startHttpReceiver } from "./support/receivers.ts";
 import { logListJson, startFixtureLog } from "./support/ct_log_server.ts";
 import { issueThroughCt } from "./support/ct_certs.ts";
+import { until as waitUntil } from "./support/until.ts";
 
 setDefaultTimeout(240_000);
 
@@ -36,15 +37,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 90_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => null);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
+/** Following, polling and the grace take this long at most under load: 90 s. */
+const until = <T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 90_000) => waitUntil(what, check, timeoutMs);
 
 describe("an issuance not deployed, with two processes following, polling and checking", () => {
   test("one certificate.not_deployed per certificate and issuance, delivered once", async () => {

@@ -21,6 +21,7 @@ import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { startSqld } from "./support/sqld.ts";
 import { callServe, startServe, type ServeProcess } from "./support/cli.ts";
 import { startHttpReceiver } from "./support/receivers.ts";
+import { until } from "./support/until.ts";
 
 setDefaultTimeout(180_000);
 
@@ -30,16 +31,6 @@ afterAll(async () => {
   while (cleanups.length) await cleanups.pop()!().catch(() => {});
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function until<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check().catch(() => null);
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await Bun.sleep(100);
-  }
-}
 
 describe("renewal deadline passing while two processes check the certificate", () => {
   test("one certificate.renewal_overdue per certificate, delivered once, however many checks race at the deadline", async () => {
