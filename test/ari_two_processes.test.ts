@@ -25,7 +25,7 @@ import { certIdOf, startAriServer } from "./support/ari_server.ts";
 
 setDefaultTimeout(60_000);
 
-const dir = mkdtempSync(join(tmpdir(), "certkeeper-review-ari-"));
+const dir = mkdtempSync(join(tmpdir(), "certkeeper-ari-two-"));
 const cleanups: Array<() => Promise<unknown>> = [];
 afterAll(async () => {
   while (cleanups.length) await cleanups.pop()!().catch(() => {});

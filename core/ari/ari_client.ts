@@ -10,7 +10,7 @@ import type { RenewalInfo } from "../base/records.ts";
 import { CLOCK_STEP_SLACK_MS, DAY, latestLiveLease, SECOND } from "../base/time.ts";
 import { randomBase62 } from "../base/ids.ts";
 import type { RenewalInfoCache } from "../store/ports.ts";
-import { AriFailure, DEFAULT_RETRY, readDirectory, readRenewalInfo, RETRY_AFTER_MAX, retryDelay } from "./renewal_answer.ts";
+import { AriFailure, DEFAULT_RETRY, readDirectory, readRenewalInfo, RETRY_AFTER_MAX, retryDelay, type SuggestedWindow } from "./renewal_answer.ts";
 
 /** At most this much of a directory or an answer is read (CONTRACT §19). */
 export const ARI_MAX_BYTES = 64 * 1024;
@@ -145,8 +145,22 @@ export class AriClient {
       const base = await this.#renewalInfoUrl(directory, now);
       // A CA that no longer publishes renewal information gives no window: the lifetime rule (CONTRACT §19).
       // Written to the cache like any answer: another process waiting for this one reads it at once.
-      if (!base) info = { ...NOTHING_YET, nextAt: now + DEFAULT_RETRY, lastError: "the ACME directory publishes no renewalInfo" };
-      else {
+      // A request the CA made stands until a new leaf is served (CONTRACT §19), and its last window is
+      // what its next answer is compared with.
+      if (!base) {
+        info = {
+          ...NOTHING_YET,
+          requestedEnd: known?.requestedEnd ?? null,
+          requested: known?.requested ?? null,
+          previousWindow: known?.window ?? known?.previousWindow ?? null,
+          nextAt: now + DEFAULT_RETRY,
+          lastError: "the ACME directory publishes no renewalInfo",
+        };
+      } else if (new URL(directory).protocol === "https:" && new URL(base).protocol !== "https:") {
+        // Renewal information moves deadlines and raises requests: a directory read over HTTPS does
+        // not send it to be asked for in the clear (RFC 8555 §6.1: ACME is HTTPS).
+        throw new AriFailure("the ACME directory's renewalInfo URL is not HTTPS (the directory is)");
+      } else {
         url = renewalInfoRequestUrl(base, leaf.certId);
         const { status, headers, body } = await this.options.fetcher.fetch(
           { url, method: "GET", headers: { accept: "application/json" } },
@@ -160,7 +174,7 @@ export class AriClient {
           window: answer.window,
           explanationUrl: answer.explanationUrl,
           checkedAt: now,
-          requestedEnd: requestedEnd(leaf, known, answer.window),
+          ...requestOf(leaf, known, answer),
           nextAt: now + retryDelay(headers["retry-after"], now),
           lastError: null,
         };
@@ -220,11 +234,12 @@ function newest(a: RenewalInfo | null, b: RenewalInfo | null): RenewalInfo | nul
  * lifetime's midpoint, or a window ending earlier than the previous one. Once asked, the request
  * stands for the leaf (at the window end it was made with) until a window ends earlier still.
  */
-function requestedEnd(leaf: AriLeaf, known: RenewalInfo | null, window: { start: number; end: number }): number | null {
-  const before = known?.window ?? null;
+function requestOf(leaf: AriLeaf, known: RenewalInfo | null, answer: SuggestedWindow): Pick<RenewalInfo, "requestedEnd" | "requested"> {
+  const before = known?.window ?? known?.previousWindow ?? null;
   const midpoint = leaf.notBefore + (leaf.notAfter - leaf.notBefore) / 2;
-  if (before === null ? window.end < midpoint : window.end < before.end) return window.end;
-  return known?.requestedEnd ?? null;
+  const { window, explanationUrl } = answer;
+  if (before === null ? window.end < midpoint : window.end < before.end) return { requestedEnd: window.end, requested: { window, explanationUrl } };
+  return { requestedEnd: known?.requestedEnd ?? null, requested: known?.requested ?? null };
 }
 
 /**

@@ -104,6 +104,16 @@ export interface RenewalInfo {
    * lifetime's midpoint, or a window ending earlier than the one before); null while it has not.
    */
   requestedEnd: number | null;
+  /**
+   * The answer that asked (its window and explanation), as the request's event shows it whatever the
+   * CA answers since; absent in information kept before it was noted.
+   */
+  requested?: { window: { start: number; end: number }; explanationUrl: string | null } | null;
+  /**
+   * The last answer's window while the CA publishes no renewal information (its directory names no
+   * renewalInfo): its next answer is compared with it, as with the window before it.
+   */
+  previousWindow?: { start: number; end: number } | null;
   /** When to ask again (Retry-After, clamped; 6 hours after an error). */
   nextAt: number;
   /** Why the last request failed; null when it was answered. */

@@ -70,8 +70,14 @@ function leafKey(details: CertificateDetails): string {
  * A CA's explanation URL as an event carries it: read again as a URL, since an answer kept before
  * explanation URLs were kept parsed may still hold the CA's text (line breaks, escapes) until re-asked.
  */
-function explanationShown(info: RenewalInfo): string | null {
-  return info.explanationUrl ? httpHref(info.explanationUrl) : null;
+/**
+ * A request's `data.window` and `data.explanationUrl`: those of the answer that asked (the CA may have
+ * answered otherwise since, and the event is about that request), or the last answer's for
+ * information kept before the asking answer was noted.
+ */
+function requestShown(info: RenewalInfo): { window: ReturnType<typeof presentWindow>; explanationUrl: string | null } {
+  const asked = info.requested ?? { window: info.window, explanationUrl: info.explanationUrl };
+  return { window: presentWindow(asked.window), explanationUrl: asked.explanationUrl ? httpHref(asked.explanationUrl) : null };
 }
 
 /** The same leaf: what {@link leafKey} would say, without building the keys. */
@@ -343,7 +349,7 @@ export function applyCheck(
     if (outcome.ok && info && info.requestedEnd !== null) {
       const key = `${serialNumber}@${info.requestedEnd}`;
       if (!(next.alertMemory.requested ?? []).includes(key)) {
-        drafts.push({ type: "certificate.renewal_requested", extra: { window: presentWindow(info.window), explanationUrl: explanationShown(info) } });
+        drafts.push({ type: "certificate.renewal_requested", extra: requestShown(info) });
         next.alertMemory = { ...next.alertMemory, requested: [key, ...(next.alertMemory.requested ?? [])].slice(0, RENEWAL_MEMORY_SIZE) };
         if (info.requestedEnd <= now && alertPolicy === "renewal") coverOverdue(next, now);
       }
@@ -396,11 +402,7 @@ export function applyCheck(
       if ((next.alertMemory.requested ?? []).includes(key)) continue;
       drafts.push({
         type: "certificate.renewal_requested",
-        extra: {
-          window: presentWindow(other.window),
-          explanationUrl: explanationShown(other),
-          endpoint: endpointNamed(endpoint.address, details),
-        },
+        extra: { ...requestShown(other), endpoint: endpointNamed(endpoint.address, details) },
       });
       next.alertMemory = { ...next.alertMemory, requested: [key, ...(next.alertMemory.requested ?? [])].slice(0, RENEWAL_MEMORY_SIZE) };
       // A window that had already ended covers that leaf's overdue alert, as for the certificate-level leaf.
@@ -634,6 +636,8 @@ function sameRenewalInfo(a: RenewalInfo | null | undefined, b: RenewalInfo | nul
     a.explanationUrl === b.explanationUrl &&
     a.checkedAt === b.checkedAt &&
     a.requestedEnd === b.requestedEnd &&
+    a.requested?.window.end === b.requested?.window.end &&
+    a.previousWindow?.end === b.previousWindow?.end &&
     (visibleOnly || (a.lastError === b.lastError && a.nextAt === b.nextAt))
   );
 }
