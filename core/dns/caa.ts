@@ -24,7 +24,7 @@ export const BUILT_IN_CAA_IDENTITIES: readonly CaaIdentity[] = [
 ];
 
 /** Property tags a CA knows (RFC 8659 §4, and the CA/Browser Forum's contact tags): a critical one of any other tag forbids issuance. */
-const KNOWN_TAGS = new Set(["issue", "issuewild", "iodef", "contactemail", "contactphone"]);
+const KNOWN_TAGS = new Set(["issue", "issuewild", "iodef", "contactemail", "contactphone", "issuemail"]);
 
 /** A stored value is cut here: no issuer domain name with its parameters comes near it. */
 const MAX_VALUE_LENGTH = 1024;
@@ -60,6 +60,10 @@ function judgedNames(domain: string, subjectAlternativeNames: readonly string[])
   const judged: Judged[] = [];
   if (exact || !wildcard) judged.push({ name: domain, from: domain, wildcard: false });
   if (wildcard) judged.push({ name: `*.${base}`, from: base!, wildcard: true });
+  // The apex beside its wildcard (`example.com` and `*.example.com`, checked at www.example.com): the
+  // renewal asks for both, and `issue` alone speaks for the apex (RFC 8659 §4.3). Its set is the one
+  // the wildcard's climb reads first.
+  if (wildcard && !exact && names.includes(base!)) judged.push({ name: base!, from: base!, wildcard: false });
   if (domain.includes(".") && names.includes(`*.${domain}`)) judged.push({ name: `*.${domain}`, from: domain, wildcard: true });
   return judged;
 }

@@ -48,8 +48,15 @@ function tlsaRecord(data: dnsPacket.TlsaData): TlsaRecord {
 
 /** Usages, selectors and matching types SMTP senders use (RFC 7672 §3.1). */
 export function usableTlsa(record: TlsaRecord): boolean {
-  return (record.usage === 2 || record.usage === 3) && (record.selector === 0 || record.selector === 1) && [0, 1, 2].includes(record.matchingType);
+  return (record.usage === 2 || record.usage === 3) && (record.selector === 0 || record.selector === 1) && DIGEST_HEX_LENGTH[record.matchingType]?.(record.data.length) === true;
 }
+
+/**
+ * What length of data in hex each matching type may hold: anything for the whole selection (0), a
+ * SHA-256 (1) or SHA-512 (2) digest exactly. A digest of another length matches nothing, ever: the
+ * record is unusable (as OpenSSL's DANE, which Postfix and Exim use, takes it), not a mismatch.
+ */
+const DIGEST_HEX_LENGTH: Record<number, (length: number) => boolean> = { 0: (length) => length > 0, 1: (length) => length === 64, 2: (length) => length === 128 };
 
 export interface ServedChain {
   /** DER certificates as the server sent them, leaf first. */

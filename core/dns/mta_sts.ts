@@ -38,7 +38,8 @@ const STS_RECORD = new RegExp(`^v=STSv1(?:${STS_SEPARATOR}${STS_FIELD})+(?:${STS
  * the grammar, means no policy (RFC 8461 §3.1: senders then assume none, and so does certkeeper).
  */
 export function parseStsRecords(texts: readonly string[]): StsRecord {
-  const candidates = texts.filter((text) => /^v=STSv1(?:[ \t]*;|[ \t]*$)/.test(text));
+  // RFC 8461 §3.1: "Records that do not begin with "v=STSv1;" are discarded" (a bare "v=STSv1" among them).
+  const candidates = texts.filter((text) => /^v=STSv1[ \t]*;/.test(text));
   if (candidates.length !== 1 || !STS_RECORD.test(candidates[0]!)) return null;
   const fields = candidates[0]!.split(";").map((field) => field.trim()).filter((field) => field !== "");
   const id = fields.find((field) => field.startsWith("id="))?.slice(3);
