@@ -51,6 +51,8 @@ const END = START + 365 * DAY;
 const STEP = HOUR;
 /** Alerts may lag a crossing by a step, plus the retries of a failing check (one step each). */
 const TOLERANCE = 4 * STEP;
+/** CERTKEEPER_CHECK_INTERVAL in this world: how long an unreachable certificate may wait for its next check. */
+const CHECK_INTERVAL = 6 * HOUR;
 
 const THRESHOLD_SETS = [[30, 14, 7, 3, 1], [30, 14, 7, 3, 1], [30, 14, 7, 3, 1], [21, 7, 1], [60, 30, 10, 5, 2, 0], [7], []];
 /** Today's lifetimes, for certificates on the renewal policy. */
@@ -128,7 +130,7 @@ test(`a year of ${CERTIFICATES.toLocaleString("en-US")} certificates: zero misse
   };
   // Certificate Transparency: a search service listing every certificate the simulated CAs issue.
   const transports: Transports = { http, email: { send: async () => {} }, ctFetch: internet.ctFetcher };
-  const config: Config = { ...DEFAULT_CONFIG, ctUrl: "https://ct.sim.example", ctIntervalMs: HOUR, checkIntervalMs: 6 * HOUR, checkConcurrency: 256, deliveryRetryMs: [5 * 60_000, 30 * 60_000, 2 * HOUR, 6 * HOUR], logLevel: "error" };
+  const config: Config = { ...DEFAULT_CONFIG, ctUrl: "https://ct.sim.example", ctIntervalMs: HOUR, checkIntervalMs: CHECK_INTERVAL, checkConcurrency: 256, deliveryRetryMs: [5 * 60_000, 30 * 60_000, 2 * HOUR, 6 * HOUR], logLevel: "error" };
   const core = createCore({ config, store, clock, source: internet, transports, trust: new TrustStore([]), logger: silentLogger });
   const admin = core.services.admin;
   const org = await admin.createOrganization({ name: "Sim", plan: "enterprise" });
@@ -598,7 +600,7 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
           const decided = decidedAt(log, above.serialNumber, at, "intermediate");
           if (decided === null) continue;
           chainAlerts++;
-          if (announcedAtOrBelow(above.serialNumber, t, crossing, dueBy(server, decided, at))) continue;
+          if (announcedAtOrBelow(above.serialNumber, t, crossing, dueBy(server, decided, at, log, above.serialNumber, "intermediate"))) continue;
           if (announcedAtOrBelow(above.serialNumber, t, at, Infinity)) late.push(`${above.serialNumber} ${t}`);
           else missed.push(`${above.serialNumber} ${t} at ${new Date(at).toISOString()}`);
         }
@@ -610,7 +612,7 @@ function judge(events: EventRecord[], internet: SimulatedInternet, certificateOf
         if (at < START + HOUR || at > END - TOLERANCE) continue;
         const decided = decidedAt(log, cert.serial, at);
         if (decided === null) continue;
-        if (announcedAtOrBelow(cert.serial, threshold, at, dueBy(server, decided, at))) continue;
+        if (announcedAtOrBelow(cert.serial, threshold, at, dueBy(server, decided, at, log, cert.serial))) continue;
         if (announcedAtOrBelow(cert.serial, threshold, at, Infinity)) late.push(`${cert.serial} ${label}`);
         else missed.push(`${cert.serial} ${label} at ${new Date(at).toISOString()}`);
       }
@@ -718,15 +720,19 @@ function decidedAt(log: CheckLog, serial: string, at: number, field: "serial" | 
 }
 
 /**
- * How long an alert for moment `at` may take: until the check that decided it (the alert comes with
- * the check that sees it), and never later than TOLERANCE from the moment, or, when the servers were
- * down then, from the outage's end (a check that fails after the leaf last seen expired must raise it
- * from what it knows; one that can first see it after an outage, at once). While a node rolls a
- * renewal out (answering the old leaf or the new one from check to check, CONTRACT §20), one check
- * seeing the old leaf decides nothing on its own: TOLERANCE from the moment then.
+ * How long an alert for moment `at` about leaf `serial` may take: until the check that decided it (the
+ * alert comes with the check that sees it), and never later than TOLERANCE from the moment, or, when
+ * the servers were down then, from the outage's end (a check that fails after the leaf last seen
+ * expired must raise it from what it knows). A leaf no check had seen before the moment, first served
+ * during the outage, is first seen by the first check after it: within one check interval of its end
+ * (an unreachable certificate is checked on its regular schedule). While a node rolls a renewal out
+ * (answering the old leaf or the new one from check to check, CONTRACT §20), one check seeing the old
+ * leaf decides nothing on its own: TOLERANCE from the moment then.
  */
-function dueBy(server: SimulatedServer, decided: number, at: number): number {
-  const latest = observableFrom(server, at) + TOLERANCE;
+function dueBy(server: SimulatedServer, decided: number, at: number, log: CheckLog, serial: string, field: "serial" | "intermediate" = "serial"): number {
+  const observable = observableFrom(server, at);
+  const unseen = observable > at && log.find((check) => check[field] === serial, -Infinity, at - 1) === undefined;
+  const latest = observable + (unseen ? CHECK_INTERVAL : 0) + TOLERANCE;
   const rolling = server.nodes.some((node) => node.alternating && node.certificates.some((c, i) => i > 0 && c.from < Math.max(decided, at) && c.from + 12 * HOUR > at));
   return rolling ? latest : Math.min(decided, latest);
 }
@@ -916,14 +922,14 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
           const decided = at <= coverAt || at > END - TOLERANCE || at >= replacedFrom ? null : decidedAt(log, serial, at);
           if (decided === null) continue;
           result.thresholdsOwed++;
-          if (!alerts.some((a) => a.threshold <= t && a.at >= at && a.at <= dueBy(server, decided, at))) result.thresholdsMissed.push(`${serial} ${t} at ${new Date(at).toISOString()}`);
+          if (!alerts.some((a) => a.threshold <= t && a.at >= at && a.at <= dueBy(server, decided, at, log, serial))) result.thresholdsMissed.push(`${serial} ${t} at ${new Date(at).toISOString()}`);
         }
       }
       const expiry = cert.notAfter + 1;
       const expiredAt = expired.get(serial) ?? [];
       if (expiredAt.length > 1) result.duplicates.push(`${serial} expired ${expiredAt.length} times`);
       const expiryDecided = decidedAt(log, serial, expiry);
-      const expiryDue = expiryDecided === null ? Infinity : dueBy(server, expiryDecided, expiry);
+      const expiryDue = expiryDecided === null ? Infinity : dueBy(server, expiryDecided, expiry, log, serial);
       if (expiry >= START + HOUR && expiryDue <= END && !expiredAt.some((at) => at >= expiry && at <= expiryDue)) {
         if (expiredAt.some((at) => at > expiryDue)) result.expiriesLate.push(`${serial} expired at ${new Date(expiry).toISOString()}`);
         else result.expiriesMissed.push(`${serial} expired at ${new Date(expiry).toISOString()}`);
