@@ -44,13 +44,18 @@ export async function openConfiguredStore(config: Config, options: { brief?: boo
   }
 }
 
-/** What SQLite said opening a local database file, in words; null for anything else. */
+/**
+ * A local database file that is no database (SQLITE_NOTADB) or cannot be opened at all (SQLite's
+ * CANTOPEN, which the driver reports as a failed connection), in words; null for anything else (a
+ * corrupt or full database keeps the driver's own words).
+ */
 function localFileFailure(url: string, error: unknown): string | null {
   if (!url.startsWith("file:")) return null;
   const { code, message } = error as { code?: unknown; message?: unknown };
   if (code === "SQLITE_NOTADB") return "is not a database";
-  if (typeof code === "string" && code.startsWith("SQLITE_")) return `cannot be used (${String(message)})`;
-  if (typeof message === "string" && message.startsWith("ConnectionFailed(")) return "cannot be opened (a folder, a missing folder on its path, or no permission)";
+  if (code === "SQLITE_CANTOPEN" || (typeof message === "string" && /^ConnectionFailed\(.*: 14"?\)$/s.test(message))) {
+    return "cannot be opened (a folder, a missing folder on its path, or no permission)";
+  }
   return null;
 }
 

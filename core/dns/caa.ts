@@ -63,7 +63,7 @@ function judgedNames(domain: string, subjectAlternativeNames: readonly string[])
   // The apex beside its wildcard (`example.com` and `*.example.com`, checked at www.example.com): the
   // renewal asks for both, and `issue` alone speaks for the apex (RFC 8659 §4.3). Its set is the one
   // the wildcard's climb reads first.
-  if (wildcard && !exact && names.includes(base!)) judged.push({ name: base!, from: base!, wildcard: false });
+  if (wildcard && names.includes(base!)) judged.push({ name: base!, from: base!, wildcard: false });
   if (domain.includes(".") && names.includes(`*.${domain}`)) judged.push({ name: `*.${domain}`, from: domain, wildcard: true });
   return judged;
 }

@@ -67,13 +67,10 @@ function leafKey(details: CertificateDetails): string {
 }
 
 /**
- * A CA's explanation URL as an event carries it: read again as a URL, since an answer kept before
- * explanation URLs were kept parsed may still hold the CA's text (line breaks, escapes) until re-asked.
- */
-/**
  * A request's `data.window` and `data.explanationUrl`: those of the answer that asked (the CA may have
  * answered otherwise since, and the event is about that request), or the last answer's for
- * information kept before the asking answer was noted.
+ * information kept before the asking answer was noted. The URL is read again as a URL, since an answer
+ * kept before explanation URLs were kept parsed may still hold the CA's text until re-asked.
  */
 function requestShown(info: RenewalInfo): { window: ReturnType<typeof presentWindow>; explanationUrl: string | null } {
   const asked = info.requested ?? { window: info.window, explanationUrl: info.explanationUrl };
@@ -512,9 +509,11 @@ export function applyCheck(
     const notAfter = remembered?.notAfter ?? served?.notAfter ?? silent!.notAfter;
     const at = nextAlertAt(next.alertThresholds, notAfter, remembered?.alertedThreshold ?? null, remembered?.expiryAlerted ?? false, now);
     if (at !== null) due = Math.min(due, at);
-    // Its renewal deadline: the status of the node serving it changes then.
+    // Its renewal deadline: the status of the node serving it changes then; and its notBefore when it
+    // is served before it (the certificate is invalid until then).
     const deadline = served ? renewalDeadline(served).deadline : silent?.deadline;
     if (deadline !== undefined && deadline > now) due = Math.min(due, deadline);
+    if (served && served.notBefore > now) due = Math.min(due, served.notBefore);
     const chain = remembered ? remembered.chainExpiry : (served?.chainExpiry ?? silent?.chainExpiry ?? null);
     if (chain && chain.notAfter < notAfter) {
       const alerted = next.alertMemory.chain.find((entry) => entry.serial === chain.serialNumber)?.alertedThreshold ?? null;
@@ -749,10 +748,10 @@ function rememberSilentNodes(previous: CertificateRecord, next: CertificateRecor
   }
 }
 
-/** `entry` first (replacing an older entry with its key), then the most recent others, MEMORY_SIZE at most. */
 /**
  * Notes in alertMemory.servedLately the leaves answering nodes serve now, with their renewal deadlines
- * as known now (an answer from the CA moves one): a new object only when something changed.
+ * as known now (an answer from the CA moves one), keeping the most recently issued: a new object only
+ * when something changed.
  */
 function noteServedLately(record: CertificateRecord, leaves: readonly CertificateDetails[]): void {
   const known = record.alertMemory.servedLately ?? [];
@@ -768,6 +767,7 @@ function noteServedLately(record: CertificateRecord, leaves: readonly Certificat
   record.alertMemory = { ...record.alertMemory, servedLately };
 }
 
+/** `entry` first (replacing an older entry with its key), then the most recent others, MEMORY_SIZE at most. */
 function remember<T>(list: readonly T[], entry: T, key: (item: T) => string): T[] {
   return [entry, ...list.filter((item) => key(item) !== key(entry))].slice(0, MEMORY_SIZE);
 }

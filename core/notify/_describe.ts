@@ -94,6 +94,11 @@ function shownValue(value: unknown, depth: number, key?: string): unknown {
   return shown;
 }
 
+/** An event's summary sentence, as its notifications carry it, from what a listed event shows (its type, data and time). */
+export function eventSummary(event: Pick<EventRecord, "type" | "data" | "createdAt">): string {
+  return describeEvent({ id: "", organizationId: "", mode: "live", certificateId: null, ...event }).summary;
+}
+
 export function describeEvent(recorded: EventRecord): Described {
   const event = shownEvent(recorded);
   const createdAt = new Date(event.createdAt).toISOString();

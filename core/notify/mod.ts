@@ -3,4 +3,4 @@ export type { EmailMessage, EmailTransport, HttpResult, HttpTransport, OutgoingH
 export { Deliverer } from "./deliverer.ts";
 export { newSigningSecret, signWebhook } from "./webhook_signature.ts";
 export { unresolvedByFilter } from "./pagerduty_payload.ts";
-export { describeEvent, type Described } from "./_describe.ts";
+export { eventSummary } from "./_describe.ts";

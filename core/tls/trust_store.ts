@@ -46,12 +46,17 @@ export class TrustStore {
     const extra = extraCaFile ? readFileSync(extraCaFile, "utf8").match(PEM_BLOCK) ?? [] : [];
     if (extraCaFile && extra.length === 0) throw new Error(`${extraCaFile} holds no PEM certificate`);
     // Each one read now: a root cut off or garbled would otherwise trust nothing, silently, and every
-    // chain it should anchor would be judged untrusted.
+    // chain it should anchor would be judged untrusted. One the platform's parser cannot read is read
+    // by the X.509 library, as anchors are (below): unreadable only when neither reads it.
     for (const [index, pem] of extra.entries()) {
       try {
         new PlatformCertificate(pem);
       } catch (error) {
-        throw new Error(`${extraCaFile}'s certificate number ${index + 1} (of ${extra.length}) cannot be read (${(error as Error).message})`);
+        try {
+          new Certificate(pem);
+        } catch {
+          throw new Error(`${extraCaFile}'s certificate number ${index + 1} (of ${extra.length}) cannot be read (${(error as Error).message})`);
+        }
       }
     }
     // The platform's roots are read when first needed: reading them costs a CLI command ~50 ms.

@@ -7,8 +7,8 @@
 import { type SignedIn, mayWrite } from "../../../core/accounts/mod.ts";
 import { type CertificateDetail, TAKES_ALERT_POLICY } from "../../../core/workspace/mod.ts";
 import { explainCertificate } from "../../../core/certificates/mod.ts";
-import { nameShown, relativeDays, type EventRecord, type Mode } from "../../../core/base/mod.ts";
-import { describeEvent } from "../../../core/notify/mod.ts";
+import { nameShown, relativeDays, type EventType, type Mode } from "../../../core/base/mod.ts";
+import { eventSummary } from "../../../core/notify/mod.ts";
 import type { CertificateView } from "../../../core/schemas/mod.ts";
 import { html, type Html } from "../html.ts";
 import { ago, formToken, moment, page, when } from "../layout.ts";
@@ -201,12 +201,10 @@ function eventDetails(event: CertificateDetail["events"][number], c: Certificate
   if (typeof d.error === "string") parts.push(d.error);
   if (d.previous && typeof d.previous === "object") parts.push(`previous serial ${(d.previous as Record<string, unknown>).serialNumber ?? "?"}`);
   if (parts.length === 0 && SAID_IN_WORDS.has(event.type)) {
-    // (Only its type, data and time are read for the sentence; the certificate as the event saw it, or
-    // as it is now when the event kept too little of it.)
+    // The certificate as the event saw it, or as it is now when the event kept too little of it.
     const seen = d.certificate as Partial<CertificateView> | undefined;
     const certificate = typeof seen?.domain === "string" && typeof seen.port === "number" && typeof seen.expiresAt === "string" ? seen : c;
-    const record = { id: event.id, organizationId: "", mode: "live", type: event.type, certificateId: c.id, data: { ...d, certificate }, createdAt: Date.parse(event.createdAt) };
-    parts.push(describeEvent(record as EventRecord).summary);
+    parts.push(eventSummary({ type: event.type as EventType, data: { ...d, certificate }, createdAt: Date.parse(event.createdAt) }));
   }
   if (d.muted === true) parts.push("muted: delivered nowhere");
   return parts.join("; ");
