@@ -42,6 +42,10 @@ describe("problems first", () => {
     expect(/data-renewal="overdue">\s*<span class="n">1<\/span> renewal overdue/.test(page.text)).toBe(true);
     const row = /<tr data-certificate-id="cert_\w+" data-status="valid">[\s\S]*?<\/tr>/.exec(page.text)![0];
     expect(row).toContain("renewal overdue");
+    // … with the deadline that passed (CONTRACT §18: "The dashboard shows the renewal state and deadline"):
+    // day 75 of the 100-day lifetime.
+    const deadline = new Date(now - 5 * DAY).toISOString().slice(0, 10);
+    expect(row).toMatch(new RegExp(`data-renewal-deadline="[^"]+">renewal was due ${deadline} \\d\\d:\\d\\d UTC<`));
     // … so it belongs to the "renewal overdue or requested" group, before "expiring".
     expect(rowsOf(page.text)).toEqual(["valid stalled.days.example", "expiring plain.expiring.example"]);
   });

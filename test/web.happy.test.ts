@@ -277,7 +277,8 @@ describe("dashboard", () => {
     const row = new RegExp(`<tr data-certificate-id="${certificate.id}"[^>]*>([\\s\\S]*?)</tr>`).exec(page.text)![1]!;
     expect(row).toContain('<span class="badge status-valid">valid</span>');
     expect(row).toContain(`${domain}:${server.port}`);
-    expect(row).toMatch(/<td data-label="Expires" data-days="40">in 40 days<div class="muted small">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/div><\/td>/);
+    // The expiry, and the renewal deadline (CONTRACT §18: "The dashboard shows the renewal state and deadline").
+    expect(row).toMatch(/<td data-label="Expires" data-days="40">in 40 days<div class="muted small">\d{4}-\d\d-\d\d \d\d:\d\d UTC<\/div><div class="muted small" data-renewal-deadline="[^"]+">renew by \d{4}-\d\d-\d\d \d\d:\d\d UTC<\/div><\/td>/);
     expect(row).toContain('<td data-label="Issuer">certkeeper intermediates</td><td data-label="Last check">just now</td>');
 
     const confirm = await owner.browser.get(`/dashboard/certificates/${certificate.id}/remove?mode=live`);

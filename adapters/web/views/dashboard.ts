@@ -162,6 +162,13 @@ function renewalNote(c: CertificateView): Html | string {
   return html`<div class="muted small">renewal ${state}</div>`;
 }
 
+/** "renew by 2027-01-14 08:00 UTC": the renewal deadline (CONTRACT §18), "was due" once it has passed. */
+function renewalDeadline(c: CertificateView): Html | string {
+  const renewal = (c as { renewal?: { deadline?: string; state?: string } | null }).renewal;
+  if (!renewal?.deadline) return "";
+  return html`<div class="muted small" data-renewal-deadline="${renewal.deadline}">${renewal.state === "overdue" ? "renewal was due" : "renew by"} ${when(renewal.deadline)}</div>`;
+}
+
 /** "not deployed: 1 of 3 addresses" when a newer issuance is not yet served everywhere (CONTRACT §20). */
 function deploymentNote(c: CertificateView): Html | string {
   const deployment = (c as { deployment?: { servedBy: number; endpoints: number } | null }).deployment;
@@ -177,7 +184,7 @@ function certificateRow(c: CertificateView, mode: Mode, write: boolean): Html {
 <td data-label="Certificate"><a href="/certificates/${c.id}?mode=${mode}"><strong>${c.name}</strong></a>${
     c.name !== c.domain || c.port !== 443 ? html`<div class="mono small">${c.domain}:${c.port}</div>` : ""
   }${tagList(c.tags)}${muted(c.mutedUntil)}</td>
-<td data-label="Expires" data-days="${c.daysUntilExpiry}">${relativeDays(c.daysUntilExpiry)}<div class="muted small">${when(c.expiresAt)}</div></td>
+<td data-label="Expires" data-days="${c.daysUntilExpiry}">${relativeDays(c.daysUntilExpiry)}<div class="muted small">${when(c.expiresAt)}</div>${renewalDeadline(c)}</td>
 <td data-label="Issuer">${c.issuer}</td><td data-label="Last check">${ago(c.lastCheckedAt)}</td>
 ${
   write
