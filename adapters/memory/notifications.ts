@@ -124,13 +124,14 @@ export function memoryEvents(state: MemoryState): EventStore {
       const event = state.events.get(id);
       return event && inScope(event, scope) ? withDeliveries(event) : null;
     },
-    async hasLaterOfCertificate(scope, { afterId, certificateId, types }) {
+    async hasLaterOfCertificate(scope, { afterId, certificateId, types, channelId }) {
       const after = state.events.get(afterId);
       if (!after) return false;
       for (let i = state.eventsBySeq.length - 1; i >= 0; i--) {
         const event = state.eventsBySeq[i]!;
         if (event.seq <= after.seq) break;
-        if (event.certificateId === certificateId && inScope(event, scope) && types.includes(event.type) && state.events.get(event.id) === event) return true;
+        if (event.certificateId !== certificateId || !inScope(event, scope) || !types.includes(event.type) || state.events.get(event.id) !== event) continue;
+        if (channelId === undefined || state.deliveries.has(`${event.id} ${channelId}`)) return true;
       }
       return false;
     },

@@ -103,12 +103,13 @@ export function sqlEvents(db: Executor): EventStore {
       return withDeliveries(db, rows.map((row) => eventFrom(row)));
     },
 
-    async hasLaterOfCertificate(scope, { afterId, certificateId, types }) {
+    async hasLaterOfCertificate(scope, { afterId, certificateId, types, channelId }) {
       if (types.length === 0) return false;
+      const routed = channelId === undefined ? "" : " AND EXISTS (SELECT 1 FROM deliveries d WHERE d.event_id = events.id AND d.channel_id = ?)";
       const { rows } = await db.execute(
         `SELECT 1 FROM events WHERE certificate_id = ? AND organization_id = ? AND mode = ? AND type IN (${types.map(() => "?").join(", ")})
-           AND seq > (SELECT seq FROM events WHERE id = ?) LIMIT 1`,
-        [certificateId, scope.organizationId, scope.mode, ...types, afterId],
+           AND seq > (SELECT seq FROM events WHERE id = ?)${routed} LIMIT 1`,
+        [certificateId, scope.organizationId, scope.mode, ...types, afterId, ...(channelId === undefined ? [] : [channelId])],
       );
       return rows.length > 0;
     },

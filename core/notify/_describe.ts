@@ -226,6 +226,10 @@ export function describeEvent(recorded: EventRecord): Described {
       const deadline = typeof data.deadline === "string" ? formatDate(data.deadline) : "its renewal deadline";
       facts.push({ name: "Renewal deadline", value: deadline });
       facts.push({ name: "Deadline from", value: data.source === "ari" ? "the CA's renewal window (ARI)" : "the certificate's lifetime" });
+      const suggested = data.window as { start?: unknown; end?: unknown } | null | undefined;
+      if (typeof suggested?.start === "string" && typeof suggested.end === "string") {
+        facts.push({ name: "Renewal window", value: `${formatDate(suggested.start)} to ${formatDate(suggested.end)}` });
+      }
       if (endpoint) {
         const at = endpoint.address ?? "one of its addresses";
         const left = typeof data.daysUntilExpiry === "number" ? ` (${relative(data.daysUntilExpiry)})` : "";
@@ -256,6 +260,20 @@ export function describeEvent(recorded: EventRecord): Described {
       // Read again as a URL: an event written before explanation URLs were kept parsed may hold the CA's text.
       const explanation = typeof data.explanationUrl === "string" ? httpHref(data.explanationUrl) : null;
       if (explanation !== null) facts.push({ name: "Explanation", value: explanation });
+      if (endpoint) {
+        // About the leaf another address serves (a rollout under way): that address and that leaf.
+        const at = endpoint.address ?? "one of its addresses";
+        return {
+          label,
+          headline: `${t} at ${at}: the certificate authority asks for early renewal${end ? ` by ${end}` : ""}`,
+          summary:
+            `The certificate authority of ${t} asks, in its renewal information, for the certificate ${at} serves to be ` +
+            `replaced early${end ? `, by ${end}` : ""}, usually before it revokes it. Renew it and install it there; it expires on ` +
+            `${formatDate(endpoint.expiresAt)}.`,
+          facts,
+          createdAt,
+        };
+      }
       return {
         label,
         headline: `${t}: the certificate authority asks for early renewal${end ? ` by ${end}` : ""}`,

@@ -26,7 +26,7 @@ import { logEventsRaised } from "../base/journal.ts";
 import type { Transports } from "./ports.ts";
 import { renderNotification } from "./payloads.ts";
 import { channelSecrets, scrubSecrets } from "../channels/channel_config.ts";
-import { resolvedBy } from "./pagerduty_payload.ts";
+import { problemsResolvedBy, resolvedBy, triggersOf, type PagerDutyProblem } from "./pagerduty_payload.ts";
 
 export interface DelivererOptions {
   store: Store;
@@ -70,7 +70,7 @@ export function deliveryLeaseMs(timeoutMs: number): number {
   return Math.max(2 * 60 * SECOND, timeoutMs * 3);
 }
 
-/** The outcome of a trigger not sent because its problem was resolved since: nothing left to deliver. */
+/** The outcome of a PagerDuty trigger or resolve not sent because a later event settled its problem: nothing left to deliver. */
 const RESOLVED_SINCE: AttemptResult = { delivered: true, responseStatus: null, error: null, retryAfterMs: null, gone: false };
 
 export class Deliverer {
@@ -193,7 +193,7 @@ export class Deliverer {
   }
 
   /** One attempt to hand `event` to `channel`; never throws. */
-  async attempt(event: EventRecord, channel: ChannelRecord): Promise<AttemptResult> {
+  async attempt(event: EventRecord, channel: ChannelRecord, render: { keepOpen?: readonly PagerDutyProblem[] } = {}): Promise<AttemptResult> {
     const { transports, clock, mailFrom, timeoutMs, logger, pagerdutyUrl, telegramUrl } = this.options;
     const result = (partial: Partial<AttemptResult>): AttemptResult => {
       const full = { delivered: false, responseStatus: null, error: null, retryAfterMs: null, gone: false, ...partial };
@@ -201,7 +201,7 @@ export class Deliverer {
       return full;
     };
     try {
-      const rendered = renderNotification(event, channel, { now: clock.now(), mailFrom, pagerdutyUrl, telegramUrl });
+      const rendered = renderNotification(event, channel, { now: clock.now(), mailFrom, pagerdutyUrl, telegramUrl, keepOpen: render.keepOpen });
       if (rendered.kind === "email") {
         await transports.email.send(rendered.message);
         return result({ delivered: true });
@@ -242,8 +242,14 @@ export class Deliverer {
     this.#inFlight.set(key, job.event.organizationId);
     let outcome: AttemptResult;
     try {
-      // Only a PagerDuty trigger asks the store first; every other delivery goes straight to its attempt.
-      outcome = job.channel.type === "pagerduty" && (await this.#resolvedSince(job)) ? RESOLVED_SINCE : await this.attempt(job.event, job.channel);
+      // Only a PagerDuty trigger or resolve asks the store first; every other delivery goes straight to its attempt.
+      if (job.channel.type !== "pagerduty") outcome = await this.attempt(job.event, job.channel);
+      else if (await this.#resolvedSince(job)) outcome = RESOLVED_SINCE;
+      else {
+        const keepOpen = await this.#reopenedSince(job);
+        const resolves = problemsResolvedBy(job.event.type);
+        outcome = resolves.length > 0 && keepOpen.length === resolves.length ? RESOLVED_SINCE : await this.attempt(job.event, job.channel, { keepOpen });
+      }
     } finally {
       this.#inFlight.delete(key);
     }
@@ -272,10 +278,27 @@ export class Deliverer {
     return resolved;
   }
 
+  /**
+   * The problems a PagerDuty resolve must leave open: those a later event of its certificate, routed to
+   * this channel, opened again (an old renewal's resolve retried after a new problem went out would
+   * close the new incident, and that event is raised once: nothing would open it again).
+   */
+  async #reopenedSince({ event, channel }: DeliveryJob): Promise<PagerDutyProblem[]> {
+    if (event.certificateId === null) return [];
+    const scope = { organizationId: event.organizationId, mode: event.mode };
+    const reopened: PagerDutyProblem[] = [];
+    for (const problem of problemsResolvedBy(event.type)) {
+      const later = { afterId: event.id, certificateId: event.certificateId, types: triggersOf(problem), channelId: channel.id };
+      if (await this.options.store.events.hasLaterOfCertificate(scope, later)) reopened.push(problem);
+    }
+    if (reopened.length > 0) this.options.logger.info("PagerDuty resolve leaves problems opened since", { eventId: event.id, channelId: channel.id, problems: reopened });
+    return reopened;
+  }
+
   /** Writes down an attempt's outcome, and the channel's health with it, while the lease is still ours. */
   async #record({ delivery, event, channel }: DeliveryJob, outcome: AttemptResult): Promise<void> {
     const { store, clock, owner, retryMs, logger } = this.options;
-    // A trigger not sent is no attempt: the delivery ends, its count and the channel's health stay.
+    // A trigger or resolve not sent is no attempt: the delivery ends, its count and the channel's health stay.
     const attempted = outcome !== RESOLVED_SINCE;
     const attempts = attempted ? delivery.attempts + 1 : delivery.attempts;
     const now = clock.now();

@@ -34,6 +34,16 @@ const RESOLVES: Partial<Record<EventType, PagerDutyProblem[]>> = {
   "certificate.recovered": ["invalid", "unreachable"],
 };
 
+/** The problems an event of `type` ends on PagerDuty (none: it ends none). */
+export function problemsResolvedBy(type: EventType): readonly PagerDutyProblem[] {
+  return RESOLVES[type] ?? [];
+}
+
+/** The kinds of bad news that open `problem` on PagerDuty. */
+export function triggersOf(problem: PagerDutyProblem): EventType[] {
+  return (Object.keys(TRIGGERS) as EventType[]).filter((type) => TRIGGERS[type]!.problem === problem);
+}
+
 /** The kinds of good news that end the problem an event of `type` opens on PagerDuty (none: it opens none). */
 export function resolvedBy(type: EventType): EventType[] {
   const problem = TRIGGERS[type]?.problem;
@@ -73,7 +83,7 @@ const CLIENT = "certkeeper";
 export function pagerdutyRequests(
   event: EventRecord,
   described: Described,
-  options: { baseUrl: string; routingKey: string },
+  options: { baseUrl: string; routingKey: string; keepOpen?: readonly PagerDutyProblem[] },
 ): OutgoingHttpRequest[] {
   const post = (path: string, body: unknown): OutgoingHttpRequest => ({
     url: `${options.baseUrl}${path}`,
@@ -105,7 +115,7 @@ export function pagerdutyRequests(
     ];
   }
   if (event.certificateId && resolves) {
-    return resolves.map((problem) =>
+    return resolves.filter((problem) => !options.keepOpen?.includes(problem)).map((problem) =>
       post("/v2/enqueue", { routing_key: options.routingKey, event_action: "resolve", dedup_key: dedupKey(event.certificateId!, problem) }),
     );
   }

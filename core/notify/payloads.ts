@@ -8,7 +8,7 @@ import type { ChannelRecord, EventRecord } from "../base/records.ts";
 import type { EmailMessage, OutgoingHttpRequest } from "./ports.ts";
 import { describeEvent } from "./_describe.ts";
 import { discordPayload, slackPayload } from "./chat_payloads.ts";
-import { pagerdutyRequests } from "./pagerduty_payload.ts";
+import { pagerdutyRequests, type PagerDutyProblem } from "./pagerduty_payload.ts";
 import { teamsPayload } from "./teams_payload.ts";
 import { telegramPayload } from "./telegram_payload.ts";
 import { emailMessage } from "./email_message.ts";
@@ -31,6 +31,8 @@ export interface RenderOptions {
   pagerdutyUrl?: string;
   /** CERTKEEPER_TELEGRAM_URL; default https://api.telegram.org. */
   telegramUrl?: string;
+  /** PagerDuty problems a resolve leaves open (a later event of the certificate opened them again). */
+  keepOpen?: readonly PagerDutyProblem[];
 }
 
 /** Header names the webhook sets itself; a channel header of the same name (any case) is dropped. */
@@ -62,7 +64,7 @@ export function renderNotification(event: EventRecord, channel: ChannelRecord, o
     case "pagerduty": {
       const routingKey = requireString(channel, "routingKey");
       const baseUrl = options.pagerdutyUrl ?? "https://events.pagerduty.com";
-      const [request, ...followUps] = pagerdutyRequests(event, describeEvent(event), { baseUrl, routingKey });
+      const [request, ...followUps] = pagerdutyRequests(event, describeEvent(event), { baseUrl, routingKey, keepOpen: options.keepOpen });
       return { kind: "http", request: request!, followUps };
     }
     case "telegram": {

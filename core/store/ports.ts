@@ -365,8 +365,11 @@ export interface EventStore {
   /** Newest first, with their deliveries. */
   list(scope: Scope, query: EventListQuery): Promise<EventWithDeliveries[]>;
   get(scope: Scope, id: string): Promise<EventWithDeliveries | null>;
-  /** Whether an event of one of `types` about `certificateId` was inserted after the event `afterId` (of the same scope). */
-  hasLaterOfCertificate(scope: Scope, options: { afterId: string; certificateId: string; types: readonly EventType[] }): Promise<boolean>;
+  /**
+   * Whether an event of one of `types` about `certificateId` was inserted after the event `afterId` (of
+   * the same scope); with `channelId`, only one routed to that channel (it has a delivery there).
+   */
+  hasLaterOfCertificate(scope: Scope, options: { afterId: string; certificateId: string; types: readonly EventType[]; channelId?: string }): Promise<boolean>;
 
   /**
    * Leases up to `limit` pending deliveries whose nextAttemptAt has come (moving it to `leaseUntil`, as
