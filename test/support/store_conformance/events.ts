@@ -46,6 +46,26 @@ export function describeEvents(get: () => Store) {
       expect(await store.events.hasLaterOfCertificate(live, { afterId: later.id, certificateId: "cert_x", types: ["certificate.renewed"] })).toBe(false);
     });
 
+    test("hasLaterOfCertificate() with a channel counts only a later event routed to that channel", async () => {
+      const store = get();
+      const { live } = await newOrganization(store);
+      const paged = await addChannel(store, channelRecord(live));
+      const other = await addChannel(store, channelRecord(live));
+      const renewed = eventRecord(live, { type: "certificate.renewed", certificateId: "cert_x", data: {} });
+      await store.events.insert(renewed, [deliveryRecord(renewed.id, paged.id)]);
+      const ask = (channelId: string) =>
+        store.events.hasLaterOfCertificate(live, { afterId: renewed.id, certificateId: "cert_x", types: ["certificate.renewal_blocked"], channelId });
+      // A later event of that kind sent to another channel only (a filter, a tag): not for this one.
+      const blocked = eventRecord(live, { type: "certificate.renewal_blocked", certificateId: "cert_x", data: {} });
+      await store.events.insert(blocked, [deliveryRecord(blocked.id, other.id)]);
+      expect([await ask(paged.id), await ask(other.id)]).toEqual([false, true]);
+      // Without a channel, any later event of the kind counts.
+      expect(await store.events.hasLaterOfCertificate(live, { afterId: renewed.id, certificateId: "cert_x", types: ["certificate.renewal_blocked"] })).toBe(true);
+      const sent = eventRecord(live, { type: "certificate.renewal_blocked", certificateId: "cert_x", data: {} });
+      await store.events.insert(sent, [deliveryRecord(sent.id, paged.id)]);
+      expect(await ask(paged.id)).toBe(true);
+    });
+
     test("insert() stores every delivery of an event for 203 channels, each with its own fields", async () => {
       const store = get();
       const { live } = await newOrganization(store);
