@@ -7,6 +7,7 @@
  */
 import { expect, test } from "bun:test";
 import { DAY } from "../core/base/mod.ts";
+import { ariCacheKey } from "../core/ari/mod.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
 import { ariClients } from "./support/ari_clients.ts";
 
@@ -31,7 +32,7 @@ test("a claim whose process died: the other waits it out, then asks itself", asy
   ari().answer(leaf.certId, { kind: "window", start: now + 50 * DAY, end: now + 52 * DAY });
   const cache = createMemoryStore().renewalInfo;
   // A process took the claim and died before asking.
-  expect(await cache.claim(leaf.certId, "proc_dead", now, now + 2 * TIMEOUT_MS + 1000, now + 2 * TIMEOUT_MS + 1000)).toBe(true);
+  expect(await cache.claim(ariCacheKey(leaf), "proc_dead", now, now + 2 * TIMEOUT_MS + 1000, now + 2 * TIMEOUT_MS + 1000)).toBe(true);
   const started = performance.now();
   const info = await client(cache, "proc_b").renewalInfo(leaf, null, now);
   expect(performance.now() - started).toBeGreaterThanOrEqual(2 * TIMEOUT_MS + 900);

@@ -110,25 +110,27 @@ export class AriClient {
     const directory = this.directoryFor(leaf.issuerNames);
     if (!directory) return null;
     if (previous && holds(previous, now)) return previous;
-    let pending = this.#inFlight.get(leaf.certId);
+    const key = ariCacheKey(leaf);
+    let pending = this.#inFlight.get(key);
     if (!pending) {
-      pending = this.#refresh(directory, leaf, previous ?? null, now).finally(() => this.#inFlight.delete(leaf.certId));
-      this.#inFlight.set(leaf.certId, pending);
+      pending = this.#refresh(directory, leaf, key, previous ?? null, now).finally(() => this.#inFlight.delete(key));
+      this.#inFlight.set(key, pending);
     }
     return pending;
   }
 
-  async #refresh(directory: string, leaf: AriLeaf, previous: RenewalInfo | null, now: number): Promise<RenewalInfo> {
+  async #refresh(directory: string, leaf: AriLeaf, key: string, previous: RenewalInfo | null, now: number): Promise<RenewalInfo> {
     const { cache, timeoutMs } = this.options;
     const owner = this.#owner;
-    const cached = await cache.get(leaf.certId).catch(() => null);
+    // (An answer kept by the previous release, under the certID alone, serves until it is asked again.)
+    const cached = (await cache.get(key).catch(() => null)) ?? (await cache.get(leaf.certId).catch(() => null));
     if (cached && holds(cached, now)) return cached;
     // Another process sharing the cache is asking about this leaf: its answer is waited for. A claim
     // lasts as long as a directory and an answer may take; past it (that process died) this one asks.
     const asking = 2 * timeoutMs + CLAIM_MARGIN;
     // A claim ending later than any live process's (taken on a wall clock since set back) is not waited out.
-    if (!(await cache.claim(leaf.certId, owner, now, now + asking, latestLiveLease(now, asking)).catch(() => true))) {
-      const answered = await this.#answerOfOther(leaf.certId, now, asking);
+    if (!(await cache.claim(key, owner, now, now + asking, latestLiveLease(now, asking)).catch(() => true))) {
+      const answered = await this.#answerOfOther(key, now, asking);
       if (answered) return answered;
     }
     const known = newest(cached, previous);
@@ -136,7 +138,7 @@ export class AriClient {
     if (silent && ahead(silent.until, now, SILENT_CA_MS)) {
       // Not asked: the leaf is asked at its first check after the CA's quiet minute.
       const info = { ...(known ?? NOTHING_YET), nextAt: silent.until, lastError: `${silent.message} (the CA is not asked again for a minute)` };
-      await this.options.cache.put(leaf.certId, info, leaf.notAfter, now).catch((error: Error) => this.options.onFailure?.({ url: "cache", message: error.message }));
+      await this.options.cache.put(key, info, leaf.notAfter, now).catch((error: Error) => this.options.onFailure?.({ url: "cache", message: error.message }));
       return info;
     }
     let info: RenewalInfo;
@@ -188,15 +190,15 @@ export class AriClient {
       this.options.onFailure?.({ url, message: error.message });
       info = { ...(known ?? NOTHING_YET), nextAt: now + DEFAULT_RETRY, lastError: error.message };
     }
-    await this.options.cache.put(leaf.certId, info, leaf.notAfter, now).catch((error: Error) => this.options.onFailure?.({ url: "cache", message: error.message }));
+    await this.options.cache.put(key, info, leaf.notAfter, now).catch((error: Error) => this.options.onFailure?.({ url: "cache", message: error.message }));
     return info;
   }
 
   /** The answer another process writes to the cache (due later than `now`), looked for until `waitMs` passes; null if none came. */
-  async #answerOfOther(certId: string, now: number, waitMs: number): Promise<RenewalInfo | null> {
+  async #answerOfOther(key: string, now: number, waitMs: number): Promise<RenewalInfo | null> {
     for (let waited = 0; waited < waitMs; waited += CLAIM_POLL) {
       await new Promise((resolve) => setTimeout(resolve, CLAIM_POLL));
-      const info = await this.options.cache.get(certId).catch(() => null);
+      const info = await this.options.cache.get(key).catch(() => null);
       if (info && holds(info, now)) return info;
     }
     return null;
@@ -221,6 +223,17 @@ export class AriClient {
     });
     return renewalInfo;
   }
+}
+
+/**
+ * Where a leaf's answer is kept, shared by every certificate and organization serving that leaf: its
+ * certID with its validity. What is kept is judged on the leaf's own dates (a request is a window ending
+ * before its midpoint, an error one ending after its expiry): a leaf made with another's certID (its
+ * CA's key identifier and serial, both public) and other dates, by a CA the installation trusts, gets
+ * an answer of its own, never the one another organization's certificate reads.
+ */
+export function ariCacheKey(leaf: AriLeaf): string {
+  return `${leaf.certId}@${leaf.notBefore}-${leaf.notAfter}`;
 }
 
 /** The later of two things known about one leaf. */

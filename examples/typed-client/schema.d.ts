@@ -115,7 +115,7 @@ export interface paths {
   "/v1/ct/logs": {
     /**
      * List the Certificate Transparency logs followed
-     * @description With CERTKEEPER_CT_SOURCE=logs: every log of the log list the follower reads, its newest verified tree size, how far it has read, and why a log is skipped (lastError). Installation-wide: owner and admin keys only. Empty until the follower has read the list (and with the search source).
+     * @description With CERTKEEPER_CT_SOURCE=logs: every log of the log list the follower reads, its newest verified tree size, how far it has read, and why a log is skipped (lastError). Installation-wide: owner and admin keys only. Empty until the follower has read the list (and with the search source). One page: the logs of a log list are a few dozen.
      */
     get: operations["listCtLogs"];
   };
@@ -4132,7 +4132,7 @@ export interface operations {
   };
   /**
    * List the Certificate Transparency logs followed
-   * @description With CERTKEEPER_CT_SOURCE=logs: every log of the log list the follower reads, its newest verified tree size, how far it has read, and why a log is skipped (lastError). Installation-wide: owner and admin keys only. Empty until the follower has read the list (and with the search source).
+   * @description With CERTKEEPER_CT_SOURCE=logs: every log of the log list the follower reads, its newest verified tree size, how far it has read, and why a log is skipped (lastError). Installation-wide: owner and admin keys only. Empty until the follower has read the list (and with the search source). One page: the logs of a log list are a few dozen.
    */
   listCtLogs: {
     responses: {
@@ -4168,6 +4168,8 @@ export interface operations {
               })[];
             meta: {
               requestId: string;
+              /** @description Pass as `cursor` to get the next page; null on the last page. */
+              nextCursor: string | null;
             };
           };
         };
