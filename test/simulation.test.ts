@@ -846,7 +846,9 @@ function judgeRenewal(events: EventRecord[], internet: SimulatedInternet, certif
   const expiring = new Map<string, Array<{ threshold: number; at: number }>>();
   const expired = new Map<string, number[]>();
   const requested = new Map<string, number[]>();
-  for (const event of events) {
+  // Oldest first (the events come newest first): each list below in the order its alerts came, so that
+  // the first of them is the first ([0]); a CA asking twice has two requests for one serial.
+  for (const event of [...events].reverse()) {
     const certificate = event.data.certificate as { domain: string; serialNumber: string } | undefined;
     if (!certificate || !domains.has(certificate.domain)) continue;
     // An overdue leaf another node serves is named in data.endpoint; the certificate-level one, in data.certificate.
