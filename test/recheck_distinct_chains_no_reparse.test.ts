@@ -28,11 +28,18 @@ const int = (b: Buffer) => tlv(0x02, b[0]! & 0x80 ? Buffer.concat([Buffer.from([
 const name = (cn: string) => seq(tlv(0x31, seq(oid("550403"), tlv(0x0c, Buffer.from(cn)))));
 const time = (s: string) => tlv(0x18, Buffer.from(s));
 
+/** A random positive serial in minimal DER: its first byte never 0 (a leading zero before a byte under 0x80 is refused by TLS stacks). */
+function serialNumber(): Buffer {
+  const serial = randomBytes(8);
+  serial[0] = (serial[0]! & 0x7f) | 0x01;
+  return serial;
+}
+
 /** A certificate of `subject` naming `issuer` (random signature: nothing trusts it), with `count` tiny DER INTEGERs (02 01 00) in an unknown extension. */
 function certificate(subject: string, issuer: string, spki: Buffer, host: string, count: number): Buffer {
   const extensions = [seq(oid("551d11"), tlv(0x04, seq(tlv(0x82, Buffer.from(host)))))];
   if (count > 0) extensions.push(seq(oid("2a0304"), tlv(0x04, seq(Buffer.alloc(count * 3).fill(Buffer.from([0x02, 0x01, 0x00]))))));
-  const tbs = seq(tlv(0xa0, int(Buffer.from([2]))), int(randomBytes(8)), SHA256_RSA, name(issuer), seq(time("20200101000000Z"), time("20991231000000Z")), name(subject), spki, tlv(0xa3, seq(...extensions)));
+  const tbs = seq(tlv(0xa0, int(Buffer.from([2]))), int(serialNumber()), SHA256_RSA, name(issuer), seq(time("20200101000000Z"), time("20991231000000Z")), name(subject), spki, tlv(0xa3, seq(...extensions)));
   return seq(tbs, SHA256_RSA, tlv(0x03, Buffer.from([0]), randomBytes(256)));
 }
 
