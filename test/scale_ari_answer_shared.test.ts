@@ -15,9 +15,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Admin } from "../core/accounts/admin.ts";
-import { DAY, systemClock } from "../core/base/time.ts";
-import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { DAY } from "../core/base/time.ts";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
@@ -26,6 +24,7 @@ import { callServe, startServe } from "./support/cli.ts";
 import { certIdOf, startAriServer } from "./support/ari_server.ts";
 import { startHttpReceiver } from "./support/receivers.ts";
 import { until } from "./support/until.ts";
+import { seedOwner } from "./support/accounts.ts";
 
 setDefaultTimeout(180_000);
 
@@ -48,15 +47,8 @@ describe("a CA's request for early replacement, seen by two processes", () => {
     const receiver = await startHttpReceiver();
     cleanups.push(() => receiver.close());
 
-    const setup = await openLibsqlStore({ url: sqld.url });
-    const admin = new Admin(setup, systemClock);
     const keys: string[] = [];
-    for (const name of ["ARI race One", "ARI race Two"]) {
-      const org = await admin.createOrganization({ name, plan: "enterprise", limits: { requestsPerMinute: 100_000 } });
-      const user = await admin.createUser({ organizationId: org.id, email: `${crypto.randomUUID()}@acme.test`, role: "owner" });
-      keys.push((await admin.createApiKey({ userId: user.id, name: "ari", mode: "live" })).key);
-    }
-    await setup.close();
+    for (const name of ["ARI race One", "ARI race Two"]) keys.push((await seedOwner(sqld.url, { name, plan: "enterprise", limits: { requestsPerMinute: 100_000 } })).key);
 
     const env = {
       CERTKEEPER_DATABASE_URL: sqld.url,

@@ -15,9 +15,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Admin } from "../core/accounts/admin.ts";
-import { DAY, systemClock } from "../core/base/time.ts";
-import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { DAY } from "../core/base/time.ts";
 import { chainPem, createIntermediateCa, createLeaf } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
@@ -27,6 +25,7 @@ import { startHttpReceiver } from "./support/receivers.ts";
 import { logListJson, startFixtureLog } from "./support/ct_log_server.ts";
 import { issueThroughCt } from "./support/ct_certs.ts";
 import { until as waitUntil } from "./support/until.ts";
+import { seedOwner } from "./support/accounts.ts";
 
 setDefaultTimeout(240_000);
 
@@ -56,12 +55,7 @@ describe("an issuance not deployed, with two processes following, polling and ch
     const receiver = await startHttpReceiver();
     cleanups.push(() => receiver.close());
 
-    const setup = await openLibsqlStore({ url: sqld.url });
-    const admin = new Admin(setup, systemClock);
-    const org = await admin.createOrganization({ name: "Deployment race", plan: "enterprise", limits: { requestsPerMinute: 100_000 } });
-    const user = await admin.createUser({ organizationId: org.id, email: `${crypto.randomUUID()}@acme.test`, role: "owner" });
-    const key = (await admin.createApiKey({ userId: user.id, name: "race", mode: "live" })).key;
-    await setup.close();
+    const { key } = await seedOwner(sqld.url, { name: "Deployment race", plan: "enterprise", limits: { requestsPerMinute: 100_000 } });
 
     const env = {
       CERTKEEPER_DATABASE_URL: sqld.url,

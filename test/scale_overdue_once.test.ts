@@ -12,9 +12,7 @@ import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Admin } from "../core/accounts/admin.ts";
-import { HOUR, systemClock } from "../core/base/time.ts";
-import { openLibsqlStore } from "../adapters/libsql/mod.ts";
+import { HOUR } from "../core/base/time.ts";
 import { chainPem, createLeaf } from "./support/pki.ts";
 import { startTlsServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
@@ -22,6 +20,7 @@ import { startSqld } from "./support/sqld.ts";
 import { callServe, startServe, type ServeProcess } from "./support/cli.ts";
 import { startHttpReceiver } from "./support/receivers.ts";
 import { until } from "./support/until.ts";
+import { seedOwner } from "./support/accounts.ts";
 
 setDefaultTimeout(180_000);
 
@@ -42,12 +41,7 @@ describe("renewal deadline passing while two processes check the certificate", (
     const receiver = await startHttpReceiver();
     cleanups.push(() => receiver.close());
 
-    const setup = await openLibsqlStore({ url: sqld.url });
-    const admin = new Admin(setup, systemClock);
-    const org = await admin.createOrganization({ name: "Overdue race", plan: "enterprise", limits: { requestsPerMinute: 100_000 } });
-    const user = await admin.createUser({ organizationId: org.id, email: `${crypto.randomUUID()}@acme.test`, role: "owner" });
-    const key = (await admin.createApiKey({ userId: user.id, name: "race", mode: "live" })).key;
-    await setup.close();
+    const { key } = await seedOwner(sqld.url, { name: "Overdue race", plan: "enterprise", limits: { requestsPerMinute: 100_000 } });
 
     const env = {
       CERTKEEPER_DATABASE_URL: sqld.url,

@@ -6,7 +6,7 @@
  */
 import { Admin } from "../../core/accounts/admin.ts";
 import { systemClock } from "../../core/base/time.ts";
-import type { Plan, Role } from "../../core/base/records.ts";
+import type { Limits, Plan, Role } from "../../core/base/records.ts";
 import { openLibsqlStore } from "../../adapters/libsql/mod.ts";
 import { bunPasswords } from "../../adapters/bun/passwords.ts";
 
@@ -28,12 +28,12 @@ export interface Seeded {
  */
 export async function seedAccounts(
   databaseUrl: string,
-  options: { name?: string; plan?: Plan; users: SeedUser[]; keys?: boolean },
+  options: { name?: string; plan?: Plan; limits?: Partial<Limits>; users: SeedUser[]; keys?: boolean },
 ): Promise<Seeded> {
   const store = await openLibsqlStore({ url: databaseUrl });
   try {
     const admin = new Admin(store, systemClock, { passwords: bunPasswords });
-    const org = await admin.createOrganization({ name: options.name ?? "Acme", plan: options.plan });
+    const org = await admin.createOrganization({ name: options.name ?? "Acme", plan: options.plan, limits: options.limits });
     const users: Seeded["users"] = [];
     for (const { email, role, password } of options.users) {
       const user = await admin.createUser({ organizationId: org.id, email, role, password });
@@ -47,10 +47,11 @@ export async function seedAccounts(
 }
 
 /** An organization with one owner and the owner's live API key. */
-export async function seedOwner(databaseUrl: string, options: { name?: string; plan?: Plan; email?: string; password?: string } = {}) {
+export async function seedOwner(databaseUrl: string, options: { name?: string; plan?: Plan; limits?: Partial<Limits>; email?: string; password?: string } = {}) {
   const { org, users } = await seedAccounts(databaseUrl, {
     name: options.name,
     plan: options.plan,
+    limits: options.limits,
     users: [{ email: options.email ?? `owner-${crypto.randomUUID()}@acme.test`, role: "owner", password: options.password }],
     keys: true,
   });
