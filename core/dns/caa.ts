@@ -23,6 +23,16 @@ export const BUILT_IN_CAA_IDENTITIES: readonly CaaIdentity[] = [
   { name: "Sectigo Limited", domain: "sectigo.com" },
 ];
 
+/**
+ * The other issuer domain names a built-in CA honours as its own in `issue` and `issuewild` (their CAA
+ * documentation: DigiCert's brands since it took Symantec's, Sectigo's since Comodo's): a record naming
+ * any of them lets the CA issue, and certkeeper warns on none of them.
+ */
+const HONOURED_ALIKE: ReadonlyMap<string, readonly string[]> = new Map([
+  ["digicert.com", ["www.digicert.com", "symantec.com", "thawte.com", "geotrust.com", "rapidssl.com"]],
+  ["sectigo.com", ["comodoca.com", "comodo.com", "usertrust.com", "trust-provider.com"]],
+]);
+
 /** Property tags a CA knows (RFC 8659 §4, and the CA/Browser Forum's contact tags): a critical one of any other tag forbids issuance. */
 const KNOWN_TAGS = new Set(["issue", "issuewild", "iodef", "contactemail", "contactphone", "issuemail"]);
 
@@ -136,6 +146,23 @@ export function issuerCaaDomain(issuerNames: readonly string[], identities: read
   return identities.find((identity) => names.has(identity.name.toLowerCase()))?.domain ?? null;
 }
 
+/**
+ * Every issuer domain name that lets the issuer's CA issue: the domain of each pair naming the issuer
+ * (a CA with several CAA domains is configured with a pair for each, beside the built-in one), and the
+ * names a built-in CA honours alike.
+ */
+export function issuerCaaDomains(issuerNames: readonly string[], identities: readonly CaaIdentity[]): Set<string> {
+  const names = new Set(issuerNames.map((name) => name.toLowerCase()));
+  const domains = new Set<string>();
+  for (const identity of identities) {
+    if (!names.has(identity.name.toLowerCase())) continue;
+    const domain = identity.domain.toLowerCase();
+    domains.add(domain);
+    for (const alike of HONOURED_ALIKE.get(domain) ?? []) domains.add(alike);
+  }
+  return domains;
+}
+
 /** The issuer names (lower-cased) that map to `domain`: those whose first pair names it, as {@link issuerCaaDomain} reads them. */
 export function issuerNamesOf(domain: string, identities: readonly CaaIdentity[]): string[] {
   const seen = new Set<string>();
@@ -186,19 +213,20 @@ export interface CaaJudgementInput {
 export function judgeCaa(input: CaaJudgementInput): CaaVerdict {
   const issuerDomain = issuerCaaDomain(input.issuerNames, input.identities);
   if (issuerDomain === null) return { status: "not_judged", issuerDomain: null, blocking: null };
+  const accepted = issuerCaaDomains(input.issuerNames, input.identities);
   let anyRecords = false;
   for (const judged of judgedNames(input.domain, input.subjectAlternativeNames)) {
     const set = input.sets.get(judged.from);
     if (!set) throw new Error(`no CAA record set was looked up for ${judged.from}`);
     if (set.records.length === 0 || set.setAt === null) continue;
     anyRecords = true;
-    const blocking = forbids(judged, set, issuerDomain);
+    const blocking = forbids(judged, set, accepted);
     if (blocking) return { status: "forbidden", issuerDomain, blocking: { ...blocking, issuers: issuerNamesOf(issuerDomain, input.identities) } };
   }
   return { status: anyRecords ? "permitted" : "no_records", issuerDomain, blocking: null };
 }
 
-function forbids(judged: Judged, set: CaaSet, issuerDomain: string): CaaBlocking | null {
+function forbids(judged: Judged, set: CaaSet, accepted: ReadonlySet<string>): CaaBlocking | null {
   const wild = set.records.filter((record) => record.tag === "issuewild");
   const property: "issue" | "issuewild" = judged.wildcard && wild.length > 0 ? "issuewild" : "issue";
   const blocking = (reason: CaaBlocking["reason"]): CaaBlocking => ({
@@ -214,7 +242,7 @@ function forbids(judged: Judged, set: CaaSet, issuerDomain: string): CaaBlocking
   const properties = property === "issuewild" ? wild : set.records.filter((record) => record.tag === "issue");
   // A set without the property restricts nothing (RFC 8659 §4.2, §4.3).
   if (properties.length === 0) return null;
-  return properties.some((record) => issuerDomainOf(record.value) === issuerDomain) ? null : blocking("not_listed");
+  return properties.some((record) => accepted.has(issuerDomainOf(record.value) ?? "")) ? null : blocking("not_listed");
 }
 
 /** The set's place and records, order aside: the same set, however served, has the same key. */
