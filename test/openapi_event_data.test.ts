@@ -41,3 +41,32 @@ test("the examples of the *_limit_reached errors name org update, as the errors 
     expect(message).toMatch(new RegExp(`^Your organization allows \\d+ \\w+ and all are in use: delete one, or have the operator raise the limit with: npm run certkeeper -- org update --id org_\\w+ --${flag} N\\.$`));
   }
 });
+
+test("each kind's data has its shape in the document: a renewal_overdue without its deadline, an issued event with a numeric issuer, a test event without its channel are refused", async () => {
+  const doc = (await h.request("GET", "/v1/openapi.json", { key: null })).body;
+  const { openApiCheckerFor } = await import("./support/openapi_check.ts");
+  const checker = openApiCheckerFor(JSON.stringify(doc));
+  const kinds: string[] = doc.components.schemas.Event.properties.type.enum;
+  const shaped = doc.components.schemas.Event.allOf.map((rule: any) => rule.if.properties.type.const);
+  expect([...shaped].sort()).toEqual([...kinds].sort());
+
+  const certificate = { id: "crt_1", domain: "example.com" };
+  const listing = (event: Record<string, unknown>) => ({
+    method: "GET",
+    path: "/v1/events",
+    status: 200,
+    headers: new Headers({ "content-type": "application/json; charset=utf-8", "x-request-id": "req_1", "x-ratelimit-limit": "60", "x-ratelimit-remaining": "59", "x-ratelimit-reset": "1" }),
+    body: { data: [{ id: "evt_1", createdAt: "2026-11-30T00:00:00.000Z", certificateId: "crt_1", deliveries: [], ...event }], meta: { requestId: "req_1", nextCursor: null } },
+  });
+  const overdue = { deadline: "2026-11-30T00:00:00.000Z", source: "lifetime", window: null, daysUntilExpiry: 3, certificate };
+  const bodyProblems = (event: Record<string, unknown>) => checker.problems(listing(event)).filter((problem) => !/header/i.test(problem));
+  expect(bodyProblems({ type: "certificate.renewal_overdue", data: overdue })).toEqual([]);
+  expect(bodyProblems({ type: "certificate.renewal_overdue", data: { ...overdue, deadline: undefined } }).join(" ")).toContain("deadline");
+  expect(bodyProblems({ type: "certificate.renewal_overdue", data: { ...overdue, source: "guess" } })).not.toEqual([]);
+  const issued = { watchId: "wat_1", domain: "example.com", dnsNames: ["example.com"], issuer: "R10", notBefore: "2026-11-30T00:00:00.000Z", notAfter: "2027-01-30T00:00:00.000Z", fingerprintSha256: null, authorizedIssuer: null };
+  expect(bodyProblems({ type: "certificate.issued", certificateId: null, data: issued })).toEqual([]);
+  expect(bodyProblems({ type: "certificate.issued", certificateId: null, data: { ...issued, issuer: 10 } })).not.toEqual([]);
+  expect(bodyProblems({ type: "test", certificateId: null, data: { message: "hello" } }).join(" ")).toContain("channel");
+  // A kind's shape does not judge another kind's data: an expiring event has no deadline.
+  expect(bodyProblems({ type: "certificate.expiring", data: { threshold: 7, certificate } })).toEqual([]);
+});

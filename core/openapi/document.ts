@@ -10,6 +10,7 @@ import type { TObject, TSchema } from "@sinclair/typebox";
 import * as certificateSchemas from "../schemas/certificate.ts";
 import * as channelSchemas from "../schemas/channel.ts";
 import * as commonSchemas from "../schemas/common.ts";
+import * as eventSchemas from "../schemas/event.ts";
 import type { Operation } from "../operations/operation.ts";
 import { SchemaConverter, type JsonSchema } from "./schemas.ts";
 import { byStatus, errorResponse, errorsOf, headerRefs, HEADERS, RATE_LIMIT_HEADERS } from "./errors.ts";
@@ -23,6 +24,7 @@ const NAMED_SCHEMA_MODULES: ReadonlyArray<Record<string, unknown>> = [
   certificateSchemas,
   channelSchemas,
   commonSchemas,
+  eventSchemas,
 ];
 
 export interface OpenApiOptions {

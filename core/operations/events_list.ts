@@ -1,5 +1,6 @@
 /** GET /v1/events: recent events, newest first, with their deliveries. */
-import { Event, ListQuery } from "../schemas/channel.ts";
+import { ListQuery } from "../schemas/channel.ts";
+import { Event } from "../schemas/event.ts";
 import { ListEnvelope } from "../schemas/common.ts";
 import { iso } from "../base/time.ts";
 import type { EventWithDeliveries } from "../store/ports.ts";

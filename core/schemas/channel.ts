@@ -2,7 +2,7 @@
 import { Type, type Static } from "@sinclair/typebox";
 import { Id, PageQuery, Timestamp } from "./common.ts";
 import { CHANNEL_TYPES } from "../base/records.ts";
-import { EventKind, Filter } from "./channel_filter.ts";
+import { Filter } from "./channel_filter.ts";
 
 export const ChannelName = Type.String({ minLength: 1, maxLength: 100, examples: ["Ops on call"] });
 
@@ -138,26 +138,3 @@ export const Delivery = Type.Object(
   { additionalProperties: false },
 );
 
-export const Event = Type.Object(
-  {
-    id: Id("evt", "evt_5tH8qW2kLm9XcV0bN3aZ"),
-    type: EventKind,
-    createdAt: Timestamp,
-    certificateId: Type.Union([Type.String(), Type.Null()]),
-    data: Type.Record(Type.String(), Type.Unknown(), {
-      description:
-        "{ certificate: the certificate as GET showed it then, threshold?, muted? (true: recorded while the certificate was muted, delivered nowhere) } " +
-        "(certificate.chain_expiring adds chainCertificate: { subject, issuer, serialNumber, expiresAt }; certificate.chain_expiring and " +
-        "certificate.revoked about a leaf another endpoint serves add endpoint: { address, serialNumber, expiresAt }; certificate.renewed adds previous; " +
-        "certificate.unreachable adds error (why the check failed); " +
-        "certificate.renewal_blocked adds caa: { name, setAt, property, reason, records, issuerDomain }; " +
-        "certificate.renewal_overdue adds deadline, source (ari or lifetime), window: { start, end } | null and daysUntilExpiry (of the leaf concerned), and endpoint when the leaf is another endpoint's; " +
-        "certificate.renewal_requested adds window: { start, end } and explanationUrl (string or null), and endpoint when the leaf is another endpoint's; " +
-        "certificate.not_deployed adds deployment: { issuedAt, fingerprintSha256, notAfter, issuer, seenAt, servedBy, endpoints } and " +
-        "lagging: the addresses still serving an older leaf) " +
-        "(test events: { message, channel }; certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer })",
-    }),
-    deliveries: Type.Array(Delivery),
-  },
-  { additionalProperties: false },
-);

@@ -5,6 +5,7 @@
 export * from "./common.ts";
 export * from "./certificate.ts";
 export * from "./channel.ts";
+export * from "./event.ts";
 export * from "./watch.ts";
 export * from "./channel_filter.ts";
 export * from "./tags.ts";

@@ -4,6 +4,9 @@
  */
 
 
+/** WithRequired type helpers */
+type WithRequired<T, K extends keyof T> = T & { [P in K]-?: T[P] };
+
 export interface paths {
   "/v1/certificates": {
     /**
@@ -605,7 +608,7 @@ export interface components {
       responseStatus: number | null;
       error: string | null;
     };
-    Event: {
+    Event: WithRequired<{
       id: string;
       /**
        * @description An event kind
@@ -621,6 +624,278 @@ export interface components {
       /** @description { certificate: the certificate as GET showed it then, threshold?, muted? (true: recorded while the certificate was muted, delivered nowhere) } (certificate.chain_expiring adds chainCertificate: { subject, issuer, serialNumber, expiresAt }; certificate.chain_expiring and certificate.revoked about a leaf another endpoint serves add endpoint: { address, serialNumber, expiresAt }; certificate.renewed adds previous; certificate.unreachable adds error (why the check failed); certificate.renewal_blocked adds caa: { name, setAt, property, reason, records, issuerDomain }; certificate.renewal_overdue adds deadline, source (ari or lifetime), window: { start, end } | null and daysUntilExpiry (of the leaf concerned), and endpoint when the leaf is another endpoint's; certificate.renewal_requested adds window: { start, end } and explanationUrl (string or null), and endpoint when the leaf is another endpoint's; certificate.not_deployed adds deployment: { issuedAt, fingerprintSha256, notAfter, issuer, seenAt, servedBy, endpoints } and lagging: the addresses still serving an older leaf) (test events: { message, channel }; certificate.issued: { watchId, domain, dnsNames, issuer, notBefore, notAfter, fingerprintSha256, authorizedIssuer }) */
       data: Record<string, never>;
       deliveries: components["schemas"]["Delivery"][];
+    }, "id" | "type" | "createdAt" | "certificateId" | "data" | "deliveries">;
+    /**
+     * Expiring event data
+     * @description certificate.expiring: a threshold crossed
+     */
+    ExpiringEventData: {
+      /** @description The certificate as GET /v1/certificates/{id} showed it when the event happened */
+      certificate: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Recorded while the certificate was muted: delivered nowhere
+       * @constant
+       */
+      muted?: true;
+      /** @description The threshold crossed, in days before expiry */
+      threshold: number;
+    };
+    /**
+     * Certificate event data
+     * @description certificate.expired, certificate.invalid, certificate.recovered
+     */
+    CertificateEventData: {
+      /** @description The certificate as GET /v1/certificates/{id} showed it when the event happened */
+      certificate: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Recorded while the certificate was muted: delivered nowhere
+       * @constant
+       */
+      muted?: true;
+    };
+    /**
+     * Renewed event data
+     * @description certificate.renewed: every answering address serves a new certificate
+     */
+    RenewedEventData: {
+      /** @description The certificate as GET /v1/certificates/{id} showed it when the event happened */
+      certificate: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Recorded while the certificate was muted: delivered nowhere
+       * @constant
+       */
+      muted?: true;
+      /** @description The leaf replaced */
+      previous: {
+        serialNumber: string;
+        /**
+         * Format: date-time
+         * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+         */
+        expiresAt: string;
+      };
+    };
+    /**
+     * Unreachable event data
+     * @description certificate.unreachable
+     */
+    UnreachableEventData: {
+      /** @description The certificate as GET /v1/certificates/{id} showed it when the event happened */
+      certificate: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Recorded while the certificate was muted: delivered nowhere
+       * @constant
+       */
+      muted?: true;
+      /** @description Why the check failed */
+      error: string;
+    };
+    /**
+     * Chain expiring event data
+     * @description certificate.chain_expiring: a certificate of the chain expires before the leaf
+     */
+    ChainExpiringEventData: {
+      /** @description The certificate as GET /v1/certificates/{id} showed it when the event happened */
+      certificate: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Recorded while the certificate was muted: delivered nowhere
+       * @constant
+       */
+      muted?: true;
+      /** @description The threshold crossed, in days before expiry */
+      threshold: number;
+      chainCertificate: {
+        subject: string;
+        issuer: string;
+        serialNumber: string;
+        /**
+         * Format: date-time
+         * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+         */
+        expiresAt: string;
+      };
+      endpoint?: components["schemas"]["EventEndpoint"];
+    };
+    /** @description The address whose leaf the event is about, when another than the certificate-level one: that leaf's serial and expiry */
+    EventEndpoint: {
+      address: string | null;
+      serialNumber: string;
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      expiresAt: string;
+    };
+    /**
+     * Revoked event data
+     * @description certificate.revoked
+     */
+    RevokedEventData: {
+      /** @description The certificate as GET /v1/certificates/{id} showed it when the event happened */
+      certificate: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Recorded while the certificate was muted: delivered nowhere
+       * @constant
+       */
+      muted?: true;
+      endpoint?: components["schemas"]["EventEndpoint"];
+    };
+    /**
+     * Issued event data
+     * @description certificate.issued: a certificate for a watched domain appeared in Certificate Transparency
+     */
+    IssuedEventData: {
+      watchId: string;
+      domain: string;
+      dnsNames: string[];
+      issuer: string | null;
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      notBefore: string;
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      notAfter: string;
+      /** @description Null when only the precertificate was seen */
+      fingerprintSha256: string | null;
+      /** @description Null when the watch names no allowed issuers */
+      authorizedIssuer: boolean | null;
+    };
+    /**
+     * Renewal overdue event data
+     * @description certificate.renewal_overdue: the renewal deadline passed and an address still serves the leaf
+     */
+    RenewalOverdueEventData: {
+      /** @description The certificate as GET /v1/certificates/{id} showed it when the event happened */
+      certificate: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Recorded while the certificate was muted: delivered nowhere
+       * @constant
+       */
+      muted?: true;
+      /**
+       * Format: date-time
+       * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+       */
+      deadline: string;
+      /** @enum {string} */
+      source: "ari" | "lifetime";
+      window: {
+        /**
+         * Format: date-time
+         * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+         */
+        start: string;
+        /**
+         * Format: date-time
+         * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+         */
+        end: string;
+      } | null;
+      /** @description Of the leaf concerned */
+      daysUntilExpiry: number;
+      endpoint?: components["schemas"]["EventEndpoint"];
+    };
+    /**
+     * Renewal requested event data
+     * @description certificate.renewal_requested: the CA asks (ARI) for early replacement
+     */
+    RenewalRequestedEventData: {
+      /** @description The certificate as GET /v1/certificates/{id} showed it when the event happened */
+      certificate: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Recorded while the certificate was muted: delivered nowhere
+       * @constant
+       */
+      muted?: true;
+      window: {
+        /**
+         * Format: date-time
+         * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+         */
+        start: string;
+        /**
+         * Format: date-time
+         * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
+         */
+        end: string;
+      };
+      explanationUrl: string | null;
+      endpoint?: components["schemas"]["EventEndpoint"];
+    };
+    /**
+     * Not deployed event data
+     * @description certificate.not_deployed: a certificate issued for the name is not served by every address after the grace period
+     */
+    NotDeployedEventData: {
+      /** @description The certificate as GET /v1/certificates/{id} showed it when the event happened */
+      certificate: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Recorded while the certificate was muted: delivered nowhere
+       * @constant
+       */
+      muted?: true;
+      deployment: components["schemas"]["Deployment"];
+      /** @description The addresses still serving an older leaf */
+      lagging: string[];
+    };
+    /**
+     * Renewal blocked event data
+     * @description certificate.renewal_blocked: CAA forbids the issuer's CA to issue the next certificate
+     */
+    RenewalBlockedEventData: {
+      /** @description The certificate as GET /v1/certificates/{id} showed it when the event happened */
+      certificate: {
+        [key: string]: unknown;
+      };
+      /**
+       * @description Recorded while the certificate was muted: delivered nowhere
+       * @constant
+       */
+      muted?: true;
+      caa: {
+        name: string;
+        setAt: string;
+        /** @enum {string} */
+        property: "issue" | "issuewild";
+        /** @enum {string} */
+        reason: "not_listed" | "critical";
+        records: string[];
+        issuerDomain: string | null;
+      };
+    };
+    /**
+     * Test event data
+     * @description test: sent by POST /v1/channels/{id}/test
+     */
+    TestEventData: {
+      message: string;
+      channel: {
+        id: string;
+        name: string;
+        type: string;
+      };
     };
     Delivery: {
       channelId: string;
