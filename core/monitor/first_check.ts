@@ -5,7 +5,8 @@
 import { newId } from "../base/ids.ts";
 import type { AlertPolicy, CertificateRecord, Scope } from "../base/records.ts";
 import type { AddCertificateInput } from "../certificates/add_rules.ts";
-import { applyCheck, EMPTY_ALERT_MEMORY, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "./check_apply.ts";
+import { EMPTY_ALERT_MEMORY } from "./alert_memory.ts";
+import { applyCheck, type AppliedCheck, type CheckOutcome, type CheckPolicy } from "./check_apply.ts";
 
 /** A new certificate as its first check leaves it, with the events that check raised. */
 export function firstCheck(

@@ -2,7 +2,7 @@ import type { CertificateRecord } from "../../../core/base/records.ts";
 /** The store conformance suite's part for fleets (CONTRACT §16): tags, mutes, channel filters and routing. */
 import { describe, expect, test } from "bun:test";
 import type { Store } from "../../../core/store/ports.ts";
-import { certificateEvent } from "../../../core/monitor/check_apply.ts";
+import { certificateEvent } from "../../../core/monitor/check_events.ts";
 import { DAY, HOUR } from "../../../core/base/time.ts";
 import { certificateRecord, channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
 import { addCertificate, addChannel, deliveriesOf, ids, newOrganization } from "./_helpers.ts";
