@@ -94,7 +94,7 @@ export function laggingEndpoints(deployment: Pick<PendingDeployment, "issuedAt">
   return endpoints.filter((endpoint) => endpoint.details !== null && endpoint.details.notBefore < deployment.issuedAt);
 }
 
-/** CONTRACT §20's `deployment` field; null once every answering endpoint serves it (or none answers). */
+/** CONTRACT §20's `deployment` field; null once every answering endpoint serves it (shown while none answers: nothing says it was served). */
 export function presentDeployment(deployment: PendingDeployment | null, endpoints: readonly EndpointRecord[]): DeploymentView | null {
   if (!deployment) return null;
   const answering = endpoints.filter((endpoint) => endpoint.details !== null);

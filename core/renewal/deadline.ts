@@ -25,7 +25,7 @@ type Leaf = Pick<CertificateDetails, "notBefore" | "notAfter" | "renewalInfo">;
  */
 export function renewalDeadline(leaf: Leaf): RenewalDeadline {
   const window = leaf.renewalInfo?.window ?? null;
-  // core/ari refuses a window that ends after the certificate expires; one kept from before still ends at the expiry.
+  // core/ari refuses a window that ends at or after the expiry; one kept from before still ends at the expiry.
   if (window) return { deadline: Math.min(window.end, leaf.notAfter), source: "ari", window };
   const lifetime = leaf.notAfter - leaf.notBefore;
   const share = lifetime < SHORT_LIFETIME ? 2 / 3 : 3 / 4;
