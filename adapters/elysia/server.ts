@@ -160,7 +160,7 @@ function listenWhileStarting(config: Config, logger: Logger): Server<undefined> 
           return answer(request, started, 405, errorBody(refused), { allow: "GET" }, refused.code);
         }
         if (path === "/healthz") return answer(request, started, 200, { status: "ok" });
-        if (path === "/readyz") return answer(request, started, 503, { status: "unavailable", reason: starting });
+        if (path === "/readyz") return answer(request, started, 503, { status: "unavailable", reason: starting }, { "retry-after": "5" });
         const refused = new CertkeeperError("storage_unavailable", `${starting} Retry in a few seconds.`);
         return answer(request, started, 503, errorBody(refused), { "retry-after": "5" }, refused.code);
       },
