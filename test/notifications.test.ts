@@ -198,6 +198,24 @@ describe("a certificate 5 days from expiry with the default thresholds", () => {
 });
 
 describe("delivery retries", () => {
+  test("a retry cancelled by the certificate's deletion leaves the channel's health failed: nothing will be tried again", async () => {
+    const w = await world();
+    const webhook = expectData(await w.h.request("POST", "/v1/channels", { body: { type: "webhook", name: "Hook", config: { url: `${w.hook.url}/hook` } } }), 201);
+    w.hook.answer = () => ({ status: 500 });
+    const domain = `cancelled-health.${TEST_DOMAIN}`;
+    const server = await tlsServer(domain, new Date(w.clock.now() + 2 * DAY + HOUR));
+    const certificate = expectData(await w.h.request("POST", "/v1/certificates", { body: { domain, port: server.port } }), 201);
+    await w.settle();
+    const health = async () => expectData(await w.h.request("GET", `/v1/channels/${webhook.id}`), 200).health;
+    expect(await health()).toMatchObject({ lastStatus: "pending", lastError: "The endpoint answered HTTP 500" });
+
+    expectData(await w.h.request("DELETE", `/v1/certificates/${certificate.id}`), 200);
+    const [event] = expectData(await w.h.request("GET", "/v1/events"), 200);
+    expect(event.deliveries).toEqual([expect.objectContaining({ channelId: webhook.id, status: "failed", lastError: "Cancelled: the certificate was deleted" })]);
+    // The endpoint's last answer stays the channel's error, and it is failing until a delivery goes through.
+    expect(await health()).toMatchObject({ lastStatus: "failed", lastError: "The endpoint answered HTTP 500", failingSince: expect.any(String) });
+  });
+
   test("a receiver that fails twice, then succeeds: delivered on the third attempt, after the retry waits", async () => {
     const w = await world();
     const { webhook } = await addChannels(w);

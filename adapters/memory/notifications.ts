@@ -202,10 +202,14 @@ export function memoryEvents(state: MemoryState): EventStore {
       state.write();
       Object.assign(delivery, copy(update), { leaseOwner: null });
       // A retry to a channel switched off (or deleted) during the attempt is cancelled instead.
-      if (delivery.status === "pending" && !state.channels.get(update.channelId)?.enabled) Object.assign(delivery, { status: "failed", lastError: CANCELLED });
+      const cancelled = delivery.status === "pending" && !state.channels.get(update.channelId)?.enabled;
+      if (cancelled) Object.assign(delivery, { status: "failed", lastError: CANCELLED });
       if (delivery.status !== "pending") state.pending.delete(`${update.eventId} ${update.channelId}`);
       // The channel's health with it, as the SQL store does in one transaction.
-      if (health) await channels.recordAttempt(update.channelId, { at: update.updatedAt, status: update.status, error: update.lastError });
+      if (health) {
+        await channels.recordAttempt(update.channelId, { at: update.updatedAt, status: update.status, error: update.lastError });
+        if (cancelled) state.settleHealth([update.channelId]);
+      }
       return true;
     },
   };

@@ -117,12 +117,32 @@ export class MemoryState {
   }
 
   cancelDeliveries(match: (d: DeliveryRecord & { leaseOwner: string | null }) => boolean, reason: string, at: number): void {
+    const channels = new Set<string>();
     for (const key of this.pending) {
       const delivery = this.deliveries.get(key)!;
       if (match(delivery)) {
         Object.assign(delivery, { status: "failed", lastError: reason, updatedAt: at, leaseOwner: null });
         this.pending.delete(key);
+        channels.add(delivery.channelId);
       }
+    }
+    this.settleHealth(channels);
+  }
+
+  /**
+   * A channel whose health says `pending` (a failed attempt to be made again) while none of its tried
+   * deliveries is still pending says `failed`, as the delivery its last attempt was for now is (the SQL
+   * store's settleHealthStatement).
+   */
+  settleHealth(channelIds: Iterable<string>): void {
+    for (const id of channelIds) {
+      const channel = this.channels.get(id);
+      if (!channel?.health || channel.health.lastStatus !== "pending") continue;
+      const retried = [...this.pending].some((key) => {
+        const delivery = this.deliveries.get(key)!;
+        return delivery.channelId === id && delivery.attempts > 0;
+      });
+      if (!retried) channel.health = { ...channel.health, lastStatus: "failed" };
     }
   }
 }

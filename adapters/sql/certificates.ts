@@ -2,7 +2,7 @@
 import { DELIVERY_CANCELLED, targetKey, type CertificateKey, type CertificateStore, type CertificateTarget, type InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Mode, Protocol, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type Row, type SqlValue } from "./executor.ts";
-import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, makeDueNow, placeholders, powerOfTwoRuns, statusPeriods } from "./rows.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, makeDueNow, placeholders, powerOfTwoRuns, settleHealthStatement, statusPeriods } from "./rows.ts";
 import { awaitsIssuance, deploymentCheckAt, leafNamesKey, supersedeDeployment } from "../../core/deployment/mod.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
@@ -397,6 +397,8 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
            WHERE status = 'pending' AND event_id IN (SELECT id FROM events WHERE certificate_id = ?)`,
           [DELIVERY_CANCELLED.certificateDeleted, at, id],
         );
+        const settle = settleHealthStatement({ sql: "organization_id = ? AND mode = ?", args: [scope.organizationId, scope.mode] });
+        await tx.execute(settle.sql, settle.args);
         return true;
       });
       if (removed) {

@@ -2,7 +2,7 @@
 import { DELIVERY_CANCELLED, type ChannelStore } from "../../core/store/mod.ts";
 import type { ChannelRecord, Scope } from "../../core/base/mod.ts";
 import type { Executor } from "./executor.ts";
-import { CHANNEL_HEALTH_COLUMNS, channelFrom, healthStatement, placeholders } from "./rows.ts";
+import { CHANNEL_HEALTH_COLUMNS, channelFrom, healthStatement, placeholders, settleHealthStatement } from "./rows.ts";
 import { CHANNEL_COLUMNS } from "./events.ts";
 
 const SELECT = `SELECT ${CHANNEL_COLUMNS}, ${CHANNEL_HEALTH_COLUMNS} FROM channels`;
@@ -129,4 +129,6 @@ async function cancelWaiting(tx: Executor, { channelId, at }: { channelId: strin
      WHERE channel_id = ? AND status = 'pending' AND lease_owner IS NULL`,
     [DELIVERY_CANCELLED.channelOff, at, channelId],
   );
+  const settle = settleHealthStatement({ sql: "id = ?", args: [channelId] });
+  await tx.execute(settle.sql, settle.args);
 }

@@ -3,7 +3,7 @@ import { candidatesPerOrganization, DELIVERY_CANCELLED, fairShare, type Delivery
 import type { ChannelRecord, DeliveryRecord, EventRecord } from "../../core/base/mod.ts";
 import { isMuted, routeEvent } from "../../core/channels/mod.ts";
 import type { Executor, SqlValue } from "./executor.ts";
-import { channelFrom, deliveryFrom, eventFrom, healthStatement, makeDueNow, placeholders, powerOfTwoRuns } from "./rows.ts";
+import { channelFrom, deliveryFrom, eventFrom, healthStatement, makeDueNow, placeholders, powerOfTwoRuns, settleHealthStatement } from "./rows.ts";
 
 const EVENT_COLUMNS = "seq, id, organization_id, mode, type, certificate_id, data, created_at";
 const DELIVERY_COLUMNS = "event_id, channel_id, status, attempts, next_attempt_at, last_error, updated_at";
@@ -257,6 +257,8 @@ export function sqlEvents(db: Executor): EventStore {
             args: [u.eventId, u.channelId, u.attempts, u.updatedAt],
           },
         )] : []),
+        // A retry cancelled above (its channel switched off) leaves the health `failed` once nothing tried is left pending.
+        ...(health && u.status === "pending" ? [settleHealthStatement({ sql: "id = ?", args: [u.channelId] })] : []),
       ]);
       return outcome!.rowsAffected > 0;
     },

@@ -278,6 +278,20 @@ export function healthStatement(id: string, { at, status, error }: DeliveryAttem
 }
 
 /**
+ * After deliveries were cancelled: a channel whose health says `pending` (a failed attempt to be made
+ * again) while none of its deliveries that were tried is still pending says `failed`, as the delivery
+ * its last attempt was for now is. `where` (SQL over channels, with its arguments) picks the channels.
+ */
+export function settleHealthStatement(where: { sql: string; args: SqlValue[] }): Statement {
+  return {
+    sql: `UPDATE channels SET last_delivery_status = 'failed'
+          WHERE last_delivery_status = 'pending' AND ${where.sql}
+            AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.channel_id = channels.id AND d.status = 'pending' AND d.attempts > 0)`,
+    args: where.args,
+  };
+}
+
+/**
  * Makes due at `now` (its `column`) every row of `table` that `where` (with `args`) finds: times planned
  * on a wall clock since set back. A read first, through `read`: nearly always nothing, and then no write
  * lock is taken; the write through `write`. Returns how many rows moved.

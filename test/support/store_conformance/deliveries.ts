@@ -4,8 +4,8 @@ import type { Store } from "../../../core/store/ports.ts";
 import type { DeliveryRecord, Scope } from "../../../core/base/records.ts";
 import { newId } from "../../../core/base/ids.ts";
 import { DAY, HOUR, MINUTE } from "../../../core/base/time.ts";
-import { channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
-import { addChannel, deliveriesOf, deliveryKeys, newOrganization, PARKED, parkLeftovers } from "./_helpers.ts";
+import { certificateRecord, channelRecord, deliveryRecord, eventRecord, NOW } from "./factories.ts";
+import { addCertificate, addChannel, deliveriesOf, deliveryKeys, newOrganization, PARKED, parkLeftovers } from "./_helpers.ts";
 
 export function describeDeliveries(get: () => Store) {
   describe("deliveries: claimDueDeliveries, nextDeliveryAt, completeDelivery", () => {
@@ -313,6 +313,56 @@ export function describeDeliveries(get: () => Store) {
       await store.events.claimDueDeliveries({ owner: "two", now: NOW + 10, leaseUntil: NOW + MINUTE, limit: 10 });
       expect(await store.events.completeDelivery("two", { ...retry, status: "delivered", attempts: 2, lastError: null, updatedAt: NOW + 20 })).toBe(true);
       expect(await health()).toEqual({ lastDeliveryAt: NOW + 20, lastStatus: "delivered", lastError: null, failingSince: null });
+    });
+
+    test("a cancelled retry leaves the channel's health failed, not pending, once nothing tried is left to send (the channel switched off, the certificate deleted, the channel off during the attempt)", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const status = async (id: string) => (await store.channels.get(live, id))!.health?.lastStatus;
+      const failOnce = async (owner: string, channelIds: string[]) => {
+        const { event } = await eventWithDeliveries(store, live, channelIds);
+        const claimed = await store.events.claimDueDeliveries({ owner, now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+        for (const { delivery } of claimed) {
+          expect(await store.events.completeDelivery(owner, { ...delivery, status: "pending", attempts: 1, nextAttemptAt: NOW + HOUR, lastError: "HTTP 500", updatedAt: NOW + 1 })).toBe(true);
+        }
+        return event;
+      };
+
+      // Switched off: its retry is cancelled, and nothing is left to try.
+      const off = await addChannel(store, channelRecord(live));
+      await failOnce("one", [off.id]);
+      expect(await status(off.id)).toBe("pending");
+      await store.channels.update(live, off.id, { enabled: false, updatedAt: NOW + 2 });
+      expect(await status(off.id)).toBe("failed");
+
+      // The certificate deleted: its events' retries are cancelled; a channel with another tried
+      // delivery still pending (another certificate's) keeps pending, as that one will be tried again.
+      const certificate = await addCertificate(store, certificateRecord(live));
+      const other = await addCertificate(store, certificateRecord(live));
+      const a = await addChannel(store, channelRecord(live));
+      const b = await addChannel(store, channelRecord(live));
+      const ofCertificate = eventRecord(live, { certificateId: certificate.id });
+      const ofOther = eventRecord(live, { certificateId: other.id });
+      await store.events.insert(ofCertificate, [deliveryRecord(ofCertificate.id, a.id), deliveryRecord(ofCertificate.id, b.id)]);
+      await store.events.insert(ofOther, [deliveryRecord(ofOther.id, b.id)]);
+      const claimed = await store.events.claimDueDeliveries({ owner: "two", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(claimed).toHaveLength(3);
+      for (const { delivery } of claimed) {
+        await store.events.completeDelivery("two", { ...delivery, status: "pending", attempts: 1, nextAttemptAt: NOW + HOUR, lastError: "HTTP 500", updatedAt: NOW + 1 });
+      }
+      expect(await store.certificates.remove(live, certificate.id, NOW + 2)).toBe(true);
+      expect([await status(a.id), await status(b.id)]).toEqual(["failed", "pending"]);
+
+      // Switched off while its attempt was under way: the retry is cancelled as it is recorded.
+      const during = await addChannel(store, channelRecord(live));
+      const { event } = await eventWithDeliveries(store, live, [during.id]);
+      const [leased] = await store.events.claimDueDeliveries({ owner: "three", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(leased?.delivery.eventId).toBe(event.id);
+      await store.channels.update(live, during.id, { enabled: false, updatedAt: NOW + 1 });
+      expect(await store.events.completeDelivery("three", { ...leased!.delivery, status: "pending", attempts: 1, nextAttemptAt: NOW + HOUR, lastError: "HTTP 500", updatedAt: NOW + 2 })).toBe(true);
+      expect((await deliveriesOf(store, live, event.id))[0]?.status).toBe("failed");
+      expect(await status(during.id)).toBe("failed");
     });
 
     test("completeDelivery() with health false ends the delivery and leaves the channel's health as it was (no attempt was made)", async () => {
