@@ -95,7 +95,7 @@ export function errorPage(
   // Past the rate limit, the dashboard is refused as well until the wait is over: no link to it.
   const next =
     status === 429
-      ? html`<p>Every page is refused until then; this one can be reloaded after the wait.</p>`
+      ? html`<p>The pages of certificates, channels and watches are refused until then; this one can be reloaded after the wait. The Account, API Keys and Members tabs still open.</p>`
       : html`<p><a href="/">Back to the dashboard</a></p>`;
   const body = page({ title, me, narrow: !me }, html`<h1>${title}</h1><p>${message}</p>${next}`);
   return htmlResponse(body, { status, headers: error.headers });
