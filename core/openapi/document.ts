@@ -79,7 +79,7 @@ same organization and the reverse; plan limits count per organization and mode.
 A success is \`{ "data": …, "meta": { "requestId": "req_…" } }\`; lists add \`meta.nextCursor\`, which you
 pass back as \`cursor\` for the next page (null on the last page). A failure is
 \`{ "error": { "code": "…", "message": "…" } }\` and nothing else. Every response carries
-\`X-Request-Id\` with the same \`req_…\` value. Creating answers 201, everything else 200.
+\`X-Request-Id\` with the same \`req_…\` value. Creating answers 201 (an import 202), everything else 200.
 
 ## Errors
 Each operation below lists the codes it can answer, grouped by HTTP status, with an example of each.
