@@ -3,11 +3,9 @@
  * a DNSSEC-signed Knot DNS zone behind a validating Unbound on loopback (as dns_checks.happy does).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
-import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
-import { dnsDaemonsMissing, startKnot, startUnbound, type KnotServer, type UnboundServer } from "./support/dns_servers.ts";
-import { addAndGet, dnsWorld, eventsOf, type DnsWorld } from "./support/dns_world.ts";
+import { TEST_DOMAIN } from "./support/harness.ts";
+import { dnsDaemonsMissing } from "./support/dns_servers.ts";
+import { addAndGet, eventsOf, signedDnsWorld, type SignedDnsWorld } from "./support/dns_world.ts";
 
 setDefaultTimeout(30_000);
 const missing = dnsDaemonsMissing();
@@ -28,31 +26,14 @@ ${Array.from({ length: 40 }, (_, i) => `big.certkeeper CAA 0 iodef "mailto:secur
 big.certkeeper CAA 0 issue "letsencrypt.org"
 `;
 
-let knot: KnotServer;
-let unbound: UnboundServer;
-let w: DnsWorld;
-let intermediate: Issued;
-const closers: Array<() => Promise<unknown>> = [];
+let w: SignedDnsWorld;
+const serve = (dnsNames: string[]) => w.serve(dnsNames);
 
 beforeAll(async () => {
-  if (missing) return;
-  intermediate = (await testPki()).rsaIntermediate;
-  knot = await startKnot(ZONE, { signed: true });
-  unbound = await startUnbound({ zone: "test.", port: knot.port }, knot.dnskeys());
-  w = await dnsWorld(unbound.port);
+  if (!missing) w = await signedDnsWorld(ZONE);
 }, 60_000);
 
-afterAll(async () => {
-  await Promise.all([w?.close(), ...closers.map((close) => close())]);
-  await Promise.all([unbound?.close(), knot?.close()]);
-});
-
-async function serve(dnsNames: string[]): Promise<TlsTestServer> {
-  const leaf = await createLeaf({ issuer: intermediate, dnsNames });
-  const server = await startTlsServer({ cert: chainPem(leaf, intermediate), key: leaf.keyPem });
-  closers.push(() => server.close());
-  return server;
-}
+afterAll(() => w?.close());
 
 withDaemons("CAA for the usual apex + wildcard certificate, checked under a name the wildcard covers", () => {
   // RFC 8659 §4.2 (paraphrased): issue properties in the Relevant RRset of an FQDN authorize only the

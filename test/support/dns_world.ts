@@ -13,6 +13,9 @@ import type { ResolveRule } from "../../core/config/resolve_rules.ts";
 import { TrustStore } from "../../core/tls/trust_store.ts";
 import { createTransports } from "../../adapters/notify/mod.ts";
 import { createHarness, expectData, testPki, TEST_DOMAIN, type Harness } from "./harness.ts";
+import { startKnot, startUnbound, type KnotServer, type UnboundServer } from "./dns_servers.ts";
+import { chainPem, createLeaf } from "./pki.ts";
+import { startTlsServer, type TlsTestServer } from "./servers.ts";
 
 export interface DnsWorld {
   h: Harness;
@@ -113,5 +116,39 @@ export async function startPolicyServer(cert: string, key: string): Promise<Poli
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),
+  };
+}
+
+export interface SignedDnsWorld extends DnsWorld {
+  knot: KnotServer;
+  unbound: UnboundServer;
+  /** A TLS server on 127.0.0.1 presenting a leaf for `dnsNames` from the test PKI's RSA intermediate (closed with the world). */
+  serve(dnsNames: string[]): Promise<TlsTestServer>;
+}
+
+/**
+ * `zone` (records under certkeeper.test) DNSSEC-signed on Knot, behind a validating Unbound, and the
+ * certkeeper of {@link dnsWorld} asking that Unbound. Call only when dnsDaemonsMissing() is null.
+ */
+export async function signedDnsWorld(zone: string, options: Parameters<typeof dnsWorld>[1] = {}): Promise<SignedDnsWorld> {
+  const intermediate = (await testPki()).rsaIntermediate;
+  const knot = await startKnot(zone, { signed: true });
+  const unbound = await startUnbound({ zone: "test.", port: knot.port }, knot.dnskeys());
+  const world = await dnsWorld(unbound.port, options);
+  const servers: TlsTestServer[] = [];
+  return {
+    ...world,
+    knot,
+    unbound,
+    async serve(dnsNames) {
+      const leaf = await createLeaf({ issuer: intermediate, dnsNames });
+      const server = await startTlsServer({ cert: chainPem(leaf, intermediate), key: leaf.keyPem });
+      servers.push(server);
+      return server;
+    },
+    async close() {
+      await Promise.all([world.close(), ...servers.map((server) => server.close())]);
+      await Promise.all([unbound.close(), knot.close()]);
+    },
   };
 }
