@@ -200,8 +200,8 @@ function forServers(cert: Certificate): boolean {
 /**
  * Whether a CA's name constraints (RFC 5280 §4.2.1.10) allow every DNS name: each within a permitted
  * dNSName subtree when there are any, and none within an excluded one. A name is within `example.com`
- * when it is that name or one below it, within `.example.com` when it is below it. Constraints that
- * cannot be read allow nothing.
+ * when it is that name or one below it, within `.example.com` when it is below it; a wildcard name is
+ * also refused by an excluded name it could stand for. Constraints that cannot be read allow nothing.
  */
 function namesAllowed(cert: Certificate, names: string[]): boolean {
   const extension = cert.extensions.find((ext) => ext.type === id_ce_nameConstraints);
@@ -219,10 +219,15 @@ function namesAllowed(cert: Certificate, names: string[]): boolean {
   if (names.length * (permitted.length + excluded.length) > MAX_CONSTRAINT_COMPARISONS) return false;
   const within = (name: string, subtree: string) =>
     subtree === "" || (subtree.startsWith(".") ? name.endsWith(subtree) : name === subtree || name.endsWith(`.${subtree}`));
+  // A wildcard stands for any one label (RFC 6125): `*.example.com` names secret.example.com too, so an
+  // excluded `secret.example.com` refuses it, as browsers judge it (Chromium matches wildcards against
+  // excluded subtrees partially); RFC 5280 leaves wildcards unsaid.
+  const mayName = (name: string, subtree: string) =>
+    name.startsWith("*.") && !subtree.startsWith(".") && subtree.indexOf(".") > 0 && subtree.slice(subtree.indexOf(".")) === name.slice(1);
   return names.every((raw) => {
     const name = raw.toLowerCase().replace(/\.$/, "");
     if (permitted.length > 0 && !permitted.some((subtree) => within(name, subtree))) return false;
-    return !excluded.some((subtree) => within(name, subtree));
+    return !excluded.some((subtree) => within(name, subtree) || mayName(name, subtree));
   });
 }
 
