@@ -143,10 +143,11 @@ function judgeRenewal(state: CheckState<AnsweredOutcome>, rotation: Rotation): v
     if (standing.oldNotBefore !== undefined) renewing.oldNotBefore = standing.oldNotBefore;
     if (standing.oldNotBefore === undefined ? standing.untilBack : outcome.details.notBefore <= standing.oldNotBefore) renewing.untilBack = true;
     next.alertMemory = { ...next.alertMemory, renewing };
-  } else if (!replaced && served.length === 2 && outcome.details.notBefore < previous.details.notBefore && served.some((leaf) => sameLeaf(leaf, previous.details))) {
+  } else if (!replaced && served.length >= 2 && outcome.details.notBefore < previous.details.notBefore && served.some((leaf) => sameLeaf(leaf, previous.details))) {
     // A node serving an older leaf than the others (a node back from before, or started from a
-    // stale image): no renewal to it. Its leaf is the one to be replaced, by the one the others
-    // serve: announced when no node serves it any more.
+    // stale image), beside the certificate-level leaf it had (other nodes with leaves of their own
+    // or not): no renewal to it. Its leaf is the one to be replaced, by the one the others serve:
+    // announced when no node serves it any more.
     next.alertMemory = { ...next.alertMemory, renewing: { oldKey: newKey, newKey: oldKey, previous: { serialNumber: outcome.details.serialNumber, expiresAt: iso(outcome.details.notAfter) }, oldNotBefore: outcome.details.notBefore } };
   } else if (!replaced && ((served.length === 2 && served.some((leaf) => sameLeaf(leaf, previous.details))) || presumedServed(next.alertMemory, oldKey, now))) {
     // Some node still serves the old leaf (the new one expires before it), or a silent one is
