@@ -2,9 +2,12 @@
  * Which addresses certkeeper may connect to on a caller's behalf. Unless private targets are allowed,
  * only globally routable unicast addresses pass: loopback, private, link-local, CGNAT, multicast,
  * unspecified, broadcast, documentation and other reserved ranges are refused, in IPv4, IPv6 and every
- * IPv6 form that embeds an IPv4 address (mapped, NAT64, 6to4, Teredo, IPv4-compatible).
+ * IPv6 form that embeds an IPv4 address (mapped, NAT64, 6to4, Teredo, IPv4-compatible); the local-use
+ * NAT64 range as a whole.
  */
 import ipaddr from "ipaddr.js";
+
+const LOCAL_USE_NAT64 = ipaddr.parseCIDR("64:ff9b:1::/48") as [ipaddr.IPv6, number];
 
 /** The reason `address` is refused, or null when it is a public unicast address. */
 export function refusedAddressReason(address: string): string | null {
@@ -16,6 +19,9 @@ export function refusedAddressReason(address: string): string | null {
   }
   if (parsed.kind() === "ipv6") {
     const v6 = parsed as ipaddr.IPv6;
+    // The local-use NAT64 prefix (RFC 8215) is not globally reachable, and its translator's prefix
+    // length is the operator's (/32 to /96, RFC 6052): no one place holds the IPv4 address it embeds.
+    if (v6.match(LOCAL_USE_NAT64)) return "a reserved address (local-use NAT64)";
     const embedded = embeddedIpv4(v6);
     if (embedded) {
       const reason = refusedAddressReason(embedded.toString());
@@ -45,7 +51,7 @@ function embeddedIpv4(v6: ipaddr.IPv6): ipaddr.IPv4 | null {
   switch (range) {
     case "ipv4Mapped":
       return v6.toIPv4Address();
-    case "rfc6052": // NAT64 64:ff9b::/96
+    case "rfc6052": // NAT64 64:ff9b::/96 (the local-use 64:ff9b:1::/48 is refused whole, above)
     case "rfc6145": // ::ffff:0:a.b.c.d
       return fromWords(p[6]!, p[7]!);
     case "6to4": // 2002:AABB:CCDD::/48
