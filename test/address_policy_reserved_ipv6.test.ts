@@ -1,5 +1,6 @@
 /**
- * The local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215) is no globally reachable address (IANA
+ * Reserved IPv6 ranges refused whole: ::/8 beyond its IPv4 forms (IETF reserved, never routable), and
+ * the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215), no globally reachable address (IANA
  * special-purpose registry: "Globally Reachable: False"), and within it the operator picks the
  * translator's prefix length (RFC 6052 §2.2: /32 to /96), so the IPv4 address it embeds sits in no one
  * place: an address laid out for a /48 or /56 translator with a public address in its last 32 bits
@@ -22,4 +23,15 @@ test.each(["64:ff9b:1:a00:0:100:808:808", "64:ff9b:1:a:0:1:808:808", "64:ff9b:1:
 test("the well-known NAT64 prefix 64:ff9b::/96 still passes a public IPv4 address and refuses a private one", () => {
   expect(refusedAddressReason("64:ff9b::808:808")).toBeNull();
   expect(refusedAddressReason("64:ff9b::a00:1")).not.toBeNull();
+});
+
+test.each(["::ffff:0:0:a00:1", "0:0:1::1", "ff::1"])("%s (in ::/8, reserved, no IPv4 form) is refused", (address) => {
+  expect(refusedAddressReason(address)).not.toBeNull();
+});
+
+test("global unicast addresses and the IPv4 forms in ::/8 are judged as before", () => {
+  expect(refusedAddressReason("2606:4700:4700::1111")).toBeNull();
+  expect(refusedAddressReason("::ffff:8.8.8.8")).toBeNull();
+  expect(refusedAddressReason("::ffff:10.0.0.1")).not.toBeNull();
+  expect(refusedAddressReason("::1")).toBe("a loopback address");
 });
