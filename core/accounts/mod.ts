@@ -15,7 +15,7 @@ import { ApiKeys } from "./api_keys.ts";
 import { Members } from "./members.ts";
 import { Sessions, type SessionPolicy } from "./sessions.ts";
 import { SignIn } from "./sign_in.ts";
-import type { ThrottlePolicies } from "./sign_in_throttle.ts";
+import { AttemptsInFlight, type ThrottlePolicies } from "./sign_in_throttle.ts";
 import type { Logger } from "../base/log.ts";
 import { PasswordChange } from "./password_change.ts";
 
@@ -38,12 +38,13 @@ export interface AccountsOptions {
 export function createAccounts(options: AccountsOptions): Accounts {
   const { store, clock, admin, logger } = options.services;
   const sessions = new Sessions(store, clock, options.sessionPolicy);
+  const inFlight = new AttemptsInFlight();
   return {
     sessions,
-    signIn: new SignIn({ store, clock, sessions, passwords: options.passwords, policy: options.throttle, logger }),
+    signIn: new SignIn({ store, clock, sessions, passwords: options.passwords, policy: options.throttle, logger, inFlight }),
     apiKeys: new ApiKeys(store, admin),
     members: new Members({ store, clock, admin, sessions, logger }),
-    passwordChange: new PasswordChange({ store, clock, admin, sessions, passwords: options.passwords, policy: options.throttle, logger }),
+    passwordChange: new PasswordChange({ store, clock, admin, sessions, passwords: options.passwords, policy: options.throttle, logger, inFlight }),
   };
 }
 

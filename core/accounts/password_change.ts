@@ -10,7 +10,8 @@ import type { Store } from "../store/ports.ts";
 import type { Clock } from "../base/time.ts";
 import type { Sessions, SignedIn } from "./sessions.ts";
 import type { Logger } from "../base/log.ts";
-import { emailThrottleKey, SIGN_IN_THROTTLE, waitFor, type ThrottlePolicies } from "./sign_in_throttle.ts";
+import { AttemptsInFlight, emailThrottleKey, SIGN_IN_THROTTLE, waitFor, type ThrottlePolicies, type ThrottlePolicy } from "./sign_in_throttle.ts";
+import type { UserRecord } from "../base/records.ts";
 
 export type PasswordChangeResult =
   | { ok: true; token: string }
@@ -18,27 +19,39 @@ export type PasswordChangeResult =
   | { ok: false; reason: "throttled"; retryAfterSeconds: number };
 
 export class PasswordChange {
+  readonly #inFlight: AttemptsInFlight;
+
   constructor(
-    private readonly options: { store: Store; clock: Clock; admin: Admin; sessions: Sessions; passwords?: PasswordHasher; policy?: ThrottlePolicies; logger?: Logger },
-  ) {}
+    private readonly options: {
+      store: Store;
+      clock: Clock;
+      admin: Admin;
+      sessions: Sessions;
+      passwords?: PasswordHasher;
+      policy?: ThrottlePolicies;
+      logger?: Logger;
+      /** Shared with sign-in: both count under the email's key. */
+      inFlight?: AttemptsInFlight;
+    },
+  ) {
+    this.#inFlight = options.inFlight ?? new AttemptsInFlight();
+  }
 
   async change(me: SignedIn, input: { current: string; next: string; confirm: string }): Promise<PasswordChangeResult> {
     const { store, clock, admin, sessions, passwords } = this.options;
     if (!passwords) return { ok: false, reason: "unavailable" };
     const policy = (this.options.policy ?? SIGN_IN_THROTTLE).email;
     const key = emailThrottleKey(me.user.email);
-    const wait = waitFor(await store.signInAttempts.get(key), policy, clock.now());
+    const stored = await store.signInAttempts.get(key);
+    // Judged and counted as under way with no await between: guesses sent at once see each other.
+    const now = clock.now();
+    const wait = waitFor(this.#inFlight.withPending(key, stored, now), policy, now);
     if (wait > 0) return { ok: false, reason: "throttled", retryAfterSeconds: Math.ceil(wait / 1000) };
 
-    const user = await store.users.get(me.user.id);
     const current = String(input.current ?? "");
-    const verified = Boolean(user?.passwordHash) && current.length > 0 && current.length <= 1024 && (await passwords.verify(current, user!.passwordHash!));
-    if (!verified) {
-      await store.signInAttempts.fail(key, { now: clock.now(), windowMs: policy.windowMs });
-      // Counted as a failed sign-in of the email (the slowdown), and logged as one.
-      this.options.logger?.warn("sign-in failed", { email: me.user.email, reason: "wrong current password on a password change", userId: me.user.id });
-      return { ok: false, reason: "wrong_current" };
-    }
+    const settled = this.#inFlight.begin([key]);
+    const user = await this.#verified(me, { current, key, policy }).finally(settled);
+    if (!user) return { ok: false, reason: "wrong_current" };
     const next = String(input.next ?? "");
     if (next.length < MIN_PASSWORD_LENGTH || next.length > 1024) return { ok: false, reason: "too_short" };
     if (next !== String(input.confirm ?? "")) return { ok: false, reason: "mismatch" };
@@ -50,7 +63,19 @@ export class PasswordChange {
     await store.sessions.removeByUser(me.user.id);
     await admin.setPassword(me.user.id, next);
     await store.sessions.removeByUser(me.user.id);
-    const { token } = await sessions.start(user!);
+    const { token } = await sessions.start(user);
     return { ok: true, token };
+  }
+
+  /** The user, when `current` is their password; a wrong one is counted as a failed sign-in of the email. */
+  async #verified(me: SignedIn, check: { current: string; key: string; policy: ThrottlePolicy }): Promise<UserRecord | null> {
+    const { store, clock, passwords } = this.options;
+    const user = await store.users.get(me.user.id);
+    const { current } = check;
+    if (user?.passwordHash && current.length > 0 && current.length <= 1024 && (await passwords!.verify(current, user.passwordHash))) return user;
+    await store.signInAttempts.fail(check.key, { now: clock.now(), windowMs: check.policy.windowMs });
+    // Counted as a failed sign-in of the email (the slowdown), and logged as one.
+    this.options.logger?.warn("sign-in failed", { email: me.user.email, reason: "wrong current password on a password change", userId: me.user.id });
+    return null;
   }
 }

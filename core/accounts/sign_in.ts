@@ -8,7 +8,7 @@ import type { UserRecord } from "../base/records.ts";
 import type { Store } from "../store/ports.ts";
 import type { Clock } from "../base/time.ts";
 import { randomBase62 } from "../base/ids.ts";
-import { addressThrottleKey, emailThrottleKey, SIGN_IN_THROTTLE, waitFor, type ThrottlePolicies } from "./sign_in_throttle.ts";
+import { addressThrottleKey, AttemptsInFlight, emailThrottleKey, SIGN_IN_THROTTLE, waitFor, type ThrottlePolicies } from "./sign_in_throttle.ts";
 import type { Sessions } from "./sessions.ts";
 import { silentLogger, type Logger } from "../base/log.ts";
 
@@ -31,10 +31,12 @@ export class SignIn {
   readonly #sessions: Sessions;
   readonly #policy: ThrottlePolicies;
   readonly #logger: Logger;
+  readonly #inFlight: AttemptsInFlight;
   #decoy: Promise<string> | undefined;
 
-  constructor(options: { store: Store; clock: Clock; sessions: Sessions; passwords?: PasswordHasher; policy?: ThrottlePolicies; logger?: Logger }) {
+  constructor(options: { store: Store; clock: Clock; sessions: Sessions; passwords?: PasswordHasher; policy?: ThrottlePolicies; logger?: Logger; inFlight?: AttemptsInFlight }) {
     this.#logger = options.logger ?? silentLogger;
+    this.#inFlight = options.inFlight ?? new AttemptsInFlight();
     this.#store = options.store;
     this.#clock = options.clock;
     this.#passwords = options.passwords;
@@ -48,16 +50,16 @@ export class SignIn {
   }
 
   async attempt(input: SignInInput): Promise<SignInResult> {
-    const passwords = this.#passwords;
-    if (!passwords) throw new Error("no password hasher configured");
+    if (!this.#passwords) throw new Error("no password hasher configured");
     const email = String(input.email ?? "").trim().toLowerCase();
     const password = String(input.password ?? "");
     const keys: Array<[string, keyof ThrottlePolicies]> = [[emailThrottleKey(email), "email"]];
     if (input.clientAddress) keys.push([addressThrottleKey(input.clientAddress), "address"]);
 
+    const stored = await Promise.all(keys.map(([key]) => this.#store.signInAttempts.get(key)));
+    // Judged and counted as under way with no await between: attempts sent at once see each other.
     const now = this.#clock.now();
-    const waits = await Promise.all(keys.map(async ([key, kind]) => waitFor(await this.#store.signInAttempts.get(key), this.#policy[kind], now)));
-    const wait = Math.max(...waits);
+    const wait = Math.max(...keys.map(([key, kind], i) => waitFor(this.#inFlight.withPending(key, stored[i]!, now), this.#policy[kind], now)));
     // The email as typed (bounded), never the password: who was tried, and from where.
     const failed = (reason: string) =>
       this.#logger.warn("sign-in failed", { email: email.slice(0, 254), reason, ...(input.clientAddress ? { clientAddress: input.clientAddress } : {}) });
@@ -65,7 +67,18 @@ export class SignIn {
       failed("throttled");
       return { ok: false, reason: "throttled", retryAfterSeconds: Math.ceil(wait / 1000) };
     }
+    const settled = this.#inFlight.begin(keys.map(([key]) => key));
+    try {
+      return await this.#verify({ email, password, keys, failed });
+    } finally {
+      settled();
+    }
+  }
 
+  /** The attempt once admitted: its password verified, a failure counted, a session started. */
+  async #verify(attempt: { email: string; password: string; keys: Array<[string, keyof ThrottlePolicies]>; failed: (reason: string) => void }): Promise<SignInResult> {
+    const { email, password, keys, failed } = attempt;
+    const passwords = this.#passwords!;
     const user = email === "" || email.length > 254 ? null : await this.#store.users.findByEmail(email);
     // Without a user, verify against a decoy hash anyway: the answer takes as long either way.
     const hash = user?.passwordHash ?? (await this.#decoyHash(passwords));

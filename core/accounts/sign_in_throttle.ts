@@ -50,3 +50,35 @@ export function emailThrottleKey(email: string): string {
 export function addressThrottleKey(address: string): string {
   return `address:${addressBlock(address)}`;
 }
+
+/**
+ * Attempts under way in this process, per throttle key: a password being verified counts as a failure
+ * until it is known not to be one, so guesses sent at once cannot all be verified before the first
+ * failure is recorded (they are refused as the failures they would be). Shared by sign-in and the
+ * current-password check of a password change, which count under the same email key.
+ */
+export class AttemptsInFlight {
+  readonly #counts = new Map<string, number>();
+
+  /** `failures` as stored, with this key's attempts under way added as failures made `now`. */
+  withPending(key: string, failures: SignInFailures | null, now: number): SignInFailures | null {
+    const pending = this.#counts.get(key) ?? 0;
+    if (pending === 0) return failures;
+    return { failures: (failures?.failures ?? 0) + pending, lastFailureAt: now };
+  }
+
+  /** Counts an attempt under way on each key until the returned function is called. */
+  begin(keys: readonly string[]): () => void {
+    for (const key of keys) this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      for (const key of keys) {
+        const left = (this.#counts.get(key) ?? 1) - 1;
+        if (left > 0) this.#counts.set(key, left);
+        else this.#counts.delete(key);
+      }
+    };
+  }
+}
