@@ -123,16 +123,16 @@ export class MemoryState {
       if (match(delivery)) {
         Object.assign(delivery, { status: "failed", lastError: reason, updatedAt: at, leaseOwner: null });
         this.pending.delete(key);
-        channels.add(delivery.channelId);
+        if (delivery.attempts > 0) channels.add(delivery.channelId);
       }
     }
     this.settleHealth(channels);
   }
 
   /**
-   * A channel whose health says `pending` (a failed attempt to be made again) while none of its tried
-   * deliveries is still pending says `failed`, as the delivery its last attempt was for now is (the SQL
-   * store's settleHealthStatement).
+   * After a tried delivery of each channel in `channelIds` was cancelled: a channel whose health says
+   * `pending` (a failed attempt to be made again) while none of its tried deliveries is still pending
+   * says `failed`, as the delivery its last attempt was for now is (the SQL store's settleHealthStatement).
    */
   settleHealth(channelIds: Iterable<string>): void {
     for (const id of channelIds) {

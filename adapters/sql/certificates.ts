@@ -397,7 +397,12 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
            WHERE status = 'pending' AND event_id IN (SELECT id FROM events WHERE certificate_id = ?)`,
           [DELIVERY_CANCELLED.certificateDeleted, at, id],
         );
-        const settle = settleHealthStatement({ sql: "organization_id = ? AND mode = ?", args: [scope.organizationId, scope.mode] });
+        const settle = settleHealthStatement({
+          reason: DELIVERY_CANCELLED.certificateDeleted,
+          at,
+          where: "c.event_id IN (SELECT id FROM events WHERE certificate_id = ?)",
+          args: [id],
+        });
         await tx.execute(settle.sql, settle.args);
         return true;
       });

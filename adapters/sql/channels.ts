@@ -31,10 +31,7 @@ export function sqlChannels(db: Executor): ChannelStore {
       return rowsAffected > 0;
     },
 
-    async get(scope, id) {
-      const { rows } = await db.execute(`${SELECT} WHERE id = ? AND organization_id = ? AND mode = ?`, [id, scope.organizationId, scope.mode]);
-      return rows[0] ? channelFrom(rows[0]) : null;
-    },
+    get: (scope, id) => channelIn(db, scope, id),
 
     async list(scope, query) {
       const before = query.before;
@@ -60,8 +57,10 @@ export function sqlChannels(db: Executor): ChannelStore {
       return db.transaction(async (tx) => {
         const updated = await updateChannel(tx, scope, id, patch);
         // Only a channel of this scope: another's is left as it is, its deliveries too.
-        if (updated) await cancelWaiting(tx, { channelId: id, at: patch.updatedAt });
-        return updated;
+        if (!updated) return null;
+        await cancelWaiting(tx, { channelId: id, at: patch.updatedAt });
+        // Answered as it now is: its health settled by the cancellation.
+        return channelIn(tx, scope, id);
       });
     },
 
@@ -98,6 +97,11 @@ export function sqlChannels(db: Executor): ChannelStore {
 
 type ChannelPatch = Parameters<ChannelStore["update"]>[2];
 
+async function channelIn(db: Executor, scope: Scope, id: string): Promise<ChannelRecord | null> {
+  const { rows } = await db.execute(`${SELECT} WHERE id = ? AND organization_id = ? AND mode = ?`, [id, scope.organizationId, scope.mode]);
+  return rows[0] ? channelFrom(rows[0]) : null;
+}
+
 async function updateChannel(db: Executor, scope: Scope, id: string, patch: ChannelPatch): Promise<ChannelRecord | null> {
   const { rows } = await db.execute(
     `UPDATE channels SET name = COALESCE(?, name), enabled = COALESCE(?, enabled), config = COALESCE(?, config),
@@ -129,6 +133,6 @@ async function cancelWaiting(tx: Executor, { channelId, at }: { channelId: strin
      WHERE channel_id = ? AND status = 'pending' AND lease_owner IS NULL`,
     [DELIVERY_CANCELLED.channelOff, at, channelId],
   );
-  const settle = settleHealthStatement({ sql: "id = ?", args: [channelId] });
+  const settle = settleHealthStatement({ reason: DELIVERY_CANCELLED.channelOff, at, where: "c.channel_id = ?", args: [channelId] });
   await tx.execute(settle.sql, settle.args);
 }

@@ -258,7 +258,9 @@ export function sqlEvents(db: Executor): EventStore {
           },
         )] : []),
         // A retry cancelled above (its channel switched off) leaves the health `failed` once nothing tried is left pending.
-        ...(health && u.status === "pending" ? [settleHealthStatement({ sql: "id = ?", args: [u.channelId] })] : []),
+        ...(health && u.status === "pending"
+          ? [settleHealthStatement({ reason: CANCELLED, at: u.updatedAt, where: "c.event_id = ? AND c.channel_id = ?", args: [u.eventId, u.channelId] })]
+          : []),
       ]);
       return outcome!.rowsAffected > 0;
     },

@@ -278,16 +278,19 @@ export function healthStatement(id: string, { at, status, error }: DeliveryAttem
 }
 
 /**
- * After deliveries were cancelled: a channel whose health says `pending` (a failed attempt to be made
- * again) while none of its deliveries that were tried is still pending says `failed`, as the delivery
- * its last attempt was for now is. `where` (SQL over channels, with its arguments) picks the channels.
+ * After deliveries were cancelled (`last_error` = `reason`, written `at`): each channel one of whose
+ * tried deliveries was among them, whose health says `pending` (a failed attempt to be made again)
+ * while none of its tried deliveries is still pending, says `failed`, as the delivery its last attempt
+ * was for now is. `where` (SQL over the cancelled deliveries `c`, with its arguments) narrows them.
  */
-export function settleHealthStatement(where: { sql: string; args: SqlValue[] }): Statement {
+export function settleHealthStatement(cancelled: { reason: string; at: number; where: string; args: SqlValue[] }): Statement {
   return {
     sql: `UPDATE channels SET last_delivery_status = 'failed'
-          WHERE last_delivery_status = 'pending' AND ${where.sql}
+          WHERE last_delivery_status = 'pending'
+            AND id IN (SELECT c.channel_id FROM deliveries c
+                       WHERE c.status = 'failed' AND c.attempts > 0 AND c.last_error = ? AND c.updated_at = ? AND ${cancelled.where})
             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.channel_id = channels.id AND d.status = 'pending' AND d.attempts > 0)`,
-    args: where.args,
+    args: [cancelled.reason, cancelled.at, ...cancelled.args],
   };
 }
 

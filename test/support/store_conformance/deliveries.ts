@@ -333,7 +333,8 @@ export function describeDeliveries(get: () => Store) {
       const off = await addChannel(store, channelRecord(live));
       await failOnce("one", [off.id]);
       expect(await status(off.id)).toBe("pending");
-      await store.channels.update(live, off.id, { enabled: false, updatedAt: NOW + 2 });
+      // Answered as it now is, and read so.
+      expect((await store.channels.update(live, off.id, { enabled: false, updatedAt: NOW + 2 }))?.health?.lastStatus).toBe("failed");
       expect(await status(off.id)).toBe("failed");
 
       // The certificate deleted: its events' retries are cancelled; a channel with another tried
@@ -363,6 +364,26 @@ export function describeDeliveries(get: () => Store) {
       expect(await store.events.completeDelivery("three", { ...leased!.delivery, status: "pending", attempts: 1, nextAttemptAt: NOW + HOUR, lastError: "HTTP 500", updatedAt: NOW + 2 })).toBe(true);
       expect((await deliveriesOf(store, live, event.id))[0]?.status).toBe("failed");
       expect(await status(during.id)).toBe("failed");
+    });
+
+    test("a cancellation settles only the channels whose tried deliveries it cancelled: a retry ended without an attempt (PagerDuty's resolved since) keeps the health its last attempt left", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const channel = await addChannel(store, channelRecord(live));
+      const { event } = await eventWithDeliveries(store, live, [channel.id]);
+      const [first] = await store.events.claimDueDeliveries({ owner: "one", now: NOW, leaseUntil: NOW + MINUTE, limit: 10 });
+      await store.events.completeDelivery("one", { ...first!.delivery, status: "pending", attempts: 1, nextAttemptAt: NOW + 10, lastError: "HTTP 500", updatedAt: NOW + 1 });
+      const [retry] = await store.events.claimDueDeliveries({ owner: "two", now: NOW + 10, leaseUntil: NOW + MINUTE, limit: 10 });
+      expect(retry?.delivery.eventId).toBe(event.id);
+      await store.events.completeDelivery("two", { ...retry!.delivery, status: "delivered", attempts: 1, nextAttemptAt: NOW + 11, lastError: null, updatedAt: NOW + 11 }, { health: false });
+      const status = async () => (await store.channels.get(live, channel.id))!.health?.lastStatus;
+      expect(await status()).toBe("pending");
+      const unrelated = await addCertificate(store, certificateRecord(live));
+      const ofUnrelated = eventRecord(live, { certificateId: unrelated.id });
+      await store.events.insert(ofUnrelated, [deliveryRecord(ofUnrelated.id, channel.id)]);
+      expect(await store.certificates.remove(live, unrelated.id, NOW + 12)).toBe(true);
+      expect(await status()).toBe("pending");
     });
 
     test("completeDelivery() with health false ends the delivery and leaves the channel's health as it was (no attempt was made)", async () => {
