@@ -45,7 +45,7 @@ export class PasswordChange {
     const stored = await store.signInAttempts.get(key);
     // Judged and counted as under way with no await between: guesses sent at once see each other.
     const now = clock.now();
-    const wait = waitFor(this.#inFlight.withPending(key, stored, now), policy, now);
+    const wait = waitFor(this.#inFlight.withPending(key, { stored, policy, now }), policy, now);
     if (wait > 0) return { ok: false, reason: "throttled", retryAfterSeconds: Math.ceil(wait / 1000) };
 
     const current = String(input.current ?? "");

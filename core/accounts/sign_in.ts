@@ -59,7 +59,9 @@ export class SignIn {
     const stored = await Promise.all(keys.map(([key]) => this.#store.signInAttempts.get(key)));
     // Judged and counted as under way with no await between: attempts sent at once see each other.
     const now = this.#clock.now();
-    const wait = Math.max(...keys.map(([key, kind], i) => waitFor(this.#inFlight.withPending(key, stored[i]!, now), this.#policy[kind], now)));
+    const wait = Math.max(
+      ...keys.map(([key, kind], i) => waitFor(this.#inFlight.withPending(key, { stored: stored[i]!, policy: this.#policy[kind], now }), this.#policy[kind], now)),
+    );
     // The email as typed (bounded), never the password: who was tried, and from where.
     const failed = (reason: string) =>
       this.#logger.warn("sign-in failed", { email: email.slice(0, 254), reason, ...(input.clientAddress ? { clientAddress: input.clientAddress } : {}) });

@@ -60,11 +60,16 @@ export function addressThrottleKey(address: string): string {
 export class AttemptsInFlight {
   readonly #counts = new Map<string, number>();
 
-  /** `failures` as stored, with this key's attempts under way added as failures made `now`. */
-  withPending(key: string, failures: SignInFailures | null, now: number): SignInFailures | null {
+  /**
+   * `stored` failures (forgotten once `policy.windowMs` has passed since the last), with this key's
+   * attempts under way added as failures made `now`.
+   */
+  withPending(key: string, counted: { stored: SignInFailures | null; policy: ThrottlePolicy; now: number }): SignInFailures | null {
+    const { stored, policy, now } = counted;
     const pending = this.#counts.get(key) ?? 0;
-    if (pending === 0) return failures;
-    return { failures: (failures?.failures ?? 0) + pending, lastFailureAt: now };
+    if (pending === 0) return stored;
+    const standing = stored && now - stored.lastFailureAt < policy.windowMs ? stored.failures : 0;
+    return { failures: standing + pending, lastFailureAt: now };
   }
 
   /** Counts an attempt under way on each key until the returned function is called. */
