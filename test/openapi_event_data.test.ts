@@ -67,6 +67,10 @@ test("each kind's data has its shape in the document: a renewal_overdue without 
   expect(bodyProblems({ type: "certificate.issued", certificateId: null, data: issued })).toEqual([]);
   expect(bodyProblems({ type: "certificate.issued", certificateId: null, data: { ...issued, issuer: 10 } })).not.toEqual([]);
   expect(bodyProblems({ type: "test", certificateId: null, data: { message: "hello" } }).join(" ")).toContain("channel");
+  // A request whose answer's window was not kept (the CA no longer publishes renewalInfo) has window null.
+  const requested = { window: null, explanationUrl: null, certificate };
+  expect(bodyProblems({ type: "certificate.renewal_requested", data: requested })).toEqual([]);
+  expect(bodyProblems({ type: "certificate.renewal_requested", data: { ...requested, window: "soon" } })).not.toEqual([]);
   // A kind's shape does not judge another kind's data: an expiring event has no deadline.
   expect(bodyProblems({ type: "certificate.expiring", data: { threshold: 7, certificate } })).toEqual([]);
 });

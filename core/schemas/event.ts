@@ -70,7 +70,11 @@ export const RenewalOverdueEventData = data(
 
 export const RenewalRequestedEventData = data(
   "Renewal requested event data",
-  { window: Window, explanationUrl: Type.Union([Type.String(), Type.Null()]), endpoint: Type.Optional(EventEndpoint) },
+  {
+    window: Type.Union([Window, Type.Null()], { description: "The window of the answer that asked; null when only the end it asked by was kept" }),
+    explanationUrl: Type.Union([Type.String(), Type.Null()]),
+    endpoint: Type.Optional(EventEndpoint),
+  },
   "certificate.renewal_requested: the CA asks (ARI) for early replacement",
 );
 
