@@ -1,5 +1,6 @@
 /**
- * Reserved IPv6 ranges refused whole: ::/8 beyond its IPv4 forms (IETF reserved, never routable), and
+ * Reserved IPv6 ranges refused whole: everything outside the global unicast 2000::/3 beyond the IPv4
+ * forms of ::/8 and 64:ff9b::/96 (IETF reserved or unassigned, never routable), and
  * the local-use NAT64 prefix 64:ff9b:1::/48 (RFC 8215), no globally reachable address (IANA
  * special-purpose registry: "Globally Reachable: False"), and within it the operator picks the
  * translator's prefix length (RFC 6052 §2.2: /32 to /96), so the IPv4 address it embeds sits in no one
@@ -25,7 +26,7 @@ test("the well-known NAT64 prefix 64:ff9b::/96 still passes a public IPv4 addres
   expect(refusedAddressReason("64:ff9b::a00:1")).not.toBeNull();
 });
 
-test.each(["::ffff:0:0:a00:1", "0:0:1::1", "ff::1"])("%s (in ::/8, reserved, no IPv4 form) is refused", (address) => {
+test.each(["::ffff:0:0:a00:1", "0:0:1::1", "ff::1", "100:0:0:1::1", "200::1", "400::1", "1000::1", "4000::1", "8000::1", "e000::1", "f000::1"])("%s (outside 2000::/3, reserved or unassigned, no IPv4 form) is refused", (address) => {
   expect(refusedAddressReason(address)).not.toBeNull();
 });
 

@@ -29,8 +29,9 @@ export function refusedAddressReason(address: string): string | null {
       return reason ? `${reason} (within an IPv6 address)` : null;
     }
     const range = v6.range();
-    // ::/8 is reserved by the IETF (its IPv4 forms are judged above): nothing in it is routable.
-    if (range === "unicast" && v6.parts[0]! < 0x100) return "a reserved address (::/8)";
+    // Global unicast is 2000::/3 (its IPv4 forms elsewhere are judged above): the rest is reserved or
+    // unassigned, nothing routable.
+    if (range === "unicast" && (v6.parts[0]! & 0xe000) !== 0x2000) return "a reserved address (outside 2000::/3)";
     return range === "unicast" ? null : describe(range);
   }
   const range = (parsed as ipaddr.IPv4).range();
