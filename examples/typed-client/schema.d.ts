@@ -827,6 +827,7 @@ export interface components {
        * @constant
        */
       muted?: true;
+      /** @description The window of the answer that asked; null when only the end it asked by was kept */
       window: {
         /**
          * Format: date-time
@@ -838,7 +839,7 @@ export interface components {
          * @description UTC, YYYY-MM-DDTHH:mm:ss.sssZ
          */
         end: string;
-      };
+      } | null;
       explanationUrl: string | null;
       endpoint?: components["schemas"]["EventEndpoint"];
     };
