@@ -238,8 +238,10 @@ describe("deadlines that pass during the test", () => {
     };
     // Trusted, 24 hours, valid: every 2 hours.
     const fresh = await watched("fresh", await leaf(`fresh.${TEST_DOMAIN}`, start - HOUR, start + 23 * HOUR));
-    // The same lifetime, expired 36 hours ago: the twelfth doubled until it is a twelfth of the time since, 4 hours.
-    const lapsed = await watched("lapsed", await leaf(`lapsed.${TEST_DOMAIN}`, start - 60 * HOUR, start - 36 * HOUR));
+    // The same lifetime, expired 30 hours ago: the twelfth doubled until it is a twelfth of the time
+    // since, 4 hours (until 48 hours since, at start + 18 hours, past the 14 hours watched: a check
+    // near that moment would move to the interval's phase).
+    const lapsed = await watched("lapsed", await leaf(`lapsed.${TEST_DOMAIN}`, start - 54 * HOUR, start - 30 * HOUR));
     // A 12-second leaf that expired a year ago: the interval, not every second.
     const ancient = await watched("ancient", await leaf(`ancient.${TEST_DOMAIN}`, start - 400 * DAY, start - 400 * DAY + 12 * SECOND));
     // A self-signed leaf of 12 seconds, valid now (a server can make one up at every handshake): the interval.
