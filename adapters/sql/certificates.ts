@@ -2,7 +2,7 @@
 import { DELIVERY_CANCELLED, targetKey, type CertificateKey, type CertificateStore, type CertificateTarget, type InsertCertificateResult } from "../../core/store/mod.ts";
 import type { CertificateRecord, EventRecord, Mode, Protocol, Scope } from "../../core/base/mod.ts";
 import { ConstraintError, type Executor, type Row, type SqlValue } from "./executor.ts";
-import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, makeDueNow, placeholders, powerOfTwoRuns, settleHealthStatement, statusPeriods } from "./rows.ts";
+import { CERTIFICATE_COLUMNS, certificateFrom, certificateValues, connectToValue, dnsValue, endpointsValue, makeDueNow, placeholders, powerOfTwoRuns, cancelDeliveries, statusPeriods } from "./rows.ts";
 import { awaitsIssuance, deploymentCheckAt, leafNamesKey, supersedeDeployment } from "../../core/deployment/mod.ts";
 import { insertEvents } from "./events.ts";
 import { RecheckBatcher } from "./recheck_batch.ts";
@@ -392,18 +392,7 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
         ]);
         if (rowsAffected === 0) return false;
         await tx.execute("DELETE FROM certificate_tags WHERE certificate_id = ?", [id]);
-        await tx.execute(
-          `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
-           WHERE status = 'pending' AND event_id IN (SELECT id FROM events WHERE certificate_id = ?)`,
-          [DELIVERY_CANCELLED.certificateDeleted, at, id],
-        );
-        const settle = settleHealthStatement({
-          reason: DELIVERY_CANCELLED.certificateDeleted,
-          at,
-          where: "c.event_id IN (SELECT id FROM events WHERE certificate_id = ?)",
-          args: [id],
-        });
-        await tx.execute(settle.sql, settle.args);
+        await cancelDeliveries(tx, { reason: DELIVERY_CANCELLED.certificateDeleted, at, where: "event_id IN (SELECT id FROM events WHERE certificate_id = ?)", args: [id] });
         return true;
       });
       if (removed) {

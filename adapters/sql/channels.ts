@@ -2,7 +2,7 @@
 import { DELIVERY_CANCELLED, type ChannelStore } from "../../core/store/mod.ts";
 import type { ChannelRecord, Scope } from "../../core/base/mod.ts";
 import type { Executor } from "./executor.ts";
-import { CHANNEL_HEALTH_COLUMNS, channelFrom, healthStatement, placeholders, settleHealthStatement } from "./rows.ts";
+import { CHANNEL_HEALTH_COLUMNS, channelFrom, cancelDeliveries, healthStatement, placeholders } from "./rows.ts";
 import { CHANNEL_COLUMNS } from "./events.ts";
 
 const SELECT = `SELECT ${CHANNEL_COLUMNS}, ${CHANNEL_HEALTH_COLUMNS} FROM channels`;
@@ -72,11 +72,7 @@ export function sqlChannels(db: Executor): ChannelStore {
           scope.mode,
         ]);
         if (rowsAffected === 0) return false;
-        await tx.execute(
-          `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
-           WHERE channel_id = ? AND status = 'pending'`,
-          [DELIVERY_CANCELLED.channelDeleted, at, id],
-        );
+        await cancelDeliveries(tx, { reason: DELIVERY_CANCELLED.channelDeleted, at, where: "channel_id = ?", args: [id] });
         return true;
       });
     },
@@ -128,11 +124,5 @@ async function updateChannel(db: Executor, scope: Scope, id: string, patch: Chan
  * deliverer would at their time (one in flight is settled with its outcome).
  */
 async function cancelWaiting(tx: Executor, { channelId, at }: { channelId: string; at: number }): Promise<void> {
-  await tx.execute(
-    `UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ?
-     WHERE channel_id = ? AND status = 'pending' AND lease_owner IS NULL`,
-    [DELIVERY_CANCELLED.channelOff, at, channelId],
-  );
-  const settle = settleHealthStatement({ reason: DELIVERY_CANCELLED.channelOff, at, where: "c.channel_id = ?", args: [channelId] });
-  await tx.execute(settle.sql, settle.args);
+  await cancelDeliveries(tx, { reason: DELIVERY_CANCELLED.channelOff, at, where: "channel_id = ? AND lease_owner IS NULL", args: [channelId] });
 }

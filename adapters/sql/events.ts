@@ -259,7 +259,7 @@ export function sqlEvents(db: Executor): EventStore {
         )] : []),
         // A retry cancelled above (its channel switched off) leaves the health `failed` once nothing tried is left pending.
         ...(health && u.status === "pending"
-          ? [settleHealthStatement({ reason: CANCELLED, at: u.updatedAt, where: "c.event_id = ? AND c.channel_id = ?", args: [u.eventId, u.channelId] })]
+          ? [settleHealthStatement({ reason: CANCELLED, at: u.updatedAt, where: "event_id = ? AND channel_id = ?", args: [u.eventId, u.channelId] })]
           : []),
       ]);
       return outcome!.rowsAffected > 0;

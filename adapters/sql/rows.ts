@@ -277,18 +277,39 @@ export function healthStatement(id: string, { at, status, error }: DeliveryAttem
   };
 }
 
+/** Deliveries cancelled: why (`reason`, their `last_error`), when (`at`), and which (`where`, SQL over deliveries, with `args`). */
+export interface Cancellation {
+  reason: string;
+  at: number;
+  where: string;
+  args: SqlValue[];
+}
+
 /**
- * After deliveries were cancelled (`last_error` = `reason`, written `at`): each channel one of whose
- * tried deliveries was among them, whose health says `pending` (a failed attempt to be made again)
- * while none of its tried deliveries is still pending, says `failed`, as the delivery its last attempt
- * was for now is. `where` (SQL over the cancelled deliveries `c`, with its arguments) narrows them.
+ * Cancels the pending deliveries `where` picks, and settles their channels' health: the memory
+ * store's cancelDeliveries, in SQL. Every cancellation but the deliverer's own goes through here.
  */
-export function settleHealthStatement(cancelled: { reason: string; at: number; where: string; args: SqlValue[] }): Statement {
+export async function cancelDeliveries(tx: Executor, cancellation: Cancellation): Promise<void> {
+  await tx.execute(`UPDATE deliveries SET status = 'failed', last_error = ?, updated_at = ? WHERE status = 'pending' AND ${cancellation.where}`, [
+    cancellation.reason,
+    cancellation.at,
+    ...cancellation.args,
+  ]);
+  const settle = settleHealthStatement(cancellation);
+  await tx.execute(settle.sql, settle.args);
+}
+
+/**
+ * After deliveries were cancelled: each channel one of whose tried deliveries was among them, whose
+ * health says `pending` (a failed attempt to be made again) while none of its tried deliveries is still
+ * pending, says `failed`, as the delivery its last attempt was for now is.
+ */
+export function settleHealthStatement(cancelled: Cancellation): Statement {
   return {
     sql: `UPDATE channels SET last_delivery_status = 'failed'
           WHERE last_delivery_status = 'pending'
-            AND id IN (SELECT c.channel_id FROM deliveries c
-                       WHERE c.status = 'failed' AND c.attempts > 0 AND c.last_error = ? AND c.updated_at = ? AND ${cancelled.where})
+            AND id IN (SELECT channel_id FROM deliveries
+                       WHERE status = 'failed' AND attempts > 0 AND last_error = ? AND updated_at = ? AND ${cancelled.where})
             AND NOT EXISTS (SELECT 1 FROM deliveries d WHERE d.channel_id = channels.id AND d.status = 'pending' AND d.attempts > 0)`,
     args: [cancelled.reason, cancelled.at, ...cancelled.args],
   };
