@@ -13,21 +13,12 @@ import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
 import type { AlertPolicy, CertificateDetails, CertificateRecord, RenewalInfo } from "../core/base/records.ts";
 import { DAY, HOUR } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
+import { nodesOutcome } from "./support/nodes_outcome.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 
 function twoNodes(a: CertificateDetails, b: CertificateDetails, at: number): CheckOutcome {
-  return {
-    ok: true,
-    fingerprint: `127.0.0.1=${a.fingerprintSha256};127.0.0.2=${b.fingerprintSha256}`,
-    details: b.notAfter < a.notAfter ? b : a,
-    problem: null,
-    endpoints: [
-      { address: "127.0.0.1", fingerprint: a.fingerprintSha256!, details: a, problem: null, failure: null, tls: null },
-      { address: "127.0.0.2", fingerprint: b.fingerprintSha256!, details: b, problem: null, failure: null, tls: null },
-    ],
-    at,
-  };
+  return nodesOutcome([["127.0.0.1", a], ["127.0.0.2", b]], at);
 }
 
 describe("a CA's request about another address's leaf while the certificate-level leaf has expired", () => {

@@ -8,6 +8,7 @@ import { caaBlocksRenewal } from "../core/renewal/mod.ts";
 import type { CertificateDetails, CertificateRecord, RevocationState } from "../core/base/records.ts";
 import { DAY, HOUR } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW, servedOutcome } from "./support/store_conformance/factories.ts";
+import { nodesOutcome } from "./support/nodes_outcome.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 const policy = { intervalMs: HOUR, alertPolicy: "days" as const, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
@@ -170,17 +171,7 @@ describe("applyCheck: expiry under the renewal policy", () => {
 
 describe("applyCheck: a node that stops answering", () => {
   /** One check's outcome over `nodes` (address → leaf, or null for a node that did not answer). */
-  function nodes(entries: Array<[string, CertificateDetails | null]>): CheckOutcome {
-    const answering = entries.filter((entry): entry is [string, CertificateDetails] => entry[1] !== null);
-    const level = answering.reduce((a, b) => (b[1].notAfter < a[1].notAfter ? b : a))[1];
-    return {
-      ok: true,
-      fingerprint: entries.map(([address, leaf]) => `${address}=${leaf?.serialNumber ?? "!timeout"}`).join(";"),
-      details: level,
-      problem: null,
-      endpoints: entries.map(([address, leaf]) => ({ address, fingerprint: leaf?.serialNumber ?? null, details: leaf, problem: null, failure: leaf ? null : "timeout", tls: null })),
-    };
-  }
+  const nodes = (entries: Array<[string, CertificateDetails | null]>): CheckOutcome => nodesOutcome(entries);
 
   /**
    * Checks `steps` one after the other (the first as the certificate's first check, each `gapMs` after

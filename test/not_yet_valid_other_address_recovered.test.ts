@@ -12,22 +12,13 @@ import type { CertificateDetails, CertificateRecord } from "../core/base/records
 import { certificateStatus } from "../core/certificates/status.ts";
 import { DAY, HOUR, MINUTE } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
+import { nodesOutcome } from "./support/nodes_outcome.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 const policy = { intervalMs: 6 * HOUR, alertPolicy: "days" as const, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
 
 function twoNodes(a: CertificateDetails, b: CertificateDetails): CheckOutcome {
-  const first = b.notAfter < a.notAfter ? b : a;
-  return {
-    ok: true,
-    fingerprint: `127.0.0.1=${a.fingerprintSha256};127.0.0.2=${b.fingerprintSha256}`,
-    details: first,
-    problem: null,
-    endpoints: [
-      { address: "127.0.0.1", fingerprint: a.fingerprintSha256!, details: a, problem: null, failure: null, tls: null },
-      { address: "127.0.0.2", fingerprint: b.fingerprintSha256!, details: b, problem: null, failure: null, tls: null },
-    ],
-  };
+  return nodesOutcome([["127.0.0.1", a], ["127.0.0.2", b]]);
 }
 
 test("another address's leaf served before its notBefore: a check at that notBefore raises certificate.recovered", () => {

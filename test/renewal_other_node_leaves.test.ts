@@ -10,23 +10,14 @@ import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
 import type { CertificateDetails, CertificateRecord } from "../core/base/records.ts";
 import { DAY, HOUR } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
+import { nodesOutcome } from "./support/nodes_outcome.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 const policy = { intervalMs: 6 * HOUR, alertPolicy: "renewal" as const, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
 
 /** Two nodes; the certificate-level leaf is the one that expires first. */
 function twoNodes(first: CertificateDetails, second: CertificateDetails): CheckOutcome {
-  const level = first.notAfter <= second.notAfter ? first : second;
-  return {
-    ok: true,
-    fingerprint: `${first.serialNumber};${second.serialNumber}`,
-    details: level,
-    problem: null,
-    endpoints: [
-      { address: "127.0.0.1", fingerprint: first.serialNumber, details: first, problem: null, failure: null, tls: null },
-      { address: "127.0.0.2", fingerprint: second.serialNumber, details: second, problem: null, failure: null, tls: null },
-    ],
-  };
+  return nodesOutcome([["127.0.0.1", first], ["127.0.0.2", second]]);
 }
 
 describe("another node's overdue leaf, issued after the certificate-level one (CONTRACT §18, §20)", () => {

@@ -14,21 +14,12 @@ import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
 import type { CertificateDetails, CertificateRecord } from "../core/base/records.ts";
 import { DAY, HOUR, MINUTE } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
+import { nodesOutcome } from "./support/nodes_outcome.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 
 /** One check's outcome over `entries` (address → leaf, or null for a node that did not answer). */
-function nodes(entries: Array<[string, CertificateDetails | null]>): CheckOutcome {
-  const answering = entries.filter((entry): entry is [string, CertificateDetails] => entry[1] !== null);
-  const level = answering.reduce((a, b) => (b[1].notAfter < a[1].notAfter ? b : a))[1];
-  return {
-    ok: true,
-    fingerprint: entries.map(([address, leaf]) => `${address}=${leaf?.serialNumber ?? "!timeout"}`).join(";"),
-    details: level,
-    problem: null,
-    endpoints: entries.map(([address, leaf]) => ({ address, fingerprint: leaf?.serialNumber ?? null, details: leaf, problem: null, failure: leaf ? null : ("timeout" as const), tls: null })),
-  };
-}
+const nodes = (entries: Array<[string, CertificateDetails | null]>): CheckOutcome => nodesOutcome(entries);
 
 /** Checks `steps` ([offset from NOW, nodes]) in turn; every event as `step:type:serial[:threshold|endpoint]`. */
 function eventsOver(

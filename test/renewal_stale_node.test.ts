@@ -9,13 +9,13 @@
  */
 import { afterAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
-import { outcomeOfEndpoints } from "../core/monitor/endpoints_outcome.ts";
 import { presentCertificate } from "../core/certificates/mod.ts";
 import type { CertificateDetails, CertificateRecord } from "../core/base/records.ts";
 import { DAY, HOUR } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
 import { expectData, TEST_DOMAIN } from "./support/harness.ts";
 import { twoNodes, type TwoNodes } from "./support/two_nodes.ts";
+import { nodesOutcome } from "./support/nodes_outcome.ts";
 
 setDefaultTimeout(120_000);
 
@@ -24,12 +24,7 @@ afterAll(() => world?.close());
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 
-function nodes(entries: Array<[string, CertificateDetails]>, at: number): CheckOutcome {
-  return {
-    ...outcomeOfEndpoints(entries.map(([address, leaf]) => ({ address, fingerprint: leaf.fingerprintSha256!, details: leaf, problem: null, failure: null, tls: null }))),
-    at,
-  };
-}
+const nodes = (entries: Array<[string, CertificateDetails]>, at: number): CheckOutcome => nodesOutcome(entries, at);
 
 describe("a stale node joins, then is fixed", () => {
   for (const alertPolicy of ["days", "renewal"] as const) {

@@ -9,6 +9,7 @@ import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
 import type { CertificateDetails, CertificateRecord } from "../core/base/records.ts";
 import { DAY, HOUR } from "../core/base/time.ts";
 import { certificateDetails, certificateRecord, NOW } from "./support/store_conformance/factories.ts";
+import { nodesOutcome } from "./support/nodes_outcome.ts";
 
 const scope = { organizationId: "org_0123456789abcdefAB", mode: "live" as const };
 const domain = "stale-node.example.com";
@@ -17,16 +18,7 @@ const leaf = (serialNumber: string, notBefore: number, notAfter: number): Certif
   serialNumber,
 });
 
-function nodes(entries: Array<[string, CertificateDetails]>): CheckOutcome {
-  const level = entries.reduce((a, b) => (b[1].notAfter < a[1].notAfter ? b : a))[1];
-  return {
-    ok: true,
-    fingerprint: entries.map(([address, l]) => `${address}=${l.serialNumber}`).join(";"),
-    details: level,
-    problem: null,
-    endpoints: entries.map(([address, l]) => ({ address, fingerprint: l.serialNumber, details: l, problem: null, failure: null, tls: null })),
-  };
-}
+const nodes = (entries: Array<[string, CertificateDetails]>): CheckOutcome => nodesOutcome(entries);
 
 function renewedOver(first: CertificateDetails, steps: Array<[number, Array<[string, CertificateDetails]>]>): string[] {
   const policy = { intervalMs: DAY, alertPolicy: "days" as const, failuresBeforeUnreachable: 1, retryDelaysMs: [] };
