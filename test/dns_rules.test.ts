@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CaaRecord, TlsaRecord } from "../core/base/records.ts";
-import { BUILT_IN_CAA_IDENTITIES, daneVerdict, issuerDomainOf, issuerNamesOf, judgeCaa, mxMatches, parseStsPolicy, parseStsRecords, presentCaaRecord, type CaaSet } from "../core/dns/mod.ts";
+import { BUILT_IN_CAA_IDENTITIES, daneVerdict, issuerDomainOf, judgeCaa, mxMatches, parseStsPolicy, parseStsRecords, presentCaaRecord, type CaaSet } from "../core/dns/mod.ts";
 import { parseResolvConf } from "../core/dns/mod.ts";
 import { parseCaaIdentities } from "../core/config/mod.ts";
 import { createLeaf } from "./support/pki.ts";
@@ -62,9 +62,20 @@ describe("CAA (RFC 8659)", () => {
     });
   });
 
-  test("the issuer names a verdict blocks are every name that maps to its CA domain, a configured pair overriding a built-in one", () => {
-    expect(issuerNamesOf("sectigo.com", BUILT_IN_CAA_IDENTITIES)).toEqual(["zerossl", "sectigo", "sectigo limited"]);
-    expect(issuerNamesOf("sectigo.com", [{ name: "ZeroSSL", domain: "zerossl.example" }, ...BUILT_IN_CAA_IDENTITIES])).toEqual(["sectigo", "sectigo limited"]);
+  test("the issuer names a verdict blocks are every name of its CA that the same record set forbids", () => {
+    const blocked = (issuer: string[], value: string, identities: { name: string; domain: string }[] = []) =>
+      judge({ issuer, identities, sets: [at("www.example.com", "example.com", [caa(0, "issue", value)])] }).blocking?.issuers;
+    const sectigo = ["Sectigo Limited", "Sectigo RSA Domain Validation Secure Server CA"];
+    expect(blocked(sectigo, "letsencrypt.org")).toEqual(["zerossl", "sectigo", "sectigo limited"]);
+    // A pair adds a domain to one of the CA's names: a set naming it lets that name issue, not the others.
+    const zerossl = [{ name: "ZeroSSL", domain: "zerossl.example" }];
+    expect(blocked(sectigo, "zerossl.example", zerossl)).toEqual(["sectigo", "sectigo limited"]);
+    expect(blocked(sectigo, "letsencrypt.org", zerossl)).toEqual(["zerossl", "sectigo", "sectigo limited"]);
+    // A pair configured for one of a built-in CA's names keeps the CA's other names its own.
+    const digicert = [{ name: "DigiCert Inc", domain: "digicert.example" }];
+    expect(blocked(["DigiCert Inc", "DigiCert TLS RSA SHA256 2020 CA1"], "letsencrypt.org", digicert)).toEqual(["digicert inc", "digicert", "digicert, inc."]);
+    // Another CA's names are never the verdict's.
+    expect(blocked(["Let's Encrypt", "R10"], "pki.goog")).toEqual(["let's encrypt"]);
   });
 
   test('an empty issuer (";") forbids every CA; a value that does not parse authorizes nobody', () => {

@@ -321,8 +321,9 @@ export interface CaaBlocking {
   /** Names the set (its place and records, not the serial): renewal_blocked is announced once per serial and key. */
   key: string;
   /**
-   * The issuer names (O or CN, lower-cased) that map to the verdict's CA domain: a leaf whose issuer
-   * carries one is blocked too, a leaf of another CA served at another address is not. Absent on
+   * The issuer names (O or CN, lower-cased) of the verdict's CA (sharing one of its CAA domains) that
+   * the set forbids too: a leaf whose issuer carries one is blocked too, a leaf of another CA served at
+   * another address is not. Absent on
    * verdicts stored before it: the judged leaf's own issuer names stand in.
    */
   issuers?: string[];

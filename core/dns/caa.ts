@@ -163,15 +163,19 @@ export function issuerCaaDomains(issuerNames: readonly string[], identities: rea
   return domains;
 }
 
-/** The issuer names (lower-cased) that map to `domain`: those whose first pair names it, as {@link issuerCaaDomain} reads them. */
-export function issuerNamesOf(domain: string, identities: readonly CaaIdentity[]): string[] {
-  const seen = new Set<string>();
+/**
+ * The issuer names (lower-cased) of the CA whose CAA domains are `accepted`, as the configured and
+ * built-in pairs name it: every name sharing one of those domains (a configured pair adds a domain to
+ * a name, it does not make the name another CA's), kept only when `forbidden` holds of its own domains
+ * too (a pair may let one of the CA's names issue under a record that forbids the others).
+ */
+function issuerNamesOf(accepted: ReadonlySet<string>, identities: readonly CaaIdentity[], forbidden: (domains: ReadonlySet<string>) => boolean = () => true): string[] {
   const names: string[] = [];
   for (const identity of identities) {
     const name = identity.name.toLowerCase();
-    if (seen.has(name)) continue;
-    seen.add(name);
-    if (identity.domain === domain) names.push(name);
+    if (names.includes(name)) continue;
+    const domains = issuerCaaDomains([name], identities);
+    if ([...domains].some((domain) => accepted.has(domain)) && forbidden(domains)) names.push(name);
   }
   return names;
 }
@@ -221,7 +225,10 @@ export function judgeCaa(input: CaaJudgementInput): CaaVerdict {
     if (set.records.length === 0 || set.setAt === null) continue;
     anyRecords = true;
     const blocking = forbids(judged, set, accepted);
-    if (blocking) return { status: "forbidden", issuerDomain, blocking: { ...blocking, issuers: issuerNamesOf(issuerDomain, input.identities) } };
+    if (blocking) {
+      const issuers = issuerNamesOf(accepted, input.identities, (domains) => forbids(judged, set, domains) !== null);
+      return { status: "forbidden", issuerDomain, blocking: { ...blocking, issuers } };
+    }
   }
   return { status: anyRecords ? "permitted" : "no_records", issuerDomain, blocking: null };
 }

@@ -6,7 +6,7 @@
 export { DnsClient, DnsFailure, MAX_CNAME_HOPS, canonical, type DnsClientOptions, type DnsLookupResult, type DnsQuestionType, type RecordSet } from "./dns_client.ts";
 export { MAX_RECORDS, UDP_PAYLOAD } from "./_exchange.ts";
 export { parseResolvConf, systemDnsServers } from "./system_servers.ts";
-export { BUILT_IN_CAA_IDENTITIES, issuerCaaDomain, issuerDomainOf, issuerNamesOf, judgeCaa, presentCaaRecord, relevantCaaSet, type CaaSet } from "./caa.ts";
+export { BUILT_IN_CAA_IDENTITIES, issuerCaaDomain, issuerDomainOf, judgeCaa, presentCaaRecord, relevantCaaSet, type CaaSet } from "./caa.ts";
 export { daneVerdict, lookupTlsa, usableTlsa, type ServedChain, type TlsaFinding } from "./dane.ts";
 export { MTA_STS_MAX_BYTES, fetchStsPolicy, lookupStsRecord, mxMatches, parseStsPolicy, parseStsRecords } from "./mta_sts.ts";
 export { DnsInspector, type DnsCheck, type DnsConclusion, type DnsInspectorOptions, type DnsTarget, type ServedEndpoint } from "./dns_inspector.ts";
