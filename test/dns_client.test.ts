@@ -223,6 +223,17 @@ withDaemons("hostile resolvers (security)", () => {
     expect(error.reason).toBe("cname_loop");
   });
 
+  test("a chain of exactly 8 names is followed to its records; a ninth name fails the lookup", async () => {
+    const chainOf = (names: number): dnsPacket.Answer[] => [
+      ...Array.from({ length: names - 1 }, (_, i): dnsPacket.Answer => ({ type: "CNAME", name: i === 0 ? "example.test" : `c${i}.test`, ttl: 60, data: `c${i + 1}.test` })),
+      caa(`c${names - 1}.test`, "letsencrypt.org"),
+    ];
+    const eight = await fixture((query) => ({ message: answerTo(query, chainOf(8)) }));
+    expect(await new DnsClient([server(eight.port)]).lookup("example.test", "CAA", limit())).toMatchObject({ owner: "c7.test", records: [{ value: "letsencrypt.org" }] });
+    const nine = await fixture((query) => ({ message: answerTo(query, chainOf(9)) }));
+    expect((await failure(new DnsClient([server(nine.port)]).lookup("example.test", "CAA", limit()))).reason).toBe("cname_loop");
+  });
+
   test("after all of that the process still looks names up", async () => {
     expect((await new DnsClient([server(knot.port)]).lookup("example.test", "CAA", limit())).records.length).toBe(2);
   });
