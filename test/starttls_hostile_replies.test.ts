@@ -3,7 +3,8 @@
  * 127.0.0.1: a refusal is `starttls_refused` and ends the exchange (nothing more is sent, no TLS tried
  * over a plain connection), a server that breaks the line limit is cut off (`tls_error`), and replies
  * the standards allow (SMTP's final "250" alone, IMAP's untagged data before the tagged OK, FTP's 120
- * before its 220) are read through to the upgrade.
+ * before its 220) are read through to the upgrade. An LDAP answer is read by its elements' tags, and a
+ * MySQL handshake packet cut short is a broken protocol (`tls_error`), not a server without TLS.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chainPem, createLeaf } from "./support/pki.ts";
@@ -29,7 +30,7 @@ afterAll(async () => {
 const line = (t: string) => t.includes("\n");
 
 /** Checks a scripted server of `protocol`; the endpoint's outcome: "ok", or its failure reason. */
-async function outcome(protocol: StarttlsProtocol, script: (s: Session) => Promise<void>): Promise<{ result: string; server: StarttlsServer }> {
+async function outcome(protocol: StarttlsProtocol, script: (s: Session) => Promise<void>): Promise<{ result: string; message: string; server: StarttlsServer }> {
   const server = await startStarttlsServer(protocol, { ...chain, script: () => script });
   servers.push(server);
   const [endpoint] = await retrieveEndpoints(DOMAIN, server.port, {
@@ -38,7 +39,7 @@ async function outcome(protocol: StarttlsProtocol, script: (s: Session) => Promi
     rules: [{ pattern: DOMAIN, address: "127.0.0.1" }],
     allowPrivateTargets: true,
   });
-  return { result: endpoint!.ok ? "ok" : endpoint!.reason, server };
+  return { result: endpoint!.ok ? "ok" : endpoint!.reason, message: endpoint!.ok ? "" : endpoint!.message, server };
 }
 
 describe("smtp", () => {
@@ -190,5 +191,81 @@ describe("xmpp", () => {
     });
     expect(result).toBe("starttls_refused");
     expect(server.received().join("")).not.toContain("<starttls");
+  });
+});
+
+describe("ldap", () => {
+  const OID = "1.3.6.1.4.1.1466.20037";
+  const tlv = (tag: number, ...content: Buffer[]): Buffer => {
+    const body = Buffer.concat(content);
+    return Buffer.concat([Buffer.from([tag, body.length]), body]);
+  };
+  /** A StartTLS answer with each element's tag as given (RFC 4511 4.14.2: SEQUENCE { messageID INTEGER, [APPLICATION 24] { resultCode ENUMERATED, ... } }). */
+  const reply = (tags: { message?: number; id?: number; op?: number; result?: number }, code = 0, messageId = 1) =>
+    tlv(
+      tags.message ?? 0x30,
+      tlv(tags.id ?? 0x02, Buffer.from([messageId])),
+      tlv(tags.op ?? 0x78, tlv(tags.result ?? 0x0a, Buffer.from([code])), tlv(0x04), tlv(0x04), tlv(0x8a, Buffer.from(OID, "latin1"))),
+    );
+  /** Answers the StartTLS request with `answer`, then hands the socket to TLS as if it had accepted. */
+  const answering = (answer: Buffer) => async (s: Session) => {
+    await s.read((text) => text.length >= 2 && text.length >= 2 + text.charCodeAt(1));
+    s.write(answer);
+    s.upgrade();
+  };
+
+  test("a success answer with every element tagged as RFC 4511 has it is the upgrade", async () => {
+    expect((await outcome("ldap", answering(reply({})))).result).toBe("ok");
+  });
+
+  test("an answer whose message is no SEQUENCE, whose message ID is no INTEGER, whose operation is no ExtendedResponse or whose result code is no ENUMERATED is no upgrade", async () => {
+    const cases: Array<[Parameters<typeof reply>[0], string]> = [
+      [{ message: 0x31 }, "did not answer with an LDAP message"],
+      [{ id: 0x04 }, "without a message ID"],
+      [{ op: 0x61 }, "did not answer StartTLS with an ExtendedResponse"],
+      [{ result: 0x02 }, "without a result code"],
+    ];
+    for (const [tags, said] of cases) {
+      const { result, message } = await outcome("ldap", answering(reply(tags)));
+      expect({ tags, result, said: message.includes(said) }).toEqual({ tags, result: "tls_error", said: true });
+    }
+  });
+
+  test("a result code other than success, and a notice of disconnection (message ID 0), are refusals", async () => {
+    const refused = await outcome("ldap", answering(reply({}, 2)));
+    expect([refused.result, refused.message]).toEqual(["starttls_refused", expect.stringContaining("result code 2")]);
+    const notice = await outcome("ldap", answering(reply({}, 0, 0)));
+    expect([notice.result, notice.message]).toEqual(["starttls_refused", expect.stringContaining("notice of disconnection")]);
+  });
+});
+
+describe("mysql", () => {
+  /** A handshake packet (protocol 10) cut after `keep` bytes of its payload; the whole one offers CLIENT_SSL. */
+  const handshake = (keep = Infinity): Buffer => {
+    const capabilities = 0x0001 | 0x0200 | 0x0800 | 0x8000;
+    const whole = Buffer.concat([Buffer.from([10]), Buffer.from("8.0.36-fixture\0", "latin1"), Buffer.from([1, 0, 0, 0]), Buffer.from("abcdefgh", "latin1"), Buffer.from([0, capabilities & 0xff, capabilities >> 8, 0x21, 2, 0])]);
+    const payload = whole.subarray(0, Math.min(keep, whole.length));
+    return Buffer.concat([Buffer.from([payload.length, 0, 0, 0]), payload]);
+  };
+  const answering = (packet: Buffer) => async (s: Session) => {
+    s.write(packet);
+    // The client sends its ClientHello right after the 36-byte SSL request.
+    const bytes = Buffer.from(await s.read((text) => text.length >= 36), "latin1");
+    s.upgrade(bytes.subarray(36));
+  };
+
+  test("a handshake packet cut short before its capabilities, or its version never ended, is a broken protocol, not a server without TLS", async () => {
+    expect((await outcome("mysql", answering(handshake()))).result).toBe("ok");
+    // Version (15 bytes), connection id (4), auth data (8), filler (1): the capabilities would follow.
+    const cut = await outcome("mysql", answering(handshake(1 + 15 + 4 + 8 + 1 + 1)));
+    expect([cut.result, cut.message]).toEqual(["tls_error", expect.stringContaining("truncated handshake packet")]);
+    const unended = await outcome("mysql", answering(handshake(1 + 14)));
+    expect([unended.result, unended.message]).toEqual(["tls_error", expect.stringContaining("truncated handshake packet")]);
+  });
+
+  test("an error packet instead of the handshake is a refusal naming the server's message", async () => {
+    const error = Buffer.concat([Buffer.from([0xff, 0x10, 0x04]), Buffer.from("#08004Too many connections", "latin1")]);
+    const { result, message } = await outcome("mysql", answering(Buffer.concat([Buffer.from([error.length, 0, 0, 0]), error])));
+    expect([result, message]).toEqual(["starttls_refused", expect.stringContaining('"Too many connections"')]);
   });
 });
