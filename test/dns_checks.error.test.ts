@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { SMTPServer } from "smtp-server";
 import { expectData, expectError, testPki, TEST_DOMAIN } from "./support/harness.ts";
+import { FakeClock } from "./support/fake_clock.ts";
 import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
 import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
 import { answerTo, dnsDaemonsMissing, startFixtureDns, startKnot, type FixtureDnsServer, type KnotServer } from "./support/dns_servers.ts";
@@ -229,6 +230,22 @@ withDaemons("MTA-STS policies that cannot be had", () => {
     await knot.setZone(`_mta-sts.nopolicy.certkeeper TXT "v=STSv1; id=2;"\n`);
     policy.respond({ status: 503, body: "down" });
     expect((await checkNow(w.h, cert.id)).warnings).toEqual(["mta_sts_mismatch"]);
+  });
+
+  test("a held policy lapses once its max_age has passed: with the next one not to be had, the warning goes", async () => {
+    if (!policy) return console.warn(`skipped: ${unavailable}`);
+    const clock = new FakeClock(Date.now());
+    const clocked = await world(knot.port, { resolve: [{ pattern: `mta-sts.nopolicy.${D}`, address: policy.address }], clock });
+    await knot.setZone(`_mta-sts.nopolicy.certkeeper TXT "v=STSv1; id=7;"\n`);
+    policy.respond({ status: 200, body: "version: STSv1\nmode: enforce\nmx: elsewhere.example\nmax_age: 3600\n" });
+    const cert = await addAndGet(clocked.h, { domain: `mx10.nopolicy.${D}`, port, protocol: "smtp" });
+    expect(cert.warnings).toEqual(["mta_sts_mismatch"]);
+    await knot.setZone(`_mta-sts.nopolicy.certkeeper TXT "v=STSv1; id=8;"\n`);
+    policy.respond({ status: 503, body: "down" });
+    clock.advance(3599_000);
+    expect((await checkNow(clocked.h, cert.id)).warnings).toEqual(["mta_sts_mismatch"]);
+    clock.advance(2_000);
+    expect((await checkNow(clocked.h, cert.id)).warnings).toEqual([]);
   });
 });
 

@@ -8,6 +8,7 @@ import { execFileSync } from "node:child_process";
 import { randomInt } from "node:crypto";
 import https from "node:https";
 import type net from "node:net";
+import type { Clock } from "../../core/base/time.ts";
 import { DEFAULT_CONFIG, type Config } from "../../core/config/config.ts";
 import type { ResolveRule } from "../../core/config/resolve_rules.ts";
 import { TrustStore } from "../../core/tls/trust_store.ts";
@@ -26,7 +27,7 @@ export interface DnsWorld {
  * The harness asking the resolver on 127.0.0.1:`port`, with the test PKI's RSA intermediate mapped to
  * the CAA domain `ca.certkeeper.test` (by its CN), and `resolve` before the `*.certkeeper.test` rule.
  */
-export async function dnsWorld(port: number | null, options: { resolve?: ResolveRule[]; config?: Partial<Config> } = {}): Promise<DnsWorld> {
+export async function dnsWorld(port: number | null, options: { resolve?: ResolveRule[]; config?: Partial<Config>; clock?: Clock } = {}): Promise<DnsWorld> {
   const { root } = await testPki();
   const config: Partial<Config> = {
     allowPrivateTargets: true,
@@ -37,7 +38,7 @@ export async function dnsWorld(port: number | null, options: { resolve?: Resolve
     ...options.config,
   };
   const transports = createTransports({ ...DEFAULT_CONFIG, ...config }, new TrustStore([root.certPem]), { outboxDir: "/tmp/certkeeper-test-outbox" });
-  const h = await createHarness({ config, transports });
+  const h = await createHarness({ config, transports, ...(options.clock ? { clock: options.clock } : {}) });
   return {
     h,
     async close() {
