@@ -337,6 +337,13 @@ describe("organizations and modes", () => {
   });
 });
 
+describe("limits", () => {
+  test("the host's own calls are not rate limited: an organization allowing 2 requests a minute answers 5 in a row", async () => {
+    const ck = await embedded({ organization: { name: "Small", plan: "free", limits: { requestsPerMinute: 2 } } });
+    for (let i = 0; i < 5; i++) expect(await ck.certificates.list()).toEqual({ data: [], nextCursor: null });
+  });
+});
+
 describe("the adapter", () => {
   test("has no HTTP in it: no Elysia, no server", () => {
     const folder = join(import.meta.dir, "../adapters/embed");
