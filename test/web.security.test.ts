@@ -427,6 +427,22 @@ describe("CSRF: every change needs this site's origin and the session's form tok
     expect((await fresh.post("/sign-in", { email: owner.email, password: PASSWORD }, { csrf: "0".repeat(32) })).status).toBe(403);
   });
 
+  test("a field sent twice is read by its first value: a right token after a wrong one is refused, a second name is not taken", async () => {
+    await owner.browser.get("/settings/api-keys");
+    const right = owner.browser.formToken!;
+    const cookie = [...owner.browser.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+    const raw = (body: string) =>
+      h.app.handle(new Request(`${SITE}/settings/api-keys`, { method: "POST", body, headers: { "content-type": "application/x-www-form-urlencoded", origin: SITE, cookie } }));
+    const before = await keyCount();
+    const wrongFirst = await raw(`_csrf=${"ft_" + "A".repeat(43)}&name=Twice&mode=live&_csrf=${encodeURIComponent(right)}`);
+    expect(wrongFirst.status).toBe(403);
+    expect(await keyCount()).toBe(before);
+    const namedTwice = await raw(`_csrf=${encodeURIComponent(right)}&name=First&mode=live&name=Second&_csrf=wrong`);
+    expect(namedTwice.status).toBe(200);
+    expect(await namedTwice.text()).toContain("Your new API key “First”");
+    expect((await h.store.apiKeys.list(h.org.id)).map((key) => key.name)).not.toContain("Second");
+  });
+
   test("a session cookie does not authenticate the API: only keys do", async () => {
     const answer = await h.app.handle(
       new Request("http://localhost/v1/certificates", { headers: { cookie: `certkeeper_session=${owner.browser.cookies.get("certkeeper_session")}` } }),
