@@ -1,13 +1,16 @@
 /**
  * A certificate the scheduler leased ahead of its slots is checked inside its lease or not at all: one
  * that waited half its lease for a slot (overload) is handed back, due again when the lease runs out,
- * so another process that leases it then never checks it at the same time as this one.
+ * so another process that leases it then never checks it at the same time as this one. On stop, the
+ * ones it will not check (never started, or given up while they waited for connections) are given
+ * back at once: another process, or this one restarted, checks them now, not when the lease runs out.
  */
 import { expect, test } from "bun:test";
 import { createCore, DEFAULT_CONFIG, silentLogger } from "../core/mod.ts";
 import type { CertificateSource } from "../core/monitor/mod.ts";
 import { LEASE_MS } from "../core/config/mod.ts";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
+import { CheckCancelled } from "../core/tls/endpoint_retrieve.ts";
 import { FakeClock } from "./support/fake_clock.ts";
 import { certificateRecord, organizationRecord } from "./support/store_conformance/mod.ts";
 
@@ -24,7 +27,7 @@ async function until(condition: () => boolean, clock?: FakeClock): Promise<void>
  * makes the lease LEASE_MS) over `count` due certificates. The first check hangs until `release()`;
  * each ends in an error (nothing saved: its lease runs out). `asked` lists the domains checked, in order.
  */
-async function oneSlot(count: number) {
+async function oneSlot(count: number, hang: "until released" | "until stopped" = "until released") {
   const clock = new FakeClock(Date.now());
   const store = createMemoryStore();
   const org = organizationRecord();
@@ -40,8 +43,13 @@ async function oneSlot(count: number) {
   let release!: () => void;
   const hanging = new Promise<void>((resolve) => (release = resolve));
   const source: CertificateSource = {
-    async inspect(target) {
+    async inspect(target, _known, options) {
       asked.push(target.domain);
+      if (hang === "until stopped") {
+        // As a check waiting for connections does: it gives up when the scheduler stops.
+        await new Promise((resolve) => options?.cancel?.addEventListener("abort", resolve, { once: true }));
+        throw new CheckCancelled(target.domain);
+      }
       if (asked.length === 1) await hanging;
       throw new Error("unreachable");
     },
@@ -50,7 +58,7 @@ async function oneSlot(count: number) {
   const core = createCore({ config, store, clock, logger: silentLogger, source });
   core.start();
   await until(() => asked.length === 1);
-  return { clock, core, domains, asked, release };
+  return { clock, core, store, domains, asked, release };
 }
 
 test("a certificate leased ahead that waited half its lease for a slot is handed back, and checked once its lease has run out", async () => {
@@ -77,4 +85,31 @@ test("a certificate leased ahead that waited less than half its lease is started
   await until(() => asked.length === 2);
   expect(asked).toEqual([domains[0]!, domains[1]!]);
   await core.stop();
+});
+
+/** What another process would lease now. */
+async function dueForAnother(store: ReturnType<typeof createMemoryStore>, clock: FakeClock): Promise<Array<[string, number]>> {
+  const leased = await store.certificates.claimDue({ owner: "proc_another", now: clock.now(), leaseUntil: clock.now() + LEASE_MS, limit: 10 });
+  return leased.map((record): [string, number] => [record.domain, record.nextCheckAt]).sort((a, b) => a[1] - b[1]);
+}
+
+test("on stop, certificates leased ahead and never started are given back: due at once for another process, at their old next check", async () => {
+  const { clock, core, store, domains, asked, release } = await oneSlot(3);
+  const stopped = core.stop();
+  release();
+  await stopped;
+  expect(asked).toEqual([domains[0]!]);
+  // The one that ran (and failed) keeps its lease, as after any failed check; the two never started
+  // are due at the next checks they had before the lease.
+  expect(await dueForAnother(store, clock)).toEqual([
+    [domains[1]!, clock.now() - 1000 + 1],
+    [domains[2]!, clock.now() - 1000 + 2],
+  ]);
+});
+
+test("on stop, a check given up while it waited for connections is given back too", async () => {
+  const { clock, core, store, domains, asked } = await oneSlot(3, "until stopped");
+  expect(asked).toEqual([domains[0]!]);
+  await core.stop();
+  expect((await dueForAnother(store, clock)).map(([domain]) => domain)).toEqual(domains);
 });

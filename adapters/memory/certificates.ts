@@ -140,6 +140,16 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       });
     },
 
+    async releaseLeases(owner, leases) {
+      for (const lease of leases) {
+        const record = state.certificates.get(lease.id);
+        if (record?.leaseOwner !== owner || record.nextCheckAt !== lease.leaseUntil) continue;
+        state.write();
+        record.nextCheckAt = lease.nextCheckAt;
+        record.leaseOwner = null;
+      }
+    },
+
     async nextDueAt() {
       let next: number | null = null;
       for (const c of state.certificates.values()) if (next === null || c.nextCheckAt < next) next = c.nextCheckAt;

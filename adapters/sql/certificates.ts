@@ -196,13 +196,14 @@ async function writeTags(
   );
 }
 
-/** Gives leases back: each of `ids` still leased by `owner` until `leaseUntil` is due at its old next check again. */
-async function releaseLeases(db: Executor, ids: string[], nextCheckAt: Map<string, number>, owner: string, leaseUntil: number): Promise<void> {
+/** Gives leases back: each certificate still leased by `owner` until its `leaseUntil` is due at its old next check again. */
+async function releaseLeases(db: Executor, owner: string, leases: ReadonlyArray<{ id: string; nextCheckAt: number; leaseUntil: number }>): Promise<void> {
+  if (leases.length === 0) return;
   await db.execute(
     `UPDATE certificates SET next_check_at = v.column2, lease_owner = NULL
-       FROM (VALUES ${ids.map(() => "(?, ?)").join(", ")}) AS v
-      WHERE certificates.id = v.column1 AND certificates.lease_owner = ? AND certificates.next_check_at = ?`,
-    [...ids.flatMap((id) => [id, nextCheckAt.get(id)!]), owner, leaseUntil],
+       FROM (VALUES ${leases.map(() => "(?, ?, ?)").join(", ")}) AS v
+      WHERE certificates.id = v.column1 AND certificates.lease_owner = ? AND certificates.next_check_at = v.column3`,
+    [...leases.flatMap((lease) => [lease.id, lease.nextCheckAt, lease.leaseUntil]), owner],
   );
 }
 
@@ -443,13 +444,17 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
         // Nothing is handed out: the lease is given back, so that they are due again at once rather
         // than when it runs out (if this fails too, they are, as for a process that died).
         const ids = leased.map((entry) => (typeof entry === "string" ? entry : entry.id));
-        await releaseLeases(db, ids, nextCheckAt, owner, leaseUntil).catch(() => {});
+        await releaseLeases(db, owner, ids.map((id) => ({ id, nextCheckAt: nextCheckAt.get(id)!, leaseUntil }))).catch(() => {});
         throw error;
       }
       const read = new Map<string, CertificateRecord>();
       for (const row of rows) read.set(String(row.id), { ...certificateFrom(row), nextCheckAt: nextCheckAt.get(String(row.id))! });
       // A row deleted since its lease is left out.
       return leased.flatMap((entry) => (typeof entry === "string" ? (read.get(entry) ?? []) : [entry]));
+    },
+
+    releaseLeases(owner, leases) {
+      return releaseLeases(db, owner, leases);
     },
 
     async nextDueAt() {

@@ -34,6 +34,11 @@ export interface WorkSource<T> {
   run(item: T, stopping: AbortSignal): Promise<void | LastStep>;
   /** Fields identifying an item in logs. */
   describe(item: T): Record<string, unknown>;
+  /**
+   * Gives back, at stop(), the claimed items never started: their leases end now rather than when they
+   * run out. Absent: they are due again when their leases run out.
+   */
+  release?(items: T[]): Promise<void>;
 }
 
 /** What an item left to do once its slot is free: taken later, together with others. */
@@ -48,8 +53,8 @@ export interface WorkLoopOptions {
   pollMs: number;
   /**
    * Items leased ahead of free slots (default 0). They wait in memory for a slot, so they must start
-   * well within their lease; on stop() those not started are dropped and become due again when their
-   * lease runs out.
+   * well within their lease; on stop() those not started are dropped and given back (WorkSource.release),
+   * else due again when their lease runs out.
    */
   prefetch?: number;
   /**
@@ -102,10 +107,15 @@ export class WorkLoop<T> {
     this.#wake.abort();
     this.#stopping.abort();
     await this.#loop;
-    // Claimed but not started: dropped (their leases run out); the loop may have added to them until now.
+    // Claimed but not started: dropped and given back; the loop may have added to them until now.
+    const dropped = this.#ready;
     this.#ready = [];
     await Promise.all(this.#inFlight);
     await this.#finishAll();
+    if (this.source.release) {
+      // When the store cannot take them back, their leases run out as a dead process's do.
+      await this.source.release(dropped).catch((error) => this.options.logger.warn(`${this.options.name}: leases not given back; they run out`, { items: dropped.length, error }));
+    }
   }
 
   /** Wakes the loop early: work was just added in this process. */

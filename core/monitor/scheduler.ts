@@ -52,6 +52,10 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
   // back (due again when the lease runs out) rather than started, so its check starts with half its
   // lease ahead of it.
   const leasedAt = new WeakMap<CertificateRecord, number>();
+  // Checks given up while they waited for connections because the loop is stopping: given back at
+  // stop() with those never started, so that another process (or this one, restarted) checks them
+  // now rather than when their leases run out.
+  let givenUp: CertificateRecord[] = [];
   // Once per process, retried on the next round if the store failed to answer.
   let capped: Promise<void> | undefined;
   const capOnce = () =>
@@ -95,8 +99,8 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         try {
           outcome = await monitor.inspect(record, record, { background: true, cancel: stopping });
         } catch (error) {
-          // Stopping while it waited for connections: nothing was checked, its lease runs out.
-          if (error instanceof CheckCancelled) return;
+          // Stopping while it waited for connections: nothing was checked, its lease is given back.
+          if (error instanceof CheckCancelled) return void givenUp.push(record);
           throw error;
         }
         // Saved with the checks finishing around it (one statement for the lot), its slot free meanwhile.
@@ -105,6 +109,15 @@ export function createScheduler(options: SchedulerOptions): Scheduler {
         };
       },
       describe: (record) => ({ certificateId: record.id }),
+      release: async (dropped) => {
+        const records = [...dropped, ...givenUp];
+        givenUp = [];
+        const leases = records.flatMap((record) => {
+          const at = leasedAt.get(record);
+          return at === undefined ? [] : [{ id: record.id, nextCheckAt: record.nextCheckAt, leaseUntil: at + leaseMs }];
+        });
+        await store.certificates.releaseLeases(owner, leases);
+      },
     },
     {
       name: "scheduler",

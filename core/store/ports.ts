@@ -249,6 +249,12 @@ export interface CertificateStore {
    * it, at that write's version.
    */
   claimDue(options: { owner: string; now: number; leaseUntil: number; limit: number }): Promise<CertificateRecord[]>;
+  /**
+   * Gives back leases `owner` took and will not work (its process is stopping): each certificate still
+   * leased by `owner` until `leaseUntil` is due again at `nextCheckAt` (its next check before the
+   * lease), for any process, instead of when the lease runs out. One saved or leased since is left alone.
+   */
+  releaseLeases(owner: string, leases: ReadonlyArray<{ id: string; nextCheckAt: number; leaseUntil: number }>): Promise<void>;
   /** The earliest nextCheckAt of all certificates (leases included), or null when there are none. */
   nextDueAt(): Promise<number | null>;
   /**

@@ -34,6 +34,37 @@ export function describeCertificateLeases(get: () => Store) {
       expect((await store.certificates.get(testScope, due.id))?.nextCheckAt).toBe(NOW + 9 * MINUTE);
     });
 
+    test("releaseLeases() gives back what the owner still leases until that moment: due at its old next check, for anyone", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const [given, taken, other] = [
+        certificateRecord(live, { nextCheckAt: NOW - 3 * MINUTE }),
+        certificateRecord(live, { nextCheckAt: NOW - 2 * MINUTE }),
+        certificateRecord(live, { nextCheckAt: NOW - MINUTE }),
+      ];
+      for (const record of [given, taken, other]) await addCertificate(store, record);
+      const until = NOW + 5 * MINUTE;
+      await store.certificates.claimDue({ owner: "one", now: NOW, leaseUntil: until, limit: 2 });
+      await store.certificates.claimDue({ owner: "two", now: NOW, leaseUntil: until, limit: 10 });
+      // `taken`'s lease by "one" ran out and "three" leased it since: not "one"'s to give back.
+      const retaken = await store.certificates.claimDue({ owner: "three", now: until, leaseUntil: until + 5 * MINUTE, limit: 10 });
+      expect(sortedIds(retaken)).toEqual(sortedIds([given, taken, other]));
+      await store.certificates.releaseLeases("three", [{ id: given.id, nextCheckAt: given.nextCheckAt, leaseUntil: until + 5 * MINUTE }]);
+      await store.certificates.releaseLeases("one", [
+        { id: taken.id, nextCheckAt: taken.nextCheckAt, leaseUntil: until },
+        { id: "cert_0000000000000000gone", nextCheckAt: NOW, leaseUntil: until },
+      ]);
+      // Another owner's lease, or the right owner with another lease's end: left alone.
+      await store.certificates.releaseLeases("two", [{ id: taken.id, nextCheckAt: NOW, leaseUntil: until + 5 * MINUTE }]);
+      await store.certificates.releaseLeases("three", [{ id: other.id, nextCheckAt: NOW, leaseUntil: until }]);
+      await store.certificates.releaseLeases("three", []);
+      expect((await store.certificates.get(live, given.id))?.nextCheckAt).toBe(given.nextCheckAt);
+      expect((await store.certificates.get(live, taken.id))?.nextCheckAt).toBe(until + 5 * MINUTE);
+      expect((await store.certificates.get(live, other.id))?.nextCheckAt).toBe(until + 5 * MINUTE);
+      expect(ids(await store.certificates.claimDue({ owner: "four", now: until, leaseUntil: until + HOUR, limit: 10 }))).toEqual([given.id]);
+    });
+
     test("claimDue() leases at most `limit`, leaving the rest due", async () => {
       const store = get();
       await parkLeftovers(store);
