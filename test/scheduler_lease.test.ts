@@ -113,3 +113,71 @@ test("on stop, a check given up while it waited for connections is given back to
   await core.stop();
   expect((await dueForAnother(store, clock)).map(([domain]) => domain)).toEqual(domains);
 });
+
+test("a process that stopped answering (its word lapsed a minute ago) has its leased checks made by another at its next beat, not when their leases run out", async () => {
+  const start = Date.now();
+  const store = createMemoryStore();
+  const org = organizationRecord();
+  await store.organizations.create(org);
+  const scope = { organizationId: org.id, mode: "live" as const };
+  const domains: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const record = certificateRecord(scope, { nextCheckAt: start - 1000 + i });
+    await store.certificates.insert(record, { limit: 10, events: [] });
+    domains.push(record.domain);
+  }
+  const config = { ...DEFAULT_CONFIG, alertPolicy: "days" as const, checkConcurrency: 1, tlsTimeoutMs: 10_000, allowPrivateTargets: true };
+  // A: leases all three, its check never ends, its clock stands still (nothing of it runs any more).
+  let unfreeze!: () => void;
+  const frozen = new Promise<void>((resolve) => (unfreeze = resolve));
+  const askedOfDead: string[] = [];
+  const dead = createCore({
+    config,
+    store,
+    clock: new FakeClock(start),
+    logger: silentLogger,
+    source: {
+      async inspect(target) {
+        askedOfDead.push(target.domain);
+        await frozen;
+        throw new Error("gone");
+      },
+    },
+  });
+  dead.start();
+  await until(() => askedOfDead.length === 1);
+  // B: alive, on its own clock.
+  const clock = new FakeClock(start);
+  const asked: string[] = [];
+  const alive = createCore({
+    config,
+    store,
+    clock,
+    logger: silentLogger,
+    source: {
+      async inspect(target) {
+        asked.push(target.domain);
+        throw new Error("unreachable");
+      },
+    },
+  });
+  alive.start();
+  // Within the minute A's word lasts, its leases stand.
+  for (let i = 0; i < 6; i++) {
+    clock.advance(9_000);
+    await Bun.sleep(10);
+  }
+  expect(asked).toEqual([]);
+  // Past it, B's next beat gives them back and B checks them, long before the leases (2 minutes here) run out.
+  clock.advance(15_000);
+  for (let i = 0; i < 40 && asked.length < 3; i++) {
+    await Bun.sleep(10);
+    clock.advance(500);
+  }
+  expect([...asked].sort()).toEqual([...domains].sort());
+  expect(clock.now() - start).toBeLessThan(90_000);
+  expect(askedOfDead).toEqual([domains[0]!]);
+  await alive.stop();
+  unfreeze();
+  await dead.stop();
+});

@@ -150,6 +150,26 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       }
     },
 
+    async beat({ owner, now, aliveUntil }) {
+      state.beats.set(owner, aliveUntil);
+      let given = 0;
+      for (const [other, until] of state.beats) {
+        if (other === owner || until >= now) continue;
+        state.beats.delete(other);
+        for (const record of state.certificates.values()) {
+          if (record.leaseOwner !== other || record.nextCheckAt <= now) continue;
+          if (given++ === 0) state.write();
+          record.nextCheckAt = now;
+          record.leaseOwner = null;
+        }
+      }
+      return given;
+    },
+
+    async forgetBeat(owner) {
+      state.beats.delete(owner);
+    },
+
     async nextDueAt() {
       let next: number | null = null;
       for (const c of state.certificates.values()) if (next === null || c.nextCheckAt < next) next = c.nextCheckAt;

@@ -21,6 +21,8 @@ export class MemoryState {
   users = new Map<string, UserRecord>();
   apiKeys = new Map<string, ApiKeyRecord>();
   certificates = new Map<string, CertificateRecord & { leaseOwner: string | null }>();
+  /** Until when each process running checks said it is alive (CertificateStore.beat). */
+  beats = new Map<string, number>();
   channels = new Map<string, ChannelRecord>();
   events = new Map<string, EventRecord & { seq: number }>();
   /**

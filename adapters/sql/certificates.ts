@@ -457,6 +457,31 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
       return releaseLeases(db, owner, leases);
     },
 
+    async beat({ owner, now, aliveUntil }) {
+      // The beat is bookkeeping no reader sees: quiet where the store can be.
+      const [, lapsed] = await checks.batch([
+        {
+          sql: `INSERT INTO process_beats (owner, alive_until) VALUES (?, ?)
+                ON CONFLICT (owner) DO UPDATE SET alive_until = excluded.alive_until`,
+          args: [owner, aliveUntil],
+        },
+        { sql: "SELECT owner FROM process_beats WHERE alive_until < ? AND owner <> ?", args: [now, owner] },
+      ]);
+      const dead = lapsed!.rows.map((row) => String(row.owner));
+      if (dead.length === 0) return 0;
+      // Rare (a process died): the scan of lease owners is paid then only. Two processes doing this at
+      // once give back the same rows once; a row leased again since names another owner.
+      const [given] = await db.batch([
+        { sql: `UPDATE certificates SET next_check_at = ?, lease_owner = NULL WHERE lease_owner IN (${placeholders(dead.length)}) AND next_check_at > ?`, args: [now, ...dead, now] },
+        { sql: `DELETE FROM process_beats WHERE owner IN (${placeholders(dead.length)}) AND alive_until < ?`, args: [...dead, now] },
+      ]);
+      return given!.rowsAffected;
+    },
+
+    async forgetBeat(owner) {
+      await checks.execute("DELETE FROM process_beats WHERE owner = ?", [owner]);
+    },
+
     async nextDueAt() {
       const { rows } = await db.execute("SELECT MIN(next_check_at) AS at FROM certificates");
       return rows[0]?.at === null || rows[0]?.at === undefined ? null : Number(rows[0].at);

@@ -15,6 +15,7 @@ import { Admin, type PasswordHasher } from "../accounts/admin.ts";
 import { TrustStore } from "../tls/trust_store.ts";
 import { Monitor, type CheckObserver } from "../monitor/monitor.ts";
 import { createScheduler } from "../monitor/scheduler.ts";
+import { createLiveness } from "../monitor/liveness.ts";
 import { Deliverer } from "../notify/deliverer.ts";
 import { EventRetention } from "../notify/retention.ts";
 import { ImportWorker, importLeaseMs, importTurnMs } from "../imports/import_worker.ts";
@@ -48,7 +49,7 @@ import { addCertificate } from "../operations/mod.ts";
  * behind CHECK_CONCURRENCY addresses or more, every check running to its limit, an import beside) the
  * wait can be longer: a certificate that waited half its lease for a slot is then handed back instead
  * of started (scheduler.ts), and waits for the rest of its lease. A longer lease delays a dead
- * process's certificates, and those handed back.
+ * process's certificates (until its word lapses: monitor/liveness.ts), and those handed back.
  */
 export function checkLeaseMs(config: Pick<Config, "tlsTimeoutMs" | "checkConcurrency">): number {
   return Math.max(LEASE_MS, config.tlsTimeoutMs * (4 * config.checkConcurrency + Math.floor(config.checkConcurrency / 2) + 1));
@@ -209,6 +210,7 @@ export function createCore(options: CoreOptions): Core {
     pollMs,
     intervalMs: config.checkIntervalMs,
   });
+  const liveness = createLiveness({ store, owner, clock, logger });
   const imports = new ImportWorker({
     store,
     clock,
@@ -323,6 +325,7 @@ export function createCore(options: CoreOptions): Core {
         .then((next) => (next !== null ? trust.ready() : undefined))
         // The store did not answer, or the roots could not be listed: the first check tries again (and says why).
         .catch(() => undefined);
+      liveness.start();
       scheduler.start();
       deliverer?.loop.start();
       watchPoller?.loop.start();
@@ -340,6 +343,8 @@ export function createCore(options: CoreOptions): Core {
       // Every worker told at once to take nothing new, then waited for: one after another, an import
       // kept starting items while the scheduler's check in flight ran out its time limit.
       await Promise.all([scheduler.stop(), watchPoller?.loop.stop(), follower?.stop(), deliverer?.loop.stop(), services.retention.stop(), imports.stop()]);
+      // After the scheduler gave its leases back: its word is forgotten, nothing of it left to give.
+      await liveness.stop();
       await flushUsage();
       // Last: a store that outlives this core (an embedding host's) must not keep its cache (started
       // again, from empty, with the core).

@@ -255,6 +255,14 @@ export interface CertificateStore {
    * lease), for any process, instead of when the lease runs out. One saved or leased since is left alone.
    */
   releaseLeases(owner: string, leases: ReadonlyArray<{ id: string; nextCheckAt: number; leaseUntil: number }>): Promise<void>;
+  /**
+   * Records that `owner`'s process is alive until `aliveUntil` (core/monitor/liveness.ts), and makes due
+   * at `now` every certificate leased (beyond `now`) by another process whose own word lapsed before
+   * `now`, forgetting that process. Returns how many certificates were given back.
+   */
+  beat(options: { owner: string; now: number; aliveUntil: number }): Promise<number>;
+  /** Forgets `owner`'s word: its process stopped, its leases given back. */
+  forgetBeat(owner: string): Promise<void>;
   /** The earliest nextCheckAt of all certificates (leases included), or null when there are none. */
   nextDueAt(): Promise<number | null>;
   /**
