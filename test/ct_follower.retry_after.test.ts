@@ -56,7 +56,7 @@ test("Retry-After: 7200 on get-sth: not asked again within the two hours, asked 
   log.publish();
   const clock = new FakeClock(Date.now());
   const store = createMemoryStore();
-  const owner = "review";
+  const owner = "proc_follower";
   expect(await store.ctLogs.leaseFollower({ owner, now: clock.now(), leaseUntil: clock.now() + 30 * 86_400_000 })).toBe(true);
   const [spec] = parseLogList(logListJson([log])).logs;
   expect(await store.ctLogs.setListed(owner, [spec!], clock.now())).toBe(true);
