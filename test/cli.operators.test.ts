@@ -264,6 +264,8 @@ describe("help", () => {
     const ws = workspace();
     expectUsageError(await runCli(["org", "list", "--email", "a@b.test"], { env: ws.env }), /--email is not a flag of org list/);
     expectUsageError(await runCli(["help", "frobnicate"], { env: ws.env }), /frobnicate/);
+    // Every command but serve takes --json, as the usage says: serve's output is log lines.
+    expectUsageError(await runCli(["serve", "--json"], { env: ws.env }), /--json is not a flag of serve/);
   });
 });
 

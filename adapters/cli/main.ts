@@ -132,7 +132,8 @@ async function main(argv: string[]): Promise<number> {
   const { spec, args } = found;
   if (flags.help) return print(commandHelp(spec));
 
-  const allowed = new Set([...spec.flags, "json", "help"]);
+  // serve prints log lines, not one document: --json would promise what it does not do.
+  const allowed = new Set([...spec.flags, ...(spec.name === "serve" ? [] : ["json"]), "help"]);
   if (flags.version) return printVersion(flags);
   const stray = Object.keys(flags).find((name) => !allowed.has(name));
   if (stray) return usageFailure(spec, `--${stray} is not a flag of ${spec.name}`);
