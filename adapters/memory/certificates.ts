@@ -150,14 +150,18 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       }
     },
 
-    async beat({ owner, now, aliveUntil }) {
-      state.beats.set(owner, aliveUntil);
+    async beat(owner) {
+      state.beats.set(owner, (state.beats.get(owner) ?? 0) + 1);
+      return [...state.beats].filter(([other]) => other !== owner).map(([other, word]) => ({ owner: other, word }));
+    },
+
+    async giveBackLapsed(lapsed, now) {
       let given = 0;
-      for (const [other, until] of state.beats) {
-        if (other === owner || until >= now) continue;
-        state.beats.delete(other);
+      for (const { owner, word } of lapsed) {
+        if (state.beats.get(owner) !== word) continue;
+        state.beats.delete(owner);
         for (const record of state.certificates.values()) {
-          if (record.leaseOwner !== other || record.nextCheckAt <= now) continue;
+          if (record.leaseOwner !== owner || record.nextCheckAt <= now) continue;
           if (given++ === 0) state.write();
           record.nextCheckAt = now;
           record.leaseOwner = null;
@@ -166,7 +170,8 @@ export function memoryCertificates(state: MemoryState): CertificateStore {
       return given;
     },
 
-    async forgetBeat(owner) {
+    async forgetBeat(owner, now) {
+      for (const record of state.certificates.values()) if (record.leaseOwner === owner && record.nextCheckAt > now) return;
       state.beats.delete(owner);
     },
 

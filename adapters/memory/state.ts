@@ -21,7 +21,7 @@ export class MemoryState {
   users = new Map<string, UserRecord>();
   apiKeys = new Map<string, ApiKeyRecord>();
   certificates = new Map<string, CertificateRecord & { leaseOwner: string | null }>();
-  /** Until when each process running checks said it is alive (CertificateStore.beat). */
+  /** The last word of each process running checks (CertificateStore.beat). */
   beats = new Map<string, number>();
   channels = new Map<string, ChannelRecord>();
   events = new Map<string, EventRecord & { seq: number }>();

@@ -457,29 +457,42 @@ export function sqlCertificates(db: Executor, quiet?: QuietWrites): CertificateS
       return releaseLeases(db, owner, leases);
     },
 
-    async beat({ owner, now, aliveUntil }) {
-      // The beat is bookkeeping no reader sees: quiet where the store can be.
-      const [, lapsed] = await checks.batch([
+    async beat(owner) {
+      // Bookkeeping no reader sees: quiet where the store can be.
+      const [, others] = await checks.batch([
         {
-          sql: `INSERT INTO process_beats (owner, alive_until) VALUES (?, ?)
-                ON CONFLICT (owner) DO UPDATE SET alive_until = excluded.alive_until`,
-          args: [owner, aliveUntil],
+          sql: `INSERT INTO process_beats (owner, word) VALUES (?, 1)
+                ON CONFLICT (owner) DO UPDATE SET word = process_beats.word + 1`,
+          args: [owner],
         },
-        { sql: "SELECT owner FROM process_beats WHERE alive_until < ? AND owner <> ?", args: [now, owner] },
+        { sql: "SELECT owner, word FROM process_beats WHERE owner <> ?", args: [owner] },
       ]);
-      const dead = lapsed!.rows.map((row) => String(row.owner));
-      if (dead.length === 0) return 0;
-      // Rare (a process died): the scan of lease owners is paid then only. Two processes doing this at
-      // once give back the same rows once; a row leased again since names another owner.
+      return others!.rows.map((row) => ({ owner: String(row.owner), word: Number(row.word) }));
+    },
+
+    async giveBackLapsed(lapsed, now) {
+      if (lapsed.length === 0) return 0;
+      // One transaction, each process matched with the word judged lapsed: one that spoke since keeps
+      // its leases and its word. Rare (a process died): the scan of lease owners is paid then only.
+      const words = `(VALUES ${lapsed.map(() => "(?, ?)").join(", ")})`;
+      const args = lapsed.flatMap(({ owner, word }) => [owner, word]);
       const [given] = await db.batch([
-        { sql: `UPDATE certificates SET next_check_at = ?, lease_owner = NULL WHERE lease_owner IN (${placeholders(dead.length)}) AND next_check_at > ?`, args: [now, ...dead, now] },
-        { sql: `DELETE FROM process_beats WHERE owner IN (${placeholders(dead.length)}) AND alive_until < ?`, args: [...dead, now] },
+        {
+          sql: `UPDATE certificates SET next_check_at = ?, lease_owner = NULL
+                 WHERE next_check_at > ? AND lease_owner IN (SELECT owner FROM process_beats WHERE (owner, word) IN ${words})`,
+          args: [now, now, ...args],
+        },
+        { sql: `DELETE FROM process_beats WHERE (owner, word) IN ${words}`, args },
       ]);
       return given!.rowsAffected;
     },
 
-    async forgetBeat(owner) {
-      await checks.execute("DELETE FROM process_beats WHERE owner = ?", [owner]);
+    async forgetBeat(owner, now) {
+      await checks.execute(
+        `DELETE FROM process_beats WHERE owner = ?
+           AND NOT EXISTS (SELECT 1 FROM certificates WHERE lease_owner = ? AND next_check_at > ?)`,
+        [owner, owner, now],
+      );
     },
 
     async nextDueAt() {

@@ -411,9 +411,9 @@ export const MIGRATIONS: Step[][] = [
   // A watch's poll rate-limited by the CT service (429 with Retry-After): not asked before this time,
   // even when a poll is asked for through the API.
   [`ALTER TABLE watches ADD COLUMN retry_at INTEGER`],
-  // Each process running checks says until when it is alive (core/monitor/liveness.ts): a dead one's
-  // leased checks are given back a minute after its last word, not when their leases run out.
-  [`CREATE TABLE process_beats (owner TEXT PRIMARY KEY, alive_until INTEGER NOT NULL)`],
+  // Each process running checks says a new word every 15 s (core/monitor/liveness.ts): a dead one's
+  // leased checks are given back about a minute after its last word, not when their leases run out.
+  [`CREATE TABLE process_beats (owner TEXT PRIMARY KEY, word INTEGER NOT NULL)`],
 ];
 
 /**

@@ -113,8 +113,8 @@ export class WorkLoop<T> {
     await Promise.all(this.#inFlight);
     await this.#finishAll();
     if (this.source.release) {
-      // When the store cannot take them back, their leases run out as a dead process's do.
-      await this.source.release(dropped).catch((error) => this.options.logger.warn(`${this.options.name}: leases not given back; they run out`, { items: dropped.length, error }));
+      // When the store cannot take them back, they come back as a dead process's do.
+      await this.source.release(dropped).catch((error) => this.options.logger.warn(`${this.options.name}: leases not given back at stop`, { error }));
     }
   }
 

@@ -256,13 +256,22 @@ export interface CertificateStore {
    */
   releaseLeases(owner: string, leases: ReadonlyArray<{ id: string; nextCheckAt: number; leaseUntil: number }>): Promise<void>;
   /**
-   * Records that `owner`'s process is alive until `aliveUntil` (core/monitor/liveness.ts), and makes due
-   * at `now` every certificate leased (beyond `now`) by another process whose own word lapsed before
-   * `now`, forgetting that process. Returns how many certificates were given back.
+   * Records a new word of `owner`'s process (core/monitor/liveness.ts: each beat changes it) and answers
+   * the last word of every other process that said one. A word is a counter, not a time: whether it
+   * lapsed is judged by the one who reads it, on its own clock, so that clocks need not agree.
    */
-  beat(options: { owner: string; now: number; aliveUntil: number }): Promise<number>;
-  /** Forgets `owner`'s word: its process stopped, its leases given back. */
-  forgetBeat(owner: string): Promise<void>;
+  beat(owner: string): Promise<Array<{ owner: string; word: number }>>;
+  /**
+   * For each process whose last word is still `word`: makes due at `now` every certificate it leased
+   * beyond `now`, and forgets the process; one that said a new word since keeps both. Returns how many
+   * certificates were given back.
+   */
+  giveBackLapsed(lapsed: ReadonlyArray<{ owner: string; word: number }>, now: number): Promise<number>;
+  /**
+   * Forgets `owner`'s word (its process stopped), unless it still leases certificates beyond `now`
+   * (a give-back that failed): then its word stays, lapses, and the others give them back.
+   */
+  forgetBeat(owner: string, now: number): Promise<void>;
   /** The earliest nextCheckAt of all certificates (leases included), or null when there are none. */
   nextDueAt(): Promise<number | null>;
   /**

@@ -65,40 +65,50 @@ export function describeCertificateLeases(get: () => Store) {
       expect(ids(await store.certificates.claimDue({ owner: "four", now: until, leaseUntil: until + HOUR, limit: 10 }))).toEqual([given.id]);
     });
 
-    test("beat(): a process whose word lapsed has its leases given back at another's beat, due then; an unknown or live one's are left", async () => {
+    test("beat(), giveBackLapsed(), forgetBeat(): a process's leases come back only while its last word is the one judged lapsed", async () => {
       const store = get();
       await parkLeftovers(store);
       const { live } = await newOrganization(store);
-      const records: CertificateRecord[] = [];
-      for (let i = 0; i < 5; i++) records.push(await addCertificate(store, certificateRecord(live, { nextCheckAt: NOW - 5 * MINUTE + i })));
-      const [leasedLong, leasedOut, beating, silent, quiet] = records as [CertificateRecord, CertificateRecord, CertificateRecord, CertificateRecord, CertificateRecord];
-      expect(await store.certificates.beat({ owner: "dead", now: NOW, aliveUntil: NOW + MINUTE })).toBe(0);
-      expect(await store.certificates.beat({ owner: "alive", now: NOW, aliveUntil: NOW + MINUTE })).toBe(0);
-      await store.certificates.claimDue({ owner: "dead", now: NOW, leaseUntil: NOW + 12 * MINUTE, limit: 1 });
-      await store.certificates.claimDue({ owner: "dead", now: NOW, leaseUntil: NOW + 30 * 1000, limit: 1 });
-      await store.certificates.claimDue({ owner: "alive", now: NOW, leaseUntil: NOW + 12 * MINUTE, limit: 1 });
-      // Never said a word (a process of an older release), or said it is leaving: its lease runs out as ever.
-      await store.certificates.claimDue({ owner: "silent", now: NOW, leaseUntil: NOW + 12 * MINUTE, limit: 1 });
-      expect(await store.certificates.beat({ owner: "quiet", now: NOW, aliveUntil: NOW + MINUTE })).toBe(0);
-      await store.certificates.claimDue({ owner: "quiet", now: NOW, leaseUntil: NOW + 12 * MINUTE, limit: 1 });
-      await store.certificates.forgetBeat("quiet");
+      // Owners of this test alone (the table outlives each test).
+      const [a, b, c] = ["a", "b", "c"].map((name) => `proc_${name}${hex(8)}`) as [string, string, string];
+      const words = async (owner: string) => (await store.certificates.beat(owner)).filter((word) => [a, b, c].includes(word.owner)).sort((x, y) => x.owner.localeCompare(y.owner));
+      expect(await words(a)).toEqual([]);
+      expect(await words(b)).toEqual([{ owner: a, word: 1 }]);
+      expect(await words(a)).toEqual([{ owner: b, word: 1 }]);
+      expect(await words(b)).toEqual([{ owner: a, word: 2 }]);
 
-      // "dead"'s last word: alive until NOW + 2 min.
-      expect(await store.certificates.beat({ owner: "dead", now: NOW + MINUTE, aliveUntil: NOW + 2 * MINUTE })).toBe(0);
-      // "alive" beats on; "dead" said nothing since NOW + 2 min.
-      expect(await store.certificates.beat({ owner: "alive", now: NOW + 2 * MINUTE, aliveUntil: NOW + 3 * MINUTE })).toBe(0);
-      expect(await store.certificates.beat({ owner: "alive", now: NOW + 2 * MINUTE + 1, aliveUntil: NOW + 3 * MINUTE })).toBe(1);
+      const [long, short, theirs] = [
+        certificateRecord(live, { nextCheckAt: NOW - 3 * MINUTE }),
+        certificateRecord(live, { nextCheckAt: NOW - 2 * MINUTE }),
+        certificateRecord(live, { nextCheckAt: NOW - MINUTE }),
+      ];
+      for (const record of [long, short, theirs]) await addCertificate(store, record);
+      await store.certificates.claimDue({ owner: a, now: NOW, leaseUntil: NOW + 12 * MINUTE, limit: 1 });
+      await store.certificates.claimDue({ owner: a, now: NOW, leaseUntil: NOW + 30 * 1000, limit: 1 });
+      await store.certificates.claimDue({ owner: b, now: NOW, leaseUntil: NOW + 12 * MINUTE, limit: 1 });
       const at = (record: CertificateRecord) => store.certificates.get(live, record.id).then((stored) => stored?.nextCheckAt);
-      expect(await at(leasedLong)).toBe(NOW + 2 * MINUTE + 1);
-      // Its other lease ran out before: due already, left as it was.
-      expect(await at(leasedOut)).toBe(NOW + 30 * 1000);
-      expect([await at(beating), await at(silent), await at(quiet)]).toEqual([NOW + 12 * MINUTE, NOW + 12 * MINUTE, NOW + 12 * MINUTE]);
-      expect(ids(await store.certificates.claimDue({ owner: "alive", now: NOW + 2 * MINUTE + 1, leaseUntil: NOW + HOUR, limit: 10 })).sort(compareIds)).toEqual(sortedIds([leasedLong, leasedOut]));
-      // Forgotten once given back: its leases since (a process taken for dead, alive after all) are its own
-      // again. And a process never gives back its own leases, its own word lapsed or not ("alive"'s did).
-      await store.certificates.claimDue({ owner: "dead", now: NOW + 13 * MINUTE, leaseUntil: NOW + HOUR, limit: 1 });
-      expect(await store.certificates.beat({ owner: "alive", now: NOW + 14 * MINUTE, aliveUntil: NOW + 15 * MINUTE })).toBe(0);
-      expect(await at(leasedLong)).toBe(NOW + HOUR);
+
+      // a said a new word since the one judged: nothing given back, its word kept.
+      expect(await store.certificates.giveBackLapsed([{ owner: a, word: 1 }], NOW + MINUTE)).toBe(0);
+      expect(await at(long)).toBe(NOW + 12 * MINUTE);
+      // Its last word judged lapsed: its lease beyond now is due now; the one that ran out is left as it is.
+      expect(await store.certificates.giveBackLapsed([{ owner: a, word: 2 }], NOW + MINUTE)).toBe(1);
+      expect([await at(long), await at(short), await at(theirs)]).toEqual([NOW + MINUTE, NOW + 30 * 1000, NOW + 12 * MINUTE]);
+      expect(ids(await store.certificates.claimDue({ owner: b, now: NOW + MINUTE, leaseUntil: NOW + HOUR, limit: 10 })).sort(compareIds)).toEqual(sortedIds([long, short]));
+      // ...and a is forgotten.
+      expect(await words(c)).toEqual([{ owner: b, word: 2 }]);
+
+      // b stops while it still leases `theirs` (its give-back failed): its word stays, for the others to judge.
+      await store.certificates.forgetBeat(b, NOW + MINUTE);
+      expect(await words(c)).toEqual([{ owner: b, word: 2 }]);
+      await store.certificates.releaseLeases(b, [{ id: theirs.id, nextCheckAt: theirs.nextCheckAt, leaseUntil: NOW + 12 * MINUTE }]);
+      await store.certificates.releaseLeases(b, [
+        { id: long.id, nextCheckAt: NOW + MINUTE, leaseUntil: NOW + HOUR },
+        { id: short.id, nextCheckAt: NOW + 30 * 1000, leaseUntil: NOW + HOUR },
+      ]);
+      await store.certificates.forgetBeat(b, NOW + MINUTE);
+      expect(await words(c)).toEqual([]);
+      expect(await store.certificates.giveBackLapsed([{ owner: b, word: 2 }], NOW + MINUTE)).toBe(0);
     });
 
     test("claimDue() leases at most `limit`, leaving the rest due", async () => {
