@@ -62,7 +62,7 @@ export async function readNoBody(request: Request): Promise<undefined> {
 }
 
 /**
- * A body of at most `maxBytes` as UTF-8, or 413 `payload_too_large`: a declared Content-Length over
+ * A body of at most `maxBytes` as UTF-8 (400 `invalid_request` when it is not), or 413 `payload_too_large`: a declared Content-Length over
  * the cap is refused before anything is read, and a body without one (chunked) or longer than it
  * claimed is read only up to the cap, then its stream is cancelled. An oversized body is never held whole.
  */
@@ -88,6 +88,12 @@ export async function readBounded(request: Request, maxBytes: number = MAX_BODY_
     }
     chunks.push(value);
   }
-  return new TextDecoder("utf-8", { fatal: false }).decode(Buffer.concat(chunks));
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(Buffer.concat(chunks));
+  } catch (error) {
+    // JSON between systems is UTF-8 (RFC 8259 §8.1): bytes that are not would be stored as U+FFFD,
+    // a name no one typed.
+    throw new CertkeeperError("invalid_request", "The request body is not valid UTF-8: send its text encoded as UTF-8.", { cause: error });
+  }
 }
 
