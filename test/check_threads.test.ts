@@ -10,7 +10,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { SMTPServer } from "smtp-server";
 import { chainPem, createLeaf, type Issued } from "./support/pki.ts";
-import { startTlsServer, type TlsTestServer } from "./support/servers.ts";
+import { startTlsServer, type TlsTestServer, startSilentServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { CheckThreads } from "../adapters/check_threads/mod.ts";
 import { wire } from "../adapters/wiring/mod.ts";
@@ -57,15 +57,9 @@ function threadsFor(size: number, options?: ConstructorParameters<typeof CheckTh
 
 /** A server that accepts connections and never says a word. */
 async function silentServer(): Promise<number> {
-  const server = net.createServer(() => {});
-  const held: net.Socket[] = [];
-  server.on("connection", (socket) => held.push(socket));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  closers.push(async () => {
-    for (const socket of held) socket.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return (server.address() as net.AddressInfo).port;
+  const server = await startSilentServer();
+  closers.push(() => server.close());
+  return server.port;
 }
 
 const request = (overrides: Partial<EndpointsRequest> = {}): EndpointsRequest => ({

@@ -6,9 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
-import net from "node:net";
 import { chainPem, createLeaf } from "./support/pki.ts";
-import { startTlsServer } from "./support/servers.ts";
+import { startTlsServer, startSilentServer } from "./support/servers.ts";
 import { testPki, TEST_DOMAIN } from "./support/harness.ts";
 import { until } from "./support/until.ts";
 import { CheckThreads } from "../adapters/check_threads/mod.ts";
@@ -40,15 +39,9 @@ function threadsFor(size: number, options?: ConstructorParameters<typeof CheckTh
 
 /** A server that accepts connections and never says a word. */
 async function silentServer(): Promise<number> {
-  const server = net.createServer(() => {});
-  const held: net.Socket[] = [];
-  server.on("connection", (socket) => held.push(socket));
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
-  closers.push(async () => {
-    for (const socket of held) socket.destroy();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return (server.address() as net.AddressInfo).port;
+  const server = await startSilentServer();
+  closers.push(() => server.close());
+  return server.port;
 }
 
 const one = (targetPort: number, ms: number): EndpointsRequest => ({
