@@ -3,7 +3,8 @@
  * replacement whose window has already ended when it is first seen "covers the overdue alert" (the
  * request is the one event about that leaf), for the certificate-level leaf and for a leaf another
  * address serves, including when the window ends at the very moment of the check (the deadline is
- * then that moment too: now ≥ deadline).
+ * then that moment too: now ≥ deadline). Past that moment, a later request from the CA (another
+ * window) covers no threshold crossed since: those are owed as under the days policy.
  */
 import { describe, expect, test } from "bun:test";
 import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
@@ -56,5 +57,22 @@ describe("a request whose window ends at the moment of the check covers the over
     expect(first.events.map((e) => [e.type, (e.data.endpoint as { address: string } | undefined)?.address])).toEqual([["certificate.renewal_requested", "127.0.0.2"]]);
     const next = applyCheck(first.record, outcome, NOW + HOUR, policy);
     expect(types(next.events)).toEqual([]);
+  });
+
+  test("a second request, after a threshold crossed since the first, comes with that threshold's alert", () => {
+    const domain = "asked-again.example.com";
+    const details = certificateDetails(domain, { notBefore: NOW - 2 * DAY, notAfter: NOW + 5 * DAY, renewalInfo: requestedBy(NOW) });
+    const record = certificateRecord(scope, { domain, details, alertPolicy: "renewal", alertThresholds: [30, 14, 7, 3, 1] });
+    // The first request covers the overdue alert and the thresholds crossed by then (7 days).
+    const first = applyCheck(record, servedOutcome(details), NOW, policy, { isNew: true });
+    expect(types(first.events)).toEqual(["certificate.renewal_requested"]);
+    // The 3-day threshold is crossed a day later; the CA asks again (a new window) before the next check.
+    const later = NOW + 2 * DAY + HOUR;
+    const askedAgain = { ...details, renewalInfo: requestedBy(NOW + 2 * DAY) };
+    const second = applyCheck(first.record, servedOutcome(askedAgain), later, policy);
+    expect(second.events.map((e) => [e.type, e.data.threshold ?? null])).toEqual([
+      ["certificate.renewal_requested", null],
+      ["certificate.expiring", 3],
+    ]);
   });
 });

@@ -168,8 +168,12 @@ export function announceOtherOverdue(state: CheckState): void {
  */
 function coverOverdue(record: CertificateRecord, now: number): void {
   const { serialNumber, notAfter } = record.details;
+  const already = (record.alertMemory.overdue ?? []).includes(serialNumber);
   const overdue = [serialNumber, ...(record.alertMemory.overdue ?? []).filter((serial) => serial !== serialNumber)];
   record.alertMemory = { ...record.alertMemory, overdue: overdue.slice(0, RENEWAL_MEMORY_SIZE) };
+  // Past the overdue moment (announced, or covered by an earlier request), the thresholds crossed since
+  // are owed as under days: a later request from the CA covers none of them.
+  if (already) return;
   const crossed = thresholdToAnnounce(record.alertThresholds, notAfter, record.alertedThreshold, now);
   if (crossed === null) return;
   record.alertMemory = { ...record.alertMemory, covered: { serial: serialNumber, raised: record.alertedThreshold } };
@@ -184,8 +188,10 @@ function coverOverdue(record: CertificateRecord, now: number): void {
 function coverOtherOverdue(record: CertificateRecord, details: CertificateDetails, now: number): void {
   const { serialNumber } = details;
   const memory = record.alertMemory;
+  const already = (memory.overdue ?? []).includes(serialNumber);
   const overdue = [serialNumber, ...(memory.overdue ?? []).filter((serial) => serial !== serialNumber)].slice(0, RENEWAL_MEMORY_SIZE);
   record.alertMemory = { ...memory, overdue };
+  if (already) return;
   const crossed = thresholdToAnnounce(record.alertThresholds, details.notAfter, null, now);
   if (crossed === null) return;
   const covered = [{ serial: serialNumber, threshold: crossed }, ...(memory.overdueThresholds ?? []).filter((e) => e.serial !== serialNumber)];
