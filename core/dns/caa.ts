@@ -169,7 +169,7 @@ export function issuerCaaDomains(issuerNames: readonly string[], identities: rea
  * a name, it does not make the name another CA's), kept only when `forbidden` holds of its own domains
  * too (a pair may let one of the CA's names issue under a record that forbids the others).
  */
-function issuerNamesOf(accepted: ReadonlySet<string>, identities: readonly CaaIdentity[], forbidden: (domains: ReadonlySet<string>) => boolean = () => true): string[] {
+function issuerNamesOf(accepted: ReadonlySet<string>, identities: readonly CaaIdentity[], forbidden: (domains: ReadonlySet<string>) => boolean): string[] {
   const names: string[] = [];
   for (const identity of identities) {
     const name = identity.name.toLowerCase();
