@@ -3,7 +3,7 @@
  * every form post, form bodies, the client's address, redirects.
  */
 import { CertkeeperError } from "../../core/base/mod.ts";
-import { readBounded } from "../../core/http/mod.ts";
+import { readBounded, urlEncodedPairs } from "../../core/http/mod.ts";
 
 export const SESSION_COOKIE = "certkeeper_session";
 /** Holds the sign-in form's token before there is a session (double-submit). */
@@ -93,8 +93,11 @@ export async function readForm(request: Request): Promise<Record<string, string>
     if (error instanceof CertkeeperError && error.code === "invalid_request") throw new FormError(error.message, 400);
     throw error;
   }
+  const pairs = urlEncodedPairs(text);
+  // Stored with U+FFFD in place of what was sent, a name or note would silently differ from it.
+  if (pairs === null) throw new FormError("The form has %-escapes that do not decode to UTF-8, so it was not read.");
   const form: Record<string, string> = {};
-  for (const [name, value] of new URLSearchParams(text)) if (!(name in form)) form[name] = value;
+  for (const [name, value] of pairs) if (!(name in form)) form[name] = value;
   return form;
 }
 

@@ -6,6 +6,7 @@
 import { asCertkeeperError, CertkeeperError, errorBody, quote } from "../base/errors.ts";
 import { newId } from "../base/ids.ts";
 import { MAX_BODY_DEPTH, readJsonBody, readNoBody } from "./body.ts";
+import { urlEncodedPairs } from "./url_encoded.ts";
 import { admit, callerFields, envelopeJson, principalOf, runOperation, type Caller, type Outcome } from "../pipeline/pipeline.ts";
 import type { Principal } from "../auth/authenticate.ts";
 import type { LogFields } from "../base/log.ts";
@@ -101,9 +102,7 @@ export function createApi(services: Services): Api {
         operation,
         caller: { kind: "api_key", authorization: request.headers.get("authorization") },
         params: params === undefined ? params : routeParams(operation.path, url, params),
-        ...(size > MAX_QUERY_BYTES
-          ? { queryError: new CertkeeperError("invalid_request", `The query string is ${size} bytes long; at most ${MAX_QUERY_BYTES} are accepted.`) }
-          : { query: queryOf(url) }),
+        ...queryOrError(url, size),
         readBody: operation.body
           ? () => readJsonBody(request, operation.maxBodyBytes, MAX_BODY_DEPTH + (operation.bodyWrapLevels ?? 0))
           : operation.method === "GET"
@@ -259,13 +258,22 @@ function querySize(url: string): number {
   return mark === -1 ? 0 : url.length - mark - 1;
 }
 
-/** The query of a request URL; a parameter given more than once, as an array of its values. */
-function queryOf(url: string): Record<string, string | string[]> {
+/** The query of a request URL, or why it is refused (too long, %-escapes that are not UTF-8). */
+function queryOrError(url: string, size: number): { query: Record<string, string | string[]> } | { queryError: CertkeeperError } {
+  if (size > MAX_QUERY_BYTES) return { queryError: new CertkeeperError("invalid_request", `The query string is ${size} bytes long; at most ${MAX_QUERY_BYTES} are accepted.`) };
+  const query = queryOf(url);
+  return query ? { query } : { queryError: new CertkeeperError("invalid_request", "The query string has %-escapes that do not decode to UTF-8.") };
+}
+
+/** The query of a request URL (a parameter given more than once, as an array of its values), or null when its %-escapes are not UTF-8. */
+function queryOf(url: string): Record<string, string | string[]> | null {
   // No prototype: `?__proto__=1` must be a parameter like any other (and be refused as unknown).
   const query: Record<string, string | string[]> = Object.create(null);
   const mark = url.indexOf("?");
   if (mark === -1) return query;
-  for (const [key, value] of new URLSearchParams(url.slice(mark + 1))) {
+  const pairs = urlEncodedPairs(url.slice(mark + 1));
+  if (pairs === null) return null;
+  for (const [key, value] of pairs) {
     const seen = query[key];
     if (seen === undefined) query[key] = value;
     else if (Array.isArray(seen)) seen.push(value);

@@ -5,3 +5,4 @@
 export { createApi, loggedPath, requestLine, routeParams, type Api } from "./api.ts";
 export { MAX_BODY_BYTES, readBounded, readJsonBody } from "./body.ts";
 export { healthz, readyz } from "./health.ts";
+export { urlEncodedPairs } from "./url_encoded.ts";
