@@ -88,7 +88,7 @@ async function updateSettingsRow(
        connect_to = COALESCE(?, connect_to),
        alert_policy = COALESCE(?, alert_policy),
        mail_domain = CASE WHEN ? THEN ? ELSE mail_domain END,
-       next_check_at = CASE WHEN ? THEN MIN(next_check_at, ?) ELSE next_check_at END,
+       next_check_at = CASE WHEN ? OR COALESCE(?, alert_policy) IS NOT alert_policy THEN MIN(next_check_at, ?) ELSE next_check_at END,
        updated_at = ?,
        version = version + 1
      WHERE id = ? AND organization_id = ? AND mode = ?
@@ -103,7 +103,10 @@ async function updateSettingsRow(
       patch.alertPolicy ?? null,
       patch.mailDomain === undefined ? 0 : 1,
       patch.mailDomain ?? null,
-      thresholds || newTarget || patch.alertPolicy ? 1 : 0,
+      // New thresholds or a new target, re-judged at once; a policy only when it changes (the row's
+      // alert_policy is its old value here).
+      thresholds || newTarget ? 1 : 0,
+      patch.alertPolicy ?? null,
       patch.updatedAt,
       patch.updatedAt,
       id,

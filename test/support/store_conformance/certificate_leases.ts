@@ -156,6 +156,20 @@ export function describeCertificateLeases(get: () => Store) {
       expect(ids(await store.certificates.claimDue({ owner: "one", now: NOW + MINUTE, leaseUntil: NOW + HOUR, limit: 10 }))).toEqual([later.id]);
     });
 
+    test("updateSettings() makes the next check due at once for a new alert policy, not for the same policy again nor for a name, tags or a mute", async () => {
+      const store = get();
+      await parkLeftovers(store);
+      const { live } = await newOrganization(store);
+      const record = await addCertificate(store, certificateRecord(live, { alertPolicy: "days", nextCheckAt: NOW + DAY }));
+      const nextCheck = async () => (await store.certificates.get(live, record.id))?.nextCheckAt;
+      await store.certificates.updateSettings(live, record.id, { alertPolicy: "days", name: "Same policy", tags: ["x"], mutedUntil: NOW + HOUR, updatedAt: NOW });
+      expect(await nextCheck()).toBe(NOW + DAY);
+      await store.certificates.updateSettings(live, record.id, { name: "No policy given", updatedAt: NOW });
+      expect(await nextCheck()).toBe(NOW + DAY);
+      await store.certificates.updateSettings(live, record.id, { alertPolicy: "renewal", updatedAt: NOW + MINUTE });
+      expect(await nextCheck()).toBe(NOW + MINUTE);
+    });
+
     test("pullForwardChecks() makes due now every next check later than `latest` after a last check later than `checkedAfter`, leases included, and leaves the others", async () => {
       const store = get();
       await parkLeftovers(store);
