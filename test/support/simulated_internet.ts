@@ -29,6 +29,29 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
+/** Draws from one shared stream, or from a stream per key (a name, a serial). */
+class Draws {
+  readonly #streams = new Map<string, () => number>();
+  constructor(
+    private readonly random: () => number,
+    private readonly streamOf?: (key: string) => () => number,
+  ) {}
+
+  of(key: string): () => number {
+    if (!this.streamOf) return this.random;
+    let stream = this.#streams.get(key);
+    if (!stream) this.#streams.set(key, (stream = this.streamOf(key)));
+    return stream;
+  }
+}
+
+/** A seed of `key`'s own, from `seed` (FNV-1a over its characters). */
+export function seedOf(seed: number, key: string): number {
+  let h = (0x811c9dc5 ^ seed) >>> 0;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
+}
+
 export interface ServedCertificate {
   serial: string;
   /** Served from this moment on (until the next one's `from`). */
@@ -213,12 +236,17 @@ export class SimulatedResponder {
   /** serial → every question, in order: when, and until when the answer given (if any) held. */
   readonly asks = new Map<string, Array<{ at: number; validUntil: number | null }>>();
 
-  constructor(private readonly random: () => number) {}
+  readonly #draws: Draws;
+
+  /** `random` for every question, or with `streamOf` a stream of draws of each serial's own. */
+  constructor(random: () => number, streamOf?: (key: string) => () => number) {
+    this.#draws = new Draws(random, streamOf);
+  }
 
   answer(cert: ServedCertificate, now: number): RevocationAnswer | null {
     const asks = this.asks.get(cert.serial) ?? [];
     this.asks.set(cert.serial, asks);
-    if (this.random() < this.failureRate) {
+    if (this.#draws.of(cert.serial)() < this.failureRate) {
       asks.push({ at: now, validUntil: null });
       return null; // the responder is down: unavailable, asked again at the next check
     }
@@ -252,7 +280,17 @@ export class SimulatedInternet implements CertificateSource {
     private readonly random: () => number,
     /** Revocation as a check asks it: the real checker's cache in front of the simulated responder. */
     private readonly revocation?: { checker: RevocationChecker; responder: SimulatedResponder },
-  ) {}
+    /**
+     * With it, what a check draws (a dropped connection, a failed CAA lookup, the old leaf of a rollout)
+     * comes from a stream of its name's own: a name's checks then meet the same luck whatever order
+     * the checks of all names run in, so a run repeats. Without it, every draw is `random`'s.
+     */
+    streamOf?: (key: string) => () => number,
+  ) {
+    this.#draws = new Draws(random, streamOf);
+  }
+
+  readonly #draws: Draws;
 
   /** Renewal information as a check asks for it: the real ARI client in front of {@link SimulatedInternet.caFetcher}. */
   ari?: AriClient;
@@ -526,7 +564,7 @@ export class SimulatedInternet implements CertificateSource {
     const endpoints: EndpointOutcome[] = [];
     for (const [index, node] of server.nodes.entries()) {
       const nodeDown = server.nodeOutages?.some((outage) => outage.node === index && outage.from <= now && now < outage.to) ?? false;
-      endpoints.push(await this.#node(domain, node, down || nodeDown || this.random() < server.flakiness, known, now));
+      endpoints.push(await this.#node(domain, node, down || nodeDown || this.#draws.of(domain)() < server.flakiness, known, now));
     }
     if (server.nodes.length > 1) {
       const answered = endpoints.map((endpoint) => endpoint.details?.serialNumber ?? null);
@@ -544,7 +582,7 @@ export class SimulatedInternet implements CertificateSource {
       const above = outcome.details.chainExpiry;
       let caa: string | null = null;
       // What DNS says (CAA), judged by certkeeper's own rule; one lookup in twenty fails, keeping the last verdict.
-      if (server.caa && this.random() >= 0.05) {
+      if (server.caa && this.#draws.of(domain)() >= 0.05) {
         const value = server.caa.find((period) => period.from <= now && now < period.to)?.value ?? SIMULATED_CAA_DOMAIN;
         const records = [{ flags: 0, tag: "issue", value }];
         const sets = new Map([[domain, { from: domain, setAt: domain, records }]]);
@@ -571,7 +609,7 @@ export class SimulatedInternet implements CertificateSource {
     let cert = SimulatedInternet.servedAt(node, now);
     if (node.alternating) {
       const index = node.certificates.indexOf(cert);
-      if (index > 0 && now < cert.from + 12 * HOUR && this.random() < 0.5) cert = node.certificates[index - 1]!;
+      if (index > 0 && now < cert.from + 12 * HOUR && this.#draws.of(domain)() < 0.5) cert = node.certificates[index - 1]!;
     }
     // An intermediate past its notAfter breaks the trusted path: the chain is then untrusted.
     const lapsed = cert.intermediate !== null && now > cert.intermediate.notAfter;
