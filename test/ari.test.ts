@@ -375,11 +375,10 @@ describe("a CA that misbehaves costs at most the time limit and 64 KiB, never ch
     expect(await eventTypes(w.h, added.id)).toEqual(["certificate.renewal_overdue", "certificate.expired"]);
   });
 
-  test("times that are no real RFC 3339 date-times (February 30th, hour 24, a year before 0000 once in UTC) make the answer malformed: the lifetime rule", async () => {
+  // February 30th, hour 24 and a time without its offset, inside the leaf's lifetime: ari_hostile_answers.test.ts.
+  test("a time that is no real RFC 3339 date-time (a year before 0000 once in UTC) makes the answer malformed: the lifetime rule", async () => {
     const w = await world();
     for (const [label, start, end] of [
-      ["feb30", "2030-02-30T00:00:00Z", "2030-03-05T00:00:00Z"],
-      ["hour24", "2030-01-01T24:00:00Z", "2030-01-03T00:00:00Z"],
       // Year 0000 an hour east of UTC is a time of year -1, which no RFC 3339 date-time shows.
       ["year0", "0000-01-01T00:00:00+01:00", iso(whole(Date.now() + 60 * DAY))],
     ] as const) {
