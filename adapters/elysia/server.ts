@@ -25,7 +25,7 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** What to use instead of the defaults: a store of yours (not closed by stop()), a logger, trusted roots, … */
+/** What to use instead of the defaults: a store of yours (closed by stop(), as the server's own store is), a logger, trusted roots, … */
 export type ServerOptions = Omit<WireOptions, "outboxDir">;
 
 /**

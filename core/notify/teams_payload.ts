@@ -61,6 +61,10 @@ export function teamsPayload(event: EventRecord, described: Described): Record<s
  * themselves; everything else (parentheses in "(7 days)", say) is left as it reads.
  */
 export function plain(text: string): string {
-  const escaped = text.replace(/[\\*_[\]]/g, "\\$&").replace(/^(\s*)([-+*]|\d+\.)(\s)/gm, "$1\\$2$3");
+  // A list marker is escaped as CommonMark escapes one: `\- item`, `1\. item` (a backslash before a
+  // digit is no escape, and would show).
+  const escaped = text
+    .replace(/[\\*_[\]]/g, "\\$&")
+    .replace(/^(\s*)(?:([-+*])|(\d+)\.)(\s)/gm, (_, space: string, bullet: string | undefined, digits: string | undefined, after: string) => `${space}${bullet !== undefined ? `\\${bullet}` : `${digits}\\.`}${after}`);
   return cut(escaped, TEXT_MAX, true);
 }
