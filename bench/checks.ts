@@ -30,7 +30,7 @@
  * hold `--concurrency` connections in flight: the bare loop by its workers, certkeeper by its connection
  * budget (four checks of four connections at a time).
  *
- *   bun bench/checks.ts [--seconds 20] [--runs 2] [--slices 8] [--concurrency 16] [--certificates 2000] [--servers 4] [--addresses 1] [--threads 1] [--blackbox auto|off] [--warm-up 30]
+ *   bun bench/checks.ts [--seconds 20] [--runs 2] [--slices 8] [--concurrency 16] [--certificates 2000] [--servers 4] [--addresses 1] [--threads 1] [--blackbox auto|off] [--warm-up 30] [--profile DIR]
  */
 import { writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
@@ -54,6 +54,7 @@ const { values } = parseArgs({
     threads: { type: "string", default: String(DEFAULT_CONFIG.checkThreads) },
     blackbox: { type: "string", default: "auto" },
     "warm-up": { type: "string", default: "30" },
+    profile: { type: "string" },
   },
 });
 const addresses = Number(values.addresses);
@@ -246,7 +247,10 @@ for (let i = 0; i < count; i++) {
 }
 await store.close();
 
-const { child: server, base } = await workspace.serve(env);
+// With --profile DIR, the server runs under Bun's CPU profiler and writes its profile (Markdown) to DIR
+// when it stops: the event loop's share of a check, function by function.
+const profiler = values.profile ? ["--cpu-prof-md", `--cpu-prof-dir=${resolve(values.profile)}`] : [];
+const { child: server, base } = await workspace.serve(env, { profiler });
 // Resumed before it is ended (a stopped process takes no SIGTERM), also on Ctrl-C.
 workspace.track({ kill: () => server.kill("SIGCONT") });
 const comm = (pid: number | "self") => Bun.file(`/proc/${pid}/comm`).text().then((name) => name.trim());
@@ -310,5 +314,9 @@ console.log(
   (addresses > 1 ? "(target: >= 0.8x the bare loop per connection" : "(target: >= 0.9x the bare loop, CPU per check <= 1.1x its") + (blackbox ? ", >= 1.5x blackbox_exporter)" : ")"),
 );
 
+// Stopped as a service manager stops it (a profile is written only then).
+server.kill("SIGCONT");
+server.kill("SIGTERM");
+await server.exited;
 workspace.cleanup();
 process.exit(0);
