@@ -170,6 +170,7 @@ describe("configFromEnv()", () => {
     ["CERTKEEPER_ACME_DIRECTORIES", "Let's Encrypt"],
     ["CERTKEEPER_ACME_DIRECTORIES", "Internal=ftp://ca.internal"],
     ["CERTKEEPER_ACME_DIRECTORIES", "=https://ca.example/dir"],
+    ["CERTKEEPER_ACME_DIRECTORIES", "Internal CA=https://a.internal/dir,internal ca=https://b.internal/dir"],
     ["CERTKEEPER_DNS_SERVERS", "dns.example.com"],
     ["CERTKEEPER_DNS_SERVERS", "127.0.0.1:0"],
     ["CERTKEEPER_DNS_SERVERS", "127.0.0.1:99999"],

@@ -222,7 +222,12 @@ function acmeDirectories(text: string): Array<{ issuer: string; url: string }> {
     if (issuer === "" || url === "") throw new Error(`"${pair.trim()}" is not a name=url pair, such as Let's Encrypt=https://acme-v02.api.letsencrypt.org/directory`);
     return { issuer, url: httpUrl(url) };
   });
-  const named = new Set(given.map((entry) => entry.issuer.toLowerCase()));
+  const named = new Set<string>();
+  for (const { issuer } of given) {
+    // One directory an issuer: a second is a typo or a paste, and which one a leaf's CA is asked at must not be a guess.
+    if (named.has(issuer.toLowerCase())) throw new Error(`"${issuer}" is given twice (names are compared ignoring case); an issuer has one directory`);
+    named.add(issuer.toLowerCase());
+  }
   return [...given, ...BUILT_IN_ACME_DIRECTORIES.filter((entry) => !named.has(entry.issuer.toLowerCase()))];
 }
 
