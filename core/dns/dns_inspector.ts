@@ -148,7 +148,9 @@ export class DnsInspector {
             }
           }
           if (mtaSts) {
-            const held = this.#kept("MTA-STS", mailDomain, await mtaSts, previous?.mtaSts && { ...previous.mtaSts });
+            // A failed lookup keeps the policy held for this mail domain only (not one the certificate named before).
+            const before = previous?.mtaSts?.mailDomain === mailDomain ? { ...previous.mtaSts } : undefined;
+            const held = this.#kept("MTA-STS", mailDomain, await mtaSts, before);
             if (held) findings.mtaSts = { ...held, mismatch: mtaStsMismatch(held.policy, target.domain, served.endpoints) };
           }
           return { findings: previous && sameFindings(previous, findings) ? previous : findings, dane, caaAnswered };

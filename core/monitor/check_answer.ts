@@ -3,9 +3,10 @@
  * endpoints, then the revocations, deployments, CAA and health it shows. Each writes the shared
  * CheckState (check_state.ts) in place.
  */
-import type { CertificateDetails, Health } from "../base/records.ts";
+import type { CertificateDetails, CertificateRecord, Health } from "../base/records.ts";
 import { certificateStatus, isInvalid } from "../certificates/status.ts";
 import { judgeDeployment } from "../deployment/mod.ts";
+import { caaIssuerNames } from "../renewal/mod.ts";
 import { noteServedLately, rememberSilentNodes, RENEWAL_BLOCKED_MEMORY_SIZE, REVOKED_MEMORY_SIZE, sameLeaf } from "./alert_memory.ts";
 import { endpointNamed } from "./check_events.ts";
 import type { AnsweredOutcome, CheckState, FailedOutcome } from "./check_state.ts";
@@ -101,6 +102,12 @@ export function judgeDeploymentAndDns(state: CheckState<AnsweredOutcome>): void 
   next.deployment = deployment.deployment;
   for (const extra of deployment.notDeployed) drafts.push({ type: "certificate.not_deployed", extra });
   if (outcome.dns !== undefined) next.dns = outcome.dns;
+  else if (next.dns?.caa && !sameCaaIssuer(next.dns.caa, next.details)) {
+    // Nothing looked up (CERTKEEPER_DNS_SERVERS=off, no resolver): the findings held stay, but not a
+    // CAA verdict drawn for another CA's leaf (as after a failed lookup): it says nothing of this one's.
+    const { caa: _, ...held } = next.dns;
+    next.dns = held;
+  }
   // CAA that will make the next renewal fail (CONTRACT §22): once per serial and record set, and
   // only on answers of this check: DNS failures never raise an event.
   const caa = next.dns?.caa;
@@ -125,4 +132,10 @@ export function judgeHealth(state: CheckState<AnsweredOutcome>): void {
     const { status } = certificateStatus(next, now);
     if (status === "valid" || status === "expiring") drafts.push({ type: "certificate.recovered" });
   }
+}
+
+/** Whether a CAA verdict is about the CA of `leaf` (a verdict that names no CA's issuers is taken as such). */
+function sameCaaIssuer(caa: NonNullable<NonNullable<CertificateRecord["dns"]>["caa"]>, leaf: CertificateDetails): boolean {
+  const issuers = caa.blocking?.issuers;
+  return issuers === undefined || caaIssuerNames(leaf).some((name) => issuers.includes(name.toLowerCase()));
 }
