@@ -363,9 +363,10 @@ export interface AlertMemory {
    * The leaves answering nodes served at recent checks (`serial@notAfter`), with their notBefore and
    * renewal deadline as last known, the most recently issued first (absent: none noted yet). A leaf
    * issued after the certificate-level one that no node serves at a check (a rollout going back and
-   * forth) keeps a check at its deadline.
+   * forth) keeps a check at its deadline; one whose expiry comes soon, a check at its expiry (its
+   * notAfter: absent in entries noted before it was kept).
    */
-  servedLately?: Array<{ key: string; notBefore: number; deadline: number }>;
+  servedLately?: Array<{ key: string; notBefore: number; notAfter?: number; deadline: number }>;
   /** Per chain certificate serial: the lowest threshold announced by `certificate.chain_expiring`. */
   chain: Array<{ serial: string; alertedThreshold: number }>;
   /** Serials announced by `certificate.revoked`, the most recent first (absent: none yet). */

@@ -110,8 +110,8 @@ export function noteServedLately(record: CertificateRecord, leaves: readonly Cer
   for (const leaf of leaves) {
     const key = leafKey(leaf);
     const { deadline } = renewalDeadline(leaf);
-    if (list.some((entry) => entry.key === key && entry.deadline === deadline)) continue;
-    list = [{ key, notBefore: leaf.notBefore, deadline }, ...list.filter((entry) => entry.key !== key)];
+    if (list.some((entry) => entry.key === key && entry.deadline === deadline && entry.notAfter !== undefined)) continue;
+    list = [{ key, notBefore: leaf.notBefore, notAfter: leaf.notAfter, deadline }, ...list.filter((entry) => entry.key !== key)];
   }
   if (list === known) return;
   const servedLately = list.sort((a, b) => b.notBefore - a.notBefore).slice(0, SERVED_LATELY_SIZE);

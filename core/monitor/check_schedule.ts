@@ -1,5 +1,6 @@
 /** When a certificate is checked next: the regular re-check, or sooner when something becomes due. */
 import { isTrustedChain, type AlertMemory, type CertificateDetails, type CertificateRecord, type SilentLeaf } from "../base/records.ts";
+import { DAY } from "../base/time.ts";
 import { deploymentCheckAt } from "../deployment/mod.ts";
 import { checkIntervalFor, renewalDeadline } from "../renewal/mod.ts";
 import { isLeafKeyOf, sameLeaf } from "./alert_memory.ts";
@@ -20,8 +21,18 @@ export function scheduleNextCheck(state: CheckState, chainDue: number | null): v
   // (a rollout's new leaf, its node back on an older one for a while, or another node's): it is the
   // certificate-level leaf again, or that node's, as soon as the older one goes, and its deadline's
   // check must not wait for the regular one.
-  for (const lately of next.alertMemory.servedLately ?? []) {
-    if (lately.notBefore > current.notBefore && lately.deadline > now) due = Math.min(due, lately.deadline);
+  const lately = next.alertMemory.servedLately ?? [];
+  const newest = lately.reduce((latest, entry) => Math.max(latest, entry.notBefore), current.notBefore);
+  for (const { notBefore, notAfter, deadline } of lately) {
+    if (notBefore > current.notBefore && deadline > now) due = Math.min(due, deadline);
+    // A leaf served lately and replaced late (the newest leaf issued within a hold of its expiry: a
+    // tenth of its lifetime, a day at most, as long as a silent node's leaf is presumed served): a node
+    // rolling the new one out may answer the old one again (an endpoint alternating between the two,
+    // CONTRACT §20), so it is looked at as it expires, not a regular interval later. A healthy
+    // rotation, replaced long before, adds no such check.
+    if (notAfter !== undefined && notAfter + 1 > now && notBefore < newest && notAfter - newest <= Math.min(DAY, (notAfter - notBefore) / 10)) {
+      due = Math.min(due, notAfter + 1);
+    }
   }
   // The end of a pending deployment's grace: the endpoints are looked at then. Once it has passed
   // unjudged (no endpoint answered), the next check on the usual schedule judges it: a dead host is
