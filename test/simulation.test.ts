@@ -28,10 +28,11 @@
  * announced twice, or delivered twice, or announced unowed.
  *
  * A run repeats: the world, the network's luck and every identifier (so every check's phase) come from
- * seeds. SIM_CERTIFICATES sets the size; SIM_LUCK another network luck and other phases over the same
- * world; SIM_ONLY=<names> watches only those names of the same world (with SIM_CERTIFICATES past the
- * highest); SIM_DEBUG=1 prints the first wrong name's world, checks and events, SIM_DEBUG=<name> that
- * name's.
+ * seeds. SIM_CERTIFICATES sets the size: a smaller year holds the same first names with the same ids,
+ * so a name's year is replayed by a run just past it (site-3932: SIM_CERTIFICATES=3933). SIM_LUCK
+ * draws another network luck and other phases over the same world; SIM_ONLY=<names> watches only
+ * those names of the same world (their ids, so phases, then differ); SIM_DEBUG=1 prints the first
+ * wrong name's world, checks and events, SIM_DEBUG=<name> that name's.
  */
 import { afterAll, expect, test } from "bun:test";
 import { DEFAULT_CONFIG, type Config } from "../core/config/config.ts";
