@@ -24,8 +24,8 @@ let ca: Issued;
 let responder: Responder;
 
 beforeAll(async () => {
-  root = await createRootCa({ name: "CN=Review Sources Root, O=certkeeper tests" });
-  ca = await createIntermediateCa(root, { name: "CN=Review Sources CA, O=certkeeper tests" });
+  root = await createRootCa({ name: "CN=Sources Root, O=certkeeper tests" });
+  ca = await createIntermediateCa(root, { name: "CN=Sources CA, O=certkeeper tests" });
   responder = await startResponder();
 });
 afterAll(() => responder.close());
