@@ -80,8 +80,9 @@ test("a CRL of 200,000 entries is read without holding the event loop for the wh
     const { ask, close } = checkerFor({ timeoutMs: 20_000 });
     try {
       const meter = meterEventLoop(2);
+      const started = performance.now();
       const state = await ask(leaf, rsaCa);
-      return { state, stall: meter.stop().longestMs, bytes: body.length };
+      return { state, stall: meter.stop().longestMs, bytes: body.length, elapsed: performance.now() - started };
     } finally {
       await close();
     }
@@ -94,5 +95,8 @@ test("a CRL of 200,000 entries is read without holding the event loop for the wh
   expect(large.bytes).toBeGreaterThan(4_000_000);
   expect(large.state).toMatchObject({ status: "revoked", source: "crl", reason: "keyCompromise" });
   console.log(`longest stall: ${Math.round(large.stall)} ms for ${large.bytes} bytes of CRL, ${Math.round(honest.stall)} ms for a CRL of 10`);
-  expect(large.stall).toBeLessThan(Math.max(150, 10 * honest.stall));
+  // Read in slices, the longest stall is a small part of the whole read (read at once, it would be
+  // nearly all of it): a third of it, on a machine busy with other work whose preemptions stretch
+  // both alike.
+  expect(large.stall).toBeLessThan(Math.max(150, 10 * honest.stall, large.elapsed / 3));
 }, 60_000);
