@@ -94,6 +94,16 @@ describe("ldap", () => {
     expect(elapsed).toBeLessThan(TIMEOUT_MS);
   });
 
+  test("a success answered under another message ID than the StartTLS request's (RFC 4511 §4.1.1.1) is a broken protocol: no upgrade", async () => {
+    const answer = tlv(0x30, tlv(0x02, Buffer.from([2])), tlv(0x78, tlv(0x0a, Buffer.from([0])), tlv(0x04), tlv(0x04), tlv(0x8a, Buffer.from(OID, "latin1"))));
+    const { result, message } = await outcome("ldap", async (s) => {
+      await request(s);
+      s.write(answer);
+      s.upgrade();
+    });
+    expect([result, message]).toEqual(["tls_error", expect.stringContaining("message ID 2")]);
+  });
+
   test("an ExtendedResponse whose resultCode is an empty ENUMERATED says no success: no upgrade", async () => {
     const answer = tlv(0x30, tlv(0x02, Buffer.from([1])), tlv(0x78, tlv(0x0a), tlv(0x04), tlv(0x04), tlv(0x8a, Buffer.from(OID, "latin1"))));
     const { result, message } = await outcome("ldap", async (s) => {

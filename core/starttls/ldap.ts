@@ -68,5 +68,7 @@ export async function upgradeLdap(c: Conversation): Promise<void> {
   const code = result.value.reduce((n, byte) => (n << 8) | byte, 0);
   const messageId = id.value.reduce((n, byte) => (n << 8) | byte, 0);
   if (messageId === 0) throw c.refused(`sent a notice of disconnection (result code ${code})`);
+  // RFC 4511 §4.1.1.1: a response carries its request's messageID (1, the only one sent).
+  if (messageId !== 1) throw c.protocolError(`answered a request it was not sent (message ID ${messageId}, not 1)`);
   if (code !== 0) throw c.refused(`answered StartTLS with result code ${code}`);
 }
