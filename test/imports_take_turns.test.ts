@@ -30,9 +30,10 @@ afterEach(async () => {
   await h?.close();
 });
 
-test("another organization's 1-item import is not held behind one organization's long imports, which then finish every item once", async () => {
+// On the libSQL store, and on the in-memory one (createCertkeeper({ database: ":memory:" })).
+test.each(["libsql", "memory"] as const)("%s store: another organization's 1-item import is not held behind one organization's long imports, which then finish every item once", async (store) => {
   // 4 retrievals at once, 1 s each against the silent server: each long import of 8 items takes ~2 s.
-  h = await createHarness({ store: "libsql", config: { tlsTimeoutMs: 1000, checkConcurrency: 4 } });
+  h = await createHarness({ store, config: { tlsTimeoutMs: 1000, checkConcurrency: 4 } });
   const hostileItems = Array.from({ length: 8 }, (_, i) => ({ domain: `slow-${i}.queue.${TEST_DOMAIN}`, port: silent.port }));
   const longs: string[] = [];
   for (let i = 0; i < 3; i++) longs.push(expectData(await h.request("POST", "/v1/imports", { body: { certificates: hostileItems } }), 202).id);
