@@ -6,6 +6,12 @@
  * issuance without valid dates, JSON that is no list, a redirect (a status other than 200); an issuance's
  * names are bounded (1,000); autoMonitor's names pass ends when the service ignores `after`, and honours
  * a 429's Retry-After as every request does.
+ *
+ * And certificate.issued's `authorizedIssuer`: null when the watch's allowedIssuers is empty (not
+ * false: nothing was judged), else whether the issuer's O or CN in its `name`, or its friendly_name,
+ * equals one of them. A CN written by its OID (`2.5.4.3=`), as RFC 4514 writers do for attribute types
+ * they do not name, is the CN; attribute types are case-insensitive; spaces around a value (OpenSSL's
+ * `O = X`) are not part of it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createMemoryStore } from "../adapters/memory/mod.ts";
@@ -209,5 +215,56 @@ describe("a hostile CT search service", () => {
     expect(after.lastError).toContain("429");
     // Two hours, not the hour of the interval.
     expect(after.nextPollAt).toBeGreaterThanOrEqual(before + 7_200_000);
+  });
+});
+
+describe("certificate.issued's authorizedIssuer", () => {
+  test("a watch without allowedIssuers: authorizedIssuer is null, not false", async () => {
+    const s = await setup();
+    const w = await s.watch({ domain: "noallow.test", allowedIssuers: [] });
+    script = [page(issuance("1", ["noallow.test"])), page()];
+    expect(await s.pollOnce(w)).toBe("ok");
+    script = [page(issuance("2", ["www.noallow.test"], { issuer: { friendly_name: "Shady", name: "O=Shady Certs Ltd, CN=Shady CA" } })), page()];
+    expect(await s.pollOnce(w)).toBe("ok");
+    const events = await s.issued();
+    expect(events.map((e) => (e.data as any).authorizedIssuer)).toEqual([null]);
+  });
+
+  test("the issuer's CN written by its OID (2.5.4.3=R99) matches an allowed issuer R99", async () => {
+    const s = await setup();
+    const w = await s.watch({ domain: "oid.test", allowedIssuers: ["r99"] });
+    script = [page(issuance("1", ["oid.test"])), page()];
+    expect(await s.pollOnce(w)).toBe("ok");
+    script = [
+      page(
+        issuance("2", ["a.oid.test"], { issuer: { name: "C=US, O=Example Trust, 2.5.4.3=R99" } }),
+        issuance("3", ["b.oid.test"], { issuer: { name: "C=US, O=Example Trust, 2.5.4.3=R98" } }),
+      ),
+      page(),
+    ];
+    expect(await s.pollOnce(w)).toBe("ok");
+    const events = (await s.issued()).sort((a, b) => ((a.data as any).dnsNames[0] < (b.data as any).dnsNames[0] ? -1 : 1));
+    expect(events.map((e) => [(e.data as any).dnsNames[0], (e.data as any).authorizedIssuer])).toEqual([
+      ["a.oid.test", true],
+      ["b.oid.test", false],
+    ]);
+  });
+  test("attribute types in lower case (o=, cn=) are the O and CN: RFC 4514 types are case-insensitive", async () => {
+    const s = await setup();
+    const w = await s.watch({ domain: "lower.test", allowedIssuers: ["Example Trust"] });
+    script = [page(issuance("1", ["lower.test"])), page()];
+    expect(await s.pollOnce(w)).toBe("ok");
+    script = [page(issuance("2", ["a.lower.test"], { issuer: { name: "c=US, o=Example Trust, cn=R5" } })), page()];
+    expect(await s.pollOnce(w)).toBe("ok");
+    expect((await s.issued()).map((e) => (e.data as any).authorizedIssuer)).toEqual([true]);
+  });
+  test("a name written with spaces around '=' (OpenSSL's oneline form) still matches: C = US, O = Example Trust, CN = R6", async () => {
+    const s = await setup();
+    const w = await s.watch({ domain: "spaced.test", allowedIssuers: ["example trust"] });
+    script = [page(issuance("1", ["spaced.test"])), page()];
+    expect(await s.pollOnce(w)).toBe("ok");
+    script = [page(issuance("2", ["a.spaced.test"], { issuer: { name: "C = US, O = Example Trust, CN = R6" } })), page()];
+    expect(await s.pollOnce(w)).toBe("ok");
+    expect((await s.issued()).map((e) => (e.data as any).authorizedIssuer)).toEqual([true]);
   });
 });
