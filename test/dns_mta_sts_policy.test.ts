@@ -18,10 +18,14 @@ const NOW = Date.UTC(2026, 5, 1);
 const txt = new Map<string, string[]>();
 let dns: FixtureDnsServer;
 
+/** Mail domains whose `_mta-sts` TXT lookups fail (SERVFAIL). */
+const failingTxt = new Set<string>();
+
 beforeAll(async () => {
   dns = await startFixtureDns((query) => {
     const { name, type } = query.questions![0]!;
     const domain = name.replace(/^_mta-sts\./, "");
+    if (failingTxt.has(domain)) return { message: answerTo(query, [], { rcode: "SERVFAIL" }) };
     if (type === "TXT" && name.startsWith("_mta-sts.") && txt.has(domain)) {
       return { message: answerTo(query, txt.get(domain)!.map((text) => ({ type: "TXT", name, ttl: 60, data: text }))) };
     }
@@ -232,3 +236,19 @@ describe("special-use names (RFC 6761) and the system's resolvers", () => {
     }
   });
 });
+
+// After mailDomain changes (add, patch), a failed lookup of the new one holds nothing of the old one's policy.
+describe("a DNS failure after the mail domain changed", () => {
+  test("the TXT lookup of the new mail domain fails: the old mail domain's policy is not judged for it", async () => {
+    txt.set("before.example", ["v=STSv1; id=b1"]);
+    failingTxt.add("after.example");
+    const { fetcher } = scriptedFetcher(new Map([[url("before.example"), { body: policyText("enforce", ["nomatch.before.example"]) }]]));
+    const first = await check(inspector(fetcher, { now: NOW }), "mx.before.example", { mailDomain: "before.example" });
+    expect(first?.mtaSts).toMatchObject({ mailDomain: "before.example", mismatch: true });
+    const later = await check(inspector(fetcher, { now: NOW + 60_000 }), "mx.before.example", { mailDomain: "after.example", previous: first });
+    // Nothing is known of after.example's policy: no mta_sts_mismatch drawn from before.example's.
+    expect(later?.mtaSts?.mismatch ?? false).toBe(false);
+    expect(later?.mtaSts?.mailDomain ?? "after.example").toBe("after.example");
+  });
+});
+
