@@ -1,11 +1,10 @@
 /**
  * CONTRACT §22: "An issuer with no known CAA domain is not judged", and caa_forbids_issuer speaks of the
  * *current* issuer's CA. When a check makes no DNS lookups at all (CERTKEEPER_DNS_SERVERS=off after
- * having been on, or no resolver left in /etc/resolv.conf), the monitor keeps the DNS findings held
- * (check_state.ts: "absent: nothing looked up, the findings held stay"). A verdict about the previous
- * leaf's CA then goes on being shown for a leaf of another CA, although the DnsInspector refuses
- * exactly that after a DNS failure (dns_checks.error.test.ts: "a leaf renewed by a CA with no known
- * CAA domain is not judged: the old CA's verdict does not stay").
+ * having been on, or no resolver left in /etc/resolv.conf), the findings held stay, but not a CAA
+ * verdict about the previous leaf's CA for a leaf of another CA: it is dropped, as it is after a DNS
+ * failure (dns_checks.error.test.ts: "a leaf renewed by a CA with no known CAA domain is not judged:
+ * the old CA's verdict does not stay").
  */
 import { describe, expect, test } from "bun:test";
 import { applyCheck, type CheckOutcome } from "../core/monitor/mod.ts";
