@@ -228,4 +228,13 @@ describe("a stapled answer (where the runtime hands one over)", () => {
     await run(async ({ ask }) => expect(await ask(leaf, ca, { stapled: forged })).toMatchObject({ status: "good", source: "ocsp" }));
     expect(asked()).toBe(1);
   });
+
+  test("a stapled unknown settles nothing: the responder is asked, as after its own unknown; it stands when the responder has no answer", async () => {
+    const leaf = await createLeaf({ issuer: ca, dnsNames: ["stapled-unknown.test"], ocspUrls: [`${responder.url}/stapled-unknown`] });
+    const stapled = ocspAnswer({ leaf, issuer: ca, status: { unknown: true } });
+    responder.answer = () => ({ body: ocspAnswer({ leaf, issuer: ca, status: { revoked: { at: new Date(Date.now() - DAY), reason: 1 } } }) });
+    await run(async ({ ask }) => expect(await ask(leaf, ca, { stapled })).toMatchObject({ status: "revoked", source: "ocsp", reason: "keyCompromise" }));
+    responder.answer = () => ({ status: 503 });
+    await run(async ({ ask }) => expect(await ask(leaf, ca, { stapled })).toMatchObject({ status: "unknown", source: "ocsp_stapled" }));
+  });
 });

@@ -68,15 +68,21 @@ export class RevocationChecker {
         (point) => point.distributionPoint?.fullName?.map((name) => new x509.GeneralName(name)) ?? [],
       ),
     );
+    // A stapled `unknown` settles nothing: the responder and the CRL are asked, as after the
+    // responder's own `unknown`; it stands only when they have no answer.
+    let stapledUnknown: RevocationState | undefined;
     if (question.stapled) {
       try {
-        return fromAnswer(verifyOcspResponse(question.stapled, { leaf, issuer, now, source: "ocsp_stapled" }));
+        const stapled = fromAnswer(verifyOcspResponse(question.stapled, { leaf, issuer, now, source: "ocsp_stapled" }));
+        if (stapled.status !== "unknown") return stapled;
+        stapledUnknown = stapled;
       } catch (error) {
         this.options.onFailure?.({ url: "stapled", message: (error as Error).message });
       }
     }
-    if (ocspUrls.length === 0 && crlUrls.length === 0) return NOT_CHECKED;
-    return this.answer(cacheKey(leaf, issuer), now, () => this.#ask({ leaf, issuer, now }, ocspUrls, crlUrls));
+    if (ocspUrls.length === 0 && crlUrls.length === 0) return stapledUnknown ?? NOT_CHECKED;
+    const state = await this.answer(cacheKey(leaf, issuer), now, () => this.#ask({ leaf, issuer, now }, ocspUrls, crlUrls));
+    return stapledUnknown && state.status === "unavailable" ? stapledUnknown : state;
   }
 
   /**
