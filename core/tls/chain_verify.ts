@@ -104,8 +104,9 @@ interface Below {
 
 /**
  * The certificates above `cert` on a trusted path (the sent intermediates, then the anchoring root;
- * empty when `cert` is itself an anchor), or undefined when there is no trusted path. A sent CA's
- * pathLenConstraint and DNS name constraints hold on the path (RFC 5280 §6.1.4, §4.2.1.10).
+ * empty when `cert` is itself an anchor), or undefined when there is no trusted path. A CA's
+ * pathLenConstraint and DNS name constraints hold on the path (RFC 5280 §6.1.4, §4.2.1.10), a
+ * trusted root's too.
  */
 async function trustedPath(
   cert: Certificate,
@@ -116,12 +117,12 @@ async function trustedPath(
   below: Below,
   budget: { checks: number },
 ): Promise<PathStep[] | undefined> {
-  if (await trust.isAnchor(cert)) return [];
+  if (await trust.isAnchor(cert)) return anchorAllows(cert, below) ? [] : undefined;
   for (const anchor of await trust.anchorsFor(cert)) {
     // An expired (or not yet valid) root anchors nothing, as OpenSSL holds it: another path may.
     if (now < anchor.notBefore.getTime() || now > anchor.notAfter.getTime()) continue;
     if (budget.checks-- <= 0) return undefined;
-    if (await signedBy(cert, anchor)) return [{ cert: anchor, sent: false }];
+    if ((await signedBy(cert, anchor)) && anchorAllows(anchor, below)) return [{ cert: anchor, sent: false }];
   }
   if (depth >= MAX_DEPTH) return undefined;
   for (const [index, candidate] of pool.entries()) {
@@ -135,6 +136,17 @@ async function trustedPath(
     if (further !== undefined) return [{ cert: candidate, sent: true }, ...further];
   }
   return undefined;
+}
+
+/**
+ * A trusted root's own pathLenConstraint and DNS name constraints hold on the paths it anchors, as
+ * OpenSSL, Go and Chromium hold them: an internal root constrained to its own names vouches for
+ * nothing else (RFC 5280 leaves it to the verifier; the constraints are why such a root is made).
+ */
+function anchorAllows(anchor: Certificate, below: Below): boolean {
+  const basic = anchor.getExtension(x509.BasicConstraintsExtension);
+  if (basic?.ca && basic.pathLength !== undefined && below.below > basic.pathLength) return false;
+  return namesAllowed(anchor, below.names);
 }
 
 /**
