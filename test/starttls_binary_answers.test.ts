@@ -6,46 +6,15 @@
  * whose resultCode ENUMERATED is empty. None may lead to a TLS handshake over the plain connection,
  * and each ends at once, not at the timeout. Against scripted servers on 127.0.0.1.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chainPem, createLeaf } from "./support/pki.ts";
-import { startStarttlsServer, type Session, type StarttlsProtocol, type StarttlsServer } from "./support/starttls_servers.ts";
-import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { retrieveEndpoints } from "../core/tls/endpoint_retrieve.ts";
+import { describe, expect, test } from "bun:test";
+import type { Session } from "./support/starttls_servers.ts";
+import { scriptedStarttls, untilHangUp } from "./support/starttls_scripted.ts";
+import { TEST_DOMAIN } from "./support/harness.ts";
 
 const DOMAIN = `db.${TEST_DOMAIN}`;
 const TIMEOUT_MS = 3000;
-const servers: StarttlsServer[] = [];
-let chain: { cert: string; key: string };
 
-beforeAll(async () => {
-  const { rsaIntermediate } = await testPki();
-  const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`*.${TEST_DOMAIN}`] });
-  chain = { cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem };
-});
-afterAll(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-});
-
-/** Waits for the client to hang up (a client still waiting would reach its timeout). */
-const untilHangUp = (s: Session) => s.read(() => false).catch(() => {});
-
-async function outcome(protocol: StarttlsProtocol, script: (s: Session) => Promise<void>) {
-  const server = await startStarttlsServer(protocol, { ...chain, script: () => script });
-  servers.push(server);
-  const started = Date.now();
-  const [endpoint] = await retrieveEndpoints(DOMAIN, server.port, {
-    timeoutMs: TIMEOUT_MS,
-    protocol,
-    rules: [{ pattern: DOMAIN, address: "127.0.0.1" }],
-    allowPrivateTargets: true,
-  });
-  return {
-    result: endpoint!.ok ? "ok" : endpoint!.reason,
-    message: endpoint!.ok ? "" : endpoint!.message,
-    elapsed: Date.now() - started,
-    sent: Buffer.from(server.received().join(""), "latin1"),
-  };
-}
+const outcome = scriptedStarttls(DOMAIN, TIMEOUT_MS);
 
 describe("postgres", () => {
   test("an answer byte other than S, N or E is a broken protocol: no TLS handshake, ended at once", async () => {

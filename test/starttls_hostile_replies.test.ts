@@ -6,41 +6,18 @@
  * before its 220) are read through to the upgrade. An LDAP answer is read by its elements' tags, and a
  * MySQL handshake packet cut short is a broken protocol (`tls_error`), not a server without TLS.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chainPem, createLeaf } from "./support/pki.ts";
-import { startStarttlsServer, type Session, type StarttlsProtocol, type StarttlsServer } from "./support/starttls_servers.ts";
-import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { retrieveEndpoints } from "../core/tls/endpoint_retrieve.ts";
+import { describe, expect, test } from "bun:test";
+import type { Session } from "./support/starttls_servers.ts";
+import { scriptedStarttls } from "./support/starttls_scripted.ts";
+import { TEST_DOMAIN } from "./support/harness.ts";
 
 const DOMAIN = `mail.${TEST_DOMAIN}`;
 const TLS_NS = "urn:ietf:params:xml:ns:xmpp-tls";
 const XMPP_HEADER = `<?xml version='1.0'?><stream:stream xmlns='jabber:client' xmlns:stream='http://etherx.jabber.org/streams' id='r1' from='${TEST_DOMAIN}' version='1.0' xml:lang='en'>`;
-const servers: StarttlsServer[] = [];
-let chain: { cert: string; key: string };
-
-beforeAll(async () => {
-  const { rsaIntermediate } = await testPki();
-  const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`*.${TEST_DOMAIN}`] });
-  chain = { cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem };
-});
-afterAll(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-});
 
 const line = (t: string) => t.includes("\n");
 
-/** Checks a scripted server of `protocol`; the endpoint's outcome: "ok", or its failure reason. */
-async function outcome(protocol: StarttlsProtocol, script: (s: Session) => Promise<void>): Promise<{ result: string; message: string; server: StarttlsServer }> {
-  const server = await startStarttlsServer(protocol, { ...chain, script: () => script });
-  servers.push(server);
-  const [endpoint] = await retrieveEndpoints(DOMAIN, server.port, {
-    timeoutMs: 3000,
-    protocol,
-    rules: [{ pattern: DOMAIN, address: "127.0.0.1" }],
-    allowPrivateTargets: true,
-  });
-  return { result: endpoint!.ok ? "ok" : endpoint!.reason, message: endpoint!.ok ? "" : endpoint!.message, server };
-}
+const outcome = scriptedStarttls(DOMAIN, 3000);
 
 describe("smtp", () => {
   test("a greeting other than 220 (554: no service) is a refusal, and no EHLO is sent", async () => {

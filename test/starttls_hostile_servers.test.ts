@@ -5,40 +5,16 @@
  * numbered one, an IMAP answer that is no tagged status, a connection closed mid-exchange) is a
  * `tls_error`: `starttls_refused` is kept for a server that answers "no" (core/starttls/mod.ts).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chainPem, createLeaf } from "./support/pki.ts";
-import { startStarttlsServer, type Session, type StarttlsProtocol, type StarttlsServer } from "./support/starttls_servers.ts";
-import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { retrieveEndpoints } from "../core/tls/endpoint_retrieve.ts";
+import { describe, expect, test } from "bun:test";
+import { scriptedStarttls } from "./support/starttls_scripted.ts";
+import { TEST_DOMAIN } from "./support/harness.ts";
 
 const DOMAIN = `hostile.${TEST_DOMAIN}`;
 const TIMEOUT_MS = 4000;
-const servers: StarttlsServer[] = [];
-let chain: { cert: string; key: string };
-
-beforeAll(async () => {
-  const { rsaIntermediate } = await testPki();
-  const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`*.${TEST_DOMAIN}`] });
-  chain = { cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem };
-});
-afterAll(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-});
 
 const line = (t: string) => t.includes("\n");
 
-async function outcome(protocol: StarttlsProtocol, script: (s: Session) => Promise<void>) {
-  const server = await startStarttlsServer(protocol, { ...chain, script: () => script });
-  servers.push(server);
-  const started = Date.now();
-  const [endpoint] = await retrieveEndpoints(DOMAIN, server.port, {
-    timeoutMs: TIMEOUT_MS,
-    protocol,
-    rules: [{ pattern: DOMAIN, address: "127.0.0.1" }],
-    allowPrivateTargets: true,
-  });
-  return { result: endpoint!.ok ? "ok" : endpoint!.reason, message: endpoint!.ok ? "" : endpoint!.message, elapsed: Date.now() - started };
-}
+const outcome = scriptedStarttls(DOMAIN, TIMEOUT_MS);
 
 describe("an endless multi-line greeting", () => {
   test("sent one 100-byte line at a time, each after the last was taken: cut off past 64 KiB (tls_error), not at the timeout", async () => {

@@ -7,48 +7,16 @@
  * FTP greeting other than 220, RFC 4217 §4), and a server that resets the connection mid-exchange.
  * Against scripted servers on 127.0.0.1.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chainPem, createLeaf } from "./support/pki.ts";
-import { startStarttlsServer, type Session, type StarttlsProtocol, type StarttlsServer } from "./support/starttls_servers.ts";
-import { testPki, TEST_DOMAIN } from "./support/harness.ts";
-import { retrieveEndpoints } from "../core/tls/endpoint_retrieve.ts";
+import { describe, expect, test } from "bun:test";
+import { scriptedStarttls, untilHangUp } from "./support/starttls_scripted.ts";
+import { TEST_DOMAIN } from "./support/harness.ts";
 
 const DOMAIN = `mail.${TEST_DOMAIN}`;
 const TIMEOUT_MS = 3000;
-const servers: StarttlsServer[] = [];
-let chain: { cert: string; key: string };
-
-beforeAll(async () => {
-  const { rsaIntermediate } = await testPki();
-  const leaf = await createLeaf({ issuer: rsaIntermediate, dnsNames: [`*.${TEST_DOMAIN}`] });
-  chain = { cert: chainPem(leaf, rsaIntermediate), key: leaf.keyPem };
-});
-afterAll(async () => {
-  await Promise.all(servers.map((server) => server.close()));
-});
 
 const line = (t: string) => t.includes("\n");
-/** Waits for the client to hang up (a client still waiting would reach its timeout). */
-const untilHangUp = (s: Session) => s.read(() => false).catch(() => {});
 
-/** Checks a scripted server of `protocol`: the endpoint's outcome ("ok" or its failure reason), how long it took, and what the client sent. */
-async function outcome(protocol: StarttlsProtocol, script: (s: Session) => Promise<void>) {
-  const server = await startStarttlsServer(protocol, { ...chain, script: () => script });
-  servers.push(server);
-  const started = Date.now();
-  const [endpoint] = await retrieveEndpoints(DOMAIN, server.port, {
-    timeoutMs: TIMEOUT_MS,
-    protocol,
-    rules: [{ pattern: DOMAIN, address: "127.0.0.1" }],
-    allowPrivateTargets: true,
-  });
-  return {
-    result: endpoint!.ok ? "ok" : endpoint!.reason,
-    message: endpoint!.ok ? "" : endpoint!.message,
-    elapsed: Date.now() - started,
-    sent: server.received().join(""),
-  };
-}
+const outcome = scriptedStarttls(DOMAIN, TIMEOUT_MS);
 
 describe("smtp (RFC 5321, RFC 3207)", () => {
   test('a greeting that is the reply code "220" alone (no text) is a greeting: the upgrade goes on', async () => {
