@@ -4,6 +4,9 @@
  * then, for the first issuance, not a whole grace later for the second. A later issuance recorded
  * during an outage that spanned the first one's grace (or soon after the first) must not put off
  * naming a node left behind. Each issuance is announced once; one every endpoint serves is forgotten.
+ * An issuance every endpoint serves before its grace ends is never announced; with three issuances in a
+ * row, the first one's grace still decides when a node left behind is named; and the names compared
+ * are DNS names as DNS compares them (case, a trailing dot, duplicates, and IP addresses left out).
  */
 import { afterAll, expect, setDefaultTimeout, test } from "bun:test";
 import { DAY, HOUR, SECOND } from "../core/base/mod.ts";
@@ -50,7 +53,7 @@ async function world(label: string) {
     const list = expectData(await h.request("GET", "/v1/events?limit=100"), 200) as Event[];
     return list.filter((e) => e.type === "certificate.not_deployed" && e.data.certificate?.id === added.id).reverse();
   };
-  return { h, clock, start, old, rsaIntermediate, server, added, issue, runUntil, notDeployed };
+  return { h, clock, start, domain, old, rsaIntermediate, server, added, issue, runUntil, notDeployed };
 }
 
 test("a later issuance recorded during an outage that spanned the first one's grace: the node still behind is announced for the first at the first check back", async () => {
@@ -127,4 +130,53 @@ test("the replaced issuance served everywhere before its grace ends is forgotten
   await w.runUntil(secondSeenAt + 26 * HOUR);
   const all = await w.notDeployed();
   expect(all.map((e) => Date.parse(e.data.deployment!.issuedAt))).toEqual([second]);
+});
+
+test("an issuance every endpoint serves before its grace ends is never announced, even once the grace has passed", async () => {
+  const w = await world("served-in-time");
+  const issuedAt = w.start - HOUR;
+  await w.issue(issuedAt);
+  await w.runUntil(w.start + 2 * HOUR);
+  expect(expectData(await w.h.request("GET", `/v1/certificates/${w.added.id}`), 200).deployment).not.toBeNull();
+  // The host now serves the new certificate, well within the grace.
+  const port = w.server.port;
+  await w.server.close();
+  const fresh = await createLeaf({ issuer: w.rsaIntermediate, dnsNames: [w.domain], notBefore: new Date(issuedAt), notAfter: new Date(issuedAt + 90 * DAY) });
+  const rolled = await startTlsServer({ cert: chainPem(fresh, w.rsaIntermediate), key: fresh.keyPem, port });
+  cleanups.push(() => rolled.close());
+  // Checked now (as "Check now" does), within the grace: every endpoint serves it.
+  expect(expectData(await w.h.request("POST", `/v1/certificates/${w.added.id}/check`), 200).deployment).toBeNull();
+  expect(expectData(await w.h.request("GET", `/v1/certificates/${w.added.id}`), 200).deployment).toBeNull();
+  // Past the grace: nothing to announce, nobody lags.
+  await w.runUntil(w.start + 30 * HOUR);
+  expect(await w.notDeployed()).toEqual([]);
+  expect(expectData(await w.h.request("GET", `/v1/certificates/${w.added.id}`), 200).deployment).toBeNull();
+});
+
+test("three issuances in a row: the node still behind is named when the first one's grace ends, not a grace after the second", async () => {
+  const w = await world("three-in-a-row");
+  cleanups.push(() => w.server.close());
+  const first = w.start - HOUR;
+  await w.issue(first);
+  await w.runUntil(w.start + 2 * HOUR);
+  await w.issue(w.clock.now() - HOUR);
+  await w.runUntil(w.start + 4 * HOUR);
+  await w.issue(w.clock.now() - HOUR);
+  // The first issuance was recorded at `start`: its grace (24 hours) ends at start + 24h.
+  await w.runUntil(w.start + 25 * HOUR);
+  const early = await w.notDeployed();
+  expect(early.map((e) => Date.parse(e.data.deployment!.issuedAt))).toEqual([first]);
+  expect(early[0]!.data.lagging).toEqual(["127.0.0.1"]);
+  expect(Date.parse(early[0]!.createdAt)).toBeGreaterThanOrEqual(w.start + 24 * HOUR);
+});
+
+test("the names compared are DNS names as DNS compares them: case, a trailing dot and duplicates do not matter; IP addresses are left out", () => {
+  const issued = namesKey(["example.com", "www.example.com"]);
+  expect(namesKey(["WWW.Example.COM", "example.com"])).toBe(issued);
+  expect(namesKey(["www.example.com.", "example.com."])).toBe(issued);
+  expect(namesKey(["example.com", "www.example.com", "WWW.example.com"])).toBe(issued);
+  expect(namesKey(["example.com", "192.0.2.10", "www.example.com"])).toBe(issued);
+  expect(namesKey(["example.com", "2001:db8::1", "www.example.com"])).toBe(issued);
+  // Another set of names is another key.
+  expect(namesKey(["example.com"])).not.toBe(issued);
 });
